@@ -1,0 +1,67 @@
+/** `npm start`: the whole service on this machine. Ctrl-C stops it cleanly; data stays in DATA_DIR. */
+import { z } from 'zod';
+import { startLocalRuntime } from '../local/runtime.ts';
+import { DEMO_PASSWORD, DEMO_USERS } from '../local/seed.ts';
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DYNAMODB_PORT: z.coerce.number().int().min(1).max(65535).default(8000),
+  STAGE: z.enum(['dev', 'prod']).default('dev'),
+  HOST: z.string().default('127.0.0.1'),
+});
+
+async function main(): Promise<void> {
+  const parsed = Env.safeParse(process.env);
+  if (!parsed.success) {
+    console.error(
+      `Invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+    );
+    process.exit(2);
+  }
+  const env = parsed.data;
+  const runtime = await startLocalRuntime({
+    port: env.PORT,
+    dataDir: env.DATA_DIR,
+    dynamodbPort: env.DYNAMODB_PORT,
+    stage: env.STAGE,
+    host: env.HOST,
+  });
+
+  console.log(
+    [
+      '',
+      `Tracker Migration Service (stage ${env.STAGE}) is running`,
+      `  API:            ${runtime.apiUrl}/api   (health: ${runtime.apiUrl}/api/health)`,
+      `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (data in ${env.DATA_DIR})`,
+      '',
+      `Demo tenant ${runtime.demoTenantId}, password for every demo login: ${DEMO_PASSWORD}`,
+      ...DEMO_USERS.map((u) => `  ${u.role.padEnd(7)} ${u.email}`),
+      '',
+      `Try: curl -s -X POST ${runtime.apiUrl}/api/auth/login -H 'Content-Type: application/json' \\`,
+      `       -d '{"email":"${DEMO_USERS[0]?.email}","password":"${DEMO_PASSWORD}"}'`,
+      '',
+      'Ctrl-C stops the service.',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      console.log('Forced exit.');
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`\n${signal} received: stopping...`);
+    await runtime.stop();
+    console.log('Stopped.');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error('Could not start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,15 @@
+/** GET /api/plugins: the plugins the operator enabled for the caller's tenant; never their configuration. */
+import { findPlugin } from '#domain/plugins.ts';
+import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { store } from '#store/index.ts';
+
+const list: Operation = async (req) => {
+  const enabled = await store().plugins.list(req.principal.tenantId);
+  const records = enabled.flatMap((e) => {
+    const plugin = findPlugin(e.pluginKey);
+    return plugin ? [{ ...plugin, enabledAt: e.enabledAt }] : [];
+  });
+  return json(200, records);
+};
+
+export const handler = createApiHandler('plugins', { list });

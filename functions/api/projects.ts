@@ -1,0 +1,33 @@
+/** /api/projects: create, list, get, delete. */
+import { CreateProjectSchema } from '#domain/projects.ts';
+import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { parseOrThrow } from '#platform/validation.ts';
+import * as projects from '#services/projects.ts';
+import { store } from '#store/index.ts';
+
+const create: Operation = async (req) => {
+  const input = parseOrThrow(CreateProjectSchema, req.body);
+  const p = await projects.createProject(store(), req.principal.tenantId, input);
+  return json(201, {
+    id: p.id,
+    tenantId: p.tenantId,
+    name: p.name,
+    sourceSystem: p.sourceSystem,
+    targetSystem: p.targetSystem,
+    description: p.description,
+    status: p.status,
+    createdAt: p.createdAt,
+  });
+};
+
+const list: Operation = async (req) => json(200, await store().projects.list(req.principal.tenantId));
+
+const get: Operation = async (req) =>
+  json(200, await projects.getProjectDetail(store(), req.principal.tenantId, req.params.projectId ?? ''));
+
+const remove: Operation = async (req) => {
+  await projects.deleteProject(store(), req.principal.tenantId, req.params.projectId ?? '');
+  return json(204);
+};
+
+export const handler = createApiHandler('projects', { create, list, get, delete: remove });

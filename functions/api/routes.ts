@@ -1,0 +1,92 @@
+/**
+ * THE route table. The local gateway serves it and the CDK stack builds API Gateway resources from it, so a
+ * route exists in both places or in neither. Pure data: no handler code is imported here.
+ */
+import type { Role } from '#platform/tokens.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A route group is one Lambda function: `functions/api/<group>.ts` exporting `handler`. */
+export type RouteGroup = 'health' | 'auth' | 'projects' | 'team' | 'billing' | 'plugins';
+
+export interface Route {
+  method: HttpMethod;
+  /** API Gateway resource path; `{name}` segments become path parameters. */
+  path: string;
+  group: RouteGroup;
+  /** The operation within the group's handler. */
+  operation: string;
+  /** `public` needs no token; otherwise the roles allowed (the spec's role table). */
+  access: 'public' | readonly Role[];
+  /** Requests counted per client address per minute (the spec's auth limits). */
+  rateLimited?: boolean;
+}
+
+const everyone = ['owner', 'admin', 'member'] as const;
+const managers = ['owner', 'admin'] as const;
+const ownerOnly = ['owner'] as const;
+
+export const routes: readonly Route[] = [
+  { method: 'GET', path: '/api/health', group: 'health', operation: 'health', access: 'public' },
+
+  {
+    method: 'POST',
+    path: '/api/auth/login',
+    group: 'auth',
+    operation: 'login',
+    access: 'public',
+    rateLimited: true,
+  },
+  {
+    method: 'POST',
+    path: '/api/auth/refresh',
+    group: 'auth',
+    operation: 'refresh',
+    access: 'public',
+    rateLimited: true,
+  },
+  {
+    method: 'POST',
+    path: '/api/auth/logout',
+    group: 'auth',
+    operation: 'logout',
+    access: 'public',
+    rateLimited: true,
+  },
+
+  { method: 'POST', path: '/api/projects', group: 'projects', operation: 'create', access: managers },
+  { method: 'GET', path: '/api/projects', group: 'projects', operation: 'list', access: everyone },
+  { method: 'GET', path: '/api/projects/{projectId}', group: 'projects', operation: 'get', access: everyone },
+  {
+    method: 'DELETE',
+    path: '/api/projects/{projectId}',
+    group: 'projects',
+    operation: 'delete',
+    access: managers,
+  },
+
+  { method: 'GET', path: '/api/team/members', group: 'team', operation: 'list', access: managers },
+  { method: 'POST', path: '/api/team/members', group: 'team', operation: 'add', access: managers },
+  {
+    method: 'PATCH',
+    path: '/api/team/members/{userId}',
+    group: 'team',
+    operation: 'changeRole',
+    access: managers,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/team/members/{userId}',
+    group: 'team',
+    operation: 'remove',
+    access: managers,
+  },
+
+  { method: 'GET', path: '/api/billing', group: 'billing', operation: 'view', access: ownerOnly },
+
+  { method: 'GET', path: '/api/plugins', group: 'plugins', operation: 'list', access: everyone },
+];
+
+export const routeGroups = (): RouteGroup[] => [...new Set(routes.map((r) => r.group))];
+export const routesOf = (group: RouteGroup): Route[] => routes.filter((r) => r.group === group);
+export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`;

@@ -1,0 +1,31 @@
+/** /api/team/members: the owner and admins manage who belongs to the tenant. */
+import { z } from 'zod';
+import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { ROLES } from '#platform/tokens.ts';
+import { parseOrThrow } from '#platform/validation.ts';
+import * as team from '#services/team.ts';
+import { store } from '#store/index.ts';
+
+const AddMemberSchema = z.strictObject({
+  email: z.email().max(254),
+  password: z.string().min(8).max(1024),
+  role: z.enum(ROLES),
+});
+const ChangeRoleSchema = z.strictObject({ role: z.enum(ROLES) });
+
+const list: Operation = async (req) => json(200, await team.listMembers(store(), req.principal.tenantId));
+
+const add: Operation = async (req) =>
+  json(201, await team.addMember(store(), req.principal, parseOrThrow(AddMemberSchema, req.body)));
+
+const changeRole: Operation = async (req) => {
+  const { role } = parseOrThrow(ChangeRoleSchema, req.body);
+  return json(200, await team.changeMemberRole(store(), req.principal, req.params.userId ?? '', role));
+};
+
+const remove: Operation = async (req) => {
+  await team.removeMember(store(), req.principal, req.params.userId ?? '');
+  return json(204);
+};
+
+export const handler = createApiHandler('team', { list, add, changeRole, remove });

@@ -1,0 +1,34 @@
+/** The plugin catalogue: the three add-ons the operator can enable per tenant (the spec's plugin kinds). */
+export interface PluginDescriptor {
+  pluginKey: string;
+  displayName: string;
+  description: string;
+  icon: string;
+}
+
+export const PLUGIN_CATALOGUE: readonly PluginDescriptor[] = [
+  {
+    pluginKey: 'time-logs',
+    displayName: 'Time logs',
+    description: 'Migrates time-tracker work logs to Jira worklogs on the migrated issues',
+    icon: 'clock',
+  },
+  {
+    pluginKey: 'test-case-steps',
+    displayName: 'Test case steps',
+    description: 'Migrates test-case steps, shared steps and parameters into a Jira test-management add-on',
+    icon: 'checklist',
+  },
+  {
+    pluginKey: 'timesheets',
+    displayName: 'Timesheets',
+    description: 'Migrates per-user daily timesheets to Jira worklogs, without counting time twice',
+    icon: 'calendar',
+  },
+];
+
+export const PLUGIN_KEYS = PLUGIN_CATALOGUE.map((p) => p.pluginKey);
+
+export function findPlugin(key: string): PluginDescriptor | undefined {
+  return PLUGIN_CATALOGUE.find((p) => p.pluginKey === key);
+}

@@ -1,0 +1,60 @@
+/** Projects: the accepted tracker systems, the statuses, and how a new project looks. Pure. */
+import { z } from 'zod';
+
+/** The wire values naming the trackers (the spec's <SOURCE_SYSTEM> and <TARGET_SYSTEM>). */
+export const SOURCE_SYSTEMS = ['AZURE_DEVOPS'] as const;
+export const TARGET_SYSTEMS = ['JIRA_CLOUD'] as const;
+
+export const PROJECT_STATUSES = [
+  'DRAFT',
+  'CONNECTED',
+  'SCANNED',
+  'MAPPED',
+  'READY',
+  'MIGRATING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
+
+export const CreateProjectSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  sourceSystem: z.enum(SOURCE_SYSTEMS),
+  targetSystem: z.enum(TARGET_SYSTEMS),
+  description: z.string().max(4000).optional(),
+});
+export type CreateProjectInput = z.infer<typeof CreateProjectSchema>;
+
+export interface Project {
+  id: string;
+  tenantId: string;
+  name: string;
+  sourceSystem: (typeof SOURCE_SYSTEMS)[number];
+  targetSystem: (typeof TARGET_SYSTEMS)[number];
+  description: string;
+  status: ProjectStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ProjectSummary = Pick<Project, 'id' | 'name' | 'status' | 'createdAt' | 'updatedAt'>;
+
+export function newProject(input: CreateProjectInput, tenantId: string, id: string, now: string): Project {
+  return {
+    id,
+    tenantId,
+    name: input.name,
+    sourceSystem: input.sourceSystem,
+    targetSystem: input.targetSystem,
+    description: input.description ?? '',
+    status: 'DRAFT',
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The detail view: the project, plus the latest scan summary and quote once the later issues produce them. */
+export function projectDetail(project: Project) {
+  return { ...project, scanSummary: null, quote: null };
+}

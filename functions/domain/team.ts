@@ -1,0 +1,17 @@
+/** Who may give which role. Pure. */
+import type { Role } from '#platform/tokens.ts';
+
+/**
+ * Owners manage every role. Admins manage admins and members but can neither make an owner nor touch one,
+ * so an admin can never lock the owners out of their own tenant.
+ */
+export function mayAssignRole(actor: Role, currentRole: Role | undefined, newRole: Role): boolean {
+  if (actor === 'owner') return true;
+  if (actor !== 'admin') return false;
+  return newRole !== 'owner' && currentRole !== 'owner';
+}
+
+export function mayRemoveMember(actor: Role, memberRole: Role): boolean {
+  if (actor === 'owner') return true;
+  return actor === 'admin' && memberRole !== 'owner';
+}

@@ -1,0 +1,109 @@
+/**
+ * The one error catalogue: every error the API answers is built here, so the body is always
+ * `{statusCode, message, error, code}` and a named code always travels with the same status.
+ */
+import { STATUS_CODES } from 'node:http';
+
+export const ErrorCode = {
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  TOKEN_EXPIRED: 'TOKEN_EXPIRED',
+  INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
+  NO_REFRESH_TOKEN: 'NO_REFRESH_TOKEN',
+  REFRESH_TOKEN_INVALID: 'REFRESH_TOKEN_INVALID',
+  REFRESH_TOKEN_REUSED: 'REFRESH_TOKEN_REUSED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  PROJECT_NOT_FOUND: 'PROJECT_NOT_FOUND',
+  MEMBER_NOT_FOUND: 'MEMBER_NOT_FOUND',
+  ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  EMAIL_TAKEN: 'EMAIL_TAKEN',
+  LAST_OWNER: 'LAST_OWNER',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  RATE_LIMITED: 'RATE_LIMITED',
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
+  MIGRATION_NOT_FOUND: 'MIGRATION_NOT_FOUND',
+  MIGRATION_NOT_PAUSED: 'MIGRATION_NOT_PAUSED',
+  MIGRATION_ALREADY_RUNNING: 'MIGRATION_ALREADY_RUNNING',
+  ENGINE_DISPATCH_FAILED: 'ENGINE_DISPATCH_FAILED',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface ErrorBody {
+  statusCode: number;
+  message: string | string[];
+  error: string;
+  code: ErrorCode;
+}
+
+/** An error whose status, message and code are safe to show to the caller. */
+export class HttpError extends Error {
+  readonly statusCode: number;
+  readonly code: ErrorCode;
+  readonly messages: string | string[];
+  readonly headers: Record<string, string>;
+
+  constructor(
+    statusCode: number,
+    code: ErrorCode,
+    message: string | string[],
+    headers: Record<string, string> = {},
+  ) {
+    super(Array.isArray(message) ? message.join('; ') : message);
+    this.name = 'HttpError';
+    this.statusCode = statusCode;
+    this.code = code;
+    this.messages = message;
+    this.headers = headers;
+  }
+
+  toBody(): ErrorBody {
+    return {
+      statusCode: this.statusCode,
+      message: this.messages,
+      error: STATUS_CODES[this.statusCode] ?? 'Error',
+      code: this.code,
+    };
+  }
+}
+
+export const errors = {
+  validation: (messages: string[]) => new HttpError(400, ErrorCode.VALIDATION_FAILED, messages),
+  unauthorized: () => new HttpError(401, ErrorCode.UNAUTHORIZED, 'Invalid or expired access token'),
+  tokenExpired: () => new HttpError(401, ErrorCode.TOKEN_EXPIRED, 'Invalid or expired access token'),
+  invalidCredentials: () => new HttpError(401, ErrorCode.INVALID_CREDENTIALS, 'Invalid credentials'),
+  noRefreshToken: () => new HttpError(401, ErrorCode.NO_REFRESH_TOKEN, 'No refresh token'),
+  refreshTokenInvalid: () =>
+    new HttpError(401, ErrorCode.REFRESH_TOKEN_INVALID, 'Invalid or expired refresh token; log in again'),
+  refreshTokenReused: () =>
+    new HttpError(
+      401,
+      ErrorCode.REFRESH_TOKEN_REUSED,
+      'Refresh token was already used; every session of this login has been revoked, log in again',
+    ),
+  forbidden: () => new HttpError(403, ErrorCode.FORBIDDEN, 'Your role does not allow this action'),
+  projectNotFound: (id: string) => new HttpError(404, ErrorCode.PROJECT_NOT_FOUND, `Project ${id} not found`),
+  memberNotFound: (id: string) =>
+    new HttpError(404, ErrorCode.MEMBER_NOT_FOUND, `Team member ${id} not found`),
+  routeNotFound: (method: string, path: string) =>
+    new HttpError(404, ErrorCode.ROUTE_NOT_FOUND, `Cannot ${method} ${path}`),
+  methodNotAllowed: (method: string, path: string, allow: string[]) =>
+    new HttpError(405, ErrorCode.METHOD_NOT_ALLOWED, `Cannot ${method} ${path}`, { Allow: allow.join(', ') }),
+  emailTaken: () => new HttpError(409, ErrorCode.EMAIL_TAKEN, 'A user with this e-mail already exists'),
+  lastOwner: () =>
+    new HttpError(409, ErrorCode.LAST_OWNER, 'The last owner of a tenant cannot be removed or demoted'),
+  unsupportedMediaType: () =>
+    new HttpError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Request body must be sent as application/json'),
+  payloadTooLarge: (limit: number) =>
+    new HttpError(413, ErrorCode.PAYLOAD_TOO_LARGE, `Request body is larger than ${limit} bytes`),
+  rateLimited: (retryAfterSeconds: number, limit: number, resetEpochSeconds: number) =>
+    new HttpError(429, ErrorCode.RATE_LIMITED, `Too many requests; retry in ${retryAfterSeconds} seconds`, {
+      'Retry-After': String(retryAfterSeconds),
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(resetEpochSeconds),
+    }),
+  internal: () => new HttpError(500, ErrorCode.INTERNAL_ERROR, 'Internal server error'),
+};

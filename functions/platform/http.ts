@@ -1,0 +1,215 @@
+/**
+ * The API's Lambda handler factory. One handler serves one route group; the middleware order is fixed here,
+ * once: error shaping (outermost) -> header normalising -> route -> rate limit -> authentication and role ->
+ * JSON body. Operations receive a parsed request and return a plain result.
+ */
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts';
+import { store } from '#store/index.ts';
+import { nowEpochSeconds } from './clock.ts';
+import { config } from './config.ts';
+import { errors, HttpError } from './errors.ts';
+import { logger } from './logger.ts';
+import { type Principal, verifyAccessToken } from './tokens.ts';
+
+export interface ApiRequest {
+  route: Route;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  cookies: Record<string, string>;
+  body: unknown;
+  sourceIp: string;
+  requestId: string;
+}
+
+export interface AuthedRequest extends ApiRequest {
+  principal: Principal;
+}
+
+export interface ApiResult {
+  statusCode: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  cookies?: string[];
+}
+
+export type PublicOperation = (req: ApiRequest) => Promise<ApiResult>;
+export type Operation = (req: AuthedRequest) => Promise<ApiResult>;
+
+/** Request bodies above this are refused before parsing (API Gateway's own cap is 10 MB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+const RATE_WINDOW_SECONDS = 60;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+const BASE_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+type ApiMiddyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+
+/** Per-invocation state, keyed by the event so concurrent invocations never share it. */
+interface State {
+  request: ApiRequest;
+  principal?: Principal;
+  extraHeaders: Record<string, string>;
+}
+const states = new WeakMap<APIGatewayProxyEvent, State>();
+const stateOf = (event: APIGatewayProxyEvent): State => {
+  const s = states.get(event);
+  if (!s) throw new Error('request state missing: route middleware did not run');
+  return s;
+};
+
+export function json(
+  statusCode: number,
+  body?: unknown,
+  extra: Omit<ApiResult, 'statusCode' | 'body'> = {},
+): ApiResult {
+  return { statusCode, body, ...extra };
+}
+
+function toProxyResult(result: ApiResult, extraHeaders: Record<string, string>): APIGatewayProxyResult {
+  const headers = { ...BASE_HEADERS, ...extraHeaders, ...result.headers };
+  const out: APIGatewayProxyResult = {
+    statusCode: result.statusCode,
+    headers,
+    body: result.body === undefined ? '' : JSON.stringify(result.body),
+  };
+  if (result.cookies?.length) out.multiValueHeaders = { 'Set-Cookie': result.cookies };
+  return out;
+}
+
+function parseCookies(header: string | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!(name in cookies)) cookies[name] = decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return cookies;
+}
+
+const errorResponder = (): ApiMiddleware => ({
+  onError: (request: ApiMiddyRequest) => {
+    const err = request.error;
+    const known = err instanceof HttpError ? err : undefined;
+    if (!known) {
+      logger.error('unhandled error', {
+        errorName: err?.name,
+        errorMessage: err?.message,
+        stack: err?.stack,
+        path: request.event.resource,
+      });
+    }
+    const httpError = known ?? errors.internal();
+    const extra = states.get(request.event)?.extraHeaders ?? {};
+    request.response = toProxyResult(
+      { statusCode: httpError.statusCode, body: httpError.toBody(), headers: httpError.headers },
+      extra,
+    );
+  },
+});
+
+const routeResolver = (group: RouteGroup): ApiMiddleware => {
+  const table = new Map(routesOf(group).map((r) => [routeKey(r.method, r.path), r]));
+  return {
+    before: (request: ApiMiddyRequest) => {
+      const e = request.event;
+      const route = table.get(routeKey(e.httpMethod, e.resource));
+      if (!route) throw errors.routeNotFound(e.httpMethod, e.path);
+      const headers = (e.headers ?? {}) as Record<string, string>;
+      states.set(e, {
+        request: {
+          route,
+          params: (e.pathParameters ?? {}) as Record<string, string>,
+          query: (e.queryStringParameters ?? {}) as Record<string, string>,
+          headers,
+          cookies: parseCookies(headers.cookie),
+          body: undefined,
+          sourceIp: e.requestContext?.identity?.sourceIp ?? 'unknown',
+          requestId: e.requestContext?.requestId ?? '',
+        },
+        extraHeaders: {},
+      });
+    },
+  };
+};
+
+const rateLimiter = (): ApiMiddleware => ({
+  before: async (request: ApiMiddyRequest) => {
+    const state = stateOf(request.event);
+    const { route, sourceIp } = state.request;
+    if (!route.rateLimited) return;
+    const limit = config().authRateLimitPerMinute;
+    const now = nowEpochSeconds();
+    const bucket = route.path.replaceAll('/', '_');
+    const { count, resetAt } = await store().rateLimits.hit(bucket, sourceIp, now, RATE_WINDOW_SECONDS);
+    if (count > limit) throw errors.rateLimited(Math.max(1, resetAt - now), limit, resetAt);
+    state.extraHeaders['X-RateLimit-Limit'] = String(limit);
+    state.extraHeaders['X-RateLimit-Remaining'] = String(Math.max(0, limit - count));
+    state.extraHeaders['X-RateLimit-Reset'] = String(resetAt);
+  },
+});
+
+const authenticator = (): ApiMiddleware => ({
+  before: async (request: ApiMiddyRequest) => {
+    const state = stateOf(request.event);
+    const { route, headers } = state.request;
+    if (route.access === 'public') return;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
+    if (!match?.[1]) throw errors.unauthorized();
+    const principal = await verifyAccessToken(match[1], config().jwtSecret);
+    if (!route.access.includes(principal.role)) throw errors.forbidden();
+    state.principal = principal;
+  },
+});
+
+const jsonBody = (): ApiMiddleware => ({
+  before: (request: ApiMiddyRequest) => {
+    const e = request.event;
+    const state = stateOf(e);
+    if (!BODY_METHODS.has(e.httpMethod) || !e.body) return;
+    const raw = e.isBase64Encoded ? Buffer.from(e.body, 'base64').toString('utf8') : e.body;
+    if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw errors.payloadTooLarge(MAX_BODY_BYTES);
+    const contentType = state.request.headers['content-type'] ?? '';
+    if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) throw errors.unsupportedMediaType();
+    try {
+      state.request.body = JSON.parse(raw);
+    } catch {
+      throw errors.validation(['body must be valid JSON']);
+    }
+  },
+});
+
+/**
+ * Builds the Lambda handler of a route group. Every operation the route table names for the group must be
+ * given, checked at cold start, so a route cannot exist without its code.
+ */
+export function createApiHandler(group: RouteGroup, operations: Record<string, Operation | PublicOperation>) {
+  for (const route of routesOf(group)) {
+    if (!operations[route.operation])
+      throw new Error(`route group ${group} lacks operation ${route.operation}`);
+  }
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(errorResponder())
+    .use(httpHeaderNormalizer())
+    .use(routeResolver(group))
+    .use(rateLimiter())
+    .use(authenticator())
+    .use(jsonBody())
+    .handler(async (event) => {
+      const state = stateOf(event);
+      const op = operations[state.request.route.operation] as Operation;
+      const result = await op(
+        state.principal ? { ...state.request, principal: state.principal } : (state.request as AuthedRequest),
+      );
+      return toProxyResult(result, state.extraHeaders);
+    });
+}

@@ -1,0 +1,78 @@
+/**
+ * Access tokens (JWT, HS256, signed with jose) and opaque refresh tokens. Only a SHA-256 of a refresh token is
+ * ever stored; the token itself exists in the cookie alone.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
+import { nowEpochSeconds } from './clock.ts';
+import { errors } from './errors.ts';
+
+export const ROLES = ['owner', 'admin', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
+const ISSUER = 'tracker-migration-service';
+const AUDIENCE = 'tracker-migration-api';
+const ALGORITHM = 'HS256';
+
+export interface Principal {
+  userId: string;
+  email: string;
+  tenantId: string;
+  role: Role;
+}
+
+const ClaimsSchema = z.object({
+  sub: z.string().min(1),
+  email: z.string().min(1),
+  tenantId: z.string().min(1),
+  role: z.enum(ROLES),
+  iat: z.number().int(),
+  exp: z.number().int(),
+});
+
+export async function signAccessToken(principal: Principal, key: Uint8Array): Promise<string> {
+  const iat = nowEpochSeconds();
+  return new SignJWT({ email: principal.email, tenantId: principal.tenantId, role: principal.role })
+    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+    .setSubject(principal.userId)
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
+    .sign(key);
+}
+
+/** Verifies signature, algorithm, issuer, audience and expiry; throws the API's 401s. */
+export async function verifyAccessToken(token: string, key: Uint8Array): Promise<Principal> {
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: [ALGORITHM],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      currentDate: new Date(nowEpochSeconds() * 1000),
+      requiredClaims: ['sub', 'iat', 'exp'],
+    });
+    const claims = ClaimsSchema.safeParse(payload);
+    if (!claims.success) throw errors.unauthorized();
+    return {
+      userId: claims.data.sub,
+      email: claims.data.email,
+      tenantId: claims.data.tenantId,
+      role: claims.data.role,
+    };
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw errors.tokenExpired();
+    throw errors.unauthorized();
+  }
+}
+
+export function newRefreshToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function hashRefreshToken(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}

@@ -1,0 +1,54 @@
+/** Login, refresh and logout: the session use cases over the user and refresh-token stores. */
+import { config } from '#platform/config.ts';
+import { errors } from '#platform/errors.ts';
+import { dummyPasswordHash, verifyPassword } from '#platform/passwords.ts';
+import { hashRefreshToken, newRefreshToken, signAccessToken } from '#platform/tokens.ts';
+import type { Store } from '#store/index.ts';
+import type { User } from '#store/users.ts';
+
+export interface Session {
+  accessToken: string;
+  refreshToken: string;
+}
+
+async function accessTokenFor(user: User): Promise<string> {
+  return signAccessToken(
+    { userId: user.id, email: user.email, tenantId: user.tenantId, role: user.role },
+    config().jwtSecret,
+  );
+}
+
+/**
+ * Unknown e-mail and wrong password take the same path: an scrypt comparison (against a dummy hash when
+ * there is no user) and the same 401, so neither the answer nor its timing says which e-mails exist.
+ */
+export async function login(store: Store, email: string, password: string): Promise<Session> {
+  const user = await store.users.findByEmail(email);
+  const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+  if (!user || !valid) throw errors.invalidCredentials();
+  const refreshToken = newRefreshToken();
+  await store.refreshTokens.startFamily(user.tenantId, user.id, hashRefreshToken(refreshToken));
+  return { accessToken: await accessTokenFor(user), refreshToken };
+}
+
+/** Rotates the refresh token; the new access token carries the user's current role. */
+export async function refresh(store: Store, presented: string | undefined): Promise<Session> {
+  if (!presented) throw errors.noRefreshToken();
+  const next = newRefreshToken();
+  const rotated = await store.refreshTokens.rotate(hashRefreshToken(presented), hashRefreshToken(next));
+  if (!rotated.ok)
+    throw rotated.reason === 'reused' ? errors.refreshTokenReused() : errors.refreshTokenInvalid();
+  const user = await store.users.get(rotated.record.tenantId, rotated.record.userId);
+  if (!user) {
+    await store.refreshTokens.revokeFamily(rotated.record.tenantId, rotated.record.familyId);
+    throw errors.refreshTokenInvalid();
+  }
+  return { accessToken: await accessTokenFor(user), refreshToken: next };
+}
+
+/** Ends the login's whole token family. Idempotent: an unknown token is simply nothing to revoke. */
+export async function logout(store: Store, presented: string | undefined): Promise<void> {
+  if (!presented) return;
+  const record = await store.refreshTokens.find(hashRefreshToken(presented));
+  if (record) await store.refreshTokens.revokeFamily(record.tenantId, record.familyId);
+}

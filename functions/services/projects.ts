@@ -1,0 +1,35 @@
+import { v7 as uuidv7 } from 'uuid';
+import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
+import { nowIso } from '#platform/clock.ts';
+import { errors } from '#platform/errors.ts';
+import type { Store } from '#store/index.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Another tenant's, an unknown and a malformed id all give the same 404. */
+async function findProject(store: Store, tenantId: string, projectId: string): Promise<Project> {
+  const project = UUID.test(projectId)
+    ? await store.projects.get(tenantId, projectId.toLowerCase())
+    : undefined;
+  if (!project) throw errors.projectNotFound(projectId);
+  return project;
+}
+
+export async function createProject(
+  store: Store,
+  tenantId: string,
+  input: CreateProjectInput,
+): Promise<Project> {
+  const project = newProject(input, tenantId, uuidv7(), nowIso());
+  await store.projects.create(project);
+  return project;
+}
+
+export async function getProjectDetail(store: Store, tenantId: string, projectId: string) {
+  return projectDetail(await findProject(store, tenantId, projectId));
+}
+
+export async function deleteProject(store: Store, tenantId: string, projectId: string): Promise<void> {
+  const project = await findProject(store, tenantId, projectId);
+  await store.projects.delete(tenantId, project.id);
+}

@@ -1,0 +1,71 @@
+/** Team members: the tenant's users as the owner and admins manage them. */
+import { mayAssignRole, mayRemoveMember } from '#domain/team.ts';
+import { errors } from '#platform/errors.ts';
+import { hashPassword } from '#platform/passwords.ts';
+import type { Principal, Role } from '#platform/tokens.ts';
+import type { Store } from '#store/index.ts';
+import type { User } from '#store/users.ts';
+
+export interface Member {
+  id: string;
+  email: string;
+  role: Role;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toMember = (u: User): Member => ({
+  id: u.id,
+  email: u.email,
+  role: u.role,
+  createdAt: u.createdAt,
+  updatedAt: u.updatedAt,
+});
+
+export async function listMembers(store: Store, tenantId: string): Promise<Member[]> {
+  const users = await store.users.list(tenantId);
+  return users.map(toMember).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+export async function addMember(
+  store: Store,
+  actor: Principal,
+  input: { email: string; password: string; role: Role },
+): Promise<Member> {
+  if (!mayAssignRole(actor.role, undefined, input.role)) throw errors.forbidden();
+  const created = await store.users.create({
+    tenantId: actor.tenantId,
+    email: input.email,
+    role: input.role,
+    passwordHash: await hashPassword(input.password),
+  });
+  if (!created.ok) throw created.reason === 'email-taken' ? errors.emailTaken() : errors.internal();
+  return toMember(created.user);
+}
+
+export async function changeMemberRole(
+  store: Store,
+  actor: Principal,
+  userId: string,
+  role: Role,
+): Promise<Member> {
+  const current = await store.users.get(actor.tenantId, userId);
+  if (!current) throw errors.memberNotFound(userId);
+  if (!mayAssignRole(actor.role, current.role, role)) throw errors.forbidden();
+  const changed = await store.users.changeRole(actor.tenantId, userId, role);
+  if (changed.ok) return toMember(changed.user);
+  if (changed.reason === 'last-owner') throw errors.lastOwner();
+  if (changed.reason === 'not-found') throw errors.memberNotFound(userId);
+  return changeMemberRole(store, actor, userId, role); // lost a race with another change: decide again
+}
+
+export async function removeMember(store: Store, actor: Principal, userId: string): Promise<void> {
+  const current = await store.users.get(actor.tenantId, userId);
+  if (!current) throw errors.memberNotFound(userId);
+  if (!mayRemoveMember(actor.role, current.role)) throw errors.forbidden();
+  const removed = await store.users.delete(actor.tenantId, userId);
+  if (removed.ok) return;
+  if (removed.reason === 'last-owner') throw errors.lastOwner();
+  if (removed.reason === 'not-found') throw errors.memberNotFound(userId);
+  return removeMember(store, actor, userId);
+}

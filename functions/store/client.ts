@@ -1,0 +1,28 @@
+/**
+ * The one DynamoDB document client of the process. Offline and in tests it points at DynamoDB Local.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '#platform/config.ts';
+
+export function createDocumentClient(opts: {
+  region: string;
+  endpoint?: string | undefined;
+}): DynamoDBDocumentClient {
+  const local = opts.endpoint !== undefined;
+  const client = new DynamoDBClient({
+    region: opts.region,
+    ...(local
+      ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+let shared: DynamoDBDocumentClient | undefined;
+
+export function documentClient(): DynamoDBDocumentClient {
+  const c = config();
+  shared ??= createDocumentClient({ region: c.region, endpoint: c.dynamodbEndpoint });
+  return shared;
+}

@@ -1,0 +1,39 @@
+/** The repositories over one table, built once per process (or per test table). */
+import { BillingRepository } from './billing.ts';
+import { PluginEnablementRepository } from './plugins.ts';
+import { ProjectRepository } from './projects.ts';
+import { RateLimitRepository } from './rate-limits.ts';
+import { RefreshTokenRepository } from './refresh-tokens.ts';
+import { defaultTable, type Table } from './table.ts';
+import { TenantRepository } from './tenants.ts';
+import { UserRepository } from './users.ts';
+
+export interface Store {
+  tenants: TenantRepository;
+  users: UserRepository;
+  refreshTokens: RefreshTokenRepository;
+  rateLimits: RateLimitRepository;
+  projects: ProjectRepository;
+  plugins: PluginEnablementRepository;
+  billing: BillingRepository;
+}
+
+export function createStore(table: Table): Store {
+  return {
+    tenants: new TenantRepository(table),
+    users: new UserRepository(table),
+    refreshTokens: new RefreshTokenRepository(table),
+    rateLimits: new RateLimitRepository(table),
+    projects: new ProjectRepository(table),
+    plugins: new PluginEnablementRepository(table),
+    billing: new BillingRepository(table),
+  };
+}
+
+let shared: Store | undefined;
+
+/** The process's store over the configured table. */
+export function store(): Store {
+  shared ??= createStore(defaultTable());
+  return shared;
+}

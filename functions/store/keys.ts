@@ -1,0 +1,57 @@
+/**
+ * THE key builders of the single table. Every partition key that holds tenant data starts with the tenant, so
+ * no query can cross tenants; global lookups (e-mail, refresh token, rate window) hold no tenant data of their own.
+ */
+export const TABLE_KEYS = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  ttlAttribute: 'ttl',
+} as const;
+
+export interface Key {
+  pk: string;
+  sk: string;
+}
+
+const tenantPk = (tenantId: string) => `TENANT#${tenantId}`;
+const projectPk = (tenantId: string, projectId: string) => `TENANT#${tenantId}#PROJECT#${projectId}`;
+
+export const keys = {
+  tenant: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'TENANT' }),
+  /** GSI1 partition listing every tenant, for the operator. */
+  tenantIndex: () => 'TENANTS',
+
+  user: (tenantId: string, userId: string): Key => ({ pk: tenantPk(tenantId), sk: `USER#${userId}` }),
+  userPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'USER#' }),
+  /** E-mails are unique across tenants: login names no tenant. */
+  email: (email: string): Key => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
+
+  refreshToken: (tokenHash: string): Key => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
+  refreshFamily: (tenantId: string, familyId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `REFRESH_FAMILY#${familyId}`,
+  }),
+
+  rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({
+    pk: `RATE#${bucket}#${clientAddress}`,
+    sk: `WINDOW#${windowStart}`,
+  }),
+
+  project: (tenantId: string, projectId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `PROJECT#${projectId}`,
+  }),
+  projectPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'PROJECT#' }),
+  /** Everything that belongs to one project (runs, mappings, scans, id map, events, credentials) lives here. */
+  projectChildren: (tenantId: string, projectId: string) => ({ pk: projectPk(tenantId, projectId) }),
+
+  plugin: (tenantId: string, pluginKey: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `PLUGIN#${pluginKey}`,
+  }),
+  pluginPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'PLUGIN#' }),
+
+  quotePrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'QUOTE#' }),
+  paymentPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'PAYMENT#' }),
+};

@@ -1,0 +1,66 @@
+/** Shared plumbing for the repositories: the client and table they use, and small query helpers. */
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { config } from '#platform/config.ts';
+import { documentClient } from './client.ts';
+
+export interface Table {
+  db: DynamoDBDocumentClient;
+  name: string;
+}
+
+export function defaultTable(): Table {
+  return { db: documentClient(), name: config().tableName };
+}
+
+/** Strips the storage attributes so a record never leaks key layout into an API answer. */
+export function withoutKeys<T extends Record<string, unknown>>(
+  item: T,
+): Omit<T, 'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'ttl'> {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ttl: _ttl, ...rest } = item;
+  return rest;
+}
+
+/** Every item of a query, across pages. */
+export async function queryAll(table: Table, input: Omit<QueryCommandInput, 'TableName'>) {
+  const items: Record<string, unknown>[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.db.send(
+      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey }),
+    );
+    items.push(...(page.Items ?? []));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+}
+
+const BATCH_WRITE_MAX = 25;
+
+/** Deletes the given keys in batches of 25, retrying what DynamoDB hands back unprocessed. */
+export async function deleteKeys(table: Table, itemKeys: { pk: string; sk: string }[]): Promise<void> {
+  for (let i = 0; i < itemKeys.length; i += BATCH_WRITE_MAX) {
+    let requests = itemKeys.slice(i, i + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      const out = await table.db.send(new BatchWriteCommand({ RequestItems: { [table.name]: requests } }));
+      requests = (out.UnprocessedItems?.[table.name] ?? []) as typeof requests;
+    }
+  }
+}
+
+/** True when a single-item conditional write lost its condition. */
+export function isConditionFailure(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+}
+
+/** For a cancelled transaction: the indexes of the operations whose condition failed. */
+export function failedConditions(err: unknown): number[] | undefined {
+  if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return undefined;
+  const reasons = (err as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
+}

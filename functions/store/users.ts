@@ -1,0 +1,182 @@
+import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { v7 as uuidv7 } from 'uuid';
+import { nowIso } from '#platform/clock.ts';
+import type { Role } from '#platform/tokens.ts';
+import { keys } from './keys.ts';
+import { failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
+
+export interface User {
+  id: string;
+  tenantId: string;
+  email: string;
+  role: Role;
+  passwordHash: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type CreateUserResult = { ok: true; user: User } | { ok: false; reason: 'email-taken' | 'no-tenant' };
+export type ChangeRoleResult =
+  | { ok: true; user: User }
+  | { ok: false; reason: 'not-found' | 'last-owner' | 'changed-concurrently' };
+export type DeleteUserResult =
+  | { ok: true }
+  | { ok: false; reason: 'not-found' | 'last-owner' | 'changed-concurrently' };
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export class UserRepository {
+  constructor(private readonly table: Table) {}
+
+  /** One transaction: the e-mail claim, the user and the tenant's owner count, or nothing at all. */
+  async create(input: {
+    tenantId: string;
+    email: string;
+    role: Role;
+    passwordHash: string;
+  }): Promise<CreateUserResult> {
+    const now = nowIso();
+    const user: User = {
+      id: uuidv7(),
+      ...input,
+      email: input.email.toLowerCase(),
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.table.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table.name,
+                Item: { ...keys.email(user.email), tenantId: user.tenantId, userId: user.id },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            { Put: { TableName: this.table.name, Item: { ...keys.user(user.tenantId, user.id), ...user } } },
+            this.ownerCountChange(user.tenantId, user.role === 'owner' ? 1 : 0),
+          ],
+        }),
+      );
+      return { ok: true, user };
+    } catch (err) {
+      const failed = failedConditions(err);
+      if (failed?.includes(0)) return { ok: false, reason: 'email-taken' };
+      if (failed?.includes(2)) return { ok: false, reason: 'no-tenant' };
+      throw err;
+    }
+  }
+
+  async get(tenantId: string, userId: string): Promise<User | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.user(tenantId, userId), ConsistentRead: true }),
+    );
+    return out.Item ? (withoutKeys(out.Item) as unknown as User) : undefined;
+  }
+
+  async findByEmail(email: string): Promise<User | undefined> {
+    const claim = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.email(email) }),
+    );
+    if (!claim.Item) return undefined;
+    return this.get(claim.Item.tenantId as string, claim.Item.userId as string);
+  }
+
+  async list(tenantId: string): Promise<User[]> {
+    const { pk, skPrefix } = keys.userPrefix(tenantId);
+    const items = await queryAll(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
+    });
+    return items.map((i) => withoutKeys(i) as unknown as User);
+  }
+
+  /** Changes a role; demoting the last owner is refused by the same transaction that writes the role. */
+  async changeRole(tenantId: string, userId: string, role: Role): Promise<ChangeRoleResult> {
+    const current = await this.get(tenantId, userId);
+    if (!current) return { ok: false, reason: 'not-found' };
+    if (current.role === role) return { ok: true, user: current };
+    const delta = (role === 'owner' ? 1 : 0) - (current.role === 'owner' ? 1 : 0);
+    const updatedAt = nowIso();
+    try {
+      await this.table.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table.name,
+                Key: keys.user(tenantId, userId),
+                UpdateExpression: 'SET #role = :role, updatedAt = :now',
+                ConditionExpression: '#role = :old',
+                ExpressionAttributeNames: { '#role': 'role' },
+                ExpressionAttributeValues: { ':role': role, ':old': current.role, ':now': updatedAt },
+              },
+            },
+            this.ownerCountChange(tenantId, delta),
+          ],
+        }),
+      );
+      return { ok: true, user: { ...current, role, updatedAt } };
+    } catch (err) {
+      const failed = failedConditions(err);
+      if (failed?.includes(1)) return { ok: false, reason: 'last-owner' };
+      if (failed?.includes(0)) return { ok: false, reason: 'changed-concurrently' };
+      throw err;
+    }
+  }
+
+  async delete(tenantId: string, userId: string): Promise<DeleteUserResult> {
+    const current = await this.get(tenantId, userId);
+    if (!current) return { ok: false, reason: 'not-found' };
+    try {
+      await this.table.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.table.name,
+                Key: keys.user(tenantId, userId),
+                ConditionExpression: '#role = :old',
+                ExpressionAttributeNames: { '#role': 'role' },
+                ExpressionAttributeValues: { ':old': current.role },
+              },
+            },
+            this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
+            { Delete: { TableName: this.table.name, Key: keys.email(current.email) } },
+          ],
+        }),
+      );
+      return { ok: true };
+    } catch (err) {
+      const failed = failedConditions(err);
+      if (failed?.includes(1)) return { ok: false, reason: 'last-owner' };
+      if (failed?.includes(0)) return { ok: false, reason: 'changed-concurrently' };
+      throw err;
+    }
+  }
+
+  /** The tenant row as a transaction guard: it must exist, and may never be left without an owner. */
+  private ownerCountChange(tenantId: string, delta: number): TransactItem {
+    if (delta >= 0) {
+      return {
+        Update: {
+          TableName: this.table.name,
+          Key: keys.tenant(tenantId),
+          UpdateExpression: 'ADD ownerCount :d',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':d': delta },
+        },
+      };
+    }
+    return {
+      Update: {
+        TableName: this.table.name,
+        Key: keys.tenant(tenantId),
+        UpdateExpression: 'ADD ownerCount :d',
+        ConditionExpression: 'attribute_exists(pk) AND ownerCount > :one',
+        ExpressionAttributeValues: { ':d': delta, ':one': 1 },
+      },
+    };
+  }
+}
