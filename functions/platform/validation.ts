@@ -13,9 +13,11 @@ function fieldName(path: PropertyKey[], root: string): string {
 
 export function describeIssue(issue: Issue, root = 'body'): string {
   const field = fieldName(issue.path, root);
+  // Parsed with reportInput, so an absent value is recognisable whatever the field's type.
+  if ('input' in issue && issue.input === undefined && issue.code !== 'unrecognized_keys')
+    return `${field} is required`;
   switch (issue.code) {
     case 'invalid_type':
-      if (/received undefined/.test(issue.message)) return `${field} is required`;
       return `${field} must be ${issue.expected === 'object' ? 'a JSON object' : `a ${issue.expected}`}`;
     case 'too_small':
       if (issue.origin === 'string') {
@@ -43,7 +45,7 @@ export function describeIssue(issue: Issue, root = 'body'): string {
 
 /** Parses or throws the API's 400 with every problem listed. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, root = 'body'): z.infer<S> {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const messages = result.error.issues.flatMap((i) => describeIssue(i, root).split('; '));
   throw errors.validation([...new Set(messages)]);

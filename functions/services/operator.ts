@@ -16,7 +16,7 @@ export class OperatorError extends Error {
 }
 
 function check<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const r = schema.safeParse(value);
+  const r = schema.safeParse(value, { reportInput: true });
   if (!r.success) throw new OperatorError(r.error.issues.map((i) => describeIssue(i, 'input')).join('; '));
   return r.data;
 }

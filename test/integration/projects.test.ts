@@ -1,0 +1,190 @@
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '../../functions/store/keys.ts';
+import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+
+let app: TestApp;
+let t: TestTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  t = await app.createTenant('Projects');
+});
+afterAll(async () => app.close());
+
+const valid = {
+  name: 'Boards to Jira',
+  sourceSystem: 'AZURE_DEVOPS',
+  targetSystem: 'JIRA_CLOUD',
+  description: 'Q3 move',
+};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('POST /api/projects', () => {
+  it('creates a DRAFT project and answers 201 with the whole record', async () => {
+    const res = await app.call('POST', '/api/projects', { token: t.admin.token, body: valid });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(UUID),
+      tenantId: t.tenantId,
+      name: valid.name,
+      sourceSystem: 'AZURE_DEVOPS',
+      targetSystem: 'JIRA_CLOUD',
+      description: 'Q3 move',
+      status: 'DRAFT',
+      createdAt: expect.stringMatching(ISO),
+    });
+  });
+
+  it('takes the description as optional and trims the name', async () => {
+    const res = await app.call('POST', '/api/projects', {
+      token: t.owner.token,
+      body: { name: '  Spaced  ', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ name: 'Spaced', description: '' });
+  });
+
+  it('lists every problem of a bad body and writes nothing', async () => {
+    const before = (await app.call('GET', '/api/projects', { token: t.owner.token })).body.length;
+    const res = await app.call('POST', '/api/projects', {
+      token: t.owner.token,
+      body: { name: 'x'.repeat(201), sourceSystem: 'GITHUB', description: 5, tenantId: 'other' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      statusCode: 400,
+      message: [
+        'name must be at most 200 characters',
+        'sourceSystem must be one of: AZURE_DEVOPS',
+        'targetSystem is required',
+        'description must be a string',
+        'tenantId is not a known field',
+      ],
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
+    expect((await app.call('GET', '/api/projects', { token: t.owner.token })).body.length).toBe(before);
+  });
+
+  it('refuses a member with 403 FORBIDDEN', async () => {
+    const res = await app.call('POST', '/api/projects', { token: t.member.token, body: valid });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      statusCode: 403,
+      message: 'Your role does not allow this action',
+      error: 'Forbidden',
+      code: 'FORBIDDEN',
+    });
+  });
+});
+
+describe('GET /api/projects', () => {
+  it('lists the tenant projects most recent first, as summaries', async () => {
+    const tenant = await app.createTenant('Listing');
+    const ids: string[] = [];
+    for (const name of ['first', 'second', 'third']) {
+      ids.push(
+        (await app.call('POST', '/api/projects', { token: tenant.owner.token, body: { ...valid, name } }))
+          .body.id,
+      );
+    }
+    const res = await app.call('GET', '/api/projects', { token: tenant.member.token });
+    expect(res.status).toBe(200);
+    expect(res.body.map((p: { id: string }) => p.id)).toEqual(ids.reverse());
+    for (const p of res.body) {
+      expect(Object.keys(p).sort()).toEqual(['createdAt', 'id', 'name', 'status', 'updatedAt']);
+      expect(p.status).toBe('DRAFT');
+    }
+  });
+
+  it('answers [] for a tenant without projects', async () => {
+    const tenant = await app.createTenant('Empty');
+    expect((await app.call('GET', '/api/projects', { token: tenant.owner.token })).body).toEqual([]);
+  });
+});
+
+describe('GET /api/projects/{projectId}', () => {
+  it('answers the whole project, with no scan summary or quote yet', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const res = await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...created, updatedAt: created.createdAt, scanSummary: null, quote: null });
+  });
+
+  it('answers the same 404 for an unknown and a malformed id', async () => {
+    for (const id of ['01a20392-47d2-739f-aa8d-04294d45e41e', 'not-a-uuid', '%27%20OR%201%3D1']) {
+      const res = await app.call('GET', `/api/projects/${id}`, { token: t.owner.token });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found', code: 'PROJECT_NOT_FOUND' });
+    }
+  });
+});
+
+describe('DELETE /api/projects/{projectId}', () => {
+  it('answers 204 and removes the project with everything stored under it', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const { pk } = keys.projectChildren(t.tenantId, created.id);
+    // Later issues store runs, mappings, scans, id maps, events and credentials under the project.
+    for (const sk of ['RUN#1', 'MAPPINGS', 'SCAN#1', 'IDMAP#42', 'EVENT#1#1', 'CREDENTIALS#source']) {
+      await app.db.send(new PutCommand({ TableName: app.tableName, Item: { pk, sk, data: 'x' } }));
+    }
+    const res = await app.call('DELETE', `/api/projects/${created.id}`, { token: t.admin.token });
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    const left = await app.db.send(
+      new QueryCommand({
+        TableName: app.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+      }),
+    );
+    expect(left.Items).toEqual([]);
+    expect((await app.call('GET', `/api/projects/${created.id}`, { token: t.owner.token })).status).toBe(404);
+    expect((await app.call('DELETE', `/api/projects/${created.id}`, { token: t.owner.token })).status).toBe(
+      404,
+    );
+  });
+
+  it('refuses a member', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    expect((await app.call('DELETE', `/api/projects/${created.id}`, { token: t.member.token })).status).toBe(
+      403,
+    );
+    expect((await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token })).status).toBe(
+      200,
+    );
+  });
+});
+
+describe('the gateway', () => {
+  it('answers health without a token', async () => {
+    const res = await app.call('GET', '/api/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'ok' });
+  });
+
+  it('answers unknown paths and wrong methods in the error format', async () => {
+    const missing = await app.call('GET', '/api/nothing-here');
+    expect(missing.body).toEqual({
+      statusCode: 404,
+      message: 'Cannot GET /api/nothing-here',
+      error: 'Not Found',
+      code: 'ROUTE_NOT_FOUND',
+    });
+    const wrong = await app.call('PUT', '/api/projects');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.allow).toBe('POST, GET');
+    expect(wrong.body.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('refuses a body over 1 MiB with 413', async () => {
+    const res = await app.call('POST', '/api/projects', {
+      token: t.owner.token,
+      body: { ...valid, description: 'x'.repeat(1024 * 1024) },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+});

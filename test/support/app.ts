@@ -1,0 +1,102 @@
+/**
+ * A test app: its own table on the shared DynamoDB Local, a signing key, and the real local gateway on a free
+ * port serving the real handlers in this process (so tests can move the service clock).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import type { Role } from '../../functions/platform/tokens.ts';
+import { createTenant, createUser } from '../../functions/services/operator.ts';
+import { createDocumentClient } from '../../functions/store/client.ts';
+import { createStore, type Store } from '../../functions/store/index.ts';
+import { type Gateway, startGateway } from '../../local/gateway.ts';
+import { ensureTable } from '../../local/table.ts';
+import { type HttpResponse, http, type RequestOptions } from './http.ts';
+
+export const TEST_PASSWORD = 'correct-horse-battery';
+
+export interface TestUser {
+  id: string;
+  email: string;
+  role: Role;
+  token: string;
+}
+
+export interface TestTenant {
+  tenantId: string;
+  owner: TestUser;
+  admin: TestUser;
+  member: TestUser;
+}
+
+export interface TestApp {
+  url: string;
+  store: Store;
+  db: DynamoDBDocumentClient;
+  tableName: string;
+  jwtSecret: Uint8Array;
+  gateway: Gateway;
+  call(method: string, path: string, opts?: RequestOptions): Promise<HttpResponse>;
+  login(email: string, password?: string, localAddress?: string): Promise<HttpResponse>;
+  /** A tenant with an owner, an admin and a member, each logged in. */
+  createTenant(name?: string): Promise<TestTenant>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const endpoint = inject('dynamodbEndpoint');
+  const tableName = `test-${randomUUID()}`;
+  const secret = randomBytes(48);
+  Object.assign(process.env, {
+    STAGE: 'dev',
+    TABLE_NAME: tableName,
+    AWS_REGION: 'eu-west-2',
+    DYNAMODB_ENDPOINT: endpoint,
+    JWT_SECRET: secret.toString('base64'),
+    ...env,
+  });
+  const raw = new DynamoDBClient({
+    endpoint,
+    region: 'eu-west-2',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await ensureTable(raw, tableName);
+  raw.destroy();
+  const db = createDocumentClient({ region: 'eu-west-2', endpoint });
+  const store = createStore({ db, name: tableName });
+  const gateway = await startGateway({ port: 0 });
+  const call = (method: string, path: string, opts?: RequestOptions) => http(gateway.url, method, path, opts);
+  const login = (email: string, password = TEST_PASSWORD, localAddress?: string) =>
+    call('POST', '/api/auth/login', { body: { email, password }, ...(localAddress ? { localAddress } : {}) });
+
+  async function user(tenantId: string, role: Role, label: string): Promise<TestUser> {
+    const email = `${role}-${label}-${randomUUID().slice(0, 8)}@example.com`.toLowerCase();
+    const u = await createUser(store, { tenantId, email, password: TEST_PASSWORD, role });
+    // Logins come from an address of their own so they never eat into a rate-limit test's budget.
+    const res = await login(email, TEST_PASSWORD, '127.0.0.250');
+    if (res.status !== 200) throw new Error(`login failed for ${email}: ${res.status} ${res.text}`);
+    return { id: u.id, email, role, token: res.body.accessToken };
+  }
+
+  return {
+    url: gateway.url,
+    store,
+    db,
+    tableName,
+    jwtSecret: new Uint8Array(secret),
+    gateway,
+    call,
+    login,
+    async createTenant(name = 'Tenant') {
+      const tenant = await createTenant(store, { name });
+      const [owner, admin, member] = await Promise.all([
+        user(tenant.id, 'owner', name),
+        user(tenant.id, 'admin', name),
+        user(tenant.id, 'member', name),
+      ]);
+      return { tenantId: tenant.id, owner, admin, member };
+    },
+    close: () => gateway.close(),
+  };
+}

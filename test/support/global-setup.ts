@@ -1,0 +1,27 @@
+/** One in-memory DynamoDB Local for the whole run; each test file makes its own table on it. */
+import { createServer } from 'node:net';
+import type { TestProject } from 'vitest/node';
+import { startDynamoLocal } from '../../local/dynamodb.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export default async function setup(project: TestProject) {
+  const dynamo = await startDynamoLocal({ port: await freePort() });
+  project.provide('dynamodbEndpoint', dynamo.endpoint);
+  return async () => dynamo.stop();
+}
