@@ -22,6 +22,16 @@ export const toMember = (u: User): Member => ({
   updatedAt: u.updatedAt,
 });
 
+/**
+ * Team changes are judged on the actor's role as stored now, not as the token claimed up to 15 minutes ago:
+ * a demoted owner or a removed admin loses these powers at once.
+ */
+async function currentRole(store: Store, actor: Principal): Promise<Role> {
+  const user = await store.users.get(actor.tenantId, actor.userId);
+  if (!user || (user.role !== 'owner' && user.role !== 'admin')) throw errors.forbidden();
+  return user.role;
+}
+
 export async function listMembers(store: Store, tenantId: string): Promise<Member[]> {
   const users = await store.users.list(tenantId);
   return users.map(toMember).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
@@ -32,7 +42,7 @@ export async function addMember(
   actor: Principal,
   input: { email: string; password: string; role: Role },
 ): Promise<Member> {
-  if (!mayAssignRole(actor.role, undefined, input.role)) throw errors.forbidden();
+  if (!mayAssignRole(await currentRole(store, actor), undefined, input.role)) throw errors.forbidden();
   const created = await store.users.create({
     tenantId: actor.tenantId,
     email: input.email,
@@ -51,7 +61,7 @@ export async function changeMemberRole(
 ): Promise<Member> {
   const current = await store.users.get(actor.tenantId, userId);
   if (!current) throw errors.memberNotFound(userId);
-  if (!mayAssignRole(actor.role, current.role, role)) throw errors.forbidden();
+  if (!mayAssignRole(await currentRole(store, actor), current.role, role)) throw errors.forbidden();
   const changed = await store.users.changeRole(actor.tenantId, userId, role);
   if (changed.ok) return toMember(changed.user);
   if (changed.reason === 'last-owner') throw errors.lastOwner();
@@ -62,7 +72,7 @@ export async function changeMemberRole(
 export async function removeMember(store: Store, actor: Principal, userId: string): Promise<void> {
   const current = await store.users.get(actor.tenantId, userId);
   if (!current) throw errors.memberNotFound(userId);
-  if (!mayRemoveMember(actor.role, current.role)) throw errors.forbidden();
+  if (!mayRemoveMember(await currentRole(store, actor), current.role)) throw errors.forbidden();
   const removed = await store.users.delete(actor.tenantId, userId);
   if (removed.ok) return;
   if (removed.reason === 'last-owner') throw errors.lastOwner();

@@ -113,12 +113,13 @@ describe('POST /api/auth/login', () => {
 
 describe('access tokens on protected routes', () => {
   it('refuses a missing, malformed or non-Bearer token with UNAUTHORIZED', async () => {
-    for (const headers of [
+    const variants: Record<string, string>[] = [
       {},
       { Authorization: 'Bearer' },
       { Authorization: 'Basic abc' },
       { Authorization: 'Bearer abc.def.ghi' },
-    ]) {
+    ];
+    for (const headers of variants) {
       const res = await app.call('GET', '/api/projects', { headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(invalidToken);

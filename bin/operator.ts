@@ -1,0 +1,176 @@
+/**
+ * The operator CLI: tenants, users and plugin enablement, outside the tenant-facing API.
+ *
+ * Where it writes: DYNAMODB_ENDPOINT when set (a DynamoDB Local), else an AWS table when TABLE_NAME is set
+ * (region and credentials from the usual AWS environment), else the running `npm start` store
+ * (http://127.0.0.1:$DYNAMODB_PORT, table tracker-migration-local).
+ */
+import { parseArgs } from 'node:util';
+import { PLUGIN_KEYS } from '../functions/domain/plugins.ts';
+import { ROLES } from '../functions/platform/tokens.ts';
+import {
+  createTenant,
+  createUser,
+  listUsers,
+  OperatorError,
+  setPluginEnabled,
+} from '../functions/services/operator.ts';
+import { createDocumentClient } from '../functions/store/client.ts';
+import { createStore, type Store } from '../functions/store/index.ts';
+import { LOCAL_TABLE_NAME } from '../local/runtime.ts';
+
+const USAGE = `Usage: npm run operator -- <command> [options]
+
+  tenant create --name NAME                 create a tenant; prints its id
+  tenant list                               list tenants
+  user create --tenant ID --email E --password P --role ${ROLES.join('|')}
+                                            create a user; prints its id
+  user list --tenant ID                     list a tenant's users
+  plugin enable  --tenant ID --plugin KEY   enable a plugin (${PLUGIN_KEYS.join(', ')})
+  plugin disable --tenant ID --plugin KEY   disable a plugin
+  plugin list --tenant ID                   list a tenant's enabled plugins
+
+Options: --json prints JSON. Target: DYNAMODB_ENDPOINT, or TABLE_NAME for an AWS table, or the local store.`;
+
+class UsageError extends Error {}
+
+function target() {
+  const env = process.env;
+  if (env.DYNAMODB_ENDPOINT) {
+    return {
+      endpoint: env.DYNAMODB_ENDPOINT,
+      table: env.TABLE_NAME ?? LOCAL_TABLE_NAME,
+      region: env.AWS_REGION ?? 'eu-west-2',
+    };
+  }
+  if (env.TABLE_NAME)
+    return { endpoint: undefined, table: env.TABLE_NAME, region: env.AWS_REGION ?? 'eu-west-2' };
+  return {
+    endpoint: `http://127.0.0.1:${env.DYNAMODB_PORT ?? '8000'}`,
+    table: LOCAL_TABLE_NAME,
+    region: 'eu-west-2',
+  };
+}
+
+function required(values: Record<string, unknown>, ...names: string[]): string[] {
+  const missing = names.filter((n) => typeof values[n] !== 'string' || values[n] === '');
+  if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${n}`).join(', ')}`);
+  return names.map((n) => values[n] as string);
+}
+
+function print(json: boolean, value: unknown, text: string): void {
+  console.log(json ? JSON.stringify(value, null, 2) : text);
+}
+
+async function run(store: Store, argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      tenant: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string' },
+      plugin: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const json = values.json ?? false;
+  const command = positionals.join(' ');
+  switch (command) {
+    case 'tenant create': {
+      const [name] = required(values, 'name');
+      const tenant = await createTenant(store, { name: name as string });
+      return print(json, tenant, tenant.id);
+    }
+    case 'tenant list': {
+      const tenants = await store.tenants.list();
+      return print(
+        json,
+        tenants,
+        tenants.map((t) => `${t.id}  ${t.createdAt}  ${t.name}`).join('\n') || '(no tenants)',
+      );
+    }
+    case 'user create': {
+      const [tenantId, email, password, role] = required(values, 'tenant', 'email', 'password', 'role') as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      const user = await createUser(store, { tenantId, email, password, role });
+      const { passwordHash: _omit, ...shown } = user;
+      return print(json, shown, user.id);
+    }
+    case 'user list': {
+      const [tenantId] = required(values, 'tenant') as [string];
+      const users = (await listUsers(store, tenantId)).map(({ passwordHash: _omit, ...u }) => u);
+      return print(
+        json,
+        users,
+        users.map((u) => `${u.id}  ${u.role.padEnd(6)}  ${u.email}`).join('\n') || '(no users)',
+      );
+    }
+    case 'plugin enable':
+    case 'plugin disable': {
+      const [tenantId, pluginKey] = required(values, 'tenant', 'plugin') as [string, string];
+      const enabled = command === 'plugin enable';
+      await setPluginEnabled(store, { tenantId, pluginKey }, enabled);
+      return print(
+        json,
+        { tenantId, pluginKey, enabled },
+        `${pluginKey} ${enabled ? 'enabled' : 'disabled'} for ${tenantId}`,
+      );
+    }
+    case 'plugin list': {
+      const [tenantId] = required(values, 'tenant') as [string];
+      const plugins = await store.plugins.list(tenantId);
+      return print(
+        json,
+        plugins,
+        plugins.map((p) => `${p.pluginKey}  ${p.enabledAt}`).join('\n') || '(none enabled)',
+      );
+    }
+    default:
+      if (values.help) return console.log(USAGE);
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+async function main(): Promise<number> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const t = target();
+  const db = createDocumentClient({ region: t.region, endpoint: t.endpoint });
+  try {
+    await run(createStore({ db, name: t.table }), process.argv.slice(2));
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) {
+      console.error(`error: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof OperatorError) {
+      console.error(`error: ${err.message}`);
+      return 1;
+    }
+    const e = err as Error & { code?: string; cause?: { code?: string } };
+    if (e.name === 'ResourceNotFoundException') {
+      console.error(`error: table ${t.table} does not exist${t.endpoint ? ` at ${t.endpoint}` : ''}`);
+    } else if (
+      e.code === 'ECONNREFUSED' ||
+      e.cause?.code === 'ECONNREFUSED' ||
+      /ECONNREFUSED/.test(String(e.message))
+    ) {
+      console.error(`error: cannot reach DynamoDB at ${t.endpoint}: is the service running (npm start)?`);
+    } else {
+      console.error(`error: ${e.name}: ${e.message}`);
+    }
+    return 1;
+  } finally {
+    db.destroy();
+  }
+}
+
+main().then((code) => process.exit(code));
