@@ -23,7 +23,7 @@ async function accessTokenFor(user: User): Promise<string> {
  * there is no user) and the same 401, so neither the answer nor its timing says which e-mails exist.
  */
 export async function login(store: Store, email: string, password: string): Promise<Session> {
-  const user = await store.users.findByEmail(email);
+  const user = await store.users.findForLogin(email);
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) throw errors.invalidCredentials();
   const refreshToken = newRefreshToken();

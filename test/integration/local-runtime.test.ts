@@ -1,0 +1,131 @@
+/**
+ * `npm start` as a newcomer runs it: a child process with its own data directory and ports. It must print the
+ * URLs and demo logins, enforce the prod rate limit, stop cleanly on SIGTERM and keep its data across a restart.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/global-setup.ts';
+import { http } from '../support/http.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'tms-runtime-'));
+let child: ChildProcess | undefined;
+
+afterAll(() => {
+  child?.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Started {
+  proc: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+async function startService(env: Record<string, string>): Promise<Started> {
+  const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  proc.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!out.includes('Ctrl-C stops the service.')) {
+    if (proc.exitCode !== null) throw new Error(`service exited early:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`service did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { proc, output: () => out, exited };
+}
+
+describe('npm start', () => {
+  it('serves, limits, stops cleanly and keeps its data across a restart', async () => {
+    const [port, dynamodbPort] = [await freePort(), await freePort()];
+    const env = { PORT: String(port), DYNAMODB_PORT: String(dynamodbPort), DATA_DIR: dataDir, STAGE: 'prod' };
+    const base = `http://127.0.0.1:${port}`;
+
+    const first = await startService(env);
+    const banner = first.output();
+    expect(banner).toContain(`API:            ${base}/api`);
+    expect(banner).toContain(`DynamoDB Local: http://127.0.0.1:${dynamodbPort}`);
+    for (const email of ['owner@demo.example.com', 'admin@demo.example.com', 'member@demo.example.com']) {
+      expect(banner).toContain(email);
+    }
+    const password = /password for every demo login: (\S+)/.exec(banner)?.[1] as string;
+    const tenantId = /Demo tenant (\S+),/.exec(banner)?.[1];
+
+    const login = await http(base, 'POST', '/api/auth/login', {
+      body: { email: 'owner@demo.example.com', password },
+      localAddress: '127.0.0.31',
+    });
+    expect(login.status).toBe(200);
+    const token = login.body.accessToken as string;
+    const project = await http(base, 'POST', '/api/projects', {
+      token,
+      body: { name: 'Survives restarts', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+    });
+    expect(project.status).toBe(201);
+
+    // STAGE=prod: 10 requests a minute per address on login. Send until refused (a minute boundary may
+    // reset the count once on the way); the request just before the 429 must have spent the last of 10.
+    const answers = [];
+    for (let i = 0; i < 25; i++) {
+      const res = await http(base, 'POST', '/api/auth/login', {
+        body: { email: 'owner@demo.example.com', password: 'wrong-password' },
+        localAddress: '127.0.0.32',
+      });
+      answers.push(res);
+      if (res.status === 429) break;
+    }
+    const refused = answers.at(-1);
+    expect(refused?.status).toBe(429);
+    expect(refused?.headers['x-ratelimit-limit']).toBe('10');
+    expect(Number(refused?.headers['retry-after'])).toBeGreaterThan(0);
+    const lastAllowed = answers.at(-2);
+    expect(lastAllowed?.status).toBe(401);
+    expect(lastAllowed?.headers['x-ratelimit-remaining']).toBe('0');
+    expect(answers.slice(-11, -1).map((r) => r.headers['x-ratelimit-remaining'])).toEqual([
+      '9',
+      '8',
+      '7',
+      '6',
+      '5',
+      '4',
+      '3',
+      '2',
+      '1',
+      '0',
+    ]);
+
+    first.proc.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('Stopped.');
+
+    const second = await startService(env);
+    expect(second.output()).toContain(`Demo tenant ${tenantId},`);
+    const relogin = await http(base, 'POST', '/api/auth/login', {
+      body: { email: 'owner@demo.example.com', password },
+      localAddress: '127.0.0.33',
+    });
+    expect(relogin.status).toBe(200);
+    const got = await http(base, 'GET', `/api/projects/${project.body.id}`, {
+      token: relogin.body.accessToken,
+    });
+    expect(got.status).toBe(200);
+    expect(got.body.name).toBe('Survives restarts');
+    // The access token issued before the restart is still valid: the signing key lives in DATA_DIR.
+    expect((await http(base, 'GET', '/api/projects', { token })).status).toBe(200);
+
+    second.proc.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  });
+});
