@@ -1,6 +1,7 @@
 /** `npm start`: the whole service on this machine. Ctrl-C stops it cleanly; data stays in DATA_DIR. */
 import { z } from 'zod';
 import { startLocalRuntime } from '../local/runtime.ts';
+import { sandboxConfigFromEnv } from '../local/sandbox/common/config.ts';
 import { DEMO_PASSWORD, DEMO_USERS } from '../local/seed.ts';
 
 const Env = z.object({
@@ -9,6 +10,9 @@ const Env = z.object({
   DYNAMODB_PORT: z.coerce.number().int().min(1).max(65535).default(8000),
   STAGE: z.enum(['dev', 'prod']).default('dev'),
   HOST: z.string().default('127.0.0.1'),
+  SANDBOX: z.enum(['on', 'off']).default('on'),
+  SANDBOX_ADO_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  SANDBOX_JIRA_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
 });
 
 async function main(): Promise<void> {
@@ -26,7 +30,17 @@ async function main(): Promise<void> {
     dynamodbPort: env.DYNAMODB_PORT,
     stage: env.STAGE,
     host: env.HOST,
+    ...(env.SANDBOX === 'on'
+      ? {
+          sandbox: {
+            adoPort: env.SANDBOX_ADO_PORT,
+            jiraPort: env.SANDBOX_JIRA_PORT,
+            config: sandboxConfigFromEnv(),
+          },
+        }
+      : {}),
   });
+  const sb = runtime.sandboxes;
 
   console.log(
     [
@@ -34,6 +48,9 @@ async function main(): Promise<void> {
       `Tracker Migration Service (stage ${env.STAGE}) is running`,
       `  API:            ${runtime.apiUrl}/api   (health: ${runtime.apiUrl}/api/health)`,
       `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (data in ${env.DATA_DIR})`,
+      ...(sb
+        ? [`  Azure DevOps sandbox: ${sb.ado.url}   Jira sandbox: ${sb.jira.url}   (control: /_sandbox/...)`]
+        : ['  Sandbox trackers: off (SANDBOX=off)']),
       '',
       `Demo tenant ${runtime.demoTenantId}, password for every demo login: ${DEMO_PASSWORD}`,
       ...DEMO_USERS.map((u) => `  ${u.role.padEnd(7)} ${u.email}`),

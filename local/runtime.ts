@@ -10,6 +10,8 @@ import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore } from '../functions/store/index.ts';
 import { startDynamoLocal } from './dynamodb.ts';
 import { type Gateway, startGateway } from './gateway.ts';
+import type { SandboxConfig } from './sandbox/common/config.ts';
+import { type RunningSandboxes, startSandboxes } from './sandbox/index.ts';
 import { seedDemo } from './seed.ts';
 import { ensureTable } from './table.ts';
 
@@ -25,6 +27,8 @@ export interface LocalRuntimeOptions {
   dynamodbPort: number;
   stage: 'dev' | 'prod';
   host?: string;
+  /** Sandbox trackers to start alongside, or undefined for none (SANDBOX=off). */
+  sandbox?: { adoPort: number; jiraPort: number; config: SandboxConfig };
 }
 
 export interface LocalRuntime {
@@ -32,6 +36,7 @@ export interface LocalRuntime {
   dynamodbEndpoint: string;
   demoTenantId: string;
   gateway: Gateway;
+  sandboxes: RunningSandboxes | undefined;
   stop(): Promise<void>;
 }
 
@@ -49,7 +54,13 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
   mkdirSync(dataDir, { recursive: true });
   const keyFile = ensureSigningKey(dataDir);
   const dynamo = await startDynamoLocal({ port: opts.dynamodbPort, dbPath: join(dataDir, 'dynamodb') });
+  let sandboxes: RunningSandboxes | undefined;
   try {
+    if (opts.sandbox) {
+      sandboxes = await startSandboxes({ ...opts.sandbox, host: opts.host ?? '127.0.0.1' });
+      // The service reaches "Azure DevOps" wherever ADO_BASE_URL points: here, the sandbox.
+      process.env.ADO_BASE_URL ??= sandboxes.ado.url;
+    }
     Object.assign(process.env, {
       STAGE: opts.stage,
       TABLE_NAME: LOCAL_TABLE_NAME,
@@ -77,12 +88,15 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       dynamodbEndpoint: dynamo.endpoint,
       demoTenantId: tenantId,
       gateway,
+      sandboxes,
       async stop() {
         await gateway.close();
+        await sandboxes?.stop();
         await dynamo.stop();
       },
     };
   } catch (err) {
+    await sandboxes?.stop();
     await dynamo.stop();
     throw err;
   }

@@ -49,14 +49,28 @@ async function startService(env: Record<string, string>): Promise<Started> {
 
 describe('npm start', () => {
   it('serves, limits, stops cleanly and keeps its data across a restart', async () => {
-    const [port, dynamodbPort] = [await freePort(), await freePort()];
-    const env = { PORT: String(port), DYNAMODB_PORT: String(dynamodbPort), DATA_DIR: dataDir, STAGE: 'prod' };
+    const [port, dynamodbPort, adoPort, jiraPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    const env = {
+      PORT: String(port),
+      DYNAMODB_PORT: String(dynamodbPort),
+      SANDBOX_ADO_PORT: String(adoPort),
+      SANDBOX_JIRA_PORT: String(jiraPort),
+      DATA_DIR: dataDir,
+      STAGE: 'prod',
+    };
     const base = `http://127.0.0.1:${port}`;
 
     const first = await startService(env);
     const banner = first.output();
     expect(banner).toContain(`API:            ${base}/api`);
     expect(banner).toContain(`DynamoDB Local: http://127.0.0.1:${dynamodbPort}`);
+    expect(banner).toContain(`Azure DevOps sandbox: http://127.0.0.1:${adoPort}`);
+    expect(banner).toContain(`Jira sandbox: http://127.0.0.1:${jiraPort}`);
     for (const email of ['owner@demo.example.com', 'admin@demo.example.com', 'member@demo.example.com']) {
       expect(banner).toContain(email);
     }

@@ -1,0 +1,43 @@
+/** The sandboxes' identities, from the environment with documented defaults (README: Sandbox trackers). */
+import { z } from 'zod';
+
+const Env = z.object({
+  SANDBOX_ADO_ORG: z.string().min(1).default('sandbox-org'),
+  SANDBOX_ADO_PROJECT: z.string().min(1).default('Contoso'),
+  SANDBOX_ADO_PAT: z.string().min(1).default('sandbox-ado-pat'),
+  SANDBOX_JIRA_EMAIL: z.string().min(1).default('migrator@sandbox.example.com'),
+  SANDBOX_JIRA_API_TOKEN: z.string().min(1).default('sandbox-jira-token'),
+  SANDBOX_JIRA_PROJECT_KEY: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9]{1,9}$/)
+    .default('MIG'),
+  SANDBOX_ITEMS: z.coerce.number().int().min(0).max(200_000).default(200),
+  SANDBOX_SEED: z.coerce.number().int().default(42),
+});
+
+export interface SandboxConfig {
+  ado: { org: string; project: string; pat: string };
+  jira: { email: string; apiToken: string; projectKey: string };
+  items: number;
+  seed: number;
+}
+
+export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(
+      `Invalid sandbox configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  }
+  const e = parsed.data;
+  return {
+    ado: { org: e.SANDBOX_ADO_ORG, project: e.SANDBOX_ADO_PROJECT, pat: e.SANDBOX_ADO_PAT },
+    jira: {
+      email: e.SANDBOX_JIRA_EMAIL,
+      apiToken: e.SANDBOX_JIRA_API_TOKEN,
+      projectKey: e.SANDBOX_JIRA_PROJECT_KEY,
+    },
+    items: e.SANDBOX_ITEMS,
+    seed: e.SANDBOX_SEED,
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Starts both sandbox trackers: Azure DevOps on SANDBOX_ADO_PORT (3001), Jira on SANDBOX_JIRA_PORT (3002).
+ * Used by `npm start` (unless SANDBOX=off) and alone by `npm run sandbox`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildAdoSandbox } from './ado/index.ts';
+import type { SandboxConfig } from './common/config.ts';
+import type { SandboxControls } from './common/sandbox-app.ts';
+import { buildJiraSandbox } from './jira/index.ts';
+
+export interface RunningSandbox {
+  url: string;
+  app: FastifyInstance;
+  controls: SandboxControls;
+}
+
+export interface RunningSandboxes {
+  ado: RunningSandbox;
+  jira: RunningSandbox;
+  stop(): Promise<void>;
+}
+
+async function listen(app: FastifyInstance, port: number, host: string): Promise<string> {
+  await app.listen({ port, host });
+  const address = app.server.address();
+  const actual = typeof address === 'object' && address ? address.port : port;
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${actual}`;
+}
+
+export async function startSandboxes(opts: {
+  config: SandboxConfig;
+  adoPort: number;
+  jiraPort: number;
+  host?: string;
+}): Promise<RunningSandboxes> {
+  const host = opts.host ?? '127.0.0.1';
+  const ado = await buildAdoSandbox(opts.config);
+  const jira = await buildJiraSandbox(opts.config);
+  const adoUrl = await listen(ado.app, opts.adoPort, host);
+  const jiraUrl = await listen(jira.app, opts.jiraPort, host);
+  return {
+    ado: { url: adoUrl, ...ado },
+    jira: { url: jiraUrl, ...jira },
+    async stop() {
+      await Promise.all([ado.app.close(), jira.app.close()]);
+    },
+  };
+}
