@@ -64,6 +64,8 @@ export class SandboxControls {
   faults: FaultSettings = { ...NO_FAULTS };
   readonly requests: RequestLogEntry[] = [];
   random: Random;
+  /** Every API route the sandbox serves (method and fastify path), for the conformance test. */
+  readonly routes: { method: string; path: string }[] = [];
   items: number;
   seed: number;
   private windowStart = 0;
@@ -112,6 +114,12 @@ export async function createSandboxApp(
   // Bodies up to 100 MiB: attachments are uploaded here; ids beyond JS safe integers never occur.
   const app = Fastify({ logger: false, bodyLimit: 100 * 1024 * 1024, return503OnClosing: false });
   await flavour.seed({ items: controls.items, seed: controls.seed });
+  app.addHook('onRoute', (route) => {
+    if (isControlPath(route.url)) return;
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') controls.routes.push({ method, path: route.url });
+    }
+  });
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     (req as FastifyRequest & { startedAt: number }).startedAt = performance.now();
