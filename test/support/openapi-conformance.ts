@@ -13,10 +13,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import Ajv, { type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import AjvModule, { type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 // @ts-expect-error swagger2openapi ships no types
 import swagger2openapi from 'swagger2openapi';
+
+// Both are CommonJS modules whose default export NodeNext types as the module namespace.
+const Ajv = AjvModule.default;
+const addFormats = addFormatsModule.default;
 
 export type SpecName = 'ado-wit' | 'ado-work' | 'ado-test' | 'ado-testplan' | 'jira-platform' | 'jira-agile';
 
@@ -203,11 +207,8 @@ export async function loadConformance(specs: SpecName[]): Promise<Conformance> {
       if (!mediaType || body === undefined || body === '') return [];
       const schema = content[mediaType]?.schema as Json;
       const key = `${op.spec}${op.pointer}/${escapePointer(responseKey)}/content/${escapePointer(mediaType)}/schema`;
-      let validate = validators.get(key);
-      if (!validate) {
-        validate = ajv.compile({ $ref: key });
-        validators.set(key, validate);
-      }
+      const validate = validators.get(key) ?? ajv.compile({ $ref: key });
+      validators.set(key, validate);
       const isEnvelope =
         schema?.type === 'array' &&
         body !== null &&
