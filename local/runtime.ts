@@ -40,11 +40,11 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-/** The signing key lives in the data directory, created once, readable by its owner only. */
-function ensureSigningKey(dataDir: string): string {
-  const file = join(dataDir, 'jwt-signing-key');
+/** A key kept in the data directory, created once, readable by its owner only. */
+function ensureKeyFile(dataDir: string, name: string, bytes: number): string {
+  const file = join(dataDir, name);
   if (!existsSync(file) || readFileSync(file, 'utf8').trim().length === 0) {
-    writeFileSync(file, randomBytes(48).toString('base64'), { mode: 0o600 });
+    writeFileSync(file, randomBytes(bytes).toString('base64'), { mode: 0o600 });
   }
   return file;
 }
@@ -52,7 +52,8 @@ function ensureSigningKey(dataDir: string): string {
 export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<LocalRuntime> {
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const keyFile = ensureSigningKey(dataDir);
+  const keyFile = ensureKeyFile(dataDir, 'jwt-signing-key', 48);
+  const credentialsKeyFile = ensureKeyFile(dataDir, 'credentials-key', 32);
   const dynamo = await startDynamoLocal({ port: opts.dynamodbPort, dbPath: join(dataDir, 'dynamodb') });
   let sandboxes: RunningSandboxes | undefined;
   try {
@@ -67,6 +68,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       AWS_REGION: LOCAL_REGION,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       JWT_SECRET_FILE: keyFile,
+      CREDENTIALS_KEY_FILE: credentialsKeyFile,
     });
     const raw = new DynamoDBClient({
       endpoint: dynamo.endpoint,

@@ -7,7 +7,7 @@ import type { Role } from '#platform/tokens.ts';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A route group is one Lambda function: `functions/api/<group>.ts` exporting `handler`. */
-export type RouteGroup = 'health' | 'auth' | 'projects' | 'team' | 'billing' | 'plugins';
+export type RouteGroup = 'health' | 'auth' | 'projects' | 'connectors' | 'team' | 'billing' | 'plugins';
 
 export interface Route {
   method: HttpMethod;
@@ -64,6 +64,10 @@ export const routes: readonly Route[] = [
     operation: 'delete',
     access: managers,
   },
+
+  { method: 'POST', path: '/api/connectors/test', group: 'connectors', operation: 'test', access: everyone },
+  { method: 'POST', path: '/api/connectors/scan', group: 'connectors', operation: 'scan', access: everyone },
+  { method: 'GET', path: '/api/audit/{scanId}', group: 'connectors', operation: 'audit', access: everyone },
 
   { method: 'GET', path: '/api/team/members', group: 'team', operation: 'list', access: managers },
   { method: 'POST', path: '/api/team/members', group: 'team', operation: 'add', access: managers },

@@ -36,6 +36,18 @@ export interface Project {
   status: ProjectStatus;
   createdAt: string;
   updatedAt: string;
+  /** Set by a finished scan. */
+  scanSummary?: Record<string, unknown>;
+  /** The latest scan's pricing. */
+  quote?: Record<string, unknown>;
+}
+
+/** What the project detail shows of a stored tracker connection: never the credentials. */
+export interface ConnectionView {
+  ok: boolean;
+  message: string;
+  testedAt: string | null;
+  [summary: string]: unknown;
 }
 
 export type ProjectSummary = Pick<Project, 'id' | 'name' | 'status' | 'createdAt' | 'updatedAt'>;
@@ -54,7 +66,10 @@ export function newProject(input: CreateProjectInput, tenantId: string, id: stri
   };
 }
 
-/** The detail view: the project, plus the latest scan summary and quote once the later issues produce them. */
-export function projectDetail(project: Project) {
-  return { ...project, scanSummary: null, quote: null };
+/** The detail view: the project, its connections (without secrets), the latest scan summary and quote. */
+export function projectDetail(
+  project: Project,
+  connections: { source: ConnectionView | null; target: ConnectionView | null },
+) {
+  return { ...project, scanSummary: project.scanSummary ?? null, quote: project.quote ?? null, connections };
 }

@@ -16,6 +16,8 @@ export const ErrorCode = {
   NOT_FOUND: 'NOT_FOUND',
   PROJECT_NOT_FOUND: 'PROJECT_NOT_FOUND',
   MEMBER_NOT_FOUND: 'MEMBER_NOT_FOUND',
+  SCAN_NOT_FOUND: 'SCAN_NOT_FOUND',
+  SOURCE_TRACKER_ERROR: 'SOURCE_TRACKER_ERROR',
   ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   EMAIL_TAKEN: 'EMAIL_TAKEN',
@@ -85,6 +87,9 @@ export const errors = {
     ),
   forbidden: () => new HttpError(403, ErrorCode.FORBIDDEN, 'Your role does not allow this action'),
   projectNotFound: (id: string) => new HttpError(404, ErrorCode.PROJECT_NOT_FOUND, `Project ${id} not found`),
+  scanNotFound: (id: string) => new HttpError(404, ErrorCode.SCAN_NOT_FOUND, `Scan ${id} not found`),
+  /** The source tracker refused or could not be reached; the message is the spec's ("source project not found"...). */
+  sourceTracker: (message: string) => new HttpError(502, ErrorCode.SOURCE_TRACKER_ERROR, message),
   memberNotFound: (id: string) =>
     new HttpError(404, ErrorCode.MEMBER_NOT_FOUND, `Team member ${id} not found`),
   routeNotFound: (method: string, path: string) =>

@@ -7,7 +7,7 @@ import type { Store } from '#store/index.ts';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Another tenant's, an unknown and a malformed id all give the same 404. */
-async function findProject(store: Store, tenantId: string, projectId: string): Promise<Project> {
+export async function findProject(store: Store, tenantId: string, projectId: string): Promise<Project> {
   const project = UUID.test(projectId)
     ? await store.projects.get(tenantId, projectId.toLowerCase())
     : undefined;
@@ -26,10 +26,17 @@ export async function createProject(
 }
 
 export async function getProjectDetail(store: Store, tenantId: string, projectId: string) {
-  return projectDetail(await findProject(store, tenantId, projectId));
+  const project = await findProject(store, tenantId, projectId);
+  const [source, target] = await Promise.all(
+    (['source', 'target'] as const).map((kind) => store.connections.get(tenantId, project.id, kind)),
+  );
+  const view = (c: typeof source) =>
+    c ? { ok: c.ok, message: c.message, testedAt: c.testedAt, ...c.summary } : null;
+  return projectDetail(project, { source: view(source), target: view(target) });
 }
 
 export async function deleteProject(store: Store, tenantId: string, projectId: string): Promise<void> {
   const project = await findProject(store, tenantId, projectId);
+  await store.scans.deleteOfProject(tenantId, project.id);
   await store.projects.delete(tenantId, project.id);
 }

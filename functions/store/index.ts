@@ -1,9 +1,11 @@
 /** The repositories over one table, built once per process (or per test table). */
 import { BillingRepository } from './billing.ts';
+import { ConnectionRepository } from './connections.ts';
 import { PluginEnablementRepository } from './plugins.ts';
 import { ProjectRepository } from './projects.ts';
 import { RateLimitRepository } from './rate-limits.ts';
 import { RefreshTokenRepository } from './refresh-tokens.ts';
+import { ScanRepository } from './scans.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
@@ -16,6 +18,8 @@ export interface Store {
   projects: ProjectRepository;
   plugins: PluginEnablementRepository;
   billing: BillingRepository;
+  connections: ConnectionRepository;
+  scans: ScanRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -27,6 +31,8 @@ export function createStore(table: Table): Store {
     projects: new ProjectRepository(table),
     plugins: new PluginEnablementRepository(table),
     billing: new BillingRepository(table),
+    connections: new ConnectionRepository(table),
+    scans: new ScanRepository(table),
   };
 }
 

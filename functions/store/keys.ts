@@ -46,6 +46,15 @@ export const keys = {
   /** Everything that belongs to one project (runs, mappings, scans, id map, events, credentials) lives here. */
   projectChildren: (tenantId: string, projectId: string) => ({ pk: projectPk(tenantId, projectId) }),
 
+  /** A project's stored tracker connection (sealed credentials + last test), `kind` source or target. */
+  connection: (tenantId: string, projectId: string, kind: 'source' | 'target'): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `CONNECTION#${kind}`,
+  }),
+
+  scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),
+  scanPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'SCAN#' }),
+
   plugin: (tenantId: string, pluginKey: string): Key => ({
     pk: tenantPk(tenantId),
     sk: `PLUGIN#${pluginKey}`,

@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Project, ProjectSummary } from '#domain/projects.ts';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Project, ProjectStatus, ProjectSummary } from '#domain/projects.ts';
+import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
-import { deleteKeys, queryAll, type Table, withoutKeys } from './table.ts';
+import { deleteKeys, isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
 
 export class ProjectRepository {
   constructor(private readonly table: Table) {}
@@ -38,6 +39,63 @@ export class ProjectRepository {
       ScanIndexForward: false,
     });
     return items as unknown as ProjectSummary[];
+  }
+
+  /**
+   * Moves the project to `to` only if it is in one of `from` now: one conditional write, so two requests
+   * racing cannot both move it. Answers whether it moved.
+   */
+  async transition(
+    tenantId: string,
+    projectId: string,
+    from: ProjectStatus[],
+    to: ProjectStatus,
+  ): Promise<boolean> {
+    const values: Record<string, string> = { ':to': to, ':now': nowIso() };
+    from.forEach((s, i) => {
+      values[`:from${i}`] = s;
+    });
+    try {
+      await this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.project(tenantId, projectId),
+          UpdateExpression: 'SET #status = :to, updatedAt = :now',
+          ConditionExpression: `attribute_exists(pk) AND #status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Sets plain attributes (scan summary, quote); never the status. */
+  async setAttributes(
+    tenantId: string,
+    projectId: string,
+    attributes: Record<string, unknown>,
+  ): Promise<void> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':now': nowIso() };
+    const sets = Object.entries(attributes).map(([k, v], i) => {
+      names[`#a${i}`] = k;
+      values[`:v${i}`] = v;
+      return `#a${i} = :v${i}`;
+    });
+    await this.table.db.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: keys.project(tenantId, projectId),
+        UpdateExpression: `SET ${[...sets, 'updatedAt = :now'].join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   /**

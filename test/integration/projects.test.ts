@@ -110,7 +110,13 @@ describe('GET /api/projects/{projectId}', () => {
     const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
     const res = await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ...created, updatedAt: created.createdAt, scanSummary: null, quote: null });
+    expect(res.body).toEqual({
+      ...created,
+      updatedAt: created.createdAt,
+      scanSummary: null,
+      quote: null,
+      connections: { source: null, target: null },
+    });
   });
 
   it('answers the same 404 for an unknown and a malformed id', async () => {

@@ -54,6 +54,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     AWS_REGION: 'eu-west-2',
     DYNAMODB_ENDPOINT: endpoint,
     JWT_SECRET: secret.toString('base64'),
+    CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
   const raw = new DynamoDBClient({

@@ -1,0 +1,48 @@
+/** POST /api/connectors/test, POST /api/connectors/scan, GET /api/audit/{scanId}. */
+import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
+import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { parseOrThrow } from '#platform/validation.ts';
+import * as connectors from '#services/connectors.ts';
+import { store } from '#store/index.ts';
+import type { ScanRecord } from '#store/scans.ts';
+
+const auditView = (s: ScanRecord) => ({
+  scanId: s.scanId,
+  projectId: s.projectId,
+  status: s.status,
+  progress: s.progress,
+  startedAt: s.startedAt,
+  finishedAt: s.finishedAt,
+  report: s.report,
+  error: s.error,
+});
+
+const test: Operation = async (req) =>
+  json(
+    200,
+    await connectors.testConnection(store(), req.principal, parseOrThrow(ConnectorTestSchema, req.body)),
+  );
+
+const scan: Operation = async (req) => {
+  const answer = await connectors.startScan(
+    store(),
+    req.principal,
+    parseOrThrow(ScanRequestSchema, req.body),
+  );
+  const { scan: s } = answer;
+  if (answer.async) {
+    return json(202, {
+      scanId: s.scanId,
+      status: s.status,
+      totalWorkItems: s.progress.total,
+      progress: s.progress,
+      statusUrl: `/api/audit/${s.scanId}`,
+    });
+  }
+  return json(200, { scanId: s.scanId, status: s.status, ...s.report });
+};
+
+const audit: Operation = async (req) =>
+  json(200, auditView(await connectors.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
+
+export const handler = createApiHandler('connectors', { test, scan, audit });

@@ -1,0 +1,382 @@
+/**
+ * The Jira Cloud (target) client: REST v3 and Agile 1.0, over the resilient HTTP layer.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { basicAuth, type HttpOptions, TrackerHttp } from '../http.ts';
+
+export const BULK_CREATE_MAX = 50;
+export const SPRINT_ASSIGN_MAX = 50;
+const SEARCH_PAGE = 100;
+
+export interface JiraConnection {
+  baseUrl: string;
+  email: string;
+  /** An API token (Basic with the e-mail), or an OAuth access token with `tokenKind: 'bearer'`. */
+  token: string;
+  tokenKind?: 'basic' | 'bearer';
+}
+
+export interface JiraProject {
+  id: string;
+  key: string;
+  name: string;
+  issueTypes?: { id: string; name: string; subtask?: boolean; hierarchyLevel?: number }[];
+}
+
+export interface JiraUser {
+  accountId: string;
+  emailAddress?: string;
+  displayName?: string;
+  active?: boolean;
+}
+
+export interface BulkCreateResult {
+  issues: { id: string; key: string; self?: string }[];
+  errors: {
+    status?: number;
+    failedElementNumber: number;
+    elementErrors?: { errorMessages?: string[]; errors?: Record<string, string> };
+  }[];
+}
+
+export interface JiraIssue {
+  id: string;
+  key: string;
+  fields?: Record<string, unknown>;
+}
+
+export interface JiraTransition {
+  id: string;
+  name: string;
+  to: { id: string; name: string; statusCategory?: { key: string } };
+}
+
+export interface JiraSprint {
+  id: number;
+  name: string;
+  state: 'future' | 'active' | 'closed';
+  startDate?: string;
+  endDate?: string;
+}
+
+export class JiraClient {
+  readonly http: TrackerHttp;
+
+  constructor(
+    readonly connection: JiraConnection,
+    httpOptions: Partial<HttpOptions> = {},
+  ) {
+    this.http = new TrackerHttp({
+      tracker: 'target',
+      baseUrl: connection.baseUrl.replace(/\/+$/, ''),
+      authorization:
+        connection.tokenKind === 'bearer'
+          ? `Bearer ${connection.token}`
+          : basicAuth(connection.email, connection.token),
+      ...httpOptions,
+    });
+  }
+
+  get siteHost(): string {
+    return new URL(this.connection.baseUrl).host;
+  }
+
+  async myself(): Promise<JiraUser> {
+    return (await this.http.request<JiraUser>('GET', '/rest/api/3/myself')).body;
+  }
+
+  async project(key: string): Promise<JiraProject> {
+    return (await this.http.request<JiraProject>('GET', `/rest/api/3/project/${encodeURIComponent(key)}`))
+      .body;
+  }
+
+  /** Whether the caller holds each permission on the project (no side effects). */
+  async myPermissions(projectKey: string, permissions: string[]): Promise<Record<string, boolean>> {
+    const res = await this.http.request<{ permissions: Record<string, { havePermission: boolean }> }>(
+      'GET',
+      '/rest/api/3/mypermissions',
+      {
+        query: { projectKey, permissions: permissions.join(',') },
+      },
+    );
+    return Object.fromEntries(
+      permissions.map((p) => [p, res.body.permissions?.[p]?.havePermission === true]),
+    );
+  }
+
+  async fields(): Promise<
+    { id: string; name: string; custom?: boolean; schema?: Record<string, unknown> }[]
+  > {
+    return (await this.http.request<{ id: string; name: string }[]>('GET', '/rest/api/3/field')).body;
+  }
+
+  async projectStatuses(
+    key: string,
+  ): Promise<
+    { id: string; name: string; statuses: { id: string; name: string; statusCategory?: { key: string } }[] }[]
+  > {
+    return (await this.http.request<[]>('GET', `/rest/api/3/project/${encodeURIComponent(key)}/statuses`))
+      .body;
+  }
+
+  async linkTypes(): Promise<{ id: string; name: string; inward: string; outward: string }[]> {
+    const res = await this.http.request<{
+      issueLinkTypes: { id: string; name: string; inward: string; outward: string }[];
+    }>('GET', '/rest/api/3/issueLinkType');
+    return res.body.issueLinkTypes ?? [];
+  }
+
+  async findUsersByEmail(email: string): Promise<JiraUser[]> {
+    return (
+      await this.http.request<JiraUser[]>('GET', '/rest/api/3/user/search', { query: { query: email } })
+    ).body;
+  }
+
+  /** Creates at most 50 issues; failures come back per element, the rest are created. */
+  async bulkCreate(
+    issueUpdates: { fields: Record<string, unknown>; update?: Record<string, unknown> }[],
+  ): Promise<BulkCreateResult> {
+    if (issueUpdates.length > BULK_CREATE_MAX)
+      throw new RangeError(`bulk create takes at most ${BULK_CREATE_MAX} issues`);
+    const res = await this.http.request<BulkCreateResult>('POST', '/rest/api/3/issue/bulk', {
+      body: { issueUpdates },
+      accept: [400],
+    });
+    return { issues: res.body.issues ?? [], errors: res.body.errors ?? [] };
+  }
+
+  async getIssue(key: string, fields: string[] = ['*all']): Promise<JiraIssue> {
+    return (
+      await this.http.request<JiraIssue>('GET', `/rest/api/3/issue/${encodeURIComponent(key)}`, {
+        query: { fields: fields.join(',') },
+      })
+    ).body;
+  }
+
+  async editIssue(
+    key: string,
+    body: { fields?: Record<string, unknown>; update?: Record<string, unknown> },
+  ): Promise<void> {
+    await this.http.request('PUT', `/rest/api/3/issue/${encodeURIComponent(key)}`, { body });
+  }
+
+  /**
+   * Every issue matching the JQL, page by page. `reconcileIssues` (issue ids) asks for read-after-write
+   * consistency for those issues, which the search index may not show yet.
+   */
+  async search(
+    jql: string,
+    opts: { fields?: string[]; reconcileIssues?: number[] } = {},
+  ): Promise<JiraIssue[]> {
+    const issues: JiraIssue[] = [];
+    let nextPageToken: string | undefined;
+    do {
+      const res = await this.http.request<{ issues?: JiraIssue[]; nextPageToken?: string }>(
+        'POST',
+        '/rest/api/3/search/jql',
+        {
+          body: {
+            jql,
+            maxResults: SEARCH_PAGE,
+            fields: opts.fields ?? ['labels'],
+            ...(nextPageToken ? { nextPageToken } : {}),
+            ...(opts.reconcileIssues?.length ? { reconcileIssues: opts.reconcileIssues } : {}),
+          },
+        },
+      );
+      issues.push(...(res.body.issues ?? []));
+      nextPageToken = res.body.nextPageToken ?? undefined;
+    } while (nextPageToken);
+    return issues;
+  }
+
+  /** How many issues the project holds. */
+  async countIssues(projectKey: string): Promise<number> {
+    return (await this.search(`project = "${projectKey.replaceAll('"', '')}"`, { fields: ['id'] })).length;
+  }
+
+  async transitions(key: string): Promise<JiraTransition[]> {
+    const res = await this.http.request<{ transitions: JiraTransition[] }>(
+      'GET',
+      `/rest/api/3/issue/${encodeURIComponent(key)}/transitions`,
+    );
+    return res.body.transitions ?? [];
+  }
+
+  async transition(key: string, transitionId: string, fields?: Record<string, unknown>): Promise<void> {
+    await this.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/transitions`, {
+      body: { transition: { id: transitionId }, ...(fields ? { fields } : {}) },
+    });
+  }
+
+  async link(type: string, outwardKey: string, inwardKey: string): Promise<void> {
+    await this.http.request('POST', '/rest/api/3/issueLink', {
+      body: { type: { name: type }, outwardIssue: { key: outwardKey }, inwardIssue: { key: inwardKey } },
+    });
+  }
+
+  async addRemoteLink(key: string, link: { url: string; title: string; globalId?: string }): Promise<void> {
+    await this.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`, {
+      body: {
+        ...(link.globalId ? { globalId: link.globalId } : {}),
+        object: { url: link.url, title: link.title },
+      },
+    });
+  }
+
+  /**
+   * Uploads one file as multipart field `file`, streamed: `open` is called once per attempt, so a retried
+   * upload reads the source again instead of holding the file in memory.
+   */
+  async attach(
+    key: string,
+    fileName: string,
+    open: () => Promise<{ stream: ReadableStream<Uint8Array> | Readable; contentType?: string }>,
+  ): Promise<{ id: string; filename: string; size: number }[]> {
+    const res = await this.http.request<{ id: string; filename: string; size: number }[]>(
+      'POST',
+      `/rest/api/3/issue/${encodeURIComponent(key)}/attachments`,
+      {
+        headers: { 'X-Atlassian-Token': 'no-check' },
+        rawBody: async () => {
+          const { stream, contentType } = await open();
+          return multipartFile(fileName, stream, contentType ?? 'application/octet-stream');
+        },
+      },
+    );
+    return res.body;
+  }
+
+  async addComment(key: string, body: unknown): Promise<{ id: string }> {
+    return (
+      await this.http.request<{ id: string }>(
+        'POST',
+        `/rest/api/3/issue/${encodeURIComponent(key)}/comment`,
+        { body: { body } },
+      )
+    ).body;
+  }
+
+  async addWorklog(
+    key: string,
+    worklog: { started: string; timeSpentSeconds: number; comment?: unknown },
+  ): Promise<{ id: string }> {
+    return (
+      await this.http.request<{ id: string }>(
+        'POST',
+        `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`,
+        { body: worklog },
+      )
+    ).body;
+  }
+
+  async components(projectKey: string): Promise<{ id: string; name: string }[]> {
+    return (
+      await this.http.request<{ id: string; name: string }[]>(
+        'GET',
+        `/rest/api/3/project/${encodeURIComponent(projectKey)}/components`,
+      )
+    ).body;
+  }
+
+  async createComponent(
+    projectKey: string,
+    name: string,
+    description?: string,
+  ): Promise<{ id: string; name: string }> {
+    return (
+      await this.http.request<{ id: string; name: string }>('POST', '/rest/api/3/component', {
+        body: { project: projectKey, name, description },
+      })
+    ).body;
+  }
+
+  async boards(projectKey: string): Promise<{ id: number; name: string; type: string }[]> {
+    const res = await this.http.request<{ values: { id: number; name: string; type: string }[] }>(
+      'GET',
+      '/rest/agile/1.0/board',
+      {
+        query: { projectKeyOrId: projectKey },
+      },
+    );
+    return res.body.values ?? [];
+  }
+
+  async sprints(boardId: number): Promise<JiraSprint[]> {
+    const all: JiraSprint[] = [];
+    for (let startAt = 0; ; ) {
+      const res = await this.http.request<{ values: JiraSprint[]; isLast?: boolean }>(
+        'GET',
+        `/rest/agile/1.0/board/${boardId}/sprint`,
+        {
+          query: { startAt, maxResults: 50 },
+        },
+      );
+      const page = res.body.values ?? [];
+      all.push(...page);
+      startAt += page.length;
+      if (res.body.isLast !== false || page.length === 0) return all;
+    }
+  }
+
+  async createSprint(sprint: {
+    name: string;
+    originBoardId: number;
+    startDate?: string;
+    endDate?: string;
+    goal?: string;
+  }): Promise<JiraSprint> {
+    return (await this.http.request<JiraSprint>('POST', '/rest/agile/1.0/sprint', { body: sprint })).body;
+  }
+
+  async updateSprint(
+    id: number,
+    patch: Partial<Pick<JiraSprint, 'state' | 'startDate' | 'endDate' | 'name'>>,
+  ): Promise<JiraSprint> {
+    return (await this.http.request<JiraSprint>('POST', `/rest/agile/1.0/sprint/${id}`, { body: patch }))
+      .body;
+  }
+
+  /** Moves at most 50 issues into an open or active sprint. */
+  async moveToSprint(sprintId: number, issueKeys: string[]): Promise<void> {
+    if (issueKeys.length > SPRINT_ASSIGN_MAX)
+      throw new RangeError(`a sprint takes at most ${SPRINT_ASSIGN_MAX} issues a call`);
+    await this.http.request('POST', `/rest/agile/1.0/sprint/${sprintId}/issue`, {
+      body: { issues: issueKeys },
+    });
+  }
+
+  async moveToEpic(epicKey: string, issueKeys: string[]): Promise<void> {
+    await this.http.request('POST', `/rest/agile/1.0/epic/${encodeURIComponent(epicKey)}/issue`, {
+      body: { issues: issueKeys },
+    });
+  }
+}
+
+/** A multipart/form-data body with one file part, as a stream (the file is never buffered whole). */
+export function multipartFile(
+  fileName: string,
+  file: ReadableStream<Uint8Array> | Readable,
+  contentType: string,
+): { body: ReadableStream<Uint8Array>; headers: Record<string, string> } {
+  const boundary = `----tms${randomBytes(12).toString('hex')}`;
+  const safeName = fileName.replace(/["\r\n\\]/g, '_');
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${safeName}"; filename*=UTF-8''${encodeURIComponent(fileName)}\r\nContent-Type: ${contentType}\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const source =
+    file instanceof Readable
+      ? file
+      : Readable.fromWeb(file as import('node:stream/web').ReadableStream<Uint8Array>);
+  async function* parts() {
+    yield head;
+    for await (const chunk of source) yield chunk as Uint8Array;
+    yield tail;
+  }
+  return {
+    body: Readable.toWeb(Readable.from(parts())) as unknown as ReadableStream<Uint8Array>,
+    headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The resilient HTTP layer over real HTTP against the sandboxes' fault injector: 429 storms, 5xx, dropped
+ * connections, and the request log to show the tracker's Retry-After was respected.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  AdaptiveConcurrency,
+  basicAuth,
+  TrackerHttp,
+  TrackerHttpError,
+  TrackerUnreachableError,
+} from '../../functions/trackers/http.ts';
+import { createSandboxApp, type SandboxControls } from '../../local/sandbox/common/sandbox-app.ts';
+import { freePort } from '../support/global-setup.ts';
+
+let app: FastifyInstance;
+let controls: SandboxControls;
+let baseUrl: string;
+const SECRET = 'super-secret-token-value';
+
+beforeAll(async () => {
+  ({ app, controls } = await createSandboxApp(
+    {
+      name: 'test',
+      throttleHeaders: (s) => ({ 'Retry-After': String(s) }),
+      errorBody: (status) => ({ message: `injected ${status}` }),
+      seed: () => undefined,
+    },
+    { items: 0, seed: 7 },
+  ));
+  app.get('/ping', async () => ({ ok: true }));
+  app.get('/missing', async (_req, reply) => reply.code(404).send({ message: 'nope' }));
+  app.get('/ado-throttle', async (_req, reply) => reply.code(200).send({ ok: true }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+});
+afterAll(async () => app.close());
+afterEach(async () => {
+  await app.inject({ method: 'POST', url: '/_sandbox/reset' });
+  vi.restoreAllMocks();
+});
+
+const client = (opts: Partial<ConstructorParameters<typeof TrackerHttp>[0]> = {}) =>
+  new TrackerHttp({
+    tracker: 'target',
+    baseUrl,
+    authorization: basicAuth('me@example.com', SECRET),
+    initialDelayMs: 10,
+    maxDelayMs: 200,
+    ...opts,
+  });
+
+describe('the tracker HTTP layer', () => {
+  it('waits out a 429 storm, at least Retry-After between attempts', async () => {
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 3, retryAfterSeconds: 1 } },
+    });
+    const http = client();
+    const res = await http.request<{ ok: boolean }>('GET', '/ping');
+    expect(res.body).toEqual({ ok: true });
+    const log = controls.requests.filter((r) => r.path === '/ping');
+    expect(log.map((r) => r.status)).toEqual([429, 429, 429, 200]);
+    const times = log.map((r) => Date.parse(r.at));
+    for (let i = 1; i < times.length; i++)
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(990);
+    expect(http.stats).toMatchObject({ calls: 4, throttled: 3, retries: 3 });
+    expect(http.concurrency.currentLimit).toBe(1);
+  });
+
+  it('retries 5xx and dropped connections until an answer comes', async () => {
+    await app.inject({ method: 'PUT', url: '/_sandbox/faults', payload: { errorRate: 0.4, dropRate: 0.2 } });
+    const http = client({ maxAttempts: 12 });
+    for (let i = 0; i < 20; i++) expect((await http.request('GET', '/ping')).status).toBe(200);
+    const faults = controls.requests.filter((r) => r.fault);
+    expect(faults.some((r) => r.fault === 'error')).toBe(true);
+    expect(faults.some((r) => r.fault === 'drop')).toBe(true);
+    expect(http.stats.retries).toBe(faults.length);
+  });
+
+  it('gives up on an unreachable tracker with a clear error', async () => {
+    await app.inject({ method: 'PUT', url: '/_sandbox/faults', payload: { dropRate: 1 } });
+    await expect(client({ maxAttempts: 3 }).request('GET', '/ping')).rejects.toBeInstanceOf(
+      TrackerUnreachableError,
+    );
+    const closed = await freePort();
+    const refused = new TrackerHttp({
+      tracker: 'source',
+      baseUrl: `http://127.0.0.1:${closed}`,
+      authorization: 'Basic x',
+      maxAttempts: 2,
+      initialDelayMs: 1,
+    });
+    await expect(refused.request('GET', '/x')).rejects.toMatchObject({
+      name: 'TrackerUnreachableError',
+      host: `127.0.0.1:${closed}`,
+      reason: 'ECONNREFUSED',
+    });
+  });
+
+  it('does not retry a 4xx', async () => {
+    const http = client();
+    await expect(http.request('GET', '/missing')).rejects.toMatchObject({
+      name: 'TrackerHttpError',
+      status: 404,
+      body: { message: 'nope' },
+    });
+    expect(controls.requests.filter((r) => r.path === '/missing')).toHaveLength(1);
+    expect(http.stats.retries).toBe(0);
+  });
+
+  it('puts the credential in a header and never in a log line', async () => {
+    const lines: string[] = [];
+    const capture = (...args: unknown[]) => {
+      lines.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+    };
+    for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const)
+      vi.spyOn(console, m).mockImplementation(capture);
+    const write = process.stdout.write.bind(process.stdout);
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      lines.push(String(chunk));
+      return write(chunk, ...(rest as []));
+    });
+    process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 1, retryAfterSeconds: 0 } },
+    });
+    await client().request('GET', '/ping?token=abc');
+    await client()
+      .request('GET', '/missing')
+      .catch((e: unknown) => lines.push(String(e), JSON.stringify(e)));
+    const everything = lines.join('\n');
+    expect(everything).not.toContain(SECRET);
+    expect(everything).not.toContain(Buffer.from(`me@example.com:${SECRET}`).toString('base64'));
+  });
+
+  it('maps ADO X-RateLimit-Delay and Jira reset headers to a wait', async () => {
+    const { retryAfterMs } = await import('../../functions/trackers/http.ts');
+    expect(retryAfterMs(new Headers({ 'x-ratelimit-delay': '2.5' }))).toBe(2500);
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    expect(
+      retryAfterMs(
+        new Headers({ 'x-ratelimit-reset': '2026-11-22T10:00:03Z', 'ratelimit-reason': 'jira-burst-based' }),
+        now,
+      ),
+    ).toBe(3000);
+    expect(retryAfterMs(new Headers({ 'retry-after': '7' }))).toBe(7000);
+    expect(retryAfterMs(new Headers({}))).toBeUndefined();
+    expect(TrackerHttpError).toBeDefined();
+  });
+});
+
+describe('adaptive concurrency', () => {
+  it('halves on a throttle and grows back by one after 20 successes', () => {
+    const c = new AdaptiveConcurrency(8);
+    c.onThrottle(undefined);
+    expect(c.currentLimit).toBe(4);
+    c.onThrottle(undefined);
+    c.onThrottle(undefined);
+    c.onThrottle(undefined);
+    expect(c.currentLimit).toBe(1);
+    for (let i = 0; i < 20; i++) c.onSuccess();
+    expect(c.currentLimit).toBe(2);
+  });
+
+  it('never runs more than the limit at once', async () => {
+    const c = new AdaptiveConcurrency(3);
+    let running = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        await c.acquire();
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        c.release();
+      }),
+    );
+    expect(peak).toBe(3);
+  });
+});
