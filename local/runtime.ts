@@ -12,7 +12,7 @@ import { startDynamoLocal } from './dynamodb.ts';
 import { type Gateway, startGateway } from './gateway.ts';
 import type { SandboxConfig } from './sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from './sandbox/index.ts';
-import { seedDemo } from './seed.ts';
+import { seedDemo, seedDemoProject } from './seed.ts';
 import { ensureTable } from './table.ts';
 
 // Offline we run on Node 20; the deployed functions run on Node 22, so the SDK's Node 20 notice is noise here.
@@ -35,6 +35,7 @@ export interface LocalRuntime {
   apiUrl: string;
   dynamodbEndpoint: string;
   demoTenantId: string;
+  demoProjectId: string | undefined;
   gateway: Gateway;
   sandboxes: RunningSandboxes | undefined;
   stop(): Promise<void>;
@@ -78,7 +79,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
     await ensureTable(raw, LOCAL_TABLE_NAME);
     raw.destroy();
     const db = createDocumentClient({ region: LOCAL_REGION, endpoint: dynamo.endpoint });
-    const { tenantId } = await seedDemo(createStore({ db, name: LOCAL_TABLE_NAME }));
+    const seedStore = createStore({ db, name: LOCAL_TABLE_NAME });
+    const { tenantId } = await seedDemo(seedStore);
+    const demoProjectId =
+      sandboxes && opts.sandbox
+        ? await seedDemoProject(seedStore, tenantId, { adoUrl: sandboxes.ado.url, jiraUrl: sandboxes.jira.url, config: opts.sandbox.config })
+        : undefined;
     db.destroy();
     const gateway = await startGateway({
       port: opts.port,
@@ -89,6 +95,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       apiUrl: gateway.url,
       dynamodbEndpoint: dynamo.endpoint,
       demoTenantId: tenantId,
+      demoProjectId,
       gateway,
       sandboxes,
       async stop() {

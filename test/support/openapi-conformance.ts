@@ -85,7 +85,8 @@ function liftMsPaths(doc: Json): void {
   const paths = doc.paths as Record<string, Json>;
   for (const [key, item] of Object.entries(extra)) {
     const [base, query = ''] = key.split('?') as [string, string?];
-    const target = (paths[base] ??= {});
+    paths[base] ??= {};
+    const target = paths[base];
     for (const m of METHODS) {
       // The bare `...?` entry is the one the provenance note names: it wins; others fill gaps.
       if (item[m] && (query === '' || !target[m])) target[m] = item[m];
