@@ -83,7 +83,12 @@ export function buildScanReport(input: ScanInput): ScanReport {
 
   const customFields = input.fieldDefinitions
     .filter((f) => f.referenceName.startsWith('Custom.'))
-    .map((f) => ({ ...f, itemCount: items.filter((i) => hasValue(i.fields[f.referenceName])).length }))
+    .map((f) => ({
+      referenceName: f.referenceName,
+      name: f.name,
+      type: f.type,
+      itemCount: items.filter((i) => hasValue(i.fields[f.referenceName])).length,
+    }))
     .sort((a, b) => a.referenceName.localeCompare(b.referenceName));
 
   let attachmentBytes = 0;

@@ -8,6 +8,8 @@ import { basicAuth, type HttpOptions, TrackerHttp } from '../http.ts';
 export const BULK_CREATE_MAX = 50;
 export const SPRINT_ASSIGN_MAX = 50;
 const SEARCH_PAGE = 100;
+/** Labels per JQL query: keeps the query well under Jira's length limits. */
+const LABEL_CHUNK = 100;
 
 export interface JiraConnection {
   baseUrl: string;
@@ -189,6 +191,26 @@ export class JiraClient {
       nextPageToken = res.body.nextPageToken ?? undefined;
     } while (nextPageToken);
     return issues;
+  }
+
+  /**
+   * The issues carrying any of these `src-id-N` labels, in chunks the JQL length limit allows. Pass the ids
+   * of issues just written as `reconcileIssues`: the search index lags behind writes.
+   */
+  async findByLabels(
+    projectKey: string,
+    labels: string[],
+    reconcileIssues: number[] = [],
+  ): Promise<JiraIssue[]> {
+    const found: JiraIssue[] = [];
+    for (let i = 0; i < labels.length; i += LABEL_CHUNK) {
+      const chunk = labels.slice(i, i + LABEL_CHUNK).map((l) => `"${l.replaceAll('"', '')}"`);
+      const jql = `project = "${projectKey.replaceAll('"', '')}" AND labels IN (${chunk.join(', ')})`;
+      found.push(
+        ...(await this.search(jql, { fields: ['labels', 'summary', 'issuetype'], reconcileIssues })),
+      );
+    }
+    return found;
   }
 
   /** How many issues the project holds. */

@@ -1,18 +1,71 @@
-/** The Jira Cloud sandbox (placeholder: the sandbox issue fills it in). */
+/**
+ * The Jira Cloud sandbox: `/rest/api/3` and `/rest/agile/1.0` as a migration target sees them, on the shared
+ * sandbox app (faults, request log, reset/seed). Start state: one company-managed software project
+ * (`config.jira.projectKey`) with Epic/Story/Task/Bug/Sub-task/Test, the service account as its administrator,
+ * the people pool's Jira users, one Scrum board, no issues. Control endpoints: see controls.ts.
+ */
+import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
+import { registerAgileRoutes } from './agile.ts';
+import { registerAttachmentRoutes } from './attachments.ts';
+import { installAuth } from './auth.ts';
+import { registerCommentRoutes } from './comments.ts';
+import { registerControlRoutes } from './controls.ts';
+import { errorBody, installErrorHandler } from './errors.ts';
+import { registerIssueRoutes } from './issues.ts';
+import { registerLinkRoutes } from './links.ts';
+import { registerProjectRoutes } from './project.ts';
+import { registerSearchRoutes } from './search.ts';
+import { JiraStore } from './store.ts';
+import { registerWorkflowRoutes } from './workflow.ts';
+import { registerWorklogRoutes } from './worklogs.ts';
 
 export async function buildJiraSandbox(
   config: SandboxConfig,
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
-  return createSandboxApp(
+  const store = new JiraStore(config.jira);
+  const { app, controls } = await createSandboxApp(
     {
       name: 'jira',
-      throttleHeaders: (s) => ({ 'Retry-After': String(s) }),
-      errorBody: () => ({ errorMessages: ['Service unavailable'], errors: {} }),
-      seed: () => undefined,
+      // Jira Cloud's 429 headers (developer.atlassian.com, "Rate limiting"): seconds to wait, the reset time
+      // as yyyy-MM-ddTHH:mmZ, and which limit was hit.
+      throttleHeaders: (s) => ({
+        'Retry-After': String(s),
+        'X-RateLimit-Reset': `${new Date(Date.now() + s * 1000).toISOString().slice(0, 16)}Z`,
+        'RateLimit-Reason': 'jira-burst-based',
+      }),
+      errorBody: (status) =>
+        errorBody([status === 429 ? 'Rate limit exceeded.' : 'Service unavailable. Please try again later.']),
+      // Jira is the migration's target: the seed builds the site and project, never issues (`items` is the
+      // Azure DevOps sandbox's concern).
+      seed: ({ seed }) => store.seed(seed),
     },
     { items: config.items, seed: config.seed },
   );
+  // Index lag: each write is due `searchLagMs` after it happens; when the setting changes, pending writes
+  // are brought forward to what the new value allows (before the answer goes out, so the next request sees it).
+  store.searchLag = () => controls.faults.searchLagMs;
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (req.method === 'PUT' && req.url.split('?')[0] === '/_sandbox/faults')
+      store.catchUp(controls.faults.searchLagMs);
+    return payload;
+  });
+  // Part limits are set per request from the store (PUT /_sandbox/jira/limits); uploads stream to disk.
+  await app.register(multipart);
+  installErrorHandler(app);
+  installAuth(app, store);
+  registerProjectRoutes(app, store);
+  registerIssueRoutes(app, store);
+  registerSearchRoutes(app, store);
+  registerWorkflowRoutes(app, store);
+  registerLinkRoutes(app, store);
+  registerAttachmentRoutes(app, store);
+  registerCommentRoutes(app, store);
+  registerWorklogRoutes(app, store);
+  registerAgileRoutes(app, store);
+  registerControlRoutes(app, store);
+  app.addHook('onClose', async () => store.removeAttachmentFiles());
+  return { app, controls };
 }

@@ -1,0 +1,79 @@
+/** Issue comments: ADF bodies checked with Atlassian's validator; paged list ordered by creation. */
+import type { FastifyInstance } from 'fastify';
+import { adfProblems, isEmptyAdf } from './adf.ts';
+import { currentAccount } from './auth.ts';
+import { notFoundIssue, sendError } from './errors.ts';
+import { intParam } from './params.ts';
+import { Render } from './render.ts';
+import type { CommentRec, JiraStore } from './store.ts';
+
+type Json = Record<string, unknown>;
+
+export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): void {
+  app.get<{
+    Params: { issueIdOrKey: string };
+    Querystring: { startAt?: string; maxResults?: string; orderBy?: string };
+  }>('/rest/api/3/issue/:issueIdOrKey/comment', async (req, reply) => {
+    const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+    if (!issue) return notFoundIssue(reply);
+    const { orderBy } = req.query;
+    if (orderBy !== undefined && !['created', '-created', '+created'].includes(orderBy)) {
+      return sendError(reply, 400, [`Invalid orderBy value '${orderBy}'. Only 'created' is supported.`]);
+    }
+    const startAt = intParam(req.query.startAt, 0);
+    const maxResults = Math.min(intParam(req.query.maxResults, 100), 5000);
+    if (Number.isNaN(startAt) || Number.isNaN(maxResults)) {
+      return sendError(reply, 400, ['startAt and maxResults must be non-negative integers.']);
+    }
+    const ordered = [...issue.comments].sort((a, b) => a.created - b.created || Number(a.id) - Number(b.id));
+    if (orderBy === '-created') ordered.reverse();
+    const render = Render.of(store, req);
+    return {
+      startAt,
+      maxResults,
+      total: ordered.length,
+      comments: ordered.slice(startAt, startAt + maxResults).map((c) => render.comment(issue, c)),
+    };
+  });
+
+  app.get<{ Params: { issueIdOrKey: string; id: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey/comment/:id',
+    async (req, reply) => {
+      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+      if (!issue) return notFoundIssue(reply);
+      const comment = issue.comments.find((c) => c.id === req.params.id);
+      if (!comment) return sendError(reply, 404, [`Can not find a comment for the id: ${req.params.id}.`]);
+      return Render.of(store, req).comment(issue, comment);
+    },
+  );
+
+  app.post<{ Params: { issueIdOrKey: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey/comment',
+    async (req, reply) => {
+      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+      if (!issue) return notFoundIssue(reply);
+      const body = (req.body ?? {}) as Json;
+      if (body.body === undefined || body.body === null) {
+        return sendError(reply, 400, [], { comment: 'Comment body can not be empty!' });
+      }
+      if (adfProblems(body.body).length > 0)
+        return sendError(reply, 400, [], { comment: 'Comment body is not valid!' });
+      if (isEmptyAdf(body.body))
+        return sendError(reply, 400, [], { comment: 'Comment body can not be empty!' });
+      const now = store.now();
+      const comment: CommentRec = {
+        id: String(store.nextId('comment')),
+        authorId: currentAccount(req).accountId,
+        body: body.body,
+        created: now,
+        updated: now,
+        ...(body.visibility && typeof body.visibility === 'object'
+          ? { visibility: body.visibility as Json }
+          : {}),
+      };
+      issue.comments.push(comment);
+      store.touch(issue);
+      return reply.code(201).send(Render.of(store, req).comment(issue, comment));
+    },
+  );
+}

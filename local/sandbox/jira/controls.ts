@@ -1,0 +1,157 @@
+/**
+ * The Jira sandbox's own control endpoints (outside the API paths, no auth, no faults):
+ *   PUT /_sandbox/jira/accounts  {email, apiToken, projectAdmin, displayName?}: create or update an API account
+ *   GET|PUT /_sandbox/jira/workflow  {issueTypes?, statuses, initial, transitions}: an issue type's workflow
+ *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 10 MiB, 60)
+ *   GET /_sandbox/jira/issues        every issue with all its fields, for assertions
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ISSUE_TYPES, type StatusDef, type TransitionDef, type WorkflowDef } from './catalog.ts';
+import { Render, selectFields } from './render.ts';
+import type { JiraStore } from './store.ts';
+
+const AccountSchema = z.strictObject({
+  email: z.email(),
+  apiToken: z.string().min(1),
+  projectAdmin: z.boolean(),
+  displayName: z.string().min(1).optional(),
+});
+
+const Category = z.enum(['new', 'indeterminate', 'done']);
+const WorkflowSchema = z.strictObject({
+  /** Issue type names the workflow applies to; all when absent. */
+  issueTypes: z.array(z.string().min(1)).min(1).optional(),
+  /** Statuses by name; a name the site does not know yet needs a category and is created. */
+  statuses: z.array(z.strictObject({ name: z.string().min(1), category: Category.optional() })).min(1),
+  initial: z.string().min(1),
+  transitions: z.array(
+    z.strictObject({
+      id: z.string().regex(/^\d+$/).optional(),
+      name: z.string().min(1),
+      from: z.union([z.literal('any'), z.array(z.string().min(1)).min(1)]),
+      to: z.string().min(1),
+    }),
+  ),
+});
+
+const LimitsSchema = z.strictObject({
+  attachmentMaxBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1024 ** 3)
+    .optional(),
+  maxFilesPerUpload: z.number().int().min(1).max(1000).optional(),
+});
+
+const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+
+export function registerControlRoutes(app: FastifyInstance, store: JiraStore): void {
+  app.put('/_sandbox/jira/accounts', async (req, reply) => {
+    const body = AccountSchema.safeParse(req.body ?? {});
+    if (!body.success) return reply.code(400).send({ message: issuesOf(body.error) });
+    const account = store.upsertAccount(body.data);
+    return { accountId: account.accountId, email: account.email, projectAdmin: account.projectAdmin };
+  });
+
+  const describe = (wf: WorkflowDef) => ({
+    initial: store.statuses.get(wf.initial)?.name,
+    statuses: wf.statuses.flatMap((id) => store.statuses.get(id) ?? []),
+    transitions: wf.transitions.map((t) => ({
+      id: t.id,
+      name: t.name,
+      from: t.from === 'any' ? 'any' : t.from.map((id) => store.statuses.get(id)?.name),
+      to: store.statuses.get(t.to)?.name,
+    })),
+  });
+
+  app.get('/_sandbox/jira/workflow', async () =>
+    Object.fromEntries(
+      ISSUE_TYPES.map((t) => [
+        t.name,
+        describe(store.workflows.get(t.id) ?? { initial: '', statuses: [], transitions: [] }),
+      ]),
+    ),
+  );
+
+  app.put('/_sandbox/jira/workflow', async (req, reply) => {
+    const parsed = WorkflowSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
+    const input = parsed.data;
+    const types = (input.issueTypes ?? ISSUE_TYPES.map((t) => t.name)).map((name) => {
+      const type = ISSUE_TYPES.find((t) => t.name.toLowerCase() === name.toLowerCase());
+      return { name, type };
+    });
+    const unknownType = types.find((t) => !t.type);
+    if (unknownType) return reply.code(400).send({ message: [`Unknown issue type '${unknownType.name}'.`] });
+
+    // Resolve (and, once everything is valid, create) the statuses by name.
+    const byName = (name: string) =>
+      [...store.statuses.values()].find((s) => s.name.toLowerCase() === name.toLowerCase());
+    const problems: string[] = [];
+    const fresh: StatusDef[] = [];
+    for (const s of input.statuses) {
+      const existing = byName(s.name);
+      if (existing && s.category && existing.category !== s.category) {
+        problems.push(`Status '${s.name}' exists with category '${existing.category}'.`);
+      } else if (!existing && !s.category) {
+        problems.push(`Status '${s.name}' is new and needs a category (new, indeterminate or done).`);
+      } else if (!existing && s.category) {
+        fresh.push({ id: '', name: s.name, category: s.category });
+      }
+    }
+    const names = new Set(input.statuses.map((s) => s.name.toLowerCase()));
+    const inWorkflow = (name: string) => names.has(name.toLowerCase());
+    if (!inWorkflow(input.initial))
+      problems.push(`The initial status '${input.initial}' is not in 'statuses'.`);
+    for (const t of input.transitions) {
+      for (const name of [...(t.from === 'any' ? [] : t.from), t.to]) {
+        if (!inWorkflow(name))
+          problems.push(`Transition '${t.name}' refers to '${name}', which is not in 'statuses'.`);
+      }
+    }
+    const ids = input.transitions.flatMap((t) => (t.id ? [t.id] : []));
+    if (new Set(ids).size !== ids.length) problems.push('Transition ids must be unique.');
+    if (problems.length > 0) return reply.code(400).send({ message: problems });
+
+    for (const s of fresh) {
+      s.id = String(store.nextId('status', 10100));
+      store.statuses.set(s.id, s);
+    }
+    const idOf = (name: string) => byName(name)?.id ?? '';
+    let nextTransitionId = 11;
+    const taken = new Set(ids);
+    const transitions: TransitionDef[] = input.transitions.map((t) => {
+      let id = t.id;
+      while (!id) {
+        const candidate = String(nextTransitionId);
+        nextTransitionId += 10;
+        if (!taken.has(candidate)) id = candidate;
+      }
+      taken.add(id);
+      return { id, name: t.name, from: t.from === 'any' ? 'any' : t.from.map(idOf), to: idOf(t.to) };
+    });
+    const workflow: WorkflowDef = {
+      initial: idOf(input.initial),
+      statuses: input.statuses.map((s) => idOf(s.name)),
+      transitions,
+    };
+    for (const t of types) if (t.type) store.workflows.set(t.type.id, workflow);
+    return { issueTypes: types.map((t) => t.type?.name), workflow: describe(workflow) };
+  });
+
+  app.get('/_sandbox/jira/limits', async () => store.limits);
+  app.put('/_sandbox/jira/limits', async (req, reply) => {
+    const parsed = LimitsSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
+    store.limits = { ...store.limits, ...parsed.data };
+    return store.limits;
+  });
+
+  app.get('/_sandbox/jira/issues', async (req) => {
+    const render = Render.of(store, req);
+    const all = selectFields(undefined, 'all');
+    return [...store.issues.values()].map((issue) => render.issue(issue, all));
+  });
+}

@@ -1,0 +1,59 @@
+/** Jira's error shape, `{errorMessages: string[], errors: {field: message}}`, and the app-wide error handler. */
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+
+export interface ErrorCollection {
+  errorMessages: string[];
+  errors: Record<string, string>;
+}
+
+export const errorBody = (errorMessages: string[], errors: Record<string, string> = {}): ErrorCollection => ({
+  errorMessages,
+  errors,
+});
+
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  errorMessages: string[],
+  errors: Record<string, string> = {},
+): FastifyReply {
+  return reply.code(status).send(errorBody(errorMessages, errors));
+}
+
+export const ISSUE_NOT_FOUND = 'Issue does not exist or you do not have permission to see it.';
+
+export const notFoundIssue = (reply: FastifyReply) => sendError(reply, 404, [ISSUE_NOT_FOUND]);
+
+/** Thrown by validation code that has already decided the answer. */
+export class JiraHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorCollection,
+  ) {
+    super(body.errorMessages[0] ?? Object.values(body.errors)[0] ?? `HTTP ${status}`);
+  }
+}
+
+/** Malformed JSON, other framework errors and unknown resources answered in Jira's shape on the API paths. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setNotFoundHandler((req, reply) => {
+    // Jira's REST layer (Jersey) names the path it could not route.
+    if (req.url.startsWith('/rest/')) return sendError(reply, 404, [`null for uri: ${req.url}`]);
+    return reply.code(404).send({ message: `Route ${req.method}:${req.url} not found` });
+  });
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    if (error instanceof JiraHttpError) return reply.code(error.status).send(error.body);
+    const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
+    if (!req.url.startsWith('/rest/')) {
+      return reply.code(status).send({ message: error.message });
+    }
+    if (status >= 500) req.log.error(error);
+    const message =
+      error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+        ? 'No content to map due to end-of-input'
+        : status >= 500
+          ? 'Internal server error'
+          : error.message;
+    return reply.code(status).send(errorBody([message]));
+  });
+}

@@ -1,0 +1,262 @@
+/**
+ * The site and project metadata a migrator reads before writing: who am I and what may I do, the project
+ * with its issue types, statuses per issue type, fields, priorities, resolutions, users (search by e-mail),
+ * project roles (administrators only) and components (created by administrators only).
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { currentAccount, requireProjectAdmin } from './auth.ts';
+import { FIELDS, ISSUE_TYPES, PRIORITIES, PROJECT_PERMISSIONS, RESOLUTIONS } from './catalog.ts';
+import { sendError } from './errors.ts';
+import { Render } from './render.ts';
+import type { ComponentRec, JiraStore } from './store.ts';
+
+type Json = Record<string, unknown>;
+
+const ROLES = [
+  { id: '10002', name: 'Administrators' },
+  { id: '10003', name: 'Member' },
+  { id: '10004', name: 'Viewer' },
+];
+
+export function projectNotFound(reply: FastifyReply, idOrKey: string) {
+  const what = /^\d+$/.test(idOrKey) ? 'id' : 'key';
+  return sendError(reply, 404, [`No project could be found with ${what} '${idOrKey}'.`]);
+}
+
+export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): void {
+  app.get('/rest/api/3/myself', async (req) => {
+    const user = store.users.get(currentAccount(req).accountId);
+    return user ? Render.of(store, req).user(user) : {};
+  });
+
+  app.get<{ Querystring: { accountId?: string } }>('/rest/api/3/user', async (req, reply) => {
+    const user = req.query.accountId ? store.users.get(req.query.accountId) : undefined;
+    if (!user)
+      return sendError(reply, 404, [
+        `The user with account ID '${req.query.accountId ?? ''}' does not exist.`,
+      ]);
+    return Render.of(store, req).user(user);
+  });
+
+  // Jira matches the query against the start of the display name's words and of the e-mail address.
+  app.get<{ Querystring: { query?: string; accountId?: string; startAt?: string; maxResults?: string } }>(
+    '/rest/api/3/user/search',
+    async (req, reply) => {
+      const { query, accountId } = req.query;
+      if (query !== undefined && accountId !== undefined) {
+        return sendError(reply, 400, ["The 'query' and 'accountId' parameters cannot be used together."]);
+      }
+      if (!query && !accountId)
+        return sendError(reply, 400, ["The 'query' or 'accountId' parameter is required."]);
+      const q = (query ?? '').toLowerCase();
+      const startAt = Number(req.query.startAt ?? 0) || 0;
+      const maxResults = Math.min(Number(req.query.maxResults ?? 50) || 50, 1000);
+      const matches = [...store.users.values()].filter((u) =>
+        accountId !== undefined
+          ? u.accountId === accountId
+          : u.email.toLowerCase().startsWith(q) ||
+            u.displayName
+              .toLowerCase()
+              .split(/\s+/)
+              .some((w) => w.startsWith(q)) ||
+            u.displayName.toLowerCase().startsWith(q),
+      );
+      const render = Render.of(store, req);
+      return matches.slice(startAt, startAt + maxResults).map((u) => render.user(u));
+    },
+  );
+
+  app.get<{ Params: { projectIdOrKey: string } }>(
+    '/rest/api/3/project/:projectIdOrKey',
+    async (req, reply) => {
+      if (!store.projectMatches(req.params.projectIdOrKey))
+        return projectNotFound(reply, req.params.projectIdOrKey);
+      const render = Render.of(store, req);
+      const p = store.project;
+      const lead = store.users.get(p.leadAccountId);
+      return {
+        expand: 'description,lead,issueTypes,url,projectKeys,permissions,insight',
+        self: `${render.base}/rest/api/3/project/${p.id}`,
+        id: p.id,
+        key: p.key,
+        description: 'Target project of the Azure DevOps migration.',
+        ...(lead ? { lead: render.user(lead) } : {}),
+        components: [...store.components.values()].map((c) => render.component(c)),
+        issueTypes: ISSUE_TYPES.map((t) => render.issueType(t)),
+        assigneeType: 'UNASSIGNED',
+        versions: [],
+        name: p.name,
+        roles: Object.fromEntries(
+          ROLES.map((r) => [r.name, `${render.base}/rest/api/3/project/${p.id}/role/${r.id}`]),
+        ),
+        avatarUrls: render.avatarUrls('project', p.id),
+        projectTypeKey: 'software',
+        simplified: false,
+        style: 'classic',
+        isPrivate: false,
+        properties: {},
+      };
+    },
+  );
+
+  app.get<{ Querystring: { projectId?: string } }>('/rest/api/3/issuetype/project', async (req, reply) => {
+    const projectId = req.query.projectId;
+    if (!projectId) return sendError(reply, 400, ["The 'projectId' parameter is required."]);
+    if (projectId !== store.project.id) return projectNotFound(reply, projectId);
+    const render = Render.of(store, req);
+    return ISSUE_TYPES.map((t) => render.issueType(t));
+  });
+
+  app.get<{ Params: { projectIdOrKey: string } }>(
+    '/rest/api/3/project/:projectIdOrKey/statuses',
+    async (req, reply) => {
+      if (!store.projectMatches(req.params.projectIdOrKey))
+        return projectNotFound(reply, req.params.projectIdOrKey);
+      const render = Render.of(store, req);
+      return ISSUE_TYPES.map((t) => ({
+        self: `${render.base}/rest/api/3/issuetype/${t.id}`,
+        id: t.id,
+        name: t.name,
+        subtask: t.hierarchyLevel === -1,
+        statuses: (store.workflows.get(t.id)?.statuses ?? []).flatMap((sid) => {
+          const s = store.statuses.get(sid);
+          return s ? [render.status(s)] : [];
+        }),
+      }));
+    },
+  );
+
+  app.get('/rest/api/3/field', async () =>
+    FIELDS.map((f) => ({
+      id: f.id,
+      key: f.id,
+      name: f.name,
+      custom: f.custom,
+      orderable: f.orderable,
+      navigable: f.navigable,
+      searchable: f.searchable,
+      clauseNames: f.clauseNames,
+      schema: f.schema,
+    })),
+  );
+
+  app.get('/rest/api/3/priority', async (req) => {
+    const render = Render.of(store, req);
+    return PRIORITIES.map((p) => ({ ...render.priority(p.id), isDefault: p.name === 'Medium' }));
+  });
+
+  app.get('/rest/api/3/resolution', async (req) => {
+    const render = Render.of(store, req);
+    return RESOLUTIONS.map((r) => render.resolution(r.id));
+  });
+
+  app.get('/rest/api/3/status', async (req) => {
+    const render = Render.of(store, req);
+    return [...store.statuses.values()].map((s) => render.status(s));
+  });
+
+  // Learning one's role without side effects: which of the named permissions the caller holds.
+  app.get<{ Querystring: { projectKey?: string; projectId?: string; permissions?: string } }>(
+    '/rest/api/3/mypermissions',
+    async (req, reply) => {
+      const project = req.query.projectId ?? req.query.projectKey;
+      if (project !== undefined && !store.projectMatches(project)) return projectNotFound(reply, project);
+      const keys = (req.query.permissions ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean);
+      if (keys.length === 0) return sendError(reply, 400, ["The 'permissions' parameter is required."]);
+      const unknown = keys.filter((k) => !PROJECT_PERMISSIONS.some((p) => p.key === k));
+      if (unknown.length > 0)
+        return sendError(reply, 400, [`Invalid permission key(s): ${unknown.join(', ')}`]);
+      const admin = currentAccount(req).projectAdmin;
+      const permissions: Record<string, Json> = {};
+      for (const key of keys) {
+        const p = PROJECT_PERMISSIONS.find((x) => x.key === key);
+        if (!p) continue;
+        permissions[key] = {
+          id: String(PROJECT_PERMISSIONS.indexOf(p) + 1),
+          key: p.key,
+          name: p.name,
+          type: p.type,
+          description: `Permission to ${p.name.toLowerCase()}.`,
+          // The service account administers the project, not the site.
+          havePermission: p.type === 'GLOBAL' ? false : admin || !p.adminOnly,
+        };
+      }
+      return { permissions };
+    },
+  );
+
+  // Needs Administer Projects. The spec (401 "...or if the user lacks administrative permissions for the
+  // project") and the service (401 "You cannot edit the configuration of this project.", pycontribs/jira#535)
+  // answer a non-administrator with 401, not 403; the sandbox does the same.
+  app.get<{ Params: { projectIdOrKey: string } }>(
+    '/rest/api/3/project/:projectIdOrKey/role',
+    async (req, reply) => {
+      if (!store.projectMatches(req.params.projectIdOrKey))
+        return projectNotFound(reply, req.params.projectIdOrKey);
+      if (!currentAccount(req).projectAdmin) {
+        return sendError(reply, 401, ['You cannot edit the configuration of this project.']);
+      }
+      const base = Render.of(store, req).base;
+      return Object.fromEntries(
+        ROLES.map((r) => [r.name, `${base}/rest/api/3/project/${store.project.id}/role/${r.id}`]),
+      );
+    },
+  );
+
+  app.get<{ Params: { projectIdOrKey: string } }>(
+    '/rest/api/3/project/:projectIdOrKey/components',
+    async (req, reply) => {
+      if (!store.projectMatches(req.params.projectIdOrKey))
+        return projectNotFound(reply, req.params.projectIdOrKey);
+      const render = Render.of(store, req);
+      return [...store.components.values()].map((c) => render.component(c));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/rest/api/3/component/:id', async (req, reply) => {
+    const c = store.components.get(req.params.id);
+    if (!c) return sendError(reply, 404, [`The component with id ${req.params.id} does not exist.`]);
+    return Render.of(store, req).component(c);
+  });
+
+  app.post('/rest/api/3/component', async (req, reply) => {
+    const body = (req.body ?? {}) as Json;
+    const project =
+      typeof body.project === 'string'
+        ? body.project
+        : body.projectId !== undefined
+          ? String(body.projectId)
+          : '';
+    if (!project) return sendError(reply, 400, [], { project: 'The project is required.' });
+    if (!store.projectMatches(project)) return projectNotFound(reply, project);
+    if (!requireProjectAdmin(req, reply, 'You cannot edit the configuration of this project.')) return reply;
+    const errors: Record<string, string> = {};
+    const name = typeof body.name === 'string' ? body.name.trim() : '';
+    if (!name) errors.name = 'The component name specified is invalid.';
+    else if (name.length > 255) errors.name = 'The component name must not exceed 255 characters.';
+    else if ([...store.components.values()].some((c) => c.name.toLowerCase() === name.toLowerCase())) {
+      errors.name = `A component with the name ${name} already exists in this project.`;
+    }
+    const lead = typeof body.leadAccountId === 'string' ? body.leadAccountId : undefined;
+    if (lead !== undefined && !store.users.has(lead))
+      errors.leadAccountId = `The user ${lead} does not exist.`;
+    const assigneeType = body.assigneeType ?? 'PROJECT_DEFAULT';
+    const types = ['PROJECT_DEFAULT', 'COMPONENT_LEAD', 'PROJECT_LEAD', 'UNASSIGNED'] as const;
+    if (!types.includes(assigneeType as (typeof types)[number])) {
+      errors.assigneeType = `The assignee type '${String(assigneeType)}' is not valid.`;
+    }
+    if (Object.keys(errors).length > 0) return sendError(reply, 400, [], errors);
+    const component: ComponentRec = {
+      id: String(store.nextId('component')),
+      name,
+      assigneeType: assigneeType as ComponentRec['assigneeType'],
+      ...(typeof body.description === 'string' ? { description: body.description } : {}),
+      ...(lead !== undefined ? { leadAccountId: lead } : {}),
+    };
+    store.components.set(component.id, component);
+    return reply.code(201).send(Render.of(store, req).component(component));
+  });
+}

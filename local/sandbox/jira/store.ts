@@ -1,0 +1,467 @@
+/**
+ * The Jira sandbox's state: one site with one software project, its users and accounts, issues with their
+ * comments, worklogs, attachments and links, sprints on one Scrum board, and the search index's view of the
+ * issues. `seed` rebuilds the start state (reset and seed call it).
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sandboxPeople } from '../common/people.ts';
+import {
+  DEFAULT_STATUSES,
+  defaultWorkflow,
+  ISSUE_TYPES,
+  type IssueTypeDef,
+  type StatusDef,
+  type WorkflowDef,
+} from './catalog.ts';
+
+export interface JiraUser {
+  accountId: string;
+  displayName: string;
+  email: string;
+  active: boolean;
+}
+
+export interface Account {
+  email: string;
+  apiToken: string;
+  accountId: string;
+  projectAdmin: boolean;
+}
+
+export interface ComponentRec {
+  id: string;
+  name: string;
+  description?: string;
+  leadAccountId?: string;
+  assigneeType: 'PROJECT_DEFAULT' | 'COMPONENT_LEAD' | 'PROJECT_LEAD' | 'UNASSIGNED';
+}
+
+export interface CommentRec {
+  id: string;
+  authorId: string;
+  body: unknown;
+  created: number;
+  updated: number;
+  visibility?: Record<string, unknown>;
+}
+
+export interface WorklogRec {
+  id: string;
+  authorId: string;
+  comment?: unknown;
+  started: number;
+  timeSpentSeconds: number;
+  created: number;
+  updated: number;
+}
+
+export interface RemoteLinkRec {
+  id: number;
+  globalId?: string;
+  application?: Record<string, unknown>;
+  relationship?: string;
+  object: Record<string, unknown>;
+}
+
+export interface AttachmentRec {
+  id: string;
+  issueId: number;
+  filename: string;
+  mimeType: string;
+  size: number;
+  created: number;
+  authorId: string;
+  /** Where the bytes are on disk (uploads are streamed there, never held in memory). */
+  path: string;
+  /** The Media Services file id an ADF `media` node refers to. */
+  mediaId: string;
+}
+
+export interface IssueLinkRec {
+  id: string;
+  typeId: string;
+  /** Jira's naming: the link `{inwardIssue: A, outwardIssue: B}` reads "A <outward> B" (A blocks B). */
+  inwardId: number;
+  outwardId: number;
+}
+
+export interface SprintRec {
+  id: number;
+  name: string;
+  state: 'future' | 'active' | 'closed';
+  startDate?: string;
+  endDate?: string;
+  completeDate?: string;
+  createdDate: string;
+  originBoardId: number;
+  goal?: string;
+}
+
+export interface BoardRec {
+  id: number;
+  name: string;
+  type: 'scrum';
+}
+
+export interface TimeTracking {
+  originalSeconds?: number;
+  remainingSeconds?: number;
+  spentSeconds: number;
+}
+
+export interface IssueRec {
+  id: number;
+  key: string;
+  issueTypeId: string;
+  summary: string;
+  description: unknown;
+  statusId: string;
+  resolutionId: string | null;
+  resolutionDate: number | null;
+  statusCategoryChanged: number;
+  priorityId: string;
+  labels: string[];
+  assigneeId: string | null;
+  reporterId: string | null;
+  creatorId: string;
+  created: number;
+  updated: number;
+  duedate: string | null;
+  componentIds: string[];
+  parentId: number | null;
+  /** Every sprint the issue has been in, oldest first (closed ones stay, as in Jira's Sprint field). */
+  sprintIds: number[];
+  custom: Record<string, unknown>;
+  timetracking: TimeTracking;
+  attachmentIds: string[];
+  comments: CommentRec[];
+  worklogs: WorklogRec[];
+  remoteLinks: RemoteLinkRec[];
+  /** The search index's copies of the issue, one per write, oldest first (see `indexedView`). */
+  index: IndexEntry[];
+}
+
+/** One write as the search index receives it: visible to JQL from `dueAt` on. */
+export interface IndexEntry {
+  at: number;
+  dueAt: number;
+  doc: IndexDoc;
+}
+
+/** What JQL can see of an issue: the values at the time of one write. */
+export interface IndexDoc {
+  id: number;
+  key: string;
+  projectKey: string;
+  issueType: string;
+  status: string;
+  labels: string[];
+  parentKey: string | null;
+  sprintIds: number[];
+  summary: string;
+  assigneeId: string | null;
+  reporterId: string | null;
+  created: number;
+  updated: number;
+}
+
+export interface Limits {
+  /** Largest single attachment, in bytes (Jira Cloud's default is 1 GB; small here so tests can exceed it). */
+  attachmentMaxBytes: number;
+  /** Most files in one upload request (Jira Cloud: 60). */
+  maxFilesPerUpload: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 10 * 1024 * 1024, maxFilesPerUpload: 60 };
+
+const stableHex = (text: string, length: number) =>
+  createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/** A UUID-shaped id that is stable for the seed (Media Services ids are UUIDs). */
+export function stableUuid(text: string): string {
+  const h = stableHex(text, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface ProjectInfo {
+  id: string;
+  key: string;
+  name: string;
+  leadAccountId: string;
+}
+
+export class JiraStore {
+  readonly projectKey: string;
+  seedValue = 0;
+  project!: ProjectInfo;
+  users = new Map<string, JiraUser>();
+  accounts = new Map<string, Account>();
+  serviceAccountId = '';
+  statuses = new Map<string, StatusDef>();
+  workflows = new Map<string, WorkflowDef>();
+  issues = new Map<number, IssueRec>();
+  issuesByKey = new Map<string, IssueRec>();
+  components = new Map<string, ComponentRec>();
+  links = new Map<string, IssueLinkRec>();
+  /** Link ids by the issues at either end, and child issue ids by parent: issue fields read them per issue. */
+  private linksByIssue = new Map<number, Set<string>>();
+  private childrenByParent = new Map<number, Set<number>>();
+  private attachmentsByMediaId = new Map<string, string>();
+  attachments = new Map<string, AttachmentRec>();
+  sprints = new Map<number, SprintRec>();
+  boards = new Map<number, BoardRec>();
+  limits: Limits = { ...DEFAULT_LIMITS };
+  /** A per-seed secret that signs the media tokens in attachment redirects. */
+  mediaSecret = '';
+  /** The index lag applied to a write (the `searchLagMs` fault setting), read at write time. */
+  searchLag: () => number = () => 0;
+  private counters: Record<string, number> = {};
+  private nextIssueNumber = 1;
+  private attachmentDirPath: string | undefined;
+
+  constructor(
+    private readonly config: { email: string; apiToken: string; projectKey: string },
+    readonly now: () => number = Date.now,
+  ) {
+    this.projectKey = config.projectKey;
+  }
+
+  seed(seed: number): void {
+    this.seedValue = seed;
+    this.users.clear();
+    this.accounts.clear();
+    this.issues.clear();
+    this.issuesByKey.clear();
+    this.components.clear();
+    this.links.clear();
+    this.linksByIssue.clear();
+    this.childrenByParent.clear();
+    this.attachments.clear();
+    this.attachmentsByMediaId.clear();
+    this.sprints.clear();
+    this.boards.clear();
+    this.statuses.clear();
+    this.workflows.clear();
+    this.limits = { ...DEFAULT_LIMITS };
+    this.counters = {};
+    this.nextIssueNumber = 1;
+    this.mediaSecret = stableHex(`media-secret:${seed}:${this.config.apiToken}`, 32);
+    this.removeAttachmentFiles();
+
+    for (const person of sandboxPeople(seed)) {
+      if (person.on === 'ado') continue;
+      this.users.set(person.jiraAccountId, {
+        accountId: person.jiraAccountId,
+        displayName: person.displayName,
+        email: person.email,
+        active: true,
+      });
+    }
+    const service = this.upsertAccount({
+      email: this.config.email,
+      apiToken: this.config.apiToken,
+      projectAdmin: true,
+      displayName: 'Migration Service',
+    });
+    this.serviceAccountId = service.accountId;
+    this.project = {
+      id: '10000',
+      key: this.projectKey,
+      name: `${this.projectKey} Migration Target`,
+      leadAccountId: service.accountId,
+    };
+    for (const s of DEFAULT_STATUSES) this.statuses.set(s.id, { ...s });
+    for (const t of ISSUE_TYPES) this.workflows.set(t.id, defaultWorkflow(t.name));
+    this.boards.set(1, { id: 1, name: `${this.projectKey} board`, type: 'scrum' });
+  }
+
+  /** Creates or updates an API account (and its Jira user); the accountId is stable for the e-mail. */
+  upsertAccount(input: {
+    email: string;
+    apiToken: string;
+    projectAdmin: boolean;
+    displayName?: string;
+  }): Account {
+    const email = input.email.toLowerCase();
+    const existingUser = [...this.users.values()].find((u) => u.email.toLowerCase() === email);
+    const accountId =
+      existingUser?.accountId ?? `5f${stableHex(`jira-account:${this.seedValue}:${email}`, 22)}`;
+    if (!existingUser) {
+      this.users.set(accountId, {
+        accountId,
+        displayName: input.displayName ?? input.email.split('@')[0] ?? input.email,
+        email: input.email,
+        active: true,
+      });
+    } else if (input.displayName) {
+      existingUser.displayName = input.displayName;
+    }
+    const account = {
+      email: input.email,
+      apiToken: input.apiToken,
+      accountId,
+      projectAdmin: input.projectAdmin,
+    };
+    this.accounts.set(email, account);
+    return account;
+  }
+
+  nextId(kind: string, start = 10000): number {
+    const value = this.counters[kind] ?? start;
+    this.counters[kind] = value + 1;
+    return value;
+  }
+
+  allocateIssueKey(): { id: number; key: string } {
+    return { id: this.nextId('issue'), key: `${this.projectKey}-${this.nextIssueNumber++}` };
+  }
+
+  issueByIdOrKey(idOrKey: string): IssueRec | undefined {
+    if (/^\d+$/.test(idOrKey)) return this.issues.get(Number(idOrKey));
+    return this.issuesByKey.get(idOrKey.toUpperCase());
+  }
+
+  addIssue(issue: IssueRec): void {
+    this.issues.set(issue.id, issue);
+    this.issuesByKey.set(issue.key.toUpperCase(), issue);
+    this.reindex(issue, false);
+  }
+
+  addLink(link: IssueLinkRec): void {
+    this.links.set(link.id, link);
+    for (const issueId of [link.inwardId, link.outwardId]) {
+      const ids = this.linksByIssue.get(issueId) ?? new Set<string>();
+      ids.add(link.id);
+      this.linksByIssue.set(issueId, ids);
+    }
+  }
+
+  linksOf(issueId: number): IssueLinkRec[] {
+    return [...(this.linksByIssue.get(issueId) ?? [])].flatMap((id) => this.links.get(id) ?? []);
+  }
+
+  setParent(issue: IssueRec, parentId: number | null): void {
+    if (issue.parentId !== null) this.childrenByParent.get(issue.parentId)?.delete(issue.id);
+    issue.parentId = parentId;
+    if (parentId === null) return;
+    const children = this.childrenByParent.get(parentId) ?? new Set<number>();
+    children.add(issue.id);
+    this.childrenByParent.set(parentId, children);
+  }
+
+  childrenOf(issueId: number): IssueRec[] {
+    return [...(this.childrenByParent.get(issueId) ?? [])].flatMap((id) => this.issues.get(id) ?? []);
+  }
+
+  addAttachment(a: AttachmentRec): void {
+    this.attachments.set(a.id, a);
+    this.attachmentsByMediaId.set(a.mediaId, a.id);
+  }
+
+  attachmentByMediaId(mediaId: string): AttachmentRec | undefined {
+    const id = this.attachmentsByMediaId.get(mediaId);
+    return id === undefined ? undefined : this.attachments.get(id);
+  }
+
+  issueType(idOrName: { id?: unknown; name?: unknown }): IssueTypeDef | undefined {
+    if (idOrName.id !== undefined) return ISSUE_TYPES.find((t) => t.id === String(idOrName.id));
+    if (typeof idOrName.name === 'string') {
+      const name = idOrName.name.toLowerCase();
+      return ISSUE_TYPES.find((t) => t.name.toLowerCase() === name);
+    }
+    return undefined;
+  }
+
+  issueTypeOf(issue: IssueRec): IssueTypeDef {
+    return ISSUE_TYPES.find((t) => t.id === issue.issueTypeId) ?? (ISSUE_TYPES[0] as IssueTypeDef);
+  }
+
+  statusOf(issue: IssueRec): StatusDef {
+    return this.statuses.get(issue.statusId) ?? { id: issue.statusId, name: 'Unknown', category: 'new' };
+  }
+
+  workflowOf(issue: IssueRec): WorkflowDef {
+    return this.workflows.get(issue.issueTypeId) ?? defaultWorkflow('Task');
+  }
+
+  projectMatches(idOrKey: string): boolean {
+    return idOrKey === this.project.id || idOrKey.toUpperCase() === this.project.key;
+  }
+
+  /** Records a write: bumps `updated` and queues the new values for the search index. */
+  touch(issue: IssueRec): void {
+    issue.updated = Math.max(this.now(), issue.updated);
+    this.reindex(issue, true);
+  }
+
+  private reindex(issue: IssueRec, prune: boolean): void {
+    const at = this.now();
+    issue.index.push({ at, dueAt: at + this.searchLag(), doc: this.indexDoc(issue) });
+    if (prune) this.prune(issue, at);
+  }
+
+  /** Drops copies older than the newest one the index already shows: they can never be read again. */
+  private prune(issue: IssueRec, now: number): void {
+    for (let i = issue.index.length - 1; i > 0; i--) {
+      if ((issue.index[i]?.dueAt ?? Number.POSITIVE_INFINITY) <= now) {
+        issue.index.splice(0, i);
+        return;
+      }
+    }
+  }
+
+  /**
+   * The lag setting was changed: pending writes become due no later than the new lag allows (a lower lag
+   * lets the index catch up); writes already visible stay visible when the lag is raised.
+   */
+  catchUp(lagMs: number): void {
+    for (const issue of this.issues.values()) {
+      for (const entry of issue.index) entry.dueAt = Math.min(entry.dueAt, entry.at + lagMs);
+    }
+  }
+
+  indexDoc(issue: IssueRec): IndexDoc {
+    return {
+      id: issue.id,
+      key: issue.key,
+      projectKey: this.project.key,
+      issueType: this.issueTypeOf(issue).name,
+      status: this.statusOf(issue).name,
+      labels: [...issue.labels],
+      parentKey: issue.parentId === null ? null : (this.issues.get(issue.parentId)?.key ?? null),
+      sprintIds: [...issue.sprintIds],
+      summary: issue.summary,
+      assigneeId: issue.assigneeId,
+      reporterId: issue.reporterId,
+      created: issue.created,
+      updated: issue.updated,
+    };
+  }
+
+  /**
+   * The index's view of an issue: its values as of the newest write that is due, or undefined when even the
+   * creation has not reached the index yet.
+   */
+  indexedView(issue: IssueRec): IndexDoc | undefined {
+    const now = this.now();
+    for (let i = issue.index.length - 1; i >= 0; i--) {
+      const entry = issue.index[i];
+      if (entry && entry.dueAt <= now) return entry.doc;
+    }
+    return undefined;
+  }
+
+  attachmentDir(): string {
+    this.attachmentDirPath ??= mkdtempSync(join(tmpdir(), 'jira-sandbox-attachments-'));
+    return this.attachmentDirPath;
+  }
+
+  removeAttachmentFiles(): void {
+    if (!this.attachmentDirPath) return;
+    rmSync(this.attachmentDirPath, { recursive: true, force: true });
+    this.attachmentDirPath = undefined;
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * Connectors through HTTP against the sandbox trackers: every failure message of the spec, scans equal to the
+ * generator's ground truth, a 12,000-item scan that runs asynchronously, faults survived, and no credential in
+ * any answer, stored item or log line.
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
+import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { freePort } from '../support/global-setup.ts';
+
+let app: TestApp;
+let t: TestTenant;
+let sb: RunningSandboxes;
+const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '300', SANDBOX_SEED: '42' });
+const captured: string[] = [];
+
+const source = () => ({
+  organization_url: `${sb.ado.url}/${config.ado.org}`,
+  project: config.ado.project,
+  personal_access_token: config.ado.pat,
+});
+const target = () => ({
+  base_url: sb.jira.url,
+  email: config.jira.email,
+  api_token: config.jira.apiToken,
+  project_key: config.jira.projectKey,
+});
+
+async function truth(): Promise<Record<string, unknown> & { totalWorkItems: number }> {
+  return (await fetch(`${sb.ado.url}/_sandbox/ado/truth`)).json() as Promise<
+    Record<string, unknown> & { totalWorkItems: number }
+  >;
+}
+
+async function control(url: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: body ? { 'Content-Type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : null,
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? undefined : res.json();
+}
+
+beforeAll(async () => {
+  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) {
+    const original = console[m].bind(console);
+    vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
+      captured.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+      original(...args);
+    });
+  }
+  sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  app = await startTestApp({ ADO_BASE_URL: sb.ado.url, POWERTOOLS_LOG_LEVEL: 'DEBUG' });
+  t = await app.createTenant('Connectors');
+});
+afterAll(async () => {
+  await app.close();
+  await sb.stop();
+});
+
+const test = (body: unknown, token = t.member.token) =>
+  app.call('POST', '/api/connectors/test', { token, body });
+
+describe('POST /api/connectors/test: the source', () => {
+  it('connects and reports the organisation, project and item count', async () => {
+    const res = await test({ type: 'azure_devops', credentials: source() });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      message: expect.stringContaining('Connected to Azure DevOps project Contoso'),
+      metadata: {
+        organisation: config.ado.org,
+        project: config.ado.project,
+        itemCount: (await truth()).totalWorkItems,
+      },
+    });
+  });
+
+  it('resolves an organisation name against ADO_BASE_URL', async () => {
+    const res = await test({
+      type: 'azure_devops',
+      credentials: { ...source(), organization_url: config.ado.org },
+    });
+    expect(res.body.success).toBe(true);
+  });
+
+  it('says "source connection failed with 401" for a wrong PAT', async () => {
+    const res = await test({
+      type: 'azure_devops',
+      credentials: { ...source(), personal_access_token: 'wrong' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: false, message: 'source connection failed with 401' });
+  });
+
+  it('says "source project not found" for a misspelt project or organisation', async () => {
+    expect(
+      (await test({ type: 'azure_devops', credentials: { ...source(), project: 'Contosso' } })).body,
+    ).toEqual({
+      success: false,
+      message: 'source project not found',
+    });
+    expect(
+      (
+        await test({
+          type: 'azure_devops',
+          credentials: { ...source(), organization_url: `${sb.ado.url}/no-such-org` },
+        })
+      ).body.message,
+    ).toBe('source project not found');
+  });
+
+  it('names an unreachable host', async () => {
+    const port = await freePort();
+    const res = await test({
+      type: 'azure_devops',
+      credentials: { ...source(), organization_url: `http://127.0.0.1:${port}/org` },
+    });
+    expect(res.body).toEqual({
+      success: false,
+      message: `source tracker unreachable at 127.0.0.1:${port} (ECONNREFUSED)`,
+    });
+  });
+});
+
+describe('POST /api/connectors/test: the target', () => {
+  it('connects and reports the site, project and issue count', async () => {
+    const res = await test({ type: 'jira', credentials: target() });
+    expect(res.body).toEqual({
+      success: true,
+      message: expect.stringContaining(`Connected to Jira project ${config.jira.projectKey}`),
+      metadata: {
+        organisation: new URL(sb.jira.url).host,
+        project: expect.any(String),
+        itemCount: expect.any(Number),
+      },
+    });
+  });
+
+  it('says "target connection failed with 401" for a wrong token', async () => {
+    expect((await test({ type: 'jira', credentials: { ...target(), api_token: 'nope' } })).body).toEqual({
+      success: false,
+      message: 'target connection failed with 401',
+    });
+  });
+
+  it('says "target connection failed with 403" for an account without the project administrator role', async () => {
+    await control(sb.jira.url, 'PUT', '/_sandbox/jira/accounts', {
+      email: 'viewer@sandbox.example.com',
+      apiToken: 'viewer-token',
+      projectAdmin: false,
+    });
+    const res = await test({
+      type: 'jira',
+      credentials: { ...target(), email: 'viewer@sandbox.example.com', api_token: 'viewer-token' },
+    });
+    expect(res.body).toEqual({ success: false, message: 'target connection failed with 403' });
+  });
+
+  it('says "target project key not found" for a wrong key', async () => {
+    expect((await test({ type: 'jira', credentials: { ...target(), project_key: 'NOPE' } })).body).toEqual({
+      success: false,
+      message: 'target project key not found',
+    });
+  });
+});
+
+describe('connector request validation', () => {
+  it('lists every problem of a malformed body', async () => {
+    const res = await test({
+      type: 'jira',
+      credentials: { base_url: 'ftp://x', email: 'nope', project_key: 'has space' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED', error: 'Bad Request' });
+    expect(res.body.message).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^credentials.base_url /),
+        'credentials.email must be a valid e-mail address',
+        'credentials.api_token is required',
+        expect.stringMatching(/^credentials.project_key /),
+      ]),
+    );
+    const unknownType = await test({ type: 'github', credentials: {} });
+    expect(unknownType.status).toBe(400);
+    expect((await test({ type: 'azure_devops' })).body.message).toEqual(['credentials is required']);
+  });
+});
+
+describe('a project connected through the connectors', () => {
+  it('stores sealed credentials, shows only summaries, and moves DRAFT -> CONNECTED', async () => {
+    const project = (
+      await app.call('POST', '/api/projects', {
+        token: t.admin.token,
+        body: { name: 'Connected', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+      })
+    ).body;
+    expect(
+      (await test({ type: 'azure_devops', credentials: source(), projectId: project.id })).body.success,
+    ).toBe(true);
+    const half = await app.call('GET', `/api/projects/${project.id}`, { token: t.member.token });
+    expect(half.body.status).toBe('DRAFT');
+    expect(half.body.connections.source).toMatchObject({
+      ok: true,
+      organisation: config.ado.org,
+      project: config.ado.project,
+    });
+    expect(half.body.connections.target).toBeNull();
+
+    expect((await test({ type: 'jira', credentials: target(), projectId: project.id })).body.success).toBe(
+      true,
+    );
+    const detail = await app.call('GET', `/api/projects/${project.id}`, { token: t.member.token });
+    expect(detail.body.status).toBe('CONNECTED');
+    expect(detail.body.connections.target).toMatchObject({
+      ok: true,
+      projectKey: config.jira.projectKey,
+      email: config.jira.email,
+    });
+    expect(detail.text).not.toContain(config.ado.pat);
+    expect(detail.text).not.toContain(config.jira.apiToken);
+
+    // Stored: sealed, never in plain text.
+    const all = await app.db.send(new ScanCommand({ TableName: app.tableName }));
+    const dump = JSON.stringify(all.Items);
+    expect(dump).toContain('A256GCM');
+    expect(dump).not.toContain(config.ado.pat);
+    expect(dump).not.toContain(config.jira.apiToken);
+
+    // The stored credentials can be tested again without sending them.
+    expect((await test({ type: 'jira', projectId: project.id })).body.success).toBe(true);
+  });
+
+  it("answers 404 for another tenant's project", async () => {
+    const other = await app.createTenant('Other');
+    const project = (
+      await app.call('POST', '/api/projects', {
+        token: other.owner.token,
+        body: { name: 'Theirs', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+      })
+    ).body;
+    const res = await test({ type: 'jira', credentials: target(), projectId: project.id });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('PROJECT_NOT_FOUND');
+  });
+});
+
+describe('secrets', () => {
+  it('never writes a credential to a log line', async () => {
+    await test({
+      type: 'azure_devops',
+      credentials: { ...source(), personal_access_token: 'wrong-but-secret-pat' },
+    });
+    await test({ type: 'jira', credentials: { ...target(), api_token: 'wrong-but-secret-token' } });
+    const log = captured.join('\n');
+    // The log did record the tests (so this check is not vacuous) ...
+    expect(log).toContain('connection tested');
+    expect(log).toContain('tracker call');
+    // ... and none of the secrets, nor their Basic-auth encodings.
+    for (const secret of [
+      config.ado.pat,
+      config.jira.apiToken,
+      'wrong-but-secret-pat',
+      'wrong-but-secret-token',
+    ]) {
+      expect(log).not.toContain(secret);
+      expect(log).not.toContain(Buffer.from(`:${secret}`).toString('base64'));
+      expect(log).not.toContain(Buffer.from(`${config.jira.email}:${secret}`).toString('base64'));
+    }
+  });
+});

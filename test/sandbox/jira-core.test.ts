@@ -1,0 +1,344 @@
+/**
+ * Jira sandbox through real HTTP: authentication and the administrator role, project metadata, issue create
+ * (single and bulk), validation with Jira's messages, read with a field selection, edit, users, components.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { sandboxPeople } from '../../local/sandbox/common/people.ts';
+import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
+import { http } from '../support/http.ts';
+
+const config = sandboxConfigFromEnv({});
+const KEY = config.jira.projectKey;
+let base = '';
+let close: () => Promise<void>;
+
+const basic = (email: string, token: string) =>
+  `Basic ${Buffer.from(`${email}:${token}`).toString('base64')}`;
+const SERVICE = basic(config.jira.email, config.jira.apiToken);
+
+const call = (method: string, path: string, body?: unknown, authorization: string | null = SERVICE) =>
+  http(base, method, path, { body, headers: authorization ? { Authorization: authorization } : {} });
+
+const doc = (text: string) => ({
+  type: 'doc',
+  version: 1,
+  content: [{ type: 'paragraph', content: [{ type: 'text', text }] }],
+});
+const story = (summary: string, extra: Record<string, unknown> = {}) => ({
+  fields: { project: { key: KEY }, issuetype: { name: 'Story' }, summary, ...extra },
+});
+
+beforeAll(async () => {
+  const { app } = await buildJiraSandbox(config);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  close = () => app.close();
+});
+afterAll(async () => close());
+beforeEach(async () => {
+  await fetch(`${base}/_sandbox/reset`, { method: 'POST' });
+});
+
+describe('authentication and roles', () => {
+  it('answers 401 in Jira shape for missing or wrong credentials', async () => {
+    const missing = await call('GET', '/rest/api/3/myself', undefined, null);
+    expect(missing.status).toBe(401);
+    expect(missing.body).toEqual({ errorMessages: [expect.any(String)], errors: {} });
+    const wrong = await call('GET', '/rest/api/3/myself', undefined, basic(config.jira.email, 'nope'));
+    expect(wrong.status).toBe(401);
+    const me = await call('GET', '/rest/api/3/myself');
+    expect(me.status).toBe(200);
+    expect(me.body.emailAddress).toBe(config.jira.email);
+  });
+
+  it('refuses a non-admin account on administrator-only operations and reports the role via mypermissions', async () => {
+    const created = await fetch(`${base}/_sandbox/jira/accounts`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'dev@contoso.example.com', apiToken: 'dev-token', projectAdmin: false }),
+    });
+    expect(created.status).toBe(200);
+    const dev = basic('dev@contoso.example.com', 'dev-token');
+    const perms = `/rest/api/3/mypermissions?projectKey=${KEY}&permissions=ADMINISTER_PROJECTS,CREATE_ISSUES`;
+    const devPerms = await call('GET', perms, undefined, dev);
+    expect(devPerms.status).toBe(200);
+    expect(devPerms.body.permissions.ADMINISTER_PROJECTS.havePermission).toBe(false);
+    expect(devPerms.body.permissions.CREATE_ISSUES.havePermission).toBe(true);
+    const adminPerms = await call('GET', perms);
+    expect(adminPerms.body.permissions.ADMINISTER_PROJECTS.havePermission).toBe(true);
+
+    const component = await call('POST', '/rest/api/3/component', { name: 'API', project: KEY }, dev);
+    expect(component.status).toBe(403);
+    expect(component.body.errorMessages).toHaveLength(1);
+    const sprint = await call('POST', '/rest/agile/1.0/sprint', { name: 'S1', originBoardId: 1 }, dev);
+    expect(sprint.status).toBe(403);
+    // Project roles: the spec and the service answer 401 to a non-administrator here.
+    expect((await call('GET', `/rest/api/3/project/${KEY}/role`, undefined, dev)).status).toBe(401);
+    expect((await call('GET', `/rest/api/3/project/${KEY}/role`)).status).toBe(200);
+    // The non-admin can still create issues.
+    expect((await call('POST', '/rest/api/3/issue', story('by dev'), dev)).status).toBe(201);
+    // Reset forgets accounts made through the control endpoint.
+    await http(base, 'POST', '/_sandbox/reset');
+    expect((await call('GET', '/rest/api/3/myself', undefined, dev)).status).toBe(401);
+  });
+});
+
+describe('project metadata', () => {
+  it('serves the project with its issue types and answers 404 for an unknown key', async () => {
+    const project = await call('GET', `/rest/api/3/project/${KEY}`);
+    expect(project.status).toBe(200);
+    const levels = Object.fromEntries(
+      project.body.issueTypes.map((t: { name: string; hierarchyLevel: number }) => [
+        t.name,
+        t.hierarchyLevel,
+      ]),
+    );
+    expect(levels).toEqual({ Epic: 1, Story: 0, Task: 0, Bug: 0, 'Sub-task': -1, Test: 0 });
+    const missing = await call('GET', '/rest/api/3/project/NOPE');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({
+      errorMessages: ["No project could be found with key 'NOPE'."],
+      errors: {},
+    });
+    const types = await call('GET', `/rest/api/3/issuetype/project?projectId=${project.body.id}`);
+    expect(types.body.map((t: { name: string }) => t.name)).toContain('Test');
+  });
+
+  it('lists statuses per issue type with categories, fields, priorities and resolutions', async () => {
+    const statuses = await call('GET', `/rest/api/3/project/${KEY}/statuses`);
+    const bug = statuses.body.find((t: { name: string }) => t.name === 'Bug');
+    const names = bug.statuses.map((s: { name: string }) => s.name);
+    expect(names).toContain('In Testing');
+    const done = bug.statuses.find((s: { name: string }) => s.name === 'Done');
+    expect(done.statusCategory.key).toBe('done');
+    const fields = await call('GET', '/rest/api/3/field');
+    const byName = Object.fromEntries(fields.body.map((f: { name: string; id: string }) => [f.name, f.id]));
+    expect(byName['Story Points']).toMatch(/^customfield_100\d\d$/);
+    expect(byName.Sprint).toMatch(/^customfield_100\d\d$/);
+    expect(byName['Time tracking']).toBe('timetracking');
+    const priorities = await call('GET', '/rest/api/3/priority');
+    expect(priorities.body.map((p: { name: string }) => p.name)).toEqual([
+      'Highest',
+      'High',
+      'Medium',
+      'Low',
+      'Lowest',
+    ]);
+    const resolutions = await call('GET', '/rest/api/3/resolution');
+    expect(resolutions.body.map((r: { name: string }) => r.name)).toEqual(
+      expect.arrayContaining(['Done', "Won't Do"]),
+    );
+    const boards = await call('GET', `/rest/agile/1.0/board?projectKeyOrId=${KEY}`);
+    expect(boards.body.values).toHaveLength(1);
+    expect(boards.body.values[0].type).toBe('scrum');
+  });
+});
+
+describe('issue create, read, edit', () => {
+  it('creates an issue with every kind of field and reads it back', async () => {
+    const people = sandboxPeople(config.seed).filter((p) => p.on !== 'ado');
+    const assignee = people[0]!;
+    const reporter = people[1]!;
+    const component = await call('POST', '/rest/api/3/component', { name: 'Backend', project: KEY });
+    expect(component.status).toBe(201);
+    const created = await call(
+      'POST',
+      '/rest/api/3/issue',
+      story('Migrate login', {
+        description: doc('From ADO #123'),
+        labels: ['src-id-123', 'ado'],
+        priority: { name: 'High' },
+        assignee: { accountId: assignee.jiraAccountId },
+        reporter: { accountId: reporter.jiraAccountId },
+        components: [{ id: component.body.id }],
+        customfield_10016: 5,
+        timetracking: { originalEstimate: '3h', remainingEstimate: '1h 30m' },
+        duedate: '2030-01-31',
+        customfield_10040: 'https://dev.azure.com/org/project/_workitems/edit/123',
+      }),
+    );
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      key: `${KEY}-1`,
+      self: expect.stringContaining('/rest/api/3/issue/'),
+    });
+    const got = await call('GET', `/rest/api/3/issue/${created.body.key}`);
+    const f = got.body.fields;
+    expect(f.summary).toBe('Migrate login');
+    expect(f.description).toEqual(doc('From ADO #123'));
+    expect(f.labels).toEqual(['src-id-123', 'ado']);
+    expect(f.priority.name).toBe('High');
+    expect(f.assignee.accountId).toBe(assignee.jiraAccountId);
+    expect(f.reporter.accountId).toBe(reporter.jiraAccountId);
+    expect(f.components.map((c: { name: string }) => c.name)).toEqual(['Backend']);
+    expect(f.customfield_10016).toBe(5);
+    expect(f.timetracking).toMatchObject({
+      originalEstimate: '3h',
+      remainingEstimate: '1h 30m',
+      originalEstimateSeconds: 10800,
+    });
+    expect(f.duedate).toBe('2030-01-31');
+    expect(f.status.name).toBe('To Do');
+    expect(f.resolution).toBeNull();
+    expect(f.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+0000$/);
+
+    const some = await call('GET', `/rest/api/3/issue/${created.body.key}?fields=summary,labels`);
+    expect(Object.keys(some.body.fields).sort()).toEqual(['labels', 'summary']);
+    expect((await call('GET', `/rest/api/3/issue/${KEY}-999`)).status).toBe(404);
+  });
+
+  it('validates like Jira: ADF, summary length, labels with spaces, unknown references', async () => {
+    const bad = (extra: Record<string, unknown>, summary = 'x') =>
+      call('POST', '/rest/api/3/issue', story(summary, extra));
+    const plain = await bad({ description: 'plain text' });
+    expect(plain.status).toBe(400);
+    expect(plain.body.errors.description).toMatch(/Atlassian Document/);
+    // A structurally wrong document (a text node directly under doc) is refused by Atlassian's validator.
+    const misplaced = await bad({
+      description: { type: 'doc', version: 1, content: [{ type: 'text', text: 'x' }] },
+    });
+    expect(misplaced.status).toBe(400);
+    expect(misplaced.body.errors.description).toBeDefined();
+    const long = await bad({}, 'x'.repeat(256));
+    expect(long.body.errors.summary).toBe('Summary must be less than 255 characters.');
+    expect((await bad({}, 'x'.repeat(255))).status).toBe(201);
+    const spaced = await bad({ labels: ['has space'] });
+    expect(spaced.status).toBe(400);
+    expect(spaced.body.errors.labels).toContain('has space');
+    expect((await bad({ priority: { name: 'Urgent' } })).body.errors.priority).toBeDefined();
+    expect((await bad({ assignee: { accountId: 'nobody' } })).body.errors.assignee).toBeDefined();
+    const type = await call('POST', '/rest/api/3/issue', {
+      fields: { project: { key: KEY }, issuetype: { name: 'Feature' }, summary: 'x' },
+    });
+    expect(type.status).toBe(400);
+    expect(type.body.errors.issuetype).toBeDefined();
+    expect((await bad({ customfield_99999: 1 })).body.errors.customfield_99999).toMatch(/cannot be set/);
+    expect(
+      (await bad({ timetracking: { originalEstimate: 'soon' } })).body.errors.timetracking,
+    ).toBeDefined();
+  });
+
+  it('sets parents by hierarchy: story under epic, sub-task under story, anything else refused', async () => {
+    const epic = await call('POST', '/rest/api/3/issue', {
+      fields: { project: { key: KEY }, issuetype: { name: 'Epic' }, summary: 'Epic' },
+    });
+    const child = await call('POST', '/rest/api/3/issue', story('child', { parent: { key: epic.body.key } }));
+    expect(child.status).toBe(201);
+    const sub = await call('POST', '/rest/api/3/issue', {
+      fields: {
+        project: { key: KEY },
+        issuetype: { name: 'Sub-task' },
+        summary: 'sub',
+        parent: { id: child.body.id },
+      },
+    });
+    expect(sub.status).toBe(201);
+    const wrong = await call('POST', '/rest/api/3/issue', {
+      fields: {
+        project: { key: KEY },
+        issuetype: { name: 'Sub-task' },
+        summary: 'sub',
+        parent: { key: epic.body.key },
+      },
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errors.parent).toBeDefined();
+    const storyUnderStory = await call(
+      'POST',
+      '/rest/api/3/issue',
+      story('x', { parent: { key: child.body.key } }),
+    );
+    expect(storyUnderStory.status).toBe(400);
+    const orphan = await call('POST', '/rest/api/3/issue', {
+      fields: { project: { key: KEY }, issuetype: { name: 'Sub-task' }, summary: 'orphan' },
+    });
+    expect(orphan.status).toBe(400);
+    const got = await call('GET', `/rest/api/3/issue/${child.body.key}?fields=parent,subtasks`);
+    expect(got.body.fields.parent.key).toBe(epic.body.key);
+    expect(got.body.fields.subtasks.map((s: { key: string }) => s.key)).toEqual([sub.body.key]);
+  });
+
+  it('bulk-creates up to 50, reporting failed elements by number while creating the rest', async () => {
+    const result = await call('POST', '/rest/api/3/issue/bulk', {
+      issueUpdates: [story('one'), story('two', { labels: ['bad label'] }), story('three')],
+    });
+    expect(result.status).toBe(201);
+    expect(result.body.issues.map((i: { key: string }) => i.key)).toHaveLength(2);
+    expect(result.body.errors).toEqual([
+      {
+        status: 400,
+        failedElementNumber: 1,
+        elementErrors: { errorMessages: [], errors: { labels: expect.stringContaining('bad label') } },
+      },
+    ]);
+    const allBad = await call('POST', '/rest/api/3/issue/bulk', { issueUpdates: [story('x'.repeat(300))] });
+    expect(allBad.status).toBe(400);
+    expect(allBad.body.issues).toEqual([]);
+    const tooMany = await call('POST', '/rest/api/3/issue/bulk', {
+      issueUpdates: Array.from({ length: 51 }, (_, i) => story(`n${i}`)),
+    });
+    expect(tooMany.status).toBe(400);
+    const fifty = await call('POST', '/rest/api/3/issue/bulk', {
+      issueUpdates: Array.from({ length: 50 }, (_, i) => story(`n${i}`)),
+    });
+    expect(fifty.status).toBe(201);
+    expect(fifty.body.issues).toHaveLength(50);
+    const all = await (await fetch(`${base}/_sandbox/jira/issues`)).json();
+    expect(all).toHaveLength(52);
+  });
+
+  it('edits with fields and update operations (204) and validates edits', async () => {
+    const created = await call('POST', '/rest/api/3/issue', story('before', { labels: ['a'] }));
+    const edited = await call('PUT', `/rest/api/3/issue/${created.body.key}`, {
+      fields: { summary: 'after', customfield_10016: 8 },
+      update: { labels: [{ add: 'b' }, { remove: 'a' }] },
+    });
+    expect(edited.status).toBe(204);
+    const got = await call(
+      'GET',
+      `/rest/api/3/issue/${created.body.id}?fields=summary,labels,customfield_10016`,
+    );
+    expect(got.body.fields).toEqual({ summary: 'after', labels: ['b'], customfield_10016: 8 });
+    const bad = await call('PUT', `/rest/api/3/issue/${created.body.key}`, {
+      fields: { description: 'text' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors.description).toBeDefined();
+  });
+});
+
+describe('users and components', () => {
+  it('finds users by e-mail, with the address in the answer', async () => {
+    const person = sandboxPeople(config.seed).find((p) => p.on === 'jira')!;
+    const found = await call('GET', `/rest/api/3/user/search?query=${encodeURIComponent(person.email)}`);
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual([
+      expect.objectContaining({
+        accountId: person.jiraAccountId,
+        emailAddress: person.email,
+        displayName: person.displayName,
+      }),
+    ]);
+    const adoOnly = sandboxPeople(config.seed).find((p) => p.on === 'ado')!;
+    expect(
+      (await call('GET', `/rest/api/3/user/search?query=${encodeURIComponent(adoOnly.email)}`)).body,
+    ).toEqual([]);
+    expect((await call('GET', '/rest/api/3/user/search')).status).toBe(400);
+  });
+
+  it('creates components (names unique) and lists them on the project', async () => {
+    expect(
+      (await call('POST', '/rest/api/3/component', { name: 'UI', project: KEY, description: 'Front end' }))
+        .status,
+    ).toBe(201);
+    const dup = await call('POST', '/rest/api/3/component', { name: 'ui', project: KEY });
+    expect(dup.status).toBe(400);
+    expect(dup.body.errors.name).toBeDefined();
+    const list = await call('GET', `/rest/api/3/project/${KEY}/components`);
+    expect(list.body.map((c: { name: string; description: string }) => [c.name, c.description])).toEqual([
+      ['UI', 'Front end'],
+    ]);
+  });
+});
