@@ -270,6 +270,21 @@ export class JiraClient {
     return res.body;
   }
 
+  /**
+   * The Media Services file id of an attachment, which ADF `media` nodes need and no attachment answer carries:
+   * Jira's content endpoint redirects (303) to `.../file/<uuid>/binary?...`, and the uuid is read off that path.
+   */
+  async attachmentMediaId(attachmentId: string): Promise<string> {
+    const res = await this.http.request('GET', `/rest/api/3/attachment/content/${encodeURIComponent(attachmentId)}`, {
+      manualRedirect: true,
+      headers: { Accept: '*/*' },
+    });
+    const location = res.headers.get('location') ?? '';
+    const match = /\/file\/([0-9a-f-]{36})\//i.exec(location);
+    if (!match?.[1]) throw new Error(`attachment ${attachmentId}: no media file id in the content redirect`);
+    return match[1];
+  }
+
   async addComment(key: string, body: unknown): Promise<{ id: string }> {
     return (
       await this.http.request<{ id: string }>(

@@ -1,0 +1,228 @@
+/** The source and target clients against the sandbox trackers over HTTP, as they would talk to the real ones. */
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdoClient } from '../../functions/trackers/ado/client.ts';
+import { TrackerHttpError } from '../../functions/trackers/http.ts';
+import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { sandboxPeople } from '../../local/sandbox/common/people.ts';
+import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
+
+let sb: RunningSandboxes;
+const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '400', SANDBOX_SEED: '11' });
+let ado: AdoClient;
+let jira: JiraClient;
+
+async function control(url: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: body ? { 'Content-Type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : null,
+  });
+  return res.status === 204 ? undefined : res.json();
+}
+const adoLog = async () =>
+  (await control(sb.ado.url, 'GET', '/_sandbox/requests')) as {
+    method: string;
+    path: string;
+    status: number;
+  }[];
+
+beforeAll(async () => {
+  sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  ado = new AdoClient({
+    organization: `${sb.ado.url}/${config.ado.org}`,
+    project: config.ado.project,
+    token: config.ado.pat,
+  });
+  jira = new JiraClient({ baseUrl: sb.jira.url, email: config.jira.email, token: config.jira.apiToken });
+});
+afterAll(async () => sb.stop());
+
+describe('the Azure DevOps client', () => {
+  it('reads items 200 at a time, with relations', async () => {
+    const ids = await ado.idsInScope();
+    expect(ids).toHaveLength(400);
+    await control(sb.ado.url, 'DELETE', '/_sandbox/requests');
+    const items = await ado.workItems(ids.slice(0, 450));
+    expect(items.map((i) => i.id)).toEqual(ids.slice(0, 400));
+    expect((await adoLog()).filter((r) => r.path.includes('workitemsbatch'))).toHaveLength(2);
+    expect(items.some((i) => i.relations?.some((r) => r.rel === 'System.LinkTypes.Hierarchy-Reverse'))).toBe(
+      true,
+    );
+  });
+
+  it('filters the scope by area and type', async () => {
+    const items = await ado.workItems(await ado.idsInScope());
+    const bugs = await ado.idsInScope({ types: ['Bug'] });
+    expect(bugs).toEqual(items.filter((i) => i.fields['System.WorkItemType'] === 'Bug').map((i) => i.id));
+    const area = String(
+      items.find((i) => String(i.fields['System.AreaPath']).split('\\').length === 3)?.fields[
+        'System.AreaPath'
+      ],
+    );
+    const under = await ado.idsInScope({ areaPath: area });
+    expect(under).toEqual(
+      items
+        .filter((i) => String(i.fields['System.AreaPath']).toLowerCase().startsWith(area.toLowerCase()))
+        .map((i) => i.id),
+    );
+    expect(under.length).toBeGreaterThan(0);
+  });
+
+  it('pages through every comment of a busy item, oldest first', async () => {
+    const items = await ado.workItems(await ado.idsInScope());
+    const busy = [...items].sort(
+      (a, b) => Number(b.fields['System.CommentCount'] ?? 0) - Number(a.fields['System.CommentCount'] ?? 0),
+    )[0]!;
+    const expected = Number(busy.fields['System.CommentCount']);
+    expect(expected).toBeGreaterThan(200);
+    const comments = [];
+    for await (const c of ado.comments(busy.id)) comments.push(c);
+    expect(comments).toHaveLength(expected);
+    const dates = comments.map((c) => Date.parse(c.createdDate ?? ''));
+    expect(dates).toEqual([...dates].sort((a, b) => a - b));
+    expect(new Set(comments.map((c) => c.id)).size).toBe(expected);
+  });
+
+  it('streams an attachment byte for byte', async () => {
+    const items = await ado.workItems(await ado.idsInScope());
+    const rel = items
+      .flatMap((i) => i.relations ?? [])
+      .find((r) => r.rel === 'AttachedFile' && Number(r.attributes?.resourceSize) > 100_000)!;
+    const res = await ado.openAttachment(rel.url);
+    let size = 0;
+    const hash = createHash('sha256');
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      hash.update(chunk);
+    }
+    expect(size).toBe(Number(rel.attributes?.resourceSize));
+    const again = Buffer.from(await (await ado.openAttachment(rel.url)).arrayBuffer());
+    expect(createHash('sha256').update(again).digest('hex')).toBe(hash.digest('hex'));
+  });
+
+  it('reads classification trees with sprint dates, types and states', async () => {
+    const iterations = await ado.classificationNodes('iterations');
+    const dated = JSON.stringify(iterations).match(/"startDate"/g) ?? [];
+    expect(dated.length).toBeGreaterThan(2);
+    expect((await ado.workItemTypes()).map((t) => t.name)).toEqual(
+      expect.arrayContaining(['Epic', 'Feature', 'User Story', 'Task', 'Bug', 'Test Case']),
+    );
+    expect((await ado.states('User Story')).map((s) => s.category)).toEqual(
+      expect.arrayContaining(['Proposed', 'InProgress', 'Completed', 'Removed']),
+    );
+  });
+
+  it('slices WIQL under the 20,000 cap that an unsliced query hits', async () => {
+    await control(sb.ado.url, 'POST', '/_sandbox/seed', { items: 25_000 });
+    try {
+      const unsliced = ado.wiql(
+        'SELECT [System.Id] FROM WorkItems WHERE [System.TeamProject] = @project ORDER BY [System.Id]',
+      );
+      await expect(unsliced).rejects.toBeInstanceOf(TrackerHttpError);
+      await expect(unsliced).rejects.toMatchObject({ status: 400 });
+      expect(JSON.stringify(await unsliced.catch((e: TrackerHttpError) => e.body))).toContain('VS402337');
+      await control(sb.ado.url, 'DELETE', '/_sandbox/requests');
+      const ids = await ado.idsInScope();
+      expect(ids).toHaveLength(25_000);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      const wiql = (await adoLog()).filter((r) => r.path.includes('/wiql'));
+      expect(wiql.length).toBe(3); // the max-id probe and two slices
+      expect(wiql.every((r) => r.status === 200)).toBe(true);
+    } finally {
+      await control(sb.ado.url, 'POST', '/_sandbox/seed', { items: 400 });
+    }
+  });
+});
+
+describe('the Jira client', () => {
+  const fields = (summary: string, labels: string[]) => ({
+    fields: { project: { key: config.jira.projectKey }, issuetype: { name: 'Task' }, summary, labels },
+  });
+
+  it('bulk-creates, reporting a failing element while creating the others', async () => {
+    const res = await jira.bulkCreate([
+      fields('one', ['src-id-1']),
+      fields('two', ['has space']),
+      fields('three', ['src-id-3']),
+    ]);
+    expect(res.issues).toHaveLength(2);
+    expect(res.errors).toEqual([expect.objectContaining({ failedElementNumber: 1 })]);
+    await expect(jira.bulkCreate(Array.from({ length: 51 }, (_, i) => fields(`x${i}`, [])))).rejects.toThrow(
+      RangeError,
+    );
+  });
+
+  it('finds issues by label through the index lag only when asked to reconcile', async () => {
+    await control(sb.jira.url, 'PUT', '/_sandbox/faults', { searchLagMs: 600_000 });
+    try {
+      const created = await jira.bulkCreate([fields('lagging', ['src-id-900'])]);
+      const id = Number(created.issues[0]?.id);
+      expect(await jira.findByLabels(config.jira.projectKey, ['src-id-900'])).toEqual([]);
+      const found = await jira.findByLabels(config.jira.projectKey, ['src-id-900'], [id]);
+      expect(found.map((i) => i.key)).toEqual([created.issues[0]?.key]);
+    } finally {
+      await control(sb.jira.url, 'PUT', '/_sandbox/faults', { searchLagMs: 0 });
+    }
+    // 250 labels span several chunked queries and pages.
+    const labels = Array.from({ length: 250 }, (_, i) => `src-id-${5000 + i}`);
+    for (let i = 0; i < labels.length; i += 50)
+      await jira.bulkCreate(labels.slice(i, i + 50).map((l) => fields(l, [l])));
+    expect((await jira.findByLabels(config.jira.projectKey, labels)).length).toBe(250);
+  });
+
+  it('streams an attachment up and reads its media file id', async () => {
+    const key = (await jira.bulkCreate([fields('with file', [])])).issues[0]!.key;
+    const size = 3 * 1024 * 1024 + 17;
+    let opened = 0;
+    const open = async () => {
+      opened++;
+      async function* chunks() {
+        for (let sent = 0; sent < size; sent += 65_536)
+          yield Buffer.alloc(Math.min(65_536, size - sent), sent % 251);
+      }
+      return { stream: Readable.from(chunks()), contentType: 'application/octet-stream' };
+    };
+    const [attachment] = await jira.attach(key, 'big file.bin', open);
+    expect(attachment).toMatchObject({ filename: 'big file.bin', size });
+    expect(opened).toBe(1);
+    expect(await jira.attachmentMediaId(String((attachment as { id: string }).id))).toMatch(
+      /^[0-9a-f-]{36}$/,
+    );
+  });
+
+  it('runs a sprint through its life: create, assign, start, close', async () => {
+    const [board] = await jira.boards(config.jira.projectKey);
+    const keys = (await jira.bulkCreate([fields('s1', []), fields('s2', [])])).issues.map((i) => i.key);
+    const sprint = await jira.createSprint({
+      name: 'Sprint 1',
+      originBoardId: board!.id,
+      startDate: '2026-01-05T09:00:00.000Z',
+      endDate: '2026-01-16T17:00:00.000Z',
+    });
+    expect(sprint.state).toBe('future');
+    await jira.moveToSprint(sprint.id, keys);
+    expect((await jira.updateSprint(sprint.id, { state: 'active' })).state).toBe('active');
+    expect((await jira.updateSprint(sprint.id, { state: 'closed' })).state).toBe('closed');
+    await expect(jira.moveToSprint(sprint.id, keys)).rejects.toMatchObject({ status: 400 });
+    expect((await jira.sprints(board!.id)).map((s) => s.id)).toContain(sprint.id);
+  });
+
+  it('reads the metadata a migration maps to', async () => {
+    expect((await jira.project(config.jira.projectKey)).issueTypes?.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['Epic', 'Story', 'Task', 'Bug']),
+    );
+    expect((await jira.linkTypes()).map((l) => l.name)).toEqual(
+      expect.arrayContaining(['Blocks', 'Duplicate', 'Relates']),
+    );
+    expect((await jira.projectStatuses(config.jira.projectKey)).length).toBeGreaterThan(0);
+    const key = (await jira.bulkCreate([fields('to move', [])])).issues[0]!.key;
+    expect((await jira.transitions(key)).length).toBeGreaterThan(0);
+    const both = sandboxPeople(config.seed).find((p) => p.on === 'both')!;
+    expect((await jira.findUsersByEmail(both.email)).map((u) => u.accountId)).toEqual([both.jiraAccountId]);
+    const adoOnly = sandboxPeople(config.seed).find((p) => p.on === 'ado')!;
+    expect(await jira.findUsersByEmail(adoOnly.email)).toEqual([]);
+  });
+});
