@@ -53,7 +53,11 @@ async function main(): Promise<void> {
         : ['  Sandbox trackers: off (SANDBOX=off)']),
       '',
       `Demo tenant ${runtime.demoTenantId}, password for every demo login: ${DEMO_PASSWORD}`,
-      ...(runtime.demoProjectId ? [`Demo project ${runtime.demoProjectId} (points at the sandboxes; test it: POST /api/connectors/test)`] : []),
+      ...(runtime.demoProjectId
+        ? [
+            `Demo project ${runtime.demoProjectId} (points at the sandboxes; test it: POST /api/connectors/test)`,
+          ]
+        : []),
       ...DEMO_USERS.map((u) => `  ${u.role.padEnd(7)} ${u.email}`),
       '',
       `Try: curl -s -X POST ${runtime.apiUrl}/api/auth/login -H 'Content-Type: application/json' \\`,

@@ -83,7 +83,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
     const { tenantId } = await seedDemo(seedStore);
     const demoProjectId =
       sandboxes && opts.sandbox
-        ? await seedDemoProject(seedStore, tenantId, { adoUrl: sandboxes.ado.url, jiraUrl: sandboxes.jira.url, config: opts.sandbox.config })
+        ? await seedDemoProject(seedStore, tenantId, {
+            adoUrl: sandboxes.ado.url,
+            jiraUrl: sandboxes.jira.url,
+            config: opts.sandbox.config,
+          })
         : undefined;
     db.destroy();
     const gateway = await startGateway({

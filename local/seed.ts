@@ -1,11 +1,11 @@
 /** The demo tenant seeded on first start: one owner, one admin, one member, all with the same password. */
 
-import type { Role } from '../functions/platform/tokens.ts';
 import { credentialCipher } from '../functions/platform/credentials-cipher.ts';
+import type { Role } from '../functions/platform/tokens.ts';
 import { createTenant, createUser } from '../functions/services/operator.ts';
 import { createProject } from '../functions/services/projects.ts';
-import type { SandboxConfig } from './sandbox/common/config.ts';
 import type { Store } from '../functions/store/index.ts';
+import type { SandboxConfig } from './sandbox/common/config.ts';
 
 export const DEMO_TENANT_NAME = 'Demo Company';
 export const DEMO_PASSWORD = 'demo-password-2026';
@@ -50,11 +50,20 @@ export async function seedDemoProject(
   const { ado, jira } = sandbox.config;
   const connections = {
     source: {
-      credentials: { organization_url: `${sandbox.adoUrl}/${ado.org}`, project: ado.project, personal_access_token: ado.pat },
+      credentials: {
+        organization_url: `${sandbox.adoUrl}/${ado.org}`,
+        project: ado.project,
+        personal_access_token: ado.pat,
+      },
       summary: { organizationUrl: `${sandbox.adoUrl}/${ado.org}`, projectName: ado.project },
     },
     target: {
-      credentials: { base_url: sandbox.jiraUrl, email: jira.email, api_token: jira.apiToken, project_key: jira.projectKey },
+      credentials: {
+        base_url: sandbox.jiraUrl,
+        email: jira.email,
+        api_token: jira.apiToken,
+        project_key: jira.projectKey,
+      },
       summary: { baseUrl: sandbox.jiraUrl, email: jira.email, projectKey: jira.projectKey },
     },
   } as const;
@@ -66,7 +75,11 @@ export async function seedDemoProject(
       message: 'not tested yet',
       testedAt: null,
       summary,
-      sealed: await credentialCipher().seal(JSON.stringify(credentials), { tenantId, projectId: project.id, kind }),
+      sealed: await credentialCipher().seal(JSON.stringify(credentials), {
+        tenantId,
+        projectId: project.id,
+        kind,
+      }),
     });
   }
   return project.id;

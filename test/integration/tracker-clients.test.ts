@@ -71,6 +71,16 @@ describe('the Azure DevOps client', () => {
     expect(under.length).toBeGreaterThan(0);
   });
 
+  it('reads only the items changed since an instant (incremental runs), with time precision', async () => {
+    const items = await ado.workItems(await ado.idsInScope());
+    const changed = items.map((i) => String(i.fields['System.ChangedDate'])).sort();
+    const cut = changed[Math.floor(changed.length / 2)] as string;
+    const since = await ado.idsInScope({ changedSince: cut });
+    expect(since).toEqual(items.filter((i) => String(i.fields['System.ChangedDate']) > cut).map((i) => i.id));
+    expect(since.length).toBeGreaterThan(0);
+    expect(since.length).toBeLessThan(items.length);
+  });
+
   it('pages through every comment of a busy item, oldest first', async () => {
     const items = await ado.workItems(await ado.idsInScope());
     const busy = [...items].sort(

@@ -32,12 +32,10 @@ describe('sealed credentials', () => {
   it('uses a fresh KMS data key per value, bound to the same encryption context', async () => {
     const kms = mockClient(KMSClient);
     const plainKey = randomBytes(32);
-    kms
-      .on(GenerateDataKeyCommand)
-      .callsFake(async () => ({
-        Plaintext: new Uint8Array(plainKey),
-        CiphertextBlob: new Uint8Array([1, 2, 3]),
-      }));
+    kms.on(GenerateDataKeyCommand).callsFake(async () => ({
+      Plaintext: new Uint8Array(plainKey),
+      CiphertextBlob: new Uint8Array([1, 2, 3]),
+    }));
     kms.on(DecryptCommand).callsFake(async () => ({ Plaintext: new Uint8Array(plainKey) }));
     const cipher = new KmsEnvelopeCipher(new KMSClient({ region: 'eu-west-2' }), 'alias/tms-credentials');
     const sealed = await cipher.seal(secret, ctx);

@@ -112,11 +112,13 @@ export class AdoClient {
   }
 
   async wiql(query: string, top?: number): Promise<number[]> {
+    // A date compared with its time (incremental runs) needs time precision, asked in the query string only.
+    const timePrecision = /ChangedDate\]\s*[<>=]/.test(query) ? true : undefined;
     const res = await this.http.request<{ workItems?: { id: number }[] }>(
       'POST',
       `${this.projectPath}/wit/wiql`,
       {
-        query: { 'api-version': API, $top: top },
+        query: { 'api-version': API, $top: top, timePrecision },
         body: { query },
       },
     );

@@ -275,10 +275,14 @@ export class JiraClient {
    * Jira's content endpoint redirects (303) to `.../file/<uuid>/binary?...`, and the uuid is read off that path.
    */
   async attachmentMediaId(attachmentId: string): Promise<string> {
-    const res = await this.http.request('GET', `/rest/api/3/attachment/content/${encodeURIComponent(attachmentId)}`, {
-      manualRedirect: true,
-      headers: { Accept: '*/*' },
-    });
+    const res = await this.http.request(
+      'GET',
+      `/rest/api/3/attachment/content/${encodeURIComponent(attachmentId)}`,
+      {
+        manualRedirect: true,
+        headers: { Accept: '*/*' },
+      },
+    );
     const location = res.headers.get('location') ?? '';
     const match = /\/file\/([0-9a-f-]{36})\//i.exec(location);
     if (!match?.[1]) throw new Error(`attachment ${attachmentId}: no media file id in the content redirect`);

@@ -1,21 +1,128 @@
-/** The Azure DevOps sandbox (placeholder: the sandbox issue fills it in). */
-import type { FastifyInstance } from 'fastify';
+/**
+ * The Azure DevOps sandbox: the Work Item Tracking REST API (api-version 7.1) over a generated project.
+ *
+ * Served (every route exists in the official spec, see test/sandbox/ado-conformance.test.ts):
+ *   POST  {org}/{project}[/{team}]/_apis/wit/wiql              ids only; VS402337 over 20,000
+ *   POST  {org}/{project}/_apis/wit/workitemsbatch             ≤ 200 ids, fields | $expand
+ *   GET   {org}/{project}/_apis/wit/workitems?ids=             ≤ 200 ids
+ *   GET   {org}/{project}/_apis/wit/workitems/{id}             $expand, fields, asOf
+ *   PATCH {org}/{project}/_apis/wit/workitems/{id}             JSON Patch on fields
+ *   GET   {org}/{project}/_apis/wit/workItems/{id}/revisions[/{rev}]
+ *   GET   {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, pages of ≤ 200
+ *   GET   {org}/{project}/_apis/wit/attachments/{id}           streamed bytes
+ *   GET   {org}/{project}/_apis/wit/classificationnodes[/{group}/{path}]
+ *   GET   {org}/{project}/_apis/wit/workitemtypes[/{type}[/states]]
+ *   GET   {org}/{project}/_apis/wit/fields[/{field}]
+ *   GET   {org}/_apis/wit/workitemrelationtypes
+ * Control: GET /_sandbox/ado/truth (what a scan must report), besides the shared /_sandbox endpoints.
+ *
+ * The world is laid out around the day the sandbox starts (UTC) unless SANDBOX_ADO_REFERENCE_DAY (YYYY-MM-DD)
+ * pins it; the day stays fixed for the sandbox's lifetime, so reset/seed regenerate the same world for the same
+ * (items, seed) even across midnight.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
+import { scanGroundTruth, startOfUtcDay } from '../generator/index.ts';
+import { AdoErrors, AdoHttpError, errorBody } from './errors.ts';
+import { guardHook, isAuthorized, sendUnauthorized } from './guard.ts';
+import { registerAttachments } from './routes/attachments.ts';
+import { registerComments } from './routes/comments.ts';
+import { registerMetadata } from './routes/metadata.ts';
+import { registerUpdate } from './routes/update.ts';
+import { registerWiql } from './routes/wiql.ts';
+import { registerWorkItems } from './routes/workitems.ts';
+import { type AdoState, reseed } from './state.ts';
+import { canonicalUrl } from './url.ts';
+
+const states = new WeakMap<FastifyInstance, AdoState>();
+
+/** The sandbox's live state (its world), for tests that compare the API with the generator. */
+export function adoSandboxState(app: FastifyInstance): AdoState {
+  const state = states.get(app);
+  if (!state) throw new Error('Not an Azure DevOps sandbox app');
+  return state;
+}
+
+function referenceDay(): number {
+  const raw = process.env.SANDBOX_ADO_REFERENCE_DAY;
+  if (!raw) return startOfUtcDay(Date.now());
+  const ms = Date.parse(`${raw}T00:00:00Z`);
+  if (Number.isNaN(ms)) throw new Error(`SANDBOX_ADO_REFERENCE_DAY must be YYYY-MM-DD, got ${raw}`);
+  return ms;
+}
 
 export async function buildAdoSandbox(
   config: SandboxConfig,
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
-  return createSandboxApp(
+  const state = { config } as AdoState;
+  const day = referenceDay();
+  const { app, controls } = await createSandboxApp(
     {
       name: 'ado',
-      throttleHeaders: (s) => ({ 'Retry-After': String(s), 'X-RateLimit-Delay': String(s) }),
-      errorBody: (status) => ({
-        message:
-          status === 429 ? 'Request was blocked due to exceeding usage of resource' : 'Service Unavailable',
+      throttleHeaders: (s) => ({
+        'Retry-After': String(s),
+        'X-RateLimit-Resource': 'ATCPU',
+        'X-RateLimit-Delay': String(s),
+        'X-RateLimit-Limit': '200',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(Math.ceil(Date.now() / 1000) + s),
       }),
-      seed: () => undefined,
+      errorBody: (status) => (status === 429 ? AdoErrors.requestBlocked() : AdoErrors.unavailable()).body,
+      seed: ({ items, seed }) => reseed(state, items, seed, day),
     },
     { items: config.items, seed: config.seed },
   );
+  states.set(app, state);
+
+  // Before fastify routes the request: case-insensitive resource names and multi-segment node paths.
+  app.server.prependListener('request', (req) => {
+    if (req.url) req.url = canonicalUrl(req.url);
+  });
+  app.addContentTypeParser('application/json-patch+json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(String(body)));
+    } catch {
+      done(
+        new AdoHttpError(
+          400,
+          errorBody('The request body is not valid JSON.', 'JsonReaderException', 'Newtonsoft.Json'),
+        ),
+      );
+    }
+  });
+  app.addHook('onRequest', guardHook(state));
+  app.addHook('onSend', async (req, reply, payload) => {
+    // The service names the version it answered with in the content type.
+    const type = reply.getHeader('content-type');
+    if (req.adoApiVersion && typeof type === 'string' && type.startsWith('application/json')) {
+      reply.header('content-type', `application/json; charset=utf-8; api-version=${req.adoApiVersion}`);
+    }
+    return payload;
+  });
+  app.setErrorHandler((err: Error & { statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof AdoHttpError) return reply.code(err.status).send(err.body);
+    if (req.url.startsWith('/_sandbox'))
+      return reply.code(err.statusCode ?? 500).send({ message: err.message });
+    const status = err.statusCode && err.statusCode < 500 ? err.statusCode : 500;
+    return reply
+      .code(status)
+      .send(errorBody(err.message, status < 500 ? 'ArgumentException' : 'Exception', 'System'));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    if (!req.url.includes('/_apis/'))
+      return reply.code(404).send({ message: `No route ${req.method} ${req.url}` });
+    if (!isAuthorized(req, config.ado.pat)) return sendUnauthorized(req, reply);
+    const err = AdoErrors.routeNotFound(req.url.split('?')[0] ?? req.url);
+    return reply.code(err.status).send(err.body);
+  });
+
+  registerWiql(app, state);
+  registerWorkItems(app, state);
+  registerUpdate(app, state);
+  registerComments(app, state);
+  registerAttachments(app, state);
+  registerMetadata(app, state);
+  app.get('/_sandbox/ado/truth', async () => scanGroundTruth(state.world));
+  return { app, controls };
 }
