@@ -89,6 +89,20 @@ describe('npm start', () => {
     });
     expect(project.status).toBe(201);
 
+    // The demo project points at the sandboxes: its stored credentials connect it.
+    const demo = (await http(base, 'GET', '/api/projects', { token })).body.find((p: { name: string }) =>
+      p.name.startsWith('Demo'),
+    );
+    expect(demo).toBeDefined();
+    for (const type of ['azure_devops', 'jira']) {
+      const tested = await http(base, 'POST', '/api/connectors/test', {
+        token,
+        body: { type, projectId: demo.id },
+      });
+      expect(tested.body).toMatchObject({ success: true });
+    }
+    expect((await http(base, 'GET', `/api/projects/${demo.id}`, { token })).body.status).toBe('CONNECTED');
+
     // STAGE=prod: 10 requests a minute per address on login. Send until refused (a minute boundary may
     // reset the count once on the way); the request just before the 429 must have spent the last of 10.
     const answers = [];

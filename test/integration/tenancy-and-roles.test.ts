@@ -2,6 +2,7 @@
  * Walks THE route table, so a route added later is covered the day it is added: every protected route needs a
  * token, answers 403 exactly to the roles the table leaves out, and 404 for another tenant's records.
  */
+import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Route, routes } from '../../functions/api/routes.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -19,7 +20,19 @@ beforeAll(async () => {
     token: a.owner.token,
     body: { name: 'Alpha project', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   });
-  fixtures = { projectId: project.body.id, userId: a.member.id };
+  const scanId = uuidv7();
+  await app.store.scans.put({
+    scanId,
+    tenantId: a.tenantId,
+    projectId: project.body.id,
+    status: 'COMPLETED',
+    progress: { processed: 0, total: 0, percent: 100 },
+    startedAt: new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+    report: null,
+    error: null,
+  });
+  fixtures = { projectId: project.body.id, userId: a.member.id, scanId };
 });
 afterAll(async () => app.close());
 
