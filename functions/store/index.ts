@@ -1,10 +1,12 @@
 /** The repositories over one table, built once per process (or per test table). */
 import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
+import { IdMapRepository, RunFailureRepository } from './id-map.ts';
 import { PluginEnablementRepository } from './plugins.ts';
 import { ProjectRepository } from './projects.ts';
 import { RateLimitRepository } from './rate-limits.ts';
 import { RefreshTokenRepository } from './refresh-tokens.ts';
+import { RunRepository } from './runs.ts';
 import { ScanRepository } from './scans.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
@@ -20,6 +22,9 @@ export interface Store {
   billing: BillingRepository;
   connections: ConnectionRepository;
   scans: ScanRepository;
+  runs: RunRepository;
+  idMap: IdMapRepository;
+  runFailures: RunFailureRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -33,6 +38,9 @@ export function createStore(table: Table): Store {
     billing: new BillingRepository(table),
     connections: new ConnectionRepository(table),
     scans: new ScanRepository(table),
+    runs: new RunRepository(table),
+    idMap: new IdMapRepository(table),
+    runFailures: new RunFailureRepository(table),
   };
 }
 

@@ -52,6 +52,39 @@ export const keys = {
     sk: `CONNECTION#${kind}`,
   }),
 
+  /** A run, found by its bare id within the caller's tenant. */
+  run: (tenantId: string, runId: string): Key => ({ pk: tenantPk(tenantId), sk: `RUN#${runId}` }),
+  /** GSI1 partition listing a project's runs, most recent first (run ids are UUIDv7). */
+  projectRunsIndex: (tenantId: string, projectId: string) => `${projectPk(tenantId, projectId)}#RUNS`,
+  /** The per-project id map: one item per source work item (zero-padded so key order is id order). */
+  idMapEntry: (tenantId: string, projectId: string, sourceId: number): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `IDMAP#${String(sourceId).padStart(10, '0')}`,
+  }),
+  idMapPrefix: (tenantId: string, projectId: string) => ({
+    pk: projectPk(tenantId, projectId),
+    skPrefix: 'IDMAP#',
+  }),
+  /** A chunk whose Jira write may have happened without its outcome being recorded (written before the call). */
+  pendingWrite: (tenantId: string, projectId: string, runId: string, phase: number): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `PENDING#${runId}#${phase}`,
+  }),
+  /** A failed item of a run, with its reason. */
+  runFailure: (tenantId: string, projectId: string, runId: string, sourceId: number): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `FAIL#${runId}#${String(sourceId).padStart(10, '0')}`,
+  }),
+  runFailurePrefix: (tenantId: string, projectId: string, runId: string) => ({
+    pk: projectPk(tenantId, projectId),
+    skPrefix: `FAIL#${runId}#`,
+  }),
+  /** A run event for the live stream, in order. */
+  runEvent: (tenantId: string, projectId: string, runId: string, seq: number): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `EVENT#${runId}#${String(seq).padStart(10, '0')}`,
+  }),
+
   scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),
   scanPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'SCAN#' }),
 

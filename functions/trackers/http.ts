@@ -51,6 +51,12 @@ export interface RequestOptions {
   accept?: number[];
   /** Do not follow redirects: return the 3xx (Jira's attachment-content redirect carries the media id). */
   manualRedirect?: boolean;
+  /**
+   * A write that must not happen twice (bulk create, comment, worklog): retried only after a 429, which the
+   * tracker sends before doing anything. A dropped connection or a 5xx may follow a write that happened, so
+   * those surface to the caller, who checks the tracker before trying again.
+   */
+  notIdempotent?: boolean;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -231,7 +237,16 @@ export class TrackerHttp {
         await this.concurrency.acquire();
         const started = performance.now();
         try {
-          const response = await this.attempt(method, url, options);
+          let response: Response;
+          try {
+            response = await this.attempt(method, url, options);
+          } catch (err) {
+            if (options.notIdempotent && isNetworkError(err)) {
+              this.stats.errors++;
+              throw new TrackerUnreachableError(this.opts.tracker, this.origin, networkReason(err));
+            }
+            throw err;
+          }
           this.stats.calls++;
           logger.debug('tracker call', {
             tracker: this.opts.tracker,
@@ -241,7 +256,7 @@ export class TrackerHttp {
             attempt,
             ms: Math.round(performance.now() - started),
           });
-          if (RETRYABLE_STATUS.has(response.status)) {
+          if (RETRYABLE_STATUS.has(response.status) && !(options.notIdempotent && response.status !== 429)) {
             const hint = retryAfterMs(response.headers);
             if (response.status === 429) {
               this.stats.throttled++;

@@ -30,6 +30,7 @@ beforeAll(async () => {
     { items: 0, seed: 7 },
   ));
   app.get('/ping', async () => ({ ok: true }));
+  app.post('/write', async () => ({ ok: true }));
   app.get('/missing', async (_req, reply) => reply.code(404).send({ message: 'nope' }));
   app.get('/ado-throttle', async (_req, reply) => reply.code(200).send({ ok: true }));
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -98,6 +99,28 @@ describe('the tracker HTTP layer', () => {
       host: `127.0.0.1:${closed}`,
       reason: 'ECONNREFUSED',
     });
+  });
+
+  it('retries a write that must not happen twice only after a 429', async () => {
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 2, retryAfterSeconds: 0 } },
+    });
+    expect((await client().request('POST', '/write', { body: {}, notIdempotent: true })).status).toBe(200);
+    expect(controls.requests.filter((r) => r.path === '/write').map((r) => r.status)).toEqual([
+      429, 429, 200,
+    ]);
+    await app.inject({ method: 'PUT', url: '/_sandbox/faults', payload: { errorRate: 1 } });
+    await expect(client().request('POST', '/write', { body: {}, notIdempotent: true })).rejects.toMatchObject(
+      { status: 503 },
+    );
+    await app.inject({ method: 'PUT', url: '/_sandbox/faults', payload: { errorRate: 0, dropRate: 1 } });
+    await expect(
+      client().request('POST', '/write', { body: {}, notIdempotent: true }),
+    ).rejects.toBeInstanceOf(TrackerUnreachableError);
+    // One attempt each after the throttled ones: nothing was sent twice.
+    expect(controls.requests.filter((r) => r.path === '/write')).toHaveLength(5);
   });
 
   it('does not retry a 4xx', async () => {

@@ -144,6 +144,7 @@ export class JiraClient {
     const res = await this.http.request<BulkCreateResult>('POST', '/rest/api/3/issue/bulk', {
       body: { issueUpdates },
       accept: [400],
+      notIdempotent: true,
     });
     return { issues: res.body.issues ?? [], errors: res.body.errors ?? [] };
   }
@@ -235,6 +236,7 @@ export class JiraClient {
   async link(type: string, outwardKey: string, inwardKey: string): Promise<void> {
     await this.http.request('POST', '/rest/api/3/issueLink', {
       body: { type: { name: type }, outwardIssue: { key: outwardKey }, inwardIssue: { key: inwardKey } },
+      notIdempotent: true,
     });
   }
 
@@ -261,6 +263,7 @@ export class JiraClient {
       `/rest/api/3/issue/${encodeURIComponent(key)}/attachments`,
       {
         headers: { 'X-Atlassian-Token': 'no-check' },
+        notIdempotent: true,
         rawBody: async () => {
           const { stream, contentType } = await open();
           return multipartFile(fileName, stream, contentType ?? 'application/octet-stream');
@@ -294,7 +297,7 @@ export class JiraClient {
       await this.http.request<{ id: string }>(
         'POST',
         `/rest/api/3/issue/${encodeURIComponent(key)}/comment`,
-        { body: { body } },
+        { body: { body }, notIdempotent: true },
       )
     ).body;
   }
@@ -307,7 +310,7 @@ export class JiraClient {
       await this.http.request<{ id: string }>(
         'POST',
         `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`,
-        { body: worklog },
+        { body: worklog, notIdempotent: true },
       )
     ).body;
   }

@@ -1,0 +1,51 @@
+/** The ordered list of what a run migrates. Pure. */
+export interface ManifestItem {
+  id: number;
+  type: string;
+  /** The parent work item, when it is in scope too. */
+  parentId: number | null;
+}
+
+const PARENT_REL = 'System.LinkTypes.Hierarchy-Reverse';
+
+/** The parent id from an ADO item's relations (`.../workItems/123`), if any. */
+export function parentIdOf(relations: { rel: string; url: string }[] | undefined): number | null {
+  const rel = relations?.find((r) => r.rel === PARENT_REL);
+  const id = rel ? Number(rel.url.split('/').at(-1)) : Number.NaN;
+  return Number.isInteger(id) ? id : null;
+}
+
+/**
+ * Parents before children: by depth in the in-scope hierarchy, then by id. A parent outside the scope makes
+ * its child a root; a (corrupt) cycle is broken at the item met first, never looping.
+ */
+export function orderParentsFirst(items: ManifestItem[]): ManifestItem[] {
+  const byId = new Map(items.map((i) => [i.id, i]));
+  const depth = new Map<number, number>();
+  const depthOf = (item: ManifestItem): number => {
+    const known = depth.get(item.id);
+    if (known !== undefined) return known;
+    const seen = new Set<number>([item.id]);
+    const chain: ManifestItem[] = [item];
+    let current = item;
+    while (
+      current.parentId !== null &&
+      byId.has(current.parentId) &&
+      !seen.has(current.parentId) &&
+      !depth.has(current.parentId)
+    ) {
+      current = byId.get(current.parentId) as ManifestItem;
+      seen.add(current.id);
+      chain.push(current);
+    }
+    const top = chain[chain.length - 1] as ManifestItem;
+    let d = top.parentId !== null && depth.has(top.parentId) ? (depth.get(top.parentId) as number) + 1 : 0;
+    for (let i = chain.length - 1; i >= 0; i--) depth.set((chain[i] as ManifestItem).id, d++);
+    return depth.get(item.id) as number;
+  };
+  const scoped = items.map((i) => ({
+    ...i,
+    parentId: i.parentId !== null && byId.has(i.parentId) ? i.parentId : null,
+  }));
+  return scoped.sort((a, b) => depthOf(a) - depthOf(b) || a.id - b.id);
+}

@@ -1,0 +1,86 @@
+/** Migration runs: their statuses, types, phases and progress rule. Pure. */
+export const RUN_TYPES = ['FULL', 'SAMPLE', 'INCREMENTAL'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
+export const RUN_STATUSES = [
+  'PENDING',
+  'RUNNING',
+  'PAUSED',
+  'COMPLETED',
+  'PARTIAL',
+  'FAILED',
+  'CANCELLED',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The spec's phases. 8+ are plugins, one phase each. */
+export const PHASES = {
+  preflight: 1,
+  create: 2,
+  hierarchy: 3,
+  links: 4,
+  attachments: 5,
+  transitions: 6,
+  comments: 7,
+} as const;
+export const LAST_CORE_PHASE = PHASES.comments;
+
+/** Items worked between two reads of the pause/cancel flag, and the most one chunk holds (the spec's 50). */
+export const CHUNK_SIZE = 50;
+
+export interface RunOptions {
+  migrateAttachments: boolean;
+  migrateComments: boolean;
+  migrateLinks: boolean;
+  dryRun: boolean;
+  areaFilter: string | null;
+  typeFilter: string[] | null;
+  typeOverrides: Record<string, string>;
+  stateOverrides: Record<string, string>;
+}
+
+export interface RunCursor {
+  phase: number;
+  /** Index of the next unit of the phase's work list. */
+  index: number;
+}
+
+export interface Run {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  type: RunType;
+  status: RunStatus;
+  options: RunOptions;
+  totalItems: number;
+  successCount: number;
+  failureCount: number;
+  skippedCount: number;
+  progressPercent: number;
+  currentPhase: number;
+  cursor: RunCursor;
+  /** What the user asked for: the runner reads it every chunk. */
+  control: 'run' | 'pause' | 'cancel';
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  failureReason: string | null;
+}
+
+/**
+ * Percent done: create counts for most of a run (it is where items come into being); each later phase adds
+ * an equal share. Never lower than what was already reported, and 100 only at the end.
+ */
+export function progressPercent(
+  previous: number,
+  phase: number,
+  doneInPhase: number,
+  totalInPhase: number,
+  lastPhase: number,
+): number {
+  if (phase <= PHASES.preflight) return previous;
+  const phaseShare = 100 / (lastPhase - PHASES.preflight);
+  const within = totalInPhase === 0 ? 1 : Math.min(1, doneInPhase / totalInPhase);
+  const raw = Math.floor((phase - PHASES.create) * phaseShare + within * phaseShare);
+  return Math.max(previous, Math.min(99, raw));
+}
