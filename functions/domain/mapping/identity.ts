@@ -1,0 +1,41 @@
+/**
+ * ADO identity field values (System.AssignedTo, System.CreatedBy, ...). The REST API returns an IdentityRef
+ * object whose `uniqueName` is the sign-in e-mail; older payloads, WIQL results and revisions may carry the
+ * string form `Display Name <email>`. Jira accounts are matched by e-mail, so that is what matters here.
+ */
+
+export interface AdoPerson {
+  displayName?: string;
+  /** Lower-cased: e-mail addresses are matched case-insensitively. */
+  email?: string;
+}
+
+const EMAIL = /^[^\s<>@]+@[^\s<>@]+$/;
+const NAME_AND_EMAIL = /^(.*?)\s*<([^<>]+)>$/;
+
+function person(displayName: string | undefined, email: string | undefined): AdoPerson | undefined {
+  const out: AdoPerson = {};
+  const name = displayName?.trim();
+  const mail = email?.trim().toLowerCase();
+  if (name) out.displayName = name;
+  // On-premises servers put `DOMAIN\user` in uniqueName: that is no e-mail to match an account with.
+  if (mail && EMAIL.test(mail)) out.email = mail;
+  return out.displayName === undefined && out.email === undefined ? undefined : out;
+}
+
+export function parseAdoIdentity(value: unknown): AdoPerson | undefined {
+  if (typeof value === 'string') {
+    const text = value.trim();
+    const m = NAME_AND_EMAIL.exec(text);
+    if (m) return person(m[1], m[2]);
+    return EMAIL.test(text) ? person(undefined, text) : person(text, undefined);
+  }
+  if (typeof value === 'object' && value !== null) {
+    const v = value as { displayName?: unknown; uniqueName?: unknown };
+    return person(
+      typeof v.displayName === 'string' ? v.displayName : undefined,
+      typeof v.uniqueName === 'string' ? v.uniqueName : undefined,
+    );
+  }
+  return undefined;
+}

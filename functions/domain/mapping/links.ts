@@ -1,0 +1,157 @@
+/**
+ * ADO work item links -> Jira issue links.
+ *
+ * A relation sits on item X and points at item Y. `outward: true` means X is the subject of the Jira link
+ * type's outward phrase ("X blocks Y", "X duplicates Y", "X tests Y"); `outward: false` means Y is.
+ *
+ * | ADO relation (on X, to Y)                     | ADO reads            | Jira link                 |
+ * |-----------------------------------------------|----------------------|---------------------------|
+ * | System.LinkTypes.Hierarchy-Forward / -Reverse | Y is X's child/parent | none: the parent field    |
+ * | System.LinkTypes.Related                      | X related to Y       | Relates                   |
+ * | System.LinkTypes.Duplicate-Forward            | Y is a duplicate of X | Duplicate: Y duplicates X |
+ * | System.LinkTypes.Duplicate-Reverse            | X is a duplicate of Y | Duplicate: X duplicates Y |
+ * | System.LinkTypes.Dependency-Forward           | Y is X's successor   | Blocks: X blocks Y        |
+ * | System.LinkTypes.Dependency-Reverse           | Y is X's predecessor | Blocks: Y blocks X        |
+ * | Microsoft.VSTS.Common.TestedBy-Forward        | X is tested by Y     | Tests: Y tests X          |
+ * | Microsoft.VSTS.Common.TestedBy-Reverse        | X tests Y            | Tests: X tests Y          |
+ * | Microsoft.VSTS.Common.Affects-Forward/Reverse | X affects Y / back   | Relates                   |
+ * | anything else (shared steps, hyperlinks, commits, attachments) | | none                      |
+ *
+ * Predecessor blocks successor: the work that must finish first is what holds the other up.
+ * Relates reads the same both ways, so its two ends are one link whichever item carries it.
+ */
+
+export interface JiraLinkKind {
+  /** The Jira issue link type name. */
+  name: string;
+  /** Whether the item carrying the relation is the subject of the type's outward phrase. */
+  outward: boolean;
+}
+
+export type LinkMapping = JiraLinkKind | 'hierarchy' | undefined;
+
+export const LINK_TABLE: Readonly<Record<string, JiraLinkKind | 'hierarchy'>> = {
+  'System.LinkTypes.Hierarchy-Forward': 'hierarchy',
+  'System.LinkTypes.Hierarchy-Reverse': 'hierarchy',
+  'System.LinkTypes.Related': { name: 'Relates', outward: true },
+  'System.LinkTypes.Duplicate-Forward': { name: 'Duplicate', outward: false },
+  'System.LinkTypes.Duplicate-Reverse': { name: 'Duplicate', outward: true },
+  'System.LinkTypes.Dependency-Forward': { name: 'Blocks', outward: true },
+  'System.LinkTypes.Dependency-Reverse': { name: 'Blocks', outward: false },
+  'Microsoft.VSTS.Common.TestedBy-Forward': { name: 'Tests', outward: false },
+  'Microsoft.VSTS.Common.TestedBy-Reverse': { name: 'Tests', outward: true },
+  'Microsoft.VSTS.Common.Affects-Forward': { name: 'Relates', outward: true },
+  'Microsoft.VSTS.Common.Affects-Reverse': { name: 'Relates', outward: false },
+};
+
+/** Link types whose two phrases are the same, so direction carries no meaning. */
+const SYMMETRIC = new Set(['relates']);
+const FALLBACK_TYPE = 'Relates';
+const BY_LOWER = new Map(Object.entries(LINK_TABLE).map(([rel, m]) => [rel.toLowerCase(), m]));
+
+export function linkTypeFor(adoRel: string): LinkMapping {
+  return BY_LOWER.get(adoRel.trim().toLowerCase());
+}
+
+export interface SourceRelation {
+  rel: string;
+  url: string;
+  attributes?: Record<string, unknown>;
+}
+
+export interface SourceItemRelations {
+  id: number;
+  relations?: readonly SourceRelation[];
+  fields?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One Jira link to create: reads "`from` <outward phrase> `to`" ("from blocks to"). Jira's POST /issueLink
+ * takes the subject of the outward phrase as `inwardIssue` (`{inwardIssue: from, outwardIssue: to}` shows
+ * "from blocks to"), which the field names do not suggest.
+ */
+export interface PlannedLink {
+  type: string;
+  from: number;
+  to: number;
+  /** The ADO link comment, for the Jira link's comment. */
+  comment?: string;
+}
+
+/** The work item id at the end of a relation URL (`.../_apis/wit/workItems/123`), or undefined. */
+export function workItemIdFromUrl(url: string): number | undefined {
+  const m = /\/_apis\/wit\/workitems\/(\d+)(?:[/?#]|$)/i.exec(url);
+  const id = m ? Number(m[1]) : Number.NaN;
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+}
+
+/** The parent's id: the Hierarchy-Reverse relation, else the System.Parent field. */
+export function parentIdFrom(item: SourceItemRelations): number | undefined {
+  for (const r of item.relations ?? []) {
+    if (r.rel.toLowerCase() === 'system.linktypes.hierarchy-reverse') {
+      const id = workItemIdFromUrl(r.url);
+      if (id !== undefined) return id;
+    }
+  }
+  const parent = item.fields?.['System.Parent'];
+  return typeof parent === 'number' && Number.isSafeInteger(parent) && parent > 0 ? parent : undefined;
+}
+
+export interface LinkPlanOptions {
+  /**
+   * The site's link type names. A mapped type the site lacks (Tests comes with test-management apps) is
+   * created as Relates when the site has it, else dropped; either way once as a warning.
+   */
+  availableTypes?: readonly string[];
+}
+
+/**
+ * Every issue link among the items, each once: ADO stores a link on both of its ends (Dependency-Forward on
+ * one, Dependency-Reverse on the other), and both ends name the same Jira link. Self-links are dropped.
+ * Links to items outside `items` are kept (the engine skips those whose other end was not migrated).
+ */
+export function planIssueLinks(
+  items: Iterable<SourceItemRelations>,
+  options: LinkPlanOptions = {},
+): { links: PlannedLink[]; warnings: string[] } {
+  const available = options.availableTypes?.map((t) => t.toLowerCase());
+  const resolved = new Map<string, string | undefined>();
+  const warnings: string[] = [];
+  const resolve = (name: string): string | undefined => {
+    if (!available) return name;
+    if (!resolved.has(name)) {
+      if (available.includes(name.toLowerCase())) resolved.set(name, name);
+      else if (available.includes(FALLBACK_TYPE.toLowerCase())) {
+        resolved.set(name, FALLBACK_TYPE);
+        warnings.push(`Jira has no "${name}" link type: those links are created as "${FALLBACK_TYPE}"`);
+      } else {
+        resolved.set(name, undefined);
+        warnings.push(`Jira has no "${name}" link type: those links are not migrated`);
+      }
+    }
+    return resolved.get(name);
+  };
+
+  const links = new Map<string, PlannedLink>();
+  for (const item of items) {
+    for (const relation of item.relations ?? []) {
+      const kind = linkTypeFor(relation.rel);
+      if (kind === undefined || kind === 'hierarchy') continue;
+      const other = workItemIdFromUrl(relation.url);
+      if (other === undefined || other === item.id) continue;
+      const type = resolve(kind.name);
+      if (type === undefined) continue;
+      let [from, to] = kind.outward ? [item.id, other] : [other, item.id];
+      if (SYMMETRIC.has(type.toLowerCase()) && from > to) [from, to] = [to, from];
+      const key = `${type.toLowerCase()}|${from}|${to}`;
+      const comment = relation.attributes?.comment;
+      const existing = links.get(key);
+      if (!existing) {
+        links.set(key, { type, from, to, ...(typeof comment === 'string' && comment ? { comment } : {}) });
+      } else if (existing.comment === undefined && typeof comment === 'string' && comment) {
+        existing.comment = comment;
+      }
+    }
+  }
+  return { links: [...links.values()], warnings };
+}
