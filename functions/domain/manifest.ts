@@ -49,3 +49,26 @@ export function orderParentsFirst(items: ManifestItem[]): ManifestItem[] {
   }));
   return scoped.sort((a, b) => depthOf(a) - depthOf(b) || a.id - b.id);
 }
+
+/**
+ * SAMPLE runs: a small representative subset, up to `perType` items of each type (the lowest ids), together
+ * with every ancestor they need so the hierarchy is faithful; still parents first.
+ */
+export function sampleManifest(ordered: ManifestItem[], perType = 5): ManifestItem[] {
+  const byId = new Map(ordered.map((i) => [i.id, i]));
+  const taken = new Map<string, number>();
+  const keep = new Set<number>();
+  for (const item of [...ordered].sort((a, b) => a.id - b.id)) {
+    const n = taken.get(item.type) ?? 0;
+    if (n >= perType) continue;
+    taken.set(item.type, n + 1);
+    for (
+      let cur: ManifestItem | undefined = item;
+      cur && !keep.has(cur.id);
+      cur = cur.parentId !== null ? byId.get(cur.parentId) : undefined
+    ) {
+      keep.add(cur.id);
+    }
+  }
+  return ordered.filter((i) => keep.has(i.id));
+}

@@ -19,6 +19,8 @@ export interface IdMapEntry {
   sourceType: string;
   /** How the entry came to be: created by us, or found already in Jira by its src-id label. */
   origin: 'created' | 'found';
+  /** Created by this run but confirmed only after an interruption, by its label. */
+  recovered?: boolean;
   runId: string;
   /** Phases done for this item (hierarchy, attachments, comments ...). */
   phasesDone: number[];
@@ -36,8 +38,9 @@ const BATCH_WRITE_MAX = 25;
 export class IdMapRepository {
   constructor(private readonly table: Table) {}
 
-  async getMany(tenantId: string, projectId: string, sourceIds: number[]): Promise<Map<number, IdMapEntry>> {
+  async getMany(tenantId: string, projectId: string, ids: number[]): Promise<Map<number, IdMapEntry>> {
     const found = new Map<number, IdMapEntry>();
+    const sourceIds = [...new Set(ids)]; // BatchGet refuses a key twice; siblings share a parent
     for (let i = 0; i < sourceIds.length; i += BATCH_GET_MAX) {
       let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean }> | undefined =
         {
@@ -61,11 +64,9 @@ export class IdMapRepository {
 
   async putMany(tenantId: string, projectId: string, entries: IdMapEntry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += BATCH_WRITE_MAX) {
-      let requests = entries
-        .slice(i, i + BATCH_WRITE_MAX)
-        .map((e) => ({
-          PutRequest: { Item: { ...keys.idMapEntry(tenantId, projectId, e.sourceId), ...e } },
-        }));
+      let requests = entries.slice(i, i + BATCH_WRITE_MAX).map((e) => ({
+        PutRequest: { Item: { ...keys.idMapEntry(tenantId, projectId, e.sourceId), ...e } },
+      }));
       for (let attempt = 0; requests.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
         const out = await this.table.db.send(

@@ -51,11 +51,11 @@ export class RunRepository {
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
           UpdateExpression:
-            'SET cursor = :to, currentPhase = :phase, progressPercent = :pct' +
+            'SET #cursor = :to, currentPhase = :phase, progressPercent = :pct' +
             (u.totalItems !== undefined ? ', totalItems = :total' : '') +
             ' ADD successCount :s, failureCount :f, skippedCount :k',
-          ConditionExpression: 'cursor.phase = :fromPhase AND cursor.#index = :fromIndex',
-          ExpressionAttributeNames: { '#index': 'index' },
+          ConditionExpression: '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex',
+          ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index' },
           ExpressionAttributeValues: {
             ':to': u.to,
             ':phase': u.to.phase,

@@ -1,0 +1,201 @@
+/**
+ * Phase 2: create the issues, at most 50 a bulk call, each labelled `src-id-{N}`, with its parent when the
+ * parent already exists. Never a duplicate:
+ *  1. items the id map already knows are skipped;
+ *  2. the rest are looked up in Jira by label; if an earlier attempt at this chunk may have written (the
+ *     pending journal says so), "not found" is only believed once the search index has had time to catch up;
+ *  3. found ones are recorded as skipped with their key; only the others are created;
+ *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
+ *     between is recovered by step 2 on resume.
+ */
+import { DomUtils, parseDocument } from 'htmlparser2';
+import { sectionsToAdf, textToAdf, validateAdf } from '#domain/adf/index.ts';
+import { buildIssueFields, sourceIdLabel, summaryFromTitle } from '#domain/mapping/index.ts';
+import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { ChunkOutcome, PhaseContext } from '../context.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const escapeHtml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/**
+ * The description as ADF, checked with Atlassian's validator before Jira sees it: should the converter ever
+ * produce an invalid document, the item still arrives, with its text, and the run says so.
+ */
+function descriptionOf(item: AdoWorkItem, warn: (message: string) => void) {
+  const f = item.fields;
+  const title = String(f['System.Title'] ?? '');
+  const { truncated } = summaryFromTitle(title);
+  const html = (name: string) => (typeof f[name] === 'string' ? (f[name] as string) : '');
+  const sections = [
+    ...(truncated ? [{ heading: 'Full title', html: `<p>${escapeHtml(title)}</p>` }] : []),
+    { heading: null, html: html('System.Description') },
+    { heading: 'Acceptance criteria', html: html('Microsoft.VSTS.Common.AcceptanceCriteria') },
+    { heading: 'Repro steps', html: html('Microsoft.VSTS.TCM.ReproSteps') },
+    { heading: 'System info', html: html('Microsoft.VSTS.TCM.SystemInfo') },
+  ];
+  const doc = sectionsToAdf(sections);
+  const problems = validateAdf(doc);
+  if (problems.length === 0) return doc;
+  warn(`#${item.id}: description kept as plain text (${problems[0]})`);
+  const text = sections
+    .map((s) => [s.heading, DomUtils.textContent(parseDocument(s.html))].filter(Boolean).join('\n'))
+    .join('\n\n');
+  return textToAdf(text.trim());
+}
+
+/** Waits until `startedAt + lag` so a label search can see what a write that began then created. */
+async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {
+  const wait = Date.parse(startedAt) + lagMs - Date.now();
+  if (wait > 0) await sleep(wait);
+}
+
+export async function createChunk(
+  { deps, run, preflight }: PhaseContext,
+  index: number,
+): Promise<ChunkOutcome> {
+  const { store, source, target } = deps;
+  const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
+  const outcome: ChunkOutcome = { processed: chunk.length, success: 0, failure: 0, skipped: 0, log: [] };
+  const ids = chunk.map((c) => c.id);
+  const known = await store.idMap.getMany(run.tenantId, run.projectId, ids);
+  let todo = chunk.filter((c) => !known.has(c.id));
+  // Known ones: written by this run before an interruption (created), or by an earlier run (skipped).
+  for (const entry of known.values()) {
+    if (entry.runId === run.id && entry.origin === 'created') outcome.success++;
+    else outcome.skipped++;
+  }
+  if (todo.length === 0) return outcome;
+
+  const pending = await store.idMap.pending(run.tenantId, run.projectId, run.id, PHASES.create);
+  const ourWrite = new Set(pending?.sourceIds ?? []);
+  if (pending?.sourceIds.some((id) => todo.some((t) => t.id === id)))
+    await waitForIndex(pending.startedAt, deps.indexLagMs);
+  const labelled = await target.findByLabels(
+    preflight.projectKey,
+    todo.map((t) => sourceIdLabel(t.id)),
+  );
+  const foundBySource = new Map<number, { key: string; id: string }>();
+  for (const issue of labelled) {
+    const labels = (issue.fields?.labels as string[] | undefined) ?? [];
+    for (const l of labels) {
+      const m = /^src-id-(\d+)$/.exec(l);
+      if (m) foundBySource.set(Number(m[1]), { key: issue.key, id: issue.id });
+    }
+  }
+  const found: IdMapEntry[] = todo
+    .filter((t) => foundBySource.has(t.id))
+    .map((t) => {
+      const hit = foundBySource.get(t.id) as { key: string; id: string };
+      // Found after our own interrupted write: ours. Otherwise it was in Jira before this run.
+      const recovered = ourWrite.has(t.id);
+      return {
+        sourceId: t.id,
+        targetKey: hit.key,
+        targetId: hit.id,
+        sourceType: t.type,
+        origin: recovered ? 'created' : 'found',
+        runId: run.id,
+        phasesDone: [PHASES.create],
+        updatedAt: nowIso(),
+        ...(recovered ? { recovered: true } : {}),
+      };
+    });
+  if (found.length) {
+    await store.idMap.putMany(run.tenantId, run.projectId, found);
+    for (const f of found) {
+      if (f.recovered) {
+        outcome.success++;
+        outcome.log.push(
+          `#${f.sourceId} ${f.sourceType} -> ${f.targetKey} (confirmed by its label after an interruption)`,
+        );
+      } else {
+        outcome.skipped++;
+        outcome.log.push(`#${f.sourceId} ${f.sourceType} already in Jira as ${f.targetKey}: skipped`);
+      }
+    }
+  }
+  todo = todo.filter((t) => !foundBySource.has(t.id));
+  if (todo.length === 0 || run.options.dryRun) {
+    await store.idMap.clearPending(run.tenantId, run.projectId, run.id, PHASES.create);
+    return outcome;
+  }
+
+  const items = await source.workItems(
+    todo.map((t) => t.id),
+    { expand: 'relations' },
+  );
+  const byId = new Map(items.map((i) => [i.id, i]));
+  const parentIds = todo.map((t) => t.parentId).filter((p): p is number => p !== null);
+  const parents = await store.idMap.getMany(run.tenantId, run.projectId, parentIds);
+  const payloads = todo.map((t) => {
+    const item = byId.get(t.id) as AdoWorkItem;
+    const parent = t.parentId !== null ? parents.get(t.parentId) : undefined;
+    // Jira takes a parent only one hierarchy level up (Epic > Story, Story > Sub-task); phase 3 links the rest.
+    const level = (type: string) => preflight.typeLevels[preflight.typeMap[type]?.name ?? ''];
+    const parentKey =
+      parent && level(parent.sourceType) === (level(t.type) ?? 0) + 1 ? parent.targetKey : undefined;
+    return buildIssueFields(item, {
+      projectKey: preflight.projectKey,
+      typeMap: preflight.typeMap,
+      priorityNames: preflight.priorityNames,
+      ...(preflight.storyPointsFieldId ? { storyPointsFieldId: preflight.storyPointsFieldId } : {}),
+      users: (email: string) => preflight.users[email.toLowerCase()],
+      ...(parentKey ? { parentKey } : {}),
+      description: descriptionOf(item, (w) => outcome.log.push(w)),
+    });
+  });
+
+  await store.idMap.markPending(run.tenantId, run.projectId, run.id, PHASES.create, {
+    sourceIds: todo.map((t) => t.id),
+    startedAt: nowIso(),
+  });
+  deps.crash?.('before-bulk-create');
+  const result = await target.bulkCreate(payloads.map((p) => ({ fields: p.fields })));
+  deps.crash?.('after-bulk-create');
+
+  // Jira answers the created issues in the order of the elements that did not fail.
+  const failed = new Map(result.errors.map((e) => [e.failedElementNumber, e]));
+  const created: IdMapEntry[] = [];
+  let next = 0;
+  for (let i = 0; i < todo.length; i++) {
+    const t = todo[i] as (typeof todo)[number];
+    const error = failed.get(i);
+    if (error) {
+      const reason =
+        [
+          ...(error.elementErrors?.errorMessages ?? []),
+          ...Object.entries(error.elementErrors?.errors ?? {}).map(([k, v]) => `${k}: ${v}`),
+        ].join('; ') || 'rejected by Jira';
+      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
+        sourceId: t.id,
+        phase: PHASES.create,
+        reason,
+        at: nowIso(),
+      });
+      outcome.failure++;
+      outcome.log.push(`#${t.id} ${t.type} failed: ${reason}`);
+      continue;
+    }
+    const issue = result.issues[next++];
+    if (!issue) continue;
+    created.push({
+      sourceId: t.id,
+      targetKey: issue.key,
+      targetId: issue.id,
+      sourceType: t.type,
+      origin: 'created',
+      runId: run.id,
+      phasesDone: [PHASES.create],
+      updatedAt: nowIso(),
+    });
+    outcome.success++;
+    outcome.log.push(`#${t.id} ${t.type} -> ${issue.key}`);
+  }
+  await store.idMap.putMany(run.tenantId, run.projectId, created);
+  deps.crash?.('after-id-map');
+  await store.idMap.clearPending(run.tenantId, run.projectId, run.id, PHASES.create);
+  return outcome;
+}

@@ -1,0 +1,48 @@
+/** Creating a run record (the run API of the live-runs issue builds on this). */
+import { v7 as uuidv7 } from 'uuid';
+import type { Run, RunOptions, RunType } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { Store } from '#store/index.ts';
+
+export const DEFAULT_RUN_OPTIONS: RunOptions = {
+  migrateAttachments: true,
+  migrateComments: true,
+  migrateLinks: true,
+  dryRun: false,
+  areaFilter: null,
+  typeFilter: null,
+  typeOverrides: {},
+  stateOverrides: {},
+};
+
+export async function createRun(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  type: RunType,
+  options: Partial<RunOptions> = {},
+): Promise<Run> {
+  const now = nowIso();
+  const run: Run = {
+    id: uuidv7(),
+    tenantId,
+    projectId,
+    type,
+    status: 'RUNNING',
+    options: { ...DEFAULT_RUN_OPTIONS, ...options },
+    totalItems: 0,
+    successCount: 0,
+    failureCount: 0,
+    skippedCount: 0,
+    progressPercent: 0,
+    currentPhase: 1,
+    cursor: { phase: 1, index: 0 },
+    control: 'run',
+    createdAt: now,
+    startedAt: now,
+    finishedAt: null,
+    failureReason: null,
+  };
+  await store.runs.create(run);
+  return run;
+}
