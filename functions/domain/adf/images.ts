@@ -1,0 +1,51 @@
+/**
+ * `<img>`: a resolved image becomes a mediaSingle holding the uploaded Jira attachment; an unresolved one a
+ * paragraph with its file name linked to the original src (the reader can still reach it) and an
+ * `unresolved-image` warning. Either way a block: it splits the paragraph the image sat in, so the text
+ * around it does not run into the file name.
+ */
+import { cleanText } from './chars.ts';
+import { attr, type Element } from './dom.ts';
+import type { Env } from './env.ts';
+import { legalTextMarks, withMark } from './marks.ts';
+import { link, paragraph, text } from './nodes.ts';
+import { safeHref } from './references.ts';
+import type { AdfMark, AdfNode } from './types.ts';
+
+const positive = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0;
+
+export function convertImage(el: Element, marks: AdfMark[], env: Env): AdfNode | undefined {
+  const src = attr(el, 'src')?.trim();
+  if (!src) return undefined;
+  const alt = attr(el, 'alt')?.trim();
+  const hit = env.ctx.image?.(src);
+  if (hit?.mediaId) {
+    const media: Record<string, unknown> = { type: 'file', id: hit.mediaId, collection: '' };
+    const altText = hit.alt ?? alt;
+    if (altText) media.alt = altText;
+    if (positive(hit.width)) media.width = hit.width;
+    if (positive(hit.height)) media.height = hit.height;
+    return { type: 'mediaSingle', attrs: { layout: 'center' }, content: [{ type: 'media', attrs: media }] };
+  }
+  const shown = src.length > 120 ? `${src.slice(0, 117)}...` : src;
+  env.warn('unresolved-image', `image ${shown} has no uploaded attachment; linked to its source instead`);
+  const href = safeHref(src);
+  const label = cleanText(imageLabel(src, alt)) || 'image';
+  return paragraph([text(label, legalTextMarks(href ? withMark(marks, link(href)) : marks))]);
+}
+
+/** A readable name: ADO's `?fileName=` parameter, else the last path segment, else the alt text. */
+export function imageLabel(src: string, alt: string | undefined): string {
+  if (!src.toLowerCase().startsWith('data:')) {
+    try {
+      const url = new URL(src, 'https://invalid.example');
+      const fileName = url.searchParams.get('fileName')?.trim();
+      if (fileName) return fileName;
+      const last = decodeURIComponent(url.pathname.split('/').filter(Boolean).at(-1) ?? '').trim();
+      if (last) return last;
+    } catch {
+      // An unparsable src (bad %-escape): fall back to the alt text.
+    }
+  }
+  return alt || 'image';
+}

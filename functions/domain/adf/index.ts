@@ -1,0 +1,28 @@
+/**
+ * HTML (Azure DevOps rich text) to Atlassian Document Format.
+ *
+ * Decisions, for readers of the output:
+ * - `#123` and ADO work item links become the migrated issue: an inlineCard when `ctx.issueUrl` gives an
+ *   absolute URL, else the key as text linked to `/browse/KEY`. Unresolved ones stay as written, with an
+ *   `unresolved-reference` warning when `ctx.workItemKey` is given. `#12` in code or in link text is left alone.
+ * - Mentions become Jira mentions (`text` is `@` + the Jira display name), or `@Name` text plus an
+ *   `unmapped-mention` warning.
+ * - Images become mediaSingle (layout center) > media (file) when uploaded, else a paragraph with the file name
+ *   linked to the source (http(s) only) plus an `unresolved-image` warning. Either way they are blocks.
+ * - Text colour, highlight, fonts and sizes are dropped (Word and Outlook set them everywhere; carried over they
+ *   are noise). Bold, italic, underline, strike-through and sub/sup written as inline styles are kept.
+ * - Paragraphs showing nothing (`<p>&nbsp;</p>`, `<div><br></div>`) are dropped, as is a trailing `<br>`;
+ *   empty list items and table cells keep an empty paragraph. Blank HTML gives a doc with no content.
+ * - White space collapses as in a browser; a no-break space becomes a plain space. Code blocks keep text as is.
+ * - Scripts, styles and embeds are dropped (`dropped-element` when they held anything); hidden content
+ *   (`display:none`) and comments silently; unknown elements are unwrapped. Markup nested over 100 deep is
+ *   kept as plain text (`flattened-element`).
+ * - Where ADF forbids a block (see fit.ts), headings become bold paragraphs, quotes in quotes or list items are
+ *   unwrapped, tables and rules are lifted out of lists and quotes (splitting them), and a table in a table cell
+ *   is flattened to its cells' content.
+ */
+export { htmlToAdf } from './html-to-adf.ts';
+export { SECTION_HEADING_LEVEL, sectionsToAdf } from './sections.ts';
+export { textToAdf } from './text.ts';
+export type { AdfDoc, AdfMark, AdfNode, AdfWarning, HtmlToAdfContext } from './types.ts';
+export { validateAdf } from './validate.ts';

@@ -1,0 +1,50 @@
+/** The Atlassian Document Format shapes this converter produces, and what it needs from its caller. */
+
+export interface AdfMark {
+  type: string;
+  attrs?: Record<string, unknown>;
+}
+
+export interface AdfNode {
+  type: string;
+  attrs?: Record<string, unknown>;
+  content?: AdfNode[];
+  marks?: AdfMark[];
+  text?: string;
+}
+
+export interface AdfDoc {
+  type: 'doc';
+  version: 1;
+  content: AdfNode[];
+}
+
+export interface AdfWarning {
+  code:
+    | 'unmapped-mention'
+    | 'unresolved-image'
+    | 'unresolved-reference'
+    | 'dropped-element'
+    | 'flattened-element'
+    | (string & {});
+  message: string;
+}
+
+export interface HtmlToAdfContext {
+  /** An Azure DevOps identity from a mention (`data-vss-mention="version:2.0,<guid>"`), to a Jira account. */
+  mention?(ref: {
+    adoId?: string;
+    displayName: string;
+  }): { accountId: string; displayName: string } | undefined;
+  /** A `#123` work item reference in text, to the migrated Jira issue key (e.g. `MIG-42`). */
+  workItemKey?(id: number): string | undefined;
+  /**
+   * The absolute browse URL of a Jira issue (e.g. `https://acme.atlassian.net/browse/MIG-42`). When given,
+   * resolved references become inlineCards (smart links showing the issue's summary and status); without it
+   * they are the key as text linked to the site-relative `/browse/MIG-42`, which needs no smart-link lookup.
+   */
+  issueUrl?(key: string): string | undefined;
+  /** An inline image's src (an ADO attachment URL), to the uploaded Jira attachment's Media Services file id. */
+  image?(src: string): { mediaId: string; alt?: string; width?: number; height?: number } | undefined;
+  warn?(w: AdfWarning): void;
+}
