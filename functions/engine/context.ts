@@ -57,3 +57,13 @@ export interface ChunkOutcome {
 export class SimulatedCrash extends Error {
   override name = 'SimulatedCrash';
 }
+
+/**
+ * A phase of the run: its units of work in a stable order (items, links ...) and how to work a chunk of at most
+ * 50 of them from an index. A chunk must be safe to work again after a crash (check the target before writing).
+ */
+export interface PhaseModule {
+  /** Computed once at the phase's start from what earlier phases left (id map, artifacts); stable for the run. */
+  units(ctx: PhaseContext): Promise<number> | number;
+  chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;
+}

@@ -6,7 +6,7 @@
 import { CHUNK_SIZE, LAST_CORE_PHASE, PHASES, progressPercent, type Run } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
-import type { ChunkOutcome, EngineDeps, PhaseContext, Preflight } from './context.ts';
+import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
 import { createChunk } from './phases/create.ts';
 import { loadPreflight, PreflightError, runPreflight } from './phases/preflight.ts';
 
@@ -14,12 +14,6 @@ export type RunnerAnswer = 'batch' | 'phase-done' | 'paused' | 'cancelled' | 'do
 
 /** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
-
-interface PhaseModule {
-  /** Units of work of the phase (items, links ...). */
-  units(ctx: PhaseContext): number;
-  chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;
-}
 
 /** The phases implemented so far; a phase without a module is passed over (the engine issue is in progress). */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
@@ -85,7 +79,7 @@ export async function runBatch(
     const module = PHASE_MODULES[phase];
     preflight ??= await loadPreflight(deps, run);
     const ctx: PhaseContext = { deps, run, preflight };
-    const total = module ? module.units(ctx) : 0;
+    const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       await deps.store.runs.checkpoint(run.tenantId, run.id, {
         from: run.cursor,

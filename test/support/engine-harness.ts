@@ -1,0 +1,106 @@
+/**
+ * What engine tests share: both sandboxes, a test app (table + gateway), a tenant, engine dependencies over
+ * real HTTP, and a driver that calls the runner as the state machine would.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EngineDeps } from '../../functions/engine/context.ts';
+import { type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
+import { createProject } from '../../functions/services/projects.ts';
+import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { AdoClient } from '../../functions/trackers/ado/client.ts';
+import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
+import { startTestApp, type TestApp, type TestTenant } from './app.ts';
+
+export interface JiraIssueDump {
+  id: string;
+  key: string;
+  fields: Record<string, unknown> & { labels?: string[]; parent?: { key: string } };
+}
+
+export interface EngineHarness {
+  app: TestApp;
+  tenant: TestTenant;
+  sandboxes: RunningSandboxes;
+  config: ReturnType<typeof sandboxConfigFromEnv>;
+  deps(extra?: Partial<EngineDeps>): EngineDeps;
+  newProject(name: string): Promise<{ id: string }>;
+  /** Calls the runner until the run ends; `onError` decides about thrown errors (default: rethrow). */
+  drive(runId: string, d?: EngineDeps, onError?: (err: unknown) => void): Promise<RunnerAnswer[]>;
+  jiraIssues(): Promise<JiraIssueDump[]>;
+  control(tracker: 'ado' | 'jira', method: string, path: string, body?: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function startEngineHarness(opts: { items: number; seed: number }): Promise<EngineHarness> {
+  const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: String(opts.seed) });
+  const sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  const app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url });
+  const tenant = await app.createTenant('Engine');
+  const dir = mkdtempSync(join(tmpdir(), 'tms-artifacts-'));
+  const deps = (extra: Partial<EngineDeps> = {}): EngineDeps => ({
+    store: app.store,
+    artifacts: new DiskArtifactStore(dir),
+    source: new AdoClient({
+      organization: `${sandboxes.ado.url}/${config.ado.org}`,
+      project: config.ado.project,
+      token: config.ado.pat,
+    }),
+    target: new JiraClient(
+      { baseUrl: sandboxes.jira.url, email: config.jira.email, token: config.jira.apiToken },
+      { initialDelayMs: 20 },
+    ),
+    indexLagMs: 0,
+    ...extra,
+  });
+  const control = async (tracker: 'ado' | 'jira', method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${sandboxes[tracker].url}${path}`, {
+      method,
+      headers: body ? { 'Content-Type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : null,
+    });
+    return res.status === 204 ? undefined : res.json();
+  };
+  return {
+    app,
+    tenant,
+    sandboxes,
+    config,
+    deps,
+    newProject: (name) =>
+      createProject(app.store, tenant.tenantId, {
+        name,
+        sourceSystem: 'AZURE_DEVOPS',
+        targetSystem: 'JIRA_CLOUD',
+      }),
+    async drive(runId, d = deps(), onError) {
+      const answers: RunnerAnswer[] = [];
+      for (let calls = 0; calls < 1000; calls++) {
+        try {
+          const answer = await runBatch(
+            d,
+            { tenantId: tenant.tenantId, runId },
+            () => 900_000,
+            config.jira.projectKey,
+          );
+          answers.push(answer);
+          if (['done', 'failed', 'cancelled', 'paused'].includes(answer)) return answers;
+        } catch (err) {
+          if (!onError) throw err;
+          onError(err);
+        }
+      }
+      throw new Error('the run did not finish in 1000 runner calls');
+    },
+    jiraIssues: async () => (await control('jira', 'GET', '/_sandbox/jira/issues')) as JiraIssueDump[],
+    control,
+    async close() {
+      await app.close();
+      await sandboxes.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
