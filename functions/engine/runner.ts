@@ -1,9 +1,18 @@
 /**
  * The generic runner: works the run's current phase from its checkpoint, a chunk of at most 50 at a time,
  * reading the pause/cancel flag before every chunk, until the time budget runs low. It answers what comes
- * next; the state machine (or a test) calls it again.
+ * next; the state machine (or a test) calls it again. A chunk's events (one log line per unit, then progress)
+ * are written in the checkpoint's own transaction: a retried chunk cannot log twice, a crash cannot lose them.
  */
-import { CHUNK_SIZE, LAST_CORE_PHASE, PHASES, progressPercent, type Run } from '#domain/runs.ts';
+import { chunkEventId, type RunEvent, statusEventId } from '#domain/run-events.ts';
+import {
+  CHUNK_SIZE,
+  LAST_CORE_PHASE,
+  PHASES,
+  progressPercent,
+  type Run,
+  type RunStatus,
+} from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
@@ -14,19 +23,61 @@ export type RunnerAnswer = 'batch' | 'phase-done' | 'paused' | 'cancelled' | 'do
 
 /** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
+/** A transaction holds 100 writes: the checkpoint, the progress event and at most 98 lines. */
+const MAX_LOG_EVENTS = 98;
 
 /** The phases implemented so far; a phase without a module is passed over (the engine issue is in progress). */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.create]: { units: (ctx) => ctx.preflight.manifest.length, chunk: createChunk },
 };
 
+async function announce(deps: EngineDeps, run: Run, status: RunStatus, offsetMs = 0): Promise<void> {
+  const id = statusEventId(run.cursor.phase, run.cursor.index, Date.now() + offsetMs);
+  await deps.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, {
+    type: 'status',
+    status: status.toLowerCase(),
+  });
+}
+
 async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
   const status = run.failureCount > 0 ? 'PARTIAL' : 'COMPLETED';
-  await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], status, {
+  const moved = await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], status, {
     finishedAt: nowIso(),
     progressPercent: 100,
   });
+  if (moved) {
+    await announce(deps, run, status);
+    await deps.store.runs.appendEvent(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      statusEventId(run.cursor.phase, run.cursor.index, Date.now() + 1),
+      {
+        type: 'done',
+        stats: { created: run.successCount, skipped: run.skippedCount, failed: run.failureCount },
+      },
+    );
+  }
   return 'done';
+}
+
+/** The chunk's events: one log line per unit (any overflow folded into the last), then progress. */
+function chunkEvents(
+  phase: number,
+  index: number,
+  lines: string[],
+  progress: RunEvent,
+): { id: string; event: RunEvent }[] {
+  const kept =
+    lines.length > MAX_LOG_EVENTS
+      ? [...lines.slice(0, MAX_LOG_EVENTS - 1), lines.slice(MAX_LOG_EVENTS - 1).join('\n')]
+      : lines;
+  const events: { id: string; event: RunEvent }[] = kept.map((message, n) => ({
+    id: chunkEventId(phase, index, n),
+    event: { type: 'log', message },
+  }));
+  events.push({ id: chunkEventId(phase, index, kept.length), event: progress });
+  return events;
 }
 
 export async function runBatch(
@@ -36,21 +87,39 @@ export async function runBatch(
   projectKey: string,
 ): Promise<RunnerAnswer> {
   let preflight: Preflight | undefined;
+  // Speed is units per minute over this invocation (the stream documents the unit).
+  const started = Date.now();
+  let worked = 0;
   for (;;) {
     const run = await deps.store.runs.get(ref.tenantId, ref.runId);
     if (!run) throw new Error(`run ${ref.runId} not found`);
     if (run.control === 'cancel') {
-      await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING', 'PAUSED', 'PENDING'], 'CANCELLED', {
-        finishedAt: nowIso(),
-      });
+      const moved = await deps.store.runs.setStatus(
+        run.tenantId,
+        run.id,
+        ['RUNNING', 'PAUSED', 'PENDING'],
+        'CANCELLED',
+        {
+          finishedAt: nowIso(),
+        },
+      );
+      if (moved) await announce(deps, run, 'CANCELLED');
       return 'cancelled';
     }
     if (run.control === 'pause') {
-      await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED');
+      if (await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED'))
+        await announce(deps, run, 'PAUSED');
       return 'paused';
     }
-    if (run.status !== 'RUNNING')
-      return run.status === 'PAUSED' ? 'paused' : run.status === 'CANCELLED' ? 'cancelled' : 'done';
+    if (run.status !== 'RUNNING') {
+      return run.status === 'PAUSED'
+        ? 'paused'
+        : run.status === 'CANCELLED'
+          ? 'cancelled'
+          : run.status === 'FAILED'
+            ? 'failed'
+            : 'done';
+    }
     if (remainingMs() < MIN_BUDGET_MS) return 'batch';
 
     const { phase, index } = run.cursor;
@@ -59,10 +128,23 @@ export async function runBatch(
         preflight = await runPreflight(deps, run, projectKey);
       } catch (err) {
         if (!(err instanceof PreflightError)) throw err;
-        await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'FAILED', {
+        const moved = await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'FAILED', {
           finishedAt: nowIso(),
           failureReason: err.message,
         });
+        if (moved) {
+          await deps.store.runs.appendEvent(
+            run.tenantId,
+            run.projectId,
+            run.id,
+            statusEventId(1, 0, Date.now()),
+            {
+              type: 'log',
+              message: `Preflight failed: ${err.message}`,
+            },
+          );
+          await announce(deps, run, 'FAILED', 1);
+        }
         return 'failed';
       }
       const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
@@ -70,9 +152,14 @@ export async function runBatch(
         to: { phase: PHASES.create, index: 0 },
         progressPercent: run.progressPercent,
         totalItems: preflight.manifest.length,
+        events: [
+          ...preflight.warnings.slice(0, MAX_LOG_EVENTS).map((message, n) => ({
+            id: chunkEventId(1, 0, n),
+            event: { type: 'log', message } as RunEvent,
+          })),
+        ],
       });
-      if (!moved) return 'batch';
-      return 'phase-done';
+      return moved ? 'phase-done' : 'batch';
     }
     if (phase > LAST_CORE_PHASE) return finish(deps, run);
 
@@ -90,18 +177,35 @@ export async function runBatch(
     }
     const outcome = await module.chunk(ctx, index);
     deps.crash?.('before-checkpoint');
+    if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
+      throw new Error(`phase ${phase} processed ${outcome.processed} units`);
     const to = { phase, index: index + outcome.processed };
+    worked += outcome.processed;
+    const percent = progressPercent(run.progressPercent, phase, to.index, total, LAST_CORE_PHASE);
+    const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
+    const progress: RunEvent = {
+      type: 'progress',
+      current: to.index,
+      total,
+      percent,
+      speed: Math.round((worked / minutes) * 10) / 10,
+    };
     const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
       from: run.cursor,
       to,
       success: outcome.success,
       failure: outcome.failure,
       skipped: outcome.skipped,
-      progressPercent: progressPercent(run.progressPercent, phase, to.index, total, LAST_CORE_PHASE),
+      progressPercent: percent,
+      events: chunkEvents(phase, index, outcome.log, progress),
     });
-    for (const line of outcome.log) logger.debug('item', { tenantId: run.tenantId, runId: run.id, line });
+    logger.debug('chunk', {
+      tenantId: run.tenantId,
+      runId: run.id,
+      phase,
+      index,
+      processed: outcome.processed,
+    });
     if (!moved) return 'batch'; // another invocation advanced this chunk first; it owns the run now
-    if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
-      throw new Error(`phase ${phase} processed ${outcome.processed} units`);
   }
 }

@@ -80,9 +80,13 @@ export const keys = {
     skPrefix: `FAIL#${runId}#`,
   }),
   /** A run event for the live stream, in order. */
-  runEvent: (tenantId: string, projectId: string, runId: string, seq: number): Key => ({
+  runEvent: (tenantId: string, projectId: string, runId: string, eventId: string): Key => ({
     pk: projectPk(tenantId, projectId),
-    sk: `EVENT#${runId}#${String(seq).padStart(10, '0')}`,
+    sk: `EVENT#${runId}#${eventId}`,
+  }),
+  runEventPrefix: (tenantId: string, projectId: string, runId: string) => ({
+    pk: projectPk(tenantId, projectId),
+    skPrefix: `EVENT#${runId}#`,
   }),
 
   scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),

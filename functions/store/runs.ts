@@ -1,9 +1,25 @@
 /** Runs, their checkpoints and the control flag, each change one conditional write. */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { RunEvent } from '#domain/run-events.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
-import { nowIso } from '#platform/clock.ts';
+import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
-import { isConditionFailure, type Table, withoutKeys } from './table.ts';
+import { failedConditions, isConditionFailure, type Table, withoutKeys } from './table.ts';
+
+/** How long a run's events stay readable for the stream and its replays. */
+const EVENT_TTL_SECONDS = 30 * 24 * 3600;
+
+export interface StoredRunEvent {
+  id: string;
+  event: RunEvent;
+  at: string;
+}
 
 export interface CheckpointUpdate {
   from: RunCursor;
@@ -13,6 +29,8 @@ export interface CheckpointUpdate {
   skipped?: number;
   progressPercent: number;
   totalItems?: number;
+  /** The chunk's events, written in the same transaction as the checkpoint (at most 99). */
+  events?: { id: string; event: RunEvent }[];
 }
 
 export class RunRepository {
@@ -45,35 +63,115 @@ export class RunRepository {
    * the same chunk cannot both advance it: the loser learns so (false) and stops.
    */
   async checkpoint(tenantId: string, runId: string, u: CheckpointUpdate): Promise<boolean> {
+    const run = await this.get(tenantId, runId);
+    if (!run) return false;
+    const at = nowIso();
+    const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
     try {
       await this.table.db.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(tenantId, runId),
-          UpdateExpression:
-            'SET #cursor = :to, currentPhase = :phase, progressPercent = :pct' +
-            (u.totalItems !== undefined ? ', totalItems = :total' : '') +
-            ' ADD successCount :s, failureCount :f, skippedCount :k',
-          ConditionExpression: '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex',
-          ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index' },
-          ExpressionAttributeValues: {
-            ':to': u.to,
-            ':phase': u.to.phase,
-            ':pct': u.progressPercent,
-            ':s': u.success ?? 0,
-            ':f': u.failure ?? 0,
-            ':k': u.skipped ?? 0,
-            ':fromPhase': u.from.phase,
-            ':fromIndex': u.from.index,
-            ...(u.totalItems !== undefined ? { ':total': u.totalItems } : {}),
-          },
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table.name,
+                Key: keys.run(tenantId, runId),
+                UpdateExpression:
+                  'SET #cursor = :to, currentPhase = :phase, progressPercent = :pct, updatedAt = :now' +
+                  (u.totalItems !== undefined ? ', totalItems = :total' : '') +
+                  ' ADD successCount :s, failureCount :f, skippedCount :k',
+                ConditionExpression: '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex',
+                ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index' },
+                ExpressionAttributeValues: {
+                  ':to': u.to,
+                  ':phase': u.to.phase,
+                  ':pct': u.progressPercent,
+                  ':now': at,
+                  ':s': u.success ?? 0,
+                  ':f': u.failure ?? 0,
+                  ':k': u.skipped ?? 0,
+                  ':fromPhase': u.from.phase,
+                  ':fromIndex': u.from.index,
+                  ...(u.totalItems !== undefined ? { ':total': u.totalItems } : {}),
+                },
+              },
+            },
+            ...(u.events ?? []).map((e) => ({
+              Put: {
+                TableName: this.table.name,
+                Item: {
+                  ...keys.runEvent(tenantId, run.projectId, runId, e.id),
+                  id: e.id,
+                  event: e.event,
+                  at,
+                  ttl,
+                },
+              },
+            })),
+          ],
         }),
       );
       return true;
     } catch (err) {
-      if (isConditionFailure(err)) return false;
+      if (failedConditions(err)?.includes(0)) return false;
       throw err;
     }
+  }
+
+  /** Appends one event outside a checkpoint (status changes, done). */
+  async appendEvent(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    id: string,
+    event: RunEvent,
+  ): Promise<void> {
+    await this.table.db.send(
+      new PutCommand({
+        TableName: this.table.name,
+        Item: {
+          ...keys.runEvent(tenantId, projectId, runId, id),
+          id,
+          event,
+          at: nowIso(),
+          ttl: nowEpochSeconds() + EVENT_TTL_SECONDS,
+        },
+      }),
+    );
+  }
+
+  /** The run's events after `afterId` (a stream reconnecting with Last-Event-ID), in order, unexpired. */
+  async events(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    afterId?: string,
+    limit = 500,
+  ): Promise<StoredRunEvent[]> {
+    const { pk, skPrefix } = keys.runEventPrefix(tenantId, projectId, runId);
+    const out = await this.table.db.send(
+      new QueryCommand({
+        TableName: this.table.name,
+        KeyConditionExpression: afterId
+          ? 'pk = :pk AND sk BETWEEN :after AND :end'
+          : 'pk = :pk AND begins_with(sk, :prefix)',
+        FilterExpression: '#ttl > :now',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':pk': pk,
+          ':now': nowEpochSeconds(),
+          ...(afterId
+            ? { ':after': `${skPrefix}${afterId}\u0000`, ':end': `${skPrefix}\uffff` }
+            : { ':prefix': skPrefix }),
+        },
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).map((i) => ({
+      id: i.id as string,
+      event: i.event as RunEvent,
+      at: i.at as string,
+    }));
   }
 
   /** Moves the status only from one of `from`; answers whether it moved. */

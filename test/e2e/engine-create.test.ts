@@ -130,6 +130,26 @@ describe('the create phase', () => {
     const idMap = await app.store.idMap.all(t.tenantId, project.id);
     expect(idMap).toHaveLength(done?.totalItems ?? -1);
     expect(issues.some((i) => i.fields.parent?.key)).toBe(true);
+
+    // The events the stream will serve: one log line per item, progress that never goes back, then the end.
+    const events = await app.store.runs.events(t.tenantId, project.id, run.id, undefined, 5000);
+    const ids = events.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort());
+    const logs = events.flatMap((e) => (e.event.type === 'log' ? [e.event.message] : []));
+    const itemLines = logs.filter((l) => /^#\d+ .+ -> [A-Z]+-\d+/.test(l));
+    expect(itemLines).toHaveLength(done?.totalItems ?? -1);
+    const percents = events.flatMap((e) => (e.event.type === 'progress' ? [e.event.percent] : []));
+    expect(percents.length).toBeGreaterThan(2);
+    expect(percents).toEqual([...percents].sort((a, b) => a - b));
+    expect(events.at(-2)?.event).toEqual({ type: 'status', status: 'completed' });
+    expect(events.at(-1)?.event).toEqual({
+      type: 'done',
+      stats: { created: done?.totalItems, skipped: 0, failed: 0 },
+    });
+    // A reconnect after the second-to-last event gets just the last.
+    expect(
+      (await app.store.runs.events(t.tenantId, project.id, run.id, events.at(-2)?.id)).map((e) => e.id),
+    ).toEqual([events.at(-1)?.id]);
   });
 
   it('a second run of the same project creates nothing and skips every item', async () => {
@@ -176,6 +196,13 @@ describe('the create phase', () => {
     const entries = await app.store.idMap.all(t.tenantId, project.id);
     expect(entries.every((e) => e.runId === run.id && e.origin === 'created')).toBe(true);
     const recovered = entries.filter((e) => e.recovered).length;
+    // Each item logged exactly once, though chunks were worked again after crashes.
+    const lines = (await app.store.runs.events(t.tenantId, project.id, run.id, undefined, 5000)).flatMap(
+      (e) => (e.event.type === 'log' ? [e.event.message] : []),
+    );
+    const logged = lines.flatMap((l) => /^#(\d+) /.exec(l)?.[1] ?? []);
+    expect(logged.length).toBe(done?.totalItems);
+    expect(new Set(logged).size).toBe(done?.totalItems);
     expect(recovered).toBeGreaterThan(0);
     expect(done).toMatchObject({ successCount: done?.totalItems, skippedCount: 0, failureCount: 0 });
     console.log(

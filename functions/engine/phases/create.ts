@@ -64,8 +64,15 @@ export async function createChunk(
   let todo = chunk.filter((c) => !known.has(c.id));
   // Known ones: written by this run before an interruption (created), or by an earlier run (skipped).
   for (const entry of known.values()) {
-    if (entry.runId === run.id && entry.origin === 'created') outcome.success++;
-    else outcome.skipped++;
+    if (entry.runId === run.id && entry.origin === 'created') {
+      outcome.success++;
+      outcome.log.push(`#${entry.sourceId} ${entry.sourceType} -> ${entry.targetKey}`);
+    } else {
+      outcome.skipped++;
+      outcome.log.push(
+        `#${entry.sourceId} ${entry.sourceType} already in Jira as ${entry.targetKey}: skipped`,
+      );
+    }
   }
   if (todo.length === 0) return outcome;
 
