@@ -16,6 +16,7 @@ import {
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
+import { attachmentsPhase } from './phases/attachments.ts';
 import { createChunk } from './phases/create.ts';
 import { loadPreflight, PreflightError, runPreflight } from './phases/preflight.ts';
 
@@ -29,6 +30,7 @@ const MAX_LOG_EVENTS = 98;
 /** The phases implemented so far; a phase without a module is passed over (the engine issue is in progress). */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.create]: { units: (ctx) => ctx.preflight.manifest.length, chunk: createChunk },
+  [PHASES.attachments]: attachmentsPhase,
 };
 
 async function announce(deps: EngineDeps, run: Run, status: RunStatus, offsetMs = 0): Promise<void> {
@@ -193,9 +195,11 @@ export async function runBatch(
     const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
       from: run.cursor,
       to,
-      success: outcome.success,
+      // The run's counters count items: created or skipped once, in the create phase; any later phase adds
+      // only failures (an item whose attachment failed makes the run PARTIAL).
+      success: phase === PHASES.create ? outcome.success : 0,
+      skipped: phase === PHASES.create ? outcome.skipped : 0,
       failure: outcome.failure,
-      skipped: outcome.skipped,
       progressPercent: percent,
       events: chunkEvents(phase, index, outcome.log, progress),
     });

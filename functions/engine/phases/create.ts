@@ -8,43 +8,15 @@
  *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
  *     between is recovered by step 2 on resume.
  */
-import { DomUtils, parseDocument } from 'htmlparser2';
-import { sectionsToAdf, textToAdf, validateAdf } from '#domain/adf/index.ts';
-import { buildIssueFields, sourceIdLabel, summaryFromTitle } from '#domain/mapping/index.ts';
+import { buildIssueFields, sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { ChunkOutcome, PhaseContext } from '../context.ts';
+import { descriptionOf } from './description.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const escapeHtml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
-
-/**
- * The description as ADF, checked with Atlassian's validator before Jira sees it: should the converter ever
- * produce an invalid document, the item still arrives, with its text, and the run says so.
- */
-function descriptionOf(item: AdoWorkItem, warn: (message: string) => void) {
-  const f = item.fields;
-  const title = String(f['System.Title'] ?? '');
-  const { truncated } = summaryFromTitle(title);
-  const html = (name: string) => (typeof f[name] === 'string' ? (f[name] as string) : '');
-  const sections = [
-    ...(truncated ? [{ heading: 'Full title', html: `<p>${escapeHtml(title)}</p>` }] : []),
-    { heading: null, html: html('System.Description') },
-    { heading: 'Acceptance criteria', html: html('Microsoft.VSTS.Common.AcceptanceCriteria') },
-    { heading: 'Repro steps', html: html('Microsoft.VSTS.TCM.ReproSteps') },
-    { heading: 'System info', html: html('Microsoft.VSTS.TCM.SystemInfo') },
-  ];
-  const doc = sectionsToAdf(sections);
-  const problems = validateAdf(doc);
-  if (problems.length === 0) return doc;
-  warn(`#${item.id}: description kept as plain text (${problems[0]})`);
-  const text = sections
-    .map((s) => [s.heading, DomUtils.textContent(parseDocument(s.html))].filter(Boolean).join('\n'))
-    .join('\n\n');
-  return textToAdf(text.trim());
-}
 
 /** Waits until `startedAt + lag` so a label search can see what a write that began then created. */
 async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {

@@ -1,0 +1,263 @@
+/**
+ * Phase 3: every in-scope ADO parent/child pair made visible in Jira, checkpointed per item.
+ *
+ * Jira takes a `parent` only one hierarchy level up (Epic > standard issue > sub-task); phase 2 set it at
+ * creation when the parent already existed. The units are the items whose in-scope parent is not yet shown in
+ * Jira when the phase starts (computed once and kept as a run artifact, so the order is stable across resumes):
+ *  - levels allow it (e.g. parent and child created in the same chunk): `parent` is set by editing the child;
+ *    should Jira refuse the field for an epic's child, the Agile epic endpoint is tried; should both refuse,
+ *    the pair is kept as below, with Jira's reason in the comment;
+ *  - levels do not allow it (a Task under a Story: both standard; a Feature under an Epic: both epics, since
+ *    features become epics): a "Relates" link from parent to child whose comment says which one is the ADO
+ *    parent and why Jira cannot hold it as such. The relationship is never dropped silently: without a
+ *    Relates type, or when Jira refuses, the item is a recorded failure.
+ * Idempotent: the children's current parent and links are read (read-after-write) before writing, and each
+ * item gets phase 3 in its id map entry's `phasesDone` right after its write, so a resumed run neither redoes
+ * a recorded item nor writes twice an item whose write was not yet recorded.
+ */
+import type { ManifestItem } from '#domain/manifest.ts';
+import { PHASES } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '../context.ts';
+import {
+  chunkOf,
+  hasIssueLink,
+  type IssueState,
+  loadOrComputePlan,
+  markPhaseDone,
+  readIssueStates,
+  refusalOf,
+  writeIssueLink,
+} from './links-jira.ts';
+
+const PHASE = PHASES.hierarchy;
+const RELATES = 'Relates';
+
+export interface HierarchyUnit {
+  child: number;
+  parent: number;
+}
+
+export interface HierarchyPlan {
+  units: HierarchyUnit[];
+  /** The site's name of the Relates link type, for parents Jira cannot hold as `parent`; null if it has none. */
+  relatesType: string | null;
+}
+
+export const hierarchyPlanKey = (tenantId: string, runId: string) =>
+  `tenants/${tenantId}/runs/${runId}/hierarchy-plan.json`;
+
+/** Jira hierarchy level of the issue type a source type is created as (standard when unknown). */
+function levelOf(preflight: Preflight, sourceType: string): number {
+  return preflight.typeLevels[preflight.typeMap[sourceType]?.name ?? ''] ?? 0;
+}
+
+/** Whether Jira can hold `parentType` as the `parent` of `childType`: exactly one level up. */
+export function parentFieldFits(preflight: Preflight, childType: string, parentType: string): boolean {
+  return levelOf(preflight, parentType) === levelOf(preflight, childType) + 1;
+}
+
+/** Whether Jira already shows the pair: as the parent field, or (where the field cannot) as a Relates link. */
+function represented(
+  preflight: Preflight,
+  relatesType: string | null,
+  child: IdMapEntry,
+  parent: IdMapEntry,
+  state: IssueState,
+): boolean {
+  if (parentFieldFits(preflight, child.sourceType, parent.sourceType))
+    return state.parentKey === parent.targetKey;
+  return relatesType !== null && hasIssueLink(state, relatesType, parent.targetKey, true);
+}
+
+async function computePlan({ deps, run, preflight }: PhaseContext): Promise<HierarchyPlan> {
+  const { store, target } = deps;
+  const withParent = preflight.manifest.filter(
+    (m): m is ManifestItem & { parentId: number } => m.parentId !== null,
+  );
+  const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
+    ...withParent.map((m) => m.id),
+    ...withParent.map((m) => m.parentId),
+  ]);
+  const linkTypes = await target.linkTypes();
+  const relatesType = linkTypes.find((t) => t.name.toLowerCase() === RELATES.toLowerCase())?.name ?? null;
+  // Not created (its own failure is recorded by phase 2) or already done by an earlier run: nothing to do.
+  // A dry run created nothing, so it counts every pair whose child would be created.
+  const open = withParent.filter((m) => {
+    const child = entries.get(m.id);
+    return child ? !child.phasesDone.includes(PHASE) : run.options.dryRun;
+  });
+  const mapped = open.filter((m) => entries.has(m.id) && entries.has(m.parentId));
+  const states = await readIssueStates(
+    target,
+    mapped.map((m) => (entries.get(m.id) as IdMapEntry).targetId),
+  );
+  const units = open
+    .filter((m) => {
+      const child = entries.get(m.id);
+      const parent = entries.get(m.parentId);
+      const state = child && states.get(child.targetId);
+      return !(child && parent && state && represented(preflight, relatesType, child, parent, state));
+    })
+    .map((m) => ({ child: m.id, parent: m.parentId }));
+  return { units, relatesType };
+}
+
+const planOf = (ctx: PhaseContext) =>
+  loadOrComputePlan(ctx.deps.artifacts, hierarchyPlanKey(ctx.run.tenantId, ctx.run.id), () =>
+    computePlan(ctx),
+  );
+
+/** The comment of a Relates link that stands for a parent: which end is the parent, and why not `parent`. */
+function hierarchyNote(child: IdMapEntry, parent: IdMapEntry, why: string): string {
+  return (
+    `Azure DevOps hierarchy: ${parent.targetKey} (#${parent.sourceId}, ${parent.sourceType}) is the parent of ` +
+    `${child.targetKey} (#${child.sourceId}, ${child.sourceType}). ${why} This link keeps the relationship.`
+  );
+}
+
+export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run, preflight } = ctx;
+  const { store, target } = deps;
+  const plan = await planOf(ctx);
+  const units = chunkOf(plan.units, index);
+  const outcome: ChunkOutcome = { processed: units.length, success: 0, failure: 0, skipped: 0, log: [] };
+  const dryRun = run.options.dryRun;
+  const fail = async (sourceId: number, reason: string) => {
+    outcome.failure++;
+    outcome.log.push(`#${sourceId} hierarchy failed: ${reason}`);
+    await store.runFailures.record(run.tenantId, run.projectId, run.id, {
+      sourceId,
+      phase: PHASE,
+      reason,
+      at: nowIso(),
+    });
+  };
+  const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
+    ...units.map((u) => u.child),
+    ...units.map((u) => u.parent),
+  ]);
+
+  const todo: { child: IdMapEntry; parent: IdMapEntry }[] = [];
+  for (const u of units) {
+    const child = entries.get(u.child);
+    const parent = entries.get(u.parent);
+    if (child?.phasesDone.includes(PHASE)) {
+      outcome.success++;
+      outcome.log.push(`#${u.child} under #${u.parent}: done before an interruption`);
+    } else if (dryRun && (!child || !parent)) {
+      const kept = child && parent && !parentFieldFits(preflight, child.sourceType, parent.sourceType);
+      outcome.success++;
+      outcome.log.push(`#${u.child} would be placed under #${u.parent}${kept ? ' (as a Relates link)' : ''}`);
+    } else if (!child) {
+      outcome.skipped++;
+      outcome.log.push(`#${u.child} is not in Jira: nothing to place under #${u.parent}`);
+    } else if (!parent) {
+      await fail(u.child, `its Azure DevOps parent #${u.parent} was not created in Jira`);
+    } else todo.push({ child, parent });
+  }
+  if (todo.length === 0) return outcome;
+
+  const states = await readIssueStates(
+    target,
+    todo.map((t) => t.child.targetId),
+  );
+  for (const { child, parent } of todo) {
+    const state = states.get(child.targetId);
+    const pair = `#${child.sourceId} ${child.targetKey} under #${parent.sourceId} ${parent.targetKey}`;
+    if (!state) {
+      await fail(child.sourceId, `${child.targetKey} no longer exists in Jira`);
+      continue;
+    }
+    const fits = parentFieldFits(preflight, child.sourceType, parent.sourceType);
+    if (represented(preflight, plan.relatesType, child, parent, state)) {
+      // Not shown when the phase started: written by this run before an interruption.
+      outcome.success++;
+      outcome.log.push(`${pair}: confirmed in Jira after an interruption`);
+      if (!dryRun) await markPhaseDone(store, run, [child], PHASE);
+      continue;
+    }
+    if (dryRun) {
+      outcome.success++;
+      outcome.log.push(`${pair}: would be ${fits ? 'set as parent' : 'kept as a Relates link'}`);
+      continue;
+    }
+    try {
+      const jiraType = (t: string) => preflight.typeMap[t]?.name ?? t;
+      let why =
+        `Jira cannot place a ${jiraType(child.sourceType)} under a ${jiraType(parent.sourceType)}` +
+        ' (its hierarchy is Epic > standard issue > sub-task).';
+      if (fits) {
+        const refused = await setParent(target, child, parent, levelOf(preflight, parent.sourceType) === 1);
+        if (refused === undefined) {
+          outcome.success++;
+          outcome.log.push(`${pair}: parent set${state.parentKey ? ` (was under ${state.parentKey})` : ''}`);
+          await markPhaseDone(store, run, [child], PHASE);
+          continue;
+        }
+        why = `Jira refused it as the parent (${refused}).`;
+        // After a refusal, the link may already be there from an attempt interrupted after it was written.
+        if (plan.relatesType && hasIssueLink(state, plan.relatesType, parent.targetKey, true)) {
+          outcome.success++;
+          outcome.log.push(`${pair}: kept as a Relates link (${why})`);
+          await markPhaseDone(store, run, [child], PHASE);
+          continue;
+        }
+      }
+      if (!plan.relatesType) {
+        await fail(child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
+        continue;
+      }
+      await writeIssueLink(target, {
+        type: plan.relatesType,
+        subjectKey: parent.targetKey,
+        objectKey: child.targetKey,
+        comment: hierarchyNote(child, parent, why),
+      });
+      outcome.success++;
+      outcome.log.push(`${pair}: kept as a Relates link`);
+      await markPhaseDone(store, run, [child], PHASE);
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      await fail(child.sourceId, `${pair}: ${reason}`);
+    }
+  }
+  return outcome;
+}
+
+/**
+ * Sets the parent field; for a standard issue under an epic whose `parent` Jira refuses (older
+ * company-managed configurations), moves it into the epic by the Agile endpoint. Answers Jira's reason when
+ * both refused, else undefined.
+ */
+async function setParent(
+  target: PhaseContext['deps']['target'],
+  child: IdMapEntry,
+  parent: IdMapEntry,
+  parentIsEpic: boolean,
+): Promise<string | undefined> {
+  try {
+    await target.editIssue(child.targetKey, { fields: { parent: { key: parent.targetKey } } });
+    return undefined;
+  } catch (err) {
+    const refused = refusalOf(err);
+    if (refused === undefined) throw err;
+    if (!parentIsEpic) return refused;
+    try {
+      await target.moveToEpic(parent.targetKey, [child.targetKey]);
+      return undefined;
+    } catch (err2) {
+      const refused2 = refusalOf(err2);
+      if (refused2 === undefined) throw err2;
+      return `${refused}; epic endpoint: ${refused2}`;
+    }
+  }
+}
+
+/** Phase 3, for the runner's PHASE_MODULES. */
+export const hierarchyPhase: PhaseModule = {
+  units: async (ctx) => (await planOf(ctx)).units.length,
+  chunk: hierarchyChunk,
+};

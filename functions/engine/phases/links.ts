@@ -1,0 +1,338 @@
+/**
+ * Phase 4: the ADO links between work items, as Jira issue links and remote links.
+ *
+ * The units are every ADO link once (ADO stores a link on both of its ends; `planIssueLinks` keeps one), read
+ * from the items' relations at the phase's start (200 items a call) and kept as a run artifact, so the order
+ * is stable across resumes:
+ *  - both ends in Jira: an issue link of the mapped type and direction ("A blocks B"), with the ADO link's
+ *    comment as the link's comment;
+ *  - one end out of scope, or in scope but not created: a remote link on our issue to the ADO work item's web
+ *    page (`{organizationUrl}/{project}/_workitems/edit/{id}`), titled with the relation ("blocks Azure DevOps
+ *    #123: title"), with a stable `globalId` (`ado-workitem-{id}-{type}[-outward|-inward]`) so Jira keeps one;
+ *  - a parent or child out of scope (phase 3 handles those in scope): a remote link too ("child of Azure DevOps
+ *    #12"), so the hierarchy is not dropped silently;
+ *  - neither end in Jira: nothing to write (the items' own failures are recorded by phase 2), skipped.
+ * Link types Jira lacks fall back as `planIssueLinks` says (Relates, else dropped with a warning).
+ * Idempotent: before writing, the chunk reads its subjects' `issuelinks` (one search, read-after-write) and
+ * the remote links of its issues, and writes only what is missing. What was already in Jira when the phase
+ * started is counted as skipped; what appears since (our own write before an interruption) as success.
+ */
+import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
+import { PHASES } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
+import {
+  chunkOf,
+  hasIssueLink,
+  type IssueState,
+  loadOrComputePlan,
+  readIssueStates,
+  refusalOf,
+  remoteLinkIds,
+  writeIssueLink,
+} from './links-jira.ts';
+
+const PHASE = PHASES.links;
+const TITLE_MAX = 255;
+
+export type LinkUnit =
+  /** "`from` <type's outward phrase> `to`", both in Jira. */
+  | { kind: 'issue'; type: string; from: number; to: number; comment?: string; present?: true }
+  /** A link from our item `on` to the ADO work item `other`, which is not in Jira. */
+  | {
+      kind: 'remote';
+      on: number;
+      other: number;
+      url: string;
+      title: string;
+      globalId: string;
+      present?: true;
+    }
+  /** Neither end is in Jira. */
+  | { kind: 'unmigrated'; type: string; from: number; to: number };
+
+export interface LinkPlan {
+  units: LinkUnit[];
+  /** Link type names (lower case) whose two phrases are the same: direction carries no meaning. */
+  symmetric: string[];
+  warnings: string[];
+}
+
+export const linkPlanKey = (tenantId: string, runId: string) =>
+  `tenants/${tenantId}/runs/${runId}/link-plan.json`;
+
+/** The stable id of a remote link to ADO work item `other`, per relation, so Jira keeps it once. */
+export function remoteGlobalId(other: number, relation: string): string {
+  return `ado-workitem-${other}-${relation.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+}
+
+/** The ADO web page of a work item. */
+export function workItemWebUrl(organizationUrl: string, project: string, id: number): string {
+  return `${organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${id}`;
+}
+
+async function computePlan({ deps, run, preflight }: PhaseContext): Promise<LinkPlan> {
+  const { store, source, target } = deps;
+  const ids = preflight.manifest.map((m) => m.id);
+  const inScope = new Set(ids);
+  const [items, linkTypes, entries] = await Promise.all([
+    source.workItems(ids, { expand: 'relations' }),
+    target.linkTypes(),
+    store.idMap.getMany(run.tenantId, run.projectId, ids),
+  ]);
+  const { links, warnings } = planIssueLinks(items, { availableTypes: linkTypes.map((t) => t.name) });
+  const typeOf = new Map(linkTypes.map((t) => [t.name.toLowerCase(), t]));
+  const symmetric = linkTypes.filter((t) => t.inward === t.outward).map((t) => t.name.toLowerCase());
+  // A dry run created nothing: an item in scope counts as if it were in Jira.
+  const inJira = (id: number) => entries.has(id) || (run.options.dryRun && inScope.has(id));
+
+  type Remote = { on: number; other: number; phrase: string; relation: string; comment?: string };
+  const units: (LinkUnit | Remote)[] = [];
+  for (const link of links) {
+    const [fromIn, toIn] = [inJira(link.from), inJira(link.to)];
+    if (fromIn && toIn) units.push({ kind: 'issue', ...link });
+    else if (!fromIn && !toIn)
+      units.push({ kind: 'unmigrated', type: link.type, from: link.from, to: link.to });
+    else {
+      const type = typeOf.get(link.type.toLowerCase());
+      const sym = symmetric.includes(link.type.toLowerCase());
+      const [on, other, phrase, side] = fromIn
+        ? [link.from, link.to, type?.outward ?? link.type, 'outward']
+        : [link.to, link.from, type?.inward ?? link.type, 'inward'];
+      units.push({
+        on,
+        other,
+        phrase,
+        relation: sym ? link.type : `${link.type}-${side}`,
+        ...(link.comment ? { comment: link.comment } : {}),
+      });
+    }
+  }
+  // Parents and children out of scope: in scope, phase 3 shows them.
+  for (const item of items) {
+    if (!inJira(item.id)) continue;
+    for (const r of item.relations ?? []) {
+      const other = workItemIdFromUrl(r.url);
+      if (linkTypeFor(r.rel) !== 'hierarchy' || other === undefined || inScope.has(other)) continue;
+      const isParent = /-reverse$/i.test(r.rel);
+      units.push({
+        on: item.id,
+        other,
+        phrase: isParent ? 'child of' : 'parent of',
+        relation: isParent ? 'parent' : 'child',
+      });
+    }
+  }
+
+  // Titles and projects of the far ends, for the remote links (those in scope were read above).
+  const remotes = units.filter((u): u is Remote => !('kind' in u));
+  const known = new Map(items.map((i) => [i.id, i.fields]));
+  const unread = [...new Set(remotes.map((r) => r.other))].filter((id) => !known.has(id));
+  if (unread.length) {
+    try {
+      for (const i of await source.workItems(unread, { expand: 'none' })) known.set(i.id, i.fields);
+    } catch (err) {
+      // The titles are a courtesy: a far end we may not read still gets its link, with its id only.
+      if (!(err instanceof TrackerHttpError) || err.status >= 500) throw err;
+    }
+  }
+  const project = source.connection.project;
+  const seen = new Set<string>();
+  const resolved: LinkUnit[] = units.flatMap((u): LinkUnit[] => {
+    if ('kind' in u) return [u];
+    // A relation recorded twice on the same item is one remote link.
+    const globalId = remoteGlobalId(u.other, u.relation);
+    if (seen.has(`${u.on}|${globalId}`)) return [];
+    seen.add(`${u.on}|${globalId}`);
+    const fields = known.get(u.other);
+    const title = typeof fields?.['System.Title'] === 'string' ? (fields['System.Title'] as string) : '';
+    const itemProject =
+      typeof fields?.['System.TeamProject'] === 'string' ? (fields['System.TeamProject'] as string) : project;
+    const full = `${u.phrase} Azure DevOps #${u.other}${title ? `: ${title}` : ''}${u.comment ? ` (${u.comment})` : ''}`;
+    return [
+      {
+        kind: 'remote',
+        on: u.on,
+        other: u.other,
+        url: workItemWebUrl(source.organizationUrl, itemProject, u.other),
+        title: full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX - 1)}…` : full,
+        globalId,
+      },
+    ];
+  });
+
+  // What Jira already holds now, before this phase writes anything, is "already present" (skipped).
+  const issueUnits = resolved.filter((u) => u.kind === 'issue');
+  const states = await readIssueStates(
+    target,
+    issueUnits.flatMap((u) => entries.get(u.from)?.targetId ?? []),
+  );
+  for (const u of issueUnits) {
+    const [from, to] = [entries.get(u.from), entries.get(u.to)];
+    const state = from && states.get(from.targetId);
+    if (to && state && hasIssueLink(state, u.type, to.targetKey, symmetric.includes(u.type.toLowerCase())))
+      u.present = true;
+  }
+  const remoteUnits = resolved.filter((u) => u.kind === 'remote');
+  const existing = await remoteLinksOf(
+    target,
+    remoteUnits.flatMap((u) => entries.get(u.on)?.targetKey ?? []),
+  );
+  for (const u of remoteUnits) {
+    const key = entries.get(u.on)?.targetKey;
+    if (key && existing.get(key)?.has(u.globalId)) u.present = true;
+  }
+  return { units: resolved, symmetric, warnings };
+}
+
+/** The remote links' globalIds of each issue, a few issues at a time. */
+async function remoteLinksOf(
+  target: PhaseContext['deps']['target'],
+  keys: string[],
+): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  const unique = [...new Set(keys)];
+  for (let i = 0; i < unique.length; i += 10) {
+    const slice = unique.slice(i, i + 10);
+    const found = await Promise.all(
+      slice.map(async (key) => {
+        try {
+          return await remoteLinkIds(target, key);
+        } catch (err) {
+          if (err instanceof TrackerHttpError && err.status === 404) return undefined;
+          throw err;
+        }
+      }),
+    );
+    slice.forEach((key, n) => {
+      const ids = found[n];
+      if (ids) out.set(key, ids);
+    });
+  }
+  return out;
+}
+
+const planOf = (ctx: PhaseContext) =>
+  loadOrComputePlan(ctx.deps.artifacts, linkPlanKey(ctx.run.tenantId, ctx.run.id), () => computePlan(ctx));
+
+export async function linksChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run } = ctx;
+  const { store, target } = deps;
+  const plan = await planOf(ctx);
+  const units = chunkOf(plan.units, index);
+  const outcome: ChunkOutcome = { processed: units.length, success: 0, failure: 0, skipped: 0, log: [] };
+  if (index === 0) outcome.log.push(...plan.warnings);
+  const dryRun = run.options.dryRun;
+  const entries = await store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    units.flatMap((u) => (u.kind === 'remote' ? [u.on] : [u.from, u.to])),
+  );
+  const mapped = (id: number) => entries.get(id);
+
+  const states: Map<string, IssueState> = await readIssueStates(
+    target,
+    units.flatMap((u) => (u.kind === 'issue' && mapped(u.to) ? (mapped(u.from)?.targetId ?? []) : [])),
+  );
+  const remotes = await remoteLinksOf(
+    target,
+    units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
+  );
+
+  const done = (u: LinkUnit, what: string, existed: boolean) => {
+    if (existed && u.kind !== 'unmigrated' && u.present) outcome.skipped++;
+    else outcome.success++;
+    outcome.log.push(what);
+  };
+  const fail = async (sourceId: number, what: string, reason: string) => {
+    outcome.failure++;
+    outcome.log.push(`${what} failed: ${reason}`);
+    await store.runFailures.record(run.tenantId, run.projectId, run.id, {
+      sourceId,
+      phase: PHASE,
+      reason: `${what}: ${reason}`,
+      at: nowIso(),
+    });
+  };
+
+  for (const u of units) {
+    if (u.kind === 'unmigrated') {
+      outcome.skipped++;
+      outcome.log.push(`#${u.from} ${u.type} #${u.to}: neither item is in Jira, nothing to link`);
+      continue;
+    }
+    if (u.kind === 'issue') {
+      const [from, to] = [mapped(u.from), mapped(u.to)];
+      const what = `#${u.from} ${from?.targetKey ?? ''} ${u.type} #${u.to} ${to?.targetKey ?? ''}`;
+      if (!from || !to) {
+        if (dryRun) done(u, `${what}: would be linked`, false);
+        else await fail(u.from, what, 'an end is no longer in the id map');
+        continue;
+      }
+      const state = states.get(from.targetId);
+      if (!state) {
+        await fail(u.from, what, `${from.targetKey} no longer exists in Jira`);
+        continue;
+      }
+      if (hasIssueLink(state, u.type, to.targetKey, plan.symmetric.includes(u.type.toLowerCase()))) {
+        done(u, u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`, true);
+        continue;
+      }
+      if (dryRun) {
+        done(u, `${what}: would be linked`, false);
+        continue;
+      }
+      try {
+        await writeIssueLink(target, {
+          type: u.type,
+          subjectKey: from.targetKey,
+          objectKey: to.targetKey,
+          ...(u.comment ? { comment: u.comment } : {}),
+        });
+        done(u, `${what}: linked`, false);
+      } catch (err) {
+        const reason = refusalOf(err);
+        if (reason === undefined) throw err;
+        await fail(u.from, what, reason);
+      }
+      continue;
+    }
+    const on: IdMapEntry | undefined = mapped(u.on);
+    const what = `#${u.on} ${on?.targetKey ?? ''} -> ${u.title}`;
+    if (!on) {
+      if (dryRun) done(u, `${what}: would be added as a remote link`, false);
+      else await fail(u.on, what, 'the item is no longer in the id map');
+      continue;
+    }
+    const existing = remotes.get(on.targetKey);
+    if (!existing) {
+      await fail(u.on, what, `${on.targetKey} no longer exists in Jira`);
+      continue;
+    }
+    if (existing.has(u.globalId)) {
+      done(u, u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`, true);
+      continue;
+    }
+    if (dryRun) {
+      done(u, `${what}: would be added as a remote link`, false);
+      continue;
+    }
+    try {
+      await target.addRemoteLink(on.targetKey, { url: u.url, title: u.title, globalId: u.globalId });
+      done(u, `${what}: remote link added`, false);
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      await fail(u.on, what, reason);
+    }
+  }
+  return outcome;
+}
+
+/** Phase 4, for the runner's PHASE_MODULES. No units when the run does not migrate links. */
+export const linksPhase: PhaseModule = {
+  units: async (ctx) => (ctx.run.options.migrateLinks === false ? 0 : (await planOf(ctx)).units.length),
+  chunk: linksChunk,
+};

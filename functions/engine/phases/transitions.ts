@@ -1,0 +1,165 @@
+/**
+ * Phase 6: each migrated issue to the Jira status its Azure DevOps state maps to.
+ *
+ * - Units: the manifest items the id map knows (created or found), in manifest order.
+ * - The state map (`mapStates` over the ADO types' states and the project's statuses, with the run's state
+ *   overrides and the site's resolutions) is computed once and kept as a run artifact, with each issue type's
+ *   done statuses.
+ * - Per item: its current ADO state (the chunk's items read in one call), the issue's current status read from
+ *   Jira (so working a chunk again after a crash moves nothing twice), then the walk of `moveIssue`.
+ * - Already there: skipped. Unreachable: a warning, skipped, never a failure. Jira refusing: a failure for the
+ *   item; the run goes on. The issue type's resolution is sent on the last step only, when the mapping asks
+ *   for one (Removed: "Won't Do") and the step enters a done status.
+ */
+import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
+import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
+import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
+import { ITEM_CONCURRENCY, inPool, migratedUnits, refusalOf, runArtifactKey } from './transitions-shared.ts';
+
+export interface StatePlan {
+  mapping: StateMapping;
+  /** Jira issue type name (lower case) -> its workflow's done-category status names. */
+  doneStatuses: Record<string, string[]>;
+}
+
+const UNITS_ARTIFACT = 'transitions-units.json';
+const STATE_MAP_ARTIFACT = 'state-map.json';
+const GRAPH_ARTIFACT = 'transition-graphs.json';
+
+/** The site's resolution names; Jira Cloud's defaults (inside mapStates) when they cannot be read. */
+async function siteResolutions(ctx: PhaseContext): Promise<string[] | undefined> {
+  try {
+    const res = await ctx.deps.target.http.request<{ name: string }[]>('GET', '/rest/api/3/resolution');
+    const names = Array.isArray(res.body) ? res.body.map((r) => r.name).filter(Boolean) : [];
+    return names.length ? names : undefined;
+  } catch (err) {
+    if (refusalOf(err) === undefined) throw err;
+    return undefined;
+  }
+}
+
+/** The run's state map, computed on first use and kept as an artifact. */
+export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, STATE_MAP_ARTIFACT);
+  const saved = await deps.artifacts.get(key);
+  if (saved) return JSON.parse(saved) as StatePlan;
+  const types = [...new Set(preflight.manifest.map((m) => m.type))].filter((t) => preflight.typeMap[t]);
+  const states = await Promise.all(types.map(async (t) => [t, await deps.source.states(t)] as const));
+  const statuses = await deps.target.projectStatuses(preflight.projectKey);
+  const resolutions = await siteResolutions(ctx);
+  const mapping = mapStates(Object.fromEntries(states), statuses, preflight.typeMap, {
+    overrides: run.options.stateOverrides ?? {},
+    ...(resolutions ? { resolutions } : {}),
+  });
+  const plan: StatePlan = {
+    mapping,
+    doneStatuses: Object.fromEntries(
+      statuses.map((t) => [
+        t.name.trim().toLowerCase(),
+        t.statuses.filter((s) => s.statusCategory?.key === 'done').map((s) => s.name),
+      ]),
+    ),
+  };
+  await deps.artifacts.put(key, JSON.stringify(plan));
+  return plan;
+}
+
+export async function transitionsUnits(ctx: PhaseContext): Promise<number> {
+  const units = await migratedUnits(ctx, UNITS_ARTIFACT);
+  // Known before the first chunk: its warnings are logged there.
+  if (units.length > 0) await statePlan(ctx);
+  return units.length;
+}
+
+type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
+
+export async function transitionsChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run } = ctx;
+  const { store, source, target } = deps;
+  const units = await migratedUnits(ctx, UNITS_ARTIFACT);
+  const ids = units.slice(index, index + CHUNK_SIZE);
+  const outcome: ChunkOutcome = { processed: ids.length, success: 0, failure: 0, skipped: 0, log: [] };
+  if (ids.length === 0) return outcome;
+  const plan = await statePlan(ctx);
+  if (index === 0) outcome.log.push(...plan.mapping.warnings.map((w) => `warning: ${w}`));
+
+  const entries = await store.idMap.getMany(run.tenantId, run.projectId, ids);
+  const items = new Map<number, AdoWorkItem>(
+    (await source.workItems(ids, { expand: 'none' })).map((i) => [i.id, i]),
+  );
+  const graphs = await WorkflowGraphs.load(deps.artifacts, runArtifactKey(run, GRAPH_ARTIFACT));
+  const dryRun = run.options.dryRun === true;
+
+  const one = async (id: number): Promise<ItemResult> => {
+    const entry = entries.get(id);
+    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
+    const label = `#${id} ${entry.targetKey}`;
+    const item = items.get(id);
+    if (!item) return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
+    const type = String(item.fields['System.WorkItemType'] ?? entry.sourceType);
+    const state = String(item.fields['System.State'] ?? '');
+    const wanted = plan.mapping.map[type]?.[state];
+    if (!wanted)
+      return {
+        kind: 'skipped',
+        line: `${label}: warning: "${type}" state "${state}" has no Jira status: left as it is (skipped)`,
+      };
+    try {
+      const issue = await target.getIssue(entry.targetKey, ['status', 'issuetype']);
+      const from = String((issue.fields?.status as { name?: string } | undefined)?.name ?? '');
+      const issueType = String((issue.fields?.issuetype as { name?: string } | undefined)?.name ?? '');
+      const moved = await moveIssue(target, graphs, {
+        issueKey: entry.targetKey,
+        issueType,
+        from,
+        target: wanted,
+        doneStatuses: plan.doneStatuses[issueType.trim().toLowerCase()] ?? [],
+        dryRun,
+      });
+      const notes = moved.warnings.map((w) => `; warning: ${w}`).join('');
+      const resolution = wanted.resolution ? ` (resolution ${wanted.resolution})` : '';
+      if (moved.outcome === 'already')
+        return { kind: 'skipped', line: `${label} ${state}: already "${from}": skipped` };
+      if (moved.outcome === 'unreachable')
+        return {
+          kind: 'skipped',
+          line: `${label} ${state}: warning: "${wanted.status.name}" is unreachable from "${from}" in the ${issueType} workflow: left in "${moved.status}" (skipped)${notes}`,
+        };
+      return {
+        kind: 'success',
+        line: `${label} ${state}: ${dryRun ? 'would move ' : ''}${moved.path.join(' -> ')}${dryRun && moved.path.length === 1 ? ` -> "${wanted.status.name}"` : ''}${resolution}${notes}`,
+      };
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      // Where it stopped, for the report (best effort: the issue may be what Jira refused).
+      const at = await currentStatus(target, entry.targetKey).catch(() => undefined);
+      return {
+        kind: 'failure',
+        reason,
+        line: `${label} ${state}: failed on the way to "${wanted.status.name}"${at ? ` (now "${at}")` : ''}: ${reason}`,
+      };
+    }
+  };
+
+  const results = await inPool(ids, ITEM_CONCURRENCY, one);
+  await graphs.save();
+  for (const [i, r] of results.entries()) {
+    outcome[r.kind]++;
+    outcome.log.push(r.line);
+    if (r.kind === 'failure')
+      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
+        sourceId: ids[i] as number,
+        phase: PHASES.transitions,
+        reason: r.reason ?? 'refused by Jira',
+        at: nowIso(),
+      });
+  }
+  return outcome;
+}
+
+export const transitionsPhase: PhaseModule = { units: transitionsUnits, chunk: transitionsChunk };

@@ -1,0 +1,103 @@
+/**
+ * Phase 5 over the sandboxes: every attached file and inline image arrives in Jira (same name and size), inline
+ * images show in place through media nodes, a re-run uploads nothing, and a file over Jira's limit is reported.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRun } from '../../functions/services/runs.ts';
+import { AdoClient } from '../../functions/trackers/ado/client.ts';
+import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+
+let h: EngineHarness;
+beforeAll(async () => {
+  h = await startEngineHarness({ items: 60, seed: 21 });
+});
+afterAll(async () => h.close());
+
+interface Dumped {
+  key: string;
+  fields: {
+    labels?: string[];
+    attachment?: { id: string; filename: string; size: number }[];
+    description?: unknown;
+  };
+}
+
+const srcOf = (i: Dumped) => Number((i.fields.labels ?? []).find((l) => l.startsWith('src-id-'))?.slice(7));
+const mediaIds = (doc: unknown): string[] => {
+  const out: string[] = [];
+  const walk = (n: unknown) => {
+    if (!n || typeof n !== 'object') return;
+    const node = n as { type?: string; attrs?: { id?: string }; content?: unknown[] };
+    if (node.type === 'media' && node.attrs?.id) out.push(node.attrs.id);
+    for (const c of node.content ?? []) walk(c);
+  };
+  walk(doc);
+  return out;
+};
+
+describe('the attachments phase', () => {
+  it('brings every file and inline image across, showing inline images in place', async () => {
+    await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
+    const project = await h.newProject('Files');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    expect((await h.drive(run.id)).at(-1)).toBe('done');
+    const ado = new AdoClient({
+      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
+      project: h.config.ado.project,
+      token: h.config.ado.pat,
+    });
+    const issues = (await h.jiraIssues()) as unknown as Dumped[];
+    const items = await ado.workItems(issues.map(srcOf));
+    const byId = new Map(items.map((i) => [i.id, i]));
+    let files = 0;
+    let inlineShown = 0;
+    for (const issue of issues) {
+      const item = byId.get(srcOf(issue));
+      const expected = (item?.relations ?? [])
+        .filter((r) => r.rel === 'AttachedFile')
+        .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
+      const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
+      expect(got).toEqual(expect.arrayContaining(expected));
+      files += expected.length;
+      const media = mediaIds(issue.fields.description);
+      if (media.length > 0) {
+        inlineShown += media.length;
+        // Each media node points at an attachment of this issue, through Jira's own media id.
+        const jira = h.deps().target;
+        const ids = await Promise.all(
+          (issue.fields.attachment ?? []).map((a) => jira.attachmentMediaId(a.id)),
+        );
+        for (const m of media) expect(ids).toContain(m);
+      }
+    }
+    expect(files).toBeGreaterThan(10);
+    expect(inlineShown).toBeGreaterThan(0);
+    const done = await h.app.store.runs.get(h.tenant.tenantId, run.id);
+    expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0 });
+
+    // A second run uploads nothing.
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    const again = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    await h.drive(again.id);
+    const log = (await h.control('jira', 'GET', '/_sandbox/requests')) as { method: string; path: string }[];
+    expect(log.filter((r) => r.method === 'POST' && r.path.includes('/attachments'))).toEqual([]);
+  });
+
+  it('reports a file over the target limit and keeps the others', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 200 * 1024 });
+    const project = await h.newProject('Limits');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    await h.drive(run.id);
+    const done = await h.app.store.runs.get(h.tenant.tenantId, run.id);
+    const failures = await h.app.store.runFailures.list(h.tenant.tenantId, project.id, run.id);
+    expect(done?.status).toBe('PARTIAL');
+    expect(failures.length).toBeGreaterThan(0);
+    expect(
+      failures.filter((f) => !(f.phase === 5 && /over the target's upload limit/.test(f.reason))),
+    ).toEqual([]);
+    const issues = (await h.jiraIssues()) as unknown as Dumped[];
+    expect(issues.some((i) => (i.fields.attachment ?? []).length > 0)).toBe(true);
+    expect(issues.flatMap((i) => i.fields.attachment ?? []).every((a) => a.size <= 200 * 1024)).toBe(true);
+  });
+});
