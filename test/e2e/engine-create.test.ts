@@ -135,7 +135,6 @@ describe('the create phase', () => {
     const events = await app.store.runs.events(t.tenantId, project.id, run.id, undefined, 5000);
     const ids = events.map((e) => e.id);
     expect(ids).toEqual([...ids].sort());
-    const logs = events.flatMap((e) => (e.event.type === 'log' ? [e.event.message] : []));
     const itemLines = events
       .filter((e) => e.id.startsWith('02.') && e.event.type === 'log')
       .flatMap((e) =>
