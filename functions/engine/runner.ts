@@ -15,6 +15,7 @@ import {
 } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
+import { artifactKeys } from '#store/artifacts.ts';
 import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { createChunk } from './phases/create.ts';
@@ -41,7 +42,31 @@ async function announce(deps: EngineDeps, run: Run, status: RunStatus, offsetMs 
   });
 }
 
+/**
+ * The dry-run preview: what a real run would do, and every warning, so the admin can fix the mapping before
+ * anything is written to Jira.
+ */
+async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
+  const preflight = await loadPreflight(deps, run);
+  const countsPerType: Record<string, number> = {};
+  for (const m of preflight.manifest) countsPerType[m.type] = (countsPerType[m.type] ?? 0) + 1;
+  const known = await deps.store.idMap.getMany(run.tenantId, run.projectId, preflight.manifest.map((m) => m.id));
+  const preview = {
+    runId: run.id,
+    type: run.type,
+    totalItems: preflight.manifest.length,
+    countsPerType,
+    wouldCreate: preflight.manifest.length - known.size,
+    alreadyInJira: known.size,
+    mapping: { types: Object.fromEntries(Object.entries(preflight.typeMap).map(([k, v]) => [k, v.name])) },
+    unmappedUsers: preflight.unmappedUsers,
+    warnings: preflight.warnings,
+  };
+  await deps.artifacts.put(artifactKeys.preview(run.tenantId, run.id), JSON.stringify(preview, null, 2));
+}
+
 async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
+  if (run.options.dryRun) await writePreview(deps, run);
   const status = run.failureCount > 0 ? 'PARTIAL' : 'COMPLETED';
   const moved = await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], status, {
     finishedAt: nowIso(),

@@ -41,4 +41,5 @@ export class DiskArtifactStore implements ArtifactStore {
 export const artifactKeys = {
   preflight: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preflight.json`,
   failureReport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.json`,
+  preview: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preview.json`,
 };

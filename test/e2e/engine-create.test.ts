@@ -11,7 +11,7 @@ import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../function
 import { type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { createRun } from '../../functions/services/runs.ts';
-import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
@@ -211,6 +211,40 @@ describe('the create phase', () => {
     console.log(
       `crash test: ${JSON.stringify(crashes)}, ${dropped} dropped connections, ${done?.successCount} created, ${recovered} confirmed by label after a crash`,
     );
+  });
+});
+
+describe('a dry run', () => {
+  it('writes nothing to Jira, proven by its request log, and previews what a run would do', async () => {
+    await control(sb.jira.url, 'POST', '/_sandbox/reset');
+    const project = await newProject('Dry');
+    const run = await createRun(app.store, t.tenantId, project.id, 'FULL', { dryRun: true });
+    expect((await drive(deps(), run.id)).at(-1)).toBe('done');
+    const log = (await (await fetch(`${sb.jira.url}/_sandbox/requests`)).json()) as {
+      method: string;
+      path: string;
+    }[];
+    const writes = log.filter((r) => r.method !== 'GET' && !r.path.startsWith('/rest/api/3/search/jql'));
+    expect(log.length).toBeGreaterThan(0);
+    expect(writes).toEqual([]);
+    expect(await jiraIssues()).toEqual([]);
+    const preview = JSON.parse(
+      (await deps().artifacts.get(artifactKeys.preview(t.tenantId, run.id))) ?? '{}',
+    );
+    const done = await app.store.runs.get(t.tenantId, run.id);
+    expect(preview).toMatchObject({
+      runId: run.id,
+      totalItems: done?.totalItems,
+      wouldCreate: done?.totalItems,
+      alreadyInJira: 0,
+    });
+    expect(Object.values(preview.countsPerType as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(
+      done?.totalItems,
+    );
+    expect(preview.mapping.types).toMatchObject({ Epic: 'Epic', 'User Story': 'Story', Bug: 'Bug' });
+    expect(Array.isArray(preview.warnings)).toBe(true);
+    // The people only in Azure DevOps are named.
+    expect(preview.unmappedUsers.length).toBeGreaterThan(0);
   });
 });
 

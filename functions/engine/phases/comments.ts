@@ -17,6 +17,7 @@ import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import { commentDocument, markerOf } from './comments-format.ts';
@@ -35,6 +36,8 @@ const PEOPLE_ARTIFACT = 'comments-people.json';
 /** Comments a chunk sets out to post before it stops taking items. */
 export const COMMENT_BUDGET = 400;
 const JIRA_COMMENT_PAGE = 100;
+/** Items read at a time (5 calls of 200) while gathering the people: memory stays flat on large projects. */
+const PEOPLE_SLICE = 1000;
 
 /** `#123` in text (not `&#39;`) and links to `/_workitems/edit/123`: the items an ADO text may refer to. */
 const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
@@ -74,8 +77,10 @@ export async function commentsUnits(ctx: PhaseContext): Promise<number> {
     // Once a run: the identities every migrated item names, so mentions of people who never commented on the
     // item at hand still resolve.
     const people = await PeopleMap.load(ctx.deps, peopleKey, ctx.preflight);
-    const items = await ctx.deps.source.workItems(units, { expand: 'none' });
-    await people.learn(items.flatMap((i) => Object.values(i.fields)));
+    for (let i = 0; i < units.length; i += PEOPLE_SLICE) {
+      const items = await ctx.deps.source.workItems(units.slice(i, i + PEOPLE_SLICE), { expand: 'none' });
+      await people.learn(items.flatMap((item) => Object.values(item.fields)));
+    }
     await people.save();
   }
   return units.length;
@@ -213,6 +218,8 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
         line: `${label}: ${done} comments posted${already ? ` (${already} already in Jira)` : ''}${notes}`,
       };
     } catch (err) {
+      if (err instanceof TrackerHttpError && err.tracker === 'source' && err.status === 404)
+        return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
       const where = current === undefined ? '' : ` after ${done} posted, at Azure DevOps comment ${current}`;

@@ -97,7 +97,11 @@ export async function createChunk(
     }
   }
   todo = todo.filter((t) => !foundBySource.has(t.id));
-  if (todo.length === 0 || run.options.dryRun) {
+  if (run.options.dryRun) {
+    for (const t of todo) outcome.log.push(`#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}`);
+    return outcome;
+  }
+  if (todo.length === 0) {
     await store.idMap.clearPending(run.tenantId, run.projectId, run.id, PHASES.create);
     return outcome;
   }

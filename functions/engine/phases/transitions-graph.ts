@@ -6,9 +6,9 @@
  * run artifact, so later chunks and resumed invocations start with what earlier ones learnt). The walk takes
  * the shortest path the known graph offers, passing through done statuses only when nothing else leads there
  * (entering one sets a resolution and a resolved date on the way). When the known graph has no path, the issue
- * is moved to the nearest status whose transitions are not known yet (not a done one if avoidable) and the
- * search goes on from there; when nothing is left to learn, the target is unreachable and the issue goes back
- * to where it started, if it can.
+ * is moved to the nearest status whose transitions are not known yet and the search goes on from there
+ * (exploring never enters a done status: that would resolve the issue, and it may have no way out); when
+ * nothing is left to learn, the target is unreachable and the issue goes back to where it started, if it can.
  *
  * A cached transition Jira refuses (conditions differ between issues, or the workflow changed) is forgotten
  * and the status's transitions asked again.
@@ -159,10 +159,8 @@ export async function moveIssue(
     if (key(current) === key(goal)) return result('moved');
     await known(current);
     const route = shortestTransitionPath(graph(), current, goal, { avoidThrough });
-    const step =
-      route?.[0] ??
-      stepTowardsUnknown(graph(), current, done) ??
-      stepTowardsUnknown(graph(), current, new Set());
+    // Exploring never enters a done status: it would resolve the issue, and may have no way out.
+    const step = route?.[0] ?? stepTowardsUnknown(graph(), current, done);
     if (!step) break;
     const last = route?.length === 1;
     const wantsResolution = last && req.target.resolution !== undefined && done.has(key(step.to));

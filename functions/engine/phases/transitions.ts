@@ -127,7 +127,7 @@ export async function transitionsChunk(ctx: PhaseContext, index: number): Promis
       if (moved.outcome === 'unreachable')
         return {
           kind: 'skipped',
-          line: `${label} ${state}: warning: "${wanted.status.name}" is unreachable from "${from}" in the ${issueType} workflow: left in "${moved.status}" (skipped)${notes}`,
+          line: `${label} ${state}: warning: "${wanted.status.name}" is unreachable from "${from}" in the ${issueType} workflow: left in "${moved.status}"${moved.path.length > 1 ? ` after exploring ${moved.path.join(' -> ')}` : ''} (skipped)${notes}`,
         };
       return {
         kind: 'success',
