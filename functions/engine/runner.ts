@@ -18,8 +18,12 @@ import { logger } from '#platform/logger.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
+import { commentsPhase } from './phases/comments.ts';
 import { createChunk } from './phases/create.ts';
+import { hierarchyPhase } from './phases/hierarchy.ts';
+import { linksPhase } from './phases/links.ts';
 import { loadPreflight, PreflightError, runPreflight } from './phases/preflight.ts';
+import { transitionsPhase } from './phases/transitions.ts';
 
 export type RunnerAnswer = 'batch' | 'phase-done' | 'paused' | 'cancelled' | 'done' | 'failed';
 
@@ -31,7 +35,11 @@ const MAX_LOG_EVENTS = 98;
 /** The phases implemented so far; a phase without a module is passed over (the engine issue is in progress). */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.create]: { units: (ctx) => ctx.preflight.manifest.length, chunk: createChunk },
+  [PHASES.hierarchy]: hierarchyPhase,
+  [PHASES.links]: linksPhase,
   [PHASES.attachments]: attachmentsPhase,
+  [PHASES.transitions]: transitionsPhase,
+  [PHASES.comments]: commentsPhase,
 };
 
 async function announce(deps: EngineDeps, run: Run, status: RunStatus, offsetMs = 0): Promise<void> {
@@ -50,7 +58,11 @@ async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
   const preflight = await loadPreflight(deps, run);
   const countsPerType: Record<string, number> = {};
   for (const m of preflight.manifest) countsPerType[m.type] = (countsPerType[m.type] ?? 0) + 1;
-  const known = await deps.store.idMap.getMany(run.tenantId, run.projectId, preflight.manifest.map((m) => m.id));
+  const known = await deps.store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    preflight.manifest.map((m) => m.id),
+  );
   const preview = {
     runId: run.id,
     type: run.type,

@@ -30,6 +30,8 @@ export interface EngineHarness {
   newProject(name: string): Promise<{ id: string }>;
   /** Calls the runner until the run ends; `onError` decides about thrown errors (default: rethrow). */
   drive(runId: string, d?: EngineDeps, onError?: (err: unknown) => void): Promise<RunnerAnswer[]>;
+  /** Calls the runner until the run's cursor has passed `lastPhase` (or the run ends). */
+  driveThrough(runId: string, lastPhase: number, d?: EngineDeps): Promise<void>;
   jiraIssues(): Promise<JiraIssueDump[]>;
   control(tracker: 'ado' | 'jira', method: string, path: string, body?: unknown): Promise<unknown>;
   close(): Promise<void>;
@@ -94,6 +96,14 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
         }
       }
       throw new Error('the run did not finish in 1000 runner calls');
+    },
+    async driveThrough(runId, lastPhase, d = deps()) {
+      for (let calls = 0; calls < 1000; calls++) {
+        const run = await app.store.runs.get(tenant.tenantId, runId);
+        if (!run || run.status !== 'RUNNING' || run.cursor.phase > lastPhase) return;
+        await runBatch(d, { tenantId: tenant.tenantId, runId }, () => 900_000, config.jira.projectKey);
+      }
+      throw new Error('the run did not pass the phase in 1000 runner calls');
     },
     jiraIssues: async () => (await control('jira', 'GET', '/_sandbox/jira/issues')) as JiraIssueDump[],
     control,

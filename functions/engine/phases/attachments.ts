@@ -83,86 +83,91 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
     ).map((i) => [i.id, i]),
   );
   const done: IdMapEntry[] = [];
-  for (const entry of entries) {
-    const item = items.get(entry.sourceId);
-    if (entry.phasesDone.includes(PHASES.attachments) || !item) {
-      outcome.skipped++;
-      continue;
-    }
-    const files = attachedFiles(item);
-    const inline = inlineImagesOf(item);
-    if (files.length + inline.length === 0) {
-      outcome.skipped++;
-      done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
-      continue;
-    }
-    if (run.options.dryRun) {
-      outcome.skipped++;
-      outcome.log.push(
-        `#${entry.sourceId} would attach ${files.length} file(s) and ${inline.length} inline image(s)`,
-      );
-      continue;
-    }
-    const issue = await deps.target.getIssue(entry.targetKey, ['attachment']);
-    const existing = ((issue.fields?.attachment as JiraAttachment[] | undefined) ?? []).map((a) => ({
-      ...a,
-      size: Number(a.size),
-    }));
-    const has = (name: string, size?: number) =>
-      existing.find((a) => a.filename === name && (size === undefined || size < 0 || a.size === size));
-    const problems: string[] = [];
-    let uploaded = 0;
-    for (const file of files) {
-      if (has(file.fileName, file.size)) continue;
-      try {
-        existing.push(await upload(ctx, entry.targetKey, file));
-        uploaded++;
-      } catch (err) {
-        if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(file.fileName, err, file.size));
+  // Items of a chunk are independent: worked together, the HTTP layer bounding what reaches each tracker.
+  await Promise.all(
+    entries.map(async (entry) => {
+      const item = items.get(entry.sourceId);
+      if (entry.phasesDone.includes(PHASES.attachments) || !item) {
+        outcome.skipped++;
+        return;
       }
-    }
-    const mediaBySrc = new Map<string, string>();
-    for (const image of inline) {
-      try {
-        const attachment = has(image.fileName) ?? (await upload(ctx, entry.targetKey, image));
-        if (!has(image.fileName)) {
-          existing.push(attachment);
+      const files = attachedFiles(item);
+      const inline = inlineImagesOf(item);
+      if (files.length + inline.length === 0) {
+        outcome.skipped++;
+        done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
+        return;
+      }
+      if (run.options.dryRun) {
+        outcome.skipped++;
+        outcome.log.push(
+          `#${entry.sourceId} would attach ${files.length} file(s) and ${inline.length} inline image(s)`,
+        );
+        return;
+      }
+      const issue = await deps.target.getIssue(entry.targetKey, ['attachment']);
+      const existing = ((issue.fields?.attachment as JiraAttachment[] | undefined) ?? []).map((a) => ({
+        ...a,
+        size: Number(a.size),
+      }));
+      const has = (name: string, size?: number) =>
+        existing.find((a) => a.filename === name && (size === undefined || size < 0 || a.size === size));
+      const problems: string[] = [];
+      let uploaded = 0;
+      for (const file of files) {
+        if (has(file.fileName, file.size)) continue;
+        try {
+          existing.push(await upload(ctx, entry.targetKey, file));
           uploaded++;
+        } catch (err) {
+          if (!(err instanceof TrackerHttpError)) throw err;
+          problems.push(uploadProblem(file.fileName, err, file.size));
         }
-        mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
-      } catch (err) {
-        if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(`inline image ${image.fileName}`, err));
       }
-    }
-    if (mediaBySrc.size > 0) {
-      const description = descriptionOf(item, (w) => outcome.log.push(w), {
-        image: (src) => {
-          const mediaId = mediaBySrc.get(src);
-          return mediaId ? { mediaId } : undefined;
-        },
-      });
-      await deps.target.editIssue(entry.targetKey, { fields: { description } });
-    }
-    if (problems.length > 0) {
-      outcome.failure++;
-      const reason = problems.join('; ');
-      await deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
-        sourceId: entry.sourceId,
-        phase: PHASES.attachments,
-        reason,
-        at: nowIso(),
-      });
-      outcome.log.push(`#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${reason}`);
-      continue;
-    }
-    outcome.success++;
-    outcome.log.push(
-      `#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${uploaded} file(s) attached`,
-    );
-    done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
-  }
+      const mediaBySrc = new Map<string, string>();
+      for (const image of inline) {
+        try {
+          const attachment = has(image.fileName) ?? (await upload(ctx, entry.targetKey, image));
+          if (!has(image.fileName)) {
+            existing.push(attachment);
+            uploaded++;
+          }
+          mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
+        } catch (err) {
+          if (!(err instanceof TrackerHttpError)) throw err;
+          problems.push(uploadProblem(`inline image ${image.fileName}`, err));
+        }
+      }
+      if (mediaBySrc.size > 0) {
+        const description = descriptionOf(item, (w) => outcome.log.push(w), {
+          image: (src) => {
+            const mediaId = mediaBySrc.get(src);
+            return mediaId ? { mediaId } : undefined;
+          },
+        });
+        await deps.target.editIssue(entry.targetKey, { fields: { description } });
+      }
+      if (problems.length > 0) {
+        outcome.failure++;
+        const reason = problems.join('; ');
+        await deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
+          sourceId: entry.sourceId,
+          phase: PHASES.attachments,
+          reason,
+          at: nowIso(),
+        });
+        outcome.log.push(`#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${reason}`);
+        return;
+      }
+      outcome.success++;
+      outcome.log.push(
+        `#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${uploaded} file(s) attached`,
+      );
+      done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
+    }),
+  );
+  // Log lines in item order, whatever order the uploads finished in.
+  outcome.log.sort((a, b) => Number(/^#(\d+)/.exec(a)?.[1] ?? 0) - Number(/^#(\d+)/.exec(b)?.[1] ?? 0));
   await deps.store.idMap.putMany(run.tenantId, run.projectId, done);
   return outcome;
 }

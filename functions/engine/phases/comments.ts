@@ -203,9 +203,11 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
         try {
           await target.addComment(entry.targetKey, converted.doc);
         } catch (err) {
+          // Refused as converted (a limit the validator does not know): once more as its text. Only a 4xx
+          // is sure to have written nothing; after a 5xx the comment may be there (the marker tells, later).
           const reason = refusalOf(err);
-          if (reason === undefined || converted.fellBackToText) throw err;
-          // Refused as converted (a limit the validator does not know): once more as its text.
+          const refused = err instanceof TrackerHttpError && err.status >= 400 && err.status < 500;
+          if (reason === undefined || !refused || converted.fellBackToText) throw err;
           await target.addComment(entry.targetKey, converted.plain());
           warnings.push(`comment ${c.id} kept as plain text (${reason})`);
         }

@@ -98,7 +98,8 @@ export async function createChunk(
   }
   todo = todo.filter((t) => !foundBySource.has(t.id));
   if (run.options.dryRun) {
-    for (const t of todo) outcome.log.push(`#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}`);
+    for (const t of todo)
+      outcome.log.push(`#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}`);
     return outcome;
   }
   if (todo.length === 0) {
