@@ -100,7 +100,7 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
     async driveThrough(runId, lastPhase, d = deps()) {
       for (let calls = 0; calls < 1000; calls++) {
         const run = await app.store.runs.get(tenant.tenantId, runId);
-        if (!run || run.status !== 'RUNNING' || run.cursor.phase > lastPhase) return;
+        if (run?.status !== 'RUNNING' || run.cursor.phase > lastPhase) return;
         await runBatch(d, { tenantId: tenant.tenantId, runId }, () => 900_000, config.jira.projectKey);
       }
       throw new Error('the run did not pass the phase in 1000 runner calls');

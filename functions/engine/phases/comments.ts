@@ -29,6 +29,7 @@ import {
   migratedUnits,
   refusalOf,
   runArtifactKey,
+  tallyResults,
 } from './transitions-shared.ts';
 
 const UNITS_ARTIFACT = 'comments-units.json';
@@ -231,17 +232,7 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
 
   const results = await inPool(ids, ITEM_CONCURRENCY, one);
   await people.save();
-  for (const [i, r] of results.entries()) {
-    outcome[r.kind]++;
-    outcome.log.push(r.line);
-    if (r.kind === 'failure')
-      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
-        sourceId: ids[i] as number,
-        phase: PHASES.comments,
-        reason: r.reason ?? 'refused by Jira',
-        at: nowIso(),
-      });
-  }
+  await tallyResults(ctx, PHASES.comments, ids, results, outcome);
   return outcome;
 }
 

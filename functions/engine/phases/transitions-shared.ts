@@ -5,8 +5,9 @@
  * and worked again).
  */
 import type { Run } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { PhaseContext } from '../context.ts';
+import type { ChunkOutcome, PhaseContext } from '../context.ts';
 
 /** An artifact of this run, next to the preflight one. */
 export const runArtifactKey = (run: Pick<Run, 'tenantId' | 'id'>, name: string) =>
@@ -79,4 +80,35 @@ export function refusalOf(err: unknown): string | undefined {
     ...Object.entries(body?.errors ?? {}).map(([k, v]) => `${k}: ${v}`),
   ];
   return details.length ? `Jira answered ${err.status}: ${details.join('; ')}` : err.message;
+}
+
+/** One item's result in a pooled chunk. */
+export interface ItemResult {
+  kind: 'success' | 'skipped' | 'failure';
+  line: string;
+  reason?: string;
+}
+
+/** Adds pooled per-item results to the chunk's outcome, recording each failure with its reason. */
+export async function tallyResults(
+  ctx: PhaseContext,
+  phase: number,
+  ids: number[],
+  results: ItemResult[],
+  outcome: ChunkOutcome,
+): Promise<void> {
+  const { store } = ctx.deps;
+  const { run } = ctx;
+  for (const [i, r] of results.entries()) {
+    outcome[r.kind]++;
+    outcome.log.push(r.line);
+    if (r.kind === 'failure') {
+      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
+        sourceId: ids[i] as number,
+        phase,
+        reason: r.reason ?? 'refused by Jira',
+        at: nowIso(),
+      });
+    }
+  }
 }

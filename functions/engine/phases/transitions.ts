@@ -13,11 +13,17 @@
  */
 import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import { nowIso } from '#platform/clock.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
-import { ITEM_CONCURRENCY, inPool, migratedUnits, refusalOf, runArtifactKey } from './transitions-shared.ts';
+import {
+  ITEM_CONCURRENCY,
+  inPool,
+  migratedUnits,
+  refusalOf,
+  runArtifactKey,
+  tallyResults,
+} from './transitions-shared.ts';
 
 export interface StatePlan {
   mapping: StateMapping;
@@ -148,17 +154,7 @@ export async function transitionsChunk(ctx: PhaseContext, index: number): Promis
 
   const results = await inPool(ids, ITEM_CONCURRENCY, one);
   await graphs.save();
-  for (const [i, r] of results.entries()) {
-    outcome[r.kind]++;
-    outcome.log.push(r.line);
-    if (r.kind === 'failure')
-      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
-        sourceId: ids[i] as number,
-        phase: PHASES.transitions,
-        reason: r.reason ?? 'refused by Jira',
-        at: nowIso(),
-      });
-  }
+  await tallyResults(ctx, PHASES.transitions, ids, results, outcome);
   return outcome;
 }
 
