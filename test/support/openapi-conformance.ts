@@ -11,7 +11,7 @@
  * And one the provenance note does not list: ADO specs collection answers as bare arrays, while the service
  * wraps them as `{count, value}`; such a body is checked by its `value`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -113,6 +113,11 @@ function addTeamlessWiql(doc: Json): void {
 
 async function loadDocument(name: SpecName): Promise<Json> {
   const { file, swagger2 } = FILES[name];
+  if (!existsSync(resolve(SPECS_DIR, file))) {
+    throw new Error(
+      `official spec ${file} not found under ${SPECS_DIR}: shared/ must sit beside the repository, or set SHARED_SPECS_DIR`,
+    );
+  }
   const raw = JSON.parse(readFileSync(resolve(SPECS_DIR, file), 'utf8')) as Json;
   if (!swagger2) return raw;
   liftMsPaths(raw);
