@@ -9,6 +9,7 @@ import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { freePort } from '../support/global-setup.ts';
+import { sandboxControl, sandboxCredentials } from '../support/sandbox-fixtures.ts';
 
 let app: TestApp;
 let t: TestTenant;
@@ -16,17 +17,8 @@ let sb: RunningSandboxes;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '300', SANDBOX_SEED: '42' });
 const captured: string[] = [];
 
-const source = () => ({
-  organization_url: `${sb.ado.url}/${config.ado.org}`,
-  project: config.ado.project,
-  personal_access_token: config.ado.pat,
-});
-const target = () => ({
-  base_url: sb.jira.url,
-  email: config.jira.email,
-  api_token: config.jira.apiToken,
-  project_key: config.jira.projectKey,
-});
+const source = () => sandboxCredentials(sb, config).source;
+const target = () => sandboxCredentials(sb, config).target;
 
 async function truth(): Promise<Record<string, unknown> & { totalWorkItems: number }> {
   return (await fetch(`${sb.ado.url}/_sandbox/ado/truth`)).json() as Promise<
@@ -34,15 +26,7 @@ async function truth(): Promise<Record<string, unknown> & { totalWorkItems: numb
   >;
 }
 
-async function control(url: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: body ? { 'Content-Type': 'application/json' } : {},
-    body: body ? JSON.stringify(body) : null,
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? undefined : res.json();
-}
+const control = sandboxControl;
 
 beforeAll(async () => {
   for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) {

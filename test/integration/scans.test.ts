@@ -8,6 +8,7 @@ import { priceScan } from '../../functions/domain/pricing.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { sandboxControl, sandboxCredentials } from '../support/sandbox-fixtures.ts';
 
 let app: TestApp;
 let t: TestTenant;
@@ -24,27 +25,11 @@ interface Truth {
   commentCount: number;
 }
 
-const source = () => ({
-  organization_url: `${sb.ado.url}/${config.ado.org}`,
-  project: config.ado.project,
-  personal_access_token: config.ado.pat,
-});
-const target = () => ({
-  base_url: sb.jira.url,
-  email: config.jira.email,
-  api_token: config.jira.apiToken,
-  project_key: config.jira.projectKey,
-});
+const source = () => sandboxCredentials(sb, config).source;
+const target = () => sandboxCredentials(sb, config).target;
 const byPath = <T extends { path: string }>(a: T[]) => [...a].sort((x, y) => x.path.localeCompare(y.path));
 
-async function ado(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${sb.ado.url}${path}`, {
-    method,
-    headers: body ? { 'Content-Type': 'application/json' } : {},
-    body: body ? JSON.stringify(body) : null,
-  });
-  return res.status === 204 ? undefined : res.json();
-}
+const ado = (method: string, path: string, body?: unknown) => sandboxControl(sb.ado.url, method, path, body);
 
 /** What a scan must answer for the sandbox's current world. */
 async function expectedReport() {

@@ -14,6 +14,7 @@ import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from './app.ts';
+import { sandboxControl } from './sandbox-fixtures.ts';
 
 export interface JiraIssueDump {
   id: string;
@@ -58,14 +59,8 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
     indexLagMs: 0,
     ...extra,
   });
-  const control = async (tracker: 'ado' | 'jira', method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${sandboxes[tracker].url}${path}`, {
-      method,
-      headers: body ? { 'Content-Type': 'application/json' } : {},
-      body: body ? JSON.stringify(body) : null,
-    });
-    return res.status === 204 ? undefined : res.json();
-  };
+  const control = (tracker: 'ado' | 'jira', method: string, path: string, body?: unknown) =>
+    sandboxControl(sandboxes[tracker].url, method, path, body);
   return {
     app,
     tenant,
