@@ -16,7 +16,7 @@ export interface EngineDeps {
   target: JiraClient;
   /**
    * How long Jira's search may lag behind a write. After an interrupted write, "not found by label" is only
-   * believed once this much time has passed since the write began.
+   * believed once the write's request timeout and then this lag have passed since the write began.
    */
   indexLagMs: number;
   /** Test hook: called at each crash point; throwing there is a crash. */

@@ -219,6 +219,11 @@ export class TrackerHttp {
     });
   }
 
+  /** The longest one attempt may take: a write begun at T has landed, if at all, by T + this. */
+  get timeoutMs(): number {
+    return this.opts.timeoutMs ?? 30_000;
+  }
+
   get baseUrl(): string {
     return this.opts.baseUrl;
   }

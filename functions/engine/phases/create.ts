@@ -51,7 +51,9 @@ export async function createChunk(
   const pending = await store.idMap.pending(run.tenantId, run.projectId, run.id, PHASES.create);
   const ourWrite = new Set(pending?.sourceIds ?? []);
   if (pending?.sourceIds.some((id) => todo.some((t) => t.id === id)))
-    await waitForIndex(pending.startedAt, deps.indexLagMs);
+    // The interrupted write may have landed as late as its request timeout after it began; Jira's index lag
+    // runs from there. Only after both is a "not found" by label to be believed.
+    await waitForIndex(pending.startedAt, target.http.timeoutMs + deps.indexLagMs);
   const labelled = await target.findByLabels(
     preflight.projectKey,
     todo.map((t) => sourceIdLabel(t.id)),
