@@ -2,16 +2,15 @@
  * Jira sandbox issue activity through real HTTP: issue links and link types, remote links, comments (ADF,
  * ordering, paging) and worklogs (format of `started`, estimates).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
-import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { http } from '../support/http.ts';
+import { useJiraSandbox } from '../support/jira-sandbox.ts';
 
 const config = sandboxConfigFromEnv({});
 const KEY = config.jira.projectKey;
 const AUTH = `Basic ${Buffer.from(`${config.jira.email}:${config.jira.apiToken}`).toString('base64')}`;
 let base = '';
-let close: () => Promise<void>;
 
 const call = (method: string, path: string, body?: unknown) =>
   http(base, method, path, { body, headers: { Authorization: AUTH } });
@@ -33,15 +32,8 @@ async function create(
   return res.body;
 }
 
-beforeAll(async () => {
-  const { app } = await buildJiraSandbox(config);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  close = () => app.close();
-});
-afterAll(async () => close());
-beforeEach(async () => {
-  await http(base, 'POST', '/_sandbox/reset');
+useJiraSandbox(config, (url) => {
+  base = url;
 });
 
 describe('issue links', () => {

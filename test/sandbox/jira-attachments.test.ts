@@ -2,17 +2,16 @@
  * Jira sandbox attachments through real HTTP: multipart upload with the XSRF header, several files, the size
  * limit (413), metadata, content, and the media file id exposed through the content endpoint's 303 redirect.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
-import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { http } from '../support/http.ts';
+import { useJiraSandbox } from '../support/jira-sandbox.ts';
 
 const config = sandboxConfigFromEnv({});
 const KEY = config.jira.projectKey;
 const AUTH = `Basic ${Buffer.from(`${config.jira.email}:${config.jira.apiToken}`).toString('base64')}`;
 const UUID = /\/file\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/binary\?/;
 let base = '';
-let close: () => Promise<void>;
 
 const call = (method: string, path: string, body?: unknown) =>
   http(base, method, path, { body, headers: { Authorization: AUTH } });
@@ -42,15 +41,8 @@ const attachmentsOf = async (key: string) =>
     size: number;
   }[];
 
-beforeAll(async () => {
-  const { app } = await buildJiraSandbox(config);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  close = () => app.close();
-});
-afterAll(async () => close());
-beforeEach(async () => {
-  await http(base, 'POST', '/_sandbox/reset');
+useJiraSandbox(config, (url) => {
+  base = url;
 });
 
 describe('attachment upload', () => {

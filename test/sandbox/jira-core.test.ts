@@ -2,16 +2,15 @@
  * Jira sandbox through real HTTP: authentication and the administrator role, project metadata, issue create
  * (single and bulk), validation with Jira's messages, read with a field selection, edit, users, components.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
-import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { http } from '../support/http.ts';
+import { useJiraSandbox } from '../support/jira-sandbox.ts';
 
 const config = sandboxConfigFromEnv({});
 const KEY = config.jira.projectKey;
 let base = '';
-let close: () => Promise<void>;
 
 const basic = (email: string, token: string) =>
   `Basic ${Buffer.from(`${email}:${token}`).toString('base64')}`;
@@ -29,15 +28,8 @@ const story = (summary: string, extra: Record<string, unknown> = {}) => ({
   fields: { project: { key: KEY }, issuetype: { name: 'Story' }, summary, ...extra },
 });
 
-beforeAll(async () => {
-  const { app } = await buildJiraSandbox(config);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  close = () => app.close();
-});
-afterAll(async () => close());
-beforeEach(async () => {
-  await fetch(`${base}/_sandbox/reset`, { method: 'POST' });
+useJiraSandbox(config, (url) => {
+  base = url;
 });
 
 describe('authentication and roles', () => {

@@ -2,16 +2,15 @@
  * Jira sandbox workflows through real HTTP: multi-hop transitions, unavailable transitions, resolutions, the
  * Bug workflow's extra status, and a workflow set through the control endpoint.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
-import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { http } from '../support/http.ts';
+import { useJiraSandbox } from '../support/jira-sandbox.ts';
 
 const config = sandboxConfigFromEnv({});
 const KEY = config.jira.projectKey;
 const AUTH = `Basic ${Buffer.from(`${config.jira.email}:${config.jira.apiToken}`).toString('base64')}`;
 let base = '';
-let close: () => Promise<void>;
 
 const call = (method: string, path: string, body?: unknown) =>
   http(base, method, path, { body, headers: { Authorization: AUTH } });
@@ -44,15 +43,8 @@ async function walk(key: string, ...targets: string[]): Promise<void> {
 const statusOf = async (key: string) =>
   (await call('GET', `/rest/api/3/issue/${key}?fields=status,resolution,resolutiondate`)).body.fields;
 
-beforeAll(async () => {
-  const { app } = await buildJiraSandbox(config);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  close = () => app.close();
-});
-afterAll(async () => close());
-beforeEach(async () => {
-  await control('POST', '/_sandbox/reset');
+useJiraSandbox(config, (url) => {
+  base = url;
 });
 
 describe('transitions', () => {
