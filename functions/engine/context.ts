@@ -66,4 +66,9 @@ export interface PhaseModule {
   /** Computed once at the phase's start from what earlier phases left (id map, artifacts); stable for the run. */
   units(ctx: PhaseContext): Promise<number> | number;
   chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;
+  /**
+   * Once every unit is worked, before the cursor moves to the next phase (e.g. closing past sprints once their
+   * issues are in). A crash can run it again: it must be idempotent.
+   */
+  complete?(ctx: PhaseContext): Promise<void>;
 }

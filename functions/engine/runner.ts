@@ -207,6 +207,7 @@ export async function runBatch(
     const ctx: PhaseContext = { deps, run, preflight };
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
+      if (module?.complete && !run.options.dryRun) await module.complete(ctx);
       await deps.store.runs.checkpoint(run.tenantId, run.id, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
