@@ -103,6 +103,48 @@ function samples(): Sample[] {
       },
     },
     {
+      route: 'PATCH /:organization/:project/_apis/wit/workitems/:id',
+      path: 'wit/workitems/9?$expand=relations',
+      opts: {
+        method: 'PATCH',
+        headers: PATCH_HEADERS,
+        json: [
+          {
+            op: 'add',
+            path: '/relations/-',
+            value: { rel: 'System.LinkTypes.Related', url: 'https://x/_apis/wit/workItems/3' },
+          },
+        ],
+      },
+    },
+    {
+      route: 'POST /:organization/:project/_apis/wit/workitems/$:type',
+      path: 'wit/workitems/$User%20Story?$expand=all',
+      opts: {
+        method: 'POST',
+        headers: PATCH_HEADERS,
+        json: [
+          { op: 'add', path: '/fields/System.Title', value: 'Created for conformance' },
+          {
+            op: 'add',
+            path: '/relations/-',
+            value: { rel: 'System.LinkTypes.Hierarchy-Reverse', url: 'https://x/_apis/wit/workItems/2' },
+          },
+        ],
+      },
+    },
+    {
+      route: 'POST /:organization/:project/_apis/wit/workItems/:workItemId/comments',
+      path: `wit/workItems/${heavy.id}/comments`,
+      opts: { method: 'POST', json: { text: '<div>Conformant comment</div>' }, version: '7.1-preview.4' },
+    },
+    {
+      route: 'POST /:organization/:project/_apis/wit/attachments',
+      path: 'wit/attachments?fileName=notes.txt',
+      // The body is the file; a JSON string is as good a stream of bytes as any.
+      opts: { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, json: 'notes' },
+    },
+    {
       route: 'GET /:organization/:project/_apis/wit/workItems/:workItemId/comments',
       path: `wit/workItems/${heavy.id}/comments`,
       opts: { version: '7.1-preview.4' },

@@ -265,6 +265,37 @@ describe('PATCH workitems/{id}', () => {
     );
   });
 
+  it('refuses a title over 255 characters with TF401324, on update and on create, and saves nothing', async () => {
+    const before = await ado.json<WorkItem>('wit/workitems/18');
+    const long = `${'Title '.repeat(42)}abcd`;
+    expect(long).toHaveLength(256);
+    const res = await patch(18, [{ op: 'add', path: '/fields/System.Title', value: long }]);
+    expect(res.status).toBe(400);
+    expect(await readError(res)).toMatchObject({
+      message: "TF401324: Value for field 'System.Title' is too long.",
+      typeKey: 'RuleValidationException',
+    });
+    expect((await ado.json<WorkItem>('wit/workitems/18')).rev).toBe(before.rev);
+    // Other string fields have the same limit.
+    const ticket = await patch(18, [
+      { op: 'add', path: '/fields/Custom.ExternalTicketId', value: 'Z'.repeat(256) },
+    ]);
+    expect((await readError(ticket)).message).toBe(
+      "TF401324: Value for field 'Custom.ExternalTicketId' is too long.",
+    );
+    const created = await ado.call('wit/workitems/$Task', {
+      method: 'POST',
+      json: [{ op: 'add', path: '/fields/System.Title', value: long }],
+      headers: { 'Content-Type': 'application/json-patch+json' },
+    });
+    expect(created.status).toBe(400);
+    expect((await readError(created)).message).toMatch(/^TF401324: Value for field 'System.Title'/);
+    // Exactly 255 is fine.
+    const ok = await patch(18, [{ op: 'add', path: '/fields/System.Title', value: long.slice(0, 255) }]);
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as WorkItem).fields['System.Title']).toHaveLength(255);
+  });
+
   it('keeps System.History on the revision it was written in only', async () => {
     await patch(17, [{ op: 'add', path: '/fields/System.History', value: '<div>Moved to QA</div>' }]);
     const withHistory = await ado.json<WorkItem>('wit/workitems/17');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { htmlFields } from '../../local/sandbox/generator/html.ts';
 import {
+  ADO_STRING_MAX,
   type AdoWorld,
   attachmentChunks,
   commentAt,
@@ -169,8 +170,15 @@ describe('generateAdoWorld', () => {
     expect(new Set(truth.customFields.map((f) => f.type)).size).toBeGreaterThanOrEqual(6);
   });
 
-  it('has titles over 255 characters and awkward characters', () => {
-    expect(world.workItems.some((i) => i.title.length > 255)).toBe(true);
+  it("has titles up to ADO's 255-character cap, never over it, in any revision, and awkward characters", () => {
+    const lengths = world.workItems.map((i) => i.title.length);
+    expect(Math.max(...lengths)).toBe(ADO_STRING_MAX);
+    expect(lengths.filter((l) => l >= 240 && l < 255).length).toBeGreaterThan(1);
+    for (const item of world.workItems.filter((i) => i.title.length >= 200)) {
+      for (const r of revisionPlan(world, item))
+        expect(r.title.length, `#${item.id} rev ${r.rev}`).toBeLessThanOrEqual(255);
+      expect(item.title).not.toMatch(/[\ud800-\udbff]$/);
+    }
     expect(world.workItems.some((i) => /[^\x20-\x7e]/.test(i.title))).toBe(true);
   });
 

@@ -88,6 +88,7 @@ describe('OpenAPI conformance', () => {
     });
     await create({ issuetype: { name: 'Sub-task' }, parent: { key: story.key } });
     const loose = await create({ issuetype: { name: 'Task' } });
+    const doomed = await create({ issuetype: { name: 'Task' } });
     const me = (await exchange('GET', '/rest/api/3/myself')).body as { accountId: string };
 
     sample('GET', '/rest/api/3/myself', () => exchange('GET', '/rest/api/3/myself'));
@@ -105,6 +106,9 @@ describe('OpenAPI conformance', () => {
     sample('GET', '/rest/api/3/field', () => exchange('GET', '/rest/api/3/field'));
     sample('GET', '/rest/api/3/priority', () => exchange('GET', '/rest/api/3/priority'));
     sample('GET', '/rest/api/3/resolution', () => exchange('GET', '/rest/api/3/resolution'));
+    sample('GET', '/rest/api/3/resolution/search', () =>
+      exchange('GET', '/rest/api/3/resolution/search?startAt=1&maxResults=2'),
+    );
     sample('GET', '/rest/api/3/status', () => exchange('GET', '/rest/api/3/status'));
     sample('GET', '/rest/api/3/mypermissions', () =>
       exchange(
@@ -151,7 +155,12 @@ describe('OpenAPI conformance', () => {
     );
     sample('GET', '/rest/api/3/issue/:issueIdOrKey', () => exchange('GET', `/rest/api/3/issue/${story.key}`));
     sample('PUT', '/rest/api/3/issue/:issueIdOrKey', () =>
-      exchange('PUT', `/rest/api/3/issue/${story.key}`, { body: { fields: { summary: 'edited' } } }),
+      exchange('PUT', `/rest/api/3/issue/${story.key}`, {
+        body: { fields: { summary: 'edited' }, update: { comment: [{ add: { body: doc('on edit') } }] } },
+      }),
+    );
+    sample('DELETE', '/rest/api/3/issue/:issueIdOrKey', () =>
+      exchange('DELETE', `/rest/api/3/issue/${doomed.key}?deleteSubtasks=false`),
     );
     sample('GET', '/rest/api/3/search/jql', () =>
       exchange(
@@ -297,13 +306,29 @@ describe('OpenAPI conformance', () => {
     expect(conformance.checkResponse(removed)).toEqual([
       expect.stringContaining('status 410 is not documented'),
     ]);
+    // An issue with a sub-task, which a delete without deleteSubtasks=true refuses.
+    const issue = async (fields: Record<string, unknown>) =>
+      (
+        await exchange('POST', '/rest/api/3/issue', {
+          body: { fields: { project: { key: KEY }, summary: 'x', ...fields } },
+        })
+      ).body as { key: string };
+    const parent = await issue({ issuetype: { name: 'Story' } });
+    await issue({ issuetype: { name: 'Sub-task' }, parent: { key: parent.key } });
+    // A known path asked with a method it lacks: 405 with no body, which no operation documents.
+    const wrongMethod = await exchange('PATCH', `/rest/api/3/project/${KEY}`, { body: {} });
+    expect(wrongMethod.status).toBe(405);
+    expect(conformance.checkResponse(wrongMethod)).toEqual([
+      expect.stringContaining('no such operation in the specs'),
+    ]);
     const errors = [
       await exchange('GET', '/rest/api/3/project/NOPE'),
       await exchange('GET', '/rest/api/3/myself', { auth: false }),
       await exchange('POST', '/rest/api/3/issue', { body: { fields: { summary: 'x'.repeat(300) } } }),
       await exchange('GET', `/rest/api/3/issue/${KEY}-999`),
+      await exchange('DELETE', `/rest/api/3/issue/${parent.key}`),
     ];
-    expect(errors.map((e) => e.status)).toEqual([404, 401, 400, 404]);
+    expect(errors.map((e) => e.status)).toEqual([404, 401, 400, 404, 400]);
     expect(errors.flatMap((e) => conformance.checkResponse(e))).toEqual([]);
   });
 });

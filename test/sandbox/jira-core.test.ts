@@ -194,7 +194,11 @@ describe('issue create, read, edit', () => {
     expect(misplaced.status).toBe(400);
     expect(misplaced.body.errors.description).toBeDefined();
     const long = await bad({}, 'x'.repeat(256));
-    expect(long.body.errors.summary).toBe('Summary must be less than 255 characters.');
+    // Jira Cloud's current wording (older sites said "Summary must be less than 255 characters.").
+    expect(long.body).toEqual({
+      errorMessages: [],
+      errors: { summary: "Summary can't exceed 255 characters." },
+    });
     expect((await bad({}, 'x'.repeat(255))).status).toBe(201);
     const spaced = await bad({ labels: ['has space'] });
     expect(spaced.status).toBe(400);
@@ -298,6 +302,159 @@ describe('issue create, read, edit', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.errors.description).toBeDefined();
+  });
+
+  it('adds a comment through an edit (update.comment), with the edit, and refuses an invalid one whole', async () => {
+    const created = await call('POST', '/rest/api/3/issue', story('commented'));
+    const key = created.body.key as string;
+    const edited = await call('PUT', `/rest/api/3/issue/${key}`, {
+      fields: { summary: 'commented on' },
+      update: { comment: [{ add: { body: doc('first') } }, { add: { body: doc('second') } }] },
+    });
+    expect(edited.status).toBe(204);
+    const me = (await call('GET', '/rest/api/3/myself')).body.accountId;
+    const list = await call('GET', `/rest/api/3/issue/${key}/comment`);
+    expect(list.body.total).toBe(2);
+    expect(list.body.comments.map((c: { body: unknown }) => c.body)).toEqual([doc('first'), doc('second')]);
+    expect(list.body.comments[0].author.accountId).toBe(me);
+    expect((await call('GET', `/rest/api/3/issue/${key}?fields=summary`)).body.fields.summary).toBe(
+      'commented on',
+    );
+
+    // An invalid comment refuses the whole edit: nothing is written.
+    for (const [comment, message] of [
+      [[{ add: { body: 'plain text' } }], 'Comment body is not valid!'],
+      [[{ add: {} }], 'Comment body can not be empty!'],
+      [[{ set: { body: doc('x') } }], "Operation 'set' is not supported for field 'comment'."],
+    ] as const) {
+      const refused = await call('PUT', `/rest/api/3/issue/${key}`, {
+        fields: { summary: 'not written' },
+        update: { comment },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ errorMessages: [], errors: { comment: message } });
+    }
+    expect((await call('GET', `/rest/api/3/issue/${key}/comment`)).body.total).toBe(2);
+    expect((await call('GET', `/rest/api/3/issue/${key}?fields=summary`)).body.fields.summary).toBe(
+      'commented on',
+    );
+  });
+});
+
+describe('issue delete and methods', () => {
+  const create = async (summary: string, type: string, parent?: string) => {
+    const res = await call('POST', '/rest/api/3/issue', {
+      fields: {
+        project: { key: KEY },
+        issuetype: { name: type },
+        summary,
+        labels: ['to-delete'],
+        ...(parent ? { parent: { key: parent } } : {}),
+      },
+    });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; key: string };
+  };
+  const keysInSearch = async () =>
+    (
+      await call('POST', '/rest/api/3/search/jql', { jql: 'labels = "to-delete"', fields: ['key'] })
+    ).body.issues
+      .map((i: { key: string }) => i.key)
+      .sort();
+
+  it("deletes an issue's sub-tasks only with deleteSubtasks=true; the issues then 404 and leave search", async () => {
+    const epic = await create('epic', 'Epic');
+    const parent = await create('parent', 'Story', epic.key);
+    const sub = await create('sub', 'Sub-task', parent.key);
+    const other = await create('other', 'Task');
+    expect(
+      (
+        await call('POST', '/rest/api/3/issueLink', {
+          type: { name: 'Blocks' },
+          inwardIssue: { key: other.key },
+          outwardIssue: { key: parent.key },
+        })
+      ).status,
+    ).toBe(201);
+
+    const refusal = {
+      errorMessages: [
+        `The issue '${parent.key}' has subtasks.  You must specify the 'deleteSubtasks' parameter to delete this issue and all its subtasks.`,
+      ],
+      errors: {},
+    };
+    for (const query of ['', '?deleteSubtasks=false']) {
+      const refused = await call('DELETE', `/rest/api/3/issue/${parent.key}${query}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual(refusal);
+    }
+    expect((await call('GET', `/rest/api/3/issue/${parent.key}`)).status).toBe(200);
+
+    const deleted = await call('DELETE', `/rest/api/3/issue/${parent.id}?deleteSubtasks=true`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.text).toBe('');
+    for (const gone of [parent, sub]) {
+      const res = await call('GET', `/rest/api/3/issue/${gone.key}`);
+      expect(res.status).toBe(404);
+      expect(res.body.errorMessages).toEqual([
+        'Issue does not exist or you do not have permission to see it.',
+      ]);
+    }
+    expect(await keysInSearch()).toEqual([epic.key, other.key].sort());
+    // The link went with it, and the epic keeps no child.
+    const linked = await call('GET', `/rest/api/3/issue/${other.key}?fields=issuelinks`);
+    expect(linked.body.fields.issuelinks).toEqual([]);
+    expect((await call('DELETE', `/rest/api/3/issue/${parent.key}`)).status).toBe(404);
+  });
+
+  it('deletes an issue without sub-tasks (deleteSubtasks has no effect), leaving its other children parentless', async () => {
+    const epic = await create('epic', 'Epic');
+    const child = await create('child', 'Story', epic.key);
+    expect((await call('DELETE', `/rest/api/3/issue/${epic.key}`)).status).toBe(204);
+    const orphan = await call('GET', `/rest/api/3/issue/${child.key}?fields=parent`);
+    expect(orphan.status).toBe(200);
+    expect(orphan.body.fields.parent).toBeUndefined();
+    const lone = await create('lone', 'Task');
+    expect((await call('DELETE', `/rest/api/3/issue/${lone.key}?deleteSubtasks=true`)).status).toBe(204);
+    expect(await keysInSearch()).toEqual([child.key]);
+  });
+
+  it('refuses to delete for an account without the administrator role', async () => {
+    const target = await create('kept', 'Task');
+    await http(base, 'PUT', '/_sandbox/jira/accounts', {
+      body: { email: 'dev@contoso.example.com', apiToken: 'dev-token', projectAdmin: false },
+    });
+    const refused = await call(
+      'DELETE',
+      `/rest/api/3/issue/${target.key}`,
+      undefined,
+      basic('dev@contoso.example.com', 'dev-token'),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({
+      errorMessages: ['You do not have permission to delete issues in this project.'],
+      errors: {},
+    });
+    expect((await call('GET', `/rest/api/3/issue/${target.key}`)).status).toBe(200);
+  });
+
+  it('answers 405 with an empty body and the allowed methods to a known path asked with another method', async () => {
+    const issue = await create('x', 'Task');
+    const patched = await call('PATCH', `/rest/api/3/issue/${issue.key}`, { fields: { summary: 'y' } });
+    expect(patched.status).toBe(405);
+    expect(patched.text).toBe('');
+    expect(patched.headers.allow).toBe('DELETE, GET, HEAD, PUT');
+    const posted = await call('POST', '/rest/api/3/myself', {});
+    expect(posted.status).toBe(405);
+    expect(posted.headers.allow).toBe('GET, HEAD');
+    expect((await call('DELETE', '/rest/api/3/search/jql')).headers.allow).toBe('GET, HEAD, POST');
+    // Nothing was changed, and an unknown path is still a 404 in Jira's shape.
+    expect((await call('GET', `/rest/api/3/issue/${issue.key}?fields=summary`)).body.fields.summary).toBe(
+      'x',
+    );
+    const unknown = await call('GET', '/rest/api/3/nothing-here');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.errorMessages).toEqual(['null for uri: /rest/api/3/nothing-here']);
   });
 });
 

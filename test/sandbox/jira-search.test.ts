@@ -1,6 +1,7 @@
 /**
  * Jira sandbox search through real HTTP: the enhanced JQL search with token paging, explicit fields (ids only
- * without them), the JQL subset, index lag with and without reconcileIssues, and the removed search's 410.
+ * without them), the JQL subset, index lag with and without reconcileIssues (what is found, and the fields it
+ * is answered with), and the removed search's 410.
  */
 import { describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
@@ -33,6 +34,12 @@ async function create(
   expect(res.status).toBe(201);
   return res.body;
 }
+
+const doc = (text: string) => ({
+  type: 'doc',
+  version: 1,
+  content: [{ type: 'paragraph', content: [{ type: 'text', text }] }],
+});
 
 const search = (params: Record<string, string | string[]>) => {
   const q = new URLSearchParams();
@@ -160,6 +167,57 @@ describe('enhanced search', () => {
     );
     await control('PUT', '/_sandbox/faults', { searchLagMs: 0 });
     expect((await search({ jql })).body.issues).toEqual([]);
+  });
+
+  it("answers an edited issue's fields as the index holds them until the lag passes; reconciled ones as they are", async () => {
+    const issue = await create('before', ['src-id-fields']);
+    const other = await create('other');
+    await control('PUT', '/_sandbox/faults', { searchLagMs: 600_000 });
+    expect(
+      (
+        await call('PUT', `/rest/api/3/issue/${issue.key}`, {
+          fields: { summary: 'after', labels: ['src-id-fields', 'extra'] },
+          update: { comment: [{ add: { body: doc('a comment') } }] },
+        })
+      ).status,
+    ).toBe(204);
+    const linked = await call('POST', '/rest/api/3/issueLink', {
+      type: { name: 'Blocks' },
+      inwardIssue: { key: issue.key },
+      outwardIssue: { key: other.key },
+    });
+    expect(linked.status).toBe(201);
+    const fields = ['summary', 'labels', 'issuelinks', 'comment'];
+    const answer = async (reconcile: boolean) => {
+      const res = await call('POST', '/rest/api/3/search/jql', {
+        jql: `key = ${issue.key}`,
+        fields,
+        ...(reconcile ? { reconcileIssues: [Number(issue.id)] } : {}),
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.issues).toHaveLength(1);
+      const f = res.body.issues[0].fields;
+      return {
+        summary: f.summary,
+        labels: f.labels,
+        links: f.issuelinks.map((l: { outwardIssue?: { key: string } }) => l.outwardIssue?.key),
+        comments: f.comment.total,
+      };
+    };
+    const before = { summary: 'before', labels: ['src-id-fields'], links: [], comments: 0 };
+    const after = { summary: 'after', labels: ['src-id-fields', 'extra'], links: [other.key], comments: 1 };
+    expect(await answer(false)).toEqual(before);
+    expect(await answer(true)).toEqual(after);
+    // Reading the issue itself is never stale.
+    expect((await call('GET', `/rest/api/3/issue/${issue.key}?fields=summary`)).body.fields.summary).toBe(
+      'after',
+    );
+    // JQL matches the indexed values too: the new label finds nothing yet.
+    expect((await search({ jql: 'labels = "extra"' })).body.issues).toEqual([]);
+
+    await control('PUT', '/_sandbox/faults', { searchLagMs: 0 });
+    expect(await answer(false)).toEqual(after);
+    expect((await search({ jql: 'labels = "extra"' })).body.issues).toEqual([{ id: issue.id }]);
   });
 
   it('becomes visible by itself once a short lag has passed', async () => {

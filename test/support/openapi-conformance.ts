@@ -9,7 +9,8 @@
  *  4. Jira's out-of-enum defaults: ajv runs with `strict: false`.
  *  5. Jira Agile operations without response schemas: only the status is checked.
  * And one the provenance note does not list: ADO specs collection answers as bare arrays, while the service
- * wraps them as `{count, value}`; such a body is checked by its `value`.
+ * wraps them as `{count, value}`; such a body is checked by its `value`. ADO's `${type}` segment (POST
+ * workitems/$Task) is a parameter after a literal `$`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -131,8 +132,14 @@ async function loadDocument(name: SpecName): Promise<Json> {
   return converted.openapi;
 }
 
+/** A parameter after a literal `$`: the spec's `${type}` and fastify's `$:type` (POST workitems/$Task). */
+const DOLLAR_PARAM = '$param';
 const normaliseSegment = (s: string): string | null =>
-  /^\{.+\}$/.test(s) || s.startsWith(':') ? null : s.toLowerCase();
+  /^\$(\{.+\}|:.+)$/.test(s)
+    ? DOLLAR_PARAM
+    : /^\{.+\}$/.test(s) || s.startsWith(':')
+      ? null
+      : s.toLowerCase();
 const escapePointer = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
 
 function templateSegments(template: string): (string | null)[] {
@@ -162,7 +169,13 @@ export async function loadConformance(specs: SpecName[]): Promise<Conformance> {
         if (!op) continue;
         const segments = templateSegments(template);
         const source = segments
-          .map((s) => (s === null ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\$]/g, '\\$&')))
+          .map((s) =>
+            s === null
+              ? '[^/]+'
+              : s === DOLLAR_PARAM
+                ? '\\$[^/]+'
+                : s.replace(/[.*+?^${}()|[\]\\$]/g, '\\$&'),
+          )
           .join('/');
         operations.push({
           spec,

@@ -142,6 +142,13 @@ export const AdoErrors = {
       'RuleValidationException',
       WIT,
     ),
+  /**
+   * A `string` field over 255 characters, e.g. a title (TF401324; the message as the service words it, quoted
+   * in microsoft/onefuzz#3015 and solidify/jira-azuredevops-migrator#627). The type key is the one of the
+   * service's other field-rule refusals (TF401320): the real one was not found published.
+   */
+  fieldTooLong: (referenceName: string) =>
+    fail(400, `TF401324: Value for field '${referenceName}' is too long.`, 'RuleValidationException', WIT),
   revMismatch: () =>
     fail(
       412,

@@ -6,9 +6,12 @@
  *   POST  {org}/{project}/_apis/wit/workitemsbatch             ≤ 200 ids, fields | $expand
  *   GET   {org}/{project}/_apis/wit/workitems?ids=             ≤ 200 ids
  *   GET   {org}/{project}/_apis/wit/workitems/{id}             $expand, fields, asOf
- *   PATCH {org}/{project}/_apis/wit/workitems/{id}             JSON Patch on fields
+ *   PATCH {org}/{project}/_apis/wit/workitems/{id}             JSON Patch on fields and relations
+ *   POST  {org}/{project}/_apis/wit/workitems/${type}          creates (JSON Patch); routes/create.ts
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/revisions[/{rev}]
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, pages of ≤ 200
+ *   POST  {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, a new revision too
+ *   POST  {org}/{project}/_apis/wit/attachments                simple upload (octet-stream)
  *   GET   {org}/{project}/_apis/wit/attachments/{id}           streamed bytes
  *   GET   {org}/{project}/_apis/wit/classificationnodes[/{group}/{path}]
  *   GET   {org}/{project}/_apis/wit/workitemtypes[/{type}[/states]]
@@ -32,6 +35,7 @@ import { registerMetadata } from './routes/metadata.ts';
 import { registerUpdate } from './routes/update.ts';
 import { registerWiql } from './routes/wiql.ts';
 import { registerWorkItems } from './routes/workitems.ts';
+import { registerWrites } from './routes/writes.ts';
 import { type AdoState, reseed } from './state.ts';
 import { canonicalUrl } from './url.ts';
 
@@ -123,6 +127,7 @@ export async function buildAdoSandbox(
   registerComments(app, state);
   registerAttachments(app, state);
   registerMetadata(app, state);
+  registerWrites(app, state);
   app.get('/_sandbox/ado/truth', async () => scanGroundTruth(state.world));
   return { app, controls };
 }

@@ -24,9 +24,14 @@ const PRINTABLE = Buffer.from('abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUV
 export const CHUNK = 64 * 1024;
 
 export function* attachmentChunks(
-  att: Pick<AdoAttachment, 'id' | 'name' | 'size'>,
+  att: Pick<AdoAttachment, 'id' | 'name' | 'size' | 'bytes'>,
   chunk = CHUNK,
 ): Generator<Buffer> {
+  if (att.bytes) {
+    // An uploaded file: its own bytes.
+    for (let pos = 0; pos < att.bytes.length; pos += chunk) yield att.bytes.subarray(pos, pos + chunk);
+    return;
+  }
   const ext = extensionOf(att.name);
   const magic = MAGIC[ext] ?? [];
   const text = TEXT.has(ext);
@@ -50,7 +55,7 @@ export function* attachmentChunks(
 }
 
 /** SHA-256 of the bytes the sandbox serves for this attachment (hex). */
-export function attachmentSha256(att: Pick<AdoAttachment, 'id' | 'name' | 'size'>): string {
+export function attachmentSha256(att: Pick<AdoAttachment, 'id' | 'name' | 'size' | 'bytes'>): string {
   const hash = createHash('sha256');
   for (const c of attachmentChunks(att)) hash.update(c);
   return hash.digest('hex');

@@ -28,10 +28,38 @@ export function commentDate(item: AdoWorkItem, k: number, jitter: number): numbe
 }
 
 export function commentDeleted(world: AdoWorld, item: AdoWorkItem, k: number): boolean {
-  return item.commentTotal < 150 && isDeletedComment(world.seed, item.id, k);
+  return k < item.commentTotal && item.commentTotal < 150 && isDeletedComment(world.seed, item.id, k);
+}
+
+/** Comments including deleted ones and those added through the API (indexes 0..n-1). */
+export function commentSlots(item: AdoWorkItem): number {
+  return item.commentTotal + (item.addedComments?.length ?? 0);
+}
+
+/** The index of the comment with this id, or -1. */
+export function commentIndex(item: AdoWorkItem, id: number): number {
+  if (id >= item.commentIdBase && id < item.commentIdBase + item.commentTotal) return id - item.commentIdBase;
+  const added = item.addedComments?.findIndex((c) => c.id === id) ?? -1;
+  return added < 0 ? -1 : item.commentTotal + added;
 }
 
 export function commentAt(world: AdoWorld, item: AdoWorkItem, k: number, baseUrl: string): GeneratedComment {
+  const added = item.addedComments?.[k - item.commentTotal];
+  if (k >= item.commentTotal && added) {
+    const { id, text, createdBy, createdDate } = added;
+    return {
+      id,
+      workItemId: item.id,
+      index: k,
+      version: 1,
+      text,
+      createdBy,
+      createdDate,
+      modifiedBy: createdBy,
+      modifiedDate: createdDate,
+      isDeleted: false,
+    };
+  }
   const rnd = rngFor(world.seed, item.id, Purpose.comments, 0x10000 + k);
   const createdDate = commentDate(item, k, rnd.next());
   const author = rnd.int(0, world.people.length - 1);

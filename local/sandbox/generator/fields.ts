@@ -47,6 +47,14 @@ interface Derived {
   test: TestFields;
 }
 
+const NO_HTML: HtmlFields = {
+  description: null,
+  acceptanceCriteria: null,
+  reproSteps: null,
+  systemInfo: null,
+};
+const NO_TEST: TestFields = { steps: null, parameters: null, localDataSource: null };
+
 /** A small per-world cache: a batch or a revisions list asks for the same item's content several times. */
 const caches = new WeakMap<AdoWorld, Map<string, Derived>>();
 
@@ -59,11 +67,15 @@ function derived(world: AdoWorld, item: AdoWorkItem, baseUrl: string): Derived {
   const key = `${item.id}|${baseUrl}`;
   const hit = cache.get(key);
   if (hit) return hit;
+  // Items created through the API hold only what their creator gave them.
+  const created = !!item.createdFields;
   const value = {
     plan: revisionPlan(world, item),
-    html: htmlFields(world, item, baseUrl),
-    test: testFields(world, item),
+    html: created ? NO_HTML : htmlFields(world, item, baseUrl),
+    test: created ? NO_TEST : testFields(world, item),
   };
+  // Created items cost nothing to derive, and a validateOnly create must not leave its id behind in the cache.
+  if (created) return value;
   if (cache.size >= 512) cache.delete(cache.keys().next().value!);
   cache.set(key, value);
   return value;
@@ -209,6 +221,10 @@ export function workItemFields(
   if (test.localDataSource !== null) f['Microsoft.VSTS.TCM.LocalDataSource'] = test.localDataSource;
   if (item.tags) f['System.Tags'] = item.tags;
   if (item.parentId !== null) f['System.Parent'] = item.parentId;
+  for (const [ref, value] of Object.entries(item.createdFields ?? {})) {
+    if (ref === 'System.History' && rev !== 1) continue;
+    f[ref] = findField(ref)?.type === 'identity' && typeof value === 'number' ? who(value) : value;
+  }
 
   // PATCHed revisions on top of the generated ones.
   for (const u of item.updates ?? []) {

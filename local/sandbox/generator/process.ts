@@ -248,6 +248,12 @@ export function typeDef(name: string): TypeDef {
   return t;
 }
 
+/**
+ * Azure DevOps's limit for a `string` field (System.Title included): 255 characters (UTF-16 units, .NET
+ * strings). A longer value is refused with TF401324 "Value for field '<ref>' is too long."
+ */
+export const ADO_STRING_MAX = 255;
+
 export type FieldType =
   | 'string'
   | 'integer'

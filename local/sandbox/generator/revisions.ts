@@ -4,7 +4,8 @@
  * The last generated revision equals the item as generated. Derived from the seed on demand.
  */
 import { Purpose, rngFor } from './hash.ts';
-import { type StateCategory, typeDef } from './process.ts';
+import { ADO_STRING_MAX, type StateCategory, typeDef } from './process.ts';
+import { clipUtf16 } from './text.ts';
 import type { AdoWorkItem, AdoWorld } from './types.ts';
 
 export interface RevisionState {
@@ -56,6 +57,25 @@ function defaultReason(type: AdoWorkItem['type'], state: string): string {
 }
 
 export function revisionPlan(world: AdoWorld, item: AdoWorkItem): RevisionState[] {
+  if (item.rev === 1) {
+    // A single revision is the item as it is (what the walk below yields too, for any state it was created in).
+    const { createdDate, changedDate, createdBy, state, reason, title, assignedTo, iterationPath, priority } =
+      item;
+    return [
+      {
+        rev: 1,
+        changedDate,
+        changedBy: createdBy,
+        state,
+        reason,
+        title,
+        assignedTo,
+        iterationPath,
+        priority,
+        stateChangeDate: createdDate,
+      },
+    ];
+  }
   const rnd = rngFor(world.seed, item.id, Purpose.revisions);
   const count = item.rev;
   const dates = [item.createdDate];
@@ -95,9 +115,11 @@ export function revisionPlan(world: AdoWorld, item: AdoWorkItem): RevisionState[
     }
     const kind = rnd.int(0, 3);
     if (kind === 0)
-      title = rnd.chance(0.5)
-        ? `WIP: ${title}`
-        : title.slice(0, Math.max(8, Math.floor(title.length * 0.6))).trimEnd();
+      // An earlier title was never longer than ADO allows: no prefix on a title at the cap.
+      title =
+        rnd.chance(0.5) && title.length + 5 <= ADO_STRING_MAX
+          ? `WIP: ${title}`
+          : clipUtf16(title, Math.max(8, Math.floor(title.length * 0.6))).trimEnd();
     else if (kind === 1) assignedTo = assignedTo === -1 || rnd.chance(0.3) ? rnd.int(0, people - 1) : -1;
     else if (kind === 2)
       iterationPath = iterationPath === world.project ? `${world.project}\\Backlog` : world.project;

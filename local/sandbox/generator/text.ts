@@ -1,6 +1,6 @@
 /** Vocabulary for titles, tags and prose: plausible product-team language, with some awkward characters. */
 import type { Random } from '../common/random.ts';
-import type { AdoTypeName } from './process.ts';
+import { ADO_STRING_MAX, type AdoTypeName } from './process.ts';
 
 export const COMPONENTS = [
   'checkout',
@@ -94,8 +94,11 @@ export const TAGS = [
   'ünïcode-tag',
 ];
 
-/** Titles ADO would show; `long` produces one over 255 characters (Jira's summary limit). */
-export function titleFor(type: AdoTypeName, rnd: Random, n: number, long: boolean): string {
+/**
+ * Titles ADO would show; `longTo` pads one to exactly that length (a title pasted from an e-mail), at most
+ * ADO's 255-character cap (also Jira's summary limit): ADO refuses a longer title (TF401324).
+ */
+export function titleFor(type: AdoTypeName, rnd: Random, n: number, longTo?: number): string {
   let t: string;
   switch (type) {
     case 'Epic':
@@ -134,13 +137,23 @@ export function titleFor(type: AdoTypeName, rnd: Random, n: number, long: boolea
   else if (odd < 0.03) t += ' <script>alert("x")</script> & "quotes"';
   else if (odd < 0.04) t = `[${rnd.pick(['URGENT', 'Spike', 'WIP'])}] ${t}`;
   if (n % 97 === 0) t = `${t} (#${n})`;
-  if (long) {
+  if (longTo !== undefined) {
     const filler =
       ' — this title was pasted from a customer e-mail and keeps going with details about the environment, the browser versions involved, the exact steps the customer took, and what they expected to happen instead';
-    while (t.length <= 300) t += filler;
-    t = t.slice(0, 300 + (n % 40)).trimEnd();
+    const length = Math.min(longTo, ADO_STRING_MAX);
+    while (t.length < length) t += filler;
+    t = clipUtf16(t, length);
+    // A cut mid-sentence shows as one: an ellipsis, not a trailing space.
+    if (/\s$/.test(t)) t = `${t.trimEnd()}…`.padEnd(length, '.');
   }
-  return t;
+  return clipUtf16(t, ADO_STRING_MAX);
+}
+
+/** At most `max` UTF-16 units, never half a surrogate pair. */
+export function clipUtf16(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const last = s.charCodeAt(max - 1);
+  return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

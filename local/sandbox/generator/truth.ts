@@ -39,7 +39,7 @@ export function scanGroundTruth(world: AdoWorld): AdoScanTruth {
     attachmentCount += item.attachments.length;
     for (const a of item.inlineImages) inlineImageBytes += a.size;
     inlineImageCount += item.inlineImages.length;
-    commentCount += item.commentCount;
+    commentCount += Number(currentValue(item, 'System.CommentCount'));
     for (const l of item.links) if (l.targetId !== null) linkEnds++;
   }
   const day = (iso: string) => iso.slice(0, 10);

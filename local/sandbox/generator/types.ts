@@ -19,6 +19,8 @@ export interface AdoAttachment {
   comment: string | null;
   /** Embedded as `<img>` in an HTML field, not an AttachedFile relation. */
   inline: boolean;
+  /** The uploaded bytes of a file posted through the API (generated files have none). */
+  bytes?: Buffer;
 }
 
 /** One end of a relation, as held by the item that shows it. */
@@ -91,6 +93,21 @@ export interface AdoWorkItem {
   /** Shared Steps ids a Test Case references, in step order. */
   sharedStepRefs: number[] | null;
   updates: AdoUpdate[] | null;
+  /**
+   * Set on items created through the API: the create request's values of fields the properties above do not
+   * hold (HTML, History, ...). Such items get nothing generated (no HTML fields, test steps or comments).
+   */
+  createdFields?: Record<string, unknown>;
+  /** Comments added through the API, after the generated ones (index commentTotal + k). */
+  addedComments?: AddedComment[];
+}
+
+/** A comment posted through the API. */
+export interface AddedComment {
+  id: number;
+  text: string;
+  createdBy: number;
+  createdDate: number;
 }
 
 export interface AdoWorld {

@@ -7,7 +7,7 @@ import { type SandboxPerson, sandboxPeople } from '../common/people.ts';
 import type { Random } from '../common/random.ts';
 import { buildAreas, buildIterations, type ClassificationNode, flatten } from './classification.ts';
 import { guidFrom, hashString, mix, Purpose, rngFor } from './hash.ts';
-import { type AdoTypeName, type StateCategory, typeDef } from './process.ts';
+import { ADO_STRING_MAX, type AdoTypeName, type StateCategory, typeDef } from './process.ts';
 import { ATTACHMENT_NAMES, contentTypeFor, TAGS, titleFor } from './text.ts';
 import type { AdoAttachment, AdoLink, AdoWorkItem, AdoWorld, CustomValue } from './types.ts';
 
@@ -195,7 +195,13 @@ export function generateAdoWorld(opts: GenerateOptions): AdoWorld {
     const item: AdoWorkItem = {
       id,
       type,
-      title: titleFor(type, rnd, id, id === longTitleAt || rnd.chance(0.004)),
+      // One title exactly at ADO's cap, a few just under it.
+      title: titleFor(
+        type,
+        rnd,
+        id,
+        id === longTitleAt ? ADO_STRING_MAX : rnd.chance(0.004) ? ADO_STRING_MAX - 1 - (id % 15) : undefined,
+      ),
       state: '',
       reason: '',
       areaPath: project,

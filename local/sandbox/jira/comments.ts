@@ -1,13 +1,44 @@
-/** Issue comments: ADF bodies checked with Atlassian's validator; paged list ordered by creation. */
+/**
+ * Issue comments: ADF bodies checked with Atlassian's validator; paged list ordered by creation. An edit's
+ * `update.comment` adds one too (fields.ts reads it, the edit route writes it with `addComment`).
+ */
 import type { FastifyInstance } from 'fastify';
 import { adfProblems, isEmptyAdf } from './adf.ts';
 import { currentAccount } from './auth.ts';
 import { notFoundIssue, sendError } from './errors.ts';
 import { intParam } from './params.ts';
 import { Render } from './render.ts';
-import type { CommentRec, JiraStore } from './store.ts';
+import type { CommentRec, IssueRec, JiraStore } from './store.ts';
 
 type Json = Record<string, unknown>;
+
+/** Why Jira refuses this comment body (its message, under `errors.comment`), or undefined when it is valid. */
+export function commentBodyProblem(body: unknown): string | undefined {
+  if (body === undefined || body === null) return 'Comment body can not be empty!';
+  if (adfProblems(body).length > 0) return 'Comment body is not valid!';
+  if (isEmptyAdf(body)) return 'Comment body can not be empty!';
+  return undefined;
+}
+
+/** Adds a validated comment to the issue; the caller records the write (`store.touch`). */
+export function addComment(
+  store: JiraStore,
+  issue: IssueRec,
+  input: { body: unknown; visibility?: Json },
+  authorId: string,
+): CommentRec {
+  const now = store.now();
+  const comment: CommentRec = {
+    id: String(store.nextId('comment')),
+    authorId,
+    body: input.body,
+    created: now,
+    updated: now,
+    ...(input.visibility ? { visibility: input.visibility } : {}),
+  };
+  issue.comments.push(comment);
+  return comment;
+}
 
 export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): void {
   app.get<{
@@ -53,25 +84,16 @@ export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): v
       const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
       if (!issue) return notFoundIssue(reply);
       const body = (req.body ?? {}) as Json;
-      if (body.body === undefined || body.body === null) {
-        return sendError(reply, 400, [], { comment: 'Comment body can not be empty!' });
-      }
-      if (adfProblems(body.body).length > 0)
-        return sendError(reply, 400, [], { comment: 'Comment body is not valid!' });
-      if (isEmptyAdf(body.body))
-        return sendError(reply, 400, [], { comment: 'Comment body can not be empty!' });
-      const now = store.now();
-      const comment: CommentRec = {
-        id: String(store.nextId('comment')),
-        authorId: currentAccount(req).accountId,
-        body: body.body,
-        created: now,
-        updated: now,
-        ...(body.visibility && typeof body.visibility === 'object'
-          ? { visibility: body.visibility as Json }
-          : {}),
-      };
-      issue.comments.push(comment);
+      const problem = commentBodyProblem(body.body);
+      if (problem) return sendError(reply, 400, [], { comment: problem });
+      const visibility =
+        body.visibility && typeof body.visibility === 'object' ? (body.visibility as Json) : undefined;
+      const comment = addComment(
+        store,
+        issue,
+        { body: body.body, ...(visibility ? { visibility } : {}) },
+        currentAccount(req).accountId,
+      );
       store.touch(issue);
       return reply.code(201).send(Render.of(store, req).comment(issue, comment));
     },

@@ -4,6 +4,8 @@
  *   GET|PUT /_sandbox/jira/workflow  {issueTypes?, statuses, initial, transitions}: an issue type's workflow
  *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 10 MiB, 60)
  *   GET /_sandbox/jira/issues        every issue with all its fields, for assertions
+ *   GET|PUT /_sandbox/jira/refusals  {labels, message?}: creates of issues with one of these labels get a 400
+ *                                    (per element in a bulk create), as a create validator answers; reset clears
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -44,6 +46,12 @@ const LimitsSchema = z.strictObject({
     .optional(),
   maxFilesPerUpload: z.number().int().min(1).max(1000).optional(),
 });
+
+const RefusalsSchema = z.strictObject({
+  labels: z.array(z.string().min(1)),
+  message: z.string().min(1).optional(),
+});
+const DEFAULT_REFUSAL = 'Issue creation was refused by a workflow validator.';
 
 const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
 
@@ -147,6 +155,21 @@ export function registerControlRoutes(app: FastifyInstance, store: JiraStore): v
     if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
     store.limits = { ...store.limits, ...parsed.data };
     return store.limits;
+  });
+
+  const refusals = () => ({
+    labels: [...store.createRefusals.labels],
+    message: store.createRefusals.message || DEFAULT_REFUSAL,
+  });
+  app.get('/_sandbox/jira/refusals', async () => refusals());
+  app.put('/_sandbox/jira/refusals', async (req, reply) => {
+    const parsed = RefusalsSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
+    store.createRefusals = {
+      labels: new Set(parsed.data.labels),
+      message: parsed.data.message ?? DEFAULT_REFUSAL,
+    };
+    return refusals();
   });
 
   app.get('/_sandbox/jira/issues', async (req) => {

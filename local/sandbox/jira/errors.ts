@@ -34,9 +34,26 @@ export class JiraHttpError extends Error {
   }
 }
 
-/** Malformed JSON, other framework errors and unknown resources answered in Jira's shape on the API paths. */
+/**
+ * Malformed JSON, other framework errors and unknown resources answered in Jira's shape on the API paths. A
+ * known path asked with a method it does not take answers 405 with an empty body, as Jira Cloud does (its
+ * proxy sends no error collection there), and the methods it takes in `Allow`. Call it before the routes are
+ * registered: it learns their paths as they come.
+ */
 export function installErrorHandler(app: FastifyInstance): void {
+  const routes: { pattern: RegExp; method: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/rest/')) return;
+    const source = route.url
+      .split('/')
+      .map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    for (const method of [route.method].flat()) routes.push({ pattern: new RegExp(`^${source}/?$`), method });
+  });
   app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? req.url;
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))].sort();
+    if (allowed.length > 0) return reply.code(405).header('Allow', allowed.join(', ')).send();
     // Jira's REST layer (Jersey) names the path it could not route.
     if (req.url.startsWith('/rest/')) return sendError(reply, 404, [`null for uri: ${req.url}`]);
     return reply.code(404).send({ message: `Route ${req.method}:${req.url} not found` });

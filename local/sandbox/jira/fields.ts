@@ -4,6 +4,7 @@
  */
 import { isValidAdf } from './adf.ts';
 import { FIELDS, type IssueTypeDef, PRIORITIES, SETTABLE_SYSTEM_FIELDS } from './catalog.ts';
+import { commentBodyProblem } from './comments.ts';
 import { errorBody, JiraHttpError } from './errors.ts';
 import type { IssueRec, JiraStore } from './store.ts';
 import { isJiraDate, parseJiraDuration } from './time.ts';
@@ -15,6 +16,15 @@ export const ADF_REQUIRED =
 const CANNOT_SET = (id: string) =>
   `Field '${id}' cannot be set. It is not on the appropriate screen, or unknown.`;
 export const WRONG_HIERARCHY = 'Given parent work item does not belong to appropriate hierarchy.';
+/**
+ * Jira's limit on a text field and its 400 message (Atlassian's own func test TestTextFieldCharacterLengthValidator
+ * expects "The entered text is too long. It exceeds the allowed limit of <n> characters." under
+ * errors.description, on create and edit). How Jira counts ADF is not published: the sandbox counts the
+ * document's JSON, the strictest reading.
+ */
+export const TEXT_LIMIT = 32_767;
+export const TEXT_TOO_LONG =
+  'The entered text is too long. It exceeds the allowed limit of 32,767 characters.';
 
 /** The validated changes to write to an issue. */
 export interface IssueChanges {
@@ -32,6 +42,8 @@ export interface IssueChanges {
   remainingSeconds?: number;
   /** The open (future or active) sprint to be in, or null for the backlog. */
   sprintId?: number | null;
+  /** Comments an edit adds (`update.comment` with `add`), in order. */
+  comments?: { body: unknown; visibility?: Json }[];
   custom: Record<string, unknown>;
 }
 
@@ -66,7 +78,10 @@ export class FieldParser {
     if (!isObject(update)) throw new JiraHttpError(400, errorBody(["'update' must be an object."]));
 
     const merged: Json = { ...fields };
-    for (const [id, ops] of Object.entries(update)) this.applyUpdateOps(id, ops, merged);
+    for (const [id, ops] of Object.entries(update)) {
+      if (id === 'comment' && this.mode === 'edit') this.commentOps(ops);
+      else this.applyUpdateOps(id, ops, merged);
+    }
 
     // The issue type decides what the parent may be, so it is read first.
     if (this.mode === 'create') {
@@ -131,6 +146,32 @@ export class FieldParser {
     if (listField) merged[id] = current;
   }
 
+  /** An edit's `update.comment`: each `{add: {body, visibility?}}` adds a comment, as Jira's edit does. */
+  private commentOps(ops: unknown): void {
+    if (!Array.isArray(ops)) {
+      this.errors.comment = "Operations for 'comment' must be an array.";
+      return;
+    }
+    const added: NonNullable<IssueChanges['comments']> = [];
+    for (const op of ops) {
+      const [verb, value] = isObject(op) ? (Object.entries(op)[0] ?? []) : [];
+      if (verb !== 'add' || !isObject(value)) {
+        this.errors.comment = `Operation '${verb ?? ''}' is not supported for field 'comment'.`;
+        return;
+      }
+      const problem = commentBodyProblem(value.body);
+      if (problem) {
+        this.errors.comment = problem;
+        return;
+      }
+      added.push({
+        body: value.body,
+        ...(isObject(value.visibility) ? { visibility: value.visibility } : {}),
+      });
+    }
+    this.changes.comments = added;
+  }
+
   private project(value: unknown): void {
     const ref = refOf(value) ?? (typeof value === 'string' ? { key: value } : undefined);
     const idOrKey = ref?.id ?? ref?.key;
@@ -176,7 +217,7 @@ export class FieldParser {
         if (typeof value !== 'string' || value.trim() === '') {
           this.errors.summary = 'You must specify a summary of the issue.';
         } else if (value.length > 255) {
-          this.errors.summary = 'Summary must be less than 255 characters.';
+          this.errors.summary = "Summary can't exceed 255 characters.";
         } else if (/[\r\n]/.test(value)) {
           this.errors.summary = 'The summary is invalid because it contains newline characters.';
         } else {
@@ -185,8 +226,9 @@ export class FieldParser {
         return;
       case 'description':
         if (value === null) this.changes.description = null;
-        else if (isValidAdf(value)) this.changes.description = value;
-        else this.errors.description = ADF_REQUIRED;
+        else if (!isValidAdf(value)) this.errors.description = ADF_REQUIRED;
+        else if (JSON.stringify(value).length > TEXT_LIMIT) this.errors.description = TEXT_TOO_LONG;
+        else this.changes.description = value;
         return;
       case 'priority': {
         const ref = refOf(value);
@@ -351,7 +393,13 @@ export class FieldParser {
         else this.errors[id] = 'Not a valid URL';
         return;
       case 'sprint': {
-        const sprint = typeof value === 'number' ? this.store.sprints.get(value) : undefined;
+        // Written as a bare sprint id, though read back as a list of sprints; anything else is refused with
+        // Jira's words (a list of sprint objects included).
+        if (typeof value !== 'number' || !Number.isInteger(value)) {
+          this.errors[id] = 'Number value expected as the Sprint id.';
+          return;
+        }
+        const sprint = this.store.sprints.get(value);
         if (!sprint) this.errors[id] = `Sprint with id ${String(value)} does not exist.`;
         else if (sprint.state === 'closed')
           this.errors[id] = 'Issue can be assigned only active or future sprints.';

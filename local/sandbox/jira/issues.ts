@@ -1,10 +1,12 @@
 /**
- * Issues: create (one, or up to 50 in bulk with per-element errors), read with a `fields` selection, edit.
+ * Issues: create (one, or up to 50 in bulk with per-element errors), read with a `fields` selection, edit
+ * (`update.comment` adds comments), delete (with its sub-tasks only when asked).
  */
 import type { FastifyInstance } from 'fastify';
-import { currentAccount } from './auth.ts';
+import { currentAccount, requireProjectAdmin } from './auth.ts';
 import { DEFAULT_PRIORITY_ID } from './catalog.ts';
-import { type ErrorCollection, errorBody, JiraHttpError, notFoundIssue } from './errors.ts';
+import { addComment } from './comments.ts';
+import { type ErrorCollection, errorBody, JiraHttpError, notFoundIssue, sendError } from './errors.ts';
 import { applyChanges, FieldParser } from './fields.ts';
 import { Render, selectFields } from './render.ts';
 import type { IssueRec, JiraStore } from './store.ts';
@@ -17,6 +19,8 @@ export const BULK_CREATE_MAX = 50;
 /** Validates and creates one issue; throws a JiraHttpError with Jira's 400 body when the request is invalid. */
 export function createIssue(store: JiraStore, body: unknown, accountId: string): IssueRec {
   const changes = new FieldParser(store, 'create').parse(body);
+  const refused = changes.labels?.some((l) => store.createRefusals.labels.has(l));
+  if (refused) throw new JiraHttpError(400, errorBody([store.createRefusals.message]));
   const type = changes.issueType;
   if (!type) throw new JiraHttpError(400, errorBody([], { issuetype: 'Specify an issue type' }));
   const transitionId = (body as { transition?: { id?: unknown } }).transition?.id;
@@ -128,10 +132,43 @@ export function registerIssueRoutes(app: FastifyInstance, store: JiraStore): voi
       if (!issue) return notFoundIssue(reply);
       const changes = new FieldParser(store, 'edit', issue).parse(req.body ?? {});
       applyChanges(store, issue, changes);
+      for (const c of changes.comments ?? []) addComment(store, issue, c, currentAccount(req).accountId);
       store.touch(issue);
       if (req.query.returnIssue === 'true') {
         return reply.code(200).send(Render.of(store, req).issue(issue, selectFields(undefined, 'all')));
       }
+      return reply.code(204).send();
+    },
+  );
+
+  // Sub-tasks go only with `deleteSubtasks=true` (Jira's 400 otherwise, wording from Atlassian's own REST
+  // tests); other children stay, without their parent. Delete issues is a permission schemes often keep to
+  // administrators: the sandbox does, so a refusal (403, Jira's wording) can be tested.
+  app.delete<{ Params: { issueIdOrKey: string }; Querystring: { deleteSubtasks?: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey',
+    async (req, reply) => {
+      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+      if (!issue) return notFoundIssue(reply);
+      if (!requireProjectAdmin(req, reply, 'You do not have permission to delete issues in this project.'))
+        return reply;
+      const children = store.childrenOf(issue.id);
+      const subtasks = children.filter((c) => store.issueTypeOf(c).hierarchyLevel === -1);
+      if (subtasks.length > 0 && req.query.deleteSubtasks !== 'true') {
+        return sendError(reply, 400, [
+          `The issue '${issue.key}' has subtasks.  You must specify the 'deleteSubtasks' parameter to delete this issue and all its subtasks.`,
+        ]);
+      }
+      const changed = new Map<number, IssueRec>();
+      for (const child of children) {
+        if (subtasks.includes(child)) continue;
+        store.setParent(child, null);
+        changed.set(child.id, child);
+      }
+      for (const gone of [...subtasks, issue]) {
+        changed.delete(gone.id);
+        for (const other of store.removeIssue(gone)) changed.set(other.id, other);
+      }
+      for (const other of changed.values()) if (store.issues.has(other.id)) store.touch(other);
       return reply.code(204).send();
     },
   );

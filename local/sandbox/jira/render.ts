@@ -280,7 +280,8 @@ export class Render {
 
   issueLinks(issue: IssueRec): Json[] {
     const out: Json[] = [];
-    for (const link of this.store.linksOf(issue.id)) {
+    // An index copy carries the links of its time; a live issue reads the store's.
+    for (const link of issue.indexedLinks ?? this.store.linksOf(issue.id)) {
       const self = {
         id: link.id,
         self: `${this.base}/rest/api/3/issueLink/${link.id}`,

@@ -1,7 +1,10 @@
 /**
  * The enhanced search (`/rest/api/3/search/jql`, GET and POST) with token paging, a `fields` selection (ids
- * only by default) and index lag: a write is visible to JQL only `searchLagMs` after it happened, except for
- * issues named in `reconcileIssues`, which are matched on their current values (Jira's read-after-write aid).
+ * only by default) and index lag: the answer comes from the index, where a write shows only `searchLagMs`
+ * after it happened. Until then an issue just created is not found and one just edited is matched, and
+ * answered, with its previous values (Atlassian: without reconcileIssues the search "may return stale or
+ * outdated data"). Issues named in `reconcileIssues` are matched and answered in their current state
+ * (Jira's read-after-write aid).
  * The removed `/rest/api/3/search` answers 410 Gone, as Atlassian's does since its removal.
  */
 import { createHash } from 'node:crypto';
@@ -10,7 +13,7 @@ import { currentAccount } from './auth.ts';
 import { sendError } from './errors.ts';
 import { compileJql, JqlError, parseJql, sortDocs } from './jql.ts';
 import { Render, selectFields } from './render.ts';
-import type { IndexDoc, JiraStore } from './store.ts';
+import type { IndexDoc, IssueRec, JiraStore } from './store.ts';
 
 const MAX_RECONCILE = 50;
 /** Page size caps: ids-only pages may be large; pages with field data are capped like Jira's. */
@@ -91,16 +94,19 @@ export function registerSearchRoutes(app: FastifyInstance, store: JiraStore): vo
         ? decodeToken(input.nextPageToken, jql)
         : 0;
 
-    const matched: IndexDoc[] = [];
+    // Each match with the issue as it is answered: the index's copy, or the live issue when reconciled.
+    const answered = new Map<IndexDoc, IssueRec>();
     for (const issue of store.issues.values()) {
-      const doc = reconcile.has(issue.id) ? store.indexDoc(issue) : store.indexedView(issue);
-      if (doc && predicate(doc)) matched.push(doc);
+      const view = reconcile.has(issue.id)
+        ? { doc: store.indexDoc(issue), issue }
+        : store.indexedEntry(issue);
+      if (view && predicate(view.doc)) answered.set(view.doc, view.issue);
     }
-    const ordered = sortDocs(matched, parsed.orderBy);
+    const ordered = sortDocs([...answered.keys()], parsed.orderBy);
     const page = ordered.slice(offset, offset + maxResults);
     const render = Render.of(store, req);
     const issues = page.flatMap((d) => {
-      const issue = store.issues.get(d.id);
+      const issue = answered.get(d);
       return issue ? [render.issue(issue, selection)] : [];
     });
     const isLast = offset + page.length >= ordered.length;

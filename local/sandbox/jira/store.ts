@@ -140,8 +140,10 @@ export interface IssueRec {
   comments: CommentRec[];
   worklogs: WorklogRec[];
   remoteLinks: RemoteLinkRec[];
-  /** The search index's copies of the issue, one per write, oldest first (see `indexedView`). */
+  /** The search index's copies of the issue, one per write, oldest first (see `indexedEntry`). */
   index: IndexEntry[];
+  /** Set on an index copy only: the issue links as that write left them (a live issue reads the store's). */
+  indexedLinks?: IssueLinkRec[];
 }
 
 /** One write as the search index receives it: visible to JQL from `dueAt` on. */
@@ -149,6 +151,8 @@ export interface IndexEntry {
   at: number;
   dueAt: number;
   doc: IndexDoc;
+  /** The issue as this write left it: what a search answers for it until a later write is due. */
+  issue: IssueRec;
 }
 
 /** What JQL can see of an issue: the values at the time of one write. */
@@ -214,6 +218,10 @@ export class JiraStore {
   sprints = new Map<number, SprintRec>();
   boards = new Map<number, BoardRec>();
   limits: Limits = { ...DEFAULT_LIMITS };
+  /** Site-wide agile settings (PUT /_sandbox/jira/agile): parallel sprints are off by default, as in Jira. */
+  agile = { parallelSprints: false };
+  /** Test control: creates of issues carrying one of these labels are refused, as a create validator would. */
+  createRefusals: { labels: Set<string>; message: string } = { labels: new Set(), message: '' };
   /** A per-seed secret that signs the media tokens in attachment redirects. */
   mediaSecret = '';
   /** The index lag applied to a write (the `searchLagMs` fault setting), read at write time. */
@@ -246,6 +254,8 @@ export class JiraStore {
     this.statuses.clear();
     this.workflows.clear();
     this.limits = { ...DEFAULT_LIMITS };
+    this.agile = { parallelSprints: false };
+    this.createRefusals = { labels: new Set(), message: '' };
     this.counters = {};
     this.nextIssueNumber = 1;
     this.mediaSecret = stableHex(`media-secret:${seed}:${this.config.apiToken}`, 32);
@@ -399,8 +409,31 @@ export class JiraStore {
 
   private reindex(issue: IssueRec, prune: boolean): void {
     const at = this.now();
-    issue.index.push({ at, dueAt: at + this.searchLag(), doc: this.indexDoc(issue) });
+    issue.index.push({
+      at,
+      dueAt: at + this.searchLag(),
+      doc: this.indexDoc(issue),
+      issue: this.indexCopy(issue),
+    });
     if (prune) this.prune(issue, at);
+  }
+
+  /** The issue as it is now, its lists and nested values copied so that later writes do not show through. */
+  private indexCopy(issue: IssueRec): IssueRec {
+    return {
+      ...issue,
+      labels: [...issue.labels],
+      componentIds: [...issue.componentIds],
+      sprintIds: [...issue.sprintIds],
+      custom: { ...issue.custom },
+      timetracking: { ...issue.timetracking },
+      attachmentIds: [...issue.attachmentIds],
+      comments: [...issue.comments],
+      worklogs: [...issue.worklogs],
+      remoteLinks: [...issue.remoteLinks],
+      index: [],
+      indexedLinks: this.linksOf(issue.id),
+    };
   }
 
   /** Drops copies older than the newest one the index already shows: they can never be read again. */
@@ -446,12 +479,46 @@ export class JiraStore {
    * creation has not reached the index yet.
    */
   indexedView(issue: IssueRec): IndexDoc | undefined {
+    return this.indexedEntry(issue)?.doc;
+  }
+
+  /** The newest write of the issue the index shows (what JQL matches and what a search answers), if any. */
+  indexedEntry(issue: IssueRec): IndexEntry | undefined {
     const now = this.now();
     for (let i = issue.index.length - 1; i >= 0; i--) {
       const entry = issue.index[i];
-      if (entry && entry.dueAt <= now) return entry.doc;
+      if (entry && entry.dueAt <= now) return entry;
     }
     return undefined;
+  }
+
+  /**
+   * Deletes one issue: gone from reads and search, with its links and attachments. Its children are the
+   * caller's (sub-tasks deleted first, others left without a parent). Answers the issues at the other end of
+   * its links, whose `issuelinks` changed.
+   */
+  removeIssue(issue: IssueRec): IssueRec[] {
+    this.issues.delete(issue.id);
+    this.issuesByKey.delete(issue.key.toUpperCase());
+    const others = new Map<number, IssueRec>();
+    for (const link of this.linksOf(issue.id)) {
+      this.links.delete(link.id);
+      const otherId = link.inwardId === issue.id ? link.outwardId : link.inwardId;
+      this.linksByIssue.get(otherId)?.delete(link.id);
+      const other = this.issues.get(otherId);
+      if (other) others.set(other.id, other);
+    }
+    this.linksByIssue.delete(issue.id);
+    if (issue.parentId !== null) this.childrenByParent.get(issue.parentId)?.delete(issue.id);
+    this.childrenByParent.delete(issue.id);
+    for (const id of issue.attachmentIds) {
+      const a = this.attachments.get(id);
+      if (!a) continue;
+      this.attachments.delete(id);
+      this.attachmentsByMediaId.delete(a.mediaId);
+      rmSync(a.path, { force: true });
+    }
+    return [...others.values()];
   }
 
   attachmentDir(): string {

@@ -4,7 +4,7 @@
  * only with `includeDeleted=true`. With `ids=` it is the spec's "get comments batch" instead.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { commentDeleted } from '../../generator/comments.ts';
+import { commentDeleted, commentIndex, commentSlots } from '../../generator/comments.ts';
 import { commentAt } from '../../generator/index.ts';
 import { AdoErrors } from '../errors.ts';
 import { commentJson, workItemUrl } from '../serialize.ts';
@@ -50,9 +50,9 @@ export function registerComments(app: FastifyInstance, state: AdoState): void {
       if (ids) {
         const comments = ids
           .split(',')
-          .map((s) => Number(s.trim()))
-          .filter((id) => id >= item.commentIdBase && id < item.commentIdBase + item.commentTotal)
-          .map((id) => commentJson(ctx, commentAt(world, item, id - item.commentIdBase, base), rendered));
+          .map((s) => commentIndex(item, Number(s.trim())))
+          .filter((k) => k >= 0)
+          .map((k) => commentJson(ctx, commentAt(world, item, k, base), rendered));
         return { totalCount: comments.length, count: comments.length, comments, url };
       }
       const token = param(q, 'continuationToken');
@@ -66,7 +66,7 @@ export function registerComments(app: FastifyInstance, state: AdoState): void {
       const top = Math.min(intParam(q, '$top', { min: 1 }) ?? COMMENT_PAGE_MAX, COMMENT_PAGE_MAX);
       // Comment indexes in creation order, without deleted ones unless asked for.
       const indexes: number[] = [];
-      for (let k = 0; k < item.commentTotal; k++) {
+      for (let k = 0; k < commentSlots(item); k++) {
         if (state0.includeDeleted || !commentDeleted(world, item, k)) indexes.push(k);
       }
       if (state0.order === 'desc') indexes.reverse();

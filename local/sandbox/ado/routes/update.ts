@@ -3,10 +3,11 @@
  * revision dated now, by the PAT owner. Supports `test /rev`, add/replace/remove on `/fields/{ref}`, the
  * service's quirk that `add` on System.Tags merges tags, state changes (Reason and StateChangeDate follow),
  * `validateOnly` and `bypassRules` (needed to set read-only fields such as System.ChangedDate).
- * Relation changes are refused: the sandbox does not model them yet.
+ * Relation operations (links, attached files) are validated and applied by ../writes/relations.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import {
+  ADO_STRING_MAX,
   type AdoWorkItem,
   adoDate,
   currentRev,
@@ -19,6 +20,7 @@ import {
 import { AdoErrors } from '../errors.ts';
 import { workItemJson } from '../serialize.ts';
 import type { AdoState } from '../state.ts';
+import { isRelationPath, planRelations } from '../writes/relations.ts';
 import { baseUrl, boolParam, expandParam, findItem, param, parseId, query } from './params.ts';
 
 interface PatchOp {
@@ -44,7 +46,8 @@ function resolvePerson(state: AdoState, value: unknown, def: FieldDef): number |
   return idx;
 }
 
-function convert(state: AdoState, item: AdoWorkItem, def: FieldDef, value: unknown): unknown {
+/** A patch value in the stored form of its field (also used by POST workitems/$Type). */
+export function convert(state: AdoState, item: AdoWorkItem, def: FieldDef, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   switch (def.type) {
     case 'identity':
@@ -78,6 +81,10 @@ function convert(state: AdoState, item: AdoWorkItem, def: FieldDef, value: unkno
       if (def.picklist && !def.referenceName.startsWith('Custom.') && !def.picklist.includes(String(value))) {
         throw AdoErrors.ruleError(def.name, 'LimitedToValues');
       }
+      // A string field (System.Title among them) holds 255 characters, on create and update alike.
+      if (def.type === 'string' && String(value).length > ADO_STRING_MAX) {
+        throw AdoErrors.fieldTooLong(def.referenceName);
+      }
       return String(value);
   }
 }
@@ -95,6 +102,7 @@ export function registerUpdate(app: FastifyInstance, state: AdoState): void {
       }
       const bypass = boolParam(q, 'bypassRules');
       const fields: Record<string, unknown> = {};
+      const relationOps: PatchOp[] = [];
       let changedDate: number | undefined;
       for (const raw of ops as PatchOp[]) {
         const op = String(raw?.op ?? '').toLowerCase();
@@ -103,8 +111,9 @@ export function registerUpdate(app: FastifyInstance, state: AdoState): void {
           if (Number(raw.value) !== currentRev(item)) throw AdoErrors.revMismatch();
           continue;
         }
-        if (path.toLowerCase().startsWith('/relations')) {
-          throw AdoErrors.badRequest('The Azure DevOps sandbox does not support changing relations yet.');
+        if (isRelationPath(path)) {
+          relationOps.push({ op, path, value: raw.value });
+          continue;
         }
         const m = /^\/fields\/(.+)$/i.exec(path);
         if (!m || !['add', 'replace', 'remove'].includes(op)) {
@@ -165,9 +174,13 @@ export function registerUpdate(app: FastifyInstance, state: AdoState): void {
       if (fields['System.State'] !== undefined) {
         fields['Microsoft.VSTS.Common.StateChangeDate'] = adoDate(when);
       }
+      const relations = planRelations(state, item, relationOps);
       const update = { rev: currentRev(item) + 1, changedDate: when, changedBy: state.me, fields };
       const validateOnly = boolParam(q, 'validateOnly');
-      if (!validateOnly) item.updates = [...(item.updates ?? []), update];
+      if (!validateOnly) {
+        item.updates = [...(item.updates ?? []), update];
+        relations.apply(when);
+      }
       const view = validateOnly ? { ...item, updates: [...(item.updates ?? []), update] } : item;
       return workItemJson({ world: state.world, baseUrl: baseUrl(req) }, view, {
         expand: expandParam(param(q, '$expand')),
