@@ -5,7 +5,7 @@
  * structural rules the validator does not check, and keep every visible character of its HTML.
  */
 import { readFileSync } from 'node:fs';
-import { type ChildNode, Element, Text } from 'domhandler';
+import { type ChildNode, Comment, Element, Text } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
 import {
@@ -47,11 +47,26 @@ const INVISIBLE = new Set(
 const hidden = (el: Element) =>
   el.attribs.hidden !== undefined || /(^|;)\s*display\s*:\s*none/i.test(el.attribs.style ?? '');
 
-function visibleText(nodes: ChildNode[]): string {
+/** A Word list paragraph (`mso-list:l0 level1 lfo1`): its bullet or number becomes the list's own. */
+const wordListParagraph = (el: Element) =>
+  el.name === 'p' && /mso-list\s*:\s*l\d+\s+level\d+\s+lfo\d+/i.test(el.attribs.style ?? '');
+const wordMarker = (el: Element) => /mso-list\s*:\s*ignore/i.test(el.attribs.style ?? '');
+
+function visibleText(nodes: ChildNode[], inWordList = false): string {
+  let downlevel = false;
   return nodes
     .map((n) => {
+      // Word's marker: in an mso-list:Ignore span, or between <![if !supportLists]> and <![endif]>.
+      if (inWordList && n instanceof Comment) {
+        if (/^\[if !supportLists\]$/i.test(n.data.trim())) downlevel = true;
+        if (/^\[endif\]$/i.test(n.data.trim())) downlevel = false;
+      }
+      if (downlevel) return '';
       if (n instanceof Text) return n.data;
-      if (n instanceof Element && !INVISIBLE.has(n.name) && !hidden(n)) return visibleText(n.children);
+      if (n instanceof Element && !INVISIBLE.has(n.name) && !hidden(n)) {
+        if (inWordList && wordMarker(n)) return '';
+        return visibleText(n.children, inWordList || wordListParagraph(n));
+      }
       return '';
     })
     .join('');
@@ -67,7 +82,11 @@ function adfText(node: AdfNode): string {
 const squash = (s: string) => s.replace(/[\s\p{Cc}\ufeff]|[\ud800-\udfff]/gu, '');
 const sorted = (s: string) => [...s].sort().join('');
 
-const MARK_NODES = new Set(['text']);
+/** The nodes that may carry marks, and which: text any, media only a link (an image inside a link). */
+const MARK_NODES: Record<string, (type: string) => boolean> = {
+  text: () => true,
+  media: (type) => type === 'link',
+};
 const ITEM_STARTS = new Set(['paragraph', 'codeBlock', 'mediaSingle']);
 const EMPTY_PARAGRAPH_PARENTS = new Set(['listItem', 'tableCell', 'tableHeader']);
 
@@ -75,7 +94,8 @@ const EMPTY_PARAGRAPH_PARENTS = new Set(['listItem', 'tableCell', 'tableHeader']
 function structuralProblems(node: AdfNode, parent?: AdfNode): string[] {
   const out: string[] = [];
   const marks = node.marks ?? [];
-  if (marks.length > 0 && !MARK_NODES.has(node.type)) out.push(`${node.type} carries marks`);
+  const allowed = MARK_NODES[node.type];
+  if (marks.some((m) => !allowed?.(m.type))) out.push(`${node.type} carries marks`);
   if (new Set(marks.map((m) => m.type)).size !== marks.length) out.push('a mark type twice');
   if (marks.some((m) => m.type === 'code') && marks.some((m) => m.type !== 'code' && m.type !== 'link'))
     out.push('code combined with a mark other than link');
@@ -435,7 +455,22 @@ function fuzzBlock(r: Random, depth: number): string {
   if (x < 0.82)
     return `<blockquote>${depth > 0 ? fuzzBlock(r, depth - 1) : ''}${fuzzInlines(r, 1)}</blockquote>`;
   if (x < 0.85) return `<li>${fuzzInlines(r, 1)}</li>`;
+  if (x < 0.9) return fuzzWordList(r, depth);
   return fuzzInlines(r, 2);
+}
+
+/** Word's list paragraphs: levels that jump, bullets and numbers mixed, continuation paragraphs, filler. */
+function fuzzWordList(r: Random, depth: number): string {
+  const markers = ['·', 'o', '§', '1.', '2)', '(3)', 'a)', 'iv.', '1.2.', 'Ø', ''];
+  return Array.from({ length: r.int(1, 5) }, () => {
+    if (r.chance(0.15)) return `<p class=MsoListParagraphCxSpMiddle>${fuzzInlines(r, 1)}</p>`;
+    const marker = r.pick(markers);
+    const shown = r.chance(0.7)
+      ? `<span style='mso-list:Ignore'>${marker}<span>&nbsp;&nbsp; </span></span>`
+      : `<![if !supportLists]><span style='font-family:Symbol'>${marker}&nbsp;</span><![endif]>`;
+    const content = depth > 0 && r.chance(0.2) ? fuzzBlock(r, depth - 1) : fuzzInlines(r, 1);
+    return `<p class=MsoListParagraph style='mso-list:l${r.int(0, 2)} level${r.int(1, 4)} lfo${r.int(1, 2)}'>${shown}${content}</p>`;
+  }).join(r.pick(['', '\n', '<!-- c -->']));
 }
 
 function fuzzed(seed: number, count: number): Fragment[] {
@@ -520,6 +555,14 @@ describe('corpus', () => {
             { type: 'tableRow', content: [{ type: 'tableCell', content: [] }] },
           ],
         },
+        {
+          type: 'mediaSingle',
+          content: [{ type: 'media', marks: [{ type: 'strong' }] }],
+        },
+        {
+          type: 'mediaSingle',
+          content: [{ type: 'media', marks: [{ type: 'link', attrs: { href: 'https://e.example' } }] }],
+        },
       ],
     };
     expect(structuralProblems(slip)).toEqual([
@@ -527,6 +570,11 @@ describe('corpus', () => {
       'blank paragraph',
       'unmerged adjacent texts',
       'ragged table (row widths 2, 1)',
+      'media carries marks',
     ]);
+    // Word's bullet is not text to keep in a list paragraph; the same span elsewhere is.
+    const marker = "<span style='mso-list:Ignore'>·</span>x";
+    expect(visibleText(parseDocument(`<p style='mso-list:l0 level1 lfo1'>${marker}</p>`).children)).toBe('x');
+    expect(visibleText(parseDocument(`<p>${marker}</p>`).children)).toBe('·x');
   });
 });

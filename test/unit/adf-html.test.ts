@@ -367,7 +367,7 @@ describe('images', () => {
     expect(convert('<p>a<img alt="x">b</p>')).toEqual({ content: [p(t('ab'))], warnings: [] });
   });
 
-  it('lifts an image out of a link and a heading', () => {
+  it('lifts an image out of a link and a heading, the link staying on the image', () => {
     expect(
       blocks(`<h3><a href="${src}">Shot <img src="${src}"></a></h3>`, { image: () => ({ mediaId: 'm' }) }),
     ).toEqual([
@@ -375,9 +375,72 @@ describe('images', () => {
       {
         type: 'mediaSingle',
         attrs: { layout: 'center' },
-        content: [{ type: 'media', attrs: { type: 'file', id: 'm', collection: '' } }],
+        content: [{ type: 'media', attrs: { type: 'file', id: 'm', collection: '' }, marks: [link(src)] }],
       },
     ]);
+  });
+
+  describe('inside a link', () => {
+    const wiki = 'https://wiki.example/architecture';
+    // As Word and ADO's editor write a clickable picture.
+    const linked = `<p class=MsoNormal><a href="${wiki}"><span style='text-decoration:none'><img width=600 height=300 src="${src}" alt="Architecture"></span></a><o:p></o:p></p>`;
+
+    it('keeps the link as a link mark on the media node', () => {
+      const { content, warnings } = convert(linked, { image: () => ({ mediaId: 'm1' }) });
+      expect(content).toEqual([
+        {
+          type: 'mediaSingle',
+          attrs: { layout: 'center' },
+          content: [
+            {
+              type: 'media',
+              attrs: { type: 'file', id: 'm1', collection: '', alt: 'Architecture' },
+              marks: [link(wiki)],
+            },
+          ],
+        },
+      ]);
+      expect(warnings).toEqual([]);
+    });
+
+    it('puts no link on an image outside links, nor a mark other than the link', () => {
+      const plain = blocks(`<b><img src="${src}"></b>`, { image: () => ({ mediaId: 'm2' }) });
+      expect(plain).toEqual([
+        {
+          type: 'mediaSingle',
+          attrs: { layout: 'center' },
+          content: [{ type: 'media', attrs: { type: 'file', id: 'm2', collection: '' } }],
+        },
+      ]);
+      const bold = blocks(`<b><a href="${wiki}"><img src="${src}"></a></b>`, {
+        image: () => ({ mediaId: 'm3' }),
+      });
+      expect(bold[0]!.content![0]!.marks).toEqual([link(wiki)]);
+    });
+
+    it('links the placeholder of an image not uploaded where the image linked, with a warning', () => {
+      const { content, warnings } = convert(linked, { image: () => undefined });
+      expect(content).toEqual([p(t('screen shot.png', link(wiki)))]);
+      expect(warnings).toEqual([
+        {
+          code: 'unresolved-image',
+          message: `image ${src} has no uploaded attachment; its name keeps the enclosing link`,
+        },
+      ]);
+    });
+
+    it('keeps the link in a list item and a table cell', () => {
+      const html = `<ul><li><a href="${wiki}"><img src="${src}"></a></li></ul><table><tr><td><a href="${wiki}"><img src="${src}"></a></td></tr></table>`;
+      const media = {
+        type: 'mediaSingle',
+        attrs: { layout: 'center' },
+        content: [{ type: 'media', attrs: { type: 'file', id: 'm', collection: '' }, marks: [link(wiki)] }],
+      };
+      expect(blocks(html, { image: () => ({ mediaId: 'm' }) })).toEqual([
+        ul(li(media)),
+        table(row(cell(media))),
+      ]);
+    });
   });
 });
 
@@ -583,11 +646,102 @@ describe('Word and Outlook markup', () => {
       p(t('From:', strong), t(' Ava <ava@contoso.example>'), br, t('Sent:', strong), t(' Tuesday')),
     ]);
   });
+});
 
-  it('keeps the bullet text of Word lists (shown by browsers) and drops hidden content', () => {
+describe('Word lists (MsoListParagraph)', () => {
+  /** One list paragraph as Word writes it: indented by level, the bullet or number in an mso-list:Ignore span. */
+  const wordItem = (cls: string, list: string, marker: string, font: string, body: string) =>
+    `<p class=${cls} style='margin-left:${36 * Number(/level(\d)/.exec(list)![1])}.0pt;mso-add-space:auto;text-indent:-18.0pt;mso-list:${list}'>` +
+    `<![if !supportLists]><span style='font-family:${font}'><span style='mso-list:Ignore'>${marker}` +
+    `<span style='font:7.0pt "Times New Roman"'>&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp; </span></span></span>` +
+    `<![endif]>${body}<o:p></o:p></p>\n`;
+
+  it('becomes a bullet list nested by level, the bullets dropped', () => {
+    const html =
+      '<p class=MsoNormal>Steps we saw:<o:p></o:p></p>\n' +
+      wordItem(
+        'MsoListParagraphCxSpFirst',
+        'l0 level1 lfo1',
+        '·',
+        'Symbol',
+        '<span lang=EN-US>Checkout <b>fails</b></span>',
+      ) +
+      wordItem('MsoListParagraphCxSpMiddle', 'l0 level2 lfo1', 'o', '"Courier New"', 'on Safari 17') +
+      wordItem('MsoListParagraphCxSpMiddle', 'l0 level3 lfo1', '§', 'Wingdings', 'with Apple Pay') +
+      wordItem('MsoListParagraphCxSpMiddle', 'l0 level2 lfo1', 'o', '"Courier New"', 'on Firefox') +
+      wordItem('MsoListParagraphCxSpLast', 'l0 level1 lfo1', '·', 'Symbol', 'Refunds stall') +
+      '<p class=MsoNormal>Thanks<o:p></o:p></p>';
+    expect(blocks(html)).toEqual([
+      p(t('Steps we saw:')),
+      ul(
+        li(
+          p(t('Checkout '), t('fails', strong)),
+          ul(li(p(t('on Safari 17')), ul(li(p(t('with Apple Pay'))))), li(p(t('on Firefox')))),
+        ),
+        li(p(t('Refunds stall'))),
+      ),
+      p(t('Thanks')),
+    ]);
+  });
+
+  it('becomes an ordered list from numbers and letters, starting where Word started', () => {
+    const html =
+      wordItem('MsoListParagraphCxSpFirst', 'l1 level1 lfo2', '3.', 'Calibri', 'Open the cart') +
+      wordItem('MsoListParagraphCxSpMiddle', 'l1 level2 lfo2', 'a)', 'Calibri', 'empty') +
+      wordItem('MsoListParagraphCxSpMiddle', 'l1 level2 lfo2', 'b)', 'Calibri', 'full') +
+      // A list paragraph without mso-list: the step's second paragraph.
+      "<p class=MsoListParagraphCxSpMiddle style='margin-left:36.0pt;mso-add-space:auto'>Then wait.<o:p></o:p></p>\n" +
+      wordItem('MsoListParagraphCxSpLast', 'l1 level1 lfo2', '4.', 'Calibri', 'Pay');
+    expect(blocks(html)).toEqual([
+      ol(
+        3,
+        li(p(t('Open the cart')), ol(1, li(p(t('empty'))), li(p(t('full')))), p(t('Then wait.'))),
+        li(p(t('Pay'))),
+      ),
+    ]);
+  });
+
+  it('adds a second paragraph to the item it lines up with', () => {
+    const html =
+      wordItem('MsoListParagraphCxSpFirst', 'l0 level1 lfo1', '·', 'Symbol', 'a') +
+      wordItem('MsoListParagraphCxSpMiddle', 'l0 level2 lfo1', 'o', '"Courier New"', 'b') +
+      "<p class=MsoListParagraphCxSpMiddle style='margin-left:72.0pt'>b, continued</p>" +
+      wordItem('MsoListParagraphCxSpLast', 'l0 level1 lfo1', '·', 'Symbol', 'c');
+    expect(blocks(html)).toEqual([ul(li(p(t('a')), ul(li(p(t('b')), p(t('b, continued'))))), li(p(t('c'))))]);
+  });
+
+  it('reads roman numerals, legal numbering and a lone MsoListParagraph item', () => {
+    const one = (marker: string) => wordItem('MsoListParagraph', 'l5 level1 lfo7', marker, 'Calibri', 'x');
+    expect(blocks(one('iv.'))).toEqual([ol(4, li(p(t('x'))))]);
+    expect(blocks(one('2.3.'))).toEqual([ol(3, li(p(t('x'))))]);
+    expect(blocks(one('(7)'))).toEqual([ol(7, li(p(t('x'))))]);
+    // Letters without their punctuation are Word's symbol-font bullets (o, v, q, n).
+    expect(blocks(one('v'))).toEqual([ul(li(p(t('x'))))]);
+  });
+
+  it('drops the marker Word shows only to old browsers (<![if !supportLists]>), and hidden content', () => {
     const html =
       "<p class=MsoListParagraphCxSpFirst style='mso-list:l0 level1 lfo1'><![if !supportLists]><span style='font-family:Symbol'>·<span style='font:7.0pt \"Times New Roman\"'>&nbsp;&nbsp; </span></span><![endif]>Item one<span style='display:none'>hidden</span></p>";
-    expect(blocks(html)).toEqual([p(t('·   Item one'))]);
+    expect(blocks(html)).toEqual([ul(li(p(t('Item one'))))]);
+  });
+
+  it('starts another list for another list instance, or when bullets turn into numbers', () => {
+    const html =
+      wordItem('MsoListParagraph', 'l0 level1 lfo1', '·', 'Symbol', 'a') +
+      wordItem('MsoListParagraph', 'l0 level1 lfo3', '·', 'Symbol', 'b') +
+      wordItem('MsoListParagraph', 'l0 level1 lfo3', '1.', 'Calibri', 'c');
+    expect(blocks(html)).toEqual([ul(li(p(t('a')))), ul(li(p(t('b')))), ol(1, li(p(t('c'))))]);
+  });
+
+  it('works inside table cells and keeps an item that starts deeper than level 1', () => {
+    const html = `<table><tr><td>${wordItem('MsoListParagraph', 'l0 level2 lfo1', 'o', 'Symbol', 'deep')}${wordItem('MsoListParagraph', 'l0 level1 lfo1', '·', 'Symbol', 'top')}</td></tr></table>`;
+    expect(blocks(html)).toEqual([table(row(cell(ul(li(p(t('deep')))), ul(li(p(t('top')))))))]);
+  });
+
+  it('leaves a paragraph without mso-list and the same span outside Word lists as they are', () => {
+    expect(
+      blocks("<p class=MsoListParagraph>Just indented</p><p><span style='mso-list:Ignore'>·</span> kept</p>"),
+    ).toEqual([p(t('Just indented')), p(t('· kept'))]);
   });
 });
 

@@ -27,6 +27,14 @@ import {
 } from './references.ts';
 import { convertTable } from './tables.ts';
 import type { AdfNode } from './types.ts';
+import {
+  buildWordLists,
+  listMarker,
+  type WordListEntry,
+  wordIndent,
+  wordListPosition,
+  wordListRunEnd,
+} from './word-lists.ts';
 
 const HEADING = /^h([1-6])$/;
 /**
@@ -66,6 +74,8 @@ class Sink {
 
 export class Converter implements BlockConverter {
   private depth = 0;
+  /** Nodes already accounted for elsewhere (a Word list item's bullet or number). */
+  private readonly skipped = new Set<ChildNode>();
 
   constructor(private readonly env: Env) {}
 
@@ -77,10 +87,18 @@ export class Converter implements BlockConverter {
   }
 
   private children(nodes: ChildNode[], state: InheritedState, sink: Sink): void {
-    for (const node of nodes) this.node(node, state, sink);
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      if (this.depth < MAX_DEPTH && wordListPosition(node)) {
+        const end = wordListRunEnd(nodes, i);
+        for (const list of this.wordLists(nodes.slice(i, end), state)) sink.block(list);
+        i = end - 1;
+      } else this.node(node, state, sink);
+    }
   }
 
   private node(node: ChildNode, state: InheritedState, sink: Sink): void {
+    if (this.skipped.has(node)) return;
     if (node instanceof Text) this.text(node.data, state, sink);
     // Comments (Word's conditional ones included), doctypes and processing instructions show nothing.
     else if (!(node instanceof Element)) return;
@@ -93,6 +111,31 @@ export class Converter implements BlockConverter {
         this.depth--;
       }
     }
+  }
+
+  /** A run of Word list paragraphs (see word-lists.ts); comments and white space between them show nothing. */
+  private wordLists(run: ChildNode[], state: InheritedState): AdfNode[] {
+    const entries: WordListEntry[] = [];
+    this.depth++;
+    try {
+      for (const node of run) {
+        if (!(node instanceof Element) || isHidden(node)) continue;
+        const inner: InheritedState = { marks: marksFor(node, state.marks) };
+        const position = wordListPosition(node);
+        const indent = wordIndent(node);
+        if (!position) {
+          entries.push({ kind: 'continuation', indent, content: this.blocks(node.children, inner) });
+          continue;
+        }
+        const marker = listMarker(node);
+        for (const n of marker.nodes) this.skipped.add(n);
+        const content = this.blocks(node.children, inner);
+        entries.push({ kind: 'item', position, marker: marker.text, indent, content });
+      }
+    } finally {
+      this.depth--;
+    }
+    return buildWordLists(entries);
   }
 
   private flattened(el: Element, state: InheritedState, sink: Sink): void {

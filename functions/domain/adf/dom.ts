@@ -1,9 +1,9 @@
 /** Parsing HTML into a DOM (htmlparser2, forgiving like a browser) and the few DOM reads the converter needs. */
-import { type ChildNode, Element, Text } from 'domhandler';
+import { type ChildNode, Comment, Element, Text } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 
 export type { ChildNode };
-export { Element, Text };
+export { Comment, Element, Text };
 
 /**
  * Entities are decoded, tags lower-cased; conditional comments (`<!--[if mso]>...`) become comments and

@@ -3,6 +3,10 @@
  * paragraph with its file name linked to the original src (the reader can still reach it) and an
  * `unresolved-image` warning. Either way a block: it splits the paragraph the image sat in, so the text
  * around it does not run into the file name.
+ *
+ * An image inside a link (`<a href><img></a>`) keeps the link: on the media node, where ADF puts it (the
+ * schema allows a link mark on media inside mediaSingle, as Jira's editor writes "link on image"), or on the
+ * placeholder's name, which then goes where clicking the image went.
  */
 import { cleanText } from './chars.ts';
 import { attr, type Element } from './dom.ts';
@@ -19,18 +23,27 @@ export function convertImage(el: Element, marks: AdfMark[], env: Env): AdfNode |
   if (!src) return undefined;
   const alt = attr(el, 'alt')?.trim();
   const hit = env.ctx.image?.(src);
+  const enclosing = marks.find((m) => m.type === 'link');
   if (hit?.mediaId) {
-    const media: Record<string, unknown> = { type: 'file', id: hit.mediaId, collection: '' };
+    const attrs: Record<string, unknown> = { type: 'file', id: hit.mediaId, collection: '' };
     const altText = hit.alt ?? alt;
-    if (altText) media.alt = altText;
-    if (positive(hit.width)) media.width = hit.width;
-    if (positive(hit.height)) media.height = hit.height;
-    return { type: 'mediaSingle', attrs: { layout: 'center' }, content: [{ type: 'media', attrs: media }] };
+    if (altText) attrs.alt = altText;
+    if (positive(hit.width)) attrs.width = hit.width;
+    if (positive(hit.height)) attrs.height = hit.height;
+    const media: AdfNode = { type: 'media', attrs, ...(enclosing ? { marks: [enclosing] } : {}) };
+    return { type: 'mediaSingle', attrs: { layout: 'center' }, content: [media] };
   }
   const shown = src.length > 120 ? `${src.slice(0, 117)}...` : src;
-  env.warn('unresolved-image', `image ${shown} has no uploaded attachment; linked to its source instead`);
   const href = safeHref(src);
   const label = cleanText(imageLabel(src, alt)) || 'image';
+  if (enclosing) {
+    env.warn(
+      'unresolved-image',
+      `image ${shown} has no uploaded attachment; its name keeps the enclosing link`,
+    );
+    return paragraph([text(label, legalTextMarks(marks))]);
+  }
+  env.warn('unresolved-image', `image ${shown} has no uploaded attachment; linked to its source instead`);
   return paragraph([text(label, legalTextMarks(href ? withMark(marks, link(href)) : marks))]);
 }
 

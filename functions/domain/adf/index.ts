@@ -8,7 +8,10 @@
  * - Mentions become Jira mentions (`text` is `@` + the Jira display name), or `@Name` text plus an
  *   `unmapped-mention` warning.
  * - Images become mediaSingle (layout center) > media (file) when uploaded, else a paragraph with the file name
- *   linked to the source (http(s) only) plus an `unresolved-image` warning. Either way they are blocks.
+ *   linked to the source (http(s) only) plus an `unresolved-image` warning. Either way they are blocks. An
+ *   image inside a link keeps the link: a link mark on the media node, or on the file name.
+ * - Word's list paragraphs (`MsoListParagraph...` with `mso-list:l0 level1 lfo1`) become bullet and ordered
+ *   lists nested by level; the bullet or number Word wrote as text is dropped (see word-lists.ts).
  * - Text colour, highlight, fonts and sizes are dropped (Word and Outlook set them everywhere; carried over they
  *   are noise). Bold, italic, underline, strike-through and sub/sup written as inline styles are kept.
  * - Paragraphs showing nothing (`<p>&nbsp;</p>`, `<div><br></div>`) are dropped, as is a trailing `<br>`;
@@ -22,6 +25,7 @@
  *   is flattened to its cells' content.
  */
 export { htmlToAdf } from './html-to-adf.ts';
+export { ADF_BUDGET, adfLength, cutNote, type FittedDoc, fitAdf, JIRA_TEXT_LIMIT } from './limit.ts';
 export { SECTION_HEADING_LEVEL, sectionsToAdf } from './sections.ts';
 export { textToAdf } from './text.ts';
 export type { AdfDoc, AdfMark, AdfNode, AdfWarning, HtmlToAdfContext } from './types.ts';

@@ -1,7 +1,8 @@
 /**
- * ADO title -> Jira summary. Jira refuses a summary over 255 characters or one with a line break; ADO titles
- * allow both (up to 255 in the UI, but imports and the API let longer ones through). A long title is cut on a
- * word boundary and marked with an ellipsis; the caller then keeps the whole title in the description.
+ * ADO title -> Jira summary. Jira refuses a summary over 255 characters or one with a line break. ADO caps a
+ * title at 255 too (TF401324 beyond it) but allows line breaks, which become spaces here. Should a title still
+ * be too long (another source, an older server), it is cut on a word boundary and marked with an ellipsis; the
+ * caller then keeps the whole title in the description.
  */
 import { clip, JIRA_NAME_MAX } from './text.ts';
 
