@@ -1,5 +1,6 @@
 /** Shared plumbing for the repositories: the client and table they use, and small query helpers. */
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   type DynamoDBDocumentClient,
   QueryCommand,
@@ -40,6 +41,27 @@ export async function queryAll(table: Table, input: Omit<QueryCommandInput, 'Tab
 }
 
 const BATCH_WRITE_MAX = 25;
+const BATCH_GET_MAX = 100;
+
+/** The items at these keys (consistent reads, 100 a request), retrying what DynamoDB hands back unprocessed. */
+export async function batchGetAll(
+  table: Table,
+  itemKeys: { pk: string; sk: string }[],
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < itemKeys.length; i += BATCH_GET_MAX) {
+    let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean }> | undefined = {
+      [table.name]: { Keys: itemKeys.slice(i, i + BATCH_GET_MAX), ConsistentRead: true },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      const out = await table.db.send(new BatchGetCommand({ RequestItems: request }));
+      items.push(...(out.Responses?.[table.name] ?? []));
+      request = out.UnprocessedKeys as typeof request;
+    }
+  }
+  return items;
+}
 
 /** Deletes the given keys in batches of 25, retrying what DynamoDB hands back unprocessed. */
 export async function deleteKeys(table: Table, itemKeys: { pk: string; sk: string }[]): Promise<void> {

@@ -1,0 +1,189 @@
+/**
+ * The reports every finished run leaves (dry and PARTIAL runs too), written before its status moves so a
+ * finished run always has them:
+ *  - the failure report: every item that failed, once per phase it failed in, with all its reasons, its type
+ *    and its Jira key if it has one (JSON and CSV);
+ *  - the id-map export: every item of the project in Jira (source id and type, key, created or found, and the
+ *    run that recorded it), as CSV.
+ * Both are read a page at a time and streamed out, so a 100k-item project never sits whole in memory. Writing
+ * them again (a finish retried after a crash) gives the same reports.
+ */
+import { LAST_CORE_PHASE, PHASES, type Run } from '#domain/runs.ts';
+import { artifactKeys } from '#store/artifacts.ts';
+import type { IdMapEntry, RunFailure } from '#store/id-map.ts';
+import type { EngineDeps, Preflight } from './context.ts';
+import { loadPreflight } from './phases/preflight.ts';
+
+export interface FailureReportRow {
+  sourceId: number;
+  sourceType: string;
+  phase: number;
+  phaseName: string;
+  /** Oldest first. */
+  reasons: string[];
+  targetKey: string | null;
+}
+
+export const FAILURE_CSV_HEADER = [
+  'source_id',
+  'source_type',
+  'phase',
+  'phase_name',
+  'reasons',
+  'target_key',
+];
+export const ID_MAP_CSV_HEADER = ['source_id', 'source_type', 'target_key', 'origin', 'run_id'];
+/** Between a row's reasons in the CSV (the JSON keeps them as a list). */
+const REASON_SEPARATOR = ' | ';
+
+const CORE_PHASE_NAMES = new Map<number, string>(Object.entries(PHASES).map(([name, n]) => [n, name]));
+
+/**
+ * One CSV field (RFC 4180). A field a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is
+ * prefixed with a quote: reasons carry text from the trackers.
+ */
+export function csvField(value: string | number | null): string {
+  let text = value === null ? '' : String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export const csvLine = (fields: (string | number | null)[]) => `${fields.map(csvField).join(',')}\r\n`;
+
+/** What rows may need from the run's preflight, read once and only if needed. */
+interface Lookups {
+  preflight(): Promise<Preflight>;
+  /** Types of the manifest's items: a never-created item has no id map entry to say it. */
+  manifestTypes(): Promise<Map<number, string>>;
+}
+
+function lookups(deps: EngineDeps, run: Run): Lookups {
+  let preflight: Promise<Preflight> | undefined;
+  let types: Promise<Map<number, string>> | undefined;
+  const self: Lookups = {
+    preflight: () => {
+      preflight ??= loadPreflight(deps, run);
+      return preflight;
+    },
+    manifestTypes: () => {
+      types ??= self.preflight().then((p) => new Map(p.manifest.map((m) => [m.id, m.type])));
+      return types;
+    },
+  };
+  return self;
+}
+
+async function phaseName(phase: number, look: Lookups): Promise<string> {
+  const core = CORE_PHASE_NAMES.get(phase);
+  if (core) return core;
+  const plugin =
+    phase > LAST_CORE_PHASE ? (await look.preflight()).plugins?.[phase - LAST_CORE_PHASE - 1] : undefined;
+  return plugin ? `plugin:${plugin}` : `phase ${phase}`;
+}
+
+/** Rows for failures that hold whole (item, phase) groups, in key order. */
+async function rowsOf(
+  deps: EngineDeps,
+  run: Run,
+  failures: RunFailure[],
+  look: Lookups,
+): Promise<FailureReportRow[]> {
+  const groups: RunFailure[][] = [];
+  for (const f of failures) {
+    const last = groups.at(-1);
+    if (last?.[0]?.sourceId === f.sourceId && last[0].phase === f.phase) last.push(f);
+    else groups.push([f]);
+  }
+  const entries = await deps.store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    groups.map((g) => (g[0] as RunFailure).sourceId),
+  );
+  const rows: FailureReportRow[] = [];
+  for (const group of groups) {
+    const { sourceId, phase } = group[0] as RunFailure;
+    const entry = entries.get(sourceId);
+    const reasons = group
+      .sort((a, b) => a.at.localeCompare(b.at) || a.reason.localeCompare(b.reason))
+      .map((f) => f.reason);
+    rows.push({
+      sourceId,
+      sourceType: entry?.sourceType ?? (await look.manifestTypes()).get(sourceId) ?? '',
+      phase,
+      phaseName: await phaseName(phase, look),
+      reasons,
+      targetKey: entry?.targetKey ?? null,
+    });
+  }
+  return rows;
+}
+
+/** The run's failure rows a page at a time; an (item, phase) group cut by a page end is held for the next. */
+async function* failureRows(
+  deps: EngineDeps,
+  run: Run,
+  pageSize: number | undefined,
+): AsyncGenerator<FailureReportRow[]> {
+  const look = lookups(deps, run);
+  let carry: RunFailure[] = [];
+  for await (const page of deps.store.runFailures.pages(run.tenantId, run.projectId, run.id, pageSize)) {
+    const all = [...carry, ...page];
+    const last = all.at(-1) as RunFailure;
+    let cut = all.length;
+    while (cut > 0 && all[cut - 1]?.sourceId === last.sourceId && all[cut - 1]?.phase === last.phase) cut--;
+    carry = all.slice(cut);
+    if (cut > 0) yield rowsOf(deps, run, all.slice(0, cut), look);
+  }
+  if (carry.length > 0) yield rowsOf(deps, run, carry, look);
+}
+
+async function* failureJson(run: Run, rows: AsyncIterable<FailureReportRow[]>): AsyncGenerator<string> {
+  yield `{\n  "runId": ${JSON.stringify(run.id)},\n  "projectId": ${JSON.stringify(run.projectId)},\n  "failures": [`;
+  let first = true;
+  for await (const page of rows) {
+    if (page.length === 0) continue;
+    yield `${first ? '' : ','}\n    ${page.map((r) => JSON.stringify(r)).join(',\n    ')}`;
+    first = false;
+  }
+  yield `${first ? '' : '\n  '}]\n}\n`;
+}
+
+async function* failureCsv(rows: AsyncIterable<FailureReportRow[]>): AsyncGenerator<string> {
+  yield csvLine(FAILURE_CSV_HEADER);
+  for await (const page of rows)
+    yield page
+      .map((r) =>
+        csvLine([
+          r.sourceId,
+          r.sourceType,
+          r.phase,
+          r.phaseName,
+          r.reasons.join(REASON_SEPARATOR),
+          r.targetKey,
+        ]),
+      )
+      .join('');
+}
+
+async function* idMapCsv(pages: AsyncIterable<IdMapEntry[]>): AsyncGenerator<string> {
+  yield csvLine(ID_MAP_CSV_HEADER);
+  for await (const page of pages)
+    yield page.map((e) => csvLine([e.sourceId, e.sourceType, e.targetKey, e.origin, e.runId])).join('');
+}
+
+/** Writes the run's failure report (JSON, CSV) and the project's id-map export (CSV). */
+export async function writeRunReports(
+  deps: EngineDeps,
+  run: Run,
+  opts: { /** Items per read (tests make it small to cross page ends). */ pageSize?: number } = {},
+): Promise<void> {
+  const { tenantId, projectId, id } = run;
+  const rows = () => failureRows(deps, run, opts.pageSize);
+  // Read twice rather than teed: two cheap queries beat holding one stream's output for the other.
+  await deps.artifacts.putStream(artifactKeys.failureReport(tenantId, id), failureJson(run, rows()));
+  await deps.artifacts.putStream(artifactKeys.failureReportCsv(tenantId, id), failureCsv(rows()));
+  await deps.artifacts.putStream(
+    artifactKeys.idMapExport(tenantId, id),
+    idMapCsv(deps.store.idMap.pages(tenantId, projectId, opts.pageSize)),
+  );
+}

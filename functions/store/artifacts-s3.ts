@@ -1,0 +1,122 @@
+/**
+ * Run artifacts in S3: every object encrypted at rest (SSE-KMS with the configured key, else SSE-S3), keys
+ * exactly as `artifactKeys` builds them. A streamed body goes up as a multipart upload, one part in memory at
+ * a time; a body smaller than one part is a single PUT.
+ */
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { ArtifactStore } from './artifacts.ts';
+
+/** S3 wants parts of at least 5 MiB (but the last) and at most 10,000 of them: 8 MiB allows 80 GB. */
+export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+
+export interface S3ArtifactOptions {
+  bucket: string;
+  kmsKeyId?: string | undefined;
+  partBytes?: number;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  json: 'application/json',
+  csv: 'text/csv; charset=utf-8',
+};
+
+const contentTypeOf = (key: string) =>
+  CONTENT_TYPES[key.split('.').at(-1)?.toLowerCase() ?? ''] ?? 'application/octet-stream';
+
+/** A missing object; anything else (access denied, throttling ...) is a real error. */
+const isNoSuchKey = (err: unknown) => err instanceof Error && err.name === 'NoSuchKey';
+
+export class S3ArtifactStore implements ArtifactStore {
+  private readonly partBytes: number;
+
+  constructor(
+    private readonly s3: S3Client,
+    private readonly opts: S3ArtifactOptions,
+  ) {
+    this.partBytes = opts.partBytes ?? DEFAULT_PART_BYTES;
+  }
+
+  private target(key: string) {
+    return {
+      Bucket: this.opts.bucket,
+      Key: key,
+      ContentType: contentTypeOf(key),
+      ...(this.opts.kmsKeyId
+        ? { ServerSideEncryption: 'aws:kms' as const, SSEKMSKeyId: this.opts.kmsKeyId }
+        : { ServerSideEncryption: 'AES256' as const }),
+    };
+  }
+
+  async put(key: string, body: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ ...this.target(key), Body: body }));
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    try {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.opts.bucket, Key: key }));
+      return (await out.Body?.transformToString('utf-8')) ?? '';
+    } catch (err) {
+      if (isNoSuchKey(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async putStream(key: string, body: AsyncIterable<string>): Promise<void> {
+    const { Bucket, Key } = this.target(key);
+    let uploadId: string | undefined;
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    let buffered: Buffer[] = [];
+    let size = 0;
+    const flush = async () => {
+      if (uploadId === undefined) {
+        const created = await this.s3.send(new CreateMultipartUploadCommand(this.target(key)));
+        if (!created.UploadId) throw new Error(`S3 started no multipart upload for ${key}`);
+        uploadId = created.UploadId;
+      }
+      const PartNumber = parts.length + 1;
+      const out = await this.s3.send(
+        new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber, Body: Buffer.concat(buffered) }),
+      );
+      if (!out.ETag) throw new Error(`S3 answered part ${PartNumber} of ${key} without an ETag`);
+      parts.push({ ETag: out.ETag, PartNumber });
+      buffered = [];
+      size = 0;
+    };
+    try {
+      for await (const piece of body) {
+        const bytes = Buffer.from(piece, 'utf8');
+        buffered.push(bytes);
+        size += bytes.length;
+        if (size >= this.partBytes) await flush();
+      }
+      if (uploadId === undefined) {
+        await this.s3.send(new PutObjectCommand({ ...this.target(key), Body: Buffer.concat(buffered) }));
+        return;
+      }
+      if (size > 0) await flush();
+      await this.s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket,
+          Key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (err) {
+      // An unfinished upload's parts are billed until aborted; the bucket's lifecycle rule is only the backstop.
+      if (uploadId !== undefined)
+        await this.s3
+          .send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId }))
+          .catch(() => undefined);
+      throw err;
+    }
+  }
+}

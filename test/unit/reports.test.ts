@@ -1,0 +1,198 @@
+/**
+ * The run reports over a real store (DynamoDB Local) and the disk artifact store: contents exactly, CSV
+ * escaping, (item, phase) groups cut by page ends, and the same reports whatever the page size.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Run } from '../../functions/domain/runs.ts';
+import type { EngineDeps } from '../../functions/engine/context.ts';
+import { csvField, writeRunReports } from '../../functions/engine/reports.ts';
+import { createRun } from '../../functions/services/runs.ts';
+import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { createDocumentClient } from '../../functions/store/client.ts';
+import type { IdMapEntry } from '../../functions/store/id-map.ts';
+import { createStore, type Store } from '../../functions/store/index.ts';
+import { ensureTable } from '../../local/table.ts';
+
+let store: Store;
+let db: ReturnType<typeof createDocumentClient>;
+let deps: EngineDeps;
+const dir = mkdtempSync(join(tmpdir(), 'tms-reports-unit-'));
+const tenantId = randomUUID();
+const projectId = randomUUID();
+
+beforeAll(async () => {
+  const endpoint = inject('dynamodbEndpoint');
+  const tableName = `test-${randomUUID()}`;
+  const raw = new DynamoDBClient({
+    endpoint,
+    region: 'eu-west-2',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await ensureTable(raw, tableName);
+  raw.destroy();
+  db = createDocumentClient({ region: 'eu-west-2', endpoint });
+  store = createStore({ db, name: tableName });
+  // The reports need the store and the artifacts only; never a tracker.
+  deps = {
+    store,
+    artifacts: new DiskArtifactStore(dir),
+    source: {} as never,
+    target: {} as never,
+    indexLagMs: 0,
+  };
+});
+afterAll(() => {
+  db?.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const entry = (sourceId: number, sourceType: string, n: number, over: Partial<IdMapEntry> = {}) => ({
+  sourceId,
+  sourceType,
+  targetKey: `MIG-${n}`,
+  targetId: String(10000 + n),
+  origin: 'created' as const,
+  runId: 'run-a',
+  phasesDone: [2],
+  updatedAt: '2026-01-01T10:00:00.000Z',
+  ...over,
+});
+
+async function reports(run: Run) {
+  const get = async (key: string) => (await deps.artifacts.get(key)) ?? 'missing';
+  return {
+    json: await get(artifactKeys.failureReport(run.tenantId, run.id)),
+    csv: await get(artifactKeys.failureReportCsv(run.tenantId, run.id)),
+    idMap: await get(artifactKeys.idMapExport(run.tenantId, run.id)),
+  };
+}
+
+describe('run reports', () => {
+  it('list every failed item per phase with all its reasons, type, key; and export the id map', async () => {
+    const run = await createRun(store, tenantId, projectId, 'FULL');
+    await deps.artifacts.put(
+      artifactKeys.preflight(tenantId, run.id),
+      JSON.stringify({
+        manifest: [
+          { id: 3, type: 'Epic', parentId: null },
+          { id: 5, type: 'User Story', parentId: 3 },
+          { id: 9, type: 'Bug', parentId: null },
+          { id: 12, type: 'Task', parentId: 5 },
+        ],
+        plugins: ['time-logs'],
+      }),
+    );
+    await store.idMap.putMany(tenantId, projectId, [
+      entry(5, 'User Story', 1),
+      entry(9, 'Bug', 2, { origin: 'found', runId: 'run-0' }),
+      entry(12, 'Task', 3, { runId: run.id }),
+    ]);
+    const fail = (sourceId: number, phase: number, reason: string, at: string) =>
+      store.runFailures.record(tenantId, projectId, run.id, {
+        sourceId,
+        phase,
+        reason,
+        at: `2026-01-01T${at}Z`,
+      });
+    // Recorded out of order: the report orders items, then phases, then reasons by time.
+    await fail(9, 8, 'worklog: "2h" refused, retry later', '10:09:00.000');
+    await fail(5, 4, 'Relates MIG-9: refused', '10:05:02.000');
+    await fail(3, 2, '=HYPERLINK("x"): summary refused', '10:02:00.000');
+    await fail(5, 3, 'its Azure DevOps parent #3 was not created in Jira', '10:03:00.000');
+    await fail(5, 4, 'Blocks MIG-2: refused', '10:05:01.000');
+
+    await writeRunReports(deps, run);
+    const { json, csv, idMap } = await reports(run);
+    expect(JSON.parse(json)).toEqual({
+      runId: run.id,
+      projectId,
+      failures: [
+        {
+          sourceId: 3,
+          sourceType: 'Epic',
+          phase: 2,
+          phaseName: 'create',
+          reasons: ['=HYPERLINK("x"): summary refused'],
+          targetKey: null,
+        },
+        {
+          sourceId: 5,
+          sourceType: 'User Story',
+          phase: 3,
+          phaseName: 'hierarchy',
+          reasons: ['its Azure DevOps parent #3 was not created in Jira'],
+          targetKey: 'MIG-1',
+        },
+        {
+          sourceId: 5,
+          sourceType: 'User Story',
+          phase: 4,
+          phaseName: 'links',
+          reasons: ['Blocks MIG-2: refused', 'Relates MIG-9: refused'],
+          targetKey: 'MIG-1',
+        },
+        {
+          sourceId: 9,
+          sourceType: 'Bug',
+          phase: 8,
+          phaseName: 'plugin:time-logs',
+          reasons: ['worklog: "2h" refused, retry later'],
+          targetKey: 'MIG-2',
+        },
+      ],
+    });
+    expect(csv).toBe(
+      [
+        'source_id,source_type,phase,phase_name,reasons,target_key',
+        `3,Epic,2,create,"'=HYPERLINK(""x""): summary refused",`,
+        '5,User Story,3,hierarchy,its Azure DevOps parent #3 was not created in Jira,MIG-1',
+        '5,User Story,4,links,Blocks MIG-2: refused | Relates MIG-9: refused,MIG-1',
+        '9,Bug,8,plugin:time-logs,"worklog: ""2h"" refused, retry later",MIG-2',
+        '',
+      ].join('\r\n'),
+    );
+    expect(idMap).toBe(
+      [
+        'source_id,source_type,target_key,origin,run_id',
+        '5,User Story,MIG-1,created,run-a',
+        '9,Bug,MIG-2,found,run-0',
+        `12,Task,MIG-3,created,${run.id}`,
+        '',
+      ].join('\r\n'),
+    );
+
+    // A page of one or two items cuts the (5, links) group and every other: the reports stay the same.
+    for (const pageSize of [1, 2, 3]) {
+      await writeRunReports(deps, run, { pageSize });
+      expect(await reports(run)).toEqual({ json, csv, idMap });
+    }
+  });
+
+  it('are written, empty but well-formed, for a run without failures in a project without items', async () => {
+    const run = await createRun(store, tenantId, randomUUID(), 'FULL', { dryRun: true });
+    await writeRunReports(deps, run);
+    const { json, csv, idMap } = await reports(run);
+    expect(JSON.parse(json)).toEqual({ runId: run.id, projectId: run.projectId, failures: [] });
+    expect(csv).toBe('source_id,source_type,phase,phase_name,reasons,target_key\r\n');
+    expect(idMap).toBe('source_id,source_type,target_key,origin,run_id\r\n');
+  });
+});
+
+describe('CSV fields', () => {
+  it('quote separators, quotes and line breaks, and defuse formulas', () => {
+    expect(csvField('plain text')).toBe('plain text');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField('=1+1')).toBe("'=1+1");
+    expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
+    expect(csvField('-2')).toBe("'-2");
+    expect(csvField(-2)).toBe('-2');
+    expect(csvField(null)).toBe('');
+  });
+});
