@@ -17,9 +17,14 @@ export function parentIdOf(relations: { rel: string; url: string }[] | undefined
 
 /**
  * Parents before children: by depth in the in-scope hierarchy, then by id. A parent outside the scope makes
- * its child a root; a (corrupt) cycle is broken at the item met first, never looping.
+ * its child a root; a (corrupt) cycle is broken at the item met first, never looping. `keepParent` names
+ * parents outside the items that still count (an incremental run's parents already in Jira): the child keeps
+ * its parentId but is ordered as a root.
  */
-export function orderParentsFirst(items: ManifestItem[]): ManifestItem[] {
+export function orderParentsFirst(
+  items: ManifestItem[],
+  keepParent: (id: number) => boolean = () => false,
+): ManifestItem[] {
   const byId = new Map(items.map((i) => [i.id, i]));
   const depth = new Map<number, number>();
   const depthOf = (item: ManifestItem): number => {
@@ -45,7 +50,7 @@ export function orderParentsFirst(items: ManifestItem[]): ManifestItem[] {
   };
   const scoped = items.map((i) => ({
     ...i,
-    parentId: i.parentId !== null && byId.has(i.parentId) ? i.parentId : null,
+    parentId: i.parentId !== null && (byId.has(i.parentId) || keepParent(i.parentId)) ? i.parentId : null,
   }));
   return scoped.sort((a, b) => depthOf(a) - depthOf(b) || a.id - b.id);
 }

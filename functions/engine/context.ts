@@ -1,5 +1,6 @@
 /** What the engine's phases work with: the store, the artifacts and both tracker clients. */
 import type { ManifestItem } from '#domain/manifest.ts';
+import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { Run } from '#domain/runs.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
@@ -7,7 +8,12 @@ import type { AdoClient } from '#trackers/ado/client.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
-export type CrashPoint = 'before-bulk-create' | 'after-bulk-create' | 'after-id-map' | 'before-checkpoint';
+export type CrashPoint =
+  | 'before-bulk-create'
+  | 'after-bulk-create'
+  | 'after-id-map'
+  | 'before-checkpoint'
+  | 'mid-attachment';
 
 export interface EngineDeps {
   store: Store;
@@ -19,8 +25,30 @@ export interface EngineDeps {
    * believed once the write's request timeout and then this lag have passed since the write began.
    */
   indexLagMs: number;
+  /** The plugin modules this engine has (default: PLUGIN_MODULES); tests bring their own. */
+  plugins?: Readonly<Record<string, PhaseModule>>;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
+}
+
+/** A sprint preflight set up (or, in a dry run, would) for an iteration in-scope items use. */
+export interface PreflightSprint extends PlannedSprint {
+  /** Jira's sprint; null when a dry run would create it. */
+  id: number | null;
+  /** Its state in Jira when preflight saw it (a sprint preflight creates is future). */
+  jiraState: SprintState;
+  /** Created by this run's preflight (or would be, in a dry run); otherwise found by name and reused. */
+  created: boolean;
+}
+
+/** A project component preflight set up (or would) for the area paths in-scope items use. */
+export interface PreflightComponent {
+  name: string;
+  /** Null when a dry run would create it. */
+  id: string | null;
+  created: boolean;
+  /** The area paths (work-item style, as ADO spells them) that map to it. */
+  areaPaths: string[];
 }
 
 /** What preflight learned once, for every later batch of the run (kept as a run artifact). */
@@ -37,6 +65,16 @@ export interface Preflight {
   /** Source e-mails with no Jira account. */
   unmappedUsers: string[];
   warnings: string[];
+  /** The run's plugin phases in order: plugins[0] is phase 8, plugins[1] phase 9 ... */
+  plugins: string[];
+  // Phase 1's sprint and component setup. Optional: a preflight artifact written before they existed has none.
+  /** The site's Sprint field (schema custom type gh-sprint); null when it has none. */
+  sprintFieldId?: string | null;
+  /** The project's Scrum board the sprints live on; null when it has none (no sprints then). */
+  boardId?: number | null;
+  /** In date order. */
+  sprints?: PreflightSprint[];
+  components?: PreflightComponent[];
 }
 
 export interface PhaseContext {
@@ -63,6 +101,12 @@ export class SimulatedCrash extends Error {
  * 50 of them from an index. A chunk must be safe to work again after a crash (check the target before writing).
  */
 export interface PhaseModule {
+  /**
+   * Optional work before the units can be counted that may not fit in one invocation (a plan over a large
+   * project): done piece by piece, false while more remains (the runner then answers "batch" and is called
+   * again). Must keep its progress in artifacts and finish a piece per call.
+   */
+  prepare?(ctx: PhaseContext, remainingMs: () => number): Promise<boolean>;
   /** Computed once at the phase's start from what earlier phases left (id map, artifacts); stable for the run. */
   units(ctx: PhaseContext): Promise<number> | number;
   chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;

@@ -15,6 +15,7 @@ import {
 } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
+import { PLUGIN_MODULES } from '#plugins/index.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
@@ -23,18 +24,27 @@ import { createChunk } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
 import { loadPreflight, PreflightError, runPreflight } from './phases/preflight.ts';
+import { completeSprints } from './phases/sprints.ts';
 import { transitionsPhase } from './phases/transitions.ts';
+import { writeRunReports } from './reports.ts';
 
 export type RunnerAnswer = 'batch' | 'phase-done' | 'paused' | 'cancelled' | 'done' | 'failed';
 
 /** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
-/** A transaction holds 100 writes: the checkpoint, the progress event and at most 98 lines. */
+/**
+ * A transaction holds 100 writes: the checkpoint, the progress event and at most 98 more: the lines, and the
+ * markers of items failing for the first time in the run (the lines give way to them).
+ */
 const MAX_LOG_EVENTS = 98;
 
 /** The phases implemented so far; a phase without a module is passed over (the engine issue is in progress). */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
-  [PHASES.create]: { units: (ctx) => ctx.preflight.manifest.length, chunk: createChunk },
+  [PHASES.create]: {
+    units: (ctx) => ctx.preflight.manifest.length,
+    chunk: createChunk,
+    complete: completeSprints,
+  },
   [PHASES.hierarchy]: hierarchyPhase,
   [PHASES.links]: linksPhase,
   [PHASES.attachments]: attachmentsPhase,
@@ -42,12 +52,54 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.comments]: commentsPhase,
 };
 
+/** The same dependencies, noting every item a phase records as failed (the runner counts items, not units). */
+function watchingFailures(deps: EngineDeps, failed: Set<number>): EngineDeps {
+  const runFailures = deps.store.runFailures;
+  const watched: typeof runFailures = Object.create(runFailures);
+  watched.record = (tenantId, projectId, runId, failure) => {
+    failed.add(failure.sourceId);
+    return runFailures.record(tenantId, projectId, runId, failure);
+  };
+  return { ...deps, store: { ...deps.store, runFailures: watched } };
+}
+
+/** The run's last phase: the core phases, then one per plugin the run took at preflight. */
+const lastPhaseOf = (preflight: Preflight) => LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
+
+function phaseModule(deps: EngineDeps, preflight: Preflight, phase: number): PhaseModule | undefined {
+  if (phase <= LAST_CORE_PHASE) return PHASE_MODULES[phase];
+  const key = preflight.plugins[phase - LAST_CORE_PHASE - 1];
+  return key ? (deps.plugins ?? PLUGIN_MODULES)[key] : undefined;
+}
+
 async function announce(deps: EngineDeps, run: Run, status: RunStatus, offsetMs = 0): Promise<void> {
   const id = statusEventId(run.cursor.phase, run.cursor.index, Date.now() + offsetMs);
   await deps.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, {
     type: 'status',
     status: status.toLowerCase(),
   });
+}
+
+/**
+ * The warnings the phases logged on the way (unmapped states, unreachable statuses, files over the upload
+ * limit ...): the log lines that say "warning:", read back from the run's events.
+ */
+async function phaseWarnings(deps: EngineDeps, run: Run): Promise<string[]> {
+  const found: string[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await deps.store.runs.events(run.tenantId, run.projectId, run.id, after);
+    if (page.length === 0) return found;
+    for (const { event } of page) {
+      if (event.type !== 'log') continue;
+      // A line may carry several ("...; warning: a; warning: b"): one entry each, named by the line's item.
+      for (const line of event.message.split('\n')) {
+        const [head, ...warnings] = line.split(/;?\s*\bwarning:\s*/i);
+        const item = /^#\d+/.exec(head ?? '')?.[0];
+        for (const w of warnings) found.push(item ? `${item}: ${w}` : w);
+      }
+    }
+    after = page.at(-1)?.id;
+  }
 }
 
 /**
@@ -70,15 +122,31 @@ async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
     countsPerType,
     wouldCreate: preflight.manifest.length - known.size,
     alreadyInJira: known.size,
+    wouldUpdate: run.type === 'INCREMENTAL' ? known.size : 0,
     mapping: { types: Object.fromEntries(Object.entries(preflight.typeMap).map(([k, v]) => [k, v.name])) },
     unmappedUsers: preflight.unmappedUsers,
-    warnings: preflight.warnings,
+    warnings: [...preflight.warnings, ...(await phaseWarnings(deps, run))],
+    // Phase 1's setup: what a real run would create in Jira, and what it would reuse.
+    sprints: (preflight.sprints ?? []).map((s) => ({
+      name: s.name,
+      iterationPath: s.iterationPath,
+      startDate: s.startDate,
+      endDate: s.endDate,
+      state: s.state,
+      action: s.created ? 'create' : 'reuse',
+    })),
+    components: (preflight.components ?? []).map((c) => ({
+      name: c.name,
+      areaPaths: c.areaPaths,
+      action: c.created ? 'create' : 'reuse',
+    })),
   };
   await deps.artifacts.put(artifactKeys.preview(run.tenantId, run.id), JSON.stringify(preview, null, 2));
 }
 
 async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
   if (run.options.dryRun) await writePreview(deps, run);
+  await writeRunReports(deps, run);
   const status = run.failureCount > 0 ? 'PARTIAL' : 'COMPLETED';
   const moved = await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], status, {
     finishedAt: nowIso(),
@@ -106,11 +174,10 @@ function chunkEvents(
   index: number,
   lines: string[],
   progress: RunEvent,
+  maxLines = MAX_LOG_EVENTS,
 ): { id: string; event: RunEvent }[] {
   const kept =
-    lines.length > MAX_LOG_EVENTS
-      ? [...lines.slice(0, MAX_LOG_EVENTS - 1), lines.slice(MAX_LOG_EVENTS - 1).join('\n')]
-      : lines;
+    lines.length > maxLines ? [...lines.slice(0, maxLines - 1), lines.slice(maxLines - 1).join('\n')] : lines;
   const events: { id: string; event: RunEvent }[] = kept.map((message, n) => ({
     id: chunkEventId(phase, index, n),
     event: { type: 'log', message },
@@ -133,6 +200,8 @@ export async function runBatch(
     const run = await deps.store.runs.get(ref.tenantId, ref.runId);
     if (!run) throw new Error(`run ${ref.runId} not found`);
     if (run.control === 'cancel') {
+      // What a cancelled run did is reported too: its failures and the id map as it stands.
+      if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
       const moved = await deps.store.runs.setStatus(
         run.tenantId,
         run.id,
@@ -200,18 +269,21 @@ export async function runBatch(
       });
       return moved ? 'phase-done' : 'batch';
     }
-    if (phase > LAST_CORE_PHASE) return finish(deps, run);
-
-    const module = PHASE_MODULES[phase];
     preflight ??= await loadPreflight(deps, run);
-    const ctx: PhaseContext = { deps, run, preflight };
+    const lastPhase = lastPhaseOf(preflight);
+    if (phase > lastPhase) return finish(deps, run);
+
+    const module = phaseModule(deps, preflight, phase);
+    const failedItems = new Set<number>();
+    const ctx: PhaseContext = { deps: watchingFailures(deps, failedItems), run, preflight };
+    if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
       await deps.store.runs.checkpoint(run.tenantId, run.id, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
-        progressPercent: progressPercent(run.progressPercent, phase, total, total, LAST_CORE_PHASE),
+        progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
       });
       return 'phase-done';
     }
@@ -221,7 +293,7 @@ export async function runBatch(
       throw new Error(`phase ${phase} processed ${outcome.processed} units`);
     const to = { phase, index: index + outcome.processed };
     worked += outcome.processed;
-    const percent = progressPercent(run.progressPercent, phase, to.index, total, LAST_CORE_PHASE);
+    const percent = progressPercent(run.progressPercent, phase, to.index, total, lastPhase);
     const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
     const progress: RunEvent = {
       type: 'progress',
@@ -230,6 +302,13 @@ export async function runBatch(
       percent,
       speed: Math.round((worked / minutes) * 10) / 10,
     };
+    // The run counts items: one whose work failed in any phase counts once, whatever else of it failed.
+    const counted = failedItems.size
+      ? await deps.store.runFailures.counted(run.tenantId, run.projectId, run.id, [...failedItems])
+      : new Set<number>();
+    const newlyFailed = [...failedItems].filter((id) => !counted.has(id)).sort((a, b) => a - b);
+    if (newlyFailed.length > MAX_LOG_EVENTS - 1)
+      throw new Error(`phase ${phase} failed ${newlyFailed.length} items in one chunk`);
     const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
       from: run.cursor,
       to,
@@ -237,9 +316,10 @@ export async function runBatch(
       // only failures (an item whose attachment failed makes the run PARTIAL).
       success: phase === PHASES.create ? outcome.success : 0,
       skipped: phase === PHASES.create ? outcome.skipped : 0,
-      failure: outcome.failure,
+      failure: newlyFailed.length,
+      newlyFailedItems: newlyFailed,
       progressPercent: percent,
-      events: chunkEvents(phase, index, outcome.log, progress),
+      events: chunkEvents(phase, index, outcome.log, progress, MAX_LOG_EVENTS - newlyFailed.length),
     });
     logger.debug('chunk', {
       tenantId: run.tenantId,

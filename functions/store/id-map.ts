@@ -2,15 +2,17 @@
  * The per-project id map: source work item -> Jira issue, and which phases are done for it. Per project, not
  * per run, so resumes, re-runs and incremental runs all see what already exists in Jira.
  */
+import { createHash } from 'node:crypto';
 import {
-  BatchGetCommand,
   BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.ts';
-import { queryAll, type Table } from './table.ts';
+import { batchGetAll, isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
 
 export interface IdMapEntry {
   sourceId: number;
@@ -22,6 +24,8 @@ export interface IdMapEntry {
   /** Created by this run but confirmed only after an interruption, by its label. */
   recovered?: boolean;
   runId: string;
+  /** The last INCREMENTAL run that updated the issue from its source (a resumed chunk does not update twice). */
+  updatedByRun?: string;
   /** Phases done for this item (hierarchy, attachments, comments ...). */
   phasesDone: number[];
   updatedAt: string;
@@ -32,34 +36,35 @@ export interface PendingWrite {
   startedAt: string;
 }
 
-const BATCH_GET_MAX = 100;
 const BATCH_WRITE_MAX = 25;
+/** Items per page of a paged read: an export holds one page at a time, not the whole project. */
+const PAGE_SIZE = 1000;
+
+/** A query's items a page at a time, without their keys. */
+async function* queryPages(
+  table: Table,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): AsyncGenerator<Record<string, unknown>[]> {
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.db.send(
+      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey }),
+    );
+    if (page.Items?.length) yield page.Items.map((i) => withoutKeys(i));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
 
 export class IdMapRepository {
   constructor(private readonly table: Table) {}
 
   async getMany(tenantId: string, projectId: string, ids: number[]): Promise<Map<number, IdMapEntry>> {
-    const found = new Map<number, IdMapEntry>();
-    const sourceIds = [...new Set(ids)]; // BatchGet refuses a key twice; siblings share a parent
-    for (let i = 0; i < sourceIds.length; i += BATCH_GET_MAX) {
-      let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean }> | undefined =
-        {
-          [this.table.name]: {
-            Keys: sourceIds
-              .slice(i, i + BATCH_GET_MAX)
-              .map((id) => ({ ...keys.idMapEntry(tenantId, projectId, id) })),
-            ConsistentRead: true,
-          },
-        };
-      for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        const out = await this.table.db.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of out.Responses?.[this.table.name] ?? [])
-          found.set(Number(item.sourceId), item as unknown as IdMapEntry);
-        request = out.UnprocessedKeys as typeof request;
-      }
-    }
-    return found;
+    // BatchGet refuses a key twice; siblings share a parent.
+    const items = await batchGetAll(
+      this.table,
+      [...new Set(ids)].map((id) => keys.idMapEntry(tenantId, projectId, id)),
+    );
+    return new Map(items.map((item) => [Number(item.sourceId), item as unknown as IdMapEntry]));
   }
 
   async putMany(tenantId: string, projectId: string, entries: IdMapEntry[]): Promise<void> {
@@ -84,6 +89,16 @@ export class IdMapRepository {
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
     });
     return items as unknown as IdMapEntry[];
+  }
+
+  /** The project's entries in source id order, a page at a time (an export of 100k items holds one page). */
+  async *pages(tenantId: string, projectId: string, pageSize = PAGE_SIZE): AsyncGenerator<IdMapEntry[]> {
+    const { pk, skPrefix } = keys.idMapPrefix(tenantId, projectId);
+    yield* queryPages(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
+      Limit: pageSize,
+    }) as AsyncGenerator<IdMapEntry[]>;
   }
 
   /** Recorded before a Jira write whose outcome might not get recorded (a crash between the two). */
@@ -130,6 +145,7 @@ export class IdMapRepository {
   }
 }
 
+/** One reason an item failed in a phase of a run. An item may fail in several phases, for several reasons. */
 export interface RunFailure {
   sourceId: number;
   phase: number;
@@ -137,24 +153,76 @@ export interface RunFailure {
   at: string;
 }
 
+/** Tells reasons apart in the key; the same reason again (a chunk worked again after a crash) is the same key. */
+const reasonId = (reason: string) => createHash('sha256').update(reason).digest('hex').slice(0, 16);
+
+const asFailure = (item: Record<string, unknown>): RunFailure => ({
+  sourceId: Number(item.sourceId),
+  phase: Number(item.phase),
+  reason: String(item.reason),
+  at: String(item.at),
+});
+
 export class RunFailureRepository {
   constructor(private readonly table: Table) {}
 
-  async record(tenantId: string, projectId: string, runId: string, failure: RunFailure): Promise<void> {
-    await this.table.db.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: { ...keys.runFailure(tenantId, projectId, runId, failure.sourceId), ...failure },
-      }),
+  /**
+   * Keeps every reason: one item per run, source item, phase and reason. False when this very reason was
+   * recorded already (its first time is kept); the run's failure counter is the checkpoint's business.
+   */
+  async record(tenantId: string, projectId: string, runId: string, failure: RunFailure): Promise<boolean> {
+    const key = keys.runFailure(
+      tenantId,
+      projectId,
+      runId,
+      failure.sourceId,
+      failure.phase,
+      reasonId(failure.reason),
     );
+    try {
+      await this.table.db.send(
+        new PutCommand({
+          TableName: this.table.name,
+          Item: { ...key, ...failure },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
   }
 
+  /** Which of these items already count in the run's failureCount (see CheckpointUpdate.newlyFailedItems). */
+  async counted(tenantId: string, projectId: string, runId: string, ids: number[]): Promise<Set<number>> {
+    const items = await batchGetAll(
+      this.table,
+      [...new Set(ids)].map((id) => keys.failedItem(tenantId, projectId, runId, id)),
+    );
+    return new Set(items.map((i) => Number(i.sourceId)));
+  }
+
+  /** Every reason of the run, by source item, then phase. */
   async list(tenantId: string, projectId: string, runId: string): Promise<RunFailure[]> {
+    const out: RunFailure[] = [];
+    for await (const page of this.pages(tenantId, projectId, runId)) out.push(...page);
+    return out;
+  }
+
+  /** The same a page at a time, for reports of runs where many items failed. */
+  async *pages(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    pageSize = PAGE_SIZE,
+  ): AsyncGenerator<RunFailure[]> {
     const { pk, skPrefix } = keys.runFailurePrefix(tenantId, projectId, runId);
-    const items = await queryAll(this.table, {
+    for await (const page of queryPages(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-    });
-    return items as unknown as RunFailure[];
+      Limit: pageSize,
+    }))
+      yield page.map(asFailure);
   }
 }

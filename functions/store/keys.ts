@@ -70,14 +70,29 @@ export const keys = {
     pk: projectPk(tenantId, projectId),
     sk: `PENDING#${runId}#${phase}`,
   }),
-  /** A failed item of a run, with its reason. */
-  runFailure: (tenantId: string, projectId: string, runId: string, sourceId: number): Key => ({
+  /**
+   * One reason an item of a run failed in a phase (`reasonId` tells its reasons apart), so a later failure of
+   * the same item never overwrites an earlier one. Key order is item, then phase: a report reads them grouped.
+   */
+  runFailure: (
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    sourceId: number,
+    phase: number,
+    reasonId: string,
+  ): Key => ({
     pk: projectPk(tenantId, projectId),
-    sk: `FAIL#${runId}#${String(sourceId).padStart(10, '0')}`,
+    sk: `FAIL#${runId}#${String(sourceId).padStart(10, '0')}#${String(phase).padStart(3, '0')}#${reasonId}`,
   }),
   runFailurePrefix: (tenantId: string, projectId: string, runId: string) => ({
     pk: projectPk(tenantId, projectId),
     skPrefix: `FAIL#${runId}#`,
+  }),
+  /** Marks an item of a run as counted in its failureCount (an item counts once, however many units failed). */
+  failedItem: (tenantId: string, projectId: string, runId: string, sourceId: number): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `FAILITEM#${runId}#${String(sourceId).padStart(10, '0')}`,
   }),
   /** A run event for the live stream, in order. */
   runEvent: (tenantId: string, projectId: string, runId: string, eventId: string): Key => ({

@@ -10,7 +10,7 @@ import type { RunEvent } from '#domain/run-events.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
-import { failedConditions, isConditionFailure, type Table, withoutKeys } from './table.ts';
+import { failedConditions, isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
 
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
@@ -29,8 +29,13 @@ export interface CheckpointUpdate {
   skipped?: number;
   progressPercent: number;
   totalItems?: number;
-  /** The chunk's events, written in the same transaction as the checkpoint (at most 99). */
+  /** The chunk's events, written in the same transaction as the checkpoint. */
   events?: { id: string; event: RunEvent }[];
+  /**
+   * Items that failed for the first time in this run: marked counted in the same transaction (`failure` is
+   * their number), so an item counts once and a chunk worked again after a crash cannot count it twice.
+   */
+  newlyFailedItems?: number[];
 }
 
 export class RunRepository {
@@ -56,6 +61,26 @@ export class RunRepository {
       new GetCommand({ TableName: this.table.name, Key: keys.run(tenantId, runId), ConsistentRead: true }),
     );
     return out.Item ? (withoutKeys(out.Item) as unknown as Run) : undefined;
+  }
+
+  /**
+   * A project's runs, most recent first (run ids are UUIDv7), optionally of some statuses. Read from the
+   * index, so a run written a moment ago may be missing: fine for lists and for finding an earlier run.
+   */
+  async listByProject(
+    tenantId: string,
+    projectId: string,
+    filter: { statuses?: readonly RunStatus[] } = {},
+  ): Promise<Run[]> {
+    const items = await queryAll(this.table, {
+      IndexName: TABLE_KEYS.gsi1.name,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': TABLE_KEYS.gsi1.partitionKey },
+      ExpressionAttributeValues: { ':pk': keys.projectRunsIndex(tenantId, projectId) },
+      ScanIndexForward: false,
+    });
+    const runs = items.map((i) => withoutKeys(i) as unknown as Run);
+    return filter.statuses ? runs.filter((r) => filter.statuses?.includes(r.status)) : runs;
   }
 
   /**
@@ -95,6 +120,12 @@ export class RunRepository {
                 },
               },
             },
+            ...(u.newlyFailedItems ?? []).map((sourceId) => ({
+              Put: {
+                TableName: this.table.name,
+                Item: { ...keys.failedItem(tenantId, run.projectId, runId, sourceId), sourceId, at },
+              },
+            })),
             ...(u.events ?? []).map((e) => ({
               Put: {
                 TableName: this.table.name,

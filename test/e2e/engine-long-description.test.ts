@@ -128,7 +128,9 @@ describe('a description over Jira’s limit', () => {
       .filter((l) => l.startsWith(`#${item.id}`));
     expect(lines).toContainEqual(
       expect.stringMatching(
-        new RegExp(`^#${item.id}: warning: description measures \\d+ characters as ADF, over Jira's limit of 32767`),
+        new RegExp(
+          `^#${item.id}: warning: description measures \\d+ characters as ADF, over Jira's limit of 32767`,
+        ),
       ),
     );
 

@@ -4,7 +4,9 @@
  * would. Checked against Jira: every issue in its mapped status (or left where it was, with a warning, when
  * the workflow offers no way), Removed ones Won't Do; every item's comments there once, in ADO's order, with
  * the original author and date and Jira mentions for people with accounts; a second pass writes nothing; a
- * worker killed between two posts resumes without a duplicate; a dry run writes nothing.
+ * worker killed between two posts resumes without a duplicate; a dry run writes nothing; a thread of over a
+ * thousand comments is worked in parts over many chunks, resumes mid-thread without a duplicate, and stops
+ * at a refusal until a later run continues it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdfNode } from '../../functions/domain/adf/index.ts';
@@ -17,14 +19,16 @@ import {
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/engine/context.ts';
-import { commentsPhase } from '../../functions/engine/phases/comments.ts';
+import { COMMENTS_PER_UNIT, commentsPhase } from '../../functions/engine/phases/comments.ts';
 import { commentDocument, markerOf as markerInBody } from '../../functions/engine/phases/comments-format.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { transitionsPhase } from '../../functions/engine/phases/transitions.ts';
 import { runBatch } from '../../functions/engine/runner.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import type { AdoComment } from '../../functions/trackers/ado/client.ts';
+import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
 
@@ -91,8 +95,16 @@ interface Totals extends Omit<ChunkOutcome, 'processed'> {
   chunks: number;
 }
 
-/** Works a phase as the runner does: units once, then chunks from the checkpoint; a crash works it again. */
-async function work(module: PhaseModule, ctx: PhaseContext, onCrash?: (index: number) => void) {
+/**
+ * Works a phase as the runner does: units once, then chunks from the checkpoint; a crash works it again.
+ * `afterChunk` sees each chunk's outcome once it is done (as the runner would checkpoint it).
+ */
+async function work(
+  module: PhaseModule,
+  ctx: PhaseContext,
+  onCrash?: (index: number) => void,
+  afterChunk?: (outcome: ChunkOutcome) => Promise<void>,
+) {
   const units = await module.units(ctx);
   const totals: Totals = { units, chunks: 0, success: 0, failure: 0, skipped: 0, log: [] };
   for (let index = 0; index < units; ) {
@@ -107,6 +119,7 @@ async function work(module: PhaseModule, ctx: PhaseContext, onCrash?: (index: nu
     expect(outcome.processed).toBeGreaterThan(0);
     expect(outcome.processed).toBeLessThanOrEqual(50);
     expect(outcome.success + outcome.skipped + outcome.failure).toBe(outcome.processed);
+    await afterChunk?.(outcome);
     totals.chunks++;
     totals.success += outcome.success;
     totals.failure += outcome.failure;
@@ -170,6 +183,9 @@ function expectedHeader(c: AdoComment): string {
   return `Originally posted by ${c.createdBy?.displayName} on ${date} (Azure DevOps comment ${c.id})`;
 }
 
+/** Units an item of `n` comments makes in phase 7: long threads come in parts. */
+const partsOf = (n: number) => Math.max(1, Math.ceil(n / COMMENTS_PER_UNIT));
+
 const markerOf = (c: JiraComment) => {
   const m = /\(Azure DevOps comment (\d+)\)$/.exec(textOf(c.body.content[0]));
   return m ? Number(m[1]) : undefined;
@@ -231,6 +247,7 @@ describe('transitions and comments with the default workflows', () => {
   let runId: string;
   let items: Migrated[];
   let withComments: number;
+  let units: number;
 
   it("moves every issue to its mapped status, Removed ones to Won't Do", async () => {
     const created = await createIssues('Default');
@@ -275,10 +292,13 @@ describe('transitions and comments with the default workflows', () => {
     expect(figures.longest).toBeGreaterThanOrEqual(200); // the long threads came through whole
     expect(figures.mentions).toBeGreaterThan(0);
     expect(jira.commentsPosted).toBe(figures.total);
-    withComments = (await Promise.all(items.map((i) => adoComments(i.sourceId)))).filter(
-      (c) => c.length > 0,
-    ).length;
-    expect(totals).toMatchObject({ units: items.length, success: withComments, failure: 0 });
+    const counts = (await Promise.all(items.map((i) => adoComments(i.sourceId)))).map((c) => c.length);
+    withComments = counts.filter((n) => n > 0).length;
+    units = counts.reduce((sum, n) => sum + partsOf(n), 0);
+    // The long threads came in parts, each its own unit.
+    expect(units).toBeGreaterThan(items.length);
+    const posting = counts.filter((n) => n > 0).reduce((sum, n) => sum + partsOf(n), 0);
+    expect(totals).toMatchObject({ units, success: posting, failure: 0 });
     expect(totals.skipped).toBe(items.length - withComments);
     const entries = await h.app.store.idMap.all(h.tenant.tenantId, projectId);
     expect(entries.every((e) => e.phasesDone.includes(PHASES.comments))).toBe(true);
@@ -298,7 +318,7 @@ describe('transitions and comments with the default workflows', () => {
     expect(jira.transitionsMade).toBe(0);
     expect(jira.commentsPosted).toBe(0);
     expect(moves).toMatchObject({ success: 0, failure: 0, skipped: items.length });
-    expect(comments).toMatchObject({ success: 0, failure: 0, skipped: items.length });
+    expect(comments).toMatchObject({ units, success: 0, failure: 0, skipped: units });
     expect(await h.jiraIssues()).toEqual(before);
 
     // A new run of the project: its own units and state map, the same answer.
@@ -309,7 +329,7 @@ describe('transitions and comments with the default workflows', () => {
       failure: 0,
       skipped: items.length,
     });
-    expect(await work(commentsPhase, ctx2)).toMatchObject({ success: 0, failure: 0, skipped: items.length });
+    expect(await work(commentsPhase, ctx2)).toMatchObject({ success: 0, failure: 0, skipped: units });
     expect(jira.transitionsMade + jira.commentsPosted).toBe(0);
     expect(await h.jiraIssues()).toEqual(before);
 
@@ -318,13 +338,16 @@ describe('transitions and comments with the default workflows', () => {
     const ctx3 = await contextOf(incremental.runId, h.deps({ target: jira }));
     const reads = jira.http.stats.calls;
     const rechecked = await work(commentsPhase, ctx3);
-    expect(rechecked).toMatchObject({ success: 0, failure: 0, skipped: items.length });
+    expect(rechecked).toMatchObject({ success: 0, failure: 0, skipped: units });
     expect(rechecked.log.filter((l) => /: all \d+ comments already in Jira: skipped$/.test(l)).length).toBe(
       withComments,
     );
     expect(jira.http.stats.calls - reads).toBeGreaterThanOrEqual(withComments);
     expect(jira.commentsPosted).toBe(0);
-    expect(await h.jiraIssues()).toEqual(before);
+    // Its phase 2 refreshes the issues from ADO (fields, parents): what phases 6 and 7 own is as it was.
+    const owned = (issues: JiraIssueDump[]) =>
+      issues.map((i) => ({ key: i.key, status: nameOf(i, 'status'), comments: commentsOf(i) }));
+    expect(owned(await h.jiraIssues())).toEqual(owned(before));
   });
 });
 
@@ -394,6 +417,167 @@ describe('a worker killed between two writes', () => {
     const ado = await adoComments(long.sourceId);
     expect(thread.map(markerOf)).toEqual(ado.map((c) => c.id));
   });
+});
+
+describe('a thread of more than a thousand comments', () => {
+  const LONG = 1234;
+
+  /**
+   * Gives one migrated item a thread of LONG comments in the ADO sandbox's world (ids after every other
+   * comment, none deleted), for the time of `body`.
+   */
+  async function withLongThread<T>(itemId: number, body: () => Promise<T>): Promise<T> {
+    const world = adoSandboxState(h.sandboxes.ado.app).world;
+    const item = world.workItems[itemId - 1]!;
+    const saved = {
+      commentTotal: item.commentTotal,
+      commentCount: item.commentCount,
+      commentIdBase: item.commentIdBase,
+    };
+    item.commentIdBase = Math.max(...world.workItems.map((w) => w.commentIdBase + w.commentTotal));
+    item.commentTotal = LONG;
+    item.commentCount = LONG;
+    try {
+      return await body();
+    } finally {
+      Object.assign(item, saved);
+    }
+  }
+
+  const linesOf = (log: string[], item: Migrated) => log.filter((l) => l.startsWith(`#${item.sourceId} `));
+  const partNumber = (line: string) => Number(/\(part (\d+)\/\d+\)/.exec(line)?.[1]);
+
+  it('is worked in parts over many chunks, each comment posted once and in order, through crashes mid-thread', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const { project, runId } = await createIssues('Long thread');
+    const items = await migratedItems(project.id);
+    const long = items[Math.floor(items.length / 2)]!;
+    await withLongThread(long.sourceId, async () => {
+      expect((await adoComments(long.sourceId)).length).toBe(LONG);
+      const parts = Math.ceil(LONG / COMMENTS_PER_UNIT);
+      const jira = watched();
+      // Killed three times on the long thread: inside a part, right after a part's last comment (before
+      // its chunk is recorded), and inside the last part.
+      const crashAt = new Set([150, 7 * COMMENTS_PER_UNIT, LONG - 4]);
+      let postedToLong = 0;
+      const crashes: number[] = [];
+      jira.afterComment = (_n, key) => {
+        if (key !== long.targetKey || !crashAt.has(++postedToLong)) return;
+        crashes.push(postedToLong);
+        throw new SimulatedCrash('mid-thread');
+      };
+      const ctx = await contextOf(runId, h.deps({ target: jira }));
+      const calls = jira.http.stats.calls;
+      // After each chunk: the item is recorded done only once its last part is in.
+      const chunksWithLong: string[][] = [];
+      let chunkStarted = Date.now();
+      let slowestMs = 0;
+      const totals = await work(commentsPhase, ctx, undefined, async (outcome) => {
+        const lines = linesOf(outcome.log, long);
+        if (lines.length > 0) {
+          slowestMs = Math.max(slowestMs, Date.now() - chunkStarted);
+          chunksWithLong.push(lines);
+          const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, [long.sourceId]);
+          const lastIn = lines.some((l) => partNumber(l) === parts);
+          expect(entries.get(long.sourceId)?.phasesDone.includes(PHASES.comments), lines.join(' | ')).toBe(
+            lastIn,
+          );
+        }
+        chunkStarted = Date.now();
+      });
+
+      expect(crashes).toEqual([...crashAt]);
+      // One unit per part, each in a chunk of its own, in order; none posted more than a part's worth.
+      expect(chunksWithLong.map((lines) => lines.map(partNumber))).toEqual(
+        Array.from({ length: parts }, (_, k) => [k + 1]),
+      );
+      const posted = chunksWithLong.flat().map((l) => Number(/: (\d+) comments posted/.exec(l)?.[1] ?? 0));
+      expect(Math.max(...posted)).toBeLessThanOrEqual(COMMENTS_PER_UNIT);
+      // The part whose chunk died after its last comment found it all there when worked again.
+      expect(chunksWithLong[6]?.[0]).toMatch(/\(part 7\/13\): comments 601-700 already in Jira: skipped$/);
+      expect(totals.failure).toBe(0);
+      expect(totals.units).toBe(
+        (await Promise.all(items.map((i) => adoComments(i.sourceId)))).reduce(
+          (sum, c) => sum + partsOf(c.length),
+          0,
+        ),
+      );
+
+      // Every comment of every item once, in ADO's order, headed; none posted twice despite the crashes.
+      const figures = await checkComments(items);
+      expect(figures.longest).toBe(LONG);
+      expect(jira.commentsPosted).toBe(figures.total);
+      console.log(
+        `long thread: ${LONG} comments in ${parts} parts over ${chunksWithLong.length} chunks ` +
+          `(${totals.chunks} chunks in all), crashes after its comments ${crashes.join(', ')}, none twice; ` +
+          `slowest chunk with a part ${slowestMs} ms (sandbox, crashed attempts included); ` +
+          `${((jira.http.stats.calls - calls) / figures.total).toFixed(2)} Jira calls per comment posted`,
+      );
+    });
+  }, 300_000);
+
+  it('stops at a refusal with its later parts left alone, and a later run continues it in order', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const { project, runId } = await createIssues('Refused thread');
+    const items = await migratedItems(project.id);
+    const long = items[Math.floor(items.length / 2)]!;
+    await withLongThread(long.sourceId, async () => {
+      const ado = await adoComments(long.sourceId);
+      const refusedId = ado[249]!.id; // in part 3
+      // Jira refuses that one comment, as converted and as plain text alike.
+      class RefusingJira extends WatchedJira {
+        refusals = 0;
+        override async addComment(key: string, body: unknown) {
+          if (key === long.targetKey && markerInBody(body) === refusedId) {
+            this.refusals++;
+            throw new TrackerHttpError('target', 400, 'POST', `/rest/api/3/issue/${key}/comment`, {
+              errorMessages: [],
+              errors: { comment: 'Comment body is not valid!' },
+            });
+          }
+          return super.addComment(key, body);
+        }
+      }
+      const refusing = new RefusingJira(
+        { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
+        { initialDelayMs: 20 },
+      );
+      const totals = await work(commentsPhase, await contextOf(runId, h.deps({ target: refusing })));
+      // Refused as converted, then as plain text (unless the conversion already fell back to text).
+      expect([1, 2]).toContain(refusing.refusals);
+      expect(totals.failure).toBe(1);
+      const lines = linesOf(totals.log, long);
+      expect(lines[2]).toMatch(
+        new RegExp(
+          `\\(part 3/13\\): comments stopped after 49 posted, at Azure DevOps comment ${refusedId}:`,
+        ),
+      );
+      expect(lines.slice(3)).toHaveLength(10);
+      for (const line of lines.slice(3))
+        expect(line).toMatch(
+          new RegExp(
+            `: not posted: the thread stopped earlier, at Azure DevOps comment ${refusedId} \\(skipped\\)$`,
+          ),
+        );
+      const thread = () =>
+        h.jiraIssues().then((all) => commentsOf(all.find((i) => i.key === long.targetKey)!).map(markerOf));
+      expect(await thread()).toEqual(ado.slice(0, 249).map((c) => c.id));
+      const failures = await h.app.store.runFailures.list(h.tenant.tenantId, project.id, runId);
+      expect(failures.filter((f) => f.sourceId === long.sourceId)).toEqual([
+        expect.objectContaining({ phase: PHASES.comments, reason: expect.stringContaining('not valid') }),
+      ]);
+      const entry = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, [long.sourceId]);
+      expect(entry.get(long.sourceId)?.phasesDone).not.toContain(PHASES.comments);
+
+      // A later run, with Jira taking the comment now, continues the thread where it stopped.
+      const again = await createIssues('Refused thread');
+      const jira = watched();
+      const resumed = await work(commentsPhase, await contextOf(again.runId, h.deps({ target: jira })));
+      expect(resumed.failure).toBe(0);
+      expect(await thread()).toEqual(ado.map((c) => c.id));
+      expect(jira.commentsPosted).toBe(LONG - 249);
+    });
+  }, 300_000);
 });
 
 describe('other workflows, overrides and dry runs', () => {

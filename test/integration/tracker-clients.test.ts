@@ -8,6 +8,7 @@ import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
+import { loadConformance } from '../support/openapi-conformance.ts';
 
 let sb: RunningSandboxes;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '400', SANDBOX_SEED: '11' });
@@ -218,6 +219,123 @@ describe('the Jira client', () => {
     expect((await jira.updateSprint(sprint.id, { state: 'closed' })).state).toBe('closed');
     await expect(jira.moveToSprint(sprint.id, keys)).rejects.toMatchObject({ status: 400 });
     expect((await jira.sprints(board!.id)).map((s) => s.id)).toContain(sprint.id);
+  });
+
+  it('reads comments page by page, remote links and resolutions, and links with a comment, as the spec says', async () => {
+    // A client of its own whose every answer is kept, to be checked against Atlassian's OpenAPI description.
+    const watched = new JiraClient({
+      baseUrl: sb.jira.url,
+      email: config.jira.email,
+      token: config.jira.apiToken,
+    });
+    const exchanges: { method: string; path: string; status: number; body: unknown }[] = [];
+    const request = watched.http.request.bind(watched.http);
+    watched.http.request = (async (method: string, path: string, opts?: Parameters<typeof request>[2]) => {
+      const res = await request(method, path, opts);
+      const query = new URLSearchParams(
+        Object.entries(opts?.query ?? {}).flatMap(([k, v]): [string, string][] =>
+          v === undefined ? [] : [[k, String(v)]],
+        ),
+      );
+      exchanges.push({
+        method,
+        path: `${path}${query.size ? `?${query}` : ''}`,
+        status: res.status,
+        body: res.body,
+      });
+      return res;
+    }) as typeof request;
+    const doc = (text: string) => ({
+      type: 'doc',
+      version: 1,
+      content: [{ type: 'paragraph', content: [{ type: 'text', text }] }],
+    });
+    const [a, b] = (await jira.bulkCreate([fields('subject', []), fields('object', [])])).issues.map(
+      (i) => i.key,
+    ) as [string, string];
+
+    // 250 comments come back in order over three pages of 100.
+    for (let n = 1; n <= 250; n++) await jira.addComment(a, doc(`comment ${n}`));
+    const read: string[] = [];
+    for await (const c of watched.comments(a))
+      read.push((c.body as { content: { content: { text: string }[] }[] }).content[0]!.content[0]!.text);
+    expect(read).toEqual(Array.from({ length: 250 }, (_, i) => `comment ${i + 1}`));
+    const pages = exchanges.filter((e) => e.path.includes('/comment'));
+    expect(pages.map((e) => new URLSearchParams(e.path.split('?')[1]).get('startAt'))).toEqual([
+      '0',
+      '100',
+      '200',
+    ]);
+
+    // Remote links, all at once.
+    await jira.addRemoteLink(b, {
+      url: 'https://dev.azure.com/o/p/_workitems/edit/1',
+      title: 'one',
+      globalId: 'g-1',
+    });
+    await jira.addRemoteLink(b, {
+      url: 'https://dev.azure.com/o/p/_workitems/edit/2',
+      title: 'two',
+      globalId: 'g-2',
+    });
+    const remotes = await watched.remoteLinks(b);
+    expect(remotes.map((r) => [r.globalId, r.object?.title])).toEqual([
+      ['g-1', 'one'],
+      ['g-2', 'two'],
+    ]);
+    expect(await watched.remoteLinks(a)).toEqual([]);
+
+    // Resolutions from the paged search (the unpaged list is deprecated).
+    expect((await watched.resolutions()).map((r) => r.name)).toEqual(
+      expect.arrayContaining(['Done', "Won't Do", 'Duplicate']),
+    );
+    expect(exchanges.filter((e) => e.path.startsWith('/rest/api/3/resolution'))).toEqual([
+      expect.objectContaining({ path: '/rest/api/3/resolution/search?startAt=0&maxResults=50' }),
+    ]);
+
+    // "a blocks b", its comment written with it; the same link again stays one link.
+    await watched.createIssueLink({ type: 'Blocks', inwardKey: a, outwardKey: b, comment: doc('because') });
+    const linked = await jira.getIssue(a, ['issuelinks']);
+    expect(linked.fields?.issuelinks).toEqual([
+      expect.objectContaining({
+        type: expect.objectContaining({ name: 'Blocks' }),
+        outwardIssue: expect.objectContaining({ key: b }),
+      }),
+    ]);
+    const onB = await jira.getIssue(b, ['issuelinks']);
+    expect(onB.fields?.issuelinks).toEqual([
+      expect.objectContaining({ inwardIssue: expect.objectContaining({ key: a }) }),
+    ]);
+    const comments: unknown[] = [];
+    for await (const c of watched.comments(a)) comments.push(c.body);
+    expect(comments.at(-1)).toEqual(doc('because'));
+    await watched.createIssueLink({ type: 'Blocks', inwardKey: a, outwardKey: b });
+    expect((await jira.getIssue(a, ['issuelinks'])).fields?.issuelinks).toHaveLength(1);
+    await expect(
+      watched.createIssueLink({ type: 'Nope', inwardKey: a, outwardKey: b }),
+    ).rejects.toMatchObject({
+      status: 404,
+    });
+
+    // Every answer matches the spec. GET remotelink without globalId answers the array the service sends,
+    // while the spec's schema describes one link: each element is checked against it.
+    const conformance = await loadConformance(['jira-platform']);
+    const problems = exchanges.flatMap((e) =>
+      e.path.includes('/remotelink') && Array.isArray(e.body)
+        ? e.body.flatMap((one) => conformance.checkResponse({ ...e, body: one }))
+        : conformance.checkResponse(e),
+    );
+    expect(problems).toEqual([]);
+    expect(
+      new Set(exchanges.map((e) => `${e.method} ${e.path.split('?')[0]?.replace(/\/[A-Z]+-\d+/, '/{key}')}`)),
+    ).toEqual(
+      new Set([
+        'GET /rest/api/3/issue/{key}/comment',
+        'GET /rest/api/3/issue/{key}/remotelink',
+        'GET /rest/api/3/resolution/search',
+        'POST /rest/api/3/issueLink',
+      ]),
+    );
   });
 
   it('reads the metadata a migration maps to', async () => {

@@ -150,7 +150,7 @@ describe('descriptionOf and fullDescriptionOf', () => {
     );
     expect(warnings).toEqual([
       expect.stringMatching(
-        /^#42: description measures \d{6} characters as ADF, over Jira's limit of 32767: cut to \d{5}; the full text goes into description-42\.html$/,
+        /^#42: warning: description measures \d{6} characters as ADF, over Jira's limit of 32767: cut to \d{5}; the full text goes into description-42\.html$/,
       ),
     ]);
     const file = fullDescriptionOf(item)!;

@@ -18,6 +18,22 @@ describe('the run manifest', () => {
     expect(ordered.find((i) => i.id === 6)?.parentId).toBeNull();
   });
 
+  it('keeps a parent outside the items when told it counts (already in Jira), ordering the child as a root', () => {
+    const ordered = orderParentsFirst(
+      [
+        { id: 8, type: 'Task', parentId: 7 },
+        { id: 7, type: 'User Story', parentId: 40 },
+        { id: 9, type: 'Task', parentId: 41 },
+      ],
+      (id) => id === 40,
+    );
+    expect(ordered).toEqual([
+      { id: 7, type: 'User Story', parentId: 40 },
+      { id: 9, type: 'Task', parentId: null },
+      { id: 8, type: 'Task', parentId: 7 },
+    ]);
+  });
+
   it('survives a cycle without looping', () => {
     const ordered = orderParentsFirst([
       { id: 1, type: 'Task', parentId: 2 },

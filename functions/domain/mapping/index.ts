@@ -43,6 +43,18 @@ export {
 } from './links.ts';
 export { DEFAULT_PRIORITY, type JiraPriorityName, PRIORITY_BY_ADO, priorityName } from './priority.ts';
 export {
+  type IterationNode,
+  type PlannedSprint,
+  planSprints,
+  type SprintInJira,
+  type SprintPlan,
+  type SprintState,
+  type SprintStep,
+  sprintStateOn,
+  sprintSteps,
+  type UnplannedReason,
+} from './sprints.ts';
+export {
   type AdoStateCategory,
   type IssueTypeStatuses,
   JIRA_DEFAULT_RESOLUTIONS,

@@ -31,6 +31,11 @@ export interface IssueFieldsContext {
   /** The description as an ADF document, built by the caller (it holds the whole title when truncated). */
   description?: unknown;
   componentIds?: readonly { id: string }[];
+  /**
+   * The open sprint to create the issue in, through the site's Sprint field (its id differs per site). Jira
+   * takes a bare sprint id on write, though it reads the field back as a list of sprints.
+   */
+  sprint?: { fieldId: string; id: number };
   /** More labels (e.g. iteration or migration-run markers); sanitised like tags. */
   labelsExtra?: readonly string[];
 }
@@ -109,5 +114,6 @@ export function buildIssueFields(item: SourceWorkItem, ctx: IssueFieldsContext):
   if (ctx.componentIds && ctx.componentIds.length > 0) {
     fields.components = ctx.componentIds.map((c) => ({ id: c.id }));
   }
+  if (ctx.sprint) fields[ctx.sprint.fieldId] = ctx.sprint.id;
   return { fields, warnings };
 }

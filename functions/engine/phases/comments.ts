@@ -2,15 +2,23 @@
  * Phase 7: each migrated item's Azure DevOps comments, oldest first, as Jira comments (see comments-format.ts
  * for the header and the marker).
  *
- * Never a duplicate: before posting an item's comments, the issue's comments are read and every ADO comment
- * whose marker is already there is left out; an item is recorded in the id map (`phasesDone` gets 7) only
- * when all its comments are in, and such an item is skipped without a call (except in INCREMENTAL runs, whose
- * items may have new comments). A crash between two posts therefore resumes with the first comment missing,
- * in order. Jira refusing a comment (after one try as plain text) stops that item there, so a later run
- * continues it in order; the item counts as a failure and the run goes on.
+ * Never a duplicate: before posting, the issue's comments are read and every ADO comment whose marker is
+ * already there is left out; an item is recorded in the id map (`phasesDone` gets 7) only when all its
+ * comments are in, and such an item is skipped without a call (except in INCREMENTAL runs, whose items may
+ * have new comments). A crash between two posts therefore resumes with the first comment missing, in order.
+ * Jira refusing a comment (after one try as plain text) stops that item there, so a later run continues it in
+ * order; the item counts as a failure and the run goes on.
  *
- * A chunk takes at most 50 items and stops taking more once about COMMENT_BUDGET comments are to be posted
- * (from ADO's `System.CommentCount`), so a chunk holding long threads stays short; one item is always taken.
+ * Units: the migrated items in manifest order, a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
+ * `System.CommentCount` when the phase starts; the list is kept as a run artifact). An item's comments go in
+ * one after another, so a part bounds how long one unit writes. Part k posts the item's comments not yet in
+ * Jira up to its end (k x COMMENTS_PER_UNIT; the last part, all of them): normally its own slice, and after a
+ * crash only what is missing. A part that finds earlier comments missing posts them first, unless an earlier
+ * part of this run failed on them: then the item stays stopped there. Only the last part records the item.
+ *
+ * A chunk takes at most 50 units and stops taking more once about COMMENT_BUDGET comments are to be posted,
+ * so a chunk holding long threads stays short; one unit is always taken, and two parts of one thread never
+ * share a chunk (units of a chunk run side by side).
  */
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
@@ -22,6 +30,7 @@ import type { JiraClient } from '#trackers/jira/client.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import { commentDocument, markerOf } from './comments-format.ts';
 import { PeopleMap } from './comments-people.ts';
+import { loadOrComputePlan } from './links-jira.ts';
 import {
   ChunkAbandoned,
   ITEM_CONCURRENCY,
@@ -32,13 +41,26 @@ import {
   tallyResults,
 } from './transitions-shared.ts';
 
-const UNITS_ARTIFACT = 'comments-units.json';
+const ITEMS_ARTIFACT = 'comments-units.json';
+const PLAN_ARTIFACT = 'comments-plan.json';
 const PEOPLE_ARTIFACT = 'comments-people.json';
-/** Comments a chunk sets out to post before it stops taking items. */
+/** Comments a chunk sets out to post before it stops taking units. */
 export const COMMENT_BUDGET = 400;
-const JIRA_COMMENT_PAGE = 100;
-/** Items read at a time (5 calls of 200) while gathering the people: memory stays flat on large projects. */
-const PEOPLE_SLICE = 1000;
+/**
+ * Most comments one unit posts. A chunk's units run ITEM_CONCURRENCY side by side, each posting in order, so
+ * a chunk's time is about its longest run of posts: COMMENT_BUDGET / ITEM_CONCURRENCY whether the chunk holds
+ * many short threads or one part of a long one.
+ */
+export const COMMENTS_PER_UNIT = COMMENT_BUDGET / ITEM_CONCURRENCY;
+/** Items read at a time (5 calls of 200) while planning: memory stays flat on large projects. */
+const ITEM_SLICE = 1000;
+
+/** A unit: an item's comments, or one part of a long thread (`part` of `parts`, from 1). */
+export interface CommentUnit {
+  id: number;
+  part?: number;
+  parts?: number;
+}
 
 /** `#123` in text (not `&#39;`) and links to `/_workitems/edit/123`: the items an ADO text may refer to. */
 const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
@@ -46,53 +68,75 @@ const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
 /** The ADO comment ids already posted to the issue (read from the markers of its comments). */
 export async function postedMarkers(jira: JiraClient, issueKey: string): Promise<Set<number>> {
   const markers = new Set<number>();
-  for (let startAt = 0; ; ) {
-    const res = await jira.http.request<{ comments?: { body?: unknown }[]; total?: number }>(
-      'GET',
-      `/rest/api/3/issue/${encodeURIComponent(issueKey)}/comment`,
-      { query: { startAt, maxResults: JIRA_COMMENT_PAGE, orderBy: 'created' } },
-    );
-    const page = res.body.comments ?? [];
-    for (const c of page) {
-      const marker = markerOf(c.body);
-      if (marker !== undefined) markers.add(marker);
-    }
-    startAt += page.length;
-    if (page.length === 0 || startAt >= (res.body.total ?? 0)) return markers;
+  for await (const c of jira.comments(issueKey)) {
+    const marker = markerOf(c.body);
+    if (marker !== undefined) markers.add(marker);
   }
+  return markers;
 }
 
-async function adoComments(ctx: PhaseContext, id: number): Promise<AdoComment[]> {
+/** The item's first `limit` comments, oldest first (a part reads no further than it posts). */
+async function adoComments(ctx: PhaseContext, id: number, limit: number): Promise<AdoComment[]> {
   const all: AdoComment[] = [];
-  for await (const c of ctx.deps.source.comments(id)) all.push(c);
+  for await (const c of ctx.deps.source.comments(id)) {
+    all.push(c);
+    if (all.length >= limit) break;
+  }
   return all;
 }
 
 const migrateComments = (ctx: PhaseContext) => ctx.run.options.migrateComments !== false;
 
-export async function commentsUnits(ctx: PhaseContext): Promise<number> {
-  if (!migrateComments(ctx)) return 0;
-  const units = await migratedUnits(ctx, UNITS_ARTIFACT);
-  const peopleKey = runArtifactKey(ctx.run, PEOPLE_ARTIFACT);
-  if (units.length > 0 && !(await ctx.deps.artifacts.get(peopleKey))) {
-    // Once a run: the identities every migrated item names, so mentions of people who never commented on the
-    // item at hand still resolve.
-    const people = await PeopleMap.load(ctx.deps, peopleKey, ctx.preflight);
-    for (let i = 0; i < units.length; i += PEOPLE_SLICE) {
-      const items = await ctx.deps.source.workItems(units.slice(i, i + PEOPLE_SLICE), { expand: 'none' });
-      await people.learn(items.flatMap((item) => Object.values(item.fields)));
-    }
-    await people.save();
-  }
-  return units.length;
-}
-
-type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
-
 const commentCountOf = (item: AdoWorkItem | undefined) => {
   const n = item?.fields['System.CommentCount'];
   return typeof n === 'number' ? n : undefined;
 };
+
+/**
+ * The phase's units, computed once when it starts: every migrated item, long threads in parts. The same pass
+ * learns, once a run, the identities every migrated item names, so mentions of people who never commented on
+ * the item at hand still resolve.
+ */
+async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
+  const { deps, run, preflight } = ctx;
+  const ids = await migratedUnits(ctx, ITEMS_ARTIFACT);
+  const peopleKey = runArtifactKey(run, PEOPLE_ARTIFACT);
+  const people = (await deps.artifacts.get(peopleKey))
+    ? undefined
+    : await PeopleMap.load(deps, peopleKey, preflight);
+  const units: CommentUnit[] = [];
+  for (let i = 0; i < ids.length; i += ITEM_SLICE) {
+    const slice = ids.slice(i, i + ITEM_SLICE);
+    const items = await deps.source.workItems(slice, { expand: 'none' });
+    await people?.learn(items.flatMap((item) => Object.values(item.fields)));
+    const byId = new Map(items.map((item) => [item.id, item]));
+    for (const id of slice) {
+      const parts = Math.max(1, Math.ceil((commentCountOf(byId.get(id)) ?? 0) / COMMENTS_PER_UNIT));
+      if (parts === 1) units.push({ id });
+      else for (let part = 1; part <= parts; part++) units.push({ id, part, parts });
+    }
+  }
+  await people?.save();
+  return units;
+}
+
+const unitsOf = (ctx: PhaseContext) =>
+  loadOrComputePlan(ctx.deps.artifacts, runArtifactKey(ctx.run, PLAN_ARTIFACT), () => computeUnits(ctx));
+
+export async function commentsUnits(ctx: PhaseContext): Promise<number> {
+  if (!migrateComments(ctx)) return 0;
+  return (await unitsOf(ctx)).length;
+}
+
+type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
+
+/** Comments a unit sets out to post: its slice of the thread (the last part, whatever is left). */
+function costOf(unit: CommentUnit, item: AdoWorkItem | undefined): number {
+  const count = commentCountOf(item);
+  const parts = unit.parts ?? 1;
+  if ((unit.part ?? 1) < parts) return COMMENTS_PER_UNIT;
+  return count === undefined ? 1 : Math.max(1, count - (parts - 1) * COMMENTS_PER_UNIT);
+}
 
 /** Warnings of an item's comments, each distinct message once, with how often it came. */
 function summarise(messages: string[]): string {
@@ -106,33 +150,35 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
   const { store, source, target } = deps;
   const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
   if (!migrateComments(ctx)) return outcome;
-  const units = await migratedUnits(ctx, UNITS_ARTIFACT);
-  const candidates = units.slice(index, index + CHUNK_SIZE);
+  const candidates = (await unitsOf(ctx)).slice(index, index + CHUNK_SIZE);
   if (candidates.length === 0) return outcome;
   const dryRun = run.options.dryRun === true;
   const recheck = run.type === 'INCREMENTAL';
 
-  const entries = await store.idMap.getMany(run.tenantId, run.projectId, candidates);
+  const candidateIds = [...new Set(candidates.map((u) => u.id))];
+  const entries = await store.idMap.getMany(run.tenantId, run.projectId, candidateIds);
   const isDone = (id: number) => !recheck && (entries.get(id)?.phasesDone ?? []).includes(PHASES.comments);
   const items = new Map<number, AdoWorkItem>(
     (
       await source.workItems(
-        candidates.filter((id) => !isDone(id)),
+        candidateIds.filter((id) => !isDone(id)),
         { expand: 'none' },
       )
     ).map((i) => [i.id, i]),
   );
-  // The chunk's extent: long threads make short chunks.
+  // The chunk's extent: long threads make short chunks, and two parts of a thread never run side by side.
   let budget = 0;
-  let take = 0;
-  for (const id of candidates) {
-    const cost = isDone(id) ? 0 : (commentCountOf(items.get(id)) ?? 1);
-    if (take > 0 && budget + cost > COMMENT_BUDGET) break;
+  const units: CommentUnit[] = [];
+  const taken = new Set<number>();
+  for (const unit of candidates) {
+    if (taken.has(unit.id) && !isDone(unit.id)) break;
+    const cost = isDone(unit.id) ? 0 : costOf(unit, items.get(unit.id));
+    if (units.length > 0 && budget + cost > COMMENT_BUDGET) break;
     budget += cost;
-    take++;
+    units.push(unit);
+    taken.add(unit.id);
   }
-  const ids = candidates.slice(0, take);
-  outcome.processed = ids.length;
+  outcome.processed = units.length;
 
   const people = await PeopleMap.load(deps, runArtifactKey(run, PEOPLE_ARTIFACT), ctx.preflight);
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');
@@ -142,14 +188,30 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
     const phasesDone = [...new Set([...(entry.phasesDone ?? []), PHASES.comments])];
     await store.idMap.putMany(run.tenantId, run.projectId, [{ ...entry, phasesDone, updatedAt: nowIso() }]);
   };
+  // Items whose comments this run already stopped at a refusal (read only when a part finds a gap).
+  let stoppedItems: Promise<Set<number>> | undefined;
+  const stoppedEarlier = async (id: number) => {
+    stoppedItems ??= store.runFailures
+      .list(run.tenantId, run.projectId, run.id)
+      .then((all) => new Set(all.filter((f) => f.phase === PHASES.comments).map((f) => f.sourceId)));
+    return (await stoppedItems).has(id);
+  };
 
-  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
+  const one = async (unit: CommentUnit, stopped: () => boolean): Promise<ItemResult> => {
+    const { id } = unit;
+    const part = unit.part ?? 1;
+    const parts = unit.parts ?? 1;
+    const last = part === parts;
+    const partOf = parts > 1 ? ` (part ${part}/${parts})` : '';
     const entry = entries.get(id);
-    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
-    const label = `#${id} ${entry.targetKey}`;
+    if (!entry) return { kind: 'skipped', line: `#${id}${partOf}: not in the id map: skipped` };
+    const label = `#${id} ${entry.targetKey}${partOf}`;
     if (isDone(id)) return { kind: 'skipped', line: `${label}: comments already in Jira: skipped` };
     const item = items.get(id);
     if (!item) return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
+    // This unit's slice of the thread: [start, end), the last part to the end whatever the count is now.
+    const start = (part - 1) * COMMENTS_PER_UNIT;
+    const end = last ? Number.POSITIVE_INFINITY : part * COMMENTS_PER_UNIT;
     let done = 0;
     let current: number | undefined;
     try {
@@ -157,15 +219,32 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
         await markDone(entry);
         return { kind: 'skipped', line: `${label}: no comments` };
       }
-      const comments = await adoComments(ctx, id);
+      const comments = await adoComments(ctx, id, end);
       if (comments.length === 0) {
         await markDone(entry);
         return { kind: 'skipped', line: `${label}: no comments` };
       }
       const posted = await postedMarkers(target, entry.targetKey);
-      const todo = comments.filter((c) => !posted.has(c.id));
-      const already = comments.length - todo.length;
+      const missing = comments.flatMap((c, at) => (posted.has(c.id) ? [] : [{ c, at }]));
+      const earlier = missing.filter((m) => m.at < start);
+      const own = missing.length - earlier.length;
+      const already = Math.max(0, comments.length - start) - own;
+      const alreadyNote = already ? ` (${already} already in Jira)` : '';
+      // A gap before this part: an earlier part stopped at a refusal (the item stays stopped there), or the
+      // thread shrank in ADO since the phase started (the gap is filled first, in order).
+      const first = earlier[0];
+      if (first && !dryRun && (await stoppedEarlier(id)))
+        return {
+          kind: 'skipped',
+          line: `${label}: not posted: the thread stopped earlier, at Azure DevOps comment ${first.c.id} (skipped)`,
+        };
+      const todo = dryRun ? missing.filter((m) => m.at >= start) : missing;
       if (todo.length === 0) {
+        if (!last)
+          return {
+            kind: 'skipped',
+            line: `${label}: comments ${start + 1}-${comments.length} already in Jira: skipped`,
+          };
         await markDone(entry);
         return {
           kind: 'skipped',
@@ -173,15 +252,12 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
         };
       }
       if (dryRun)
-        return {
-          kind: 'success',
-          line: `${label}: would post ${todo.length} comments${already ? ` (${already} already in Jira)` : ''}`,
-        };
+        return { kind: 'success', line: `${label}: would post ${todo.length} comments${alreadyNote}` };
 
       // What the bodies name: the authors (for mentions) and the items they refer to.
       await people.learn([...Object.values(item.fields), ...comments.map((c) => c.createdBy)]);
       const referred = new Set<number>();
-      for (const c of todo)
+      for (const { c } of todo)
         for (const m of (c.text ?? '').matchAll(REFERENCE)) referred.add(Number(m[1] ?? m[2]));
       const keys = await store.idMap.getMany(run.tenantId, run.projectId, [...referred]);
       const adfContext: HtmlToAdfContext = {
@@ -194,7 +270,7 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
       };
 
       const warnings: string[] = [];
-      for (const c of todo) {
+      for (const { c } of todo) {
         if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
         current = c.id;
         const converted = commentDocument(c, adfContext);
@@ -214,12 +290,9 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
         }
         done++;
       }
-      await markDone(entry);
+      if (last) await markDone(entry);
       const notes = warnings.length ? `; warnings: ${summarise(warnings)}` : '';
-      return {
-        kind: 'success',
-        line: `${label}: ${done} comments posted${already ? ` (${already} already in Jira)` : ''}${notes}`,
-      };
+      return { kind: 'success', line: `${label}: ${done} comments posted${alreadyNote}${notes}` };
     } catch (err) {
       if (err instanceof TrackerHttpError && err.tracker === 'source' && err.status === 404)
         return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
@@ -230,9 +303,15 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
     }
   };
 
-  const results = await inPool(ids, ITEM_CONCURRENCY, one);
+  const results = await inPool(units, ITEM_CONCURRENCY, one);
   await people.save();
-  await tallyResults(ctx, PHASES.comments, ids, results, outcome);
+  await tallyResults(
+    ctx,
+    PHASES.comments,
+    units.map((u) => u.id),
+    results,
+    outcome,
+  );
   return outcome;
 }
 

@@ -8,13 +8,15 @@
  *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
  *     between is recovered by step 2 on resume.
  */
-import { buildIssueFields, sourceIdLabel } from '#domain/mapping/index.ts';
+import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { ChunkOutcome, PhaseContext } from '../context.ts';
-import { descriptionOf } from './description.ts';
+import { issueFieldsFor } from './issue-payload.ts';
+import { PlacementIndex } from './sprints.ts';
+import { updateKnownItems } from './update.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,21 +26,27 @@ async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {
   if (wait > 0) await sleep(wait);
 }
 
-export async function createChunk(
-  { deps, run, preflight }: PhaseContext,
-  index: number,
-): Promise<ChunkOutcome> {
+export async function createChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run, preflight } = ctx;
   const { store, source, target } = deps;
   const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
   const outcome: ChunkOutcome = { processed: chunk.length, success: 0, failure: 0, skipped: 0, log: [] };
   const ids = chunk.map((c) => c.id);
   const known = await store.idMap.getMany(run.tenantId, run.projectId, ids);
   let todo = chunk.filter((c) => !known.has(c.id));
-  // Known ones: written by this run before an interruption (created), or by an earlier run (skipped).
+  // Known ones: written by this run before an interruption (created), or by an earlier run (skipped; an
+  // incremental run updates them from their source instead).
+  const incremental = run.type === 'INCREMENTAL';
+  const toUpdate: IdMapEntry[] = [];
   for (const entry of known.values()) {
     if (entry.runId === run.id && entry.origin === 'created') {
       outcome.success++;
       outcome.log.push(`#${entry.sourceId} ${entry.sourceType} -> ${entry.targetKey}`);
+    } else if (incremental && entry.updatedByRun !== run.id) {
+      toUpdate.push(entry);
+    } else if (incremental) {
+      outcome.success++;
+      outcome.log.push(`#${entry.sourceId} ${entry.sourceType} -> ${entry.targetKey} updated`);
     } else {
       outcome.skipped++;
       outcome.log.push(
@@ -46,6 +54,7 @@ export async function createChunk(
       );
     }
   }
+  await updateKnownItems(ctx, toUpdate, new Map(chunk.map((c) => [c.id, c])), outcome);
   if (todo.length === 0) return outcome;
 
   const pending = await store.idMap.pending(run.tenantId, run.projectId, run.id, PHASES.create);
@@ -99,11 +108,6 @@ export async function createChunk(
     }
   }
   todo = todo.filter((t) => !foundBySource.has(t.id));
-  if (run.options.dryRun) {
-    for (const t of todo)
-      outcome.log.push(`#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}`);
-    return outcome;
-  }
   if (todo.length === 0) {
     await store.idMap.clearPending(run.tenantId, run.projectId, run.id, PHASES.create);
     return outcome;
@@ -116,23 +120,30 @@ export async function createChunk(
   const byId = new Map(items.map((i) => [i.id, i]));
   const parentIds = todo.map((t) => t.parentId).filter((p): p is number => p !== null);
   const parents = await store.idMap.getMany(run.tenantId, run.projectId, parentIds);
-  const payloads = todo.map((t) => {
-    const item = byId.get(t.id) as AdoWorkItem;
-    const parent = t.parentId !== null ? parents.get(t.parentId) : undefined;
-    // Jira takes a parent only one hierarchy level up (Epic > Story, Story > Sub-task); phase 3 links the rest.
-    const level = (type: string) => preflight.typeLevels[preflight.typeMap[type]?.name ?? ''];
-    const parentKey =
-      parent && level(parent.sourceType) === (level(t.type) ?? 0) + 1 ? parent.targetKey : undefined;
-    return buildIssueFields(item, {
-      projectKey: preflight.projectKey,
-      typeMap: preflight.typeMap,
-      priorityNames: preflight.priorityNames,
-      ...(preflight.storyPointsFieldId ? { storyPointsFieldId: preflight.storyPointsFieldId } : {}),
-      users: (email: string) => preflight.users[email.toLowerCase()],
-      ...(parentKey ? { parentKey } : {}),
-      description: descriptionOf(item, (w) => outcome.log.push(w)),
-    });
-  });
+  // Phase 1's sprint and component of each item (sprints.ts).
+  const placement = new PlacementIndex(preflight);
+  const payloads = todo.map((t) =>
+    issueFieldsFor(
+      preflight,
+      byId.get(t.id) as AdoWorkItem,
+      t,
+      t.parentId !== null ? parents.get(t.parentId) : undefined,
+      (w) => outcome.log.push(w),
+      placement.of(byId.get(t.id) as AdoWorkItem, (w) => outcome.log.push(w)),
+    ),
+  );
+
+  // What could not be carried over (a person without an account, a priority the scheme lacks ...), on the
+  // item's own line: the dry run's preview collects these.
+  const notes = payloads.map((p) => p.warnings.map((w) => `; warning: ${w}`).join(''));
+  if (run.options.dryRun) {
+    todo.forEach((t, i) =>
+      outcome.log.push(
+        `#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}${notes[i]}`,
+      ),
+    );
+    return outcome;
+  }
 
   await store.idMap.markPending(run.tenantId, run.projectId, run.id, PHASES.create, {
     sourceIds: todo.map((t) => t.id),
@@ -178,7 +189,7 @@ export async function createChunk(
       updatedAt: nowIso(),
     });
     outcome.success++;
-    outcome.log.push(`#${t.id} ${t.type} -> ${issue.key}`);
+    outcome.log.push(`#${t.id} ${t.type} -> ${issue.key}${notes[i]}`);
   }
   await store.idMap.putMany(run.tenantId, run.projectId, created);
   deps.crash?.('after-id-map');

@@ -26,6 +26,7 @@ import {
   type IssueState,
   loadOrComputePlan,
   markPhaseDone,
+  preparePlanInSlices,
   readIssueStates,
   refusalOf,
   writeIssueLink,
@@ -71,11 +72,15 @@ function represented(
   return relatesType !== null && hasIssueLink(state, relatesType, parent.targetKey, true);
 }
 
-async function computePlan({ deps, run, preflight }: PhaseContext): Promise<HierarchyPlan> {
+async function computePlan(
+  { deps, run, preflight }: PhaseContext,
+  from: number,
+  to: number,
+): Promise<HierarchyPlan> {
   const { store, target } = deps;
-  const withParent = preflight.manifest.filter(
-    (m): m is ManifestItem & { parentId: number } => m.parentId !== null,
-  );
+  const withParent = preflight.manifest
+    .slice(from, to)
+    .filter((m): m is ManifestItem & { parentId: number } => m.parentId !== null);
   const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
     ...withParent.map((m) => m.id),
     ...withParent.map((m) => m.parentId),
@@ -104,10 +109,27 @@ async function computePlan({ deps, run, preflight }: PhaseContext): Promise<Hier
   return { units, relatesType };
 }
 
-const planOf = (ctx: PhaseContext) =>
-  loadOrComputePlan(ctx.deps.artifacts, hierarchyPlanKey(ctx.run.tenantId, ctx.run.id), () =>
-    computePlan(ctx),
+/** Slice by slice, across invocations if need be (see preparePlanInSlices). */
+const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) =>
+  preparePlanInSlices(
+    ctx.deps.artifacts,
+    hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
+    ctx.preflight.manifest.length,
+    (from, to) => computePlan(ctx, from, to),
+    (parts) => ({ units: parts.flatMap((p) => p.units), relatesType: parts[0]?.relatesType ?? null }),
+    remainingMs,
   );
+
+const planOf = async (ctx: PhaseContext) => {
+  await preparePlan(ctx);
+  return loadOrComputePlan<HierarchyPlan>(
+    ctx.deps.artifacts,
+    hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
+    () => {
+      throw new Error('the hierarchy plan was not stored');
+    },
+  );
+};
 
 /** The comment of a Relates link that stands for a parent: which end is the parent, and why not `parent`. */
 function hierarchyNote(child: IdMapEntry, parent: IdMapEntry, why: string): string {
@@ -258,6 +280,7 @@ async function setParent(
 
 /** Phase 3, for the runner's PHASE_MODULES. */
 export const hierarchyPhase: PhaseModule = {
+  prepare: preparePlan,
   units: async (ctx) => (await planOf(ctx)).units.length,
   chunk: hierarchyChunk,
 };

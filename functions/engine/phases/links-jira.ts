@@ -83,37 +83,25 @@ export function hasIssueLink(
 }
 
 /**
- * Writes "`subjectKey` <outward phrase> `objectKey`" ("A blocks B"). Jira's POST /issueLink takes the subject
- * as `inwardIssue`, so `JiraClient.link(type, outwardKey, inwardKey)` gets the object first. A comment travels
- * in the same request (the client's `link` has no comment parameter), so the link and its comment are written
- * together or not at all and a retried chunk never adds the comment twice.
+ * Writes "`subjectKey` <outward phrase> `objectKey`" ("A blocks B"): Jira takes the subject as `inwardIssue`.
+ * The ADO link's comment travels in the same request, so the link and its comment are written together or
+ * not at all and a retried chunk never adds the comment twice.
  */
 export async function writeIssueLink(
   target: JiraClient,
   link: { type: string; subjectKey: string; objectKey: string; comment?: string },
 ): Promise<void> {
-  if (!link.comment) {
-    await target.link(link.type, link.objectKey, link.subjectKey);
-    return;
-  }
-  await target.http.request('POST', '/rest/api/3/issueLink', {
-    body: {
-      type: { name: link.type },
-      inwardIssue: { key: link.subjectKey },
-      outwardIssue: { key: link.objectKey },
-      comment: { body: textToAdf(link.comment) },
-    },
-    notIdempotent: true,
+  await target.createIssueLink({
+    type: link.type,
+    inwardKey: link.subjectKey,
+    outwardKey: link.objectKey,
+    ...(link.comment ? { comment: textToAdf(link.comment) } : {}),
   });
 }
 
-/** The `globalId`s of an issue's remote links (the client has no reader for them). */
+/** The `globalId`s of an issue's remote links. */
 export async function remoteLinkIds(target: JiraClient, key: string): Promise<Set<string>> {
-  const res = await target.http.request<{ globalId?: string }[]>(
-    'GET',
-    `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`,
-  );
-  return new Set((Array.isArray(res.body) ? res.body : []).flatMap((r) => (r.globalId ? [r.globalId] : [])));
+  return new Set((await target.remoteLinks(key)).flatMap((r) => (r.globalId ? [r.globalId] : [])));
 }
 
 /**
@@ -178,3 +166,43 @@ export async function loadOrComputePlan<T>(
 
 /** The units of a chunk starting at `index`. */
 export const chunkOf = <T>(units: T[], index: number): T[] => units.slice(index, index + CHUNK_SIZE);
+
+/** Manifest items one slice of a phase's plan covers: its reads fit well inside one invocation's budget. */
+export const PLAN_SLICE = 1000;
+/** Below this, no further slice is started in this invocation (a slice takes a few seconds at worst). */
+const SLICE_BUDGET_MS = 30_000;
+
+/**
+ * A phase's plan computed a manifest slice at a time, each slice kept as an artifact of its own, so a plan
+ * over a project of any size is built across several invocations (the runner calls again) instead of having
+ * to fit in one. At least one slice is worked per call. True once the whole plan is stored.
+ */
+export async function preparePlanInSlices<P, T>(
+  artifacts: { get(key: string): Promise<string | undefined>; put(key: string, body: string): Promise<void> },
+  key: string,
+  manifestLength: number,
+  computeSlice: (from: number, to: number) => Promise<P>,
+  merge: (parts: P[]) => T,
+  remainingMs: () => number = () => Number.POSITIVE_INFINITY,
+): Promise<boolean> {
+  if (planCache.has(key) || (await artifacts.get(key)) !== undefined) return true;
+  const slices = Math.max(1, Math.ceil(manifestLength / PLAN_SLICE));
+  const parts: P[] = [];
+  let worked = 0;
+  for (let i = 0; i < slices; i++) {
+    const partKey = `${key}.part-${i}`;
+    const saved = await artifacts.get(partKey);
+    if (saved !== undefined) {
+      parts.push(JSON.parse(saved) as P);
+      continue;
+    }
+    if (worked > 0 && remainingMs() < SLICE_BUDGET_MS) return false;
+    const part = await computeSlice(i * PLAN_SLICE, (i + 1) * PLAN_SLICE);
+    await artifacts.put(partKey, JSON.stringify(part));
+    parts.push(part);
+    worked++;
+  }
+  // Re-read before storing: two invocations racing at the start end up with the same plan.
+  if ((await artifacts.get(key)) === undefined) await artifacts.put(key, JSON.stringify(merge(parts)));
+  return true;
+}

@@ -28,6 +28,7 @@ import {
   hasIssueLink,
   type IssueState,
   loadOrComputePlan,
+  preparePlanInSlices,
   readIssueStates,
   refusalOf,
   remoteLinkIds,
@@ -73,15 +74,23 @@ export function workItemWebUrl(organizationUrl: string, project: string, id: num
   return `${organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${id}`;
 }
 
-async function computePlan({ deps, run, preflight }: PhaseContext): Promise<LinkPlan> {
+/** The plan of one manifest slice: the links its items hold (the scope, for their far ends, is the whole run). */
+async function computePlan(
+  { deps, run, preflight }: PhaseContext,
+  sliceFrom: number,
+  sliceTo: number,
+): Promise<LinkPlan> {
   const { store, source, target } = deps;
-  const ids = preflight.manifest.map((m) => m.id);
-  const inScope = new Set(ids);
-  const [items, linkTypes, entries] = await Promise.all([
+  const ids = preflight.manifest.slice(sliceFrom, sliceTo).map((m) => m.id);
+  const inScope = new Set(preflight.manifest.map((m) => m.id));
+  const [items, linkTypes] = await Promise.all([
     source.workItems(ids, { expand: 'relations' }),
     target.linkTypes(),
-    store.idMap.getMany(run.tenantId, run.projectId, ids),
   ]);
+  // Far ends too: an item outside this run's manifest may be in Jira already (an incremental run's
+  // unchanged items), and a link to it is an issue link, not a remote one.
+  const ends = items.flatMap((i) => (i.relations ?? []).flatMap((r) => workItemIdFromUrl(r.url) ?? []));
+  const entries = await store.idMap.getMany(run.tenantId, run.projectId, [...ids, ...ends]);
   const { links, warnings } = planIssueLinks(items, { availableTypes: linkTypes.map((t) => t.name) });
   const typeOf = new Map(linkTypes.map((t) => [t.name.toLowerCase(), t]));
   const symmetric = linkTypes.filter((t) => t.inward === t.outward).map((t) => t.name.toLowerCase());
@@ -116,6 +125,9 @@ async function computePlan({ deps, run, preflight }: PhaseContext): Promise<Link
     for (const r of item.relations ?? []) {
       const other = workItemIdFromUrl(r.url);
       if (linkTypeFor(r.rel) !== 'hierarchy' || other === undefined || inScope.has(other)) continue;
+      // In Jira already: phase 3 shows a parent of a manifest item; a child outside the manifest got its
+      // parent when it was migrated.
+      if (entries.has(other)) continue;
       const isParent = /-reverse$/i.test(r.rel);
       units.push({
         on: item.id,
@@ -214,8 +226,43 @@ async function remoteLinksOf(
   return out;
 }
 
-const planOf = (ctx: PhaseContext) =>
-  loadOrComputePlan(ctx.deps.artifacts, linkPlanKey(ctx.run.tenantId, ctx.run.id), () => computePlan(ctx));
+/** A link between two slices' items is planned by both: kept once, in the place it was first planned. */
+export function mergeLinkPlans(parts: LinkPlan[]): LinkPlan {
+  const seen = new Map<string, LinkUnit>();
+  for (const u of parts.flatMap((p) => p.units)) {
+    const id =
+      u.kind === 'remote'
+        ? `remote|${u.on}|${u.globalId}`
+        : `${u.kind}|${u.type.toLowerCase()}|${u.from}|${u.to}`;
+    const first = seen.get(id);
+    if (!first) seen.set(id, u);
+    else if (first.kind === 'issue' && u.kind === 'issue' && first.comment === undefined && u.comment)
+      first.comment = u.comment;
+  }
+  return {
+    units: [...seen.values()],
+    symmetric: parts[0]?.symmetric ?? [],
+    warnings: [...new Set(parts.flatMap((p) => p.warnings))],
+  };
+}
+
+/** Slice by slice, across invocations if need be (see preparePlanInSlices). */
+const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) =>
+  preparePlanInSlices(
+    ctx.deps.artifacts,
+    linkPlanKey(ctx.run.tenantId, ctx.run.id),
+    ctx.preflight.manifest.length,
+    (from, to) => computePlan(ctx, from, to),
+    mergeLinkPlans,
+    remainingMs,
+  );
+
+const planOf = async (ctx: PhaseContext) => {
+  await preparePlan(ctx);
+  return loadOrComputePlan<LinkPlan>(ctx.deps.artifacts, linkPlanKey(ctx.run.tenantId, ctx.run.id), () => {
+    throw new Error('the link plan was not stored');
+  });
+};
 
 export async function linksChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
   const { deps, run } = ctx;
@@ -333,6 +380,8 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
 
 /** Phase 4, for the runner's PHASE_MODULES. No units when the run does not migrate links. */
 export const linksPhase: PhaseModule = {
+  prepare: async (ctx, remainingMs) =>
+    ctx.run.options.migrateLinks === false || preparePlan(ctx, remainingMs),
   units: async (ctx) => (ctx.run.options.migrateLinks === false ? 0 : (await planOf(ctx)).units.length),
   chunk: linksChunk,
 };

@@ -6,9 +6,13 @@
 import { type ManifestItem, orderParentsFirst, parentIdOf, sampleManifest } from '#domain/manifest.ts';
 import { mapTypes } from '#domain/mapping/index.ts';
 import type { Run } from '#domain/runs.ts';
+import { nowMs } from '#platform/clock.ts';
+import { PLUGIN_MODULES, pluginPhases } from '#plugins/index.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { EngineDeps, Preflight } from '../context.ts';
+import { idsToMigrate } from './scope.ts';
+import { setupComponents, setupSprints } from './setup.ts';
 
 export class PreflightError extends Error {
   override name = 'PreflightError';
@@ -25,12 +29,37 @@ export function emailOf(value: unknown): string | undefined {
   return m?.[1]?.toLowerCase();
 }
 
+/** Items read at a time: memory holds only what preflight keeps of each, never the whole project's fields. */
+const READ_SLICE = 1000;
+/** What preflight keeps of an item: its type, people, area and iteration, and its parent relation. */
+const KEPT_FIELDS = ['System.WorkItemType', 'System.AreaPath', 'System.IterationPath', ...PEOPLE_FIELDS];
+
+async function slimItems(deps: EngineDeps, ids: number[]): Promise<AdoWorkItem[]> {
+  const kept: AdoWorkItem[] = [];
+  for (let i = 0; i < ids.length; i += READ_SLICE) {
+    for (const item of await deps.source.workItems(ids.slice(i, i + READ_SLICE), { expand: 'relations' })) {
+      kept.push({
+        id: item.id,
+        rev: item.rev,
+        fields: Object.fromEntries(KEPT_FIELDS.map((f) => [f, item.fields[f]])),
+        relations: (item.relations ?? []).filter((r) => parentIdOf([r]) !== null),
+      });
+    }
+  }
+  return kept;
+}
+
 export async function runPreflight(deps: EngineDeps, run: Run, projectKey: string): Promise<Preflight> {
   const { source, target } = deps;
-  const ids = await source.idsInScope({ areaPath: run.options.areaFilter, types: run.options.typeFilter });
-  const items: AdoWorkItem[] = await source.workItems(ids, { expand: 'relations' });
+  const { ids, warnings: scopeWarnings, inJira } = await idsToMigrate(deps, run);
+  const items = await slimItems(deps, ids);
   const [project, fields] = await Promise.all([target.project(projectKey), target.fields()]);
-  const sourceTypes = [...new Set(items.map((i) => String(i.fields['System.WorkItemType'])))];
+  // Parents already in Jira (incremental runs) stay out of the manifest, but their types decide whether
+  // Jira can hold them as a parent: they are mapped too.
+  const parentTypes = items.flatMap((i) => inJira.get(parentIdOf(i.relations) ?? -1) ?? []);
+  const sourceTypes = [
+    ...new Set([...items.map((i) => String(i.fields['System.WorkItemType'])), ...parentTypes]),
+  ];
   const types = mapTypes(sourceTypes, project.issueTypes ?? [], run.options.typeOverrides);
   if (types.problems.length > 0) throw new PreflightError(types.problems.join('; '));
   // Types that are not migrated as issues (Shared Steps: the test-steps plugin carries them) leave the scope.
@@ -41,6 +70,7 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
       type: String(i.fields['System.WorkItemType']),
       parentId: parentIdOf(i.relations),
     })),
+    (id) => inJira.has(id),
   );
   if (run.type === 'SAMPLE') manifest = sampleManifest(manifest);
 
@@ -60,6 +90,25 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     if (match) users[email] = match.accountId;
     else unmappedUsers.push(email);
   }
+  const enabled = (await deps.store.plugins.list(run.tenantId)).map((p) => p.pluginKey);
+  const plugins = pluginPhases(enabled, deps.plugins ?? PLUGIN_MODULES);
+  // Sprints and components for what is in scope; a dry run only reads. Iteration dates are read against the
+  // platform clock's today, the day the run starts.
+  const inScope = items.filter((i) => inManifest.has(i.id));
+  const dryRun = run.options.dryRun;
+  const sprintSetup = await setupSprints(deps, {
+    projectKey: project.key,
+    items: inScope,
+    fields,
+    referenceMs: nowMs(),
+    dryRun,
+  });
+  const componentSetup = await setupComponents(deps, {
+    projectKey: project.key,
+    sourceProject: source.connection.project,
+    items: inScope,
+    dryRun,
+  });
   const storyPoints = fields.find((f) => /^story points?$|^story point estimate$/i.test(f.name));
   const preflight: Preflight = {
     manifest,
@@ -73,9 +122,18 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     users,
     unmappedUsers,
     warnings: [
+      ...scopeWarnings,
       ...types.warnings,
       ...unmappedUsers.map((e) => `${e} has no Jira account: their items are left unassigned`),
+      ...plugins.warnings,
+      ...sprintSetup.warnings,
+      ...componentSetup.warnings,
     ],
+    plugins: plugins.plugins,
+    sprintFieldId: sprintSetup.sprintFieldId,
+    boardId: sprintSetup.boardId,
+    sprints: sprintSetup.sprints,
+    components: componentSetup.components,
   };
   await deps.artifacts.put(artifactKeys.preflight(run.tenantId, run.id), JSON.stringify(preflight));
   return preflight;

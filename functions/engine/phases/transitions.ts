@@ -38,8 +38,7 @@ const GRAPH_ARTIFACT = 'transition-graphs.json';
 /** The site's resolution names; Jira Cloud's defaults (inside mapStates) when they cannot be read. */
 async function siteResolutions(ctx: PhaseContext): Promise<string[] | undefined> {
   try {
-    const res = await ctx.deps.target.http.request<{ name: string }[]>('GET', '/rest/api/3/resolution');
-    const names = Array.isArray(res.body) ? res.body.map((r) => r.name).filter(Boolean) : [];
+    const names = (await ctx.deps.target.resolutions()).map((r) => r.name).filter(Boolean);
     return names.length ? names : undefined;
   } catch (err) {
     if (refusalOf(err) === undefined) throw err;
@@ -74,8 +73,15 @@ export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
   return plan;
 }
 
+/**
+ * The phase's units: the items in Jira; in a dry run every manifest item, as one it would create has no issue
+ * yet but its state's mapping (and any state without a status) belongs in the preview all the same.
+ */
+const unitsOf = (ctx: PhaseContext): Promise<number[]> | number[] =>
+  ctx.run.options.dryRun ? ctx.preflight.manifest.map((m) => m.id) : migratedUnits(ctx, UNITS_ARTIFACT);
+
 export async function transitionsUnits(ctx: PhaseContext): Promise<number> {
-  const units = await migratedUnits(ctx, UNITS_ARTIFACT);
+  const units = await unitsOf(ctx);
   // Known before the first chunk: its warnings are logged there.
   if (units.length > 0) await statePlan(ctx);
   return units.length;
@@ -86,7 +92,7 @@ type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reaso
 export async function transitionsChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
   const { deps, run } = ctx;
   const { store, source, target } = deps;
-  const units = await migratedUnits(ctx, UNITS_ARTIFACT);
+  const units = await unitsOf(ctx);
   const ids = units.slice(index, index + CHUNK_SIZE);
   const outcome: ChunkOutcome = { processed: ids.length, success: 0, failure: 0, skipped: 0, log: [] };
   if (ids.length === 0) return outcome;
@@ -102,11 +108,11 @@ export async function transitionsChunk(ctx: PhaseContext, index: number): Promis
 
   const one = async (id: number): Promise<ItemResult> => {
     const entry = entries.get(id);
-    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
-    const label = `#${id} ${entry.targetKey}`;
+    if (!entry && !dryRun) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
+    const label = `#${id} ${entry?.targetKey ?? '(new issue)'}`;
     const item = items.get(id);
     if (!item) return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
-    const type = String(item.fields['System.WorkItemType'] ?? entry.sourceType);
+    const type = String(item.fields['System.WorkItemType'] ?? entry?.sourceType);
     const state = String(item.fields['System.State'] ?? '');
     const wanted = plan.mapping.map[type]?.[state];
     if (!wanted)
@@ -114,6 +120,9 @@ export async function transitionsChunk(ctx: PhaseContext, index: number): Promis
         kind: 'skipped',
         line: `${label}: warning: "${type}" state "${state}" has no Jira status: left as it is (skipped)`,
       };
+    // A dry run's new issue: its workflow can only be learnt on an issue, so the target status is the answer.
+    if (!entry)
+      return { kind: 'success', line: `${label} ${state}: would move to "${wanted.status.name}"` };
     try {
       const issue = await target.getIssue(entry.targetKey, ['status', 'issuetype']);
       const from = String((issue.fields?.status as { name?: string } | undefined)?.name ?? '');

@@ -62,6 +62,34 @@ export interface JiraSprint {
   endDate?: string;
 }
 
+/** An issue comment (the `Comment` schema, as far as the migration reads it); `body` is ADF. */
+export interface JiraComment {
+  id: string;
+  body?: unknown;
+  created?: string;
+  author?: JiraUser;
+}
+
+/** A remote link of an issue (`RemoteIssueLink`). */
+export interface JiraRemoteLink {
+  id: number;
+  globalId?: string;
+  object?: { url?: string; title?: string };
+}
+
+/** A resolution of the site (`ResolutionJsonBean`). */
+export interface JiraResolution {
+  id: string;
+  name: string;
+  description?: string;
+  isDefault?: boolean;
+}
+
+/** Comments read a page at a time (the spec's default page). */
+const COMMENT_PAGE = 100;
+/** Resolutions read a page at a time (the spec's default page). */
+const RESOLUTION_PAGE = 50;
+
 export class JiraClient {
   readonly http: TrackerHttp;
 
@@ -273,6 +301,13 @@ export class JiraClient {
     return res.body;
   }
 
+  /** Whether the site takes attachments, and its upload limit in bytes (GET /attachment/meta). */
+  async attachmentSettings(): Promise<{ enabled: boolean; uploadLimit: number }> {
+    return (
+      await this.http.request<{ enabled: boolean; uploadLimit: number }>('GET', '/rest/api/3/attachment/meta')
+    ).body;
+  }
+
   /**
    * The Media Services file id of an attachment, which ADF `media` nodes need and no attachment answer carries:
    * Jira's content endpoint redirects (303) to `.../file/<uuid>/binary?...`, and the uuid is read off that path.
@@ -313,6 +348,68 @@ export class JiraClient {
         { body: worklog, notIdempotent: true },
       )
     ).body;
+  }
+
+  /** Every comment of an issue, oldest first, a page at a time: a long thread never sits in memory whole. */
+  async *comments(key: string): AsyncGenerator<JiraComment> {
+    for (let startAt = 0; ; ) {
+      const res = await this.http.request<{ comments?: JiraComment[]; total?: number }>(
+        'GET',
+        `/rest/api/3/issue/${encodeURIComponent(key)}/comment`,
+        { query: { startAt, maxResults: COMMENT_PAGE, orderBy: 'created' } },
+      );
+      const page = res.body.comments ?? [];
+      yield* page;
+      startAt += page.length;
+      if (page.length === 0 || startAt >= (res.body.total ?? 0)) return;
+    }
+  }
+
+  /** An issue's remote links; Jira answers them all at once (it does not page them). */
+  async remoteLinks(key: string): Promise<JiraRemoteLink[]> {
+    const res = await this.http.request<JiraRemoteLink[]>(
+      'GET',
+      `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`,
+    );
+    return Array.isArray(res.body) ? res.body : [];
+  }
+
+  /** The site's resolutions, page by page (GET /resolution, unpaged, is deprecated). */
+  async resolutions(): Promise<JiraResolution[]> {
+    const all: JiraResolution[] = [];
+    for (let startAt = 0; ; ) {
+      const res = await this.http.request<{ values?: JiraResolution[]; isLast?: boolean }>(
+        'GET',
+        '/rest/api/3/resolution/search',
+        { query: { startAt, maxResults: RESOLUTION_PAGE } },
+      );
+      const page = res.body.values ?? [];
+      all.push(...page);
+      startAt += page.length;
+      if (res.body.isLast !== false || page.length === 0) return all;
+    }
+  }
+
+  /**
+   * Links two issues, "`inwardKey` <the type's outward phrase> `outwardKey`" (`{inwardKey: A, outwardKey: B}`
+   * reads "A blocks B"), with an optional ADF comment in the same request: the link and its comment land
+   * together or not at all, so a retried write never adds the comment twice.
+   */
+  async createIssueLink(link: {
+    type: string;
+    inwardKey: string;
+    outwardKey: string;
+    comment?: unknown;
+  }): Promise<void> {
+    await this.http.request('POST', '/rest/api/3/issueLink', {
+      body: {
+        type: { name: link.type },
+        inwardIssue: { key: link.inwardKey },
+        outwardIssue: { key: link.outwardKey },
+        ...(link.comment !== undefined ? { comment: { body: link.comment } } : {}),
+      },
+      notIdempotent: true,
+    });
   }
 
   async components(projectKey: string): Promise<{ id: string; name: string }[]> {
@@ -371,7 +468,17 @@ export class JiraClient {
     endDate?: string;
     goal?: string;
   }): Promise<JiraSprint> {
-    return (await this.http.request<JiraSprint>('POST', '/rest/agile/1.0/sprint', { body: sprint })).body;
+    // Jira allows two sprints of one name: a blind retry after a lost answer could make a second one.
+    return (
+      await this.http.request<JiraSprint>('POST', '/rest/agile/1.0/sprint', {
+        body: sprint,
+        notIdempotent: true,
+      })
+    ).body;
+  }
+
+  async sprint(id: number): Promise<JiraSprint> {
+    return (await this.http.request<JiraSprint>('GET', `/rest/agile/1.0/sprint/${id}`)).body;
   }
 
   async updateSprint(

@@ -77,7 +77,7 @@ export function sandboxPeople(seed: number, count = 24): SandboxPerson[] {
   for (let i = 0; people.length < count; i++) {
     const first = rnd.pick(FIRST);
     const last = rnd.pick(LAST);
-    const email = `${first}.${last}`.toLowerCase() + '@contoso.example.com';
+    const email = `${first}.${last}@contoso.example.com`.toLowerCase();
     if (used.has(email)) continue;
     used.add(email);
     // Every 8th person is only in Azure DevOps, every 8th (offset 4) only in Jira.

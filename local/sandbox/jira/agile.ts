@@ -2,8 +2,12 @@
  * Jira Software's agile API: the project's Scrum board, sprints (future -> active -> closed, managed by project
  * administrators as the default permission scheme grants Manage sprints to them), moving issues into a sprint
  * (open or active ones only, at most 50 at once) and under an epic.
+ *
+ * Control endpoint: GET|PUT /_sandbox/jira/agile {parallelSprints} (off by default, as on a Jira site, where
+ * an administrator turns it on under Features).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import { requireProjectAdmin } from './auth.ts';
 import { sendError } from './errors.ts';
 import { moveToSprint } from './fields.ts';
@@ -16,6 +20,13 @@ const MAX_ISSUES_PER_MOVE = 50;
 const STATE_ORDER: Record<SprintRec['state'], number> = { closed: 0, active: 1, future: 2 };
 const MANAGE_SPRINTS =
   'You do not have permission to manage sprints on this board (Manage sprints permission).';
+const BOARD_NOT_FOUND = 'Board does not exist or you do not have permission to see it.';
+// Jira Cloud's words when a second sprint would start on a board without parallel sprints (Atlassian KB
+// "Cannot start sprint with error 'There can only be one active sprint' in Jira Cloud").
+const ONE_ACTIVE_SPRINT = 'There can only be one active sprint on each board.';
+// What Jira answers when issues are moved into a completed sprint through this API.
+const SPRINT_COMPLETED = 'You must specify a sprint which has not been completed.';
+const AgileSettings = z.strictObject({ parallelSprints: z.boolean() });
 
 function agileDate(value: unknown): string | undefined | null {
   if (value === undefined || value === null || value === '') return undefined;
@@ -65,6 +76,17 @@ function issuesOf(store: JiraStore, reply: FastifyReply, body: unknown): IssueRe
 }
 
 export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): void {
+  app.get('/_sandbox/jira/agile', async () => store.agile);
+  app.put('/_sandbox/jira/agile', async (req, reply) => {
+    const parsed = AgileSettings.safeParse(req.body ?? {});
+    if (!parsed.success)
+      return reply
+        .code(400)
+        .send({ message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
+    store.agile = parsed.data;
+    return store.agile;
+  });
+
   const board = (render: Render, id: number) => {
     const b = store.boards.get(id);
     if (!b) return undefined;
@@ -114,7 +136,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
 
   app.get<{ Params: { boardId: string } }>('/rest/agile/1.0/board/:boardId', async (req, reply) => {
     const b = board(Render.of(store, req), Number(req.params.boardId));
-    if (!b) return sendError(reply, 404, ['Board does not exist or you do not have permission to see it.']);
+    if (!b) return sendError(reply, 404, [BOARD_NOT_FOUND]);
     return b;
   });
 
@@ -124,7 +146,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
   }>('/rest/agile/1.0/board/:boardId/sprint', async (req, reply) => {
     const boardId = Number(req.params.boardId);
     if (!store.boards.has(boardId)) {
-      return sendError(reply, 404, ['Board does not exist or you do not have permission to see it.']);
+      return sendError(reply, 404, [BOARD_NOT_FOUND]);
     }
     const states = req.query.state?.split(',').map((s) => s.trim());
     const render = Render.of(store, req);
@@ -150,9 +172,10 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
     if (startDate && endDate && endDate < startDate)
       errors.endDate = 'The end date must be after the start date.';
     const boardId = typeof body.originBoardId === 'number' ? body.originBoardId : Number.NaN;
-    if (!store.boards.has(boardId))
-      errors.originBoardId = 'The board does not exist or you do not have permission to see it.';
+    if (body.originBoardId === undefined) errors.originBoardId = 'The origin board is required.';
     if (Object.keys(errors).length > 0) return sendError(reply, 400, [], errors);
+    // The spec's answer for an unknown board (or one the caller cannot see) is 404.
+    if (!store.boards.has(boardId)) return sendError(reply, 404, [BOARD_NOT_FOUND]);
     const sprint: SprintRec = {
       id: store.nextId('sprint', 1),
       name,
@@ -200,7 +223,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
         const active = [...store.sprints.values()].some(
           (s) => s.originBoardId === sprint.originBoardId && s.state === 'active',
         );
-        if (active) return sendError(reply, 400, ['Another sprint is already active on this board.']);
+        if (active && !store.agile.parallelSprints) return sendError(reply, 400, [ONE_ACTIVE_SPRINT]);
       } else if (!(sprint.state === 'active' && state === 'closed')) {
         return sendError(reply, 400, [
           `A sprint in state '${sprint.state}' cannot be moved to '${String(state)}'.`,
@@ -221,11 +244,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
   app.post<{ Params: { sprintId: string } }>('/rest/agile/1.0/sprint/:sprintId/issue', async (req, reply) => {
     const sprint = store.sprints.get(Number(req.params.sprintId));
     if (!sprint) return sendError(reply, 404, [`Sprint with id ${req.params.sprintId} does not exist.`]);
-    if (sprint.state === 'closed') {
-      return sendError(reply, 400, [
-        'Issues can only be moved to open or active sprints; this sprint is closed.',
-      ]);
-    }
+    if (sprint.state === 'closed') return sendError(reply, 400, [SPRINT_COMPLETED]);
     const issues = issuesOf(store, reply, req.body);
     if (!issues) return reply;
     const subtask = issues.find((i) => store.issueTypeOf(i).hierarchyLevel === -1);

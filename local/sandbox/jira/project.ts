@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { currentAccount, requireProjectAdmin } from './auth.ts';
 import { FIELDS, ISSUE_TYPES, PRIORITIES, PROJECT_PERMISSIONS, RESOLUTIONS } from './catalog.ts';
 import { sendError } from './errors.ts';
+import { intParam } from './params.ts';
 import { Render } from './render.ts';
 import type { ComponentRec, JiraStore } from './store.ts';
 
@@ -149,6 +150,33 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
     const render = Render.of(store, req);
     return RESOLUTIONS.map((r) => render.resolution(r.id));
   });
+
+  // The paged successor of the deprecated list above. The spec's example flags the default resolution
+  // (`isDefault`), which its own ResolutionJsonBean schema does not allow: the sandbox leaves the flag out.
+  app.get<{ Querystring: { startAt?: string; maxResults?: string; id?: string | string[] } }>(
+    '/rest/api/3/resolution/search',
+    async (req, reply) => {
+      const startAt = intParam(req.query.startAt, 0);
+      const maxResults = intParam(req.query.maxResults, 50);
+      if (Number.isNaN(startAt) || Number.isNaN(maxResults))
+        return sendError(reply, 400, ['startAt and maxResults must be non-negative integers.']);
+      const ids = [req.query.id ?? []]
+        .flat()
+        .flatMap((v) => v.split(','))
+        .filter(Boolean);
+      const render = Render.of(store, req);
+      const matching = RESOLUTIONS.filter((r) => ids.length === 0 || ids.includes(r.id));
+      const values = matching.slice(startAt, startAt + maxResults).map((r) => render.resolution(r.id));
+      return {
+        self: `${render.base}${req.url}`,
+        maxResults,
+        startAt,
+        total: matching.length,
+        isLast: startAt + values.length >= matching.length,
+        values,
+      };
+    },
+  );
 
   app.get('/rest/api/3/status', async (req) => {
     const render = Render.of(store, req);

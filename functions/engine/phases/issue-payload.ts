@@ -1,0 +1,40 @@
+/**
+ * The Jira fields of one work item, as phase 2 creates it and an incremental run updates it: one place, so a
+ * created issue and an updated one carry the same mapping.
+ */
+import type { ManifestItem } from '#domain/manifest.ts';
+import { buildIssueFields, type IssueFields, type IssueFieldsContext } from '#domain/mapping/index.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { Preflight } from '../context.ts';
+import { descriptionOf } from './description.ts';
+
+/** Jira hierarchy level of the issue type a source type becomes (undefined when the type is unknown). */
+const levelOf = (preflight: Preflight, sourceType: string) =>
+  preflight.typeLevels[preflight.typeMap[sourceType]?.name ?? ''];
+
+export function issueFieldsFor(
+  preflight: Preflight,
+  item: AdoWorkItem,
+  m: ManifestItem,
+  parent: IdMapEntry | undefined,
+  log: (line: string) => void,
+  /** Phase 1's sprint and component, for a created issue. */
+  placement: Pick<IssueFieldsContext, 'sprint' | 'componentIds'> = {},
+): IssueFields {
+  // Jira takes a parent only one hierarchy level up (Epic > Story, Story > Sub-task); phase 3 links the rest.
+  const parentKey =
+    parent && levelOf(preflight, parent.sourceType) === (levelOf(preflight, m.type) ?? 0) + 1
+      ? parent.targetKey
+      : undefined;
+  return buildIssueFields(item, {
+    projectKey: preflight.projectKey,
+    typeMap: preflight.typeMap,
+    priorityNames: preflight.priorityNames,
+    ...(preflight.storyPointsFieldId ? { storyPointsFieldId: preflight.storyPointsFieldId } : {}),
+    users: (email: string) => preflight.users[email.toLowerCase()],
+    ...(parentKey ? { parentKey } : {}),
+    description: descriptionOf(item, log),
+    ...placement,
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * Phase 2 of an INCREMENTAL run, for items already in Jira: their mapped fields are set again from Azure
+ * DevOps (summary, description, labels, priority, people, estimates, parent where Jira holds it as `parent`).
+ * Fields the source no longer has are cleared (assignee, description, story points), so Jira matches the
+ * source rather than keeping stale values; fields the migration does not map are left alone.
+ *
+ * Each updated item's id map entry then records the run (`updatedByRun`, so a resumed chunk does not edit it
+ * twice) and forgets the later phases it had done, so phases 3 to 7 look at it again: each of them reads Jira
+ * before writing, so they add only what is new (attachments, links, comments) and move the status if needed.
+ */
+import type { ManifestItem } from '#domain/manifest.ts';
+import { PHASES } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { ChunkOutcome, PhaseContext } from '../context.ts';
+import { issueFieldsFor } from './issue-payload.ts';
+import { ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf, tallyResults } from './transitions-shared.ts';
+
+/** Create-only fields: Jira refuses to edit them (a type change needs Jira's move, which has no REST API). */
+const CREATE_ONLY = ['project', 'issuetype'];
+
+export async function updateKnownItems(
+  ctx: PhaseContext,
+  entries: IdMapEntry[],
+  manifest: ReadonlyMap<number, ManifestItem>,
+  outcome: ChunkOutcome,
+): Promise<void> {
+  const { deps, run, preflight } = ctx;
+  if (entries.length === 0) return;
+  if (run.options.dryRun) {
+    for (const e of entries)
+      outcome.log.push(`#${e.sourceId} ${e.sourceType} would be updated in ${e.targetKey}`);
+    return;
+  }
+  const items = await deps.source.workItems(
+    entries.map((e) => e.sourceId),
+    { expand: 'relations' },
+  );
+  const byId = new Map(items.map((i) => [i.id, i]));
+  const parentIds = entries.flatMap((e) => manifest.get(e.sourceId)?.parentId ?? []);
+  const parents = await deps.store.idMap.getMany(run.tenantId, run.projectId, parentIds);
+  const updated: IdMapEntry[] = [];
+  const results = await inPool(entries, ITEM_CONCURRENCY, async (entry): Promise<ItemResult> => {
+    const m = manifest.get(entry.sourceId) as ManifestItem;
+    const item = byId.get(entry.sourceId) as AdoWorkItem;
+    const notes: string[] = [];
+    const { fields } = issueFieldsFor(
+      preflight,
+      item,
+      m,
+      m.parentId !== null ? parents.get(m.parentId) : undefined,
+      (w) => notes.push(w),
+    );
+    for (const f of CREATE_ONLY) delete fields[f];
+    for (const f of ['assignee', 'description', preflight.storyPointsFieldId ?? '']) {
+      if (f && !(f in fields)) fields[f] = null;
+    }
+    if (m.type !== entry.sourceType)
+      notes.push(`type changed in Azure DevOps from ${entry.sourceType} to ${m.type}: Jira keeps its type`);
+    try {
+      await deps.target.editIssue(entry.targetKey, { fields });
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      return {
+        kind: 'failure',
+        line: `#${entry.sourceId} ${m.type} update of ${entry.targetKey} failed: ${reason}`,
+        reason,
+      };
+    }
+    updated.push({
+      ...entry,
+      updatedByRun: run.id,
+      phasesDone: [PHASES.create],
+      updatedAt: nowIso(),
+    });
+    const suffix = notes.length ? ` (${notes.join('; ')})` : '';
+    return { kind: 'success', line: `#${entry.sourceId} ${m.type} -> ${entry.targetKey} updated${suffix}` };
+  });
+  await deps.store.idMap.putMany(run.tenantId, run.projectId, updated);
+  await tallyResults(
+    ctx,
+    PHASES.create,
+    entries.map((e) => e.sourceId),
+    results,
+    outcome,
+  );
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { type LinkPlan, mergeLinkPlans } from '../../functions/engine/phases/links.ts';
+import { PLAN_SLICE, preparePlanInSlices } from '../../functions/engine/phases/links-jira.ts';
+
+function memoryArtifacts() {
+  const files = new Map<string, string>();
+  return {
+    files,
+    get: async (key: string) => files.get(key),
+    put: async (key: string, body: string) => {
+      files.set(key, body);
+    },
+  };
+}
+
+describe('a plan computed slice by slice', () => {
+  it('spreads over several invocations when the budget runs low, one slice at least per call', async () => {
+    const artifacts = memoryArtifacts();
+    const computed: number[] = [];
+    const slice = async (from: number, to: number) => {
+      computed.push(from);
+      return { from, to };
+    };
+    const merge = (parts: { from: number; to: number }[]) => ({ slices: parts.map((p) => p.from) });
+    const items = 3 * PLAN_SLICE + 1; // four slices
+    const lowBudget = () => 1_000;
+    const calls: boolean[] = [];
+    for (let i = 0; i < 10; i++) {
+      const ready = await preparePlanInSlices(artifacts, 'plan.json', items, slice, merge, lowBudget);
+      calls.push(ready);
+      if (ready) break;
+    }
+    expect(calls).toEqual([false, false, false, true]);
+    expect(computed).toEqual([0, PLAN_SLICE, 2 * PLAN_SLICE, 3 * PLAN_SLICE]); // each slice once
+    expect(JSON.parse(artifacts.files.get('plan.json') as string)).toEqual({
+      slices: [0, PLAN_SLICE, 2 * PLAN_SLICE, 3 * PLAN_SLICE],
+    });
+    // Ready: nothing is computed again.
+    expect(await preparePlanInSlices(artifacts, 'plan.json', items, slice, merge, lowBudget)).toBe(true);
+    expect(computed).toHaveLength(4);
+  });
+
+  it('does it all in one call when time allows, and an empty manifest is one empty slice', async () => {
+    const artifacts = memoryArtifacts();
+    let slices = 0;
+    const count = async () => ++slices;
+    expect(await preparePlanInSlices(artifacts, 'a', 2 * PLAN_SLICE, count, (p) => p)).toBe(true);
+    expect(JSON.parse(artifacts.files.get('a') as string)).toEqual([1, 2]);
+    expect(await preparePlanInSlices(artifacts, 'b', 0, count, (p) => p)).toBe(true);
+    expect(JSON.parse(artifacts.files.get('b') as string)).toEqual([3]);
+  });
+
+  it('keeps a link planned from both of its ends once, with its comment, and warnings once', () => {
+    const a: LinkPlan = {
+      units: [
+        { kind: 'issue', type: 'Blocks', from: 1, to: 1500 },
+        { kind: 'remote', on: 2, other: 99, url: 'u', title: 't', globalId: 'g' },
+      ],
+      symmetric: ['relates'],
+      warnings: ['Jira has no "Affects" link type'],
+    };
+    const b: LinkPlan = {
+      units: [
+        { kind: 'issue', type: 'blocks', from: 1, to: 1500, comment: 'why' },
+        { kind: 'remote', on: 2, other: 99, url: 'u', title: 't', globalId: 'g' },
+        { kind: 'remote', on: 1500, other: 99, url: 'u', title: 't', globalId: 'g' },
+        { kind: 'unmigrated', type: 'Blocks', from: 7, to: 8 },
+      ],
+      symmetric: ['relates'],
+      warnings: ['Jira has no "Affects" link type'],
+    };
+    expect(mergeLinkPlans([a, b])).toEqual({
+      units: [
+        { kind: 'issue', type: 'Blocks', from: 1, to: 1500, comment: 'why' },
+        { kind: 'remote', on: 2, other: 99, url: 'u', title: 't', globalId: 'g' },
+        { kind: 'remote', on: 1500, other: 99, url: 'u', title: 't', globalId: 'g' },
+        { kind: 'unmigrated', type: 'Blocks', from: 7, to: 8 },
+      ],
+      symmetric: ['relates'],
+      warnings: ['Jira has no "Affects" link type'],
+    });
+  });
+});
