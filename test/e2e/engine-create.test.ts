@@ -138,7 +138,9 @@ describe('the create phase', () => {
     const itemLines = events
       .filter((e) => e.id.startsWith('02.') && e.event.type === 'log')
       .flatMap((e) =>
-        e.event.type === 'log' && /^#\d+ .+ -> [A-Z]+-\d+(; warning: .+)?$/.test(e.event.message) ? [e.event.message] : [],
+        e.event.type === 'log' && /^#\d+ .+ -> [A-Z]+-\d+(; warning: .+)?$/.test(e.event.message)
+          ? [e.event.message]
+          : [],
       );
     expect(itemLines).toHaveLength(done?.totalItems ?? -1);
     const percents = events.flatMap((e) => (e.event.type === 'progress' ? [e.event.percent] : []));

@@ -137,11 +137,10 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
   // item's own line: the dry run's preview collects these.
   const notes = payloads.map((p) => p.warnings.map((w) => `; warning: ${w}`).join(''));
   if (run.options.dryRun) {
-    todo.forEach((t, i) =>
+    for (const [i, t] of todo.entries())
       outcome.log.push(
         `#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}${notes[i]}`,
-      ),
-    );
+      );
     return outcome;
   }
 

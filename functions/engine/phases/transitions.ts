@@ -121,8 +121,7 @@ export async function transitionsChunk(ctx: PhaseContext, index: number): Promis
         line: `${label}: warning: "${type}" state "${state}" has no Jira status: left as it is (skipped)`,
       };
     // A dry run's new issue: its workflow can only be learnt on an issue, so the target status is the answer.
-    if (!entry)
-      return { kind: 'success', line: `${label} ${state}: would move to "${wanted.status.name}"` };
+    if (!entry) return { kind: 'success', line: `${label} ${state}: would move to "${wanted.status.name}"` };
     try {
       const issue = await target.getIssue(entry.targetKey, ['status', 'issuetype']);
       const from = String((issue.fields?.status as { name?: string } | undefined)?.name ?? '');
