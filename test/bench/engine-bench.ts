@@ -86,7 +86,16 @@ interface LogEntry {
   path: string;
   status: number;
 }
-const phaseRows: { phase: number; ms: number; jiraCalls: number; adoCalls: number; throttled: number }[] = [];
+const phaseRows: {
+  phase: number;
+  ms: number;
+  jiraCalls: number;
+  jiraWrites: number;
+  adoCalls: number;
+  throttled: number;
+}[] = [];
+/** A Jira call that changes something (searches are POSTs that only read). */
+const isWrite = (r: LogEntry) => r.method !== 'GET' && !r.path.includes('/search');
 const requests = async (url: string) =>
   (await (await fetch(`${url}/_sandbox/requests`)).json()) as LogEntry[];
 const started = performance.now();
@@ -108,6 +117,7 @@ for (let guard = 0; guard < 10_000; guard++) {
     phase: before,
     ms: performance.now() - t0,
     jiraCalls: jira.length,
+    jiraWrites: jira.filter(isWrite).length,
     adoCalls: ado.length,
     throttled: [...jira, ...ado].filter((r) => r.status === 429).length,
   });
@@ -126,9 +136,22 @@ const NAMES: Record<number, string> = {
   6: 'transitions',
   7: 'comments',
 };
+// Each phase's units (items, links, files ...), from the totals of its progress events.
+const units = new Map<number, number>();
+for (let after: string | undefined; ; ) {
+  const page = await store.runs.events(tenant.id, project.id, run.id, after, 1000);
+  if (page.length === 0) break;
+  for (const e of page) if (e.event.type === 'progress') units.set(Number(e.id.slice(0, 2)), e.event.total);
+  after = page.at(-1)?.id;
+}
 const FLOOR: Record<number, string> = {
   1: `${(Math.ceil(items / 200) / Math.max(items, 1)).toFixed(3)} ADO/item (batch 200)`,
   2: `${(1 / 50).toFixed(3)} Jira/item (bulk 50) + 1 search/50`,
+  3: '1 write/unit (parent edit or link)',
+  4: '1 write/unit (issue or remote link)',
+  5: '1 upload/file (+1 edit/item with inline images)',
+  6: '1 write/hop',
+  7: '1 post/comment',
 };
 console.log(
   `\nEngine benchmark: ${items} items, sandbox latency ${LATENCY_MS} ms, rate limit ${RATE_PER_SECOND}/s per tracker\n`,
@@ -136,7 +159,7 @@ console.log(
 for (const r of phaseRows) {
   if (r.jiraCalls + r.adoCalls === 0 && r.ms < 5) continue;
   console.log(
-    `phase ${r.phase} ${(NAMES[r.phase] ?? 'plugin').padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
+    `phase ${r.phase} ${(NAMES[r.phase] ?? 'plugin').padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  units ${String(units.get(r.phase) ?? '-').padStart(6)}  Jira writes ${r.jiraWrites} (${(r.jiraWrites / Math.max(units.get(r.phase) ?? 1, 1) || 0).toFixed(2)}/unit)  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
   );
 }
 console.log(

@@ -3,16 +3,13 @@
  * port serving the real handlers in this process (so tests can move the service clock).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
 import type { Role } from '../../functions/platform/tokens.ts';
 import { createTenant, createUser } from '../../functions/services/operator.ts';
-import { createDocumentClient } from '../../functions/store/client.ts';
-import { createStore, type Store } from '../../functions/store/index.ts';
+import type { Store } from '../../functions/store/index.ts';
 import { type Gateway, startGateway } from '../../local/gateway.ts';
-import { ensureTable } from '../../local/table.ts';
 import { type HttpResponse, http, type RequestOptions } from './http.ts';
+import { freshTable } from './table.ts';
 
 export const TEST_PASSWORD = 'correct-horse-battery';
 
@@ -45,8 +42,7 @@ export interface TestApp {
 }
 
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const endpoint = inject('dynamodbEndpoint');
-  const tableName = `test-${randomUUID()}`;
+  const { endpoint, tableName, db, store } = await freshTable();
   const secret = randomBytes(48);
   Object.assign(process.env, {
     STAGE: 'dev',
@@ -57,15 +53,6 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
-  const raw = new DynamoDBClient({
-    endpoint,
-    region: 'eu-west-2',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTable(raw, tableName);
-  raw.destroy();
-  const db = createDocumentClient({ region: 'eu-west-2', endpoint });
-  const store = createStore({ db, name: tableName });
   const gateway = await startGateway({ port: 0 });
   const call = (method: string, path: string, opts?: RequestOptions) => http(gateway.url, method, path, opts);
   const login = (email: string, password = TEST_PASSWORD, localAddress?: string) =>

@@ -6,17 +6,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../functions/domain/runs.ts';
 import type { EngineDeps } from '../../functions/engine/context.ts';
 import { csvField, writeRunReports } from '../../functions/engine/reports.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
-import { createDocumentClient } from '../../functions/store/client.ts';
+import type { createDocumentClient } from '../../functions/store/client.ts';
 import type { IdMapEntry } from '../../functions/store/id-map.ts';
-import { createStore, type Store } from '../../functions/store/index.ts';
-import { ensureTable } from '../../local/table.ts';
+import type { Store } from '../../functions/store/index.ts';
+import { freshTable } from '../support/table.ts';
 
 let store: Store;
 let db: ReturnType<typeof createDocumentClient>;
@@ -26,17 +25,7 @@ const tenantId = randomUUID();
 const projectId = randomUUID();
 
 beforeAll(async () => {
-  const endpoint = inject('dynamodbEndpoint');
-  const tableName = `test-${randomUUID()}`;
-  const raw = new DynamoDBClient({
-    endpoint,
-    region: 'eu-west-2',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTable(raw, tableName);
-  raw.destroy();
-  db = createDocumentClient({ region: 'eu-west-2', endpoint });
-  store = createStore({ db, name: tableName });
+  ({ db, store } = await freshTable());
   // The reports need the store and the artifacts only; never a tracker.
   deps = {
     store,

@@ -3,12 +3,11 @@
  * against DynamoDB Local, on a table of this file's own.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDocumentClient } from '../../functions/store/client.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { createDocumentClient } from '../../functions/store/client.ts';
 import type { IdMapEntry } from '../../functions/store/id-map.ts';
-import { createStore, type Store } from '../../functions/store/index.ts';
-import { ensureTable } from '../../local/table.ts';
+import type { Store } from '../../functions/store/index.ts';
+import { freshTable } from '../support/table.ts';
 
 let store: Store;
 let db: ReturnType<typeof createDocumentClient>;
@@ -16,17 +15,7 @@ const tenantId = randomUUID();
 const projectId = randomUUID();
 
 beforeAll(async () => {
-  const endpoint = inject('dynamodbEndpoint');
-  const tableName = `test-${randomUUID()}`;
-  const raw = new DynamoDBClient({
-    endpoint,
-    region: 'eu-west-2',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTable(raw, tableName);
-  raw.destroy();
-  db = createDocumentClient({ region: 'eu-west-2', endpoint });
-  store = createStore({ db, name: tableName });
+  ({ db, store } = await freshTable());
 });
 afterAll(() => db?.destroy());
 

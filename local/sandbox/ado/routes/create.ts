@@ -6,7 +6,7 @@
  * answers without saving. An unknown type is VS402323 (404); without the `$` the path is no route at all.
  */
 import type { FastifyInstance } from 'fastify';
-import { findField, TYPE_BY_NAME } from '../../generator/index.ts';
+import { TYPE_BY_NAME } from '../../generator/index.ts';
 import { AdoErrors } from '../errors.ts';
 import { workItemJson } from '../serialize.ts';
 import type { AdoState } from '../state.ts';
@@ -14,7 +14,7 @@ import { WriteErrors } from '../writes/errors.ts';
 import { newItem, setCreatedField } from '../writes/new-item.ts';
 import { isRelationPath, type PatchOp, planRelations } from '../writes/relations.ts';
 import { baseUrl, boolParam, expandParam, param, query } from './params.ts';
-import { convert } from './update.ts';
+import { convert, fieldOfOp } from './update.ts';
 
 /** Read-only fields bypassRules lets a migration set, as PATCH does. */
 const BYPASSABLE = new Set([
@@ -54,12 +54,7 @@ export function registerCreate(app: FastifyInstance, state: AdoState): void {
           relationOps.push({ op, path, value: raw.value });
           continue;
         }
-        const m = /^\/fields\/(.+)$/i.exec(path);
-        if (!m || !['add', 'replace', 'remove'].includes(op)) {
-          throw AdoErrors.badRequest(`The sandbox does not support the operation '${op}' on '${path}'.`);
-        }
-        const def = findField(decodeURIComponent(m[1]!));
-        if (!def) throw AdoErrors.fieldNotFound(m[1]!);
+        const def = fieldOfOp(op, path);
         const ref = def.referenceName;
         if (FIXED.has(ref)) throw AdoErrors.badRequest(`The sandbox does not support setting ${ref}.`);
         if (def.readOnly && !(bypass && BYPASSABLE.has(ref))) throw AdoErrors.ruleError(def.name, 'ReadOnly');

@@ -89,6 +89,17 @@ export function convert(state: AdoState, item: AdoWorkItem, def: FieldDef, value
   }
 }
 
+/** The field a JSON Patch operation on `/fields/{ref}` names (add, replace or remove), or ADO's refusal. */
+export function fieldOfOp(op: string, path: string): FieldDef {
+  const m = /^\/fields\/(.+)$/i.exec(path);
+  if (!m?.[1] || !['add', 'replace', 'remove'].includes(op)) {
+    throw AdoErrors.badRequest(`The sandbox does not support the operation '${op}' on '${path}'.`);
+  }
+  const def = findField(decodeURIComponent(m[1]));
+  if (!def) throw AdoErrors.fieldNotFound(m[1]);
+  return def;
+}
+
 export function registerUpdate(app: FastifyInstance, state: AdoState): void {
   app.patch(
     '/:organization/:project/_apis/wit/workitems/:id',
@@ -115,12 +126,7 @@ export function registerUpdate(app: FastifyInstance, state: AdoState): void {
           relationOps.push({ op, path, value: raw.value });
           continue;
         }
-        const m = /^\/fields\/(.+)$/i.exec(path);
-        if (!m || !['add', 'replace', 'remove'].includes(op)) {
-          throw AdoErrors.badRequest(`The sandbox does not support the operation '${op}' on '${path}'.`);
-        }
-        const def = findField(decodeURIComponent(m[1]!));
-        if (!def) throw AdoErrors.fieldNotFound(m[1]!);
+        const def = fieldOfOp(op, path);
         const ref = def.referenceName;
         if (ref === 'System.WorkItemType' || ref === 'System.TeamProject' || ref === 'System.Id') {
           throw AdoErrors.badRequest(`The sandbox does not support changing ${ref}.`);
