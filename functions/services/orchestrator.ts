@@ -22,3 +22,9 @@ export class DispatchError extends Error {
 }
 
 export const executionName = (runId: string, generation: number) => `${runId}-g${generation}`;
+
+/**
+ * The generation to start a run's engine at when it resumes (after a pause, or a service killed mid-run): the
+ * one after the latest that worked it (recorded by the engine), so an execution name is never reused.
+ */
+export const nextGeneration = (run: { generation?: number }) => (run.generation ?? -1) + 1;

@@ -1,0 +1,141 @@
+/**
+ * The engine Lambda: the state machine's RunBatch ('batch') and MarkFailed ('fail') tasks. The event carries
+ * ids only; the project's tracker credentials are unsealed here, used for this invocation, and never logged
+ * nor returned.
+ */
+import type { Context } from 'aws-lambda';
+import { SourceCredentialsSchema, TargetCredentialsSchema } from '#domain/connectors.ts';
+import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { logger } from '#platform/logger.ts';
+import { sourceClient, targetClient } from '#services/connectors.ts';
+import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
+import type { ConnectionKind } from '#store/connections.ts';
+import { type Store, store } from '#store/index.ts';
+import type { EngineDeps } from './context.ts';
+import { failRun, type RunnerAnswer, runBatch } from './runner.ts';
+
+export interface EngineEvent {
+  action: 'batch' | 'fail';
+  tenantId: string;
+  runId: string;
+  generation: number;
+  /** RunBatch calls this execution made so far (the state machine's count for continue-as-new). */
+  iterations?: number;
+  /** 'fail': what the state machine caught ({Error, Cause}). */
+  error?: { Error?: string; Cause?: string };
+}
+
+export type EngineResult = { answer: RunnerAnswer; iterations: number } | { failed: boolean };
+
+export interface EngineHandlerOptions {
+  store: () => Store;
+  artifacts: () => ArtifactStore;
+  /** How long Jira's search may lag behind a write (see EngineDeps.indexLagMs). */
+  indexLagMs: number;
+}
+
+/** Jira Cloud's search usually catches up within seconds; the create phase waits this out only after a crash. */
+const DEFAULT_INDEX_LAG_MS = 10_000;
+/** A failure reason is shown to the admin: long enough to be useful, short enough for one line. */
+const MAX_REASON = 1_000;
+
+/** The project's credentials of one kind; an error names what is wrong, never a value. */
+async function unseal<T>(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  kind: ConnectionKind,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+): Promise<T> {
+  const stored = await store.connections.get(tenantId, projectId, kind);
+  if (!stored?.sealed) throw new Error(`project ${projectId} has no stored ${kind} credentials`);
+  const plain = await credentialCipher().open(stored.sealed, { tenantId, projectId, kind });
+  const parsed = schema.safeParse(JSON.parse(plain));
+  if (!parsed.success) throw new Error(`project ${projectId} has malformed ${kind} credentials`);
+  return parsed.data;
+}
+
+/**
+ * What the state machine caught, as a reason for the admin. Lambda puts a thrown error in Cause as JSON
+ * ({errorType, errorMessage, trace}); the local interpreter gives the message itself.
+ */
+export function failureReason(error: EngineEvent['error']): string {
+  const cause = error?.Cause ?? '';
+  let message = cause;
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed?.errorMessage === 'string') message = parsed.errorMessage;
+  } catch {
+    // not JSON: the cause is the message
+  }
+  const reason = `engine error ${error?.Error ?? 'unknown'}${message ? `: ${message}` : ''}`;
+  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON - 1)}…` : reason;
+}
+
+export function createEngineHandler(opts: EngineHandlerOptions) {
+  async function batch(event: EngineEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) {
+    const s = opts.store();
+    const run = await s.runs.get(event.tenantId, event.runId);
+    if (!run) throw new Error(`run ${event.runId} not found`);
+    const iterations = event.iterations ?? 0;
+    // Before any work: a resume then starts after this generation, whatever happens to this execution.
+    if (iterations === 0) await s.runs.recordGeneration(run.tenantId, run.id, event.generation);
+    const source = await unseal(s, run.tenantId, run.projectId, 'source', SourceCredentialsSchema);
+    const target = await unseal(s, run.tenantId, run.projectId, 'target', TargetCredentialsSchema);
+    const deps: EngineDeps = {
+      store: s,
+      artifacts: opts.artifacts(),
+      source: sourceClient(source),
+      target: targetClient(target),
+      indexLagMs: opts.indexLagMs,
+    };
+    const answer = await runBatch(
+      deps,
+      { tenantId: run.tenantId, runId: run.id },
+      () => context.getRemainingTimeInMillis(),
+      target.project_key,
+    );
+    logger.info('engine batch', {
+      tenantId: run.tenantId,
+      runId: run.id,
+      generation: event.generation,
+      iterations: iterations + 1,
+      answer,
+    });
+    return { answer, iterations: iterations + 1 };
+  }
+
+  async function fail(event: EngineEvent) {
+    const s = opts.store();
+    const run = await s.runs.get(event.tenantId, event.runId);
+    if (!run) return { failed: false };
+    const reason = failureReason(event.error);
+    const failed = await failRun(s, run, ['RUNNING', 'PAUSED', 'PENDING'], reason, `Run failed: ${reason}`);
+    logger.error('engine failed the run', {
+      tenantId: run.tenantId,
+      runId: run.id,
+      generation: event.generation,
+      error: event.error?.Error,
+      failed,
+    });
+    return { failed };
+  }
+
+  return async (
+    event: EngineEvent,
+    context: Pick<Context, 'getRemainingTimeInMillis'>,
+  ): Promise<EngineResult> => {
+    if (event.action === 'batch') return batch(event, context);
+    if (event.action === 'fail') return fail(event);
+    throw new Error(`unknown engine action ${String((event as { action?: unknown }).action)}`);
+  };
+}
+
+export type EngineHandler = ReturnType<typeof createEngineHandler>;
+
+/** The deployed function (and the offline runtime): the process's store and artifact store. */
+export const handler: EngineHandler = createEngineHandler({
+  store,
+  artifacts,
+  indexLagMs: DEFAULT_INDEX_LAG_MS,
+});

@@ -1,0 +1,273 @@
+/**
+ * Live runs offline: the real `statemachine/migration.asl.json` driven by the local interpreter, the engine
+ * handler building its tracker clients from the project's sealed credentials, over the sandboxes and DynamoDB
+ * Local. A whole run across several generations (continue-as-new, never forked), a pause that ends the
+ * execution and a resume that goes on from the checkpoint, a throwing engine that fails the run with its reason,
+ * a run the engine fails itself (preflight) ending the execution well, and a service "killed" mid-run that
+ * resumes on start.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createEngineHandler, type EngineEvent, type EngineHandler } from '../../functions/engine/handler.ts';
+import { credentialCipher } from '../../functions/platform/credentials-cipher.ts';
+import { nextGeneration } from '../../functions/services/orchestrator.ts';
+import { createRun } from '../../functions/services/runs.ts';
+import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { LocalOrchestrator } from '../../local/orchestrator.ts';
+import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { sandboxCredentials } from '../support/sandbox-fixtures.ts';
+
+let h: EngineHarness;
+const dir = mkdtempSync(join(tmpdir(), 'tms-orchestrator-'));
+let engine: EngineHandler;
+const options = { migrateAttachments: false, migrateComments: false };
+/** Every console line of the file (the logger writes there): no credential may show up in one. */
+const captured: string[] = [];
+
+beforeAll(async () => {
+  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) {
+    vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
+      captured.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+    });
+  }
+  h = await startEngineHarness({ items: 24, seed: 11 });
+  engine = createEngineHandler({
+    store: () => h.app.store,
+    artifacts: () => new DiskArtifactStore(dir),
+    indexLagMs: 0,
+  });
+});
+afterAll(async () => {
+  await h?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+// Every test starts from an empty Jira project, so "one issue per item" counts this test's run only.
+beforeEach(async () => {
+  await h.control('jira', 'POST', '/_sandbox/reset');
+});
+
+/** A project whose tracker credentials are stored sealed, as a connected project's are. */
+async function connectedProject(name: string, kinds: ('source' | 'target')[] = ['source', 'target']) {
+  const project = await h.newProject(name);
+  const credentials = sandboxCredentials(h.sandboxes, h.config);
+  for (const kind of kinds) {
+    await h.app.store.connections.put(h.tenant.tenantId, project.id, {
+      kind,
+      ok: true,
+      message: 'connected',
+      testedAt: new Date().toISOString(),
+      summary: {},
+      sealed: await credentialCipher().seal(JSON.stringify(credentials[kind]), {
+        tenantId: h.tenant.tenantId,
+        projectId: project.id,
+        kind,
+      }),
+    });
+  }
+  return project;
+}
+
+const getRun = async (runId: string) => (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
+
+/** Jira holds exactly one issue per item of the run's scope. */
+async function expectOneIssuePerItem(runId: string) {
+  const run = await getRun(runId);
+  const labels = (await h.jiraIssues()).flatMap((i) =>
+    (i.fields.labels ?? []).filter((l) => l.startsWith('src-id-')),
+  );
+  expect(run.totalItems).toBeGreaterThan(0);
+  expect(labels).toHaveLength(run.totalItems);
+  expect(new Set(labels).size).toBe(run.totalItems);
+}
+
+/** The engine handler, noting each call's action and answer. */
+function watched(inner: EngineHandler, calls: string[], before?: (event: EngineEvent) => Promise<void>) {
+  return (async (event, context) => {
+    try {
+      await before?.(event);
+      const result = await inner(event, context);
+      calls.push('answer' in result ? `${event.action}:${result.answer}` : event.action);
+      return result;
+    } catch (err) {
+      calls.push(`${event.action}:threw`);
+      throw err;
+    }
+  }) as EngineHandler;
+}
+
+describe('the local orchestrator over the real state machine', () => {
+  it('runs a whole migration across generations, each started once, to COMPLETED', async () => {
+    const project = await connectedProject('Whole run');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    const calls: string[] = [];
+    const o = new LocalOrchestrator({ handler: watched(engine, calls), generationBudget: 2 });
+    const input = { tenantId: h.tenant.tenantId, runId: run.id, generation: 0 };
+    // A retried start of the same generation starts nothing more.
+    await Promise.all([o.start(input), o.start(input)]);
+    await o.idle(run.id);
+    await o.start(input);
+    await o.idle(run.id);
+
+    const done = await getRun(run.id);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.successCount).toBe(done.totalItems);
+    await expectOneIssuePerItem(run.id);
+
+    const executions = o.executions(run.id);
+    expect(executions.length).toBeGreaterThanOrEqual(3);
+    // Consecutive generations, each named after its generation, each ended well, none twice.
+    expect(executions.map((e) => e.name)).toEqual(executions.map((_, g) => `${run.id}-g${g}`));
+    expect(executions.every((e) => e.outcome === 'SUCCEEDED')).toBe(true);
+    expect(done.generation).toBe(executions.length - 1);
+    // Every generation but the last made exactly its budget of engine calls; the last ended with "done".
+    const batches = calls.filter((c) => c.startsWith('batch:'));
+    expect(batches.length).toBeGreaterThan(2 * (executions.length - 1));
+    expect(batches.length).toBeLessThanOrEqual(2 * executions.length);
+    expect(batches.at(-1)).toBe('batch:done');
+    expect(calls).not.toContain('fail');
+  });
+
+  it('ends the execution cleanly on pause; resuming at the next generation goes on from the checkpoint', async () => {
+    const project = await connectedProject('Pause and resume');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    const calls: string[] = [];
+    // The admin pauses once the create phase is done (the third engine call is the first after it).
+    const pauseAfterCreate = async () => {
+      if (calls.filter((c) => c.startsWith('batch:')).length === 2)
+        await h.app.store.runs.setControl(h.tenant.tenantId, run.id, 'pause');
+    };
+    const o = new LocalOrchestrator({
+      handler: watched(engine, calls, pauseAfterCreate),
+      generationBudget: 50,
+    });
+    await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
+    await o.idle(run.id);
+
+    const paused = await getRun(run.id);
+    expect(paused.status).toBe('PAUSED');
+    expect(calls).toEqual(['batch:phase-done', 'batch:phase-done', 'batch:paused']);
+    expect(o.executions(run.id)).toMatchObject([{ name: `${run.id}-g0`, outcome: 'SUCCEEDED' }]);
+    expect(paused.cursor.phase).toBe(3);
+    await expectOneIssuePerItem(run.id);
+
+    // Resume, as the run API does: clear the flag, RUNNING again, the next generation.
+    await h.app.store.runs.setControl(h.tenant.tenantId, run.id, 'run');
+    await h.app.store.runs.setStatus(h.tenant.tenantId, run.id, ['PAUSED'], 'RUNNING');
+    expect(nextGeneration(paused)).toBe(1);
+    await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: nextGeneration(paused) });
+    await o.idle(run.id);
+
+    const done = await getRun(run.id);
+    expect(done.status).toBe('COMPLETED');
+    expect(o.executions(run.id).map((e) => [e.name, e.outcome])).toEqual([
+      [`${run.id}-g0`, 'SUCCEEDED'],
+      [`${run.id}-g1`, 'SUCCEEDED'],
+    ]);
+    // Created once: the resumed generation went on with the hierarchy phase, not the create phase again.
+    await expectOneIssuePerItem(run.id);
+    expect(calls.slice(3)[0]).toBe('batch:phase-done');
+    expect(done.successCount).toBe(done.totalItems);
+  });
+
+  it('retries a throttled engine call, and fails the run with the reason when the engine throws', async () => {
+    // No target credentials: the engine throws as it builds its Jira client.
+    const project = await connectedProject('No target', ['source']);
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    const calls: string[] = [];
+    let throttled = false;
+    const throttleOnce = async (event: EngineEvent) => {
+      if (event.action !== 'batch' || throttled) return;
+      throttled = true;
+      throw Object.assign(new Error('Rate exceeded'), { name: 'Lambda.TooManyRequestsException' });
+    };
+    const o = new LocalOrchestrator({ handler: watched(engine, calls, throttleOnce), generationBudget: 50 });
+    await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
+    await o.idle(run.id);
+
+    // The throttle was retried (a second batch call); the real error was not, and MarkFailed ran.
+    expect(calls).toEqual(['batch:threw', 'batch:threw', 'fail']);
+    const failed = await getRun(run.id);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.failureReason).toBe(
+      `engine error Error: project ${project.id} has no stored target credentials`,
+    );
+    expect(failed.finishedAt).not.toBeNull();
+    const [execution] = o.executions(run.id);
+    expect(execution).toMatchObject({ name: `${run.id}-g0`, outcome: 'FAILED' });
+    expect(execution?.error).toContain('no stored target credentials');
+    const events = (await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id)).map((e) => e.event);
+    expect(events).toContainEqual({ type: 'status', status: 'failed' });
+    expect(events).toContainEqual({ type: 'log', message: `Run failed: ${failed.failureReason}` });
+  });
+
+  it("ends in Succeed when the engine fails the run itself (preflight), with the engine's reason", async () => {
+    const project = await connectedProject('Impossible mapping');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      ...options,
+      typeOverrides: { Bug: 'Defect' },
+    });
+    const calls: string[] = [];
+    const o = new LocalOrchestrator({ handler: watched(engine, calls), generationBudget: 50 });
+    await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
+    await o.idle(run.id);
+
+    expect(calls).toEqual(['batch:failed']);
+    expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
+    const failed = await getRun(run.id);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.failureReason).toMatch(/Defect/);
+    expect(failed.failureReason).not.toMatch(/^engine error/);
+    expect(await h.jiraIssues()).toEqual([]);
+  });
+
+  it('resumes a run left RUNNING by a killed service at its next generation, to COMPLETED', async () => {
+    const project = await connectedProject('Killed service');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    // The first "process" dies as its engine call for the preflight returns: no state after that call runs.
+    const first: LocalOrchestrator = new LocalOrchestrator({
+      handler: (async (event, context) => {
+        const result = await engine(event, context);
+        first.close();
+        return result;
+      }) as EngineHandler,
+      generationBudget: 50,
+    });
+    await first.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
+    await first.idle();
+    expect(first.executions(run.id)).toMatchObject([{ outcome: 'ABORTED' }]);
+    const interrupted = await getRun(run.id);
+    expect(interrupted.status).toBe('RUNNING');
+    expect(interrupted.generation).toBe(0);
+
+    // The service starts again: only this run is still RUNNING (the others ended, paused or failed).
+    const second = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
+    expect(await second.resumeInterrupted(h.app.store)).toEqual([run.id]);
+    await second.idle();
+    expect(second.executions(run.id).map((e) => [e.name, e.outcome])).toEqual([
+      [`${run.id}-g1`, 'SUCCEEDED'],
+    ]);
+    const done = await getRun(run.id);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.generation).toBe(1);
+    await expectOneIssuePerItem(run.id);
+    // Nothing is left to resume.
+    expect(await second.resumeInterrupted(h.app.store)).toEqual([]);
+  });
+
+  it('logs no credential on the way', () => {
+    const { ado, jira } = h.config;
+    const secrets = [
+      ado.pat,
+      jira.apiToken,
+      Buffer.from(`:${ado.pat}`).toString('base64'),
+      Buffer.from(`${jira.email}:${jira.apiToken}`).toString('base64'),
+    ];
+    // The lines are there (the engine logged every batch and the failure) ...
+    expect(captured.some((l) => l.includes('engine batch'))).toBe(true);
+    expect(captured.some((l) => l.includes('engine failed the run'))).toBe(true);
+    // ... and none carries a secret.
+    for (const secret of secrets) expect(captured.filter((l) => l.includes(secret))).toEqual([]);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * The migration state machine's definition as both deployments load it: JSONPath only, the substitutions
+ * named in one module and all filled, the engine task's retries and its catch to MarkFailed. (Its behaviour
+ * is exercised by test/e2e/local-orchestrator.test.ts.)
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { failureReason } from '../../functions/engine/handler.ts';
+import {
+  DEFINITION_FILE,
+  loadDefinition,
+  SUBSTITUTION_NAMES,
+  substitute,
+} from '../../statemachine/substitutions.ts';
+
+const raw = readFileSync(DEFINITION_FILE, 'utf8');
+const values = {
+  [SUBSTITUTION_NAMES.engineFunctionArn]: 'arn:aws:lambda:eu-west-2:123456789012:function:engine',
+  [SUBSTITUTION_NAMES.generationBudget]: '400',
+};
+interface State {
+  Type: string;
+  Resource?: string;
+  Retry?: { ErrorEquals: string[]; MaxAttempts?: number }[];
+  Catch?: { ErrorEquals: string[]; Next: string }[];
+  Next?: string;
+}
+const definition = loadDefinition(values) as { States: Record<string, State> };
+
+describe('statemachine/migration.asl.json', () => {
+  it('uses exactly the substitutions the shared module names, and every one gets a value', () => {
+    const used = new Set([...raw.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]));
+    expect([...used].sort()).toEqual(Object.values(SUBSTITUTION_NAMES).sort());
+    expect(JSON.stringify(definition)).not.toContain('${');
+    const unknown = ['$', '{Unknown}'].join('');
+    expect(() => substitute(`{"a": "${unknown}"}`, values)).toThrow(unknown);
+  });
+
+  it('is JSONPath ASL: no JSONata, no Assign (the local interpreter has neither)', () => {
+    expect(raw).not.toMatch(/JSONata|"Assign"|"QueryLanguage"/);
+  });
+
+  it("retries Lambda's transient errors on every engine task and catches everything else into MarkFailed", () => {
+    const engineTasks = Object.entries(definition.States).filter(
+      ([, s]) => s.Resource === values.EngineFunctionArn,
+    );
+    expect(engineTasks.map(([name]) => name).sort()).toEqual(['MarkFailed', 'RunBatch']);
+    for (const [, state] of engineTasks) {
+      expect(state.Retry?.[0]?.ErrorEquals.sort()).toEqual(
+        [
+          'Lambda.AWSLambdaException',
+          'Lambda.SdkClientException',
+          'Lambda.ServiceException',
+          'Lambda.TooManyRequestsException',
+        ].sort(),
+      );
+    }
+    expect(definition.States.RunBatch?.Catch).toEqual([
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' },
+    ]);
+    expect(definition.States.MarkFailed?.Next).toBe('Failed');
+    expect(definition.States.Failed?.Type).toBe('Fail');
+  });
+});
+
+describe('failureReason', () => {
+  it("reads the message out of Lambda's JSON cause", () => {
+    const cause = JSON.stringify({ errorType: 'Error', errorMessage: 'run r not found', trace: ['at x'] });
+    expect(failureReason({ Error: 'Error', Cause: cause })).toBe('engine error Error: run r not found');
+  });
+
+  it('keeps a plain cause as it is, and a long one to one line of 1,000 characters', () => {
+    expect(failureReason({ Error: 'States.Timeout', Cause: 'timed out' })).toBe(
+      'engine error States.Timeout: timed out',
+    );
+    expect(failureReason({ Error: 'Error', Cause: 'x'.repeat(5_000) })).toHaveLength(1_000);
+    expect(failureReason(undefined)).toBe('engine error unknown');
+  });
+});
