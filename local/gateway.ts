@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type Route, type RouteGroup, routes } from '../functions/api/routes.ts';
+import { isStreamingHandler, type StreamingHandler } from '../functions/platform/awslambda.ts';
 import { errors, type HttpError } from '../functions/platform/errors.ts';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -16,6 +17,8 @@ export type HandlerLoader = (group: RouteGroup) => Promise<ApiHandler>;
 const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** API Gateway's integration timeout. */
 const INTEGRATION_TIMEOUT_MS = 29_000;
+/** A streamed response may last as long as its function: Lambda's (and a REST streaming integration's) 15 min. */
+const STREAMING_TIMEOUT_MS = 15 * 60_000;
 
 interface CompiledRoute {
   route: Route;
@@ -42,8 +45,8 @@ export const defaultHandlerLoader: HandlerLoader = async (group) => {
   return mod.handler;
 };
 
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + INTEGRATION_TIMEOUT_MS;
+function lambdaContext(functionName: string, timeoutMs = INTEGRATION_TIMEOUT_MS): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -138,6 +141,23 @@ function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
+/**
+ * A response-streaming route: the handler writes to the ServerResponse itself, through the awslambda shim
+ * (`HttpResponseStream.from` sets status and headers on it). Headers are not flushed here first, or the
+ * handler's would be lost.
+ */
+async function stream(
+  handler: ApiHandler,
+  event: APIGatewayProxyEvent,
+  res: ServerResponse,
+  functionName: string,
+): Promise<void> {
+  if (!isStreamingHandler(handler)) throw new Error(`${functionName} is not a streaming handler`);
+  const streaming = handler as unknown as StreamingHandler<APIGatewayProxyEvent>;
+  await streaming(event, res, lambdaContext(functionName, STREAMING_TIMEOUT_MS));
+  if (!res.writableEnded) res.end();
+}
+
 export interface Gateway {
   server: Server;
   url: string;
@@ -180,10 +200,9 @@ export async function startGateway(opts: {
       const group = hit.c.route.group;
       if (!handlers.has(group)) handlers.set(group, load(group));
       const handler = await (handlers.get(group) as Promise<ApiHandler>);
-      const result = await handler(
-        buildEvent(req, url, hit.c, hit.values, body),
-        lambdaContext(`api-${group}`),
-      );
+      const event = buildEvent(req, url, hit.c, hit.values, body);
+      if (hit.c.route.streaming) return await stream(handler, event, res, `api-${group}`);
+      const result = await handler(event, lambdaContext(`api-${group}`));
       writeResult(res, result);
     } catch (err) {
       opts.onError?.(err);

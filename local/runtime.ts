@@ -6,10 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { setOrchestrator } from '../functions/services/migrations.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
-import { createStore } from '../functions/store/index.ts';
+import { createStore, store } from '../functions/store/index.ts';
 import { startDynamoLocal } from './dynamodb.ts';
 import { type Gateway, startGateway } from './gateway.ts';
+import { LocalOrchestrator } from './orchestrator.ts';
 import type { SandboxConfig } from './sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from './sandbox/index.ts';
 import { seedDemo, seedDemoProject } from './seed.ts';
@@ -38,6 +40,10 @@ export interface LocalRuntime {
   demoProjectId: string | undefined;
   gateway: Gateway;
   sandboxes: RunningSandboxes | undefined;
+  /** Runs the migration state machine in this process; the run API dispatches to it. */
+  orchestrator: LocalOrchestrator;
+  /** Runs left RUNNING by a previous process (killed mid-run) and started again at boot. */
+  resumedRuns: string[];
   stop(): Promise<void>;
 }
 
@@ -70,6 +76,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       JWT_SECRET_FILE: keyFile,
       CREDENTIALS_KEY_FILE: credentialsKeyFile,
+      // Run artifacts go to DATA_DIR/artifacts (no ARTIFACTS_BUCKET offline).
+      DATA_DIR: dataDir,
     });
     const raw = new DynamoDBClient({
       endpoint: dynamo.endpoint,
@@ -95,6 +103,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       host: opts.host ?? '127.0.0.1',
       onError: (err) => console.error('gateway error:', err instanceof Error ? err.message : err),
     });
+    const orchestrator = new LocalOrchestrator();
+    setOrchestrator(orchestrator);
+    // A run the last process left RUNNING goes on from its checkpoint (ARCHITECTURE.md §5).
+    const resumedRuns = await orchestrator.resumeInterrupted(store());
     return {
       apiUrl: gateway.url,
       dynamodbEndpoint: dynamo.endpoint,
@@ -102,7 +114,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       demoProjectId,
       gateway,
       sandboxes,
+      orchestrator,
+      resumedRuns,
       async stop() {
+        // Executions end here; their runs stay RUNNING and resume at the next start.
+        orchestrator.close();
+        setOrchestrator(undefined);
         await gateway.close();
         await sandboxes?.stop();
         await dynamo.stop();

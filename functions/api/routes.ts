@@ -7,7 +7,16 @@ import type { Role } from '#platform/tokens.ts';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A route group is one Lambda function: `functions/api/<group>.ts` exporting `handler`. */
-export type RouteGroup = 'health' | 'auth' | 'projects' | 'connectors' | 'team' | 'billing' | 'plugins';
+export type RouteGroup =
+  | 'health'
+  | 'auth'
+  | 'projects'
+  | 'connectors'
+  | 'team'
+  | 'billing'
+  | 'plugins'
+  | 'migrations'
+  | 'stream';
 
 export interface Route {
   method: HttpMethod;
@@ -20,6 +29,11 @@ export interface Route {
   access: 'public' | readonly Role[];
   /** Requests counted per client address per minute (the spec's auth limits). */
   rateLimited?: boolean;
+  /**
+   * A response-streaming handler (`awslambda.streamifyResponse`, Server-Sent Events) instead of a proxy result.
+   * It authenticates itself from the `token` query parameter: an EventSource cannot send headers.
+   */
+  streaming?: boolean;
 }
 
 const everyone = ['owner', 'admin', 'member'] as const;
@@ -89,6 +103,74 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/api/billing', group: 'billing', operation: 'view', access: ownerOnly },
 
   { method: 'GET', path: '/api/plugins', group: 'plugins', operation: 'list', access: everyone },
+
+  // Every role runs migrations (members start them: they hold the credentials); cancel is final, so managers only.
+  {
+    method: 'POST',
+    path: '/api/migrations/project/{projectId}/start',
+    group: 'migrations',
+    operation: 'start',
+    access: everyone,
+  },
+  { method: 'GET', path: '/api/migrations', group: 'migrations', operation: 'list', access: everyone },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/status',
+    group: 'migrations',
+    operation: 'status',
+    access: everyone,
+  },
+  {
+    method: 'POST',
+    path: '/api/migrations/{runId}/pause',
+    group: 'migrations',
+    operation: 'pause',
+    access: everyone,
+  },
+  {
+    method: 'POST',
+    path: '/api/migrations/{runId}/resume',
+    group: 'migrations',
+    operation: 'resume',
+    access: everyone,
+  },
+  {
+    method: 'POST',
+    path: '/api/migrations/{runId}/cancel',
+    group: 'migrations',
+    operation: 'cancel',
+    access: managers,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/failures',
+    group: 'migrations',
+    operation: 'failures',
+    access: everyone,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/preview',
+    group: 'migrations',
+    operation: 'preview',
+    access: everyone,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/id-map',
+    group: 'migrations',
+    operation: 'idMap',
+    access: everyone,
+  },
+
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/stream',
+    group: 'stream',
+    operation: 'events',
+    access: everyone,
+    streaming: true,
+  },
 ];
 
 export const routeGroups = (): RouteGroup[] => [...new Set(routes.map((r) => r.group))];

@@ -20,7 +20,10 @@ export const TargetCredentialsSchema = z.strictObject({
   project_key: z
     .string()
     .trim()
-    .regex(/^[A-Za-z][A-Za-z0-9_]{0,9}$/, 'must be a Jira project key')
+    .regex(
+      /^[A-Za-z][A-Za-z0-9_]{0,9}$/,
+      'must be a Jira project key (a letter, then at most 9 letters, digits or underscores)',
+    )
     .transform((k) => k.toUpperCase()),
 });
 export type TargetCredentials = z.infer<typeof TargetCredentialsSchema>;

@@ -72,12 +72,45 @@ function phaseModule(deps: EngineDeps, preflight: Preflight, phase: number): Pha
   return key ? (deps.plugins ?? PLUGIN_MODULES)[key] : undefined;
 }
 
-async function announce(deps: EngineDeps, run: Run, status: RunStatus, offsetMs = 0): Promise<void> {
+async function announce(
+  deps: Pick<EngineDeps, 'store'>,
+  run: Run,
+  status: RunStatus,
+  offsetMs = 0,
+): Promise<void> {
   const id = statusEventId(run.cursor.phase, run.cursor.index, Date.now() + offsetMs);
   await deps.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, {
     type: 'status',
     status: status.toLowerCase(),
   });
+}
+
+/**
+ * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
+ * tells the stream: a log line saying why, then the status. Answers whether the run moved.
+ */
+export async function failRun(
+  store: EngineDeps['store'],
+  run: Run,
+  from: RunStatus[],
+  reason: string,
+  line: string,
+): Promise<boolean> {
+  const moved = await store.runs.setStatus(run.tenantId, run.id, from, 'FAILED', {
+    finishedAt: nowIso(),
+    failureReason: reason,
+  });
+  if (moved) {
+    await store.runs.appendEvent(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+      { type: 'log', message: line },
+    );
+    await announce({ store }, run, 'FAILED', 1);
+  }
+  return moved;
 }
 
 /**
@@ -236,23 +269,7 @@ export async function runBatch(
         preflight = await runPreflight(deps, run, projectKey);
       } catch (err) {
         if (!(err instanceof PreflightError)) throw err;
-        const moved = await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'FAILED', {
-          finishedAt: nowIso(),
-          failureReason: err.message,
-        });
-        if (moved) {
-          await deps.store.runs.appendEvent(
-            run.tenantId,
-            run.projectId,
-            run.id,
-            statusEventId(1, 0, Date.now()),
-            {
-              type: 'log',
-              message: `Preflight failed: ${err.message}`,
-            },
-          );
-          await announce(deps, run, 'FAILED', 1);
-        }
+        await failRun(deps.store, run, ['RUNNING'], err.message, `Preflight failed: ${err.message}`);
         return 'failed';
       }
       const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {

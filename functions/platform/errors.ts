@@ -30,6 +30,9 @@ export const ErrorCode = {
   MIGRATION_NOT_PAUSED: 'MIGRATION_NOT_PAUSED',
   MIGRATION_ALREADY_RUNNING: 'MIGRATION_ALREADY_RUNNING',
   ENGINE_DISPATCH_FAILED: 'ENGINE_DISPATCH_FAILED',
+  MIGRATION_FINISHED: 'MIGRATION_FINISHED',
+  REPORT_NOT_FOUND: 'REPORT_NOT_FOUND',
+  PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -88,6 +91,34 @@ export const errors = {
   forbidden: () => new HttpError(403, ErrorCode.FORBIDDEN, 'Your role does not allow this action'),
   projectNotFound: (id: string) => new HttpError(404, ErrorCode.PROJECT_NOT_FOUND, `Project ${id} not found`),
   scanNotFound: (id: string) => new HttpError(404, ErrorCode.SCAN_NOT_FOUND, `Scan ${id} not found`),
+  migrationNotFound: (id: string) =>
+    new HttpError(404, ErrorCode.MIGRATION_NOT_FOUND, `Migration run ${id} not found`),
+  migrationNotPaused: (id: string) =>
+    new HttpError(400, ErrorCode.MIGRATION_NOT_PAUSED, `Run ${id} is not paused`),
+  /** Another run is active for the project and this start asks for something else. */
+  migrationAlreadyRunning: (activeRunId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Migration run ${activeRunId} is already active for this project`,
+    ),
+  /** Pause or cancel of a run that has ended (COMPLETED, PARTIAL, FAILED; cancel of CANCELLED is a 200). */
+  migrationFinished: (id: string, status: string) =>
+    new HttpError(409, ErrorCode.MIGRATION_FINISHED, `Run ${id} has already ended (${status})`),
+  engineDispatchFailed: () =>
+    new HttpError(502, ErrorCode.ENGINE_DISPATCH_FAILED, 'Could not start migration worker'),
+  reportNotFound: (id: string) =>
+    new HttpError(
+      404,
+      ErrorCode.REPORT_NOT_FOUND,
+      `Run ${id} has no report yet: reports are written when a run ends`,
+    ),
+  previewNotFound: (id: string) =>
+    new HttpError(
+      404,
+      ErrorCode.PREVIEW_NOT_FOUND,
+      `Run ${id} has no preview: only a finished dry run has one`,
+    ),
   /** The source tracker refused or could not be reached; the message is the spec's ("source project not found"...). */
   sourceTracker: (message: string) => new HttpError(502, ErrorCode.SOURCE_TRACKER_ERROR, message),
   memberNotFound: (id: string) =>

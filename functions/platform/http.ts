@@ -32,6 +32,8 @@ export interface AuthedRequest extends ApiRequest {
 export interface ApiResult {
   statusCode: number;
   body?: unknown;
+  /** A body sent as it is (a CSV export) instead of `body` as JSON; set its Content-Type in `headers`. */
+  text?: string;
   headers?: Record<string, string>;
   cookies?: string[];
 }
@@ -79,7 +81,7 @@ function toProxyResult(result: ApiResult, extraHeaders: Record<string, string>):
   const out: APIGatewayProxyResult = {
     statusCode: result.statusCode,
     headers,
-    body: result.body === undefined ? '' : JSON.stringify(result.body),
+    body: result.text ?? (result.body === undefined ? '' : JSON.stringify(result.body)),
   };
   if (result.cookies?.length) out.multiValueHeaders = { 'Set-Cookie': result.cookies };
   return out;

@@ -33,6 +33,8 @@ export function describeIssue(issue: Issue, root = 'body'): string {
     case 'invalid_format':
       if (issue.format === 'email') return `${field} must be a valid e-mail address`;
       if (issue.format === 'uuid') return `${field} must be a UUID`;
+      // A pattern means nothing to the caller: the schema's own words say what is wanted.
+      if (issue.format === 'regex') return `${field} ${issue.message}`;
       return `${field} must be a valid ${issue.format}`;
     case 'invalid_value':
       return `${field} must be one of: ${issue.values.map(String).join(', ')}`;

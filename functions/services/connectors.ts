@@ -54,6 +54,8 @@ const context = (tenantId: string, projectId: string, kind: ConnectionKind) => (
   projectId,
   kind,
 });
+/** The authenticated data a project's sealed credentials are bound to (the run API seals with it too). */
+export const credentialContext = context;
 
 async function storedCredentials(
   store: Store,

@@ -15,15 +15,15 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = {
   stateOverrides: {},
 };
 
-export async function createRun(
-  store: Store,
+/** A new run record, RUNNING from the start (the spec's start answers RUNNING), not yet stored. */
+export function newRun(
   tenantId: string,
   projectId: string,
   type: RunType,
   options: Partial<RunOptions> = {},
-): Promise<Run> {
+): Run {
   const now = nowIso();
-  const run: Run = {
+  return {
     id: uuidv7(),
     tenantId,
     projectId,
@@ -43,6 +43,16 @@ export async function createRun(
     finishedAt: null,
     failureReason: null,
   };
+}
+
+export async function createRun(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  type: RunType,
+  options: Partial<RunOptions> = {},
+): Promise<Run> {
+  const run = newRun(tenantId, projectId, type, options);
   await store.runs.create(run);
   return run;
 }

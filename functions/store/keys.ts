@@ -54,6 +54,14 @@ export const keys = {
 
   /** A run, found by its bare id within the caller's tenant. */
   run: (tenantId: string, runId: string): Key => ({ pk: tenantPk(tenantId), sk: `RUN#${runId}` }),
+  /**
+   * The project's one-active-run lock: created with the run in one conditional transaction, removed when the
+   * run ends (and taken over by the next start if a crash left it behind a finished run).
+   */
+  runLock: (tenantId: string, projectId: string): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: 'RUNLOCK',
+  }),
   /** GSI1 partition listing a project's runs, most recent first (run ids are UUIDv7). */
   projectRunsIndex: (tenantId: string, projectId: string) => `${projectPk(tenantId, projectId)}#RUNS`,
   /** The per-project id map: one item per source work item (zero-padded so key order is id order). */

@@ -1,11 +1,13 @@
 /** Runs, their checkpoints and the control flag, each change one conditional write. */
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
@@ -38,19 +40,151 @@ export interface CheckpointUpdate {
   newlyFailedItems?: number[];
 }
 
+/** The project's one-active-run lock (`keys.runLock`). */
+export interface RunLock {
+  runId: string;
+  /** What the run was started with, without secrets (`requestFingerprint`): a repeated start compares it. */
+  fingerprint: string;
+  acquiredAt: string;
+}
+
 export class RunRepository {
   constructor(private readonly table: Table) {}
+
+  private runItem(run: Run) {
+    return {
+      ...keys.run(run.tenantId, run.id),
+      [TABLE_KEYS.gsi1.partitionKey]: keys.projectRunsIndex(run.tenantId, run.projectId),
+      [TABLE_KEYS.gsi1.sortKey]: run.id,
+      ...run,
+    };
+  }
+
+  /**
+   * Creates the run together with the project's lock, in one transaction: only when no lock exists, or, with
+   * `replacing`, only while the lock still names that (ended) run. False when another start got there first.
+   */
+  async createLocked(run: Run, fingerprint: string, replacing?: string): Promise<boolean> {
+    const lock: RunLock = { runId: run.id, fingerprint, acquiredAt: run.createdAt };
+    try {
+      await this.table.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table.name,
+                Item: { ...keys.runLock(run.tenantId, run.projectId), ...lock },
+                ...(replacing
+                  ? {
+                      ConditionExpression: 'runId = :held',
+                      ExpressionAttributeValues: { ':held': replacing },
+                    }
+                  : { ConditionExpression: 'attribute_not_exists(pk)' }),
+              },
+            },
+            {
+              Put: {
+                TableName: this.table.name,
+                Item: this.runItem(run),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (failedConditions(err)?.includes(0)) return false;
+      throw err;
+    }
+  }
+
+  async getLock(tenantId: string, projectId: string): Promise<RunLock | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({
+        TableName: this.table.name,
+        Key: keys.runLock(tenantId, projectId),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? (withoutKeys(out.Item) as unknown as RunLock) : undefined;
+  }
+
+  /** Removes the project's lock if it is this run's (a later run's lock is left alone). */
+  async releaseLock(tenantId: string, projectId: string, runId: string): Promise<void> {
+    try {
+      await this.table.db.send(
+        new DeleteCommand({
+          TableName: this.table.name,
+          Key: keys.runLock(tenantId, projectId),
+          ConditionExpression: 'runId = :id',
+          ExpressionAttributeValues: { ':id': runId },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  }
+
+  /**
+   * What follows a run's end, wherever it happens (engine or API): the project's lock is released, and a real
+   * (not dry) run moves its project out of MIGRATING. Each write is conditional and repeatable; a crash in
+   * between leaves a lock that the next start takes over (it names a run that has ended).
+   */
+  private async afterEnd(run: Run): Promise<void> {
+    await this.releaseLock(run.tenantId, run.projectId, run.id);
+    const projectStatus = projectStatusAfterRun(run.status);
+    if (run.options?.dryRun || !projectStatus) return;
+    try {
+      await this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.project(run.tenantId, run.projectId),
+          UpdateExpression: 'SET #status = :to, updatedAt = :now',
+          ConditionExpression: 'attribute_exists(pk) AND #status = :migrating',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':to': projectStatus, ':migrating': 'MIGRATING', ':now': nowIso() },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  }
+
+  /** Sets the control flag only while the run is in one of `whileIn`; answers whether it was set. */
+  async requestControl(
+    tenantId: string,
+    runId: string,
+    control: Run['control'],
+    whileIn: readonly RunStatus[],
+  ): Promise<boolean> {
+    const values: Record<string, unknown> = { ':c': control, ':now': nowIso() };
+    whileIn.forEach((s, i) => {
+      values[`:s${i}`] = s;
+    });
+    try {
+      await this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(tenantId, runId),
+          UpdateExpression: 'SET control = :c, updatedAt = :now',
+          ConditionExpression: `#status IN (${whileIn.map((_, i) => `:s${i}`).join(', ')})`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
 
   async create(run: Run): Promise<void> {
     await this.table.db.send(
       new PutCommand({
         TableName: this.table.name,
-        Item: {
-          ...keys.run(run.tenantId, run.id),
-          [TABLE_KEYS.gsi1.partitionKey]: keys.projectRunsIndex(run.tenantId, run.projectId),
-          [TABLE_KEYS.gsi1.sortKey]: run.id,
-          ...run,
-        },
+        Item: this.runItem(run),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -205,7 +339,10 @@ export class RunRepository {
     }));
   }
 
-  /** Moves the status only from one of `from`; answers whether it moved. */
+  /**
+   * Moves the status only from one of `from`; answers whether it moved. A move to an end status (COMPLETED,
+   * PARTIAL, FAILED, CANCELLED) also releases the project's lock and moves the project (`afterEnd`).
+   */
   async setStatus(
     tenantId: string,
     runId: string,
@@ -227,7 +364,7 @@ export class RunRepository {
       sets.push(`#e${i} = :e${i}`);
     });
     try {
-      await this.table.db.send(
+      const out = await this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
@@ -235,12 +372,36 @@ export class RunRepository {
           ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
         }),
       );
+      if (isTerminalRun(to) && out.Attributes)
+        await this.afterEnd(withoutKeys(out.Attributes) as unknown as Run);
       return true;
     } catch (err) {
       if (isConditionFailure(err)) return false;
       throw err;
+    }
+  }
+
+  /**
+   * Records that execution `generation` works the run; only ever upwards, so a late retry of an older
+   * generation cannot make a resume reuse a name.
+   */
+  async recordGeneration(tenantId: string, runId: string, generation: number): Promise<void> {
+    try {
+      await this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(tenantId, runId),
+          UpdateExpression: 'SET #g = :g',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#g) OR #g < :g)',
+          ExpressionAttributeNames: { '#g': 'generation' },
+          ExpressionAttributeValues: { ':g': generation },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
     }
   }
 

@@ -159,7 +159,7 @@ console.log(
 for (const r of phaseRows) {
   if (r.jiraCalls + r.adoCalls === 0 && r.ms < 5) continue;
   console.log(
-    `phase ${r.phase} ${(NAMES[r.phase] ?? 'plugin').padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  units ${String(units.get(r.phase) ?? '-').padStart(6)}  Jira writes ${r.jiraWrites} (${(r.jiraWrites / Math.max(units.get(r.phase) ?? 1, 1) || 0).toFixed(2)}/unit)  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
+    `phase ${r.phase} ${(NAMES[r.phase] ?? 'plugin').padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  units ${String(units.get(r.phase) ?? '-').padStart(6)}  Jira writes ${r.jiraWrites}${units.get(r.phase) ? ` (${(r.jiraWrites / (units.get(r.phase) as number)).toFixed(2)}/unit)` : ''}  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
   );
 }
 console.log(

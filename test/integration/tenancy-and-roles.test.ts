@@ -5,6 +5,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Route, routes } from '../../functions/api/routes.ts';
+import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 
 let app: TestApp;
@@ -32,7 +33,8 @@ beforeAll(async () => {
     report: null,
     error: null,
   });
-  fixtures = { projectId: project.body.id, userId: a.member.id, scanId };
+  const run = await createRun(app.store, a.tenantId, project.body.id, 'FULL');
+  fixtures = { projectId: project.body.id, userId: a.member.id, scanId, runId: run.id };
 });
 afterAll(async () => app.close());
 
@@ -49,8 +51,26 @@ const bodies: Record<string, unknown> = {
   'POST /api/projects': { name: 'x', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   'POST /api/team/members': { email: 'someone-new@example.com', password: 'long-enough-1', role: 'member' },
   'PATCH /api/team/members/{userId}': { role: 'member' },
+  'POST /api/migrations/project/{projectId}/start': {
+    type: 'FULL',
+    enginePayload: {
+      source: { org: 'contoso', project: 'Fabrikam', pat: 'pat' },
+      target: {
+        base_url: 'https://x.atlassian.net',
+        email: 'a@example.com',
+        api_token: 't',
+        project_key: 'MIG',
+      },
+    },
+  },
 };
 const bodyOf = (r: Route) => bodies[`${r.method} ${r.path}`];
+
+/** Calls a route as `token`: a streaming route takes it from the query (an EventSource sends no headers). */
+function callRoute(route: Route, path: string, token?: string) {
+  if (!route.streaming) return app.call(route.method, path, { token, body: bodyOf(route) });
+  return app.call(route.method, token ? `${path}?token=${encodeURIComponent(token)}` : path);
+}
 
 const protectedRoutes = routes.filter((r) => r.access !== 'public');
 
@@ -58,7 +78,7 @@ describe('every protected route', () => {
   it.each(protectedRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))(
     '%s needs a token',
     async (_, route) => {
-      const res = await app.call(route.method, pathOf(route), { body: bodyOf(route) });
+      const res = await callRoute(route, pathOf(route));
       expect(res.status).toBe(401);
       expect(res.body).toEqual({
         statusCode: 401,
@@ -77,7 +97,7 @@ describe('the role matrix', () => {
       .map((role) => [`${role} ${r.method} ${r.path}`, r, role] as const),
   );
   it.each(cases)('%s -> 403', async (_, route, role) => {
-    const res = await app.call(route.method, pathOf(route), { token: a[role].token, body: bodyOf(route) });
+    const res = await callRoute(route, pathOf(route), a[role].token);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({
       statusCode: 403,
@@ -95,6 +115,11 @@ describe('the role matrix', () => {
     expect(access('POST', '/api/team/members')).toEqual(['owner', 'admin']);
     expect(access('GET', '/api/billing')).toEqual(['owner']);
     expect(access('GET', '/api/projects/{projectId}')).toEqual(['owner', 'admin', 'member']);
+    // Ours: every role runs migrations; cancel is final, so managers only.
+    expect(access('POST', '/api/migrations/project/{projectId}/start')).toEqual(['owner', 'admin', 'member']);
+    expect(access('POST', '/api/migrations/{runId}/pause')).toEqual(['owner', 'admin', 'member']);
+    expect(access('POST', '/api/migrations/{runId}/resume')).toEqual(['owner', 'admin', 'member']);
+    expect(access('POST', '/api/migrations/{runId}/cancel')).toEqual(['owner', 'admin']);
   });
 
   it('lets each allowed role through', async () => {
@@ -112,18 +137,15 @@ describe('tenancy', () => {
   it.each(withParams.map((r) => [`${r.method} ${r.path}`, r] as const))(
     "%s answers 404 for the other tenant's record",
     async (_, route) => {
-      const res = await app.call(route.method, pathOf(route), { token: b.owner.token, body: bodyOf(route) });
+      const res = await callRoute(route, pathOf(route), b.owner.token);
       expect(res.status).toBe(404);
       expect(res.body.statusCode).toBe(404);
       expect(res.body.error).toBe('Not Found');
       // The same answer an id that never existed gets: no hint that the record is there.
-      const unknown = await app.call(
-        route.method,
+      const unknown = await callRoute(
+        route,
         route.path.replace(/\{\w+\}/g, '01a20392-0000-7000-8000-000000000000'),
-        {
-          token: b.owner.token,
-          body: bodyOf(route),
-        },
+        b.owner.token,
       );
       expect(res.body.code).toBe(unknown.body.code);
     },

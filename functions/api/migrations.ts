@@ -1,0 +1,103 @@
+/** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
+import {
+  IdMapQuerySchema,
+  ListRunsQuerySchema,
+  runListItem,
+  runStatusView,
+  runView,
+  StartRunSchema,
+} from '#domain/migrations.ts';
+import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { parseOrThrow } from '#platform/validation.ts';
+import * as migrations from '#services/migrations.ts';
+import { artifacts } from '#store/artifacts.ts';
+import { store } from '#store/index.ts';
+
+const start: Operation = async (req) => {
+  const input = parseOrThrow(StartRunSchema, req.body);
+  const { run } = await migrations.startMigration(
+    store(),
+    migrations.orchestrator(),
+    req.principal.tenantId,
+    req.params.projectId ?? '',
+    input,
+  );
+  return json(200, runView(run));
+};
+
+const list: Operation = async (req) => {
+  const q = parseOrThrow(ListRunsQuerySchema, req.query, 'query');
+  const runs = await migrations.listMigrations(store(), req.principal.tenantId, q.projectId, q.status);
+  return json(200, runs.map(runListItem));
+};
+
+const status: Operation = async (req) =>
+  json(
+    200,
+    runStatusView(await migrations.runStatus(store(), req.principal.tenantId, req.params.runId ?? '')),
+  );
+
+const pause: Operation = async (req) => {
+  const run = await migrations.pauseMigration(store(), req.principal.tenantId, req.params.runId ?? '');
+  return json(200, { id: run.id, status: 'PAUSED' });
+};
+
+const resume: Operation = async (req) => {
+  const run = await migrations.resumeMigration(
+    store(),
+    migrations.orchestrator(),
+    req.principal.tenantId,
+    req.params.runId ?? '',
+  );
+  return json(200, { id: run.id, status: run.status });
+};
+
+const cancel: Operation = async (req) => {
+  const run = await migrations.cancelMigration(
+    store(),
+    migrations.orchestrator(),
+    artifacts(),
+    req.principal.tenantId,
+    req.params.runId ?? '',
+  );
+  return json(200, { id: run.id, status: run.status });
+};
+
+const failures: Operation = async (req) =>
+  json(
+    200,
+    await migrations.failureReport(store(), artifacts(), req.principal.tenantId, req.params.runId ?? ''),
+  );
+
+const preview: Operation = async (req) =>
+  json(
+    200,
+    await migrations.dryRunPreview(store(), artifacts(), req.principal.tenantId, req.params.runId ?? ''),
+  );
+
+const idMap: Operation = async (req) => {
+  const { format } = parseOrThrow(IdMapQuerySchema, req.query, 'query');
+  const runId = req.params.runId ?? '';
+  const out = await migrations.idMapExport(store(), artifacts(), req.principal.tenantId, runId, format);
+  if ('rows' in out) return json(200, out.rows);
+  return {
+    statusCode: 200,
+    text: out.csv,
+    headers: {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="id-map-${runId.toLowerCase()}.csv"`,
+    },
+  };
+};
+
+export const handler = createApiHandler('migrations', {
+  start,
+  list,
+  status,
+  pause,
+  resume,
+  cancel,
+  failures,
+  preview,
+  idMap,
+});

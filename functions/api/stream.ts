@@ -1,0 +1,153 @@
+/**
+ * GET /api/migrations/{runId}/stream?token=...: the run's events as Server-Sent Events, from a Lambda
+ * response-streaming handler. Not on the middy stack: the answer is a stream, not a proxy result, and the
+ * token comes from the query (an EventSource cannot send an Authorization header). Everything that can refuse
+ * the request (token, role, run) is checked before the first byte, so a refusal is an ordinary JSON error.
+ */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { z } from 'zod';
+import { routesOf } from '#api/routes.ts';
+import { sseRetry } from '#domain/sse.ts';
+import { awslambda } from '#platform/awslambda.ts';
+import { nowMs } from '#platform/clock.ts';
+import { config } from '#platform/config.ts';
+import { errors, HttpError } from '#platform/errors.ts';
+import { logger } from '#platform/logger.ts';
+import { verifyAccessToken } from '#platform/tokens.ts';
+import { streamRun } from '#services/run-stream.ts';
+import { store } from '#store/index.ts';
+
+const route = routesOf('stream').find((r) => r.operation === 'events');
+if (!route || route.access === 'public') throw new Error('route group stream lacks a protected events route');
+const allowedRoles: readonly string[] = route.access;
+
+/** Tunable for tests and load: how often the store is polled, and the heartbeat interval. */
+const SettingsSchema = z.object({
+  STREAM_POLL_MS: z.coerce.number().int().positive().default(500),
+  STREAM_HEARTBEAT_MS: z.coerce.number().int().positive().default(15_000),
+});
+const settings = SettingsSchema.parse(process.env);
+
+/** A run's trailing events are written just after its status moves; see RunStreamOptions.settleMs. */
+const SETTLE_MS = 3_000;
+const PAGE_SIZE = 200;
+/** What an EventSource waits before reconnecting after the stream ends early (the invocation's time ran out). */
+const RETRY_MS = 2_000;
+/** Event ids are ours (`02.00000050.0003`, `02.00000050.z...`); anything else is refused, not queried. */
+const EVENT_ID = /^[\w.:-]{1,100}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-store',
+  'X-Content-Type-Options': 'nosniff',
+  // Proxies that buffer (nginx) would hold the events back.
+  'X-Accel-Buffering': 'no',
+};
+
+let active = 0;
+/** Streams open in this process (tests watch it fall to zero when a client goes away). */
+export const activeStreams = (): number => active;
+
+function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [k, v] of Object.entries(event.headers ?? {}))
+    if (k.toLowerCase() === wanted) return v ?? undefined;
+  return undefined;
+}
+
+/**
+ * Where a reconnecting client resumes: the Last-Event-ID header an EventSource sends by itself, else the
+ * `lastEventId` query parameter (for clients that cannot set headers on the first connection).
+ */
+function resumeAfter(event: APIGatewayProxyEvent): string | undefined {
+  const id = (headerOf(event, 'last-event-id') ?? event.queryStringParameters?.lastEventId ?? '').trim();
+  if (!id) return undefined;
+  if (!EVENT_ID.test(id)) throw errors.validation(['Last-Event-ID is not an event id of this stream']);
+  return id;
+}
+
+async function admit(event: APIGatewayProxyEvent) {
+  const token = event.queryStringParameters?.token;
+  if (!token) throw errors.unauthorized();
+  const principal = await verifyAccessToken(token, config().jwtSecret);
+  if (!allowedRoles.includes(principal.role)) throw errors.forbidden();
+  const runId = event.pathParameters?.runId ?? '';
+  // Run ids are UUIDs, stored lower case: any other id is simply not found, without a read.
+  const run = UUID.test(runId) ? await store().runs.get(principal.tenantId, runId.toLowerCase()) : undefined;
+  if (!run) throw errors.migrationNotFound(runId);
+  return { run, after: resumeAfter(event) };
+}
+
+function refuse(responseStream: Writable, err: unknown): void {
+  if (!(err instanceof HttpError)) {
+    const e = err as Error | undefined;
+    logger.error('stream refused on an unexpected error', { errorName: e?.name, errorMessage: e?.message });
+  }
+  const httpError = err instanceof HttpError ? err : errors.internal();
+  const out = awslambda.HttpResponseStream.from(responseStream, {
+    statusCode: httpError.statusCode,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      ...httpError.headers,
+    },
+  });
+  out.end(JSON.stringify(httpError.toBody()));
+}
+
+async function serve(event: APIGatewayProxyEvent, responseStream: Writable, context: Context): Promise<void> {
+  let admitted: Awaited<ReturnType<typeof admit>>;
+  try {
+    admitted = await admit(event);
+  } catch (err) {
+    refuse(responseStream, err);
+    return;
+  }
+  const { run, after } = admitted;
+  const out = awslambda.HttpResponseStream.from(responseStream, { statusCode: 200, headers: SSE_HEADERS });
+  const closed = new AbortController();
+  const stop = () => closed.abort();
+  out.once('close', stop);
+  out.on('error', stop);
+  active += 1;
+  try {
+    // The first bytes also send the headers, so the client knows it is connected before any event exists.
+    out.write(sseRetry(RETRY_MS));
+    const runs = store().runs;
+    const end = await streamRun(
+      {
+        readEvents: (afterId, limit) => runs.events(run.tenantId, run.projectId, run.id, afterId, limit),
+        readRun: () => runs.get(run.tenantId, run.id),
+        write: async (text) => {
+          if (closed.signal.aborted) return;
+          if (!out.write(text)) await once(out, 'drain', { signal: closed.signal }).catch(() => undefined);
+        },
+        sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),
+        now: nowMs,
+      },
+      {
+        lastEventId: after,
+        pollMs: settings.STREAM_POLL_MS,
+        heartbeatMs: settings.STREAM_HEARTBEAT_MS,
+        settleMs: SETTLE_MS,
+        pageSize: PAGE_SIZE,
+        signal: closed.signal,
+        remainingMs: () => context.getRemainingTimeInMillis(),
+      },
+    );
+    logger.debug('run stream ended', { runId: run.id, tenantId: run.tenantId, end });
+  } catch (err) {
+    const e = err as Error;
+    logger.error('run stream failed', { runId: run.id, errorName: e.name, errorMessage: e.message });
+  } finally {
+    active -= 1;
+    out.off('close', stop);
+    if (!out.writableEnded && !out.destroyed) out.end();
+  }
+}
+
+export const handler = awslambda.streamifyResponse<APIGatewayProxyEvent>(serve);

@@ -1,0 +1,317 @@
+/**
+ * The run API's use cases: start (one active run per project, a conditional lock), status, pause, resume,
+ * cancel, the project's list, and the reports a run leaves. Secrets go from the start body straight into the
+ * project's sealed connections: the orchestrator gets ids only, and no answer or log line carries them.
+ */
+import { createHash } from 'node:crypto';
+import {
+  connectionCredentials,
+  idMapRows,
+  isActiveRun,
+  PROJECT_STATUSES_BEFORE_RUN,
+  requestFingerprint,
+  runOptionsOf,
+  type StartRunInput,
+} from '#domain/migrations.ts';
+import type { Run, RunStatus } from '#domain/runs.ts';
+import type { EngineDeps } from '#engine/context.ts';
+import { writeRunReports } from '#engine/reports.ts';
+import { nowIso } from '#platform/clock.ts';
+import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { errors } from '#platform/errors.ts';
+import { logger } from '#platform/logger.ts';
+import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
+import type { ConnectionKind } from '#store/connections.ts';
+import type { Store } from '#store/index.ts';
+import { credentialContext } from './connectors.ts';
+import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
+import { findProject } from './projects.ts';
+import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Starts racing for one project's lock: each round either wins, finds the winner's run, or tries again. */
+const LOCK_ATTEMPTS = 3;
+
+/** Until the deployment (or `npm start`) sets one, a start cannot reach any worker: an honest 502. */
+const noOrchestrator: Orchestrator = {
+  start: async () => {
+    throw new DispatchError('no orchestrator configured');
+  },
+  stop: async () => {},
+};
+let current: Orchestrator = noOrchestrator;
+
+/** The orchestrator the run API dispatches to (Step Functions in AWS, the local interpreter offline, fakes in tests). */
+export function setOrchestrator(o: Orchestrator | undefined): void {
+  current = o ?? noOrchestrator;
+}
+export const orchestrator = (): Orchestrator => current;
+
+/** Another tenant's, an unknown and a malformed run id all give the same 404. */
+export async function findRun(store: Store, tenantId: string, runId: string): Promise<Run> {
+  const run = UUID.test(runId) ? await store.runs.get(tenantId, runId.toLowerCase()) : undefined;
+  if (!run) throw errors.migrationNotFound(runId);
+  return run;
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+
+async function storeCredentials(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  runId: string,
+  input: StartRunInput,
+): Promise<void> {
+  const creds = connectionCredentials(input);
+  const summaries: Record<ConnectionKind, Record<string, string>> = {
+    source: { organizationUrl: creds.source.organization_url, projectName: creds.source.project },
+    target: {
+      baseUrl: creds.target.base_url,
+      email: creds.target.email,
+      projectKey: creds.target.project_key,
+    },
+  };
+  for (const kind of ['source', 'target'] as const) {
+    await store.connections.put(tenantId, projectId, {
+      kind,
+      ok: true,
+      message: `Stored by the start of migration run ${runId}`,
+      // Not tested here: preflight is the test, and fails the run with the tracker's answer.
+      testedAt: null,
+      summary: summaries[kind],
+      sealed: await credentialCipher().seal(
+        JSON.stringify(creds[kind]),
+        credentialContext(tenantId, projectId, kind),
+      ),
+    });
+  }
+}
+
+export interface StartOutcome {
+  run: Run;
+  /** False when an active run of the same request was answered instead. */
+  created: boolean;
+}
+
+/**
+ * Starts a run, or answers the project's active run when this is the same request (same type, options and
+ * trackers: `requestFingerprint`), or 409 when it is another. The run and the project's lock are one
+ * conditional transaction; a lock left behind an ended run (a crash between the run's end and the release) is
+ * taken over. If the worker cannot be started the run is FAILED, which releases the lock: a later start works.
+ */
+export async function startMigration(
+  store: Store,
+  orch: Orchestrator,
+  tenantId: string,
+  projectId: string,
+  input: StartRunInput,
+): Promise<StartOutcome> {
+  const project = await findProject(store, tenantId, projectId);
+  const options = runOptionsOf(input, DEFAULT_RUN_OPTIONS);
+  const fingerprint = createHash('sha256').update(requestFingerprint(input, options)).digest('hex');
+
+  for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+    const lock = await store.runs.getLock(tenantId, project.id);
+    if (lock) {
+      const held = await store.runs.get(tenantId, lock.runId);
+      if (held && isActiveRun(held.status)) {
+        if (lock.fingerprint === fingerprint) return { run: held, created: false };
+        throw errors.migrationAlreadyRunning(held.id);
+      }
+    }
+    const run = newRun(tenantId, project.id, input.type, options);
+    if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
+    await launch(store, orch, run, input);
+    return { run, created: true };
+  }
+  // Three rounds lost to other starts of this project: one of them holds the lock now.
+  const lock = await store.runs.getLock(tenantId, project.id);
+  throw errors.migrationAlreadyRunning(lock?.runId ?? 'unknown');
+}
+
+async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRunInput): Promise<void> {
+  const { tenantId, projectId, id } = run;
+  try {
+    await storeCredentials(store, tenantId, projectId, id, input);
+    // A dry run writes nothing to Jira: the project's status is left as it is.
+    if (!run.options.dryRun)
+      await store.projects.transition(tenantId, projectId, [...PROJECT_STATUSES_BEFORE_RUN], 'MIGRATING');
+  } catch (err) {
+    await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+      finishedAt: nowIso(),
+      failureReason: 'Could not prepare the run',
+    });
+    throw err;
+  }
+  try {
+    await orch.start({ tenantId, runId: id, generation: 0 });
+  } catch (err) {
+    logger.error('migration dispatch failed', {
+      tenantId,
+      projectId,
+      runId: id,
+      errorMessage: errorText(err),
+    });
+    // FAILED releases the lock and moves the project out of MIGRATING (store `afterEnd`).
+    await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+      finishedAt: nowIso(),
+      failureReason: 'Could not start migration worker',
+    });
+    throw errors.engineDispatchFailed();
+  }
+  logger.info('migration started', { tenantId, projectId, runId: id, type: run.type });
+}
+
+export async function runStatus(store: Store, tenantId: string, runId: string): Promise<Run> {
+  return findRun(store, tenantId, runId);
+}
+
+const finishedRefusal = (run: Run) => errors.migrationFinished(run.id, run.status);
+
+/**
+ * Pause: sets the control flag; the engine stops at its next checkpoint (at most one chunk of 50 later) and
+ * moves the run to PAUSED itself. Answered PAUSED at once (the spec's answer); the status endpoint says
+ * RUNNING until the engine has stopped. Pausing a PAUSED run answers PAUSED again; an ended run is a 409.
+ */
+export async function pauseMigration(store: Store, tenantId: string, runId: string): Promise<Run> {
+  const run = await findRun(store, tenantId, runId);
+  if (run.status === 'PAUSED') return run;
+  if (!isActiveRun(run.status)) throw finishedRefusal(run);
+  if (!(await store.runs.requestControl(tenantId, run.id, 'pause', ['RUNNING', 'PENDING']))) {
+    // It moved meanwhile: answer as for its new status.
+    return pauseMigration(store, tenantId, runId);
+  }
+  logger.info('migration pause requested', { tenantId, runId: run.id });
+  return run;
+}
+
+/**
+ * Resume: PAUSED -> RUNNING with the control flag back to run, then a new execution of the next generation
+ * (the one after the latest the engine recorded, at least 1: the start was 0).
+ * If the worker cannot be started the run goes back to PAUSED (and can be resumed again) with a 502.
+ */
+export async function resumeMigration(
+  store: Store,
+  orch: Orchestrator,
+  tenantId: string,
+  runId: string,
+): Promise<Run> {
+  const run = await findRun(store, tenantId, runId);
+  if (
+    run.status !== 'PAUSED' ||
+    !(await store.runs.setStatus(tenantId, run.id, ['PAUSED'], 'RUNNING', { control: 'run' }))
+  )
+    throw errors.migrationNotPaused(run.id);
+  // The start was generation 0; the engine records each generation that works the run.
+  const generation = Math.max(1, nextGeneration(run));
+  try {
+    await orch.start({ tenantId, runId: run.id, generation });
+  } catch (err) {
+    logger.error('migration dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
+    await store.runs.setStatus(tenantId, run.id, ['RUNNING'], 'PAUSED', { control: 'pause' });
+    throw errors.engineDispatchFailed();
+  }
+  logger.info('migration resumed', { tenantId, runId: run.id, generation });
+  return { ...run, status: 'RUNNING', control: 'run' };
+}
+
+const ACTIVE: RunStatus[] = ['PENDING', 'RUNNING', 'PAUSED'];
+
+/**
+ * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows),
+ * its reports are written as things stand, and its execution is stopped; what was migrated stays in Jira. A
+ * worker still inside a chunk finishes that chunk and then sees the cancel. Cancelling a CANCELLED run answers
+ * CANCELLED again; a COMPLETED, PARTIAL or FAILED run is a 409.
+ */
+export async function cancelMigration(
+  store: Store,
+  orch: Orchestrator,
+  artifacts: ArtifactStore,
+  tenantId: string,
+  runId: string,
+): Promise<Run> {
+  const run = await findRun(store, tenantId, runId);
+  if (run.status === 'CANCELLED') return run;
+  if (!isActiveRun(run.status)) throw finishedRefusal(run);
+  const moved = await store.runs.setStatus(tenantId, run.id, ACTIVE, 'CANCELLED', {
+    control: 'cancel',
+    finishedAt: nowIso(),
+  });
+  if (!moved) return cancelMigration(store, orch, artifacts, tenantId, runId);
+  const cancelled: Run = { ...run, status: 'CANCELLED', control: 'cancel' };
+  try {
+    // The reports need only the store and the artifacts (no tracker is called).
+    await writeRunReports({ store, artifacts } as unknown as EngineDeps, cancelled);
+  } catch (err) {
+    logger.error('reports of a cancelled run not written', { tenantId, runId, errorMessage: errorText(err) });
+  }
+  try {
+    await orch.stop(run.id);
+  } catch (err) {
+    // The engine reads the flag before every chunk: it stops there even if this call failed.
+    logger.warn('stopping a cancelled run failed', { tenantId, runId, errorMessage: errorText(err) });
+  }
+  logger.info('migration cancelled', { tenantId, runId: run.id });
+  return cancelled;
+}
+
+/** The project's runs, most recent first, optionally of one status. */
+export async function listMigrations(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  status?: RunStatus,
+): Promise<Run[]> {
+  const project = await findProject(store, tenantId, projectId);
+  return store.runs.listByProject(tenantId, project.id, status ? { statuses: [status] } : {});
+}
+
+async function artifact(artifacts: ArtifactStore, key: string, missing: () => Error): Promise<string> {
+  const body = await artifacts.get(key);
+  if (body === undefined) throw missing();
+  return body;
+}
+
+/** The failure report's rows (one per failed item and phase), written when the run ended. */
+export async function failureReport(
+  store: Store,
+  artifacts: ArtifactStore,
+  tenantId: string,
+  runId: string,
+): Promise<unknown[]> {
+  const run = await findRun(store, tenantId, runId);
+  const body = await artifact(artifacts, artifactKeys.failureReport(tenantId, run.id), () =>
+    errors.reportNotFound(run.id),
+  );
+  return (JSON.parse(body) as { failures: unknown[] }).failures;
+}
+
+/** The dry run's preview, as the engine wrote it. */
+export async function dryRunPreview(
+  store: Store,
+  artifacts: ArtifactStore,
+  tenantId: string,
+  runId: string,
+): Promise<unknown> {
+  const run = await findRun(store, tenantId, runId);
+  const body = await artifact(artifacts, artifactKeys.preview(tenantId, run.id), () =>
+    errors.previewNotFound(run.id),
+  );
+  return JSON.parse(body);
+}
+
+/** The project's id map as the run left it: the CSV export as written, or its rows. */
+export async function idMapExport(
+  store: Store,
+  artifacts: ArtifactStore,
+  tenantId: string,
+  runId: string,
+  format: 'json' | 'csv',
+): Promise<{ csv: string } | { rows: ReturnType<typeof idMapRows> }> {
+  const run = await findRun(store, tenantId, runId);
+  const csv = await artifact(artifacts, artifactKeys.idMapExport(tenantId, run.id), () =>
+    errors.reportNotFound(run.id),
+  );
+  return format === 'csv' ? { csv } : { rows: idMapRows(csv) };
+}

@@ -1,0 +1,89 @@
+/**
+ * The live stream of one run: replays its stored events after the client's Last-Event-ID, then polls the
+ * store for new ones until the run is over, the client goes away or the invocation's time runs out. I/O and
+ * time are injected, so the loop is tested without a table or a real clock.
+ */
+
+import type { Run, RunStatus } from '#domain/runs.ts';
+import { sseComment, sseMessage } from '#domain/sse.ts';
+import type { StoredRunEvent } from '#store/runs.ts';
+
+/** Statuses a run never leaves: nothing more will be written to its stream. */
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set([
+  'COMPLETED',
+  'PARTIAL',
+  'FAILED',
+  'CANCELLED',
+]);
+
+export interface RunStreamIo {
+  /** The run's events after `afterId` (all of them without it), in id order, at most `pageSize`. */
+  readEvents(afterId: string | undefined, pageSize: number): Promise<StoredRunEvent[]>;
+  /** The run as it stands; undefined once it is gone (its project deleted). */
+  readRun(): Promise<Pick<Run, 'status' | 'finishedAt'> | undefined>;
+  /** Sends text to the client; may wait for the socket to drain. */
+  write(text: string): void | Promise<void>;
+  /** Waits `ms`, returning early once `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  /** Milliseconds, the same clock `finishedAt` is written with. */
+  now(): number;
+}
+
+export interface RunStreamOptions {
+  lastEventId?: string | undefined;
+  pollMs: number;
+  heartbeatMs: number;
+  /**
+   * How long after a run's end the stream still waits for events: the engine moves the status first and
+   * writes the final `status` and `done` events just after, so "terminal and nothing new" right at the end
+   * may only mean "not written yet".
+   */
+  settleMs: number;
+  pageSize: number;
+  /** Aborted when the client disconnects: the loop stops reading the store. */
+  signal: AbortSignal;
+  /** Time left in the invocation; the stream ends before it runs out (the client reconnects and resumes). */
+  remainingMs?: () => number;
+}
+
+/** Why the stream ended. */
+export type StreamEnd = 'done' | 'finished' | 'gone' | 'closed' | 'deadline';
+
+export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promise<StreamEnd> {
+  let after = opts.lastEventId || undefined;
+  let lastWrite = io.now();
+  let terminalSeenAt: number | undefined;
+
+  for (;;) {
+    if (opts.signal.aborted) return 'closed';
+    const page = await io.readEvents(after, opts.pageSize);
+    if (opts.signal.aborted) return 'closed';
+    for (const stored of page) {
+      await io.write(sseMessage(stored.id, stored.event));
+      lastWrite = io.now();
+      after = stored.id;
+      if (stored.event.type === 'done') return 'done';
+    }
+    // A full page: there may be more right away, so read again before waiting.
+    if (page.length >= opts.pageSize) continue;
+
+    const run = await io.readRun();
+    if (!run) return 'gone';
+    if (TERMINAL_STATUSES.has(run.status)) {
+      terminalSeenAt ??= io.now();
+      const endedAt = run.finishedAt ? Date.parse(run.finishedAt) : terminalSeenAt;
+      if (page.length === 0 && io.now() - endedAt >= opts.settleMs) return 'finished';
+    }
+    if (opts.remainingMs && opts.remainingMs() < opts.pollMs * 2) return 'deadline';
+
+    const sinceWrite = io.now() - lastWrite;
+    if (sinceWrite >= opts.heartbeatMs) {
+      await io.write(sseComment('ping'));
+      lastWrite = io.now();
+    }
+    await io.sleep(
+      Math.max(1, Math.min(opts.pollMs, opts.heartbeatMs - (io.now() - lastWrite))),
+      opts.signal,
+    );
+  }
+}

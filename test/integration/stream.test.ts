@@ -1,0 +1,327 @@
+/**
+ * GET /api/migrations/{runId}/stream over real HTTP: events written into the store while a client listens,
+ * parsed with eventsource-parser as an EventSource would.
+ */
+import { type ClientRequest, request } from 'node:http';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { SignJWT } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
+import type { Run } from '../../functions/domain/runs.ts';
+import { createRun } from '../../functions/services/runs.ts';
+import { RunRepository } from '../../functions/store/runs.ts';
+import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+
+// Short intervals so a test sees several polls and heartbeats in well under a second.
+const POLL_MS = 40;
+const HEARTBEAT_MS = 120;
+
+let app: TestApp;
+let a: TestTenant;
+let b: TestTenant;
+let projectId: string;
+let activeStreams: () => number;
+
+beforeAll(async () => {
+  app = await startTestApp({ STREAM_POLL_MS: String(POLL_MS), STREAM_HEARTBEAT_MS: String(HEARTBEAT_MS) });
+  [a, b] = await Promise.all([app.createTenant('Alpha'), app.createTenant('Beta')]);
+  const project = await app.call('POST', '/api/projects', {
+    token: a.owner.token,
+    body: { name: 'Streamed', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+  });
+  projectId = project.body.id;
+  // Loaded after the environment is set: the handler reads its intervals at cold start.
+  ({ activeStreams } = await import('../../functions/api/stream.ts'));
+});
+afterAll(async () => app.close());
+afterEach(() => vi.restoreAllMocks());
+
+interface Stream {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  messages: EventSourceMessage[];
+  comments: string[];
+  retry: number | undefined;
+  /** The raw body of a refusal (JSON). */
+  text: string;
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens the stream and resolves once the status line and headers are in; events keep arriving after. */
+function openStream(path: string, headers: Record<string, string> = {}): Promise<Stream> {
+  return new Promise((resolve, reject) => {
+    const req: ClientRequest = request(
+      new URL(path, app.url),
+      { headers: { Accept: 'text/event-stream', ...headers } },
+      (res) => {
+        let endedResolve: () => void = () => undefined;
+        const stream: Stream = {
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          messages: [],
+          comments: [],
+          retry: undefined,
+          text: '',
+          ended: new Promise<void>((r) => {
+            endedResolve = r;
+          }),
+          close: () => req.destroy(),
+        };
+        const parser = createParser({
+          onEvent: (m) => stream.messages.push(m),
+          onComment: (c) => stream.comments.push(c),
+          onRetry: (ms) => {
+            stream.retry = ms;
+          },
+        });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          stream.text += chunk;
+          parser.feed(chunk);
+        });
+        res.on('end', () => endedResolve());
+        res.on('close', () => endedResolve());
+        resolve(stream);
+      },
+    );
+    req.on('error', (err) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(err);
+    });
+    req.end();
+  });
+}
+
+const streamPath = (runId: string, token: string, extra = '') =>
+  `/api/migrations/${runId}/stream?token=${encodeURIComponent(token)}${extra}`;
+
+async function newRun(): Promise<Run> {
+  return createRun(app.store, a.tenantId, projectId, 'FULL');
+}
+
+const append = (run: Run, id: string, event: RunEvent) =>
+  app.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, event);
+
+const log = (message: string): RunEvent => ({ type: 'log', message });
+const progress = (current: number): RunEvent => ({
+  type: 'progress',
+  current,
+  total: 10,
+  percent: current * 10,
+  speed: 12.5,
+});
+const done: RunEvent = { type: 'done', stats: { created: 9, skipped: 1, failed: 0 } };
+
+/** A finished run's history: two chunk events, then the final status and done (the engine's order). */
+async function finishedRun(): Promise<{ run: Run; ids: string[] }> {
+  const run = await newRun();
+  const ids = [chunkEventId(2, 0, 0), chunkEventId(2, 0, 1), statusEventId(8, 0, 1), statusEventId(8, 0, 2)];
+  await app.store.runs.setStatus(a.tenantId, run.id, ['RUNNING'], 'COMPLETED', {
+    finishedAt: new Date().toISOString(),
+  });
+  await append(run, ids[0] as string, log('#1 Task -> MIG-1'));
+  await append(run, ids[1] as string, progress(10));
+  await append(run, ids[2] as string, { type: 'status', status: 'completed' });
+  await append(run, ids[3] as string, done);
+  return { run, ids };
+}
+
+/** Waits for an assertion to hold; generous, as the machine may be busy: a bound on waiting, not a timing check. */
+const until = (assertion: () => void) => vi.waitFor(assertion, { timeout: 15_000, interval: 20 });
+
+const shape = (m: EventSourceMessage) => ({ id: m.id, event: m.event, data: JSON.parse(m.data) });
+
+describe('GET /api/migrations/{runId}/stream', () => {
+  it('sends stored and new events in order, with id, event and data repeating the type', async () => {
+    const run = await newRun();
+    await append(run, chunkEventId(2, 0, 0), log('#11 Task -> MIG-1'));
+    await append(run, chunkEventId(2, 0, 1), progress(1));
+
+    const s = await openStream(streamPath(run.id, a.member.token));
+    expect(s.status).toBe(200);
+    expect(s.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(s.headers['cache-control']).toContain('no-cache');
+    await until(() => expect(s.messages).toHaveLength(2));
+
+    // Written while the client listens: a checkpoint (as the engine writes chunks), then a lone event.
+    await app.store.runs.checkpoint(a.tenantId, run.id, {
+      from: { phase: 1, index: 0 },
+      to: { phase: 2, index: 2 },
+      progressPercent: 20,
+      events: [
+        { id: chunkEventId(2, 1, 0), event: log('#12 Bug -> MIG-2') },
+        { id: chunkEventId(2, 1, 1), event: progress(2) },
+      ],
+    });
+    await append(run, statusEventId(2, 2, 1), { type: 'status', status: 'paused' });
+    await until(() => expect(s.messages).toHaveLength(5));
+    s.close();
+
+    expect(s.messages.map(shape)).toEqual([
+      { id: chunkEventId(2, 0, 0), event: 'log', data: { type: 'log', message: '#11 Task -> MIG-1' } },
+      { id: chunkEventId(2, 0, 1), event: 'progress', data: progress(1) },
+      { id: chunkEventId(2, 1, 0), event: 'log', data: { type: 'log', message: '#12 Bug -> MIG-2' } },
+      { id: chunkEventId(2, 1, 1), event: 'progress', data: progress(2) },
+      { id: statusEventId(2, 2, 1), event: 'status', data: { type: 'status', status: 'paused' } },
+    ]);
+    expect(s.retry).toBeGreaterThan(0);
+  });
+
+  it('resumes after Last-Event-ID (header or lastEventId query) with only what the client missed', async () => {
+    const run = await newRun();
+    const ids = [0, 1, 2, 3].map((n) => chunkEventId(2, 0, n));
+    for (const [n, id] of ids.entries()) await append(run, id, log(`line ${n}`));
+
+    const byHeader = await openStream(streamPath(run.id, a.admin.token), {
+      'Last-Event-ID': ids[1] as string,
+    });
+    const byQuery = await openStream(streamPath(run.id, a.admin.token, `&lastEventId=${ids[2]}`));
+    await append(run, chunkEventId(2, 0, 4), log('line 4'));
+    await until(() => {
+      expect(byHeader.messages.map((m) => m.id)).toEqual([ids[2], ids[3], chunkEventId(2, 0, 4)]);
+      expect(byQuery.messages.map((m) => m.id)).toEqual([ids[3], chunkEventId(2, 0, 4)]);
+    });
+    byHeader.close();
+    byQuery.close();
+  });
+
+  it('sends heartbeat comments while nothing happens', async () => {
+    const run = await newRun();
+    const s = await openStream(streamPath(run.id, a.owner.token));
+    await until(() => expect(s.comments.filter((c) => c.trim() === 'ping').length).toBeGreaterThanOrEqual(2));
+    expect(s.messages).toEqual([]);
+    s.close();
+  });
+
+  it('ends the stream after done', async () => {
+    const run = await newRun();
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await append(run, chunkEventId(2, 0, 0), progress(10));
+    await app.store.runs.setStatus(a.tenantId, run.id, ['RUNNING'], 'COMPLETED', {
+      finishedAt: new Date().toISOString(),
+    });
+    await append(run, statusEventId(8, 0, 1), { type: 'status', status: 'completed' });
+    await append(run, statusEventId(8, 0, 2), done);
+    await s.ended;
+    expect(s.messages.map((m) => m.event)).toEqual(['progress', 'status', 'done']);
+    expect(JSON.parse(s.messages.at(-1)?.data ?? '')).toEqual(done);
+  });
+
+  it('gives a late client the whole history, ending with the status and done', async () => {
+    const { run, ids } = await finishedRun();
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await s.ended;
+    expect(s.messages.map((m) => m.id)).toEqual(ids);
+    expect(s.messages.slice(-2).map(shape)).toEqual([
+      { id: ids[2], event: 'status', data: { type: 'status', status: 'completed' } },
+      { id: ids[3], event: 'done', data: done },
+    ]);
+  });
+
+  it('gives a late client with a Last-Event-ID only the rest: the status and done', async () => {
+    const { run, ids } = await finishedRun();
+    const s = await openStream(streamPath(run.id, a.member.token), { 'Last-Event-ID': ids[1] as string });
+    await s.ended;
+    expect(s.messages.map((m) => m.event)).toEqual(['status', 'done']);
+  });
+
+  it('ends once a run that has no done (cancelled) is over and every event is sent', async () => {
+    const run = await newRun();
+    await append(run, chunkEventId(2, 0, 0), log('#1 Task -> MIG-1'));
+    await app.store.runs.setStatus(a.tenantId, run.id, ['RUNNING'], 'CANCELLED', {
+      finishedAt: new Date(Date.now() - 60_000).toISOString(),
+    });
+    await append(run, statusEventId(2, 1, 1), { type: 'status', status: 'cancelled' });
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await s.ended;
+    expect(s.messages.map((m) => JSON.parse(m.data))).toEqual([
+      log('#1 Task -> MIG-1'),
+      { type: 'status', status: 'cancelled' },
+    ]);
+  });
+
+  it('stops polling the store when the client disconnects', async () => {
+    const run = await newRun();
+    const reads = vi.spyOn(RunRepository.prototype, 'events');
+    const readsOfRun = () => reads.mock.calls.filter((c) => c[2] === run.id).length;
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await until(() => expect(readsOfRun()).toBeGreaterThanOrEqual(3));
+    expect(activeStreams()).toBe(1);
+
+    s.close();
+    await until(() => expect(activeStreams()).toBe(0));
+    const after = readsOfRun();
+    // Ten poll intervals: a loop still running would have read the store again by now.
+    await new Promise((r) => setTimeout(r, POLL_MS * 10));
+    expect(readsOfRun()).toBe(after);
+  });
+});
+
+describe('refusals, before any stream starts', () => {
+  const unauthorized = {
+    statusCode: 401,
+    message: 'Invalid or expired access token',
+    error: 'Unauthorized',
+  };
+
+  it('answers 401 UNAUTHORIZED without a token or with a bad one', async () => {
+    const run = await newRun();
+    for (const path of [`/api/migrations/${run.id}/stream`, streamPath(run.id, 'not-a-jwt')]) {
+      const s = await openStream(path);
+      await s.ended;
+      expect(s.status).toBe(401);
+      expect(s.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(JSON.parse(s.text)).toEqual({ ...unauthorized, code: 'UNAUTHORIZED' });
+    }
+  });
+
+  it('ignores an Authorization header: the stream takes its token from the query', async () => {
+    const run = await newRun();
+    const s = await openStream(`/api/migrations/${run.id}/stream`, {
+      Authorization: `Bearer ${a.owner.token}`,
+    });
+    await s.ended;
+    expect(s.status).toBe(401);
+  });
+
+  it('answers 401 TOKEN_EXPIRED for an expired token', async () => {
+    const run = await newRun();
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ email: a.owner.email, tenantId: a.tenantId, role: 'owner' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(a.owner.id)
+      .setIssuer('tracker-migration-service')
+      .setAudience('tracker-migration-api')
+      .setIssuedAt(now - 3600)
+      .setExpirationTime(now - 60)
+      .sign(app.jwtSecret);
+    const s = await openStream(streamPath(run.id, expired));
+    await s.ended;
+    expect(s.status).toBe(401);
+    expect(JSON.parse(s.text)).toEqual({ ...unauthorized, code: 'TOKEN_EXPIRED' });
+  });
+
+  it("answers 404 MIGRATION_NOT_FOUND for another tenant's run, as for an unknown or malformed id", async () => {
+    const run = await newRun();
+    const unknownId = '01a20392-0000-7000-8000-000000000000';
+    for (const id of [run.id, unknownId, 'not-a-run-id']) {
+      const s = await openStream(streamPath(id, b.owner.token));
+      await s.ended;
+      expect(s.status).toBe(404);
+      expect(JSON.parse(s.text)).toEqual({
+        statusCode: 404,
+        message: `Migration run ${id} not found`,
+        error: 'Not Found',
+        code: 'MIGRATION_NOT_FOUND',
+      });
+    }
+  });
+
+  it('answers 400 for a Last-Event-ID that is not one of ours', async () => {
+    const run = await newRun();
+    const s = await openStream(streamPath(run.id, a.owner.token), { 'Last-Event-ID': 'x'.repeat(300) });
+    await s.ended;
+    expect(s.status).toBe(400);
+    expect(JSON.parse(s.text).code).toBe('VALIDATION_FAILED');
+  });
+});

@@ -1,0 +1,155 @@
+/** The stream loop with a fake clock, a fake sleep and an in-memory event list: no table, no timers. */
+import { describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../functions/domain/run-events.ts';
+import type { RunStatus } from '../../functions/domain/runs.ts';
+import { sseComment, sseMessage, sseRetry } from '../../functions/domain/sse.ts';
+import { type RunStreamOptions, streamRun } from '../../functions/services/run-stream.ts';
+import type { StoredRunEvent } from '../../functions/store/runs.ts';
+
+interface World {
+  events: StoredRunEvent[];
+  run: { status: RunStatus; finishedAt: string | null } | undefined;
+  now: number;
+  written: string[];
+  reads: number;
+  /** Called at each sleep, with the world: a test changes the world "while the stream waits". */
+  onSleep?: (w: World, n: number) => void;
+}
+
+const ev = (id: string, event: RunEvent): StoredRunEvent => ({ id, event, at: '' });
+const log = (message: string): RunEvent => ({ type: 'log', message });
+
+function fake(world: World, opts: Partial<RunStreamOptions> = {}) {
+  let sleeps = 0;
+  const controller = new AbortController();
+  const io = {
+    readEvents: async (after: string | undefined, pageSize: number) => {
+      world.reads += 1;
+      return world.events.filter((e) => after === undefined || e.id > after).slice(0, pageSize);
+    },
+    readRun: async () => world.run,
+    write: (text: string) => {
+      world.written.push(text);
+    },
+    sleep: async (ms: number) => {
+      world.now += ms;
+      sleeps += 1;
+      world.onSleep?.(world, sleeps);
+      if (sleeps > 1000) controller.abort();
+    },
+    now: () => world.now,
+  };
+  const options: RunStreamOptions = {
+    pollMs: 500,
+    heartbeatMs: 15_000,
+    settleMs: 3_000,
+    pageSize: 2,
+    signal: controller.signal,
+    ...opts,
+  };
+  return { run: () => streamRun(io, options), controller };
+}
+
+const newWorld = (over: Partial<World> = {}): World => ({
+  events: [],
+  run: { status: 'RUNNING', finishedAt: null },
+  now: 1_000_000,
+  written: [],
+  reads: 0,
+  ...over,
+});
+
+describe('sse wire format', () => {
+  it('writes id, event and one data line with the type repeated', () => {
+    expect(sseMessage('02.00000000.0001', { type: 'status', status: 'completed' })).toBe(
+      'id: 02.00000000.0001\nevent: status\ndata: {"type":"status","status":"completed"}\n\n',
+    );
+    expect(sseMessage('1', log('a\nb'))).toBe(
+      'id: 1\nevent: log\ndata: {"type":"log","message":"a\\nb"}\n\n',
+    );
+    expect(sseComment('ping')).toBe(': ping\n\n');
+    expect(sseRetry(2000)).toBe('retry: 2000\n\n');
+  });
+});
+
+describe('streamRun', () => {
+  it('pages through the history (a full page is read again at once) and ends after done', async () => {
+    const events = [
+      ev('a', log('1')),
+      ev('b', log('2')),
+      ev('c', log('3')),
+      ev('d', { type: 'done', stats: { created: 3, skipped: 0, failed: 0 } }),
+      ev('e', log('never sent')),
+    ];
+    const world = newWorld({ events });
+    expect(await fake(world).run()).toBe('done');
+    expect(world.written).toEqual(events.slice(0, 4).map((e) => sseMessage(e.id, e.event)));
+  });
+
+  it('resumes after lastEventId', async () => {
+    const world = newWorld({
+      events: [
+        ev('a', log('1')),
+        ev('b', log('2')),
+        ev('c', { type: 'done', stats: { created: 0, skipped: 0, failed: 0 } }),
+      ],
+    });
+    await fake(world, { lastEventId: 'a' }).run();
+    expect(world.written.map((t) => t.split('\n')[0])).toEqual(['id: b', 'id: c']);
+  });
+
+  it('sends a heartbeat once nothing was written for heartbeatMs, and only then', async () => {
+    const world = newWorld({
+      onSleep: (w, n) => {
+        if (n === 41) w.run = { status: 'CANCELLED', finishedAt: new Date(0).toISOString() };
+      },
+    });
+    await fake(world, { heartbeatMs: 5_000 }).run();
+    // 41 sleeps of 500 ms, 20.5 s of silence: a ping at 5, 10, 15 and 20 s.
+    expect(world.written).toEqual([
+      sseComment('ping'),
+      sseComment('ping'),
+      sseComment('ping'),
+      sseComment('ping'),
+    ]);
+  });
+
+  it('waits out the settle window after the end for the trailing events, then ends', async () => {
+    const finishedAt = 1_000_000;
+    const world = newWorld({
+      now: finishedAt,
+      run: { status: 'COMPLETED', finishedAt: new Date(finishedAt).toISOString() },
+      // The engine writes the final status a moment after moving the run's status.
+      onSleep: (w, n) => {
+        if (n === 2) w.events.push(ev('z', { type: 'status', status: 'completed' }));
+      },
+    });
+    expect(await fake(world).run()).toBe('finished');
+    expect(world.written).toEqual([sseMessage('z', { type: 'status', status: 'completed' })]);
+    expect(world.now - finishedAt).toBeGreaterThanOrEqual(3_000);
+  });
+
+  it('ends at once for a run long over with nothing left to send', async () => {
+    const world = newWorld({ run: { status: 'FAILED', finishedAt: new Date(0).toISOString() } });
+    expect(await fake(world).run()).toBe('finished');
+    expect(world.reads).toBe(1);
+  });
+
+  it('ends when the run is gone, when the client has gone, and before the invocation runs out', async () => {
+    expect(await fake(newWorld({ run: undefined })).run()).toBe('gone');
+
+    const closing = fake(newWorld());
+    closing.controller.abort();
+    expect(await closing.run()).toBe('closed');
+
+    let remaining = 10_000;
+    const world = newWorld({
+      onSleep: () => {
+        remaining -= 500;
+      },
+    });
+    expect(await fake(world, { remainingMs: () => remaining }).run()).toBe('deadline');
+    // The first check that finds less than two polls' time left ends it.
+    expect(remaining).toBe(500);
+  });
+});
