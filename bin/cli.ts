@@ -1,0 +1,135 @@
+/**
+ * `tms`, the tenant-facing CLI: log in, create and connect projects, start, watch and steer migration runs over
+ * the public API. Wiring only; the commands live in bin/cli/.
+ *
+ * Exit codes: 0 ok, 1 the thing ran but failed (a connection test said no), 2 usage, 3 API error, 4 auth.
+ */
+import { Command, CommanderError } from 'commander';
+import { ApiClient } from './cli/client.ts';
+import * as commands from './cli/commands.ts';
+import { ApiError, CliError, EXIT } from './cli/errors.ts';
+import { collect, RUN_TYPES } from './cli/start-body.ts';
+
+const DEFAULT_API = process.env.TMS_API_URL || 'http://127.0.0.1:3000/api';
+
+function ctx(cmd: Command): commands.Ctx {
+  const g = cmd.optsWithGlobals<{ api: string; json?: boolean }>();
+  return { client: new ApiClient(g.api), json: g.json === true };
+}
+
+/** Tracker options shared by `connect` and `start`. */
+function trackerOptions(cmd: Command): Command {
+  return cmd
+    .option('--ado-org <org>', 'Azure DevOps organisation (name or URL)')
+    .option('--ado-project <name>', 'Azure DevOps project')
+    .option('--ado-pat <pat>', 'Azure DevOps personal access token (or env TMS_ADO_PAT)')
+    .option('--jira-url <url>', 'Jira Cloud base URL')
+    .option('--jira-email <email>', 'Jira service account e-mail')
+    .option('--jira-token <token>', 'Jira API token (or env TMS_JIRA_TOKEN)')
+    .option('--jira-key <key>', 'Jira project key');
+}
+
+export function buildProgram(): Command {
+  const program = new Command('tms')
+    .description('Tracker Migration Service CLI')
+    .option('--api <url>', 'API base URL (env TMS_API_URL)', DEFAULT_API)
+    .option('--json', 'print JSON')
+    // Thrown instead of exiting, so usage errors get exit code 2 in one place (main).
+    .exitOverride();
+
+  program
+    .command('login')
+    .description('log in and store the tokens (under $TMS_HOME or ~/.config/tms, mode 0600)')
+    .option('--email <email>', 'e-mail (or env TMS_EMAIL)')
+    .option('--password <password>', 'password (or env TMS_PASSWORD)')
+    .action((o, cmd: Command) => commands.login(ctx(cmd), o));
+
+  const project = program.command('project').description('projects');
+  project
+    .command('create <name>')
+    .description('create a project (Azure DevOps to Jira Cloud); prints its id')
+    .option('--description <text>', 'description')
+    .action((name: string, o, cmd: Command) => commands.projectCreate(ctx(cmd), name, o));
+  project
+    .command('list')
+    .description('list projects')
+    .action((_o, cmd: Command) => commands.projectList(ctx(cmd)));
+
+  trackerOptions(
+    program
+      .command('connect <projectId>')
+      .description('test and store the source and target connections (no options: retest the stored ones)'),
+  ).action((projectId: string, o, cmd: Command) => commands.connect(ctx(cmd), projectId, o));
+
+  program
+    .command('scan <projectId>')
+    .description("scan the project's source and print the summary")
+    .action((projectId: string, _o, cmd: Command) => commands.scan(ctx(cmd), projectId));
+
+  trackerOptions(
+    program
+      .command('start <projectId>')
+      .description('start a migration run')
+      .option('--type <type>', RUN_TYPES.join('|')),
+  )
+    .option('--dry-run', 'preview only; nothing is written to Jira')
+    .option('--no-attachments', 'do not migrate attachments')
+    .option('--no-comments', 'do not migrate comments')
+    .option('--no-links', 'do not migrate links')
+    .option('--area <path>', 'only this area path')
+    .option('--types <a,b>', 'only these work item types (comma-separated)')
+    .option('--type-override <Source=Target>', 'map a work item type (repeatable)', collect)
+    .option('--state-override <Source=Target>', 'map a state (repeatable)', collect)
+    .action((projectId: string, o, cmd: Command) => commands.start(ctx(cmd), projectId, o));
+
+  program
+    .command('watch <runId>')
+    .description('follow a run live until it is done')
+    .option('--quiet', 'no log lines, only the progress bar')
+    .action((runId: string, o, cmd: Command) => commands.watch(ctx(cmd), runId, o));
+
+  for (const action of ['pause', 'resume', 'cancel'] as const)
+    program
+      .command(`${action} <runId>`)
+      .description(`${action} a run`)
+      .action((runId: string, _o, cmd: Command) => commands.control(ctx(cmd), action, runId));
+  program
+    .command('status <runId>')
+    .description("a run's status")
+    .action((runId: string, _o, cmd: Command) => commands.status(ctx(cmd), runId));
+
+  program
+    .command('report <runId>')
+    .description("a run's failure report (default), dry-run preview or id map")
+    .option('--failures', 'the failure report')
+    .option('--preview', "the dry run's preview (JSON)")
+    .option('--id-map', 'the source id to Jira key map')
+    .option('--format <format>', 'csv|json')
+    .action((runId: string, o, cmd: Command) => commands.report(ctx(cmd), runId, o));
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return Number(process.exitCode ?? EXIT.ok);
+  } catch (err) {
+    // Commander has printed its own message (or the help) already.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err instanceof ApiError) {
+      process.stderr.write(`error: ${err.code ?? 'API error'} (HTTP ${err.status})\n`);
+      for (const line of err.lines) process.stderr.write(`  ${line}\n`);
+      return err.exitCode;
+    }
+    if (err instanceof CliError) {
+      for (const line of err.lines) process.stderr.write(`error: ${line}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`error: ${(err as Error).stack ?? err}\n`);
+    return EXIT.failure;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,67 @@
+/**
+ * How `watch` shows a run: a cli-progress bar (percent, speed, ETA, phase) with log lines printed above it on a
+ * terminal; plain lines when the output is not a terminal (a bar there is noise); nothing with --json, where
+ * only the final result is printed.
+ */
+import { MultiBar, Presets, type SingleBar } from 'cli-progress';
+
+export interface Display {
+  progress(percent: number, speed: number): void;
+  phase(name: string): void;
+  log(line: string): void;
+  stop(): void;
+}
+
+class BarDisplay implements Display {
+  private readonly multi = new MultiBar(
+    {
+      format: '{bar} {percentage}% | {phase} | {speed}/min | ETA {eta_formatted}',
+      hideCursor: true,
+      clearOnComplete: false,
+      // ETA from the recent pace, not the whole run's: a run's phases go at very different speeds.
+      etaBuffer: 20,
+    },
+    Presets.shades_classic,
+  );
+  private readonly bar: SingleBar;
+  private current = { phase: '-', speed: '-' };
+
+  constructor(private readonly quiet: boolean) {
+    this.bar = this.multi.create(100, 0, this.current);
+  }
+  progress(percent: number, speed: number) {
+    this.current = { ...this.current, speed: speed.toFixed(1) };
+    this.bar.update(Math.min(100, Math.max(0, percent)), this.current);
+  }
+  phase(name: string) {
+    this.current = { ...this.current, phase: name };
+    this.bar.update(this.current);
+  }
+  log(line: string) {
+    if (!this.quiet) this.multi.log(`${line}\n`);
+  }
+  stop() {
+    this.multi.stop();
+  }
+}
+
+class LineDisplay implements Display {
+  private lastPhase = '';
+  constructor(private readonly quiet: boolean) {}
+  progress() {}
+  phase(name: string) {
+    if (name !== this.lastPhase && !this.quiet) process.stdout.write(`phase: ${name}\n`);
+    this.lastPhase = name;
+  }
+  log(line: string) {
+    if (!this.quiet) process.stdout.write(`${line}\n`);
+  }
+  stop() {}
+}
+
+const silent: Display = { progress() {}, phase() {}, log() {}, stop() {} };
+
+export function createDisplay(opts: { json: boolean; quiet: boolean }): Display {
+  if (opts.json) return silent;
+  return process.stderr.isTTY ? new BarDisplay(opts.quiet) : new LineDisplay(opts.quiet);
+}
