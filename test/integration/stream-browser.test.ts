@@ -50,7 +50,7 @@ describe.skipIf(!available && !required)('the stream in a browser', () => {
     app.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, event);
   const received = () =>
     page.evaluate(
-      () => (window as unknown as { received: { id: string; type: string; data: string }[] }).received,
+      () => (globalThis as unknown as { received: { id: string; type: string; data: string }[] }).received,
     );
   const until = (assertion: () => Promise<void>) => vi.waitFor(assertion, { timeout: 20_000, interval: 50 });
 
@@ -67,12 +67,12 @@ describe.skipIf(!available && !required)('the stream in a browser', () => {
 
     await page.evaluate(
       (url) => {
-        const w = window as unknown as { received: unknown[]; source: EventSource };
+        const w = globalThis as unknown as { received: unknown[]; source: EventSource };
         w.received = [];
         w.source = new EventSource(url);
         for (const type of ['progress', 'log', 'status', 'done'])
           w.source.addEventListener(type, (e) => {
-            const m = e as MessageEvent<string>;
+            const m = e as unknown as { lastEventId: string; data: string };
             w.received.push({ id: m.lastEventId, type, data: m.data });
             if (type === 'done') w.source.close();
           });
