@@ -4,7 +4,7 @@ import type { ApiClient } from './client.ts';
 import { createDisplay } from './display.ts';
 import { CliError, EXIT, usageError } from './errors.ts';
 import { printJson, statsLine, table, toCsv } from './format.ts';
-import { type StartOptions, startBody } from './start-body.ts';
+import { type StartOptions, startBody, type TrackerOptions } from './start-body.ts';
 import { sessionFile } from './token-store.ts';
 import { watchRun } from './watch.ts';
 
@@ -60,15 +60,7 @@ export async function projectList(ctx: Ctx): Promise<void> {
   );
 }
 
-export interface ConnectOptions {
-  adoOrg?: string;
-  adoProject?: string;
-  adoPat?: string;
-  jiraUrl?: string;
-  jiraEmail?: string;
-  jiraToken?: string;
-  jiraKey?: string;
-}
+export type ConnectOptions = TrackerOptions;
 
 interface TestResult {
   success: boolean;

@@ -6,8 +6,8 @@ import { usageError } from './errors.ts';
 
 export const RUN_TYPES = ['FULL', 'SAMPLE', 'INCREMENTAL'] as const;
 
-export interface StartOptions {
-  type?: string;
+/** The two trackers' flags, shared by `connect` and `start`. */
+export interface TrackerOptions {
   adoOrg?: string;
   adoProject?: string;
   adoPat?: string;
@@ -15,6 +15,10 @@ export interface StartOptions {
   jiraEmail?: string;
   jiraToken?: string;
   jiraKey?: string;
+}
+
+export interface StartOptions extends TrackerOptions {
+  type?: string;
   dryRun?: boolean;
   attachments?: boolean;
   comments?: boolean;

@@ -14,23 +14,12 @@ import { chunkEventId, type RunEvent, statusEventId } from '../../functions/doma
 import type { Run } from '../../functions/domain/runs.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import type { ExecutionInput, Orchestrator } from '../../functions/services/orchestrator.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
+import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
 const PAT = 'ado-pat-SECRET-cli-5b7e';
 const API_TOKEN = 'jira-token-SECRET-cli-c0de';
-
-class RecordingOrchestrator implements Orchestrator {
-  starts: ExecutionInput[] = [];
-  stops: string[] = [];
-  async start(input: ExecutionInput) {
-    this.starts.push(input);
-  }
-  async stop(runId: string) {
-    this.stops.push(runId);
-  }
-}
 
 interface Result {
   code: number;

@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import type { ExecutionInput, Orchestrator } from '../../functions/services/orchestrator.ts';
+import type { Orchestrator } from '../../functions/services/orchestrator.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
 const PAT = 'ado-pat-SECRET-4f1c2a9e7d';
 const API_TOKEN = 'jira-token-SECRET-93be11c0aa';
@@ -20,17 +21,6 @@ const SECRETS = [PAT, API_TOKEN];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UNKNOWN_RUN = '01a20392-0000-7000-8000-000000000000';
-
-class RecordingOrchestrator implements Orchestrator {
-  starts: ExecutionInput[] = [];
-  stops: string[] = [];
-  async start(input: ExecutionInput) {
-    this.starts.push(input);
-  }
-  async stop(runId: string) {
-    this.stops.push(runId);
-  }
-}
 
 const failing: Orchestrator = {
   start: async () => {

@@ -1,0 +1,13 @@
+/** An orchestrator that only records what it was asked: the run API's tests read what would have started. */
+import type { ExecutionInput, Orchestrator } from '../../functions/services/orchestrator.ts';
+
+export class RecordingOrchestrator implements Orchestrator {
+  starts: ExecutionInput[] = [];
+  stops: string[] = [];
+  async start(input: ExecutionInput) {
+    this.starts.push(input);
+  }
+  async stop(runId: string) {
+    this.stops.push(runId);
+  }
+}
