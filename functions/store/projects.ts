@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { Project, ProjectStatus, ProjectSummary } from '#domain/projects.ts';
 import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
-import { deleteKeys, isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
+import { deleteKeys, isConditionFailure, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
 
 export class ProjectRepository {
   constructor(private readonly table: Table) {}
@@ -51,19 +51,16 @@ export class ProjectRepository {
     from: ProjectStatus[],
     to: ProjectStatus,
   ): Promise<boolean> {
-    const values: Record<string, string> = { ':to': to, ':now': nowIso() };
-    from.forEach((s, i) => {
-      values[`:from${i}`] = s;
-    });
+    const guard = statusIn(from);
     try {
       await this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.project(tenantId, projectId),
           UpdateExpression: 'SET #status = :to, updatedAt = :now',
-          ConditionExpression: `attribute_exists(pk) AND #status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+          ConditionExpression: `attribute_exists(pk) AND ${guard.condition}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: values,
+          ExpressionAttributeValues: { ':to': to, ':now': nowIso(), ...guard.values },
         }),
       );
       return true;

@@ -12,7 +12,14 @@ import type { RunEvent } from '#domain/run-events.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
-import { failedConditions, isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
+import {
+  failedConditions,
+  isConditionFailure,
+  queryAll,
+  statusIn,
+  type Table,
+  withoutKeys,
+} from './table.ts';
 
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
@@ -158,19 +165,16 @@ export class RunRepository {
     control: Run['control'],
     whileIn: readonly RunStatus[],
   ): Promise<boolean> {
-    const values: Record<string, unknown> = { ':c': control, ':now': nowIso() };
-    whileIn.forEach((s, i) => {
-      values[`:s${i}`] = s;
-    });
+    const guard = statusIn(whileIn);
     try {
       await this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
           UpdateExpression: 'SET control = :c, updatedAt = :now',
-          ConditionExpression: `#status IN (${whileIn.map((_, i) => `:s${i}`).join(', ')})`,
+          ConditionExpression: guard.condition,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: values,
+          ExpressionAttributeValues: { ':c': control, ':now': nowIso(), ...guard.values },
         }),
       );
       return true;
@@ -353,10 +357,8 @@ export class RunRepository {
     > = {},
   ): Promise<boolean> {
     const names: Record<string, string> = { '#status': 'status' };
-    const values: Record<string, unknown> = { ':to': to };
-    from.forEach((s, i) => {
-      values[`:from${i}`] = s;
-    });
+    const guard = statusIn(from);
+    const values: Record<string, unknown> = { ':to': to, ...guard.values };
     const sets = ['#status = :to'];
     Object.entries(extra).forEach(([k, v], i) => {
       names[`#e${i}`] = k;
@@ -369,7 +371,7 @@ export class RunRepository {
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
           UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+          ConditionExpression: guard.condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',

@@ -75,6 +75,18 @@ export async function deleteKeys(table: Table, itemKeys: { pk: string; sk: strin
   }
 }
 
+/**
+ * `#status IN (:status0, ...)` and its values: a status-guarded write (the caller names `#status`), so a move
+ * happens only from the states it is allowed from.
+ */
+export function statusIn(statuses: readonly string[]): {
+  condition: string;
+  values: Record<string, string>;
+} {
+  const values = Object.fromEntries(statuses.map((s, i) => [`:status${i}`, s]));
+  return { condition: `#status IN (${Object.keys(values).join(', ')})`, values };
+}
+
 /** True when a single-item conditional write lost its condition. */
 export function isConditionFailure(err: unknown): boolean {
   return err instanceof Error && err.name === 'ConditionalCheckFailedException';

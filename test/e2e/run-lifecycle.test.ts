@@ -19,7 +19,7 @@ import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import type { JiraIssueDump } from '../support/engine-harness.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
-import { sandboxControl } from '../support/sandbox-fixtures.ts';
+import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
 const ITEMS = 250;
 const dir = mkdtempSync(join(tmpdir(), 'tms-lifecycle-'));
@@ -70,19 +70,7 @@ beforeEach(async () => {
 const jira = (method: string, path: string, body?: unknown) =>
   sandboxControl(sandboxes.jira.url, method, path, body);
 
-const startBody = (source: Record<string, unknown> = {}) => ({
-  type: 'FULL',
-  enginePayload: {
-    source: { org: config.ado.org, project: config.ado.project, pat: config.ado.pat, ...source },
-    target: {
-      base_url: sandboxes.jira.url,
-      email: config.jira.email,
-      api_token: config.jira.apiToken,
-      project_key: config.jira.projectKey,
-    },
-    options: { migrate_attachments: false, migrate_comments: false },
-  },
-});
+const startBody = (source: Record<string, unknown> = {}) => sandboxStartBody(sandboxes, config, source);
 
 async function newProject(name: string): Promise<string> {
   const res = await app.call('POST', '/api/projects', {

@@ -19,7 +19,7 @@ import type { JiraIssueDump } from '../support/engine-harness.ts';
 import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
-import { sandboxControl } from '../support/sandbox-fixtures.ts';
+import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
 const ITEMS = 200;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '9' });
@@ -113,19 +113,7 @@ describe('npm start killed mid-run', () => {
     await jira('PUT', '/_sandbox/faults', { latencyMs: 80 });
     const started = await http(base, 'POST', `/api/migrations/project/${project.body.id}/start`, {
       token,
-      body: {
-        type: 'FULL',
-        enginePayload: {
-          source: { org: config.ado.org, project: config.ado.project, pat: config.ado.pat },
-          target: {
-            base_url: sandboxes.jira.url,
-            email: config.jira.email,
-            api_token: config.jira.apiToken,
-            project_key: config.jira.projectKey,
-          },
-          options: { migrate_attachments: false, migrate_comments: false },
-        },
-      },
+      body: sandboxStartBody(sandboxes, config),
     });
     expect(started.status).toBe(200);
     const runId = started.body.id as string;

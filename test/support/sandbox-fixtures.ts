@@ -19,6 +19,26 @@ export function sandboxCredentials(sb: RunningSandboxes, config: SandboxConfig) 
   };
 }
 
+/**
+ * A run start body (POST /api/migrations/project/{id}/start) for the sandboxes, with attachments and comments
+ * off so a lifecycle test stays short; `source` overrides source fields (a rotated PAT, a type filter).
+ */
+export function sandboxStartBody(
+  sb: RunningSandboxes,
+  config: SandboxConfig,
+  source: Record<string, unknown> = {},
+) {
+  const { target } = sandboxCredentials(sb, config);
+  return {
+    type: 'FULL',
+    enginePayload: {
+      source: { org: config.ado.org, project: config.ado.project, pat: config.ado.pat, ...source },
+      target,
+      options: { migrate_attachments: false, migrate_comments: false },
+    },
+  };
+}
+
 /** Calls a sandbox control endpoint (`/_sandbox/...`); a refusal fails the test with the sandbox's answer. */
 export async function sandboxControl(
   baseUrl: string,
