@@ -15,6 +15,7 @@ import {
   retry,
 } from 'cockatiel';
 import { logger } from '#platform/logger.ts';
+import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 
 export type TrackerName = 'source' | 'target';
 type Body = NonNullable<RequestInit['body']>;
@@ -28,6 +29,8 @@ export interface TrackerCallStats {
 
 export interface HttpOptions {
   tracker: TrackerName;
+  /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
+  name?: TrackerKind;
   baseUrl: string;
   /** Full Authorization header value. Never logged. */
   authorization: string;
@@ -246,6 +249,7 @@ export class TrackerHttp {
           try {
             response = await this.attempt(method, url, options);
           } catch (err) {
+            if (isNetworkError(err)) this.countCall('network');
             if (options.notIdempotent && isNetworkError(err)) {
               this.stats.errors++;
               throw new TrackerUnreachableError(this.opts.tracker, this.origin, networkReason(err));
@@ -253,6 +257,7 @@ export class TrackerHttp {
             throw err;
           }
           this.stats.calls++;
+          this.countCall(response.status);
           logger.debug('tracker call', {
             tracker: this.opts.tracker,
             method,
@@ -287,6 +292,11 @@ export class TrackerHttp {
       }
       throw err;
     }
+  }
+
+  /** One attempt, in the tracker metrics: TrackerCalls, plus TrackerThrottles on 429, TrackerErrors on 5xx. */
+  private countCall(status: TrackerCallStatus): void {
+    if (this.opts.name) countTrackerCall({ tracker: this.opts.name, status });
   }
 
   private async attempt(method: string, url: URL, options: RequestOptions): Promise<Response> {
@@ -347,8 +357,12 @@ export class TrackerHttp {
         const response = await fetch(url, {
           headers: { Authorization: this.opts.authorization },
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        }).catch((err: unknown) => {
+          if (isNetworkError(err)) this.countCall('network');
+          throw err;
         });
         this.stats.calls++;
+        this.countCall(response.status);
         if (RETRYABLE_STATUS.has(response.status)) {
           const hint = retryAfterMs(response.headers);
           if (response.status === 429) {

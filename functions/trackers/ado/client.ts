@@ -99,6 +99,7 @@ export class AdoClient {
     this.projectPath = `/${encodeURIComponent(connection.project)}/_apis`;
     this.http = new TrackerHttp({
       tracker: 'source',
+      name: 'ado',
       baseUrl: this.organizationUrl,
       authorization:
         connection.tokenKind === 'bearer' ? `Bearer ${connection.token}` : basicAuth('', connection.token),

@@ -99,6 +99,7 @@ export class JiraClient {
   ) {
     this.http = new TrackerHttp({
       tracker: 'target',
+      name: 'jira',
       baseUrl: connection.baseUrl.replace(/\/+$/, ''),
       authorization:
         connection.tokenKind === 'bearer'
