@@ -5,6 +5,8 @@
  * starts every run left RUNNING again at its next generation.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { statusEventId } from '#domain/run-events.ts';
+import { phaseName } from '#domain/runs.ts';
 import { type EngineEvent, type EngineHandler, handler } from '#engine/handler.ts';
 import { logger } from '#platform/logger.ts';
 import {
@@ -186,6 +188,18 @@ export class LocalOrchestrator implements Orchestrator {
           // The index may lag: read the run itself for its status and latest generation.
           const run = await store.runs.get(tenant.id, listed.id);
           if (run?.status !== 'RUNNING') continue;
+          // Told on the run's stream: where the run goes on from (its last checkpoint, not the start).
+          const { phase, index } = run.cursor;
+          await store.runs.appendEvent(
+            run.tenantId,
+            run.projectId,
+            run.id,
+            statusEventId(phase, index, Date.now()),
+            {
+              type: 'log',
+              message: `The service restarted: the run resumes from its last checkpoint, phase ${phase} (${phaseName(phase)}) at item ${index}.`,
+            },
+          );
           await this.start({ tenantId: run.tenantId, runId: run.id, generation: nextGeneration(run) });
           resumed.push(run.id);
         }

@@ -25,6 +25,12 @@ export const PHASES = {
 } as const;
 export const LAST_CORE_PHASE = PHASES.comments;
 
+/** A phase's name for people (log lines, the CLI): the core phases by name, the plugin phases by number. */
+export function phaseName(phase: number): string {
+  const entry = Object.entries(PHASES).find(([, n]) => n === phase);
+  return entry ? entry[0] : phase > LAST_CORE_PHASE ? `plugin ${phase - LAST_CORE_PHASE}` : `phase ${phase}`;
+}
+
 /** Items worked between two reads of the pause/cancel flag, and the most one chunk holds (the spec's 50). */
 export const CHUNK_SIZE = 50;
 
@@ -59,6 +65,8 @@ export interface Run {
   progressPercent: number;
   currentPhase: number;
   cursor: RunCursor;
+  /** When the run entered its current phase (set by the checkpoint that moves it there): phase durations. */
+  phaseStartedAt?: string;
   /** What the user asked for: the runner reads it every chunk. */
   control: 'run' | 'pause' | 'cancel';
   createdAt: string;

@@ -1,5 +1,6 @@
 /**
- * The engine Lambda: the state machine's RunBatch ('batch') and MarkFailed ('fail') tasks. The event carries
+ * The engine Lambda: the state machine's Preflight ('preflight'), RunBatch ('batch'), Finalize ('finalize') and
+ * MarkFailed ('fail') tasks. The event carries
  * ids only; the project's tracker credentials are unsealed here, used for this invocation, and never logged
  * nor returned.
  */
@@ -7,19 +8,20 @@ import type { Context } from 'aws-lambda';
 import { SourceCredentialsSchema, TargetCredentialsSchema } from '#domain/connectors.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { logger } from '#platform/logger.ts';
+import { flushMetrics } from '#platform/metrics.ts';
 import { sourceClient, targetClient } from '#services/connectors.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
 import type { EngineDeps } from './context.ts';
-import { failRun, type RunnerAnswer, runBatch } from './runner.ts';
+import { failRun, finalizeStep, preflightStep, type RunnerAnswer, runBatch } from './runner.ts';
 
 export interface EngineEvent {
-  action: 'batch' | 'fail';
+  action: 'preflight' | 'batch' | 'finalize' | 'fail';
   tenantId: string;
   runId: string;
   generation: number;
-  /** RunBatch calls this execution made so far (the state machine's count for continue-as-new). */
+  /** Engine calls this execution made so far (the state machine's count for continue-as-new). */
   iterations?: number;
   /** 'fail': what the state machine caught ({Error, Cause}). */
   error?: { Error?: string; Cause?: string };
@@ -73,7 +75,9 @@ export function failureReason(error: EngineEvent['error']): string {
 }
 
 export function createEngineHandler(opts: EngineHandlerOptions) {
-  async function batch(event: EngineEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) {
+  type Step = 'preflight' | 'batch' | 'finalize';
+
+  async function step(action: Step, event: EngineEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) {
     const s = opts.store();
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) throw new Error(`run ${event.runId} not found`);
@@ -89,13 +93,14 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       target: targetClient(target),
       indexLagMs: opts.indexLagMs,
     };
-    const answer = await runBatch(
-      deps,
-      { tenantId: run.tenantId, runId: run.id },
-      () => context.getRemainingTimeInMillis(),
-      target.project_key,
-    );
-    logger.info('engine batch', {
+    const ref = { tenantId: run.tenantId, runId: run.id };
+    const answer =
+      action === 'preflight'
+        ? await preflightStep(deps, ref, target.project_key)
+        : action === 'finalize'
+          ? await finalizeStep(deps, ref)
+          : await runBatch(deps, ref, () => context.getRemainingTimeInMillis(), target.project_key);
+    logger.info(`engine ${action}`, {
       tenantId: run.tenantId,
       runId: run.id,
       generation: event.generation,
@@ -125,9 +130,15 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     event: EngineEvent,
     context: Pick<Context, 'getRemainingTimeInMillis'>,
   ): Promise<EngineResult> => {
-    if (event.action === 'batch') return batch(event, context);
-    if (event.action === 'fail') return fail(event);
-    throw new Error(`unknown engine action ${String((event as { action?: unknown }).action)}`);
+    try {
+      if (event.action === 'preflight' || event.action === 'batch' || event.action === 'finalize')
+        return await step(event.action, event, context);
+      if (event.action === 'fail') return await fail(event);
+      throw new Error(`unknown engine action ${String((event as { action?: unknown }).action)}`);
+    } finally {
+      // What this invocation counted (items, tracker calls, run ends), published as one EMF document.
+      flushMetrics();
+    }
   };
 }
 

@@ -8,6 +8,7 @@
  * Both are read a page at a time and streamed out, so a 100k-item project never sits whole in memory. Writing
  * them again (a finish retried after a crash) gives the same reports.
  */
+import { csvLine } from '#domain/csv.ts';
 import { LAST_CORE_PHASE, PHASES, type Run } from '#domain/runs.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { IdMapEntry, RunFailure } from '#store/id-map.ts';
@@ -37,18 +38,6 @@ export const ID_MAP_CSV_HEADER = ['source_id', 'source_type', 'target_key', 'ori
 const REASON_SEPARATOR = ' | ';
 
 const CORE_PHASE_NAMES = new Map<number, string>(Object.entries(PHASES).map(([name, n]) => [n, name]));
-
-/**
- * One CSV field (RFC 4180). A field a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is
- * prefixed with a quote: reasons carry text from the trackers.
- */
-export function csvField(value: string | number | null): string {
-  let text = value === null ? '' : String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
-export const csvLine = (fields: (string | number | null)[]) => `${fields.map(csvField).join(',')}\r\n`;
 
 /** What rows may need from the run's preflight, read once and only if needed. */
 interface Lookups {

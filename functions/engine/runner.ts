@@ -9,12 +9,14 @@ import {
   CHUNK_SIZE,
   LAST_CORE_PHASE,
   PHASES,
+  phaseName,
   progressPercent,
   type Run,
   type RunStatus,
 } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
+import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
 import { PLUGIN_MODULES } from '#plugins/index.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
@@ -28,7 +30,19 @@ import { completeSprints } from './phases/sprints.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { writeRunReports } from './reports.ts';
 
-export type RunnerAnswer = 'batch' | 'phase-done' | 'paused' | 'cancelled' | 'done' | 'failed';
+/**
+ * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
+ * call RunBatch again; `finalize`: every phase is done, call Finalize; the others end the execution.
+ */
+export type RunnerAnswer =
+  | 'ready'
+  | 'batch'
+  | 'phase-done'
+  | 'finalize'
+  | 'paused'
+  | 'cancelled'
+  | 'done'
+  | 'failed';
 
 /** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
@@ -101,6 +115,7 @@ export async function failRun(
     failureReason: reason,
   });
   if (moved) {
+    countRun('FAILED');
     await store.runs.appendEvent(
       run.tenantId,
       run.projectId,
@@ -186,6 +201,7 @@ async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
     progressPercent: 100,
   });
   if (moved) {
+    countRun(status);
     await announce(deps, run, status);
     await deps.store.runs.appendEvent(
       run.tenantId,
@@ -219,6 +235,106 @@ function chunkEvents(
   return events;
 }
 
+/**
+ * Reads the run's control flag and status before any step: a cancel or pause request is carried out here (the
+ * run moves, the stream is told); a run that is not RUNNING answers how it stands. `undefined`: go on.
+ */
+async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | undefined> {
+  if (run.control === 'cancel') {
+    // What a cancelled run did is reported too: its failures and the id map as it stands.
+    if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
+    const moved = await deps.store.runs.setStatus(
+      run.tenantId,
+      run.id,
+      ['RUNNING', 'PAUSED', 'PENDING'],
+      'CANCELLED',
+      { finishedAt: nowIso() },
+    );
+    if (moved) {
+      countRun('CANCELLED');
+      await announce(deps, run, 'CANCELLED');
+    }
+    return 'cancelled';
+  }
+  if (run.control === 'pause') {
+    if (await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED'))
+      await announce(deps, run, 'PAUSED');
+    return 'paused';
+  }
+  if (run.status === 'RUNNING') return undefined;
+  if (run.status === 'PAUSED') return 'paused';
+  if (run.status === 'CANCELLED') return 'cancelled';
+  if (run.status === 'FAILED') return 'failed';
+  return 'done';
+}
+
+async function readRun(deps: EngineDeps, ref: { tenantId: string; runId: string }): Promise<Run> {
+  const run = await deps.store.runs.get(ref.tenantId, ref.runId);
+  if (!run) throw new Error(`run ${ref.runId} not found`);
+  return run;
+}
+
+/**
+ * The state machine's Preflight step: reads the source, plans the run and checkpoints to the create phase.
+ * A run already past preflight (a resumed run, a continued execution) answers `ready` at once.
+ */
+export async function preflightStep(
+  deps: EngineDeps,
+  ref: { tenantId: string; runId: string },
+  projectKey: string,
+): Promise<RunnerAnswer> {
+  const run = await readRun(deps, ref);
+  const stop = await obeyControl(deps, run);
+  if (stop) return stop;
+  if (run.cursor.phase !== PHASES.preflight) return 'ready';
+  let preflight: Preflight;
+  const began = Date.now();
+  try {
+    preflight = await runPreflight(deps, run, projectKey);
+  } catch (err) {
+    if (!(err instanceof PreflightError)) throw err;
+    await failRun(deps.store, run, ['RUNNING'], err.message, `Preflight failed: ${err.message}`);
+    return 'failed';
+  }
+  phaseDuration(phaseName(PHASES.preflight), Date.now() - began);
+  // Not moved: another invocation checkpointed first, or the run stopped meanwhile; RunBatch reads which.
+  await deps.store.runs.checkpoint(run.tenantId, run.id, {
+    from: run.cursor,
+    to: { phase: PHASES.create, index: 0 },
+    progressPercent: run.progressPercent,
+    totalItems: preflight.manifest.length,
+    events: [
+      ...preflight.warnings.slice(0, MAX_LOG_EVENTS).map((message, n) => ({
+        id: chunkEventId(1, 0, n),
+        event: { type: 'log', message } as RunEvent,
+      })),
+    ],
+  });
+  return 'ready';
+}
+
+/**
+ * The state machine's Finalize step, once every phase is done: the dry-run preview, the run's reports, then
+ * COMPLETED (or PARTIAL when items failed) and the stream's `done`. A pause or cancel that came in meanwhile
+ * still wins; a run that already ended answers how it ended.
+ */
+export async function finalizeStep(
+  deps: EngineDeps,
+  ref: { tenantId: string; runId: string },
+): Promise<RunnerAnswer> {
+  const run = await readRun(deps, ref);
+  const stop = await obeyControl(deps, run);
+  if (stop) return stop;
+  const preflight = await loadPreflight(deps, run);
+  if (run.cursor.phase <= lastPhaseOf(preflight)) return 'batch'; // not there yet: back to the phases
+  return finish(deps, run);
+}
+
+/**
+ * The state machine's RunBatch step: works the run's phases from its checkpoint, chunk by chunk, until the
+ * time budget runs low (`batch`), a phase ends (`phase-done`), every phase is done (`finalize`) or the run
+ * stops.
+ */
 export async function runBatch(
   deps: EngineDeps,
   ref: { tenantId: string; runId: string },
@@ -230,65 +346,20 @@ export async function runBatch(
   const started = Date.now();
   let worked = 0;
   for (;;) {
-    const run = await deps.store.runs.get(ref.tenantId, ref.runId);
-    if (!run) throw new Error(`run ${ref.runId} not found`);
-    if (run.control === 'cancel') {
-      // What a cancelled run did is reported too: its failures and the id map as it stands.
-      if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
-      const moved = await deps.store.runs.setStatus(
-        run.tenantId,
-        run.id,
-        ['RUNNING', 'PAUSED', 'PENDING'],
-        'CANCELLED',
-        {
-          finishedAt: nowIso(),
-        },
-      );
-      if (moved) await announce(deps, run, 'CANCELLED');
-      return 'cancelled';
-    }
-    if (run.control === 'pause') {
-      if (await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED'))
-        await announce(deps, run, 'PAUSED');
-      return 'paused';
-    }
-    if (run.status !== 'RUNNING') {
-      return run.status === 'PAUSED'
-        ? 'paused'
-        : run.status === 'CANCELLED'
-          ? 'cancelled'
-          : run.status === 'FAILED'
-            ? 'failed'
-            : 'done';
-    }
+    const run = await readRun(deps, ref);
+    const stop = await obeyControl(deps, run);
+    if (stop) return stop;
     if (remainingMs() < MIN_BUDGET_MS) return 'batch';
 
     const { phase, index } = run.cursor;
+    // Preflight is the state machine's own step; a caller that skipped it gets it done here all the same.
     if (phase === PHASES.preflight) {
-      try {
-        preflight = await runPreflight(deps, run, projectKey);
-      } catch (err) {
-        if (!(err instanceof PreflightError)) throw err;
-        await failRun(deps.store, run, ['RUNNING'], err.message, `Preflight failed: ${err.message}`);
-        return 'failed';
-      }
-      const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
-        from: run.cursor,
-        to: { phase: PHASES.create, index: 0 },
-        progressPercent: run.progressPercent,
-        totalItems: preflight.manifest.length,
-        events: [
-          ...preflight.warnings.slice(0, MAX_LOG_EVENTS).map((message, n) => ({
-            id: chunkEventId(1, 0, n),
-            event: { type: 'log', message } as RunEvent,
-          })),
-        ],
-      });
-      return moved ? 'phase-done' : 'batch';
+      const answer = await preflightStep(deps, ref, projectKey);
+      return answer === 'ready' ? 'phase-done' : answer;
     }
     preflight ??= await loadPreflight(deps, run);
     const lastPhase = lastPhaseOf(preflight);
-    if (phase > lastPhase) return finish(deps, run);
+    if (phase > lastPhase) return 'finalize';
 
     const module = phaseModule(deps, preflight, phase);
     const failedItems = new Set<number>();
@@ -297,11 +368,14 @@ export async function runBatch(
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
-      await deps.store.runs.checkpoint(run.tenantId, run.id, {
+      const ended = await deps.store.runs.checkpoint(run.tenantId, run.id, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
         progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
       });
+      // The phase's wall time, from the checkpoint that entered it (pauses included).
+      if (ended && run.phaseStartedAt)
+        phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
       return 'phase-done';
     }
     const outcome = await module.chunk(ctx, index);
@@ -346,5 +420,10 @@ export async function runBatch(
       processed: outcome.processed,
     });
     if (!moved) return 'batch'; // another invocation advanced this chunk first; it owns the run now
+    countItems({
+      created: phase === PHASES.create ? outcome.success : 0,
+      skipped: phase === PHASES.create ? outcome.skipped : 0,
+      failed: newlyFailed.length,
+    });
   }
 }

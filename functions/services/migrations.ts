@@ -20,6 +20,7 @@ import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { countRun, flushMetrics } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
@@ -154,13 +155,20 @@ async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRu
       errorMessage: errorText(err),
     });
     // FAILED releases the lock and moves the project out of MIGRATING (store `afterEnd`).
-    await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
-      finishedAt: nowIso(),
-      failureReason: 'Could not start migration worker',
-    });
+    if (
+      await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+        finishedAt: nowIso(),
+        failureReason: 'Could not start migration worker',
+      })
+    ) {
+      countRun('FAILED');
+      flushMetrics();
+    }
     throw errors.engineDispatchFailed();
   }
   logger.info('migration started', { tenantId, projectId, runId: id, type: run.type });
+  countRun('STARTED');
+  flushMetrics();
 }
 
 export async function runStatus(store: Store, tenantId: string, runId: string): Promise<Run> {
@@ -253,6 +261,8 @@ export async function cancelMigration(
     logger.warn('stopping a cancelled run failed', { tenantId, runId, errorMessage: errorText(err) });
   }
   logger.info('migration cancelled', { tenantId, runId: run.id });
+  countRun('CANCELLED');
+  flushMetrics();
   return cancelled;
 }
 

@@ -241,6 +241,7 @@ export class RunRepository {
                 UpdateExpression:
                   'SET #cursor = :to, currentPhase = :phase, progressPercent = :pct, updatedAt = :now' +
                   (u.totalItems !== undefined ? ', totalItems = :total' : '') +
+                  (u.to.phase !== u.from.phase ? ', phaseStartedAt = :now' : '') +
                   ' ADD successCount :s, failureCount :f, skippedCount :k',
                 ConditionExpression: '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex',
                 ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index' },

@@ -26,7 +26,7 @@ const { sandboxConfigFromEnv } = await import('../../local/sandbox/common/config
 const { createTenant } = await import('../../functions/services/operator.ts');
 const { createProject } = await import('../../functions/services/projects.ts');
 const { createRun } = await import('../../functions/services/runs.ts');
-const { runBatch } = await import('../../functions/engine/runner.ts');
+const { finalizeStep, runBatch } = await import('../../functions/engine/runner.ts');
 const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts');
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
 const { JiraClient } = await import('../../functions/trackers/jira/client.ts');
@@ -121,6 +121,8 @@ for (let guard = 0; guard < 10_000; guard++) {
     adoCalls: ado.length,
     throttled: [...jira, ...ado].filter((r) => r.status === 429).length,
   });
+  // Every phase done: the state machine's Finalize step writes the reports and ends the run.
+  if (answer === 'finalize') await finalizeStep(deps, { tenantId: tenant.id, runId: run.id });
   if (answer !== 'phase-done') break;
 }
 const totalMs = performance.now() - started;

@@ -19,6 +19,7 @@ import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { driveLikeStateMachine } from '../support/engine-harness.ts';
 
 let app: TestApp;
 let t: TestTenant;
@@ -70,25 +71,8 @@ async function newProject(name: string) {
 }
 
 /** Drives a run to its end, as the state machine would, counting the answers. */
-async function drive(
-  d: EngineDeps,
-  runId: string,
-  onError?: (err: unknown) => void,
-): Promise<RunnerAnswer[]> {
-  const answers: RunnerAnswer[] = [];
-  for (let calls = 0; calls < 500; calls++) {
-    try {
-      const answer = await runBatch(d, { tenantId: t.tenantId, runId }, forever, config.jira.projectKey);
-      answers.push(answer);
-      if (answer === 'done' || answer === 'failed' || answer === 'cancelled' || answer === 'paused')
-        return answers;
-    } catch (err) {
-      if (!onError) throw err;
-      onError(err);
-    }
-  }
-  throw new Error('the run did not finish in 500 calls');
-}
+const drive = (d: EngineDeps, runId: string, onError?: (err: unknown) => void): Promise<RunnerAnswer[]> =>
+  driveLikeStateMachine(d, { tenantId: t.tenantId, runId }, config.jira.projectKey, onError, 500);
 
 function srcLabelCounts(issues: JiraIssueDump[]): Map<number, number> {
   const counts = new Map<number, number>();

@@ -121,11 +121,19 @@ describe('the local orchestrator over the real state machine', () => {
     expect(executions.map((e) => e.name)).toEqual(executions.map((_, g) => `${run.id}-g${g}`));
     expect(executions.every((e) => e.outcome === 'SUCCEEDED')).toBe(true);
     expect(done.generation).toBe(executions.length - 1);
-    // Every generation but the last made exactly its budget of engine calls; the last ended with "done".
-    const batches = calls.filter((c) => c.startsWith('batch:'));
-    expect(batches.length).toBeGreaterThan(2 * (executions.length - 1));
-    expect(batches.length).toBeLessThanOrEqual(2 * executions.length);
-    expect(batches.at(-1)).toBe('batch:done');
+    // Every generation but the last made exactly its budget of engine calls; the last ended with "done" (its
+    // Finalize comes straight after the answer `finalize`, with no budget check: one call over at most).
+    expect(calls.length).toBeGreaterThan(2 * (executions.length - 1));
+    expect(calls.length).toBeLessThanOrEqual(2 * executions.length + 1);
+    // Preflight -> RunBatch ... -> Finalize: every execution opens with the Preflight step (which a continued
+    // one passes at once), the phases are worked by RunBatch only, and the run ends in Finalize.
+    expect(calls.filter((c) => c === 'preflight:ready')).toHaveLength(executions.length);
+    expect(calls.filter((c) => c.startsWith('preflight:'))).toHaveLength(executions.length);
+    // With a budget of 2, each execution is its Preflight and one RunBatch (the last then its Finalize).
+    expect(calls.filter((c) => c.startsWith('batch:'))).toHaveLength(executions.length);
+    expect(calls.filter((c) => c.startsWith('finalize:'))).toEqual(['finalize:done']);
+    expect(calls.at(-2)).toBe('batch:finalize');
+    expect(calls.at(-1)).toBe('finalize:done');
     expect(calls).not.toContain('fail');
   });
 
@@ -133,9 +141,9 @@ describe('the local orchestrator over the real state machine', () => {
     const project = await connectedProject('Pause and resume');
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
     const calls: string[] = [];
-    // The admin pauses once the create phase is done (the third engine call is the first after it).
+    // The admin pauses once the create phase is done (the first RunBatch works it to its end).
     const pauseAfterCreate = async () => {
-      if (calls.filter((c) => c.startsWith('batch:')).length === 2)
+      if (calls.filter((c) => c.startsWith('batch:')).length === 1)
         await h.app.store.runs.setControl(h.tenant.tenantId, run.id, 'pause');
     };
     const o = new LocalOrchestrator({
@@ -147,7 +155,7 @@ describe('the local orchestrator over the real state machine', () => {
 
     const paused = await getRun(run.id);
     expect(paused.status).toBe('PAUSED');
-    expect(calls).toEqual(['batch:phase-done', 'batch:phase-done', 'batch:paused']);
+    expect(calls).toEqual(['preflight:ready', 'batch:phase-done', 'batch:paused']);
     expect(o.executions(run.id)).toMatchObject([{ name: `${run.id}-g0`, outcome: 'SUCCEEDED' }]);
     expect(paused.cursor.phase).toBe(3);
     await expectOneIssuePerItem(run.id);
@@ -167,7 +175,8 @@ describe('the local orchestrator over the real state machine', () => {
     ]);
     // Created once: the resumed generation went on with the hierarchy phase, not the create phase again.
     await expectOneIssuePerItem(run.id);
-    expect(calls.slice(3)[0]).toBe('batch:phase-done');
+    expect(calls.slice(3, 5)).toEqual(['preflight:ready', 'batch:phase-done']);
+    expect(calls.at(-1)).toBe('finalize:done');
     expect(done.successCount).toBe(done.totalItems);
   });
 
@@ -178,7 +187,7 @@ describe('the local orchestrator over the real state machine', () => {
     const calls: string[] = [];
     let throttled = false;
     const throttleOnce = async (event: EngineEvent) => {
-      if (event.action !== 'batch' || throttled) return;
+      if (event.action !== 'preflight' || throttled) return;
       throttled = true;
       throw Object.assign(new Error('Rate exceeded'), { name: 'Lambda.TooManyRequestsException' });
     };
@@ -186,8 +195,8 @@ describe('the local orchestrator over the real state machine', () => {
     await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
     await o.idle(run.id);
 
-    // The throttle was retried (a second batch call); the real error was not, and MarkFailed ran.
-    expect(calls).toEqual(['batch:threw', 'batch:threw', 'fail']);
+    // The throttle was retried (a second preflight call); the real error was not, and MarkFailed ran.
+    expect(calls).toEqual(['preflight:threw', 'preflight:threw', 'fail']);
     const failed = await getRun(run.id);
     expect(failed.status).toBe('FAILED');
     expect(failed.failureReason).toBe(
@@ -213,7 +222,7 @@ describe('the local orchestrator over the real state machine', () => {
     await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
     await o.idle(run.id);
 
-    expect(calls).toEqual(['batch:failed']);
+    expect(calls).toEqual(['preflight:failed']);
     expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
     const failed = await getRun(run.id);
     expect(failed.status).toBe('FAILED');
@@ -265,7 +274,9 @@ describe('the local orchestrator over the real state machine', () => {
       Buffer.from(`${jira.email}:${jira.apiToken}`).toString('base64'),
     ];
     // The lines are there (the engine logged every batch and the failure) ...
+    expect(captured.some((l) => l.includes('engine preflight'))).toBe(true);
     expect(captured.some((l) => l.includes('engine batch'))).toBe(true);
+    expect(captured.some((l) => l.includes('engine finalize'))).toBe(true);
     expect(captured.some((l) => l.includes('engine failed the run'))).toBe(true);
     // ... and none carries a secret.
     for (const secret of secrets) expect(captured.filter((l) => l.includes(secret))).toEqual([]);

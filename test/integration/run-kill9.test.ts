@@ -1,6 +1,7 @@
 /**
  * `npm start` killed with SIGKILL in the middle of a migration, then started again on the same data directory:
- * the run goes on from its checkpoint to COMPLETED with exactly one Jira issue per source item.
+ * the run goes on from its last checkpoint (the restarted service says which, on the run's stream) to COMPLETED
+ * with exactly one Jira issue per source item.
  *
  * The sandboxes are in-memory, so the ones `npm start` runs would forget Jira's issues with the process. They
  * run in this test process instead (the service with SANDBOX=off, ADO_BASE_URL at the Azure DevOps sandbox),
@@ -126,6 +127,11 @@ describe('npm start killed mid-run', () => {
     await first.exited;
     expect(first.proc.signalCode).toBe('SIGKILL');
     watcher.close();
+    // A progress event is written in its checkpoint's transaction: the last one seen is a checkpoint the run
+    // had reached before it died.
+    const lastSeen = watcher.messages.filter((m) => m.event === 'progress' && phaseOf(m) >= 2).at(-1);
+    if (!lastSeen) throw new Error('no progress seen');
+    const reached = { phase: phaseOf(lastSeen), index: JSON.parse(lastSeen.data).current as number };
 
     // Killed mid-run: Jira holds only part of the items.
     const before = (await jira('GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
@@ -166,6 +172,21 @@ describe('npm start killed mid-run', () => {
     followers.push(replay);
     const done = await replay.done;
     expect(done.stats).toEqual({ created: status.totalItems, skipped: 0, failed: 0 });
+    // The restarted service said where the run went on from: its last checkpoint, at or after the one seen
+    // before the kill, not the start.
+    const resumed = replay.messages
+      .filter((m) => m.event === 'log')
+      .map((m) =>
+        /resumes from its last checkpoint, phase (\d+) \(\w+\) at item (\d+)/.exec(
+          JSON.parse(m.data).message,
+        ),
+      )
+      .filter((m) => m !== null);
+    expect(resumed).toHaveLength(1);
+    const from = { phase: Number(resumed[0]?.[1]), index: Number(resumed[0]?.[2]) };
+    expect(from.phase).toBeGreaterThanOrEqual(reached.phase);
+    if (from.phase === reached.phase) expect(from.index).toBeGreaterThanOrEqual(reached.index);
+    expect(from.phase > 2 || from.index > 0).toBe(true);
 
     second.proc.kill('SIGTERM');
     await second.exited;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineDeps } from '../../functions/engine/context.ts';
-import { type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
+import { finalizeStep, preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
@@ -15,6 +15,40 @@ import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from './app.ts';
 import { sandboxControl } from './sandbox-fixtures.ts';
+
+const ENDS: readonly RunnerAnswer[] = ['done', 'failed', 'cancelled', 'paused'];
+
+/**
+ * Drives a run as the state machine does: Preflight, RunBatch until it answers `finalize`, then Finalize; the
+ * answers in order. A step that throws is called again (the state machine's retry, or the next execution).
+ */
+export async function driveLikeStateMachine(
+  d: EngineDeps,
+  ref: { tenantId: string; runId: string },
+  projectKey: string,
+  onError?: (err: unknown) => void,
+  maxCalls = 1000,
+): Promise<RunnerAnswer[]> {
+  const answers: RunnerAnswer[] = [];
+  let next: 'preflight' | 'batch' | 'finalize' = 'preflight';
+  for (let calls = 0; calls < maxCalls; calls++) {
+    try {
+      const answer: RunnerAnswer =
+        next === 'preflight'
+          ? await preflightStep(d, ref, projectKey)
+          : next === 'finalize'
+            ? await finalizeStep(d, ref)
+            : await runBatch(d, ref, () => 900_000, projectKey);
+      answers.push(answer);
+      if (ENDS.includes(answer)) return answers;
+      next = answer === 'finalize' ? 'finalize' : 'batch';
+    } catch (err) {
+      if (!onError) throw err;
+      onError(err);
+    }
+  }
+  throw new Error(`the run did not finish in ${maxCalls} engine calls`);
+}
 
 export interface JiraIssueDump {
   id: string;
@@ -73,25 +107,8 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
         sourceSystem: 'AZURE_DEVOPS',
         targetSystem: 'JIRA_CLOUD',
       }),
-    async drive(runId, d = deps(), onError) {
-      const answers: RunnerAnswer[] = [];
-      for (let calls = 0; calls < 1000; calls++) {
-        try {
-          const answer = await runBatch(
-            d,
-            { tenantId: tenant.tenantId, runId },
-            () => 900_000,
-            config.jira.projectKey,
-          );
-          answers.push(answer);
-          if (['done', 'failed', 'cancelled', 'paused'].includes(answer)) return answers;
-        } catch (err) {
-          if (!onError) throw err;
-          onError(err);
-        }
-      }
-      throw new Error('the run did not finish in 1000 runner calls');
-    },
+    drive: (runId, d = deps(), onError) =>
+      driveLikeStateMachine(d, { tenantId: tenant.tenantId, runId }, config.jira.projectKey, onError),
     async driveThrough(runId, lastPhase, d = deps()) {
       for (let calls = 0; calls < 1000; calls++) {
         const run = await app.store.runs.get(tenant.tenantId, runId);

@@ -44,7 +44,12 @@ describe('statemachine/migration.asl.json', () => {
     const engineTasks = Object.entries(definition.States).filter(
       ([, s]) => s.Resource === values.EngineFunctionArn,
     );
-    expect(engineTasks.map(([name]) => name).sort()).toEqual(['MarkFailed', 'RunBatch']);
+    expect(engineTasks.map(([name]) => name).sort()).toEqual([
+      'Finalize',
+      'MarkFailed',
+      'Preflight',
+      'RunBatch',
+    ]);
     for (const [, state] of engineTasks) {
       expect(state.Retry?.[0]?.ErrorEquals.sort()).toEqual(
         [
@@ -55,11 +60,47 @@ describe('statemachine/migration.asl.json', () => {
         ].sort(),
       );
     }
-    expect(definition.States.RunBatch?.Catch).toEqual([
-      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' },
-    ]);
+    for (const step of ['Preflight', 'RunBatch', 'Finalize'])
+      expect(definition.States[step]?.Catch).toEqual([
+        { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' },
+      ]);
     expect(definition.States.MarkFailed?.Next).toBe('Failed');
     expect(definition.States.Failed?.Type).toBe('Fail');
+  });
+});
+
+describe('the flow', () => {
+  const answer = definition.States.Answer as unknown as {
+    Choices: { Variable?: string; StringEquals?: string; Or?: { StringEquals: string }[]; Next: string }[];
+    Default: string;
+  };
+  const routes = new Map<string, string>();
+  for (const c of answer.Choices) {
+    if (c.StringEquals) routes.set(c.StringEquals, c.Next);
+    for (const o of c.Or ?? []) routes.set(o.StringEquals, c.Next);
+  }
+
+  it('goes Start -> Preflight, and every engine step answers into the one Answer choice', () => {
+    expect(definition.States.Start?.Next).toBe('Preflight');
+    for (const step of ['Preflight', 'RunBatch', 'Finalize'])
+      expect(definition.States[step]?.Next).toBe('Answer');
+    expect(definition.States.Loop?.Next).toBe('RunBatch');
+  });
+
+  it('routes each engine answer: work on within the budget, finalize once, end the execution otherwise', () => {
+    expect(Object.fromEntries(routes)).toEqual({
+      ready: 'WithinBudget',
+      batch: 'WithinBudget',
+      'phase-done': 'WithinBudget',
+      finalize: 'Finalize',
+      done: 'Done',
+      paused: 'Paused',
+      cancelled: 'Cancelled',
+      failed: 'RunFailed',
+    });
+    expect(answer.Default).toBe('UnexpectedAnswer');
+    for (const end of ['Done', 'Paused', 'Cancelled', 'RunFailed'])
+      expect(definition.States[end]?.Type).toBe('Succeed');
   });
 });
 
