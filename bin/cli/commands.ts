@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './client.ts';
 import { createDisplay } from './display.ts';
 import { CliError, EXIT, usageError } from './errors.ts';
-import { printJson, statsLine, table, toCsv } from './format.ts';
+import { phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
 import { type StartOptions, startBody, type TrackerOptions } from './start-body.ts';
 import { sessionFile } from './token-store.ts';
 import { watchRun } from './watch.ts';
@@ -139,7 +139,7 @@ interface RunAnswer {
   status: string;
   type?: string;
   progressPercent?: number;
-  currentPhase?: string | null;
+  currentPhase?: number | null;
   successCount?: number;
   failureCount?: number;
   skippedCount?: number;
@@ -164,7 +164,7 @@ export async function status(ctx: Ctx, runId: string): Promise<void> {
   if (ctx.json) return printJson(run);
   out(
     `Run ${run.id} ${run.status} ${run.progressPercent ?? 0}%` +
-      `${run.currentPhase ? ` (${run.currentPhase})` : ''}: ` +
+      `${run.currentPhase ? ` (phase ${phaseLabel(run.currentPhase)})` : ''}: ` +
       `${run.successCount ?? 0} migrated, ${run.failureCount ?? 0} failed, ${run.skippedCount ?? 0} skipped`,
   );
 }
@@ -181,6 +181,9 @@ export async function watch(ctx: Ctx, runId: string, o: { quiet?: boolean }): Pr
     throw err;
   }
 }
+
+/** The failure report's row fields (the API's FailureReportRow), so an empty report still has its header. */
+const FAILURE_COLUMNS = ['sourceId', 'sourceType', 'phase', 'phaseName', 'reasons', 'targetKey'];
 
 export interface ReportOptions {
   failures?: boolean;
@@ -209,5 +212,5 @@ export async function report(ctx: Ctx, runId: string, o: ReportOptions): Promise
   const data = await ctx.client.request<unknown>('GET', `/migrations/${runId}/${path}`);
   if (format === 'json') return printJson(data);
   if (!Array.isArray(data)) throw new CliError('The report is not a list; use --format json', EXIT.usage);
-  process.stdout.write(toCsv(data as Record<string, unknown>[]));
+  process.stdout.write(toCsv(data as Record<string, unknown>[], kind === 'failures' ? FAILURE_COLUMNS : []));
 }

@@ -41,6 +41,9 @@ class BarDisplay implements Display {
     if (!this.quiet) this.multi.log(`${line}\n`);
   }
   stop() {
+    // MultiBar prints logged lines only at its next redraw, and stop() does not flush them: redraw first, or
+    // the last lines before `done` (all of them, for a run that ended before the watch) are lost.
+    this.multi.update();
     this.multi.stop();
   }
 }

@@ -1,4 +1,6 @@
 /** Output: JSON for scripts (--json), aligned plain text for people. */
+import { csvField } from '#domain/csv.ts';
+import { phaseName } from '#domain/runs.ts';
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -16,14 +18,24 @@ export function table(rows: string[][]): string {
     .join('\n');
 }
 
-const csvCell = (v: unknown): string => {
-  const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
+/** The service's own CSV field (quoting, and the guard against spreadsheet formulas); objects as JSON. */
+const csvCell = (v: unknown): string =>
+  csvField(
+    v === null || v === undefined
+      ? null
+      : typeof v === 'object'
+        ? JSON.stringify(v)
+        : typeof v === 'number'
+          ? v
+          : String(v),
+  );
 
-/** Objects to CSV, columns in the order of the first row's keys (plus any later ones). */
-export function toCsv(rows: Record<string, unknown>[]): string {
-  const columns: string[] = [];
+/**
+ * Objects to CSV, columns in the order of `header` then of the first row's keys (plus any later ones); with
+ * `header`, a report without rows is still its header row.
+ */
+export function toCsv(rows: Record<string, unknown>[], header: string[] = []): string {
+  const columns: string[] = [...header];
   for (const row of rows) for (const k of Object.keys(row)) if (!columns.includes(k)) columns.push(k);
   const lines = [columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))];
   return `${lines.join('\n')}\n`;
@@ -36,3 +48,6 @@ export interface DoneStats {
 }
 
 export const statsLine = (s: DoneStats) => `created ${s.created}, skipped ${s.skipped}, failed ${s.failed}`;
+
+/** A run's phase for people: its number and name ("3 hierarchy", "8 plugin 1"). */
+export const phaseLabel = (phase: number): string => `${phase} ${phaseName(phase)}`;

@@ -8,7 +8,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { ApiClient } from './client.ts';
 import type { Display } from './display.ts';
 import { ApiError, type ApiErrorBody, CliError, EXIT } from './errors.ts';
-import type { DoneStats } from './format.ts';
+import { type DoneStats, phaseLabel } from './format.ts';
 
 const FINAL = new Set(['COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED']);
 /** The server pings after 15 s of silence; twice that and more without a byte means the connection is gone. */
@@ -30,7 +30,7 @@ export interface WatchOptions {
 
 interface RunStatus {
   status: string;
-  currentPhase?: string | null;
+  currentPhase?: number | null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,7 +46,7 @@ export async function watchRun(client: ApiClient, runId: string, opts: WatchOpti
   const showPhase = async () => {
     try {
       const s = await runStatus();
-      if (s.currentPhase) display.phase(s.currentPhase);
+      if (s.currentPhase) display.phase(phaseLabel(s.currentPhase));
     } catch {
       // The phase is decoration; the stream is what matters.
     }

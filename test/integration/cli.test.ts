@@ -3,7 +3,6 @@
  * with a recording orchestrator in place of Step Functions. The gateway runs in this process, so the test can
  * move the service clock and write run events into the store while the CLI listens.
  */
-import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -16,54 +15,19 @@ import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
+import { type CliResult, runTms, spawnTms } from '../support/cli.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
 const PAT = 'ado-pat-SECRET-cli-5b7e';
 const API_TOKEN = 'jira-token-SECRET-cli-c0de';
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let app: TestApp;
 let t: TestTenant;
 let home: string;
 let orch: RecordingOrchestrator;
 
-/** Runs the CLI asynchronously (the gateway shares this event loop). */
-function tms(args: string[], env: Record<string, string> = {}, api = `${app.url}/api`): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      'node',
-      ['bin/tms.js', '--api', api, ...args],
-      { env: { ...process.env, TMS_HOME: home, TMS_PASSWORD: '', ...env }, timeout: 60_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-/** The CLI as a running process whose output can be read while it runs. */
-function spawnTms(args: string[], api: string): { result: Promise<Result>; stdout(): string } {
-  let out = '';
-  let err = '';
-  const child = spawn('node', ['bin/tms.js', '--api', api, ...args], {
-    env: { ...process.env, TMS_HOME: home },
-    timeout: 60_000,
-  });
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const result = new Promise<Result>((resolve) =>
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout: out, stderr: err })),
-  );
-  return { result, stdout: () => out };
-}
+const tms = (args: string[], env: Record<string, string> = {}, api = `${app.url}/api`): Promise<CliResult> =>
+  runTms(args, { api, home, env });
 
 const login = (email = t.admin.email) => tms(['login', '--email', email], { TMS_PASSWORD: TEST_PASSWORD });
 const tokenFile = () => join(home, 'credentials.json');
@@ -376,7 +340,7 @@ describe('tms watch', () => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const proxyApi = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api`;
     try {
-      const watching = spawnTms(['watch', run.id], proxyApi);
+      const watching = spawnTms(['watch', run.id], { api: proxyApi, home });
       // Cut only once the CLI has shown the first event: it has its id by then.
       await vi.waitFor(() => expect(watching.stdout()).toContain('#1 Task -> MIG-1'), {
         timeout: 30_000,
