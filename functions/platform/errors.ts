@@ -102,6 +102,13 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is already active for this project`,
     ),
+  /** A project cannot be deleted under a run that is still at work on it (RUNNING, PAUSED, PENDING). */
+  projectHasActiveRun: (activeRunId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Migration run ${activeRunId} is active for this project: cancel it before deleting the project`,
+    ),
   /** Pause or cancel of a run that has ended (COMPLETED, PARTIAL, FAILED; cancel of CANCELLED is a 200). */
   migrationFinished: (id: string, status: string) =>
     new HttpError(409, ErrorCode.MIGRATION_FINISHED, `Run ${id} has already ended (${status})`),

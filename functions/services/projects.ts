@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { isActiveRun } from '#domain/migrations.ts';
 import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
 import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
@@ -37,6 +38,10 @@ export async function getProjectDetail(store: Store, tenantId: string, projectId
 
 export async function deleteProject(store: Store, tenantId: string, projectId: string): Promise<void> {
   const project = await findProject(store, tenantId, projectId);
+  // The run lock names the project's active run; the engine would otherwise work on for a project gone.
+  const lock = await store.runs.getLock(tenantId, project.id);
+  const held = lock ? await store.runs.get(tenantId, lock.runId) : undefined;
+  if (held && isActiveRun(held.status)) throw errors.projectHasActiveRun(held.id);
   await store.scans.deleteOfProject(tenantId, project.id);
   await store.projects.delete(tenantId, project.id);
 }

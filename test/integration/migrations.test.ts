@@ -413,6 +413,23 @@ describe('status, pause, resume, cancel', () => {
     expect(await projectStatus(projectId)).toBe('MIGRATING');
   });
 
+  it('refuses to delete the project under an active run (409), and deletes it once the run is cancelled', async () => {
+    const projectId = await newProject();
+    const run = (await start(projectId)).body;
+    const refused = await app.call('DELETE', `/api/projects/${projectId}`, { token: t.owner.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({
+      statusCode: 409,
+      message: `Migration run ${run.id} is active for this project: cancel it before deleting the project`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    });
+    expect(await projectStatus(projectId)).toBe('MIGRATING');
+    expect((await post(run.id, 'cancel')).status).toBe(200);
+    const deleted = await app.call('DELETE', `/api/projects/${projectId}`, { token: t.owner.token });
+    expect(deleted.status).toBe(204);
+  });
+
   it('cancels a paused run too', async () => {
     const projectId = await newProject();
     const run = (await start(projectId)).body;
