@@ -3,8 +3,12 @@ import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
+import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
+
+/** Large scans go to the scan worker Lambda in AWS (SCAN_FUNCTION_NAME), to this process offline. */
+const dispatcher = scanDispatcherFromEnv(store);
 
 const auditView = (s: ScanRecord) => ({
   scanId: s.scanId,
@@ -28,6 +32,7 @@ const scan: Operation = async (req) => {
     store(),
     req.principal,
     parseOrThrow(ScanRequestSchema, req.body),
+    dispatcher,
   );
   const { scan: s } = answer;
   if (answer.async) {

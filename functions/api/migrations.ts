@@ -1,4 +1,5 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
+import { SFNClient } from '@aws-sdk/client-sfn';
 import {
   IdMapQuerySchema,
   ListRunsQuerySchema,
@@ -10,8 +11,21 @@ import {
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as migrations from '#services/migrations.ts';
+import { AwsOrchestrator } from '#services/orchestrator-aws.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { store } from '#store/index.ts';
+
+/**
+ * In AWS (STATE_MACHINE_ARN set, lib/api.ts) runs go to Step Functions, wired at cold start. Offline the
+ * variable is unset and the local runtime sets its own orchestrator (local/runtime.ts); tests set fakes.
+ */
+const stateMachineArn = process.env.STATE_MACHINE_ARN;
+if (stateMachineArn) {
+  const region = process.env.AWS_REGION;
+  migrations.setOrchestrator(
+    new AwsOrchestrator({ sfn: new SFNClient(region ? { region } : {}), stateMachineArn }),
+  );
+}
 
 const start: Operation = async (req) => {
   const input = parseOrThrow(StartRunSchema, req.body);

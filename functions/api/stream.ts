@@ -13,7 +13,7 @@ import { routesOf } from '#api/routes.ts';
 import { sseRetry } from '#domain/sse.ts';
 import { awslambda } from '#platform/awslambda.ts';
 import { nowMs } from '#platform/clock.ts';
-import { config } from '#platform/config.ts';
+import { corsHeadersFor } from '#platform/cors.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { verifyAccessToken } from '#platform/tokens.ts';
@@ -73,7 +73,7 @@ function resumeAfter(event: APIGatewayProxyEvent): string | undefined {
 async function admit(event: APIGatewayProxyEvent) {
   const token = event.queryStringParameters?.token;
   if (!token) throw errors.unauthorized();
-  const principal = await verifyAccessToken(token, config().jwtSecret);
+  const principal = await verifyAccessToken(token);
   if (!allowedRoles.includes(principal.role)) throw errors.forbidden();
   const runId = event.pathParameters?.runId ?? '';
   // Run ids are UUIDs, stored lower case: any other id is simply not found, without a read.
@@ -82,7 +82,7 @@ async function admit(event: APIGatewayProxyEvent) {
   return { run, after: resumeAfter(event) };
 }
 
-function refuse(responseStream: Writable, err: unknown): void {
+function refuse(event: APIGatewayProxyEvent, responseStream: Writable, err: unknown): void {
   if (!(err instanceof HttpError)) {
     const e = err as Error | undefined;
     logger.error('stream refused on an unexpected error', { errorName: e?.name, errorMessage: e?.message });
@@ -94,6 +94,7 @@ function refuse(responseStream: Writable, err: unknown): void {
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'no-store',
       ...httpError.headers,
+      ...corsHeadersFor(event.headers),
     },
   });
   out.end(JSON.stringify(httpError.toBody()));
@@ -104,11 +105,15 @@ async function serve(event: APIGatewayProxyEvent, responseStream: Writable, cont
   try {
     admitted = await admit(event);
   } catch (err) {
-    refuse(responseStream, err);
+    refuse(event, responseStream, err);
     return;
   }
   const { run, after } = admitted;
-  const out = awslambda.HttpResponseStream.from(responseStream, { statusCode: 200, headers: SSE_HEADERS });
+  const out = awslambda.HttpResponseStream.from(responseStream, {
+    statusCode: 200,
+    // An EventSource of another origin (withCredentials or not) reads the stream only with these.
+    headers: { ...SSE_HEADERS, ...corsHeadersFor(event.headers) },
+  });
   const closed = new AbortController();
   const stop = () => closed.abort();
   out.once('close', stop);

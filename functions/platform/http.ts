@@ -1,7 +1,8 @@
 /**
  * The API's Lambda handler factory. One handler serves one route group; the middleware order is fixed here,
  * once: error shaping (outermost) -> header normalising -> route -> rate limit -> authentication and role ->
- * JSON body. Operations receive a parsed request and return a plain result.
+ * JSON body. Operations receive a parsed request and return a plain result; every answer gets the CORS
+ * headers of ALLOWED_ORIGINS (./cors.ts).
  */
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
@@ -10,6 +11,7 @@ import { type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts'
 import { store } from '#store/index.ts';
 import { nowEpochSeconds } from './clock.ts';
 import { config } from './config.ts';
+import { corsHeadersFor } from './cors.ts';
 import { errors, HttpError } from './errors.ts';
 import { logger } from './logger.ts';
 import { type Principal, verifyAccessToken } from './tokens.ts';
@@ -76,8 +78,13 @@ export function json(
   return { statusCode, body, ...extra };
 }
 
-function toProxyResult(result: ApiResult, extraHeaders: Record<string, string>): APIGatewayProxyResult {
-  const headers = { ...BASE_HEADERS, ...extraHeaders, ...result.headers };
+/** Every answer, errors included, carries the CORS headers its request's Origin earns (./cors.ts). */
+function toProxyResult(
+  event: APIGatewayProxyEvent,
+  result: ApiResult,
+  extraHeaders: Record<string, string>,
+): APIGatewayProxyResult {
+  const headers = { ...BASE_HEADERS, ...extraHeaders, ...result.headers, ...corsHeadersFor(event.headers) };
   const out: APIGatewayProxyResult = {
     statusCode: result.statusCode,
     headers,
@@ -113,6 +120,7 @@ const errorResponder = (): ApiMiddleware => ({
     const httpError = known ?? errors.internal();
     const extra = states.get(request.event)?.extraHeaders ?? {};
     request.response = toProxyResult(
+      request.event,
       { statusCode: httpError.statusCode, body: httpError.toBody(), headers: httpError.headers },
       extra,
     );
@@ -167,7 +175,7 @@ const authenticator = (): ApiMiddleware => ({
     if (route.access === 'public') return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
     if (!match?.[1]) throw errors.unauthorized();
-    const principal = await verifyAccessToken(match[1], config().jwtSecret);
+    const principal = await verifyAccessToken(match[1]);
     if (!route.access.includes(principal.role)) throw errors.forbidden();
     state.principal = principal;
   },
@@ -212,6 +220,6 @@ export function createApiHandler(group: RouteGroup, operations: Record<string, O
       const result = await op(
         state.principal ? { ...state.request, principal: state.principal } : (state.request as AuthedRequest),
       );
-      return toProxyResult(result, state.extraHeaders);
+      return toProxyResult(event, result, state.extraHeaders);
     });
 }

@@ -7,6 +7,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { nowEpochSeconds } from './clock.ts';
 import { errors } from './errors.ts';
+import { jwtKey } from './jwt-key.ts';
 
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
@@ -33,7 +34,12 @@ const ClaimsSchema = z.object({
   exp: z.number().int(),
 });
 
-export async function signAccessToken(principal: Principal, key: Uint8Array): Promise<string> {
+/**
+ * Signs with the given key, or the process's signing key (functions/platform/jwt-key.ts, loaded at first use).
+ * A missing key is a JwtKeyError: a server fault (500), never a 401.
+ */
+export async function signAccessToken(principal: Principal, key?: Uint8Array): Promise<string> {
+  const signingKey = key ?? (await jwtKey());
   const iat = nowEpochSeconds();
   return new SignJWT({ email: principal.email, tenantId: principal.tenantId, role: principal.role })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
@@ -42,13 +48,17 @@ export async function signAccessToken(principal: Principal, key: Uint8Array): Pr
     .setAudience(AUDIENCE)
     .setIssuedAt(iat)
     .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
-    .sign(key);
+    .sign(signingKey);
 }
 
-/** Verifies signature, algorithm, issuer, audience and expiry; throws the API's 401s. */
-export async function verifyAccessToken(token: string, key: Uint8Array): Promise<Principal> {
+/**
+ * Verifies signature, algorithm, issuer, audience and expiry; throws the API's 401s. The key (given, or the
+ * process's) is fetched before the checks, so a missing key is a 500, not a 401.
+ */
+export async function verifyAccessToken(token: string, key?: Uint8Array): Promise<Principal> {
+  const verifyKey = key ?? (await jwtKey());
   try {
-    const { payload } = await jwtVerify(token, key, {
+    const { payload } = await jwtVerify(token, verifyKey, {
       algorithms: [ALGORITHM],
       issuer: ISSUER,
       audience: AUDIENCE,

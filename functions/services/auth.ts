@@ -1,5 +1,4 @@
 /** Login, refresh and logout: the session use cases over the user and refresh-token stores. */
-import { config } from '#platform/config.ts';
 import { errors } from '#platform/errors.ts';
 import { dummyPasswordHash, verifyPassword } from '#platform/passwords.ts';
 import { hashRefreshToken, newRefreshToken, signAccessToken } from '#platform/tokens.ts';
@@ -12,10 +11,7 @@ export interface Session {
 }
 
 async function accessTokenFor(user: User): Promise<string> {
-  return signAccessToken(
-    { userId: user.id, email: user.email, tenantId: user.tenantId, role: user.role },
-    config().jwtSecret,
-  );
+  return signAccessToken({ userId: user.id, email: user.email, tenantId: user.tenantId, role: user.role });
 }
 
 /**

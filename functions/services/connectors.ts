@@ -15,8 +15,8 @@ import {
 } from '#domain/connectors.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
 import { nowIso } from '#platform/clock.ts';
-import { credentialCipher } from '#platform/credentials-cipher.ts';
-import { errors } from '#platform/errors.ts';
+import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
+import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { ConnectionKind, StoredConnection } from '#store/connections.ts';
@@ -27,6 +27,7 @@ import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import { JiraClient } from '#trackers/jira/client.ts';
 import { findProject } from './projects.ts';
+import type { ScanDispatcher, ScanJob } from './scan-dispatch.ts';
 
 /** A connection test should answer in seconds: few retries, short timeouts. */
 const TEST_HTTP: Partial<HttpOptions> = { maxAttempts: 2, timeoutMs: 15_000, initialDelayMs: 100 };
@@ -172,18 +173,6 @@ export async function testConnection(
   return result;
 }
 
-/** How a scan runs after its answer: in this process offline; the deployment may hand it to a worker. */
-export type BackgroundRunner = (name: string, work: () => Promise<void>) => void;
-
-export const inProcessRunner: BackgroundRunner = (name, work) => {
-  work().catch((err: unknown) =>
-    logger.error('background work failed', {
-      name,
-      errorMessage: err instanceof Error ? err.message : String(err),
-    }),
-  );
-};
-
 async function scanItems(
   client: AdoClient,
   ids: number[],
@@ -241,14 +230,65 @@ async function finishScan(store: Store, scan: ScanRecord, report: ScanReport): P
 export type ScanAnswer = { async: false; scan: ScanRecord } | { async: true; scan: ScanRecord };
 
 /**
+ * A background scan's record may carry the request's inline source credentials, sealed and bound to the scan:
+ * the worker gets ids only, so this is how credentials that were never stored on a project reach it. Written
+ * only while the scan runs; the outcome replaces the whole record, and the API never shows the field.
+ */
+type BackgroundScanRecord = ScanRecord & { sealedCredentials?: SealedSecret };
+const scanCredentialContext = (scan: ScanRecord) => ({
+  tenantId: scan.tenantId,
+  scanId: scan.scanId,
+  kind: 'scan-source',
+});
+
+/** What a failed scan records: the spec's message for what the tracker answered, else a plain reason. */
+function failureMessage(err: unknown): string {
+  if (err instanceof TrackerHttpError || err instanceof TrackerUnreachableError)
+    return describeTrackerFailure('source', err, 'source project not found');
+  // Ours, written for the caller (e.g. the project has no stored source credentials).
+  if (err instanceof HttpError) return err.message;
+  return 'the scan failed unexpectedly';
+}
+
+async function failScan(store: Store, scan: ScanRecord, message: string, err: unknown): Promise<ScanRecord> {
+  logger.error('scan failed', {
+    tenantId: scan.tenantId,
+    scanId: scan.scanId,
+    reason: message,
+    errorName: err instanceof Error ? err.name : undefined,
+    errorMessage: err instanceof Error ? err.message : String(err),
+  });
+  const failed: ScanRecord = { ...scan, status: 'FAILED', finishedAt: nowIso(), error: message };
+  await store.scans.put(failed);
+  return failed;
+}
+
+/** Reads the items, records progress, then the outcome; a failure is recorded on the scan, not thrown. */
+async function runScan(
+  store: Store,
+  scan: ScanRecord,
+  client: AdoClient,
+  ids: number[],
+): Promise<ScanRecord> {
+  const onProgress = (processed: number) =>
+    store.scans.progress(scan.tenantId, scan.scanId, processed, ids.length);
+  try {
+    return await finishScan(store, scan, await scanItems(client, ids, onProgress));
+  } catch (err) {
+    return failScan(store, scan, failureMessage(err), err);
+  }
+}
+
+/**
  * Counts the items in scope first: up to 10,000 the scan runs within the request; beyond, the answer comes at
- * once and the scan runs in the background, its progress readable at /api/audit/{scanId}.
+ * once and the dispatcher hands the scan (by ids) to the background: this process offline, the scan worker
+ * Lambda in AWS (functions/services/scan-dispatch.ts). Its progress is readable at /api/audit/{scanId}.
  */
 export async function startScan(
   store: Store,
   principal: Principal,
   input: ScanRequest,
-  runInBackground: BackgroundRunner = inProcessRunner,
+  dispatcher: ScanDispatcher,
 ): Promise<ScanAnswer> {
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
@@ -273,36 +313,69 @@ export async function startScan(
     report: null,
     error: null,
   };
-  await store.scans.put(scan);
-  const onProgress = (processed: number) =>
-    store.scans.progress(scan.tenantId, scan.scanId, processed, ids.length);
-  const run = async () => {
-    try {
-      return await finishScan(store, scan, await scanItems(client, ids, onProgress));
-    } catch (err) {
-      const message =
-        err instanceof TrackerHttpError || err instanceof TrackerUnreachableError
-          ? describeTrackerFailure('source', err, 'source project not found')
-          : 'the scan failed unexpectedly';
-      logger.error('scan failed', {
-        tenantId: scan.tenantId,
-        scanId: scan.scanId,
-        errorMessage: err instanceof Error ? err.message : String(err),
-      });
-      const failed: ScanRecord = { ...scan, status: 'FAILED', finishedAt: nowIso(), error: message };
-      await store.scans.put(failed);
-      return failed;
-    }
-  };
-  if (ids.length > ASYNC_SCAN_THRESHOLD) {
-    runInBackground(`scan ${scan.scanId}`, async () => {
-      await run();
-    });
-    return { async: true, scan };
+  if (ids.length <= ASYNC_SCAN_THRESHOLD) {
+    await store.scans.put(scan);
+    const finished = await runScan(store, scan, client, ids);
+    if (finished.status === 'FAILED') throw errors.sourceTracker(finished.error ?? 'scan failed');
+    return { async: false, scan: finished };
   }
-  const finished = await run();
-  if (finished.status === 'FAILED') throw errors.sourceTracker(finished.error ?? 'scan failed');
-  return { async: false, scan: finished };
+
+  const record: BackgroundScanRecord = input.credentials
+    ? {
+        ...scan,
+        sealedCredentials: await credentialCipher().seal(JSON.stringify(creds), scanCredentialContext(scan)),
+      }
+    : scan;
+  await store.scans.put(record);
+  try {
+    await dispatcher.dispatch({ tenantId: scan.tenantId, projectId: scan.projectId, scanId: scan.scanId });
+  } catch (err) {
+    // Decision: a scan no worker received would stay RUNNING for ever and its audit would never end. It is
+    // marked FAILED with the reason, and the request answers 502 ENGINE_DISPATCH_FAILED ("Could not start the
+    // scan worker") rather than a 202 for a scan that will never run; the client may simply ask again.
+    await failScan(store, scan, 'the scan worker could not be started', err);
+    throw new HttpError(502, ErrorCode.ENGINE_DISPATCH_FAILED, 'Could not start the scan worker');
+  }
+  return { async: true, scan };
+}
+
+/**
+ * The background half of a large scan, given ids only: what the scan worker Lambda runs (functions/workers/
+ * scan.ts) and what this process runs offline. It reads the scan record, unseals the source credentials itself
+ * (the request's, sealed onto the record, else the project's stored ones), lists the items in scope again and
+ * runs the same scan as a request would. Every failure past the read of the record is recorded on the scan
+ * (FAILED with a clear reason); a scan that is no longer RUNNING (a repeated invocation) is left as it is.
+ */
+export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord | undefined> {
+  const ids = { tenantId: job.tenantId, scanId: job.scanId };
+  const record = (await store.scans.get(job.tenantId, job.scanId)) as BackgroundScanRecord | undefined;
+  if (!record) {
+    logger.warn('scan job for an unknown scan', ids);
+    return undefined;
+  }
+  if (record.status !== 'RUNNING') {
+    logger.info('scan job skipped: the scan has ended', { ...ids, status: record.status });
+    return record;
+  }
+  const { sealedCredentials, ...scan } = record;
+  let client: AdoClient;
+  let itemIds: number[];
+  try {
+    let raw: unknown;
+    if (sealedCredentials) {
+      raw = JSON.parse(await credentialCipher().open(sealedCredentials, scanCredentialContext(scan)));
+    } else if (scan.projectId) {
+      raw = await storedCredentials(store, scan.tenantId, scan.projectId, 'source');
+    } else {
+      throw errors.validation(['credentials is required: the scan has neither credentials nor a project']);
+    }
+    client = sourceClient(SourceCredentialsSchema.parse(raw));
+    itemIds = await client.idsInScope();
+  } catch (err) {
+    return failScan(store, scan, failureMessage(err), err);
+  }
+  logger.info('scan job started', { ...ids, projectId: scan.projectId, total: itemIds.length });
+  return runScan(store, scan, client, itemIds);
 }
 
 export async function getScan(store: Store, tenantId: string, scanId: string): Promise<ScanRecord> {

@@ -1,0 +1,72 @@
+/**
+ * Where a large scan runs once its answer (202) has gone: in this process offline, in the scan worker Lambda
+ * in AWS, where work left running after a response would be frozen with the sandbox. Either way the scan is
+ * handed over by ids only; the worker reads the record and unseals the credentials itself
+ * (runScanJob in ./connectors.ts), so no credential travels in an invocation payload.
+ */
+import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { logger } from '#platform/logger.ts';
+import type { Store } from '#store/index.ts';
+import { runScanJob } from './connectors.ts';
+
+export interface ScanJob {
+  tenantId: string;
+  /** Null for a scan of inline credentials with no project. */
+  projectId: string | null;
+  scanId: string;
+}
+
+export interface ScanDispatcher {
+  /** Hands the scan over; resolves once it is accepted (not done). Throws when it cannot be handed over. */
+  dispatch(job: ScanJob): Promise<void>;
+}
+
+/** Offline: the scan runs in this process after the answer (the Node process outlives the request). */
+export class InProcessScanDispatcher implements ScanDispatcher {
+  constructor(private readonly store: () => Store) {}
+
+  async dispatch(job: ScanJob): Promise<void> {
+    runScanJob(this.store(), job).catch((err: unknown) =>
+      logger.error('background scan failed', {
+        tenantId: job.tenantId,
+        scanId: job.scanId,
+        errorMessage: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+}
+
+export interface LambdaScanDispatcherOptions {
+  lambda: LambdaClient;
+  /** The scan worker's name or ARN (SCAN_FUNCTION_NAME). */
+  functionName: string;
+}
+
+/** AWS: an asynchronous invoke (InvocationType Event) of the scan worker, whose payload is the ids alone. */
+export class LambdaScanDispatcher implements ScanDispatcher {
+  constructor(private readonly opts: LambdaScanDispatcherOptions) {}
+
+  async dispatch({ tenantId, projectId, scanId }: ScanJob): Promise<void> {
+    const out = await this.opts.lambda.send(
+      new InvokeCommand({
+        FunctionName: this.opts.functionName,
+        InvocationType: InvocationType.Event,
+        Payload: Buffer.from(JSON.stringify({ tenantId, projectId, scanId })),
+      }),
+    );
+    // An accepted asynchronous invoke answers 202; anything else means no worker will see the scan.
+    if (out.StatusCode !== 202) throw new Error(`scan worker invoke answered ${out.StatusCode ?? 'nothing'}`);
+    logger.info('scan dispatched to the worker', { tenantId, projectId, scanId });
+  }
+}
+
+/** The dispatcher of this deployment, chosen at cold start: the worker Lambda when SCAN_FUNCTION_NAME is set. */
+export function scanDispatcherFromEnv(
+  store: () => Store,
+  env: NodeJS.ProcessEnv = process.env,
+): ScanDispatcher {
+  const functionName = env.SCAN_FUNCTION_NAME;
+  if (!functionName) return new InProcessScanDispatcher(store);
+  const region = env.AWS_REGION;
+  return new LambdaScanDispatcher({ lambda: new LambdaClient(region ? { region } : {}), functionName });
+}
