@@ -1,7 +1,14 @@
-/** The CDK app: `npx cdk synth` (offline) or `npx cdk deploy -c stage=prod`. */
+/**
+ * The CDK app: `npx cdk synth` (offline) or `npx cdk deploy -c stage=prod`. Settings come from context:
+ * `stage`, `allowedOrigins`, `throttleRateLimit`, `throttleBurstLimit`, `domainName` + `certificateArn`,
+ * `alarmEmail` (see stackPropsFromContext in lib/stack.ts). cdk-nag's AwsSolutions checks run at synthesis
+ * (lib/nag.ts): an unacknowledged finding fails the synth.
+ */
 import { App } from 'aws-cdk-lib';
-import { MigrationServiceStack } from '../lib/stack.ts';
+import { applyNag } from '../lib/nag.ts';
+import { MigrationServiceStack, stackPropsFromContext } from '../lib/stack.ts';
 
 const app = new App();
-const stage = app.node.tryGetContext('stage') === 'prod' ? 'prod' : 'dev';
-new MigrationServiceStack(app, `TrackerMigration-${stage}`, { stage });
+applyNag(app);
+const props = stackPropsFromContext(app);
+new MigrationServiceStack(app, `TrackerMigration-${props.stage}`, props);

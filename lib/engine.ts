@@ -13,10 +13,12 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
+import { acknowledge, NAG } from './nag.ts';
 
 export interface EngineProps {
   stage: 'dev' | 'prod';
@@ -26,6 +28,8 @@ export interface EngineProps {
 export class Engine extends Construct {
   readonly function: NodejsFunction;
   readonly artifacts: Bucket;
+  /** Server access logs of the artifacts bucket (who read or wrote which report). */
+  readonly artifactsAccessLogs: Bucket;
   readonly credentialsKey: Key;
   readonly stateMachine: StateMachine;
 
@@ -34,7 +38,27 @@ export class Engine extends Construct {
     const prod = props.stage === 'prod';
     const removalPolicy = prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
+    // S3 log delivery is let in by a bucket policy (for this bucket and account), not the legacy LogDeliveryWrite
+    // ACL: CDK's feature flag for it, set for this construct's buckets only (before they exist).
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+    this.artifactsAccessLogs = new Bucket(this, 'ArtifactsAccessLogs', {
+      // S3 log delivery writes only to SSE-S3 buckets.
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ expiration: Duration.days(prod ? 365 : 30) }],
+      removalPolicy,
+      autoDeleteObjects: !prod,
+    });
+    acknowledge(this.artifactsAccessLogs, {
+      id: 'AwsSolutions-S1',
+      reason:
+        'This bucket is the access-log target of the artifacts bucket: logging it too would need a third bucket (or log into itself)',
+    });
     this.artifacts = new Bucket(this, 'Artifacts', {
+      serverAccessLogsBucket: this.artifactsAccessLogs,
+      serverAccessLogsPrefix: 'artifacts/',
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -75,8 +99,17 @@ export class Engine extends Construct {
       },
     });
     props.table.grantReadWriteData(this.function);
-    this.artifacts.grantReadWrite(this.function);
+    // Reads and writes (multipart) the run's reports; never deletes one.
+    this.artifacts.grantRead(this.function);
+    this.artifacts.grantPut(this.function);
     this.credentialsKey.grantDecrypt(this.function);
+    acknowledge(
+      this.function,
+      NAG.basicExecutionRole,
+      NAG.nodeRuntime,
+      NAG.tableIndexes(props.table),
+      ...NAG.bucketObjects(this.artifacts, { put: true }),
+    );
 
     // The machine starts its own next generation (continue-as-new): its ARN, built from its name, since a
     // resource cannot refer to itself.
@@ -100,8 +133,10 @@ export class Engine extends Construct {
           retention: prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH,
           removalPolicy,
         }),
-        level: LogLevel.ERROR,
-        includeExecutionData: false, // execution input carries ids only, but logs need not hold even those
+        // Every transition (a run's history outlives the execution's 90 days), without the states' data: the
+        // input carries ids only, but logs need not hold even those.
+        level: LogLevel.ALL,
+        includeExecutionData: false,
       },
       tracingEnabled: true,
     });
@@ -109,5 +144,6 @@ export class Engine extends Construct {
     this.stateMachine.addToRolePolicy(
       new PolicyStatement({ actions: ['states:StartExecution'], resources: [selfArn] }),
     );
+    acknowledge(this.stateMachine, NAG.xrayTracing, NAG.invokeVersions(this.function));
   }
 }

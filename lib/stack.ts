@@ -1,24 +1,116 @@
 /**
- * The service's one stack: the data layer and the engine (its Lambda, artifacts bucket, credentials key and the
- * state machine from the ASL). The API (from the route table), the stream, secrets and monitoring join it with
- * the deployment issue.
+ * The service's one stack: the data layer, the engine (its Lambda, artifacts bucket, credentials key and the
+ * state machine from the ASL), the secrets, and the API (from the route table, with the stream and the scan
+ * worker), and monitoring (a dashboard, alarms to an SNS topic).
  */
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { Api, type ThrottleSettings } from './api.ts';
 import { Data } from './data.ts';
 import { Engine } from './engine.ts';
+import { Monitoring } from './monitoring.ts';
+import { Secrets } from './secrets.ts';
 
 export interface MigrationServiceStackProps extends StackProps {
   stage: 'dev' | 'prod';
+  /** Origins allowed by CORS preflight (context `allowedOrigins`); none by default, `*` refused in prod. */
+  allowedOrigins?: readonly string[] | undefined;
+  /** Stage throttling (context `throttleRateLimit`, `throttleBurstLimit`); defaults per stage. */
+  throttle?: ThrottleSettings | undefined;
+  /** Custom domain (context `domainName` + `certificateArn`, both or neither). */
+  domainName?: string | undefined;
+  certificateArn?: string | undefined;
+  /** Where alarms notify (context `alarmEmail`); used by monitoring. */
+  alarmEmail?: string | undefined;
 }
 
 export class MigrationServiceStack extends Stack {
   readonly data: Data;
   readonly engine: Engine;
+  readonly secrets: Secrets;
+  readonly api: Api;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: MigrationServiceStackProps) {
     super(scope, id, props);
     this.data = new Data(this, 'Data', { stage: props.stage });
     this.engine = new Engine(this, 'Engine', { stage: props.stage, table: this.data.table });
+    this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
+    this.api = new Api(this, 'Api', {
+      stage: props.stage,
+      table: this.data.table,
+      artifacts: this.engine.artifacts,
+      credentialsKey: this.engine.credentialsKey,
+      stateMachine: this.engine.stateMachine,
+      jwtSecret: this.secrets.jwtSecret,
+      allowedOrigins: props.allowedOrigins,
+      throttle: props.throttle,
+      domainName: props.domainName,
+      certificateArn: props.certificateArn,
+    });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      stage: props.stage,
+      engineFunction: this.engine.function,
+      apiFunctions: { ...this.api.functions, scanWorker: this.api.scanWorker },
+      stateMachine: this.engine.stateMachine,
+      restApi: this.api.restApi,
+      alarmEmail: props.alarmEmail,
+    });
+    // What an operator needs after a deploy (README "Deploy into your AWS account"); the API's URL is the
+    // RestApi's own output. Names only: nothing secret is an output.
+    new CfnOutput(this, 'TableName', {
+      value: this.data.table.tableName,
+      description: 'TABLE_NAME for the operator CLI',
+    });
+    new CfnOutput(this, 'ArtifactsBucketName', { value: this.engine.artifacts.bucketName });
+    new CfnOutput(this, 'StateMachineArn', { value: this.engine.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
   }
+}
+
+/** A context list: an array (cdk.json) or a string (`-c key=a,b` or `-c 'key=["a","b"]'`). */
+function contextList(value: unknown, key: string): string[] | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (Array.isArray(value)) return value.map(String);
+  if (typeof value !== 'string') throw new Error(`context ${key} must be a list of strings`);
+  const text = value.trim();
+  if (text.startsWith('[')) {
+    const parsed: unknown = JSON.parse(text);
+    if (!Array.isArray(parsed)) throw new Error(`context ${key} must be a list of strings`);
+    return parsed.map(String);
+  }
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function contextNumber(value: unknown, key: string): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isFinite(n)) throw new Error(`context ${key} must be a number, not ${String(value)}`);
+  return n;
+}
+
+function contextString(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const s = String(value).trim();
+  return s.length > 0 ? s : undefined;
+}
+
+/** The stack's settings from CDK context (`cdk.json` or `-c key=value`), as bin/app.ts passes them. */
+export function stackPropsFromContext(scope: Construct): MigrationServiceStackProps {
+  const ctx = (key: string): unknown => scope.node.tryGetContext(key);
+  const stage = ctx('stage') === 'prod' ? 'prod' : 'dev';
+  const rateLimit = contextNumber(ctx('throttleRateLimit'), 'throttleRateLimit');
+  const burstLimit = contextNumber(ctx('throttleBurstLimit'), 'throttleBurstLimit');
+  return {
+    stage,
+    allowedOrigins: contextList(ctx('allowedOrigins'), 'allowedOrigins'),
+    throttle: rateLimit === undefined && burstLimit === undefined ? undefined : { rateLimit, burstLimit },
+    domainName: contextString(ctx('domainName')),
+    certificateArn: contextString(ctx('certificateArn')),
+    alarmEmail: contextString(ctx('alarmEmail')),
+  };
 }

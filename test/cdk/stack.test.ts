@@ -1,7 +1,7 @@
 /** The stack synthesises offline, and its table is the one the offline runtime creates. */
 
 import { readFileSync } from 'node:fs';
-import { App } from 'aws-cdk-lib';
+import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { MigrationServiceStack } from '../../lib/stack.ts';
@@ -12,8 +12,30 @@ import {
   SUBSTITUTION_NAMES,
 } from '../../statemachine/substitutions.ts';
 
-const synth = (stage: 'dev' | 'prod') =>
-  Template.fromStack(new MigrationServiceStack(new App(), `T-${stage}`, { stage }));
+/**
+ * Each stage is synthesised once for the file, with asset bundling skipped (`aws:cdk:bundling-stacks`): the
+ * template is the same, and test/cdk/api.test.ts bundles (and loads) every function for real.
+ */
+const stacks = new Map<'dev' | 'prod', MigrationServiceStack>();
+const templates = new Map<'dev' | 'prod', Template>();
+const stackOf = (stage: 'dev' | 'prod'): MigrationServiceStack => {
+  let stack = stacks.get(stage);
+  if (!stack) {
+    stack = new MigrationServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), `T-${stage}`, {
+      stage,
+    });
+    stacks.set(stage, stack);
+  }
+  return stack;
+};
+const synth = (stage: 'dev' | 'prod'): Template => {
+  let template = templates.get(stage);
+  if (!template) {
+    template = Template.fromStack(stackOf(stage));
+    templates.set(stage, template);
+  }
+  return template;
+};
 
 describe('the CDK stack', () => {
   it('creates the single table from the shared definition: on demand, PITR, TTL, encrypted', () => {
@@ -82,15 +104,40 @@ describe('the CDK stack', () => {
     });
 
     // The machine may invoke the engine and start only itself (continue-as-new), nothing else of Step Functions.
-    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
-      (p) =>
-        (p as { Properties: { PolicyDocument: { Statement: { Action: unknown }[] } } }).Properties
-          .PolicyDocument.Statement,
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as {
+      Properties: { Roles: unknown; PolicyDocument: { Statement: { Action: unknown }[] } };
+    }[];
+    const statementsOfRole = (roleArn: unknown) => {
+      const roleId = (roleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      return policies
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    };
+    const machineStatements = statementsOfRole(
+      (
+        Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0] as {
+          Properties: { RoleArn: unknown };
+        }
+      ).Properties.RoleArn,
     );
-    const startExecution = statements.filter((st) => JSON.stringify(st.Action).includes('states:'));
+    const startExecution = machineStatements.filter((st) => JSON.stringify(st.Action).includes('states:'));
     expect(startExecution).toHaveLength(1);
     expect(JSON.stringify(startExecution[0])).toContain('-migration');
-    expect(statements.some((st) => JSON.stringify(st.Action).includes('lambda:InvokeFunction'))).toBe(true);
+    expect(machineStatements.some((st) => JSON.stringify(st.Action).includes('lambda:InvokeFunction'))).toBe(
+      true,
+    );
+    // Besides the machine itself, only the migrations API function touches Step Functions (see api.test.ts).
+    const stack = stackOf('dev');
+    const migrationsRole = (
+      template.toJSON().Resources[
+        stack.getLogicalId(stack.api.functions.migrations.node.defaultChild as CfnElement)
+      ] as { Properties: { Role: unknown } }
+    ).Properties.Role;
+    const allowed = new Set([...machineStatements, ...statementsOfRole(migrationsRole)]);
+    const anyStates = policies
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .filter((st) => JSON.stringify(st.Action).includes('states:'));
+    expect(anyStates.every((st) => allowed.has(st))).toBe(true);
 
     // Artifacts: private, encrypted, TLS only; interrupted multipart uploads cleaned up.
     template.hasResourceProperties('AWS::S3::Bucket', {
@@ -114,4 +161,60 @@ describe('the CDK stack', () => {
     });
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
   }, 120_000);
+
+  it('wires monitoring in: alarms notify the stack topic, e-mail only when alarmEmail is given, a dashboard', () => {
+    const stack = stackOf('dev');
+    const template = synth('dev');
+    const topicId = stack.getLogicalId(stack.monitoring.topic.node.defaultChild as CfnElement);
+    const topicRef = { Ref: topicId };
+
+    // One alarm topic, and every alarm (one per Monitoring.alarms entry) notifies it on ALARM and OK.
+    expect(Object.keys(template.findResources('AWS::SNS::Topic'))).toEqual([topicId]);
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as {
+      Properties: { AlarmActions?: unknown[]; OKActions?: unknown[] };
+    }[];
+    expect(alarms.length).toBe(Object.keys(stack.monitoring.alarms).length);
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([topicRef]);
+      expect(alarm.Properties.OKActions).toEqual([topicRef]);
+    }
+    // The API 5xx alarm is there: the stack passes its REST API to monitoring.
+    expect(Object.keys(stack.monitoring.alarms)).toContain('apiServerErrorRate');
+
+    // No e-mail subscription without alarmEmail; exactly one, to the stack topic, with it.
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+    const withEmail = Template.fromStack(
+      new MigrationServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'T-mail', {
+        stage: 'dev',
+        alarmEmail: 'ops@example.com',
+      }),
+    );
+    withEmail.resourceCountIs('AWS::SNS::Subscription', 1);
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+      TopicArn: topicRef,
+    });
+
+    // The dashboard, named after the stack.
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'T-dev-monitoring' });
+  }, 120_000);
+
+  it('outputs what an operator needs after a deploy, and nothing secret', () => {
+    const outputs = synth('dev').findOutputs('*');
+    const names = Object.keys(outputs);
+    for (const name of [
+      'TableName',
+      'ArtifactsBucketName',
+      'StateMachineArn',
+      'DashboardName',
+      'AlarmTopicArn',
+    ])
+      expect(names).toContain(name);
+    // The API's URL: the RestApi's own endpoint output.
+    expect(names.some((n) => n.startsWith('ApiRestApiEndpoint'))).toBe(true);
+    expect(JSON.stringify(outputs)).not.toMatch(/JwtSigningKey|SecretString|CredentialsKey/);
+  });
 });

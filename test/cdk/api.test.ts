@@ -1,0 +1,504 @@
+/**
+ * The API construct: methods generated from THE route table (every route, nothing else), the streaming
+ * integration of the SSE route, each function's grants, CORS, throttling, access logs and the custom domain.
+ *
+ * Synthesis is slow (esbuild bundles a dozen functions), so each configuration is synthesised once per file:
+ * dev with real bundling (the bundles themselves are checked, and loaded, in one test), and prod, with its
+ * context settings, with bundling skipped (`aws:cdk:bundling-stacks: []`: the template is the same, only the
+ * asset contents are left out).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type RouteGroup, routeGroups, routes } from '../../functions/api/routes.ts';
+import { GROUP_ACCESS, THROTTLE_DEFAULTS } from '../../lib/api.ts';
+import { JWT_SECRET_LENGTH } from '../../lib/secrets.ts';
+import { MigrationServiceStack, stackPropsFromContext } from '../../lib/stack.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+
+const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] as string[] };
+const BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+
+/** The settings a prod deployment passes as context (`-c key=value`, hence strings). */
+const PROD_CONTEXT = {
+  stage: 'prod',
+  allowedOrigins: 'https://app.example.com, https://admin.example.com',
+  throttleRateLimit: '321',
+  domainName: 'api.example.com',
+  certificateArn: 'arn:aws:acm:eu-west-2:123456789012:certificate/11111111-2222-3333-4444-555555555555',
+  alarmEmail: 'ops@example.com',
+};
+
+interface Synth {
+  stack: MigrationServiceStack;
+  template: Template;
+  resources: Record<string, Resource>;
+  assemblyDir: string;
+}
+
+const outdirs: string[] = [];
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function synthesize(context: Record<string, unknown>): Synth {
+  const outdir = mkdtempSync(join(tmpdir(), 'tms-cdk-api-'));
+  outdirs.push(outdir);
+  const app = new App({ outdir, context });
+  const stack = new MigrationServiceStack(app, 'T', stackPropsFromContext(app));
+  const assembly = app.synth();
+  const template = Template.fromJSON(assembly.getStackArtifact(stack.artifactId).template);
+  return {
+    stack,
+    template,
+    resources: template.toJSON().Resources as Record<string, Resource>,
+    assemblyDir: assembly.directory,
+  };
+}
+
+const memo = <T>(make: () => T): (() => T) => {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+};
+
+/** Dev, as `cdk synth` makes it: real bundles. */
+const dev = memo(() => synthesize({ stage: 'dev' }));
+/** Prod with every context setting, bundling skipped. */
+const prod = memo(() => synthesize({ ...NO_BUNDLING, ...PROD_CONTEXT }));
+
+const logicalId = (s: Synth, element: { node: { defaultChild?: unknown } }) =>
+  s.stack.getLogicalId(element.node.defaultChild as CfnElement);
+const fnId = (s: Synth, group: RouteGroup) => logicalId(s, s.stack.api.functions[group]);
+
+const ofType = (s: Synth, type: string) =>
+  Object.entries(s.resources).filter(([, r]) => r.Type === type) as [string, Resource][];
+
+/** "METHOD /path" of every Method, its path rebuilt from the Resource tree. */
+function methodKeys(s: Synth, opts: { withOptions: boolean }): string[] {
+  const pathOf = (ref: unknown): string => {
+    const r = ref as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+    if (r['Fn::GetAtt']?.[1] === 'RootResourceId') return '';
+    const res = s.resources[r.Ref ?? ''];
+    if (!res) throw new Error(`unknown resource ${JSON.stringify(ref)}`);
+    return `${pathOf(res.Properties.ParentId)}/${String(res.Properties.PathPart)}`;
+  };
+  return ofType(s, 'AWS::ApiGateway::Method')
+    .filter(([, m]) => opts.withOptions || m.Properties.HttpMethod !== 'OPTIONS')
+    .map(([, m]) => `${String(m.Properties.HttpMethod)} ${pathOf(m.Properties.ResourceId) || '/'}`)
+    .sort();
+}
+
+const routeKeys = () => routes.map((r) => `${r.method} ${r.path}`).sort();
+
+function roleOf(s: Synth, functionLogicalId: string): string {
+  const role = s.resources[functionLogicalId]?.Properties.Role as { 'Fn::GetAtt': [string, string] };
+  return role['Fn::GetAtt'][0];
+}
+
+function statementsOf(s: Synth, roleId: string): Statement[] {
+  return ofType(s, 'AWS::IAM::Policy')
+    .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+const actionsOf = (st: Statement) => (Array.isArray(st.Action) ? st.Action : [st.Action]);
+
+/** Whether the role may do `action` (exact, or by a CDK wildcard such as `kms:GenerateDataKey*`) on `resourceId`. */
+function allows(s: Synth, roleId: string, action: string, resourceId?: string): boolean {
+  return statementsOf(s, roleId).some(
+    (st) =>
+      st.Effect === 'Allow' &&
+      actionsOf(st).some((a) => a === action || (a.endsWith('*') && action.startsWith(a.slice(0, -1)))) &&
+      (resourceId === undefined || JSON.stringify(st.Resource).includes(`"${resourceId}"`)),
+  );
+}
+
+/** The API groups (and the scan worker) whose role allows it. */
+function whoMay(s: Synth, action: string, resourceId?: string): string[] {
+  const candidates: [string, string][] = [
+    ...routeGroups().map((g): [string, string] => [g, fnId(s, g)]),
+    ['scanWorker', logicalId(s, s.stack.api.scanWorker)],
+  ];
+  return candidates
+    .filter(([, id]) => allows(s, roleOf(s, id), action, resourceId))
+    .map(([name]) => name)
+    .sort();
+}
+
+const groupsWhere = (pick: (g: RouteGroup) => boolean) => routeGroups().filter(pick).sort();
+
+function envOf(s: Synth, id: string): Record<string, unknown> {
+  const env = s.resources[id]?.Properties.Environment as { Variables: Record<string, unknown> } | undefined;
+  if (!env) throw new Error(`${id} has no environment`);
+  return env.Variables;
+}
+
+describe('the API construct', () => {
+  it('has a Method for every route in the table and no other', () => {
+    expect(methodKeys(dev(), { withOptions: true })).toEqual(routeKeys());
+    // With CORS on, the preflights come on top of exactly the same routes.
+    expect(methodKeys(prod(), { withOptions: false })).toEqual(routeKeys());
+  }, 180_000);
+
+  it('integrates each route with its own group function by Lambda proxy', () => {
+    const s = dev();
+    const methods = ofType(s, 'AWS::ApiGateway::Method');
+    for (const [, m] of methods) {
+      const integration = m.Properties.Integration as { Type: string; Uri: unknown };
+      expect(integration.Type).toBe('AWS_PROXY');
+    }
+    const byGroup = (group: RouteGroup) =>
+      methods.filter(([, m]) => JSON.stringify(m.Properties.Integration).includes(`"${fnId(s, group)}"`))
+        .length;
+    for (const group of routeGroups())
+      expect(byGroup(group), group).toBe(routes.filter((r) => r.group === group).length);
+  });
+
+  it('streams the stream route alone, through the streaming invoke with the 15 minute timeout', () => {
+    const s = dev();
+    const streamingRoutes = routes.filter((r) => r.streaming);
+    expect(streamingRoutes.map((r) => r.group)).toEqual(['stream']);
+    const streaming = ofType(s, 'AWS::ApiGateway::Method').filter(
+      ([, m]) =>
+        (m.Properties.Integration as { ResponseTransferMode?: string }).ResponseTransferMode === 'STREAM',
+    );
+    expect(streaming).toHaveLength(streamingRoutes.length);
+    const [, method] = streaming[0] as [string, Resource];
+    expect(method.Properties.HttpMethod).toBe('GET');
+    const integration = method.Properties.Integration as { TimeoutInMillis: number; Uri: unknown };
+    expect(integration.TimeoutInMillis).toBe(15 * 60 * 1000);
+    const uri = JSON.stringify(integration.Uri);
+    expect(uri).toContain('/response-streaming-invocations');
+    expect(uri).toContain(`"${fnId(s, 'stream')}"`);
+    // Every other integration buffers, by the ordinary invoke, within API Gateway's 29 s.
+    for (const [, m] of ofType(s, 'AWS::ApiGateway::Method')) {
+      const i = m.Properties.Integration as {
+        ResponseTransferMode?: string;
+        Uri: unknown;
+        TimeoutInMillis?: number;
+      };
+      if (i.ResponseTransferMode === 'STREAM') continue;
+      expect(i.ResponseTransferMode ?? 'BUFFERED').toBe('BUFFERED');
+      expect(JSON.stringify(i.Uri)).not.toContain('response-streaming');
+      expect(i.TimeoutInMillis ?? 29_000).toBeLessThanOrEqual(29_000);
+    }
+  });
+
+  it('runs one Node 22 arm64 function per route group, timed for the gateway, with its settings', () => {
+    const s = dev();
+    for (const group of routeGroups()) {
+      const id = fnId(s, group);
+      const props = s.resources[id]?.Properties;
+      expect(props, group).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        TracingConfig: { Mode: 'Active' },
+        Timeout: group === 'stream' ? 900 : 28,
+      });
+      const access = GROUP_ACCESS[group];
+      const env = envOf(s, id);
+      const expected = [
+        'STAGE',
+        'TABLE_NAME',
+        'POWERTOOLS_SERVICE_NAME',
+        'NODE_OPTIONS',
+        ...(access.credentials ? ['CREDENTIALS_KMS_KEY_ID'] : []),
+        ...(access.artifacts !== 'none' ? ['ARTIFACTS_BUCKET'] : []),
+        ...(access.stateMachine ? ['STATE_MACHINE_ARN'] : []),
+        ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
+        ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
+      ];
+      expect(Object.keys(env).sort(), group).toEqual(expected.sort());
+      expect(env.STAGE).toBe('dev');
+    }
+    // The contract's variables go to exactly these groups.
+    const having = (name: string) => groupsWhere((g) => name in envOf(s, fnId(s, g)));
+    expect(having('STATE_MACHINE_ARN')).toEqual(['migrations']);
+    expect(having('SCAN_FUNCTION_NAME')).toEqual(['connectors']);
+    expect(having('ARTIFACTS_BUCKET')).toEqual(['migrations']);
+    expect(having('CREDENTIALS_KMS_KEY_ID')).toEqual(['connectors', 'migrations']);
+    expect(having('JWT_SECRET_ARN')).toEqual(groupsWhere((g) => g !== 'health'));
+    expect(envOf(s, fnId(s, 'connectors')).SCAN_FUNCTION_NAME).toEqual({
+      Ref: logicalId(s, s.stack.api.scanWorker),
+    });
+
+    const worker = s.resources[logicalId(s, s.stack.api.scanWorker)]?.Properties;
+    expect(worker).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 900 });
+  });
+
+  it('lets only the migrations group start, list and stop executions, of its own machine only', () => {
+    const s = dev();
+    const machine = logicalId(s, s.stack.engine.stateMachine);
+    expect(whoMay(s, 'states:StartExecution', machine)).toEqual(['migrations']);
+    expect(whoMay(s, 'states:ListExecutions', machine)).toEqual(['migrations']);
+    for (const action of ['states:StopExecution', 'states:DescribeExecution']) {
+      expect(whoMay(s, action)).toEqual(['migrations']);
+      const st = statementsOf(s, roleOf(s, fnId(s, 'migrations'))).find((x) => actionsOf(x).includes(action));
+      // arn:...:execution:<the machine's name>:*, not any execution.
+      const resource = JSON.stringify(st?.Resource);
+      expect(resource).toContain(':execution:');
+      expect(resource).toContain(`{"Fn::GetAtt":["${machine}","Name"]}`);
+      expect(resource).not.toBe('"*"');
+    }
+    // No Step Functions action on anything but the machine and its executions.
+    const stepFunctions = statementsOf(s, roleOf(s, fnId(s, 'migrations'))).filter((st) =>
+      actionsOf(st).some((a) => a.startsWith('states:')),
+    );
+    expect(stepFunctions.every((st) => JSON.stringify(st.Resource).includes(machine))).toBe(true);
+  });
+
+  it('lets only the connectors group invoke the scan worker, and grants the worker what a scan needs', () => {
+    const s = dev();
+    const worker = logicalId(s, s.stack.api.scanWorker);
+    expect(whoMay(s, 'lambda:InvokeFunction', worker)).toEqual(['connectors']);
+    expect(whoMay(s, 'lambda:InvokeFunction')).toEqual(['connectors']);
+    const role = roleOf(s, worker);
+    const table = logicalId(s, s.stack.data.table);
+    const key = logicalId(s, s.stack.engine.credentialsKey);
+    expect(allows(s, role, 'dynamodb:PutItem', table)).toBe(true);
+    expect(allows(s, role, 'kms:Decrypt', key)).toBe(true);
+    expect(allows(s, role, 'kms:GenerateDataKey', key)).toBe(false);
+    expect(allows(s, role, 'secretsmanager:GetSecretValue')).toBe(false);
+  });
+
+  it('generates the JWT signing key in Secrets Manager and lets only the token-handling groups read it', () => {
+    const s = dev();
+    s.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ PasswordLength: JWT_SECRET_LENGTH, ExcludePunctuation: true }),
+    });
+    expect(JWT_SECRET_LENGTH).toBeGreaterThanOrEqual(64);
+    const secret = logicalId(s, s.stack.secrets.jwtSecret);
+    expect(whoMay(s, 'secretsmanager:GetSecretValue', secret)).toEqual(
+      groupsWhere((g) => GROUP_ACCESS[g].tokens),
+    );
+    // Every group but health handles tokens (auth signs them, the rest verify them); the engine never does.
+    expect(groupsWhere((g) => GROUP_ACCESS[g].tokens)).toEqual(groupsWhere((g) => g !== 'health'));
+    expect(allows(s, roleOf(s, logicalId(s, s.stack.engine.function)), 'secretsmanager:GetSecretValue')).toBe(
+      false,
+    );
+  });
+
+  it('grants table, bucket and key access per group: reads where reads suffice, health nothing', () => {
+    const s = dev();
+    const table = logicalId(s, s.stack.data.table);
+    const bucket = logicalId(s, s.stack.engine.artifacts);
+    const key = logicalId(s, s.stack.engine.credentialsKey);
+    const apiOnly = (names: string[]) => names.filter((n) => n !== 'scanWorker');
+
+    expect(apiOnly(whoMay(s, 'dynamodb:PutItem', table))).toEqual(
+      ['auth', 'connectors', 'migrations', 'projects', 'team'].sort(),
+    );
+    expect(apiOnly(whoMay(s, 'dynamodb:GetItem', table))).toEqual(groupsWhere((g) => g !== 'health'));
+    for (const readOnly of ['billing', 'plugins', 'stream'] as const) {
+      const role = roleOf(s, fnId(s, readOnly));
+      expect(allows(s, role, 'dynamodb:Query', table), readOnly).toBe(true);
+      for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'])
+        expect(allows(s, role, write), `${readOnly} ${write}`).toBe(false);
+    }
+    const health = statementsOf(s, roleOf(s, fnId(s, 'health')));
+    expect(health.flatMap(actionsOf).filter((a) => !a.startsWith('xray:'))).toEqual([]);
+
+    // Reports are served and (on cancel) written by migrations only.
+    expect(apiOnly(whoMay(s, 's3:GetObject', bucket))).toEqual(['migrations']);
+    expect(apiOnly(whoMay(s, 's3:PutObject', bucket))).toEqual(['migrations']);
+    expect(whoMay(s, 's3:DeleteObject')).toEqual([]);
+
+    // Credentials are sealed (a data key) where they are stored, and unsealed where they are used.
+    expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual(['connectors', 'migrations']);
+    expect(whoMay(s, 'kms:Decrypt', key)).toEqual(['connectors', 'migrations', 'scanWorker']);
+  });
+
+  it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
+    for (const [s, days] of [
+      [dev(), 30],
+      [prod(), 365],
+    ] as const) {
+      const logGroup = logicalId(s, s.stack.api.accessLogs);
+      expect(s.resources[logGroup]?.Properties.RetentionInDays).toBe(days);
+      const [, stage] = ofType(s, 'AWS::ApiGateway::Stage')[0] as [string, Resource];
+      const setting = stage.Properties.AccessLogSetting as { DestinationArn: unknown; Format: string };
+      expect(setting.DestinationArn).toEqual({ 'Fn::GetAtt': [logGroup, 'Arn'] });
+      const format = JSON.parse(setting.Format) as Record<string, string>;
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        method: '$context.httpMethod',
+        path: '$context.path',
+        status: '$context.status',
+        latency: '$context.responseLatency',
+      });
+      expect(stage.Properties.TracingEnabled).toBe(true);
+      expect(stage.Properties.StageName).toBe(s === dev() ? 'dev' : 'prod');
+      expect(JSON.stringify(stage.Properties.MethodSettings)).toContain('"DataTraceEnabled":false');
+    }
+    // Access logs need the account's CloudWatch role for API Gateway.
+    dev().template.resourceCountIs('AWS::ApiGateway::Account', 1);
+  });
+
+  it('throttles the stage per stage, overridable from context', () => {
+    const settingsOf = (s: Synth) =>
+      (
+        (ofType(s, 'AWS::ApiGateway::Stage')[0] as [string, Resource])[1].Properties.MethodSettings as {
+          ThrottlingRateLimit: number;
+          ThrottlingBurstLimit: number;
+        }[]
+      )[0];
+    expect(settingsOf(dev())).toMatchObject({
+      ThrottlingRateLimit: THROTTLE_DEFAULTS.dev.rateLimit,
+      ThrottlingBurstLimit: THROTTLE_DEFAULTS.dev.burstLimit,
+    });
+    // Rate from context, burst the prod default.
+    expect(settingsOf(prod())).toMatchObject({
+      ThrottlingRateLimit: 321,
+      ThrottlingBurstLimit: THROTTLE_DEFAULTS.prod.burstLimit,
+    });
+    expect(THROTTLE_DEFAULTS.prod.rateLimit).toBeGreaterThan(THROTTLE_DEFAULTS.dev.rateLimit);
+    expect(THROTTLE_DEFAULTS.prod.burstLimit).toBeGreaterThan(THROTTLE_DEFAULTS.dev.burstLimit);
+  }, 180_000);
+
+  it('answers CORS preflights only for the origins given in context', () => {
+    expect(methodKeys(dev(), { withOptions: true }).some((k) => k.startsWith('OPTIONS'))).toBe(false);
+
+    const s = prod();
+    const preflights = ofType(s, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod === 'OPTIONS',
+    );
+    // One per resource (and the root).
+    expect(preflights).toHaveLength(ofType(s, 'AWS::ApiGateway::Resource').length + 1);
+    for (const [, m] of preflights) {
+      const integration = JSON.stringify(m.Properties.Integration);
+      expect(integration).toContain('https://app.example.com');
+      expect(integration).toContain('https://admin.example.com');
+      expect(integration).not.toContain("'*'");
+      expect(integration).toContain('Access-Control-Allow-Credentials');
+    }
+  });
+
+  it("refuses '*' and malformed origins in prod, and allows '*' in dev", () => {
+    const build = (context: Record<string, unknown>) => () => {
+      const app = new App({ context: { ...NO_BUNDLING, ...context } });
+      return new MigrationServiceStack(app, 'C', stackPropsFromContext(app));
+    };
+    expect(build({ stage: 'prod', allowedOrigins: '*' })).toThrow(/not allowed in prod/);
+    expect(build({ stage: 'prod', allowedOrigins: ['https://app.example.com/path'] })).toThrow(
+      /not an origin/,
+    );
+    expect(build({ stage: 'dev', allowedOrigins: '*' })).not.toThrow();
+    expect(build({ stage: 'dev', domainName: 'api.example.com' })).toThrow(
+      /both domainName and certificateArn/,
+    );
+  });
+
+  it('maps a custom domain only when domainName and certificateArn are given', () => {
+    dev().template.resourceCountIs('AWS::ApiGateway::DomainName', 0);
+    dev().template.resourceCountIs('AWS::ApiGateway::BasePathMapping', 0);
+    const s = prod();
+    s.template.hasResourceProperties('AWS::ApiGateway::DomainName', {
+      DomainName: PROD_CONTEXT.domainName,
+      RegionalCertificateArn: PROD_CONTEXT.certificateArn,
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      SecurityPolicy: 'TLS_1_2',
+    });
+    s.template.hasResourceProperties('AWS::ApiGateway::BasePathMapping', {
+      DomainName: { Ref: logicalId(s, s.stack.api.domainName as NonNullable<typeof s.stack.api.domainName>) },
+      RestApiId: { Ref: logicalId(s, s.stack.api.restApi) },
+    });
+  });
+
+  it('reads the stack settings from context, strings or lists', () => {
+    const props = (context: Record<string, unknown>) => stackPropsFromContext(new App({ context }));
+    expect(props(PROD_CONTEXT)).toEqual({
+      stage: 'prod',
+      allowedOrigins: ['https://app.example.com', 'https://admin.example.com'],
+      throttle: { rateLimit: 321, burstLimit: undefined },
+      domainName: PROD_CONTEXT.domainName,
+      certificateArn: PROD_CONTEXT.certificateArn,
+      alarmEmail: 'ops@example.com',
+    });
+    expect(props({ allowedOrigins: '["https://a.example.com"]', throttleBurstLimit: 7 })).toMatchObject({
+      stage: 'dev',
+      allowedOrigins: ['https://a.example.com'],
+      throttle: { burstLimit: 7 },
+    });
+    expect(props({})).toEqual({
+      stage: 'dev',
+      allowedOrigins: undefined,
+      throttle: undefined,
+      domainName: undefined,
+      certificateArn: undefined,
+      alarmEmail: undefined,
+    });
+    expect(() => props({ throttleRateLimit: 'fast' })).toThrow(/throttleRateLimit/);
+  });
+
+  it('bundles every function for real: ESM with the require banner and a source map, loadable', () => {
+    const s = dev();
+    const bundles = new Map<string, string>();
+    const functions = {
+      ...s.stack.api.functions,
+      scanWorker: s.stack.api.scanWorker,
+      engine: s.stack.engine.function,
+    };
+    for (const [name, fn] of Object.entries(functions)) {
+      // The code asset `<hash>.zip` is staged in the assembly as the directory `asset.<hash>`.
+      const code = s.resources[logicalId(s, fn)]?.Properties.Code as { S3Key?: string };
+      const hash = /^([0-9a-f]{64})\.zip$/.exec(code.S3Key ?? '')?.[1];
+      expect(hash, name).toBeDefined();
+      const dir = join(s.assemblyDir, `asset.${hash}`);
+      const bundle = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      expect(bundle.startsWith(BANNER), name).toBe(true);
+      expect(existsSync(join(dir, 'index.mjs.map')), name).toBe(true);
+      bundles.set(name, join(dir, 'index.mjs'));
+    }
+
+    // Load each API bundle in a fresh Node (the AWS SDK stays external, as in the Lambda runtime: resolved from
+    // this repository's node_modules), and answer a health check with the bundled health handler.
+    symlinkSync(NODE_MODULES, join(s.assemblyDir, 'node_modules'), 'dir');
+    const apiBundles = routeGroups().map((g) => [g, pathToFileURL(bundles.get(g) ?? '').href]);
+    const script = `
+      const bundles = ${JSON.stringify(apiBundles)};
+      const loaded = {};
+      for (const [group, url] of bundles) loaded[group] = typeof (await import(url)).handler;
+      const { handler } = await import(bundles.find(([g]) => g === 'health')[1]);
+      const answer = await handler(
+        { httpMethod: 'GET', resource: '/api/health', path: '/api/health', headers: {},
+          requestContext: { requestId: 'r-1', identity: { sourceIp: '192.0.2.1' } } },
+        { awsRequestId: 'r-1', functionName: 'health', getRemainingTimeInMillis: () => 10000 },
+      );
+      process.stdout.write(JSON.stringify({ loaded, status: answer.statusCode, body: JSON.parse(answer.body) }));
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: s.assemblyDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        STAGE: 'dev',
+        TABLE_NAME: 'unused',
+        POWERTOOLS_DEV: 'true',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const result = JSON.parse(out) as {
+      loaded: Record<string, string>;
+      status: number;
+      body: { status: string };
+    };
+    expect(result.loaded).toEqual(Object.fromEntries(routeGroups().map((g) => [g, 'function'])));
+    expect(result.status).toBe(200);
+    expect(result.body.status).toBe('ok');
+  }, 120_000);
+});
