@@ -89,8 +89,9 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     const deps: EngineDeps = {
       store: s,
       artifacts: opts.artifacts(),
-      source: sourceClient(source),
-      target: targetClient(target),
+      // Every tracker call's log line names the tenant and run it was made for.
+      source: sourceClient(source, { logKeys: { tenantId: run.tenantId, runId: run.id } }),
+      target: targetClient(target, { logKeys: { tenantId: run.tenantId, runId: run.id } }),
       indexLagMs: opts.indexLagMs,
     };
     const ref = { tenantId: run.tenantId, runId: run.id };

@@ -40,6 +40,8 @@ export interface HttpOptions {
   maxDelayMs?: number;
   maxConcurrency?: number;
   stats?: TrackerCallStats;
+  /** Ids added to every log line of this client (the engine's tenant and run): which run made the call. */
+  logKeys?: Readonly<Record<string, string>>;
 }
 
 export interface RequestOptions {
@@ -259,6 +261,7 @@ export class TrackerHttp {
           this.stats.calls++;
           this.countCall(response.status);
           logger.debug('tracker call', {
+            ...this.opts.logKeys,
             tracker: this.opts.tracker,
             method,
             path: logPath,

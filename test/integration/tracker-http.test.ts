@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { logger } from '../../functions/platform/logger.ts';
 import {
   AdaptiveConcurrency,
   basicAuth,
@@ -159,6 +160,34 @@ describe('the tracker HTTP layer', () => {
     const everything = lines.join('\n');
     expect(everything).not.toContain(SECRET);
     expect(everything).not.toContain(Buffer.from(`me@example.com:${SECRET}`).toString('base64'));
+  });
+
+  it("names the run a call was made for in the call's log line (the engine's tenant and run ids)", async () => {
+    const lines: string[] = [];
+    for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const)
+      vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
+        lines.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+      });
+    const write = process.stdout.write.bind(process.stdout);
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      lines.push(String(chunk));
+      return write(chunk, ...(rest as []));
+    });
+    const level = logger.getLevelName();
+    logger.setLogLevel('DEBUG');
+    try {
+      await client({ logKeys: { tenantId: 'tenant-1', runId: 'run-9' } }).request('GET', '/ping');
+    } finally {
+      logger.setLogLevel(level);
+    }
+    const call = lines.find((l) => l.includes('tracker call'));
+    expect(JSON.parse(call ?? '{}')).toMatchObject({
+      message: 'tracker call',
+      tenantId: 'tenant-1',
+      runId: 'run-9',
+      path: '/ping',
+    });
+    expect(call).not.toContain(SECRET);
   });
 
   it('maps ADO X-RateLimit-Delay and Jira reset headers to a wait', async () => {
