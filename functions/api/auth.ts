@@ -1,5 +1,5 @@
 /** POST /api/auth/login, /refresh, /logout. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { createApiHandler, json, type PublicOperation } from '#platform/http.ts';
 import { REFRESH_TOKEN_TTL_SECONDS } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';

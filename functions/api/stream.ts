@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { routesOf } from '#api/routes.ts';
 import { sseRetry } from '#domain/sse.ts';
 import { awslambda } from '#platform/awslambda.ts';

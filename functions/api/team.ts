@@ -1,5 +1,5 @@
 /** /api/team/members: the owner and admins manage who belongs to the tenant. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';

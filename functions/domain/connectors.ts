@@ -1,5 +1,5 @@
 /** The connector request shapes (the spec's source and target credentials) and their wire names. Pure. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The spec's <source_type> and <target_type>. */
 export const SOURCE_TYPE = 'azure_devops';

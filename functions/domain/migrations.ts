@@ -2,7 +2,7 @@
  * The run API's rules: the start request, what makes two starts "the same request", which statuses hold the
  * project's lock, how the project's status follows its runs, and the views the API answers. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TargetCredentialsSchema } from './connectors.ts';
 import type { ProjectStatus } from './projects.ts';
 import { RUN_STATUSES, RUN_TYPES, type Run, type RunOptions, type RunStatus } from './runs.ts';

@@ -1,5 +1,5 @@
 /** Projects: the accepted tracker systems, the statuses, and how a new project looks. Pure. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The wire values naming the trackers (the spec's <SOURCE_SYSTEM> and <TARGET_SYSTEM>). */
 export const SOURCE_SYSTEMS = ['AZURE_DEVOPS'] as const;

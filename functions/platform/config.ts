@@ -3,7 +3,7 @@
  * at cold start with its name, not at the first request that needs it. The access-token signing key is not
  * part of it: only token code needs one, and it loads it itself at first use (functions/platform/jwt-key.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const Stage = z.enum(['dev', 'prod']);
 export type Stage = z.infer<typeof Stage>;

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 import { nowEpochSeconds } from './clock.ts';
 import { errors } from './errors.ts';
 import { jwtKey } from './jwt-key.ts';

@@ -2,7 +2,7 @@
  * What the service operator does outside the API: tenants, their users and plugin enablement. Used by the
  * operator CLI and by the offline runtime's demo seed. Input is validated before anything is written.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
 import { hashPassword } from '#platform/passwords.ts';
 import { ROLES } from '#platform/tokens.ts';

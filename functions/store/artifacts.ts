@@ -8,7 +8,7 @@ import { dirname, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { S3Client } from '@aws-sdk/client-s3';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '#platform/config.ts';
 import { S3ArtifactStore } from './artifacts-s3.ts';
 

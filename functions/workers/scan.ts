@@ -6,7 +6,7 @@
  * invocation succeeds, so Lambda does not retry it; only a failure to reach the store at all is thrown, and
  * then Lambda's asynchronous retries run the job again (a scan no longer RUNNING is left alone).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { logger } from '#platform/logger.ts';
 import { runScanJob } from '#services/connectors.ts';
 import { store } from '#store/index.ts';
