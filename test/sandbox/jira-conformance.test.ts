@@ -105,6 +105,9 @@ describe('OpenAPI conformance', () => {
     );
     sample('GET', '/rest/api/3/field', () => exchange('GET', '/rest/api/3/field'));
     sample('GET', '/rest/api/3/priority', () => exchange('GET', '/rest/api/3/priority'));
+    sample('GET', '/rest/api/3/priority/search', () =>
+      exchange('GET', '/rest/api/3/priority/search?maxResults=2&projectId=10000'),
+    );
     sample('GET', '/rest/api/3/resolution', () => exchange('GET', '/rest/api/3/resolution'));
     sample('GET', '/rest/api/3/resolution/search', () =>
       exchange('GET', '/rest/api/3/resolution/search?startAt=1&maxResults=2'),
@@ -230,12 +233,26 @@ describe('OpenAPI conformance', () => {
     sample('GET', '/rest/api/3/attachment/content/:id', () =>
       exchange('GET', '/rest/api/3/attachment/content/10000'),
     );
+    sample('DELETE', '/rest/api/3/attachment/:id', async () => {
+      const form = new FormData();
+      form.append('file', new Blob([Buffer.from('old')], { type: 'text/html' }), 'old.html');
+      const [added] = (
+        await exchange('POST', `/rest/api/3/issue/${story.key}/attachments`, {
+          form,
+          headers: { 'X-Atlassian-Token': 'no-check' },
+        })
+      ).body as { id: string }[];
+      return exchange('DELETE', `/rest/api/3/attachment/${added?.id}`);
+    });
 
     sample('POST', '/rest/api/3/issue/:issueIdOrKey/comment', () =>
       exchange('POST', `/rest/api/3/issue/${story.key}/comment`, { body: { body: doc('hello') } }),
     );
     sample('GET', '/rest/api/3/issue/:issueIdOrKey/comment', () =>
       exchange('GET', `/rest/api/3/issue/${story.key}/comment?orderBy=-created`),
+    );
+    sample('PUT', '/rest/api/3/issue/:issueIdOrKey/comment/:id', () =>
+      exchange('PUT', `/rest/api/3/issue/${story.key}/comment/10000`, { body: { body: doc('edited') } }),
     );
     sample('GET', '/rest/api/3/issue/:issueIdOrKey/comment/:id', () =>
       exchange('GET', `/rest/api/3/issue/${story.key}/comment/10000`),

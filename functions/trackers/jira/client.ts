@@ -3,7 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { basicAuth, type HttpOptions, TrackerHttp } from '../http.ts';
+import { basicAuth, type HttpOptions, TrackerHttp, TrackerHttpError } from '../http.ts';
 
 export const BULK_CREATE_MAX = 50;
 export const SPRINT_ASSIGN_MAX = 50;
@@ -85,8 +85,17 @@ export interface JiraResolution {
   isDefault?: boolean;
 }
 
+/** An issue priority (`Priority`). */
+export interface JiraPriority {
+  id: string;
+  name: string;
+  isDefault?: boolean;
+}
+
 /** Comments read a page at a time (the spec's default page). */
 const COMMENT_PAGE = 100;
+/** Priorities read a page at a time (the spec's default page). */
+const PRIORITY_PAGE = 50;
 /** Resolutions read a page at a time (the spec's default page). */
 const RESOLUTION_PAGE = 50;
 
@@ -302,6 +311,11 @@ export class JiraClient {
     return res.body;
   }
 
+  /** Deletes an attachment (DELETE /attachment/{id}, 204); needs Delete own (or all) attachments. */
+  async deleteAttachment(attachmentId: string): Promise<void> {
+    await this.http.request('DELETE', `/rest/api/3/attachment/${encodeURIComponent(attachmentId)}`);
+  }
+
   /** Whether the site takes attachments, and its upload limit in bytes (GET /attachment/meta). */
   async attachmentSettings(): Promise<{ enabled: boolean; uploadLimit: number }> {
     return (
@@ -373,6 +387,32 @@ export class JiraClient {
       `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`,
     );
     return Array.isArray(res.body) ? res.body : [];
+  }
+
+  /**
+   * The priorities issues of the project can take (its priority scheme), page by page
+   * (`GET /priority/search?projectId=`). A site that does not serve the search (404) answers the site's whole
+   * list from the older `GET /priority`.
+   */
+  async priorities(projectId?: string): Promise<JiraPriority[]> {
+    const all: JiraPriority[] = [];
+    try {
+      for (let startAt = 0; ; ) {
+        const res = await this.http.request<{ values?: JiraPriority[]; isLast?: boolean }>(
+          'GET',
+          '/rest/api/3/priority/search',
+          { query: { startAt, maxResults: PRIORITY_PAGE, ...(projectId ? { projectId } : {}) } },
+        );
+        const page = res.body.values ?? [];
+        all.push(...page);
+        startAt += page.length;
+        if (res.body.isLast !== false || page.length === 0) return all;
+      }
+    } catch (err) {
+      if (!(err instanceof TrackerHttpError) || err.status !== 404) throw err;
+      const res = await this.http.request<JiraPriority[]>('GET', '/rest/api/3/priority');
+      return Array.isArray(res.body) ? res.body : [];
+    }
   }
 
   /** The site's resolutions, page by page (GET /resolution, unpaged, is deprecated). */

@@ -10,6 +10,17 @@ import { validateAdf } from '../../../functions/domain/adf/validate.ts';
  */
 export const adfProblems = validateAdf;
 
+/**
+ * Jira's limit on a text field (description, comment, environment, multi-line custom field) and its 400
+ * message (Atlassian's own func test TestTextFieldCharacterLengthValidator expects "The entered text is too
+ * long. It exceeds the allowed limit of <n> characters.", under `errors.description` on create and edit, under
+ * `errors.comment` for a comment). How Jira counts ADF is not published: the sandbox counts the document's JSON,
+ * the strictest reading.
+ */
+export const TEXT_LIMIT = 32_767;
+export const TEXT_TOO_LONG =
+  'The entered text is too long. It exceeds the allowed limit of 32,767 characters.';
+
 export const isValidAdf = (doc: unknown) => adfProblems(doc).length === 0;
 
 /** Whether a document has no content at all (Jira refuses empty comments). */

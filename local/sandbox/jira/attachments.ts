@@ -180,6 +180,16 @@ export function registerAttachmentRoutes(app: FastifyInstance, store: JiraStore)
     return Render.of(store, req).attachmentMetadata(a);
   });
 
+  // DELETE /attachment/{id}: 204, or 404 for an id that is not (or no longer) there.
+  app.delete<{ Params: { id: string } }>('/rest/api/3/attachment/:id', async (req, reply) => {
+    const a = store.attachments.get(req.params.id);
+    if (!a) return sendError(reply, 404, [`The attachment with id '${req.params.id}' does not exist.`]);
+    store.removeAttachment(a);
+    const issue = store.issues.get(a.issueId);
+    if (issue) store.touch(issue);
+    return reply.code(204).send();
+  });
+
   app.get<{ Params: { id: string }; Querystring: { redirect?: string } }>(
     '/rest/api/3/attachment/content/:id',
     async (req, reply) => {

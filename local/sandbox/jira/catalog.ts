@@ -114,6 +114,8 @@ export const PRIORITIES = [
 ];
 export const DEFAULT_PRIORITY_ID = '3';
 
+export type PriorityDef = (typeof PRIORITIES)[number];
+
 export const RESOLUTIONS = [
   { id: '10000', name: 'Done', description: 'Work has been completed on this issue.' },
   { id: '10001', name: "Won't Do", description: 'This issue will not be actioned.' },

@@ -1,9 +1,11 @@
 /**
- * Issue comments: ADF bodies checked with Atlassian's validator; paged list ordered by creation. An edit's
- * `update.comment` adds one too (fields.ts reads it, the edit route writes it with `addComment`).
+ * Issue comments: ADF bodies checked with Atlassian's validator and against the text limit a description has
+ * (32,767 characters, measured as the document's JSON: see fields.ts); paged list ordered by creation; edit
+ * (PUT). An edit's `update.comment` adds one too (fields.ts reads it, the edit route writes it with
+ * `addComment`).
  */
 import type { FastifyInstance } from 'fastify';
-import { adfProblems, isEmptyAdf } from './adf.ts';
+import { adfProblems, isEmptyAdf, TEXT_LIMIT, TEXT_TOO_LONG } from './adf.ts';
 import { currentAccount } from './auth.ts';
 import { notFoundIssue, sendError } from './errors.ts';
 import { intParam } from './params.ts';
@@ -17,6 +19,7 @@ export function commentBodyProblem(body: unknown): string | undefined {
   if (body === undefined || body === null) return 'Comment body can not be empty!';
   if (adfProblems(body).length > 0) return 'Comment body is not valid!';
   if (isEmptyAdf(body)) return 'Comment body can not be empty!';
+  if (JSON.stringify(body).length > TEXT_LIMIT) return TEXT_TOO_LONG;
   return undefined;
 }
 
@@ -96,6 +99,26 @@ export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): v
       );
       store.touch(issue);
       return reply.code(201).send(Render.of(store, req).comment(issue, comment));
+    },
+  );
+
+  // Edits a comment's body (and visibility); the same checks as a new one. 200 with the comment.
+  app.put<{ Params: { issueIdOrKey: string; id: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey/comment/:id',
+    async (req, reply) => {
+      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+      if (!issue) return notFoundIssue(reply);
+      const comment = issue.comments.find((c) => c.id === req.params.id);
+      if (!comment) return sendError(reply, 404, [`Can not find a comment for the id: ${req.params.id}.`]);
+      const body = (req.body ?? {}) as Json;
+      const problem = commentBodyProblem(body.body);
+      if (problem) return sendError(reply, 400, [], { comment: problem });
+      comment.body = body.body;
+      if (body.visibility && typeof body.visibility === 'object')
+        comment.visibility = body.visibility as Json;
+      comment.updated = store.now();
+      store.touch(issue);
+      return Render.of(store, req).comment(issue, comment);
     },
   );
 }

@@ -4,6 +4,8 @@
  *   GET|PUT /_sandbox/jira/workflow  {issueTypes?, statuses, initial, transitions}: an issue type's workflow
  *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 10 MiB, 60)
  *   GET /_sandbox/jira/issues        every issue with all its fields, for assertions
+ *   GET|PUT /_sandbox/jira/priorities  {priorities: [{name, id?, description?, statusColor?}], default?}: the
+ *                                    site's priority list (default: the first); reset restores Jira's five
  *   GET|PUT /_sandbox/jira/refusals  {labels, message?}: creates of issues with one of these labels get a 400
  *                                    (per element in a bulk create), as a create validator answers; reset clears
  */
@@ -45,6 +47,21 @@ const LimitsSchema = z.strictObject({
     .max(1024 ** 3)
     .optional(),
   maxFilesPerUpload: z.number().int().min(1).max(1000).optional(),
+});
+
+const PrioritiesSchema = z.strictObject({
+  priorities: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^\d+$/).optional(),
+        name: z.string().min(1).max(60),
+        description: z.string().optional(),
+        statusColor: z.string().optional(),
+      }),
+    )
+    .min(1),
+  /** The name of the priority new issues get; the first when absent. */
+  default: z.string().min(1).optional(),
 });
 
 const RefusalsSchema = z.strictObject({
@@ -155,6 +172,31 @@ export function registerControlRoutes(app: FastifyInstance, store: JiraStore): v
     if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
     store.limits = { ...store.limits, ...parsed.data };
     return store.limits;
+  });
+
+  const priorities = () => ({
+    priorities: store.priorities,
+    default: store.priorities.find((p) => p.id === store.defaultPriorityId)?.name,
+  });
+  app.get('/_sandbox/jira/priorities', async () => priorities());
+  app.put('/_sandbox/jira/priorities', async (req, reply) => {
+    const parsed = PrioritiesSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
+    const names = parsed.data.priorities.map((p) => p.name.toLowerCase());
+    if (new Set(names).size !== names.length)
+      return reply.code(400).send({ message: ['priority names must be unique'] });
+    let next = 10000;
+    const list = parsed.data.priorities.map((p) => ({
+      id: p.id ?? String(next++),
+      name: p.name,
+      description: p.description ?? '',
+      statusColor: p.statusColor ?? '#707070',
+    }));
+    const def = parsed.data.default ? list.find((p) => p.name === parsed.data.default) : list[0];
+    if (!def) return reply.code(400).send({ message: [`default: no priority named ${parsed.data.default}`] });
+    store.priorities = list;
+    store.defaultPriorityId = def.id;
+    return priorities();
   });
 
   const refusals = () => ({

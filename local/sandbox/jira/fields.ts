@@ -2,8 +2,8 @@
  * Validation of issue `fields` / `update` on create and edit, with Jira's messages: every field is checked and
  * all problems are reported together in `errors` (field id -> message), as Jira does.
  */
-import { isValidAdf } from './adf.ts';
-import { FIELDS, type IssueTypeDef, PRIORITIES, SETTABLE_SYSTEM_FIELDS } from './catalog.ts';
+import { isValidAdf, TEXT_LIMIT, TEXT_TOO_LONG } from './adf.ts';
+import { FIELDS, type IssueTypeDef, SETTABLE_SYSTEM_FIELDS } from './catalog.ts';
 import { commentBodyProblem } from './comments.ts';
 import { errorBody, JiraHttpError } from './errors.ts';
 import type { IssueRec, JiraStore } from './store.ts';
@@ -16,15 +16,8 @@ export const ADF_REQUIRED =
 const CANNOT_SET = (id: string) =>
   `Field '${id}' cannot be set. It is not on the appropriate screen, or unknown.`;
 export const WRONG_HIERARCHY = 'Given parent work item does not belong to appropriate hierarchy.';
-/**
- * Jira's limit on a text field and its 400 message (Atlassian's own func test TestTextFieldCharacterLengthValidator
- * expects "The entered text is too long. It exceeds the allowed limit of <n> characters." under
- * errors.description, on create and edit). How Jira counts ADF is not published: the sandbox counts the
- * document's JSON, the strictest reading.
- */
-export const TEXT_LIMIT = 32_767;
-export const TEXT_TOO_LONG =
-  'The entered text is too long. It exceeds the allowed limit of 32,767 characters.';
+/** Jira's limit on a text field and its 400 message: see adf.ts (comments share them). */
+export { TEXT_LIMIT, TEXT_TOO_LONG } from './adf.ts';
 
 /** The validated changes to write to an issue. */
 export interface IssueChanges {
@@ -233,7 +226,8 @@ export class FieldParser {
       case 'priority': {
         const ref = refOf(value);
         const p =
-          ref && PRIORITIES.find((x) => x.id === ref.id || (ref.id === undefined && x.name === ref.name));
+          ref &&
+          this.store.priorities.find((x) => x.id === ref.id || (ref.id === undefined && x.name === ref.name));
         if (p) this.changes.priorityId = p.id;
         else this.errors.priority = 'The priority selected is invalid.';
         return;

@@ -4,7 +4,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { currentAccount, requireProjectAdmin } from './auth.ts';
-import { DEFAULT_PRIORITY_ID } from './catalog.ts';
 import { addComment } from './comments.ts';
 import { type ErrorCollection, errorBody, JiraHttpError, notFoundIssue, sendError } from './errors.ts';
 import { applyChanges, FieldParser } from './fields.ts';
@@ -37,7 +36,7 @@ export function createIssue(store: JiraStore, body: unknown, accountId: string):
     resolutionId: null,
     resolutionDate: null,
     statusCategoryChanged: now,
-    priorityId: DEFAULT_PRIORITY_ID,
+    priorityId: store.defaultPriorityId,
     labels: [],
     assigneeId: null,
     reporterId: accountId,

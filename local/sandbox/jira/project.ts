@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { currentAccount, requireProjectAdmin } from './auth.ts';
-import { FIELDS, ISSUE_TYPES, PRIORITIES, PROJECT_PERMISSIONS, RESOLUTIONS } from './catalog.ts';
+import { FIELDS, ISSUE_TYPES, PROJECT_PERMISSIONS, RESOLUTIONS } from './catalog.ts';
 import { sendError } from './errors.ts';
 import { intParam } from './params.ts';
 import { Render } from './render.ts';
@@ -141,9 +141,61 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
     })),
   );
 
+  const priorityOf = (render: Render, id: string) => ({
+    ...render.priority(id),
+    isDefault: id === store.defaultPriorityId,
+  });
+
+  // Deprecated in favour of /priority/search, still served by Jira Cloud: every priority of the site.
   app.get('/rest/api/3/priority', async (req) => {
     const render = Render.of(store, req);
-    return PRIORITIES.map((p) => ({ ...render.priority(p.id), isDefault: p.name === 'Medium' }));
+    return store.priorities.map((p) => priorityOf(render, p.id));
+  });
+
+  // A page of priorities, filtered by id, name and default. The sandbox has one project, whose scheme holds
+  // every priority of the site: a `projectId` filter naming it (or naming none known) keeps them all, as
+  // unknown project ids are ignored.
+  app.get<{
+    Querystring: {
+      startAt?: string;
+      maxResults?: string;
+      id?: string | string[];
+      projectId?: string | string[];
+      priorityName?: string;
+      onlyDefault?: string;
+    };
+  }>('/rest/api/3/priority/search', async (req, reply) => {
+    const startAt = intParam(req.query.startAt, 0);
+    const maxResults = Math.min(intParam(req.query.maxResults, 50), 50);
+    if (Number.isNaN(startAt) || Number.isNaN(maxResults)) {
+      return sendError(reply, 400, ['startAt and maxResults must be non-negative integers.']);
+    }
+    const list = (v: string | string[] | undefined) => (v === undefined ? [] : [v].flat());
+    const ids = list(req.query.id);
+    const name = req.query.priorityName?.toLowerCase();
+    const matching = store.priorities.filter(
+      (p) =>
+        (ids.length === 0 || ids.includes(p.id)) &&
+        (!name || p.name.toLowerCase().includes(name)) &&
+        (req.query.onlyDefault !== 'true' || p.id === store.defaultPriorityId),
+    );
+    const render = Render.of(store, req);
+    const values = matching.slice(startAt, startAt + maxResults).map((p) => priorityOf(render, p.id));
+    const isLast = startAt + values.length >= matching.length;
+    const self = `${render.base}/rest/api/3/priority/search?startAt=${startAt}&maxResults=${maxResults}`;
+    return {
+      self,
+      ...(isLast
+        ? {}
+        : {
+            nextPage: `${render.base}/rest/api/3/priority/search?startAt=${startAt + values.length}&maxResults=${maxResults}`,
+          }),
+      maxResults,
+      startAt,
+      total: matching.length,
+      isLast,
+      values,
+    };
   });
 
   app.get('/rest/api/3/resolution', async (req) => {

@@ -8,7 +8,6 @@ import {
   FIELDS,
   type IssueTypeDef,
   LINK_TYPES,
-  PRIORITIES,
   RESOLUTIONS,
   STATUS_CATEGORIES,
   type StatusCategoryKey,
@@ -115,7 +114,7 @@ export class Render {
   }
 
   priority(id: string): Json | null {
-    const p = PRIORITIES.find((x) => x.id === id);
+    const p = this.store.priorities.find((x) => x.id === id);
     if (!p) return null;
     return {
       self: `${this.base}/rest/api/3/priority/${p.id}`,

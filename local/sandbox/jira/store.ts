@@ -9,10 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sandboxPeople } from '../common/people.ts';
 import {
+  DEFAULT_PRIORITY_ID,
   DEFAULT_STATUSES,
   defaultWorkflow,
   ISSUE_TYPES,
   type IssueTypeDef,
+  PRIORITIES,
+  type PriorityDef,
   type StatusDef,
   type WorkflowDef,
 } from './catalog.ts';
@@ -218,6 +221,12 @@ export class JiraStore {
   sprints = new Map<number, SprintRec>();
   boards = new Map<number, BoardRec>();
   limits: Limits = { ...DEFAULT_LIMITS };
+  /**
+   * The site's priorities (Jira's defaults unless PUT /_sandbox/jira/priorities set others) and the one new
+   * issues get. Issues keep the id they have when the list changes.
+   */
+  priorities: PriorityDef[] = PRIORITIES.map((p) => ({ ...p }));
+  defaultPriorityId = DEFAULT_PRIORITY_ID;
   /** Site-wide agile settings (PUT /_sandbox/jira/agile): parallel sprints are off by default, as in Jira. */
   agile = { parallelSprints: false };
   /** Test control: creates of issues carrying one of these labels are refused, as a create validator would. */
@@ -254,6 +263,8 @@ export class JiraStore {
     this.statuses.clear();
     this.workflows.clear();
     this.limits = { ...DEFAULT_LIMITS };
+    this.priorities = PRIORITIES.map((p) => ({ ...p }));
+    this.defaultPriorityId = DEFAULT_PRIORITY_ID;
     this.agile = { parallelSprints: false };
     this.createRefusals = { labels: new Set(), message: '' };
     this.counters = {};
@@ -369,6 +380,15 @@ export class JiraStore {
   addAttachment(a: AttachmentRec): void {
     this.attachments.set(a.id, a);
     this.attachmentsByMediaId.set(a.mediaId, a.id);
+  }
+
+  /** Removes one attachment: from its issue, the lookups and the disk. */
+  removeAttachment(a: AttachmentRec): void {
+    this.attachments.delete(a.id);
+    this.attachmentsByMediaId.delete(a.mediaId);
+    const issue = this.issues.get(a.issueId);
+    if (issue) issue.attachmentIds = issue.attachmentIds.filter((id) => id !== a.id);
+    rmSync(a.path, { force: true });
   }
 
   attachmentByMediaId(mediaId: string): AttachmentRec | undefined {
