@@ -176,6 +176,25 @@ function expectedRemotes(items: AdoWorkItem[], inScope: Set<number>) {
   );
 }
 
+/**
+ * Problems with the issues' links back to their ADO items: each issue must hold exactly one remote link with
+ * the item's web URL, under the globalId `ado:<org>:<id>`, and no other remote link pointing at its own item.
+ */
+async function backlinkProblems(view: JiraView): Promise<string[]> {
+  const target = h.deps().target;
+  const base = `${h.sandboxes.ado.url}/${h.config.ado.org}/${h.config.ado.project}/_workitems/edit`;
+  const problems: string[] = [];
+  for (const [id, key] of view.keyOf) {
+    const own = (await target.remoteLinks(key)).filter((r) => r.object?.url === `${base}/${id}`);
+    if (own.length !== 1) problems.push(`#${id} ${key}: ${own.length} links back to ADO`);
+    else if (own[0]?.globalId !== `ado:${h.config.ado.org.toLowerCase()}:${id}`)
+      problems.push(`#${id} ${key}: globalId ${own[0]?.globalId}`);
+    else if (own[0]?.object?.title?.startsWith(`Azure DevOps #${id}`) !== true)
+      problems.push(`#${id} ${key}: title ${own[0]?.object?.title}`);
+  }
+  return problems;
+}
+
 async function jiraWrites(): Promise<{ method: string; path: string; status: number }[]> {
   const log = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
     method: string;
@@ -281,20 +300,24 @@ describe('hierarchy and links of a full run', () => {
     expect(view.links.length - hierarchyLinks).toBe(expected.size);
     for (const type of ['Relates', 'Blocks', 'Duplicate', 'Tests'])
       expect([...expected].some((l) => l.startsWith(`${type}|`))).toBe(true);
-    // Every unit written once: issue links, and remote links for the links leaving the scope.
-    const units = expected.size + remotes.length;
+    // Every unit written once: issue links, remote links for the links leaving the scope, and a link back to
+    // its ADO item on every issue.
+    const backlinks = view.keyOf.size;
+    expect(backlinks).toBe(inScope.size);
+    expect(await backlinkProblems(view)).toEqual([]);
+    const units = expected.size + remotes.length + backlinks;
     expect(tally).toMatchObject({ units, success: units, failure: 0, skipped: 0 });
     expect(writes.filter((w) => w.path === '/rest/api/3/issueLink' && w.status === 201)).toHaveLength(
       expected.size,
     );
     expect(writes.filter((w) => w.path.endsWith('/remotelink') && w.status === 201)).toHaveLength(
-      remotes.length,
+      remotes.length + backlinks,
     );
     expect(writes).toHaveLength(units);
     // ADO link comments arrive as the links' comments.
     expect(view.comments.filter((c) => c === 'same root cause').length).toBeGreaterThan(0);
     console.log(
-      `links: ${expected.size} issue links and ${remotes.length} remote links for ${inScope.size} items, ${requests.length} Jira calls in the phase (${(requests.length / units).toFixed(2)} a link)`,
+      `links: ${expected.size} issue links, ${remotes.length} remote links and ${backlinks} links back to ADO for ${inScope.size} items, ${requests.length} Jira calls in the phase (${(requests.length / units).toFixed(2)} a link)`,
     );
   });
 
@@ -321,14 +344,21 @@ describe('hierarchy and links of a full run', () => {
     const after = await jiraView();
     expect(after.links.sort()).toEqual(before.links.sort());
     expect(after.comments.length).toBe(before.comments.length);
+    expect(await backlinkProblems(after)).toEqual([]);
   });
 
-  it('a run with migrateLinks off has no link units', async () => {
+  it('a run with migrateLinks off has only the links back to ADO as units', async () => {
     const run = await createRun(h.app.store, h.tenant.tenantId, first.projectId, 'FULL', {
       migrateLinks: false,
     });
     expect((await h.drive(run.id)).at(-1)).toBe('done');
-    expect(await linksPhase.units(await contextOf(run.id))).toBe(0);
+    const ctx = await contextOf(run.id);
+    expect(await linksPhase.units(ctx)).toBe(ctx.preflight.manifest.length);
+    // All there from the first run: found, nothing written.
+    await clearRequests();
+    const links = await work(linksPhase, ctx);
+    expect(links).toMatchObject({ success: 0, failure: 0, skipped: ctx.preflight.manifest.length });
+    expect(await jiraWrites()).toEqual([]);
   });
 });
 
@@ -382,6 +412,12 @@ describe('crashes', () => {
       (m) => m.parentId !== null && jiraLevel(typeOf.get(m.parentId) ?? '') !== jiraLevel(m.type) + 1,
     );
     expect(view.links.length).toBe(expected.size + keptAsLinks.length);
+    // Each issue holds exactly one link back to its ADO item, some of them confirmed after a crash.
+    expect(await backlinkProblems(view)).toEqual([]);
+    expect(view.keyOf.size).toBe(inScope.size);
+    expect(links.log.some((l) => /-> Azure DevOps #\d+.*: confirmed after an interruption/.test(l))).toBe(
+      true,
+    );
     console.log(`crash test: ${crashes} crashes after a write, ${dropped} dropped connections`);
   });
 });
@@ -460,8 +496,9 @@ describe('a scope that leaves links outside', () => {
       expectedRemote += wanted.length;
       const key = view.keyOf.get(item.id) as string;
       const remote = await target.remoteLinks(key);
-      if (remote.length !== wanted.length)
-        missing.push(`#${item.id}: ${remote.length} remote links, ${wanted.length} wanted`);
+      // The links leaving the scope, and the one back to the item itself.
+      if (remote.length !== wanted.length + 1)
+        missing.push(`#${item.id}: ${remote.length} remote links, ${wanted.length + 1} wanted`);
       for (const w of wanted) {
         const hit = remote.filter(
           (r) =>
@@ -473,7 +510,8 @@ describe('a scope that leaves links outside', () => {
     }
     expect(missing).toEqual([]);
     expect(expectedRemote).toBeGreaterThan(0);
-    expect(tally.units).toBe(expectedRemote + expectedIssueLinks.size);
+    expect(await backlinkProblems(view)).toEqual([]);
+    expect(tally.units).toBe(expectedRemote + expectedIssueLinks.size + items.length);
     expect(tally.success).toBe(tally.units);
 
     // Worked again in the same run (a resume from the start): all found, as this run's own work; nothing new.
@@ -502,12 +540,15 @@ describe('a dry run', () => {
     expect((await h.jiraIssues()).length).toBe(0);
     const pairs = ctx.preflight.manifest.filter((m) => m.parentId !== null).length;
     expect(hierarchy).toMatchObject({ units: pairs, success: pairs, failure: 0 });
+    // Every item would get its link back to ADO too.
     expect(links).toMatchObject({
-      units: expected.size + remotes,
-      success: expected.size + remotes,
+      units: expected.size + remotes + inScope.size,
+      success: expected.size + remotes + inScope.size,
       failure: 0,
     });
     expect(links.log.filter((l) => /would be linked/.test(l))).toHaveLength(expected.size);
-    expect(links.log.filter((l) => /would be added as a remote link/.test(l))).toHaveLength(remotes);
+    expect(links.log.filter((l) => /would be added as a remote link/.test(l))).toHaveLength(
+      remotes + inScope.size,
+    );
   });
 });

@@ -111,7 +111,12 @@ describe('a description over Jira’s limit', () => {
     const text = description.content.map(textOf).join('\n');
     expect(text).toContain('Customer report 0: the checkout fails');
     expect(text).not.toContain('THE LAST LINE');
-    expect(textOf(description.content.at(-1)!)).toContain(`attached as description-${item.id}.html`);
+    // The note, then the footer naming the ADO item (kept whole under the limit).
+    expect(textOf(description.content.at(-3)!)).toContain(`attached as description-${item.id}.html`);
+    expect(description.content.at(-2)).toEqual({ type: 'rule' });
+    expect(textOf(description.content.at(-1)!)).toMatch(
+      new RegExp(`^Migrated from Azure DevOps #${item.id} \\(.*/_workitems/edit/${item.id}\\)`),
+    );
     // Rebuilt in phase 5 with the uploaded inline image in place, and cut again.
     expect(JSON.stringify(description)).toContain('"type":"media"');
 
@@ -151,11 +156,16 @@ describe('a description over Jira’s limit', () => {
     });
     expect((await h.drive(run.id)).at(-1)).toBe('done');
     const issues = await h.jiraIssues();
+    // Revision histories (ado-history-*.html) come with attachments off too (engine-history.test.ts).
     const files = (i: (typeof issues)[number]) =>
-      ((i.fields.attachment ?? []) as { filename: string }[]).map((f) => f.filename);
+      ((i.fields.attachment ?? []) as { filename: string }[])
+        .map((f) => f.filename)
+        .filter((n) => !n.startsWith('ado-history-'));
     expect(issues.flatMap(files)).toEqual([`description-${item.id}.html`]);
     const issue = issues.find((i) => i.fields.labels?.includes(`src-id-${item.id}`))!;
-    const full = (issue.fields.attachment as { id: string }[])[0]!;
+    const full = (issue.fields.attachment as { id: string; filename: string }[]).find(
+      (a) => a.filename === `description-${item.id}.html`,
+    )!;
     expect(
       await (await jira('GET', `/rest/api/3/attachment/content/${full.id}?redirect=false`)).text(),
     ).toContain(html);

@@ -9,7 +9,7 @@
  * at a refusal until a later run continues it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdfNode } from '../../functions/domain/adf/index.ts';
+import { type AdfNode, adfLength, JIRA_TEXT_LIMIT, validateAdf } from '../../functions/domain/adf/index.ts';
 import type { RunOptions, RunType } from '../../functions/domain/runs.ts';
 import { PHASES } from '../../functions/domain/runs.ts';
 import {
@@ -689,6 +689,32 @@ describe('a comment document', () => {
     expect(markerInBody(out.doc)).toBe(5);
     expect(nodesOf(out.doc as unknown as AdfNode, 'mention').map((m) => m.attrs?.id)).toEqual(['5f00']);
     expect(textOf(out.doc as unknown as AdfNode)).toContain('MIG-3');
+  });
+
+  it('is cut under Jira’s limit when over it, header and marker kept, naming the file with all of it', () => {
+    const long: AdoComment = {
+      ...comment,
+      text: Array.from({ length: 600 }, (_, i) => `<p>Line ${i} of a pasted log, with some words.</p>`).join(
+        '',
+      ),
+    };
+    const out = commentDocument(long, {}, 42);
+    expect(adfLength(out.doc)).toBeLessThanOrEqual(JIRA_TEXT_LIMIT);
+    expect(validateAdf(out.doc)).toEqual([]);
+    expect(markerInBody(out.doc)).toBe(5);
+    expect(textOf(out.doc.content.at(-1))).toContain('attached as comment-5.html');
+    expect(textOf(out.doc as unknown as AdfNode)).toContain('Line 0 of a pasted log');
+    expect(textOf(out.doc as unknown as AdfNode)).not.toContain('Line 599 ');
+    expect(out.full).toMatchObject({ fileName: 'comment-5.html' });
+    expect(out.full?.measured).toBeGreaterThan(JIRA_TEXT_LIMIT);
+    expect(out.full?.html).toContain(long.text);
+    expect(out.full?.html).toContain('(Azure DevOps comment 5)');
+    // The plain-text fallback is cut the same way.
+    const plain = out.plain();
+    expect(adfLength(plain)).toBeLessThanOrEqual(JIRA_TEXT_LIMIT);
+    expect(markerInBody(plain)).toBe(5);
+    // A short one is left whole, with no file.
+    expect(commentDocument(comment, {}).full).toBeUndefined();
   });
 
   it('falls back to its text, header and marker kept, when the converted one is not valid ADF', () => {

@@ -133,7 +133,14 @@ describe('descriptionOf and fullDescriptionOf', () => {
         throw new Error('no warning expected');
       },
     );
-    expect(doc.content.map(textOf)).toEqual(['Full title', title, 'Body']);
+    // Then the footer: a rule and its line.
+    expect(doc.content.map(textOf)).toEqual([
+      'Full title',
+      title,
+      'Body',
+      '',
+      'Migrated from Azure DevOps #3',
+    ]);
   });
 
   it('cuts a 100 kB description with a note and a warning, and attaches the whole of it', () => {
@@ -145,7 +152,10 @@ describe('descriptionOf and fullDescriptionOf', () => {
     const warnings: string[] = [];
     const doc = descriptionOf(item, (w) => warnings.push(w));
     expectFitted(doc);
-    expect(textOf(doc.content.at(-1)!)).toBe(
+    // The note, then the footer (kept whole: it counts against the limit).
+    expect(doc.content.at(-2)!.type).toBe('rule');
+    expect(textOf(doc.content.at(-1)!)).toBe('Migrated from Azure DevOps #42');
+    expect(textOf(doc.content.at(-3)!)).toBe(
       'Jira takes at most 32,767 characters in a description: this one was cut here. The full text is attached as description-42.html.',
     );
     expect(warnings).toEqual([
@@ -164,7 +174,9 @@ describe('descriptionOf and fullDescriptionOf', () => {
     const html = longHtml(4);
     expect(adfLength(htmlToAdf(html))).toBeGreaterThan(10_000);
     const item = workItem(5, { 'System.Description': html });
-    expect(descriptionOf(item, () => undefined)).toEqual(htmlToAdf(html));
+    const doc = descriptionOf(item, () => undefined);
+    expect(doc.content.slice(0, -2)).toEqual(htmlToAdf(html).content);
+    expect(doc.content.at(-2)).toEqual({ type: 'rule' });
     expect(fullDescriptionOf(item)).toBeUndefined();
   });
 });

@@ -24,6 +24,7 @@
  *   unwrapped, tables and rules are lifted out of lists and quotes (splitting them), and a table in a table cell
  *   is flattened to its cells' content.
  */
+export { type FooterSegment, footerBlocks } from './footer.ts';
 export { htmlToAdf } from './html-to-adf.ts';
 export { ADF_BUDGET, adfLength, cutNote, type FittedDoc, fitAdf, JIRA_TEXT_LIMIT } from './limit.ts';
 export { SECTION_HEADING_LEVEL, sectionsToAdf } from './sections.ts';

@@ -30,12 +30,15 @@ export interface FittedDoc {
  * The document itself when it measures at most `budget`; otherwise as much of its beginning as fits with
  * `note` after it. It is cut between blocks, at any depth (list items, quoted paragraphs, table rows), and
  * only a block that would leave nothing before it is cut inside its text, at a word or line boundary.
+ *
+ * `tail` (a footer) always ends the document, after the note of a cut one, and counts against the budget.
  */
-export function fitAdf(doc: AdfDoc, note: AdfNode[], budget = ADF_BUDGET): FittedDoc {
-  if (adfLength(doc) <= budget) return { doc, cut: false };
-  const room = budget - adfLength({ ...doc, content: note }) - 1;
+export function fitAdf(doc: AdfDoc, note: AdfNode[], budget = ADF_BUDGET, tail: AdfNode[] = []): FittedDoc {
+  const whole = tail.length > 0 ? { ...doc, content: [...doc.content, ...tail] } : doc;
+  if (adfLength(whole) <= budget) return { doc: whole, cut: false };
+  const room = budget - adfLength({ ...doc, content: [...note, ...tail] }) - 1;
   const kept = room > 0 ? fitBlocks(doc.content, room, true) : [];
-  return { doc: { ...doc, content: [...kept, ...note] }, cut: true };
+  return { doc: { ...doc, content: [...kept, ...note, ...tail] }, cut: true };
 }
 
 /**

@@ -3,8 +3,12 @@
  * multipart upload (never held whole in memory). Files the issue already has (same name and size) are
  * skipped, so a crash between upload and record is harmless. A file Jira refuses as too large is reported as
  * a failure with its size, never dropped in silence. Inline images in HTML fields (not AttachedFile relations)
- * are uploaded as well, and the description is rebuilt so they show in place (ADF media nodes need the
- * attachment's media file id, read off Jira's content redirect).
+ * are uploaded as well, each under a name of its own (inlineUploads: two pasted `image.png` are two files), and
+ * the description is rebuilt so they show in place (ADF media nodes need the attachment's media file id, read
+ * off Jira's content redirect). That rebuild is the item's final description: mentions, references to items
+ * created later in the run, images and the footer all resolved. It is written for every item whose description
+ * needs the run (images, mentions, references), with attachments off too (images then show only if an earlier
+ * run uploaded them), and writing it again writes the same document.
  */
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
@@ -13,6 +17,8 @@ import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import { descriptionOf, fullDescriptionOf, inlineImagesOf } from './description.ts';
+import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
+import { historyFileName, historyHtml, isHistoryFileOf } from './history.ts';
 import { inPool } from './transitions-shared.ts';
 
 interface JiraAttachment {
@@ -111,6 +117,93 @@ function uploadProblem(label: string, err: TrackerHttpError, size?: number): str
     : `${what}: Jira answered ${err.status}`;
 }
 
+/**
+ * The item's revision history as one HTML file (history.ts), whatever the run's options, for an item with more
+ * than one revision. Named after its last revision (`ado-history-<id>-r<rev>.html`), so a file of that name
+ * means done and costs no read of the revisions (a resumed run, a re-run). When the item has changed since (an
+ * incremental run), the new file is uploaded first and older history files of the item are deleted after, so
+ * the issue is never without its history; a crash between leaves an older file the next pass deletes. Answers
+ * the number of files uploaded; Jira's refusals are added to `problems` (the item is then not marked done).
+ */
+async function attachHistory(
+  ctx: PhaseContext,
+  key: string,
+  item: AdoWorkItem,
+  existing: JiraAttachment[],
+  problems: string[],
+): Promise<number> {
+  if (item.rev <= 1) return 0;
+  let uploaded = 0;
+  let current = existing.find((a) => a.filename === historyFileName(item.id, item.rev));
+  if (!current) {
+    // ADO answers 200 revisions a page: one call for most items.
+    const revisions = await ctx.deps.source.revisions(item.id);
+    const lastRev = revisions.reduce((m, r) => Math.max(m, r.rev), item.rev);
+    const fileName = historyFileName(item.id, lastRev);
+    current = existing.find((a) => a.filename === fileName);
+    if (!current && revisions.length > 1) {
+      const html = historyHtml(revisions);
+      try {
+        const [attachment] = await ctx.deps.target.attach(key, fileName, async () => ({
+          stream: new Blob([html]).stream(),
+          contentType: 'text/html; charset=utf-8',
+        }));
+        if (!attachment) throw new Error(`Jira answered no attachment for ${fileName}`);
+        current = attachment as JiraAttachment;
+        existing.push(current);
+        uploaded++;
+      } catch (err) {
+        if (!(err instanceof TrackerHttpError)) throw err;
+        problems.push(uploadProblem(`revision history ${fileName}`, err, Buffer.byteLength(html)));
+        return 0;
+      }
+    }
+  }
+  if (!current) return uploaded;
+  for (const older of existing.filter((a) => a !== current && isHistoryFileOf(item.id, a.filename))) {
+    try {
+      await ctx.deps.target.deleteAttachment(older.id);
+    } catch (err) {
+      if (!(err instanceof TrackerHttpError)) throw err;
+      if (err.status !== 404)
+        problems.push(`older revision history ${older.filename} not deleted: Jira answered ${err.status}`);
+    }
+  }
+  return uploaded;
+}
+
+/** An ADO attachment's identity: the GUID its URL names (`.../_apis/wit/attachments/<guid>`). */
+const attachmentGuid = (url: string) =>
+  (/\/_apis\/wit\/attachments\/([^/?#]+)/i.exec(url)?.[1] ?? url).toLowerCase();
+
+/**
+ * The item's inline images, each with the name it is uploaded under: its own, unless another of the item's
+ * files (an inline image or an attached file that is a different ADO attachment) has that name too; then
+ * prefixed with its ADO attachment GUID's first 8 characters (`1a2b3c4d-image.png`, the whole GUID should two
+ * share those). Two pasted `image.png` are so two files, each shown where it was pasted, and the name, derived
+ * from the source alone, finds an upload again after a crash or in a re-run. An image that is also an attached
+ * file (the same GUID) is that file.
+ */
+export function inlineUploads(item: AdoWorkItem): { url: string; fileName: string; uploadName: string }[] {
+  const files = attachedFiles(item);
+  const images = inlineImagesOf(item);
+  const owners = new Map<string, Set<string>>();
+  for (const f of [...files, ...images]) {
+    const guids = owners.get(f.fileName) ?? new Set<string>();
+    guids.add(attachmentGuid(f.url));
+    owners.set(f.fileName, guids);
+  }
+  return images.map((image) => {
+    const guid = attachmentGuid(image.url);
+    const same = files.find((f) => attachmentGuid(f.url) === guid);
+    if (same) return { ...image, uploadName: same.fileName };
+    const others = [...(owners.get(image.fileName) ?? [])].filter((g) => g !== guid);
+    if (others.length === 0) return { ...image, uploadName: image.fileName };
+    const short = others.some((g) => g.slice(0, 8) === guid.slice(0, 8)) ? guid : guid.slice(0, 8);
+    return { ...image, uploadName: `${short}-${image.fileName}` };
+  });
+}
+
 async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
   const { deps, run } = ctx;
   const { processed, entries } = await entriesAt(ctx, index);
@@ -138,6 +231,17 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
   // A dry run records nothing (its entries may be stand-ins for issues it would create).
   const record = everything && !run.options.dryRun;
   const done: IdMapEntry[] = [];
+  // What descriptions name (people, items), resolved now that every item of the run exists: the final
+  // description is written here, whatever the run's options (a dry run only needs the footer's measure).
+  const describe = run.options.dryRun
+    ? { itemUrl: (i: AdoWorkItem) => itemWebUrl(ctx, i) }
+    : await descriptionContextFor(
+        ctx,
+        entries.flatMap((e) => {
+          const item = items.get(e.sourceId);
+          return item && !e.phasesDone.includes(PHASES.attachments) ? [item] : [];
+        }),
+      );
   // Items of a chunk are independent: worked together, the HTTP layer bounding what reaches each tracker. The
   // pool lets every upload under way settle before an error is thrown: none may land after the chunk is
   // worked again (that would be a duplicate file).
@@ -148,10 +252,16 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
       return;
     }
     const files = everything ? attachedFiles(item) : [];
-    const inline = everything ? inlineImagesOf(item) : [];
+    // Inline images are looked for even with attachments off (an earlier run may have uploaded them): only
+    // uploading them needs the option.
+    const inline = inlineUploads(item);
+    // Mentions, references and images resolve only now: such a description is written again, final.
+    const rewrite = inline.length > 0 || namesOthers(item);
     // A description over Jira's limit was cut: its full text comes as a file (description.ts).
-    const fullText = fullDescriptionOf(item);
-    if (files.length + inline.length + (fullText ? 1 : 0) === 0) {
+    const fullText = fullDescriptionOf(item, describe);
+    // Its revision history too (attachHistory), with attachments off as well.
+    const history = item.rev > 1 ? 1 : 0;
+    if (files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0) {
       outcome.skipped++;
       if (record)
         done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
@@ -161,7 +271,7 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
       outcome.skipped++;
       const over = files.filter((f) => tooLarge(f.size));
       outcome.log.push(
-        `#${entry.sourceId} would attach ${files.length + (fullText ? 1 : 0)} file(s) and ${inline.length} inline image(s)` +
+        `#${entry.sourceId} would attach ${files.length + (fullText ? 1 : 0) + history} file(s) and ${everything ? inline.length : 0} inline image(s)` +
           over.map((f) => `; warning: ${limitProblem(f.fileName, f.size)}`).join(''),
       );
       return;
@@ -202,22 +312,29 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
         problems.push(uploadProblem(`full description ${fullText.fileName}`, err, fullText.size));
       }
     }
+    uploaded += await attachHistory(ctx, entry.targetKey, item, existing, problems);
     const mediaBySrc = new Map<string, string>();
     for (const image of inline) {
       try {
-        const attachment = has(image.fileName) ?? (await upload(ctx, entry.targetKey, image));
-        if (!has(image.fileName)) {
+        let attachment = has(image.uploadName);
+        if (!attachment) {
+          // With attachments off an image shows in place only if an earlier run uploaded it.
+          if (!everything) continue;
+          attachment = await upload(ctx, entry.targetKey, { url: image.url, fileName: image.uploadName });
           existing.push(attachment);
           uploaded++;
         }
         mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
       } catch (err) {
         if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(`inline image ${image.fileName}`, err));
+        problems.push(uploadProblem(`inline image ${image.uploadName}`, err));
       }
     }
-    if (mediaBySrc.size > 0) {
+    if (rewrite) {
       const description = descriptionOf(item, (w) => outcome.log.push(w), {
+        ...describe,
+        // Unmapped mentions were reported when the issue was written in phase 2.
+        report: ['unresolved-reference'],
         image: (src) => {
           const mediaId = mediaBySrc.get(src);
           return mediaId ? { mediaId } : undefined;

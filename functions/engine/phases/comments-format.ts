@@ -5,14 +5,23 @@
  *   Originally posted by Ava Adams on 12 Mar 2026, 10:04 UTC (Azure DevOps comment 123)
  *
  * The header is the comment's first paragraph, in italics. Dates are UTC: the reader's time zone is unknown.
+ *
+ * Jira refuses a comment over 32,767 characters as it does a description (#domain/adf/limit.ts says how it is
+ * measured). A longer one is fitted the same way: cut at a block boundary, the header kept (it is the first
+ * block), and ended with a note naming `comment-<ADO comment id>.html`, the whole comment as a file, which the
+ * comments phase attaches to the issue before posting the cut comment. Its plain-text fallback is fitted too.
  */
 import { DomUtils, parseDocument } from 'htmlparser2';
 import {
   type AdfDoc,
   type AdfNode,
   type AdfWarning,
+  adfLength,
+  cutNote,
+  fitAdf,
   type HtmlToAdfContext,
   htmlToAdf,
+  JIRA_TEXT_LIMIT,
   textToAdf,
   validateAdf,
 } from '#domain/adf/index.ts';
@@ -55,16 +64,49 @@ export interface CommentDocument {
   warnings: AdfWarning[];
   /** Why the converted body was replaced by its text (the validator's first problem). */
   fellBackToText?: string;
+  /**
+   * Set when the comment is over Jira's limit: `doc` (and `plain()`) were cut with a note naming this file,
+   * which holds the whole comment and must be attached to the issue first. `measured`: the uncut document.
+   */
+  full?: { fileName: string; html: string; measured: number };
+}
+
+/** The attachment holding the whole of an over-long comment. */
+export const fullCommentName = (commentId: number) => `comment-${commentId}.html`;
+
+const escapeHtml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/** The whole comment as an HTML file: its header, then its HTML as Azure DevOps holds it. */
+export function fullCommentHtml(c: AdoComment, workItemId?: number): string {
+  const header = escapeHtml(commentHeader(c));
+  const title = workItemId === undefined ? header : `#${workItemId}: ${header}`;
+  return (
+    `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head>\n` +
+    `<body>\n<p><em>${header}</em></p>\n${c.text ?? ''}\n</body></html>\n`
+  );
 }
 
 export function plainTextOf(html: string): string {
   return DomUtils.textContent(parseDocument(html ?? '')).trim();
 }
 
-export function commentDocument(c: AdoComment, ctx: HtmlToAdfContext): CommentDocument {
+export function commentDocument(c: AdoComment, ctx: HtmlToAdfContext, workItemId?: number): CommentDocument {
+  const fileName = fullCommentName(c.id);
+  const note = cutNote(
+    `Jira takes at most ${JIRA_TEXT_LIMIT.toLocaleString('en-US')} characters in a comment: this one was cut here. ` +
+      `The full comment is attached as ${fileName}.`,
+  );
+  let measured = 0;
+  const fitToLimit = (doc: AdfDoc): { doc: AdfDoc; cut: boolean } => {
+    const fitted = fitAdf(doc, note);
+    if (fitted.cut) measured = Math.max(measured, adfLength(doc));
+    return fitted;
+  };
+  const full = () => ({ fileName, html: fullCommentHtml(c, workItemId), measured });
   const header = commentHeader(c);
   const warnings: AdfWarning[] = [];
-  const plain = () => textToAdf(`${header}\n\n${plainTextOf(c.text ?? '')}`);
+  const plainDoc = () => textToAdf(`${header}\n\n${plainTextOf(c.text ?? '')}`);
+  const plain = () => fitToLimit(plainDoc()).doc;
   const body = htmlToAdf(c.text ?? '', { ...ctx, warn: (w) => warnings.push(w) });
   const doc: AdfDoc = {
     type: 'doc',
@@ -74,7 +116,17 @@ export function commentDocument(c: AdoComment, ctx: HtmlToAdfContext): CommentDo
       ...body.content,
     ],
   };
-  const problems = validateAdf(doc);
-  if (problems.length === 0) return { doc, plain, warnings };
-  return { doc: plain(), plain, warnings, fellBackToText: problems[0] };
+  // The document Jira gets is checked (a cut keeps whole nodes of the full one).
+  const fitted = fitToLimit(doc);
+  const problems = validateAdf(fitted.doc);
+  if (problems.length === 0)
+    return { doc: fitted.doc, plain, warnings, ...(fitted.cut ? { full: full() } : {}) };
+  const text = fitToLimit(plainDoc());
+  return {
+    doc: text.doc,
+    plain,
+    warnings,
+    fellBackToText: problems[0],
+    ...(text.cut ? { full: full() } : {}),
+  };
 }

@@ -16,10 +16,16 @@
  * crash only what is missing. A part that finds earlier comments missing posts them first, unless an earlier
  * part of this run failed on them: then the item stays stopped there. Only the last part records the item.
  *
+ * A comment over Jira's 32,767-character limit is cut at a block boundary with a note (comments-format.ts),
+ * its whole HTML attached to the issue first as `comment-<ADO comment id>.html` (skipped when the issue already
+ * has a file of that name: a resume after the upload posts the comment only). Should Jira refuse the file, the
+ * cut comment is posted anyway with a warning, so the thread goes on.
+ *
  * A chunk takes at most 50 units and stops taking more once about COMMENT_BUDGET comments are to be posted,
  * so a chunk holding long threads stays short; one unit is always taken, and two parts of one thread never
  * share a chunk (units of a chunk run side by side).
  */
+import { Readable } from 'node:stream';
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
@@ -28,7 +34,7 @@ import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
-import { commentDocument, markerOf } from './comments-format.ts';
+import { type CommentDocument, commentDocument, markerOf } from './comments-format.ts';
 import { PeopleMap } from './comments-people.ts';
 import { loadOrComputePlan } from './links-jira.ts';
 import {
@@ -73,6 +79,39 @@ export async function postedMarkers(jira: JiraClient, issueKey: string): Promise
     if (marker !== undefined) markers.add(marker);
   }
   return markers;
+}
+
+/** The file names attached to an issue. */
+async function attachedNames(jira: JiraClient, issueKey: string): Promise<Set<string>> {
+  const issue = await jira.getIssue(issueKey, ['attachment']);
+  const files = (issue.fields?.attachment as { filename?: string }[] | undefined) ?? [];
+  return new Set(files.flatMap((f) => (f.filename ? [f.filename] : [])));
+}
+
+/**
+ * Attaches the whole of an over-long comment unless the issue has it already (`names`, read once a unit).
+ * Undefined when it is there; a warning when Jira refused the file (the cut comment still goes in).
+ */
+async function attachFullComment(
+  jira: JiraClient,
+  issueKey: string,
+  full: NonNullable<CommentDocument['full']>,
+  names: () => Promise<Set<string>>,
+): Promise<string | undefined> {
+  const present = await names();
+  if (present.has(full.fileName)) return undefined;
+  try {
+    await jira.attach(issueKey, full.fileName, async () => ({
+      stream: Readable.from([Buffer.from(full.html, 'utf8')]),
+      contentType: 'text/html',
+    }));
+    present.add(full.fileName);
+    return undefined;
+  } catch (err) {
+    const reason = refusalOf(err);
+    if (reason === undefined) throw err;
+    return `${full.fileName} not attached (${reason}): the comment's cut-off text is not in Jira`;
+  }
 }
 
 /** The item's first `limit` comments, oldest first (a part reads no further than it posts). */
@@ -270,10 +309,23 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
       };
 
       const warnings: string[] = [];
+      let names: Promise<Set<string>> | undefined;
+      const attached = () => {
+        names ??= attachedNames(target, entry.targetKey);
+        return names;
+      };
       for (const { c } of todo) {
         if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
         current = c.id;
-        const converted = commentDocument(c, adfContext);
+        const converted = commentDocument(c, adfContext, id);
+        // Over Jira's limit: the whole comment goes in as a file first, then the cut comment names it.
+        if (converted.full) {
+          warnings.push(
+            `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
+          );
+          const refused = await attachFullComment(target, entry.targetKey, converted.full, attached);
+          if (refused) warnings.push(`comment ${c.id}: ${refused}`);
+        }
         warnings.push(...converted.warnings.map((w) => w.message));
         if (converted.fellBackToText)
           warnings.push(`comment ${c.id} kept as plain text (${converted.fellBackToText})`);

@@ -14,6 +14,7 @@ import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { ChunkOutcome, PhaseContext } from '../context.ts';
+import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
 import { PlacementIndex } from './sprints.ts';
 import { updateKnownItems } from './update.ts';
@@ -122,6 +123,8 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
   const parents = await store.idMap.getMany(run.tenantId, run.projectId, parentIds);
   // Phase 1's sprint and component of each item (sprints.ts).
   const placement = new PlacementIndex(preflight);
+  // Mentions and references to items already in Jira resolve now; phase 5 writes the final description.
+  const describe = await descriptionContextFor(ctx, items);
   const payloads = todo.map((t) =>
     issueFieldsFor(
       preflight,
@@ -130,6 +133,7 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
       t.parentId !== null ? parents.get(t.parentId) : undefined,
       (w) => outcome.log.push(w),
       placement.of(byId.get(t.id) as AdoWorkItem, (w) => outcome.log.push(w)),
+      describe,
     ),
   );
 

@@ -1,19 +1,28 @@
 /**
- * An item's Jira description, built the same way wherever it is written (create, then again once inline images
- * are uploaded): description, acceptance criteria, repro steps and system info in sections, the full title when
- * the summary had to be cut. Checked with Atlassian's validator: should a document ever be invalid, the item
+ * An item's Jira description, built the same way wherever it is written (create, an incremental update, and
+ * again in phase 5 once every item exists and inline images are uploaded): description, acceptance criteria,
+ * repro steps and system info in sections, the full title when the summary had to be cut, and a footer naming
+ * the Azure DevOps item (linked), who created it and when, and who it was assigned to (by name: a person
+ * without a Jira account is not lost; the date because Jira cannot set `created`). Mentions become Jira
+ * mentions and `#123` references the migrated issue when the caller's context resolves them (see
+ * description-context.ts). Checked with Atlassian's validator: should a document ever be invalid, the item
  * still arrives with its text, and the run says so.
  *
  * Jira refuses a description over 32,767 characters (see #domain/adf/limit.ts for how it is measured). A longer
- * one is cut between blocks and ends with a note; phase 5 then attaches the full original HTML as
- * `description-<id>.html`, so no text is lost.
+ * one is cut between blocks and ends with a note, then the footer (which counts against the limit); phase 5
+ * then attaches the full original HTML as `description-<id>.html`, so no text is lost.
  */
 import { DomUtils, parseDocument } from 'htmlparser2';
 import {
+  ADF_BUDGET,
   type AdfDoc,
+  type AdfNode,
+  type AdfWarning,
   adfLength,
   cutNote,
+  type FooterSegment,
   fitAdf,
+  footerBlocks,
   type HtmlToAdfContext,
   JIRA_TEXT_LIMIT,
   sectionsToAdf,
@@ -57,29 +66,94 @@ const plainText = (sections: Section[]) =>
     .join('\n\n')
     .trim();
 
-function build(item: AdoWorkItem, warn: (message: string) => void, ctx: HtmlToAdfContext) {
+/** How a description is built: the converter's context, plus what the footer and the log need. */
+export interface DescriptionContext extends HtmlToAdfContext {
+  /** The Azure DevOps web page of a work item (`.../_workitems/edit/<id>`), linked from the footer. */
+  itemUrl?(item: AdoWorkItem): string;
+  /** Converter warnings worth a log line here (others are expected at this point, or reported elsewhere). */
+  report?: readonly AdfWarning['code'][];
+}
+
+/** A person as an ADO field holds them: an IdentityRef, or `Name <e-mail>` text. */
+function personName(value: unknown): string | undefined {
+  if (value && typeof value === 'object') {
+    const v = value as { displayName?: unknown; uniqueName?: unknown };
+    const name = typeof v.displayName === 'string' ? v.displayName : v.uniqueName;
+    return typeof name === 'string' && name.trim() ? name.trim() : undefined;
+  }
+  if (typeof value !== 'string') return undefined;
+  const name = value.replace(/<[^>]*>/g, '').trim();
+  return name || value.trim() || undefined;
+}
+
+/** `YYYY-MM-DD` (UTC) of an ADO date, or undefined. */
+function day(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString().slice(0, 10);
+}
+
+/**
+ * The footer's segments: `Migrated from Azure DevOps #<id> (<web URL>) · created by <name> on <date> · assigned
+ * to <name>`, parts the item lacks left out (the URL too, when the caller knows none).
+ */
+export function footerOf(item: AdoWorkItem, itemUrl?: (item: AdoWorkItem) => string): FooterSegment[] {
+  const f = item.fields;
+  const url = itemUrl?.(item);
+  const segments: FooterSegment[] = [{ text: `Migrated from Azure DevOps #${item.id}` }];
+  if (url) segments.push({ text: ' (' }, { text: url, href: url }, { text: ')' });
+  const creator = personName(f['System.CreatedBy']);
+  const created = day(f['System.CreatedDate']);
+  const tail: string[] = [];
+  if (creator || created)
+    tail.push(
+      ['created', creator ? `by ${creator}` : '', created ? `on ${created}` : ''].filter(Boolean).join(' '),
+    );
+  const assignee = personName(f['System.AssignedTo']);
+  if (assignee) tail.push(`assigned to ${assignee}`);
+  if (tail.length) segments.push({ text: ` · ${tail.join(' · ')}` });
+  return segments;
+}
+
+function build(item: AdoWorkItem, warn: (message: string) => void, ctx: DescriptionContext) {
   const sections = sectionsOf(item);
   const note = cutNote(
     `Jira takes at most ${JIRA_TEXT_LIMIT.toLocaleString('en-US')} characters in a description: this one was cut here. ` +
       `The full text is attached as ${fullDescriptionName(item.id)}.`,
   );
-  let source: AdfDoc = sectionsToAdf(sections, ctx);
-  let fitted = fitAdf(source, note);
+  const footer: AdfNode[] = footerBlocks(footerOf(item, ctx.itemUrl));
+  const warnings: AdfWarning[] = [];
+  const { itemUrl: _url, report: _report, ...adf } = ctx;
+  let source: AdfDoc = sectionsToAdf(sections, {
+    ...adf,
+    warn: (w) => {
+      warnings.push(w);
+      ctx.warn?.(w);
+    },
+  });
+  let fitted = fitAdf(source, note, ADF_BUDGET, footer);
   // What Jira gets is checked (a cut keeps whole nodes of the full document): validating all of a long one
   // would cost far more and say nothing more.
   const problems = validateAdf(fitted.doc);
   if (problems.length > 0) {
     warn(`#${item.id}: description kept as plain text (${problems[0]})`);
     source = textToAdf(plainText(sections));
-    fitted = fitAdf(source, note);
+    fitted = fitAdf(source, note, ADF_BUDGET, footer);
+  } else {
+    // Each distinct message once, with how often it came (as comments report theirs).
+    const counts = new Map<string, number>();
+    for (const w of warnings)
+      if (ctx.report?.includes(w.code)) counts.set(w.message, (counts.get(w.message) ?? 0) + 1);
+    for (const [message, n] of counts)
+      warn(`#${item.id}: warning: description: ${message}${n > 1 ? ` (x${n})` : ''}`);
   }
-  return { source, fitted };
+  return { source: { ...source, content: [...source.content, ...footer] }, fitted };
 }
 
 export function descriptionOf(
   item: AdoWorkItem,
   warn: (message: string) => void,
-  ctx: HtmlToAdfContext = {},
+  ctx: DescriptionContext = {},
 ): AdfDoc {
   const { source, fitted } = build(item, warn, ctx);
   if (fitted.cut) {
@@ -92,21 +166,63 @@ export function descriptionOf(
 }
 
 /**
+ * What an item's HTML fields name that only the run can resolve: whether they mention anyone (with the
+ * identities named), and the work items they refer to. An item naming none of these (and holding no inline
+ * image) has its final description already at creation.
+ */
+export function descriptionRefsOf(item: AdoWorkItem): { mentions: string[]; references: number[] } {
+  // Asked more than once of one item in a chunk (which items to resolve, which to write again): converted once.
+  const cached = refsCache.get(item);
+  if (cached) return cached;
+  const refs = findRefs(item);
+  refsCache.set(item, refs);
+  return refs;
+}
+
+const refsCache = new WeakMap<AdoWorkItem, { mentions: string[]; references: number[] }>();
+
+function findRefs(item: AdoWorkItem): { mentions: string[]; references: number[] } {
+  const mentions = new Set<string>();
+  const references = new Set<number>();
+  let any = false;
+  for (const { field } of HTML_FIELDS) {
+    const v = item.fields[field];
+    if (typeof v === 'string' && (v.includes('#') || v.includes('data-vss-mention'))) any = true;
+  }
+  if (!any) return { mentions: [], references: [] };
+  sectionsToAdf(sectionsOf(item), {
+    mention: ({ adoId, displayName }) => {
+      mentions.add(adoId?.toLowerCase() ?? `@${displayName}`);
+      return undefined;
+    },
+    workItemKey: (id) => {
+      references.add(id);
+      return undefined;
+    },
+  });
+  return { mentions: [...mentions], references: [...references] };
+}
+
+/**
  * The file with an item's whole description when either form of it Jira gets is cut: as created (images not
  * yet uploaded) or as rebuilt in phase 5 (every inline image a media node; one partly uploaded measures between
  * the two). The HTML fields as Azure DevOps holds them, each under its heading.
  */
 export function fullDescriptionOf(
   item: AdoWorkItem,
+  ctx: DescriptionContext = {},
 ): { fileName: string; html: string; size: number } | undefined {
   const quiet = () => undefined;
-  const allMedia: HtmlToAdfContext = {
+  // Resolved mentions and references only make the document longer: the fully resolved forms are the longest.
+  const { image: _image, warn: _warn, report: _report, ...resolved } = ctx;
+  const allMedia: DescriptionContext = {
+    ...resolved,
     // Jira's media file ids are UUIDs: this one measures the same.
     image: (src) =>
       ADO_ATTACHMENT.test(src) ? { mediaId: '00000000-0000-4000-8000-000000000000' } : undefined,
   };
   const cut =
-    build(item, quiet, {}).fitted.cut ||
+    build(item, quiet, resolved).fitted.cut ||
     (inlineImagesOf(item).length > 0 && build(item, quiet, allMedia).fitted.cut);
   if (!cut) return undefined;
   const title = escapeHtml(String(item.fields['System.Title'] ?? ''));

@@ -7,7 +7,7 @@ import { buildIssueFields, type IssueFields, type IssueFieldsContext } from '#do
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { Preflight } from '../context.ts';
-import { descriptionOf } from './description.ts';
+import { type DescriptionContext, descriptionOf } from './description.ts';
 
 /** Jira hierarchy level of the issue type a source type becomes (undefined when the type is unknown). */
 const levelOf = (preflight: Preflight, sourceType: string) =>
@@ -21,6 +21,8 @@ export function issueFieldsFor(
   log: (line: string) => void,
   /** Phase 1's sprint and component, for a created issue. */
   placement: Pick<IssueFieldsContext, 'sprint' | 'componentIds'> = {},
+  /** What the description's mentions and references resolve to, and its footer's link (description-context.ts). */
+  describe: DescriptionContext = {},
 ): IssueFields {
   // Jira takes a parent only one hierarchy level up (Epic > Story, Story > Sub-task); phase 3 links the rest.
   const parentKey =
@@ -34,7 +36,8 @@ export function issueFieldsFor(
     ...(preflight.storyPointsFieldId ? { storyPointsFieldId: preflight.storyPointsFieldId } : {}),
     users: (email: string) => preflight.users[email.toLowerCase()],
     ...(parentKey ? { parentKey } : {}),
-    description: descriptionOf(item, log),
+    // Unmapped mentions are worth a line here; references to items not created yet are resolved in phase 5.
+    description: descriptionOf(item, log, { ...describe, report: ['unmapped-mention'] }),
     ...placement,
   });
 }

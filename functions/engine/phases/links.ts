@@ -11,7 +11,11 @@
  *    #123: title"), with a stable `globalId` (`ado-workitem-{id}-{type}[-outward|-inward]`) so Jira keeps one;
  *  - a parent or child out of scope (phase 3 handles those in scope): a remote link too ("child of Azure DevOps
  *    #12"), so the hierarchy is not dropped silently;
- *  - neither end in Jira: nothing to write (the items' own failures are recorded by phase 2), skipped.
+ *  - neither end in Jira: nothing to write (the items' own failures are recorded by phase 2), skipped;
+ *  - and for every item in Jira, a remote link back to its own ADO work item ("Azure DevOps #123: title"),
+ *    `globalId` `ado:<organization>:<id>`, written even when the run migrates no links (then the only units).
+ *    Whether it was there before the phase is told without a read: only an issue this run did not create can
+ *    have had one, so finding it on such an issue counts as skipped, on our own as confirmed (success).
  * Link types Jira lacks fall back as `planIssueLinks` says (Relates, else dropped with a warning).
  * Idempotent: before writing, the chunk reads its subjects' `issuelinks` (one search, read-after-write) and
  * the remote links of its issues, and writes only what is missing. What was already in Jira when the phase
@@ -50,6 +54,8 @@ export type LinkUnit =
       title: string;
       globalId: string;
       present?: true;
+      /** The link from the item's issue back to its own ADO work item (`on` = `other`). */
+      backlink?: true;
     }
   /** Neither end is in Jira. */
   | { kind: 'unmigrated'; type: string; from: number; to: number };
@@ -69,6 +75,15 @@ export function remoteGlobalId(other: number, relation: string): string {
   return `ado-workitem-${other}-${relation.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
 }
 
+/** The stable id of the remote link from an item's issue back to the ADO work item it came from. */
+export function backlinkGlobalId(organization: string, id: number): string {
+  return `ado:${organization.toLowerCase()}:${id}`;
+}
+
+/** The organisation as a backlink's `globalId` names it: its name, or its host for a URL without a path. */
+const organizationOf = (source: PhaseContext['deps']['source']) =>
+  source.organizationName || new URL(source.organizationUrl).host;
+
 /** The ADO web page of a work item. */
 export function workItemWebUrl(organizationUrl: string, project: string, id: number): string {
   return `${organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${id}`;
@@ -83,15 +98,19 @@ async function computePlan(
   const { store, source, target } = deps;
   const ids = preflight.manifest.slice(sliceFrom, sliceTo).map((m) => m.id);
   const inScope = new Set(preflight.manifest.map((m) => m.id));
+  // With links off, only the backlinks are planned: the items' fields are enough.
+  const withLinks = run.options.migrateLinks !== false;
   const [items, linkTypes] = await Promise.all([
-    source.workItems(ids, { expand: 'relations' }),
-    target.linkTypes(),
+    source.workItems(ids, { expand: withLinks ? 'relations' : 'none' }),
+    withLinks ? target.linkTypes() : Promise.resolve([]),
   ]);
   // Far ends too: an item outside this run's manifest may be in Jira already (an incremental run's
   // unchanged items), and a link to it is an issue link, not a remote one.
   const ends = items.flatMap((i) => (i.relations ?? []).flatMap((r) => workItemIdFromUrl(r.url) ?? []));
   const entries = await store.idMap.getMany(run.tenantId, run.projectId, [...ids, ...ends]);
-  const { links, warnings } = planIssueLinks(items, { availableTypes: linkTypes.map((t) => t.name) });
+  const { links, warnings } = withLinks
+    ? planIssueLinks(items, { availableTypes: linkTypes.map((t) => t.name) })
+    : { links: [], warnings: [] };
   const typeOf = new Map(linkTypes.map((t) => [t.name.toLowerCase(), t]));
   const symmetric = linkTypes.filter((t) => t.inward === t.outward).map((t) => t.name.toLowerCase());
   // A dry run created nothing: an item in scope counts as if it were in Jira.
@@ -120,7 +139,7 @@ async function computePlan(
     }
   }
   // Parents and children out of scope: in scope, phase 3 shows them.
-  for (const item of items) {
+  for (const item of withLinks ? items : []) {
     if (!inJira(item.id)) continue;
     for (const r of item.relations ?? []) {
       const other = workItemIdFromUrl(r.url);
@@ -175,6 +194,31 @@ async function computePlan(
     ];
   });
 
+  // Each item's way back to Azure DevOps. Found in Jira, it counts as there before the phase (skipped) only on
+  // an issue this run did not create: no read at planning time (see the file's comment).
+  const organization = organizationOf(source);
+  for (const item of items) {
+    if (!inJira(item.id)) continue;
+    const title =
+      typeof item.fields['System.Title'] === 'string' ? (item.fields['System.Title'] as string) : '';
+    const itemProject =
+      typeof item.fields['System.TeamProject'] === 'string'
+        ? (item.fields['System.TeamProject'] as string)
+        : project;
+    const full = `Azure DevOps #${item.id}${title ? `: ${title}` : ''}`;
+    const entry = entries.get(item.id);
+    resolved.push({
+      kind: 'remote',
+      on: item.id,
+      other: item.id,
+      url: workItemWebUrl(source.organizationUrl, itemProject, item.id),
+      title: full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX - 1)}…` : full,
+      globalId: backlinkGlobalId(organization, item.id),
+      backlink: true,
+      ...(entry && (entry.runId !== run.id || entry.origin === 'found') ? { present: true as const } : {}),
+    });
+  }
+
   // What Jira already holds now, before this phase writes anything, is "already present" (skipped).
   const issueUnits = resolved.filter((u) => u.kind === 'issue');
   const states = await readIssueStates(
@@ -187,7 +231,9 @@ async function computePlan(
     if (to && state && hasIssueLink(state, u.type, to.targetKey, symmetric.includes(u.type.toLowerCase())))
       u.present = true;
   }
-  const remoteUnits = resolved.filter((u) => u.kind === 'remote');
+  const remoteUnits = resolved.filter(
+    (u): u is Extract<LinkUnit, { kind: 'remote' }> => u.kind === 'remote' && !u.backlink,
+  );
   const existing = await remoteLinksOf(
     target,
     remoteUnits.flatMap((u) => entries.get(u.on)?.targetKey ?? []),
@@ -378,10 +424,9 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
   return outcome;
 }
 
-/** Phase 4, for the runner's PHASE_MODULES. No units when the run does not migrate links. */
+/** Phase 4, for the runner's PHASE_MODULES. A run that migrates no links has the backlinks only. */
 export const linksPhase: PhaseModule = {
-  prepare: async (ctx, remainingMs) =>
-    ctx.run.options.migrateLinks === false || preparePlan(ctx, remainingMs),
-  units: async (ctx) => (ctx.run.options.migrateLinks === false ? 0 : (await planOf(ctx)).units.length),
+  prepare: (ctx, remainingMs) => preparePlan(ctx, remainingMs),
+  units: async (ctx) => (await planOf(ctx)).units.length,
   chunk: linksChunk,
 };

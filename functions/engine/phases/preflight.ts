@@ -5,6 +5,7 @@
 
 import { type ManifestItem, orderParentsFirst, parentIdOf, sampleManifest } from '#domain/manifest.ts';
 import { mapTypes } from '#domain/mapping/index.ts';
+import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/mapping/priority.ts';
 import type { Run } from '#domain/runs.ts';
 import { nowMs } from '#platform/clock.ts';
 import { PLUGIN_MODULES, pluginPhases } from '#plugins/index.ts';
@@ -19,7 +20,7 @@ export class PreflightError extends Error {
 }
 
 const PEOPLE_FIELDS = ['System.AssignedTo', 'System.CreatedBy'];
-const DEFAULT_PRIORITIES = ['Highest', 'High', 'Medium', 'Low', 'Lowest'];
+const PRIORITY_FIELD = 'Microsoft.VSTS.Common.Priority';
 
 /** The e-mail of an ADO identity field: an IdentityRef object, or a "Name <email>" string. */
 export function emailOf(value: unknown): string | undefined {
@@ -31,8 +32,38 @@ export function emailOf(value: unknown): string | undefined {
 
 /** Items read at a time: memory holds only what preflight keeps of each, never the whole project's fields. */
 const READ_SLICE = 1000;
-/** What preflight keeps of an item: its type, people, area and iteration, and its parent relation. */
-const KEPT_FIELDS = ['System.WorkItemType', 'System.AreaPath', 'System.IterationPath', ...PEOPLE_FIELDS];
+/** What preflight keeps of an item: its type, people, area, iteration and priority, and its parent relation. */
+const KEPT_FIELDS = [
+  'System.WorkItemType',
+  'System.AreaPath',
+  'System.IterationPath',
+  PRIORITY_FIELD,
+  ...PEOPLE_FIELDS,
+];
+
+/**
+ * The project's priorities (its priority scheme) and a warning for each Jira priority the ADO ones map to
+ * (1-4 -> Highest, High, Medium, Low) that it lacks and an item in scope asks for: those items are created
+ * without a priority, so Jira's default applies.
+ */
+async function readPriorities(
+  deps: EngineDeps,
+  projectId: string,
+  items: AdoWorkItem[],
+): Promise<{ names: string[]; warnings: string[] }> {
+  const names = (await deps.target.priorities(projectId)).map((p) => p.name);
+  const adoOf = (name: string) => Object.entries(PRIORITY_BY_ADO).find(([, n]) => n === name)?.[0];
+  const warnings = missingPriorities(
+    names,
+    items.map((i) => i.fields[PRIORITY_FIELD]),
+  ).map(
+    ({ name, items: n }) =>
+      `priority "${name}" (Azure DevOps priority ${adoOf(name)}${name === DEFAULT_PRIORITY ? ' or none' : ''}, ${n} item${n === 1 ? '' : 's'}) ` +
+      `is not among the Jira project's priorities (${names.join(', ') || 'none'}): ` +
+      `those items are created without a priority, so Jira's default applies`,
+  );
+  return { names, warnings };
+}
 
 async function slimItems(deps: EngineDeps, ids: number[]): Promise<AdoWorkItem[]> {
   const kept: AdoWorkItem[] = [];
@@ -109,6 +140,7 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     items: inScope,
     dryRun,
   });
+  const priorities = await readPriorities(deps, project.id, inScope);
   const storyPoints = fields.find((f) => /^story points?$|^story point estimate$/i.test(f.name));
   const preflight: Preflight = {
     manifest,
@@ -118,7 +150,7 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
       (project.issueTypes ?? []).map((t) => [t.name, t.hierarchyLevel ?? (t.subtask ? -1 : 0)]),
     ),
     storyPointsFieldId: storyPoints?.id ?? null,
-    priorityNames: DEFAULT_PRIORITIES,
+    priorityNames: priorities.names,
     users,
     unmappedUsers,
     warnings: [
@@ -128,6 +160,7 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
       ...plugins.warnings,
       ...sprintSetup.warnings,
       ...componentSetup.warnings,
+      ...priorities.warnings,
     ],
     plugins: plugins.plugins,
     sprintFieldId: sprintSetup.sprintFieldId,

@@ -14,6 +14,7 @@ import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { ChunkOutcome, PhaseContext } from '../context.ts';
+import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
 import { ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf, tallyResults } from './transitions-shared.ts';
 
@@ -40,6 +41,7 @@ export async function updateKnownItems(
   const byId = new Map(items.map((i) => [i.id, i]));
   const parentIds = entries.flatMap((e) => manifest.get(e.sourceId)?.parentId ?? []);
   const parents = await deps.store.idMap.getMany(run.tenantId, run.projectId, parentIds);
+  const describe = await descriptionContextFor(ctx, items);
   const updated: IdMapEntry[] = [];
   const results = await inPool(entries, ITEM_CONCURRENCY, async (entry): Promise<ItemResult> => {
     const m = manifest.get(entry.sourceId) as ManifestItem;
@@ -51,6 +53,8 @@ export async function updateKnownItems(
       m,
       m.parentId !== null ? parents.get(m.parentId) : undefined,
       (w) => notes.push(w),
+      {},
+      describe,
     );
     for (const f of CREATE_ONLY) delete fields[f];
     for (const f of ['assignee', 'description', preflight.storyPointsFieldId ?? '']) {

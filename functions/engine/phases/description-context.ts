@@ -1,0 +1,82 @@
+/**
+ * What a description needs from the run to resolve what its HTML names, for phase 2 (create, incremental
+ * update) and phase 5 (the final description, once every item exists):
+ *
+ * - mentions: the ADO identity -> e-mail -> Jira account map comments use (comments-people.ts), kept as this
+ *   run's own artifact. It is filled, once a run and only when some item mentions someone, from the identities
+ *   every item of the scope names (a mention carries only a GUID and a display name), as comments do;
+ * - `#123` references: the id map, rendered as comments render them (an inlineCard to the issue's browse URL);
+ * - the footer's link to the item's Azure DevOps page.
+ */
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { PhaseContext } from '../context.ts';
+import { PeopleMap } from './comments-people.ts';
+import { type DescriptionContext, descriptionRefsOf } from './description.ts';
+import { runArtifactKey } from './transitions-shared.ts';
+
+const PEOPLE_ARTIFACT = 'description-people.json';
+/** Items read at a time while learning the scope's identities. */
+const ITEM_SLICE = 1000;
+
+/** The Azure DevOps web page of a work item (in its own team project when the item names one). */
+export function itemWebUrl(ctx: PhaseContext, item: AdoWorkItem): string {
+  const { source } = ctx.deps;
+  const project =
+    typeof item.fields['System.TeamProject'] === 'string'
+      ? (item.fields['System.TeamProject'] as string)
+      : source.connection.project;
+  return `${source.organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${item.id}`;
+}
+
+/** The run's people map for descriptions; the first time, learnt from every item of the scope. */
+async function peopleOf(ctx: PhaseContext): Promise<PeopleMap> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, PEOPLE_ARTIFACT);
+  if (await deps.artifacts.get(key)) return PeopleMap.load(deps, key, preflight);
+  const people = await PeopleMap.load(deps, key, preflight);
+  const ids = preflight.manifest.map((m) => m.id);
+  for (let i = 0; i < ids.length; i += ITEM_SLICE) {
+    const items = await deps.source.workItems(ids.slice(i, i + ITEM_SLICE), { expand: 'none' });
+    await people.learn(items.flatMap((item) => Object.values(item.fields)));
+  }
+  await people.save();
+  return people;
+}
+
+/**
+ * The context the descriptions of `items` are built with: their mentions and references resolved as far as
+ * the run knows them now (a reference to an item not created yet stays as written).
+ */
+export async function descriptionContextFor(
+  ctx: PhaseContext,
+  items: readonly AdoWorkItem[],
+): Promise<DescriptionContext> {
+  const { deps, run } = ctx;
+  const refs = items.map(descriptionRefsOf);
+  const mentions = refs.some((r) => r.mentions.length > 0);
+  const referred = [...new Set(refs.flatMap((r) => r.references))];
+  const people = mentions ? await peopleOf(ctx) : undefined;
+  if (people) {
+    await people.learn(items.flatMap((item) => Object.values(item.fields)));
+    await people.save();
+  }
+  const keys = referred.length
+    ? await deps.store.idMap.getMany(run.tenantId, run.projectId, referred)
+    : new Map<number, { targetKey: string }>();
+  const siteUrl = deps.target.connection.baseUrl.replace(/\/+$/, '');
+  return {
+    mention: ({ adoId, displayName }) => {
+      const accountId = people?.accountOf(adoId);
+      return accountId ? { accountId, displayName } : undefined;
+    },
+    workItemKey: (id) => keys.get(id)?.targetKey,
+    issueUrl: (key) => `${siteUrl}/browse/${encodeURIComponent(key)}`,
+    itemUrl: (item) => itemWebUrl(ctx, item),
+  };
+}
+
+/** Whether an item's description needs the run to be final: it mentions someone or refers to an item. */
+export function namesOthers(item: AdoWorkItem): boolean {
+  const { mentions, references } = descriptionRefsOf(item);
+  return mentions.length > 0 || references.length > 0;
+}
