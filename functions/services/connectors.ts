@@ -14,7 +14,7 @@ import {
   TargetCredentialsSchema,
 } from '#domain/connectors.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
-import { nowIso } from '#platform/clock.ts';
+import { nowIso, nowMs } from '#platform/clock.ts';
 import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
@@ -378,9 +378,24 @@ export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord
   return runScan(store, scan, client, itemIds);
 }
 
+/**
+ * A scan still RUNNING this long after it started has lost its worker: the scan worker Lambda stops at 15
+ * minutes (a scan of 100,000 items takes a few), so nothing will ever finish it. It is reported FAILED.
+ */
+export const STALE_SCAN_MS = 20 * 60_000;
+
 export async function getScan(store: Store, tenantId: string, scanId: string): Promise<ScanRecord> {
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
   const scan = uuid.test(scanId) ? await store.scans.get(tenantId, scanId.toLowerCase()) : undefined;
   if (!scan) throw errors.scanNotFound(scanId);
+  if (scan.status === 'RUNNING' && nowMs() - Date.parse(scan.startedAt) > STALE_SCAN_MS) {
+    const { sealedCredentials: _sealed, ...plain } = scan as BackgroundScanRecord;
+    return failScan(
+      store,
+      plain,
+      'the scan worker stopped before the scan finished; start the scan again',
+      new Error(`scan still RUNNING ${STALE_SCAN_MS / 60_000} minutes after it started`),
+    );
+  }
   return scan;
 }

@@ -3,6 +3,7 @@
  * under 429 storms, 5xx and dropped connections), a named project becomes SCANNED with its quote, and a
  * 12,000-item scan answers at once and completes in the background.
  */
+import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceScan } from '../../functions/domain/pricing.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
@@ -155,6 +156,37 @@ describe('POST /api/connectors/scan', () => {
       error: 'Bad Gateway',
       code: 'SOURCE_TRACKER_ERROR',
     });
+  });
+
+  it('reports a scan its worker never finished as FAILED once it is past the worker time limit', async () => {
+    const scanRecord = (minutesAgo: number) => ({
+      scanId: uuidv7(),
+      tenantId: t.tenantId,
+      projectId: null,
+      status: 'RUNNING' as const,
+      progress: { processed: 10, total: 12_000, percent: 0 },
+      startedAt: new Date(Date.now() - minutesAgo * 60_000).toISOString(),
+      finishedAt: null,
+      report: null,
+      error: null,
+    });
+    const lost = scanRecord(21);
+    const working = scanRecord(5);
+    await app.store.scans.put({ ...lost, sealedCredentials: 'sealed-for-the-worker' } as typeof lost);
+    await app.store.scans.put(working);
+
+    const failed = await app.call('GET', `/api/audit/${lost.scanId}`, { token: t.member.token });
+    expect(failed.status).toBe(200);
+    expect(failed.body.status).toBe('FAILED');
+    expect(JSON.stringify(failed.body)).toContain('the scan worker stopped before the scan finished');
+    // Recorded, not only answered, and the sealed credentials went with the RUNNING record.
+    const stored = (await app.store.scans.get(t.tenantId, lost.scanId)) as unknown as Record<string, unknown>;
+    expect(stored.status).toBe('FAILED');
+    expect(stored.finishedAt).not.toBeNull();
+    expect(stored.sealedCredentials).toBeUndefined();
+
+    const still = await app.call('GET', `/api/audit/${working.scanId}`, { token: t.member.token });
+    expect(still.body.status).toBe('RUNNING');
   });
 
   it("answers 404 for an unknown or another tenant's scan", async () => {
