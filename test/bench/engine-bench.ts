@@ -87,6 +87,8 @@ interface LogEntry {
   status: number;
 }
 const phaseRows: {
+  /** The row of the last RunBatch call (past the last phase) and the Finalize step. */
+  finalized: boolean;
   phase: number;
   ms: number;
   jiraCalls: number;
@@ -111,9 +113,13 @@ for (let guard = 0; guard < 10_000; guard++) {
       () => 900_000,
       config.jira.projectKey,
     );
+  // Every phase done: the state machine's Finalize step writes the reports and ends the run (timed in this row).
+  const finalized = answer === 'finalize';
+  if (finalized) await finalizeStep(deps, { tenantId: tenant.id, runId: run.id });
   const jira = (await requests(sb.jira.url)).slice(jiraBefore);
   const ado = (await requests(sb.ado.url)).slice(adoBefore);
   phaseRows.push({
+    finalized,
     phase: before,
     ms: performance.now() - t0,
     jiraCalls: jira.length,
@@ -121,8 +127,6 @@ for (let guard = 0; guard < 10_000; guard++) {
     adoCalls: ado.length,
     throttled: [...jira, ...ado].filter((r) => r.status === 429).length,
   });
-  // Every phase done: the state machine's Finalize step writes the reports and ends the run.
-  if (answer === 'finalize') await finalizeStep(deps, { tenantId: tenant.id, runId: run.id });
   if (answer !== 'phase-done') break;
 }
 const totalMs = performance.now() - started;
@@ -151,7 +155,7 @@ const FLOOR: Record<number, string> = {
   2: `${(1 / 50).toFixed(3)} Jira/item (bulk 50) + 1 search/50`,
   3: '1 write/unit (parent edit or link)',
   4: '1 write/unit (issue or remote link)',
-  5: '1 upload/file (+1 edit/item with inline images)',
+  5: '1 upload/file + 1 history file/item with revisions (+1 edit/item with images, mentions or references)',
   6: '1 write/hop',
   7: '1 post/comment',
 };
@@ -161,7 +165,7 @@ console.log(
 for (const r of phaseRows) {
   if (r.jiraCalls + r.adoCalls === 0 && r.ms < 5) continue;
   console.log(
-    `phase ${r.phase} ${(NAMES[r.phase] ?? 'plugin').padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  units ${String(units.get(r.phase) ?? '-').padStart(6)}  Jira writes ${r.jiraWrites}${units.get(r.phase) ? ` (${(r.jiraWrites / (units.get(r.phase) as number)).toFixed(2)}/unit)` : ''}  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
+    `phase ${r.phase} ${(r.finalized ? 'finalize' : (NAMES[r.phase] ?? 'plugin')).padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  units ${String(units.get(r.phase) ?? '-').padStart(6)}  Jira writes ${r.jiraWrites}${units.get(r.phase) ? ` (${(r.jiraWrites / (units.get(r.phase) as number)).toFixed(2)}/unit)` : ''}  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
   );
 }
 console.log(
