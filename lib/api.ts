@@ -69,8 +69,8 @@ export interface GroupAccess {
   table: 'none' | 'read' | 'readWrite';
   /** `read` serves reports; `readPut` also writes them (a cancel writes the run's reports). */
   artifacts: 'none' | 'read' | 'readPut';
-  /** Seals (GenerateDataKey) or unseals (Decrypt) tracker credentials. */
-  credentials: boolean;
+  /** Tracker credentials: 'seal' stores them (GenerateDataKey) and reads them back (Decrypt); 'unseal' only reads. */
+  credentials: 'seal' | 'unseal' | false;
   /** Verifies or signs access tokens: reads the JWT signing key. */
   tokens: boolean;
   /** Starts, lists and stops the executions of the migration state machine. */
@@ -96,12 +96,13 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   health: { ...none, memorySize: 256 },
   // Login (scrypt), refresh-token rotation, rate-limit counters; signs tokens.
   auth: { ...none, table: 'readWrite', tokens: true, memorySize: 1024 },
-  projects: { ...none, table: 'readWrite', tokens: true },
+  // Mappings unseal the project's stored credentials to read both trackers' metadata.
+  projects: { ...none, table: 'readWrite', credentials: 'unseal', tokens: true },
   // Connection test seals credentials, a scan unseals stored ones and records its progress; big scans go to the worker.
   connectors: {
     ...none,
     table: 'readWrite',
-    credentials: true,
+    credentials: 'seal',
     tokens: true,
     scanWorker: true,
     memorySize: 1024,
@@ -115,7 +116,7 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
     ...none,
     table: 'readWrite',
     artifacts: 'readPut',
-    credentials: true,
+    credentials: 'seal',
     tokens: true,
     stateMachine: true,
   },
@@ -309,7 +310,8 @@ export class Api extends Construct {
       if (access.artifacts !== 'none') props.artifacts.grantRead(fn);
       if (access.artifacts === 'readPut') props.artifacts.grantPut(fn);
       // Sealing is GenerateDataKey, unsealing Decrypt: exactly those (grantEncryptDecrypt adds ReEncrypt*, Encrypt).
-      if (access.credentials) props.credentialsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+      if (access.credentials === 'seal') props.credentialsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+      if (access.credentials === 'unseal') props.credentialsKey.grantDecrypt(fn);
       if (access.tokens) props.jwtSecret.grantRead(fn);
       if (access.scanWorker) this.scanWorker.grantInvoke(fn);
       if (access.stateMachine) this.grantExecutions(fn, props.stateMachine);

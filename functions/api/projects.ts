@@ -1,7 +1,9 @@
-/** /api/projects: create, list, get, delete. */
+/** /api/projects: create, list, get, delete; a project's mappings: get, save, confirm. */
+import { MappingsInputSchema } from '#domain/mappings.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
+import * as mappings from '#services/mappings.ts';
 import * as projects from '#services/projects.ts';
 import { store } from '#store/index.ts';
 
@@ -30,4 +32,26 @@ const remove: Operation = async (req) => {
   return json(204);
 };
 
-export const handler = createApiHandler('projects', { create, list, get, delete: remove });
+const getMappings: Operation = async (req) =>
+  json(200, await mappings.getMappings(store(), req.principal.tenantId, req.params.projectId ?? ''));
+
+const saveMappings: Operation = async (req) =>
+  json(
+    200,
+    await mappings.saveMappings(store(), req.principal.tenantId, req.params.projectId ?? '', () =>
+      parseOrThrow(MappingsInputSchema, req.body ?? {}),
+    ),
+  );
+
+const confirmMappings: Operation = async (req) =>
+  json(200, await mappings.confirmMappings(store(), req.principal.tenantId, req.params.projectId ?? ''));
+
+export const handler = createApiHandler('projects', {
+  create,
+  list,
+  get,
+  delete: remove,
+  getMappings,
+  saveMappings,
+  confirmMappings,
+});

@@ -78,6 +78,27 @@ export const routes: readonly Route[] = [
     operation: 'delete',
     access: managers,
   },
+  {
+    method: 'GET',
+    path: '/api/projects/{projectId}/mappings',
+    group: 'projects',
+    operation: 'getMappings',
+    access: everyone,
+  },
+  {
+    method: 'PUT',
+    path: '/api/projects/{projectId}/mappings',
+    group: 'projects',
+    operation: 'saveMappings',
+    access: managers,
+  },
+  {
+    method: 'POST',
+    path: '/api/projects/{projectId}/mappings/confirm',
+    group: 'projects',
+    operation: 'confirmMappings',
+    access: managers,
+  },
 
   { method: 'POST', path: '/api/connectors/test', group: 'connectors', operation: 'test', access: everyone },
   { method: 'POST', path: '/api/connectors/scan', group: 'connectors', operation: 'scan', access: everyone },

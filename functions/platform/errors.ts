@@ -33,6 +33,10 @@ export const ErrorCode = {
   MIGRATION_FINISHED: 'MIGRATION_FINISHED',
   REPORT_NOT_FOUND: 'REPORT_NOT_FOUND',
   PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
+  SCAN_REQUIRED: 'SCAN_REQUIRED',
+  CONNECTION_REQUIRED: 'CONNECTION_REQUIRED',
+  MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
+  TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -128,6 +132,25 @@ export const errors = {
     ),
   /** The source tracker refused or could not be reached; the message is the spec's ("source project not found"...). */
   sourceTracker: (message: string) => new HttpError(502, ErrorCode.SOURCE_TRACKER_ERROR, message),
+  /** Mappings are built from a completed scan of the source: the project has none (or is not scanned yet). */
+  scanRequired: () => new HttpError(409, ErrorCode.SCAN_REQUIRED, 'Scan the source before mapping'),
+  /** The project has no stored (working) credentials for this tracker. */
+  connectionRequired: (kind: 'source' | 'target', projectId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.CONNECTION_REQUIRED,
+      kind === 'target'
+        ? `Connect the target before mapping: project ${projectId} has no stored Jira credentials`
+        : `Connect the source before mapping: project ${projectId} has no stored Azure DevOps credentials`,
+    ),
+  mappingsNotSaved: (projectId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MAPPINGS_NOT_SAVED,
+      `Project ${projectId} has no saved mappings: save the mappings first`,
+    ),
+  /** The target tracker refused or could not be reached ("target connection failed with 401"...). */
+  targetTracker: (message: string) => new HttpError(502, ErrorCode.TARGET_TRACKER_ERROR, message),
   memberNotFound: (id: string) =>
     new HttpError(404, ErrorCode.MEMBER_NOT_FOUND, `Team member ${id} not found`),
   routeNotFound: (method: string, path: string) =>

@@ -58,19 +58,30 @@ const context = (tenantId: string, projectId: string, kind: ConnectionKind) => (
 /** The authenticated data a project's sealed credentials are bound to (the run API seals with it too). */
 export const credentialContext = context;
 
-async function storedCredentials(
+/** A project's stored credentials of one kind, unsealed; undefined when none are stored. */
+export async function openStoredCredentials(
   store: Store,
   tenantId: string,
   projectId: string,
   kind: ConnectionKind,
 ): Promise<unknown> {
   const stored = await store.connections.get(tenantId, projectId, kind);
-  if (!stored?.sealed) {
+  if (!stored?.sealed) return undefined;
+  return JSON.parse(await credentialCipher().open(stored.sealed, context(tenantId, projectId, kind)));
+}
+
+async function storedCredentials(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  kind: ConnectionKind,
+): Promise<unknown> {
+  const opened = await openStoredCredentials(store, tenantId, projectId, kind);
+  if (opened === undefined)
     throw errors.validation([
       `credentials is required: project ${projectId} has no stored ${kind} credentials`,
     ]);
-  }
-  return JSON.parse(await credentialCipher().open(stored.sealed, context(tenantId, projectId, kind)));
+  return opened;
 }
 
 async function testSource(c: SourceCredentials): Promise<ConnectionTestResult> {

@@ -2,6 +2,7 @@
 import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
 import { IdMapRepository, RunFailureRepository } from './id-map.ts';
+import { MappingsRepository } from './mappings.ts';
 import { PluginEnablementRepository } from './plugins.ts';
 import { ProjectRepository } from './projects.ts';
 import { RateLimitRepository } from './rate-limits.ts';
@@ -25,6 +26,7 @@ export interface Store {
   runs: RunRepository;
   idMap: IdMapRepository;
   runFailures: RunFailureRepository;
+  mappings: MappingsRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -41,6 +43,7 @@ export function createStore(table: Table): Store {
     runs: new RunRepository(table),
     idMap: new IdMapRepository(table),
     runFailures: new RunFailureRepository(table),
+    mappings: new MappingsRepository(table),
   };
 }
 

@@ -52,6 +52,12 @@ export const keys = {
     sk: `CONNECTION#${kind}`,
   }),
 
+  /** The project's mappings record (types, states, fields, users, link types), one per project. */
+  mappings: (tenantId: string, projectId: string): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: 'MAPPINGS',
+  }),
+
   /** A run, found by its bare id within the caller's tenant. */
   run: (tenantId: string, runId: string): Key => ({ pk: tenantPk(tenantId), sk: `RUN#${runId}` }),
   /**

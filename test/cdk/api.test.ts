@@ -228,7 +228,7 @@ describe('the API construct', () => {
     expect(having('STATE_MACHINE_ARN')).toEqual(['migrations']);
     expect(having('SCAN_FUNCTION_NAME')).toEqual(['connectors']);
     expect(having('ARTIFACTS_BUCKET')).toEqual(['migrations']);
-    expect(having('CREDENTIALS_KMS_KEY_ID')).toEqual(['connectors', 'migrations']);
+    expect(having('CREDENTIALS_KMS_KEY_ID')).toEqual(['connectors', 'migrations', 'projects']);
     expect(having('JWT_SECRET_ARN')).toEqual(groupsWhere((g) => g !== 'health'));
     expect(envOf(s, fnId(s, 'connectors')).SCAN_FUNCTION_NAME).toEqual({
       Ref: logicalId(s, s.stack.api.scanWorker),
@@ -317,7 +317,8 @@ describe('the API construct', () => {
 
     // Credentials are sealed (a data key) where they are stored, and unsealed where they are used.
     expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual(['connectors', 'migrations']);
-    expect(whoMay(s, 'kms:Decrypt', key)).toEqual(['connectors', 'migrations', 'scanWorker']);
+    // projects: the mappings read both trackers with the stored credentials.
+    expect(whoMay(s, 'kms:Decrypt', key)).toEqual(['connectors', 'migrations', 'projects', 'scanWorker']);
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
