@@ -112,7 +112,13 @@ export async function createSandboxApp(
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
   const controls = new SandboxControls(opts);
   // Bodies up to 100 MiB: attachments are uploaded here; ids beyond JS safe integers never occur.
-  const app = Fastify({ logger: false, bodyLimit: 100 * 1024 * 1024, return503OnClosing: false });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 100 * 1024 * 1024,
+    return503OnClosing: false,
+    // A stop must not wait for a request its client abandoned (a simulated crash mid-upload leaves one open).
+    forceCloseConnections: true,
+  });
   await flavour.seed({ items: controls.items, seed: controls.seed });
   app.addHook('onRoute', (route) => {
     if (isControlPath(route.url)) return;
