@@ -93,11 +93,7 @@ async function knownAccounts(client: JiraClient, ids: string[]): Promise<Set<str
   await fromTarget(() =>
     Promise.all(
       ids.map(async (accountId) => {
-        const res = await client.http.request('GET', '/rest/api/3/user', {
-          query: { accountId },
-          accept: [404],
-        });
-        if (res.status === 200) known.add(accountId);
+        if (await client.accountExists(accountId)) known.add(accountId);
       }),
     ),
   );
@@ -124,10 +120,7 @@ async function usersByEmail(client: JiraClient, emails: string[]): Promise<Recor
   const users: Record<string, string | null> = {};
   await fromTarget(async () => {
     for (const email of emails) {
-      const match = (await client.findUsersByEmail(email)).find(
-        (u) => u.emailAddress?.toLowerCase() === email,
-      );
-      users[email] = match?.accountId ?? null;
+      users[email] = (await client.accountIdByEmail(email)) ?? null;
     }
   });
   return users;

@@ -352,5 +352,10 @@ describe('the Jira client', () => {
     expect((await jira.findUsersByEmail(both.email)).map((u) => u.accountId)).toEqual([both.jiraAccountId]);
     const adoOnly = sandboxPeople(config.seed).find((p) => p.on === 'ado')!;
     expect(await jira.findUsersByEmail(adoOnly.email)).toEqual([]);
+    // The exact e-mail match, whatever its case; an accountId Jira knows, and one it does not.
+    expect(await jira.accountIdByEmail(both.email.toUpperCase())).toBe(both.jiraAccountId);
+    expect(await jira.accountIdByEmail(adoOnly.email)).toBeUndefined();
+    expect(await jira.accountExists(both.jiraAccountId as string)).toBe(true);
+    expect(await jira.accountExists('5b10ac8d82e05b22cc7d4ef5')).toBe(false);
   });
 });

@@ -71,9 +71,8 @@ export class PeopleMap {
   private lookUp(email: string): Promise<void> {
     let pending = this.lookups.get(email);
     if (!pending) {
-      pending = this.deps.target.findUsersByEmail(email).then((users) => {
-        const match = users.find((u) => u.emailAddress?.toLowerCase() === email);
-        this.data.accounts[email] = match?.accountId ?? null;
+      pending = this.deps.target.accountIdByEmail(email).then((accountId) => {
+        this.data.accounts[email] = accountId ?? null;
         this.changed = true;
       });
       // Jira refusing the search leaves the person unmapped for now (their mentions stay text); anything

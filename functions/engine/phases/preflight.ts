@@ -117,8 +117,8 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
   const users: Record<string, string> = {};
   const unmappedUsers: string[] = [];
   for (const email of [...emails].sort()) {
-    const match = (await target.findUsersByEmail(email)).find((u) => u.emailAddress?.toLowerCase() === email);
-    if (match) users[email] = match.accountId;
+    const accountId = await target.accountIdByEmail(email);
+    if (accountId) users[email] = accountId;
     else unmappedUsers.push(email);
   }
   const enabled = (await deps.store.plugins.list(run.tenantId)).map((p) => p.pluginKey);

@@ -173,6 +173,22 @@ export class JiraClient {
     ).body;
   }
 
+  /**
+   * The account whose e-mail is exactly `email` (case aside): the user search matches on names and parts of
+   * addresses too, so its first hit is not enough. Undefined when none is.
+   */
+  async accountIdByEmail(email: string): Promise<string | undefined> {
+    const wanted = email.toLowerCase();
+    return (await this.findUsersByEmail(email)).find((u) => u.emailAddress?.toLowerCase() === wanted)
+      ?.accountId;
+  }
+
+  /** Whether Jira knows this accountId (GET /user answers 404 for an unknown one). */
+  async accountExists(accountId: string): Promise<boolean> {
+    const res = await this.http.request('GET', '/rest/api/3/user', { query: { accountId }, accept: [404] });
+    return res.status === 200;
+  }
+
   /** Creates at most 50 issues; failures come back per element, the rest are created. */
   async bulkCreate(
     issueUpdates: { fields: Record<string, unknown>; update?: Record<string, unknown> }[],
