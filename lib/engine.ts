@@ -17,6 +17,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
+import { ENGINE_SERVICE_NAME } from '../functions/platform/metric-names.ts';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
 import { acknowledge, NAG } from './nag.ts';
 
@@ -87,7 +88,8 @@ export class Engine extends Construct {
         TABLE_NAME: props.table.tableName,
         ARTIFACTS_BUCKET: this.artifacts.bucketName,
         CREDENTIALS_KMS_KEY_ID: this.credentialsKey.keyArn,
-        POWERTOOLS_SERVICE_NAME: 'tracker-migration-engine',
+        // The alarms on custom metrics watch this service (lib/monitoring.ts): one constant for both.
+        POWERTOOLS_SERVICE_NAME: ENGINE_SERVICE_NAME,
       },
       bundling: {
         format: OutputFormat.ESM,

@@ -6,10 +6,9 @@
  */
 import type { Context } from 'aws-lambda';
 import { SourceCredentialsSchema, TargetCredentialsSchema } from '#domain/connectors.ts';
-import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
-import { sourceClient, targetClient } from '#services/connectors.ts';
+import { openStoredCredentials, sourceClient, targetClient } from '#services/connectors.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
@@ -49,10 +48,9 @@ async function unseal<T>(
   kind: ConnectionKind,
   schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
 ): Promise<T> {
-  const stored = await store.connections.get(tenantId, projectId, kind);
-  if (!stored?.sealed) throw new Error(`project ${projectId} has no stored ${kind} credentials`);
-  const plain = await credentialCipher().open(stored.sealed, { tenantId, projectId, kind });
-  const parsed = schema.safeParse(JSON.parse(plain));
+  const plain = await openStoredCredentials(store, tenantId, projectId, kind);
+  if (plain === undefined) throw new Error(`project ${projectId} has no stored ${kind} credentials`);
+  const parsed = schema.safeParse(plain);
   if (!parsed.success) throw new Error(`project ${projectId} has malformed ${kind} credentials`);
   return parsed.data;
 }

@@ -12,21 +12,16 @@ import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { PhaseContext } from '../context.ts';
 import { PeopleMap } from './comments-people.ts';
 import { type DescriptionContext, descriptionRefsOf } from './description.ts';
+import { workItemWebUrl } from './links.ts';
 import { runArtifactKey } from './transitions-shared.ts';
 
 const PEOPLE_ARTIFACT = 'description-people.json';
 /** Items read at a time while learning the scope's identities. */
 const ITEM_SLICE = 1000;
 
-/** The Azure DevOps web page of a work item (in its own team project when the item names one). */
-export function itemWebUrl(ctx: PhaseContext, item: AdoWorkItem): string {
-  const { source } = ctx.deps;
-  const project =
-    typeof item.fields['System.TeamProject'] === 'string'
-      ? (item.fields['System.TeamProject'] as string)
-      : source.connection.project;
-  return `${source.organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${item.id}`;
-}
+/** The Azure DevOps web page of a work item, the footer's link (the same page the backlink points at). */
+export const itemWebUrl = (ctx: PhaseContext, item: AdoWorkItem): string =>
+  workItemWebUrl(ctx.deps.source, item.id, item.fields);
 
 /** The run's people map for descriptions; the first time, learnt from every item of the scope. */
 async function peopleOf(ctx: PhaseContext): Promise<PeopleMap> {

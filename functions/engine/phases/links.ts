@@ -84,9 +84,18 @@ export function backlinkGlobalId(organization: string, id: number): string {
 const organizationOf = (source: PhaseContext['deps']['source']) =>
   source.organizationName || new URL(source.organizationUrl).host;
 
-/** The ADO web page of a work item. */
-export function workItemWebUrl(organizationUrl: string, project: string, id: number): string {
-  return `${organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${id}`;
+/**
+ * The ADO web page of a work item, in its own team project when its fields name one (else the connection's):
+ * the backlinks, the links to items out of scope and the description's footer all point here.
+ */
+export function workItemWebUrl(
+  source: PhaseContext['deps']['source'],
+  id: number,
+  fields?: Record<string, unknown>,
+): string {
+  const teamProject = fields?.['System.TeamProject'];
+  const project = typeof teamProject === 'string' ? teamProject : source.connection.project;
+  return `${source.organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${id}`;
 }
 
 /** The plan of one manifest slice: the links its items hold (the scope, for their far ends, is the whole run). */
@@ -169,7 +178,6 @@ async function computePlan(
       if (!(err instanceof TrackerHttpError) || err.status >= 500) throw err;
     }
   }
-  const project = source.connection.project;
   const seen = new Set<string>();
   const resolved: LinkUnit[] = units.flatMap((u): LinkUnit[] => {
     if ('kind' in u) return [u];
@@ -179,15 +187,13 @@ async function computePlan(
     seen.add(`${u.on}|${globalId}`);
     const fields = known.get(u.other);
     const title = typeof fields?.['System.Title'] === 'string' ? (fields['System.Title'] as string) : '';
-    const itemProject =
-      typeof fields?.['System.TeamProject'] === 'string' ? (fields['System.TeamProject'] as string) : project;
     const full = `${u.phrase} Azure DevOps #${u.other}${title ? `: ${title}` : ''}${u.comment ? ` (${u.comment})` : ''}`;
     return [
       {
         kind: 'remote',
         on: u.on,
         other: u.other,
-        url: workItemWebUrl(source.organizationUrl, itemProject, u.other),
+        url: workItemWebUrl(source, u.other, fields),
         title: full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX - 1)}…` : full,
         globalId,
       },
@@ -201,17 +207,13 @@ async function computePlan(
     if (!inJira(item.id)) continue;
     const title =
       typeof item.fields['System.Title'] === 'string' ? (item.fields['System.Title'] as string) : '';
-    const itemProject =
-      typeof item.fields['System.TeamProject'] === 'string'
-        ? (item.fields['System.TeamProject'] as string)
-        : project;
     const full = `Azure DevOps #${item.id}${title ? `: ${title}` : ''}`;
     const entry = entries.get(item.id);
     resolved.push({
       kind: 'remote',
       on: item.id,
       other: item.id,
-      url: workItemWebUrl(source.organizationUrl, itemProject, item.id),
+      url: workItemWebUrl(source, item.id, item.fields),
       title: full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX - 1)}…` : full,
       globalId: backlinkGlobalId(organization, item.id),
       backlink: true,
