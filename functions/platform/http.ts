@@ -4,6 +4,7 @@
  * JSON body. Operations receive a parsed request and return a plain result; every answer gets the CORS
  * headers of ALLOWED_ORIGINS (./cors.ts).
  */
+
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -14,6 +15,7 @@ import { config } from './config.ts';
 import { corsHeadersFor } from './cors.ts';
 import { errors, HttpError } from './errors.ts';
 import { logger } from './logger.ts';
+import { flushMetrics } from './metrics.ts';
 import { type Principal, verifyAccessToken } from './tokens.ts';
 
 export interface ApiRequest {
@@ -217,9 +219,16 @@ export function createApiHandler(group: RouteGroup, operations: Record<string, O
     .handler(async (event) => {
       const state = stateOf(event);
       const op = operations[state.request.route.operation] as Operation;
-      const result = await op(
-        state.principal ? { ...state.request, principal: state.principal } : (state.request as AuthedRequest),
-      );
-      return toProxyResult(event, result, state.extraHeaders);
+      try {
+        const result = await op(
+          state.principal
+            ? { ...state.request, principal: state.principal }
+            : (state.request as AuthedRequest),
+        );
+        return toProxyResult(event, result, state.extraHeaders);
+      } finally {
+        // What the operation counted (runs, tracker calls) is published with this request, not a later one.
+        flushMetrics();
+      }
     });
 }

@@ -20,7 +20,7 @@ import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
-import { countRun, flushMetrics } from '#platform/metrics.ts';
+import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
@@ -160,15 +160,12 @@ async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRu
         finishedAt: nowIso(),
         failureReason: 'Could not start migration worker',
       })
-    ) {
+    )
       countRun('FAILED');
-      flushMetrics();
-    }
     throw errors.engineDispatchFailed();
   }
   logger.info('migration started', { tenantId, projectId, runId: id, type: run.type });
   countRun('STARTED');
-  flushMetrics();
 }
 
 export async function runStatus(store: Store, tenantId: string, runId: string): Promise<Run> {
@@ -262,7 +259,6 @@ export async function cancelMigration(
   }
   logger.info('migration cancelled', { tenantId, runId: run.id });
   countRun('CANCELLED');
-  flushMetrics();
   return cancelled;
 }
 

@@ -6,8 +6,10 @@
  * invocation succeeds, so Lambda does not retry it; only a failure to reach the store at all is thrown, and
  * then Lambda's asynchronous retries run the job again (a scan no longer RUNNING is left alone).
  */
+
 import * as z from 'zod';
 import { logger } from '#platform/logger.ts';
+import { flushMetrics } from '#platform/metrics.ts';
 import { runScanJob } from '#services/connectors.ts';
 import { store } from '#store/index.ts';
 
@@ -31,7 +33,12 @@ export const handler = async (event: unknown): Promise<ScanWorkerResult> => {
     });
     return { scanId: undefined, status: 'INVALID_EVENT' };
   }
-  const scan = await runScanJob(store(), job.data);
+  let scan: Awaited<ReturnType<typeof runScanJob>>;
+  try {
+    scan = await runScanJob(store(), job.data);
+  } finally {
+    flushMetrics(); // the scan's tracker calls and throttles
+  }
   const status = scan?.status ?? 'NOT_FOUND';
   logger.info('scan worker done', { tenantId: job.data.tenantId, scanId: job.data.scanId, status });
   return { scanId: job.data.scanId, status };

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { resetMetrics } from '../../functions/platform/metrics.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import type { Orchestrator } from '../../functions/services/orchestrator.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
@@ -150,6 +151,35 @@ describe('POST /api/migrations/project/{projectId}/start: validation', () => {
 });
 
 describe('starting a run', () => {
+  it('publishes RunsStarted with the request that started the run (and CANCELLED with the cancel)', async () => {
+    vi.stubEnv('METRICS', 'on');
+    resetMetrics();
+    const emf: Record<string, unknown>[] = [];
+    const keep = (chunk: unknown) => {
+      for (const line of String(chunk).split('\n'))
+        if (line.includes('"_aws"')) emf.push(JSON.parse(line) as Record<string, unknown>);
+    };
+    const write = process.stdout.write.bind(process.stdout);
+    const spies = [
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk, ...rest) => {
+        keep(chunk);
+        return write(chunk as string, ...(rest as []));
+      }),
+      vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => keep(args.join(' '))),
+    ];
+    try {
+      const run = (await start(await newProject())).body;
+      // Written by the time the answer came: nothing waits in a buffer for a later request.
+      expect(emf.map((d) => d.RunsStarted)).toEqual([1]);
+      await post(run.id, 'cancel');
+      expect(emf.map((d) => d.RunsCancelled).filter(Boolean)).toEqual([1]);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+      vi.unstubAllEnvs();
+      resetMetrics();
+    }
+  });
+
   it('answers the run object and hands the orchestrator ids only', async () => {
     const projectId = await newProject();
     const res = await start(projectId);

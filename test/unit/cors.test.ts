@@ -3,37 +3,23 @@
  * back with credentials and Vary, another gets no Access-Control-Allow-Origin, none configured adds nothing,
  * `*` gives `*` without credentials; errors carry them too. Through the real health and projects handlers.
  */
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as health } from '../../functions/api/health.ts';
 import { corsHeaders, parseAllowedOrigins } from '../../functions/platform/cors.ts';
+import { lambdaContext, proxyEvent } from '../support/proxy-event.ts';
 
 const APP = 'https://app.example.com';
-const ctx = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 const saved = process.env.ALLOWED_ORIGINS;
 afterEach(() => {
   if (saved === undefined) delete process.env.ALLOWED_ORIGINS;
   else process.env.ALLOWED_ORIGINS = saved;
 });
 
-const event = (origin?: string, resource = '/api/health'): APIGatewayProxyEvent =>
-  ({
-    resource,
-    path: resource,
-    httpMethod: 'GET',
-    headers: origin ? { Origin: origin } : {},
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: { requestId: 'r-1', identity: { sourceIp: '127.0.0.1' } },
-  }) as unknown as APIGatewayProxyEvent;
+const event = (origin?: string, resource = '/api/health') =>
+  proxyEvent(resource, { headers: origin ? { Origin: origin } : {} });
 
 const call = async (origin?: string, resource?: string) =>
-  (await health(event(origin, resource), ctx)).headers ?? {};
+  (await health(event(origin, resource), lambdaContext)).headers ?? {};
 const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Allow-Credentials', 'Vary'];
 const corsOf = (h: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(h).filter(([k]) => CORS.includes(k)));
@@ -72,7 +58,7 @@ describe('CORS on proxy answers', () => {
 
   it('puts them on error answers too (a route the handler does not serve: 404)', async () => {
     process.env.ALLOWED_ORIGINS = APP;
-    const res = await health(event(APP, '/api/nowhere'), ctx);
+    const res = await health(event(APP, '/api/nowhere'), lambdaContext);
     expect(res.statusCode).toBe(404);
     expect(res.headers?.['Access-Control-Allow-Origin']).toBe(APP);
   });

@@ -5,7 +5,6 @@
  * variable (the engine, the scan worker) configures and reaches its table as before.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../functions/platform/config.ts';
@@ -17,6 +16,7 @@ import {
   resetJwtKey,
 } from '../../functions/platform/jwt-key.ts';
 import { type Principal, signAccessToken, verifyAccessToken } from '../../functions/platform/tokens.ts';
+import { lambdaContext, proxyEvent } from '../support/proxy-event.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:JwtSigningKey-AbCdEf';
 // What Secrets Manager generates (lib/secrets.ts): 64 alphanumeric characters.
@@ -130,22 +130,7 @@ describe('the signing key offline (JWT_SECRET / JWT_SECRET_FILE)', () => {
 });
 
 describe('without a signing key', () => {
-  const lambdaContext = { getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
-  const event = (headers: Record<string, string>): APIGatewayProxyEvent =>
-    ({
-      resource: '/api/projects',
-      path: '/api/projects',
-      httpMethod: 'GET',
-      headers,
-      multiValueHeaders: {},
-      queryStringParameters: null,
-      multiValueQueryStringParameters: null,
-      pathParameters: null,
-      stageVariables: null,
-      body: null,
-      isBase64Encoded: false,
-      requestContext: { requestId: 'r-1', identity: { sourceIp: '127.0.0.1' } },
-    }) as unknown as APIGatewayProxyEvent;
+  const event = (headers: Record<string, string>) => proxyEvent('/api/projects', { headers });
 
   it('fails at first use: the API answers 500 with the standard body and logs the cause, not a secret', async () => {
     await expect(jwtKey()).rejects.toThrow(/set JWT_SECRET, JWT_SECRET_FILE or JWT_SECRET_ARN/);
