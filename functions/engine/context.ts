@@ -1,5 +1,6 @@
 /** What the engine's phases work with: the store, the artifacts and both tracker clients. */
 import type { ManifestItem } from '#domain/manifest.ts';
+import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { Run } from '#domain/runs.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
@@ -51,6 +52,26 @@ export interface PreflightComponent {
   areaPaths: string[];
 }
 
+/**
+ * The project's confirmed mappings as a run applies them, read once by preflight so a resumed run maps as it
+ * began even when the mappings are confirmed again meanwhile. Types, people and the Story Points field are
+ * already resolved into the preflight's typeMap, users and storyPointsFieldId.
+ */
+export interface PreflightMappings {
+  confirmedAt: string | null;
+  /** ADO state -> Jira status name; the run's state overrides win over these. */
+  states: Record<string, string>;
+  /** ADO relation -> Jira issue link type name, instead of LINK_TABLE's (its direction is kept). */
+  linkTypes: Record<string, string>;
+  /** ADO fields written to Jira custom fields on create and incremental update. */
+  customFields: CustomFieldMapping[];
+  /**
+   * The whole users table (lower-case e-mail -> accountId, null: no account): the comments phase meets people
+   * preflight did not (comment authors) and takes them from here before searching Jira.
+   */
+  users: Record<string, string | null>;
+}
+
 /** What preflight learned once, for every later batch of the run (kept as a run artifact). */
 export interface Preflight {
   manifest: ManifestItem[];
@@ -75,6 +96,8 @@ export interface Preflight {
   /** In date order. */
   sprints?: PreflightSprint[];
   components?: PreflightComponent[];
+  /** Absent when the project has no confirmed mappings (or the artifact predates them): the defaults apply. */
+  mappings?: PreflightMappings;
 }
 
 export interface PhaseContext {

@@ -57,6 +57,14 @@ export const keys = {
     pk: projectPk(tenantId, projectId),
     sk: 'MAPPINGS',
   }),
+  /**
+   * The mappings as last confirmed: what runs use. Kept apart from the working record so that saving edits
+   * after a confirmation never changes what the next run does until they are confirmed too.
+   */
+  confirmedMappings: (tenantId: string, projectId: string): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: 'MAPPINGS#CONFIRMED',
+  }),
 
   /** A run, found by its bare id within the caller's tenant. */
   run: (tenantId: string, runId: string): Key => ({ pk: tenantPk(tenantId), sk: `RUN#${runId}` }),
@@ -127,6 +135,18 @@ export const keys = {
   }),
   pluginPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'PLUGIN#' }),
 
+  /** Quotes and payments live under the tenant, not the project: the account's books outlive a deleted project. */
+  quote: (tenantId: string, quoteId: string): Key => ({ pk: tenantPk(tenantId), sk: `QUOTE#${quoteId}` }),
   quotePrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'QUOTE#' }),
+  /** A payment by the provider's id (a Stripe Checkout Session id): the webhook finds it directly. */
+  payment: (tenantId: string, paymentId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `PAYMENT#${paymentId}`,
+  }),
   paymentPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'PAYMENT#' }),
+  /** A provider event already acted on: a redelivered webhook finds it and changes nothing. */
+  paymentEvent: (tenantId: string, provider: string, eventId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `PAYEVENT#${provider}#${eventId}`,
+  }),
 };

@@ -1,5 +1,5 @@
-/** A project's mappings record: one item under the project's partition. */
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+/** A project's mappings: the working record and the confirmed copy runs use, two items under the project. */
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { MappingsRecord } from '#domain/mappings.ts';
 import { keys } from './keys.ts';
 import { type Table, withoutKeys } from './table.ts';
@@ -7,15 +7,14 @@ import { type Table, withoutKeys } from './table.ts';
 export class MappingsRepository {
   constructor(private readonly table: Table) {}
 
+  /** The working record (saved or confirmed), as GET shows it. */
   async get(tenantId: string, projectId: string): Promise<MappingsRecord | undefined> {
-    const out = await this.table.db.send(
-      new GetCommand({
-        TableName: this.table.name,
-        Key: keys.mappings(tenantId, projectId),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item ? (withoutKeys(out.Item) as unknown as MappingsRecord) : undefined;
+    return this.read(keys.mappings(tenantId, projectId));
+  }
+
+  /** The record as last confirmed, what a run maps with; undefined before the first confirmation. */
+  async confirmed(tenantId: string, projectId: string): Promise<MappingsRecord | undefined> {
+    return this.read(keys.confirmedMappings(tenantId, projectId));
   }
 
   async put(tenantId: string, record: MappingsRecord): Promise<void> {
@@ -25,5 +24,23 @@ export class MappingsRepository {
         Item: { ...keys.mappings(tenantId, record.projectId), ...record },
       }),
     );
+  }
+
+  /** Writes the confirmed record as both the working record and the copy runs use, in one transaction. */
+  async putConfirmed(tenantId: string, record: MappingsRecord): Promise<void> {
+    await this.table.db.send(
+      new TransactWriteCommand({
+        TransactItems: [keys.mappings, keys.confirmedMappings].map((key) => ({
+          Put: { TableName: this.table.name, Item: { ...key(tenantId, record.projectId), ...record } },
+        })),
+      }),
+    );
+  }
+
+  private async read(key: { pk: string; sk: string }): Promise<MappingsRecord | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: key, ConsistentRead: true }),
+    );
+    return out.Item ? (withoutKeys(out.Item) as unknown as MappingsRecord) : undefined;
   }
 }

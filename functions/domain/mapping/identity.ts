@@ -39,3 +39,28 @@ export function parseAdoIdentity(value: unknown): AdoPerson | undefined {
   }
   return undefined;
 }
+
+/** The people a run maps, split by the project's confirmed users table (lower-case e-mail -> accountId). */
+export interface PeopleByTable {
+  /** E-mail -> accountId the table gives. */
+  users: Record<string, string>;
+  /** E-mails the table says have no Jira account (null entries). */
+  unmapped: string[];
+  /** E-mails the table does not name: found by searching Jira, as without a table. */
+  search: string[];
+}
+
+export function peopleByTable(
+  emails: Iterable<string>,
+  table: Readonly<Record<string, string | null>> = {},
+): PeopleByTable {
+  const byEmail = new Map(Object.entries(table).map(([e, id]) => [e.trim().toLowerCase(), id]));
+  const out: PeopleByTable = { users: {}, unmapped: [], search: [] };
+  for (const email of [...new Set([...emails].map((e) => e.toLowerCase()))].sort()) {
+    const id = byEmail.get(email);
+    if (id === undefined) out.search.push(email);
+    else if (id === null) out.unmapped.push(email);
+    else out.users[email] = id;
+  }
+  return out;
+}

@@ -4,8 +4,18 @@
  */
 
 export { componentNameForArea, componentNamesForAreas } from './components.ts';
+export {
+  type CustomFieldMapping,
+  customFieldValue,
+  customFieldWrites,
+  type FieldPlan,
+  type FieldShape,
+  type JiraFieldMeta,
+  planFieldMappings,
+  shapeOf,
+} from './custom-fields.ts';
 export { hoursToJiraDuration, nonNegativeNumber, SIZE_FIELDS, storyPointsFrom } from './estimates.ts';
-export { type AdoPerson, parseAdoIdentity } from './identity.ts';
+export { type AdoPerson, type PeopleByTable, parseAdoIdentity, peopleByTable } from './identity.ts';
 export {
   buildIssueFields,
   type IssueFields,
@@ -41,6 +51,7 @@ export {
   type SourceRelation,
   workItemIdFromUrl,
 } from './links.ts';
+export { lookupName, mergeOverrides, type Override, type OverrideLayer, overrideFor } from './overrides.ts';
 export { DEFAULT_PRIORITY, type JiraPriorityName, PRIORITY_BY_ADO, priorityName } from './priority.ts';
 export {
   type IterationNode,

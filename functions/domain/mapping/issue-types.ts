@@ -2,8 +2,9 @@
  * Work item type -> Jira issue type.
  *
  * Order of rules for each source type:
- * 1. `options.type_overrides` (keys and values matched case-insensitively). An override naming an issue type
- *    the project lacks is a problem: silently mapping elsewhere would ignore what the user asked for.
+ * 1. `options.type_overrides`, then the project's confirmed mappings (keys and values matched
+ *    case-insensitively; the run's win, see overrides.ts). An override naming an issue type the project lacks
+ *    is a problem: silently mapping elsewhere would ignore what the user asked for.
  * 2. Types that are not migrated as issues (NOT_MIGRATED_TYPES) are listed in `notMigrated`.
  * 3. An issue type with the same name (case-insensitive), so a project that mirrors ADO maps 1:1
  *    (a "Feature" type is used for Feature when the project has one).
@@ -13,6 +14,7 @@
  * Steps 3 and 4 never pick a subtask type: a subtask cannot be created without a parent, and ADO items of
  * any type may have none. An override may still name one on purpose.
  */
+import { layerName, overrideFor } from './overrides.ts';
 import { findByName, quoteList, sameName } from './text.ts';
 
 export interface TargetIssueType {
@@ -79,13 +81,6 @@ export const NOT_MIGRATED_TYPES: readonly string[] = [
 const ref = (t: TargetIssueType): IssueTypeRef => ({ id: t.id, name: t.name });
 const isSubtask = (t: TargetIssueType) => t.subtask === true || t.hierarchyLevel === -1;
 
-/** The override for a source type: an exact key first, then a case-insensitive one. */
-function overrideFor(overrides: Record<string, string>, sourceType: string): string | undefined {
-  if (Object.hasOwn(overrides, sourceType)) return overrides[sourceType];
-  const key = Object.keys(overrides).find((k) => sameName(k, sourceType));
-  return key === undefined ? undefined : overrides[key];
-}
-
 function defaultTarget(sourceType: string, standard: TargetIssueType[]): TargetIssueType | undefined {
   const exact = findByName(standard, sourceType);
   if (exact) return exact;
@@ -100,6 +95,11 @@ export function mapTypes(
   sourceTypes: readonly string[],
   targetIssueTypes: readonly TargetIssueType[],
   overrides: Record<string, string> = {},
+  /**
+   * The project's confirmed types (ADO type -> issue type name), below `overrides`. Entries for types the
+   * scope lacks are no warning: the record covers the whole project, a run may migrate part of it.
+   */
+  confirmed: Record<string, string> = {},
 ): TypeMapping {
   const result: TypeMapping = { map: {}, notMigrated: [], problems: [], warnings: [] };
   const standard = targetIssueTypes.filter((t) => !isSubtask(t));
@@ -109,13 +109,13 @@ export function mapTypes(
     const key = sourceType.trim().toLowerCase();
     if (key === '' || seen.has(key)) continue;
     seen.add(key);
-    const override = overrideFor(overrides, sourceType);
+    const override = overrideFor(sourceType, overrides, confirmed);
     if (override !== undefined) {
-      const target = findByName(targetIssueTypes, override);
+      const target = findByName(targetIssueTypes, override.value);
       if (target) result.map[sourceType] = ref(target);
       else
         result.problems.push(
-          `options.type_overrides maps "${sourceType}" to "${override}", which is not an issue type of the Jira project ${available}`,
+          `${layerName(override.from, 'options.type_overrides')} map${override.from === 'run' ? 's' : ''} "${sourceType}" to "${override.value}", which is not an issue type of the Jira project ${available}`,
         );
       continue;
     }

@@ -49,9 +49,25 @@ const SYMMETRIC = new Set(['relates']);
 const FALLBACK_TYPE = 'Relates';
 const BY_LOWER = new Map(Object.entries(LINK_TABLE).map(([rel, m]) => [rel.toLowerCase(), m]));
 
-export function linkTypeFor(adoRel: string): LinkMapping {
-  return BY_LOWER.get(adoRel.trim().toLowerCase());
+/**
+ * The Jira link of an ADO relation: LINK_TABLE's, with the type a confirmed mapping names instead (keys
+ * matched case-insensitively). The direction stays the table's: the confirmed record names a type only, and
+ * which end is the subject follows from the ADO relation.
+ */
+export function linkTypeFor(adoRel: string, confirmed: Readonly<Record<string, string>> = {}): LinkMapping {
+  const rel = adoRel.trim().toLowerCase();
+  const kind = BY_LOWER.get(rel);
+  if (kind === undefined || kind === 'hierarchy') return kind;
+  const key = Object.keys(confirmed).find((k) => k.trim().toLowerCase() === rel);
+  const name = key === undefined ? undefined : confirmed[key]?.trim();
+  return name ? { name, outward: kind.outward } : kind;
 }
+
+/**
+ * ADO relations that are their own reverse (Related on both ends): one link whichever end carries it, so its
+ * ends are put in a fixed order even when it is mapped to a directional Jira type.
+ */
+const selfReverse = (adoRel: string) => !/-(forward|reverse)$/i.test(adoRel.trim());
 
 export interface SourceRelation {
   rel: string;
@@ -103,6 +119,8 @@ export interface LinkPlanOptions {
    * created as Relates when the site has it, else dropped; either way once as a warning.
    */
   availableTypes?: readonly string[];
+  /** The project's confirmed link types (ADO relation -> Jira link type name), replacing LINK_TABLE's. */
+  linkTypes?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -135,14 +153,15 @@ export function planIssueLinks(
   const links = new Map<string, PlannedLink>();
   for (const item of items) {
     for (const relation of item.relations ?? []) {
-      const kind = linkTypeFor(relation.rel);
+      const kind = linkTypeFor(relation.rel, options.linkTypes);
       if (kind === undefined || kind === 'hierarchy') continue;
       const other = workItemIdFromUrl(relation.url);
       if (other === undefined || other === item.id) continue;
       const type = resolve(kind.name);
       if (type === undefined) continue;
       let [from, to] = kind.outward ? [item.id, other] : [other, item.id];
-      if (SYMMETRIC.has(type.toLowerCase()) && from > to) [from, to] = [to, from];
+      if ((SYMMETRIC.has(type.toLowerCase()) || selfReverse(relation.rel)) && from > to)
+        [from, to] = [to, from];
       const key = `${type.toLowerCase()}|${from}|${to}`;
       const comment = relation.attributes?.comment;
       const existing = links.get(key);

@@ -11,14 +11,16 @@
  *
  * Before the table, a status with the state's own name wins when its category suits (a Jira workflow that
  * mirrors ADO maps 1:1). When a workflow lacks the category, the next one in FALLBACKS is used with a
- * warning. `options.state_overrides` (source state name -> status name) win over all of this, per issue type;
- * a status the issue type's workflow lacks is a warning and the rules apply.
+ * warning. `options.state_overrides` (source state name -> status name), then the project's confirmed states,
+ * win over all of this, per issue type; a status the issue type's workflow lacks is a warning and the rules
+ * apply.
  *
  * Removed items get the resolution "Won't Do" when the site has it ("Won't Fix" on classic sites); else
  * "Done" (or none) with a warning.
  * Other states carry no resolution: the workflow's own post-functions set it on done transitions.
  */
 import type { IssueTypeRef } from './issue-types.ts';
+import { layerName, overrideFor } from './overrides.ts';
 import { findByName, quoteList, sameName } from './text.ts';
 
 export type AdoStateCategory = 'Proposed' | 'InProgress' | 'Resolved' | 'Completed' | 'Removed';
@@ -64,6 +66,11 @@ export interface StateMapping {
 export interface StateMappingOptions {
   /** `options.state_overrides`: source state name -> target status name. */
   overrides?: Record<string, string>;
+  /**
+   * The project's confirmed states (source state name -> status name), below `overrides`. Entries for
+   * states no type in scope has are no warning: the record covers the whole project.
+   */
+  confirmed?: Record<string, string>;
   /** The site's resolution names; Jira Cloud's defaults when not given. */
   resolutions?: readonly string[];
 }
@@ -170,12 +177,6 @@ function byCategory(
   return undefined;
 }
 
-function overrideFor(overrides: Record<string, string>, state: string): string | undefined {
-  if (Object.hasOwn(overrides, state)) return overrides[state];
-  const key = Object.keys(overrides).find((k) => sameName(k, state));
-  return key === undefined ? undefined : overrides[key];
-}
-
 /** The resolution a removed item is closed with, and the warning when the site lacks "Won't Do". */
 function removedResolution(resolutions: readonly string[]): { resolution?: string; warning?: string } {
   // Classic Jira sites call it "Won't Fix": the same meaning, so no warning.
@@ -225,12 +226,12 @@ export function mapStates(
       const category = isAdoCategory(state.category) ? state.category : undefined;
       let status: TargetStatus | undefined;
 
-      const override = overrideFor(overrides, state.name);
+      const override = overrideFor(state.name, overrides, options.confirmed);
       if (override !== undefined) {
-        status = findByName(statuses, override);
+        status = findByName(statuses, override.value);
         if (!status) {
           warnings.push(
-            `options.state_overrides maps "${state.name}" to "${override}", which the workflow of Jira issue type "${issueType.name}" does not have: the default rule applies`,
+            `${layerName(override.from, 'options.state_overrides')} map${override.from === 'run' ? 's' : ''} "${state.name}" to "${override.value}", which the workflow of Jira issue type "${issueType.name}" does not have: the default rule applies`,
           );
         }
       }

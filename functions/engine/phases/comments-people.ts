@@ -2,8 +2,9 @@
  * The run's people map for comments: Azure DevOps identity (the GUID a mention carries) -> e-mail -> Jira
  * accountId. E-mails come from the identities the items and comments name (assignee, creator, changer,
  * comment authors ...): a mention carries only the GUID and the display name, and the ADO client reads no
- * identity service. Accounts come from preflight's (`preflight.users`, `preflight.unmappedUsers`); e-mails
- * preflight never saw (comment authors, people named only in other fields) are looked up in Jira once a run.
+ * identity service. Accounts come from preflight's (`preflight.users`, `preflight.unmappedUsers`, then the
+ * project's confirmed users table); e-mails none of them names (comment authors, people named only in other
+ * fields) are looked up in Jira once a run.
  * Kept as a run artifact, so each chunk starts with what the earlier ones learnt.
  */
 import type { EngineDeps, Preflight } from '../context.ts';
@@ -39,7 +40,7 @@ export class PeopleMap {
   static async load(deps: EngineDeps, artifactKey: string, preflight: Preflight): Promise<PeopleMap> {
     const saved = await deps.artifacts.get(artifactKey);
     if (saved) return new PeopleMap(JSON.parse(saved) as PeopleMapData, deps, artifactKey);
-    const accounts: Record<string, string | null> = {};
+    const accounts: Record<string, string | null> = { ...preflight.mappings?.users };
     for (const email of preflight.unmappedUsers) accounts[email.toLowerCase()] = null;
     for (const [email, id] of Object.entries(preflight.users)) accounts[email.toLowerCase()] = id;
     const map = new PeopleMap({ emails: {}, accounts }, deps, artifactKey);

@@ -3,7 +3,12 @@
  * created issue and an updated one carry the same mapping.
  */
 import type { ManifestItem } from '#domain/manifest.ts';
-import { buildIssueFields, type IssueFields, type IssueFieldsContext } from '#domain/mapping/index.ts';
+import {
+  buildIssueFields,
+  customFieldWrites,
+  type IssueFields,
+  type IssueFieldsContext,
+} from '#domain/mapping/index.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { Preflight } from '../context.ts';
@@ -29,7 +34,7 @@ export function issueFieldsFor(
     parent && levelOf(preflight, parent.sourceType) === (levelOf(preflight, m.type) ?? 0) + 1
       ? parent.targetKey
       : undefined;
-  return buildIssueFields(item, {
+  const built = buildIssueFields(item, {
     projectKey: preflight.projectKey,
     typeMap: preflight.typeMap,
     priorityNames: preflight.priorityNames,
@@ -40,4 +45,10 @@ export function issueFieldsFor(
     description: descriptionOf(item, log, { ...describe, report: ['unmapped-mention'] }),
     ...placement,
   });
+  // The project's confirmed custom fields; never over a field the engine's own rules set.
+  const custom = customFieldWrites(item.fields, preflight.mappings?.customFields ?? []);
+  return {
+    fields: { ...custom.fields, ...built.fields },
+    warnings: [...built.warnings, ...custom.warnings],
+  };
 }

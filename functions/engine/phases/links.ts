@@ -16,7 +16,8 @@
  *    `globalId` `ado:<organization>:<id>`, written even when the run migrates no links (then the only units).
  *    Whether it was there before the phase is told without a read: only an issue this run did not create can
  *    have had one, so finding it on such an issue counts as skipped, on our own as confirmed (success).
- * Link types Jira lacks fall back as `planIssueLinks` says (Relates, else dropped with a warning).
+ * The project's confirmed link types replace LINK_TABLE's per relation (its direction kept). Link types Jira
+ * lacks fall back as `planIssueLinks` says (Relates, else dropped with a warning).
  * Idempotent: before writing, the chunk reads its subjects' `issuelinks` (one search, read-after-write) and
  * the remote links of its issues, and writes only what is missing. What was already in Jira when the phase
  * started is counted as skipped; what appears since (our own write before an interruption) as success.
@@ -118,7 +119,10 @@ async function computePlan(
   const ends = items.flatMap((i) => (i.relations ?? []).flatMap((r) => workItemIdFromUrl(r.url) ?? []));
   const entries = await store.idMap.getMany(run.tenantId, run.projectId, [...ids, ...ends]);
   const { links, warnings } = withLinks
-    ? planIssueLinks(items, { availableTypes: linkTypes.map((t) => t.name) })
+    ? planIssueLinks(items, {
+        availableTypes: linkTypes.map((t) => t.name),
+        ...(preflight.mappings ? { linkTypes: preflight.mappings.linkTypes } : {}),
+      })
     : { links: [], warnings: [] };
   const typeOf = new Map(linkTypes.map((t) => [t.name.toLowerCase(), t]));
   const symmetric = linkTypes.filter((t) => t.inward === t.outward).map((t) => t.name.toLowerCase());

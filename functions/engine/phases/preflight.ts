@@ -4,14 +4,15 @@
  */
 
 import { type ManifestItem, orderParentsFirst, parentIdOf, sampleManifest } from '#domain/manifest.ts';
-import { mapTypes } from '#domain/mapping/index.ts';
+import { mapTypes, peopleByTable, planFieldMappings } from '#domain/mapping/index.ts';
 import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/mapping/priority.ts';
+import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
 import { nowMs } from '#platform/clock.ts';
 import { PLUGIN_MODULES, pluginPhases } from '#plugins/index.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { EngineDeps, Preflight } from '../context.ts';
+import type { EngineDeps, Preflight, PreflightMappings } from '../context.ts';
 import { idsToMigrate } from './scope.ts';
 import { setupComponents, setupSprints } from './setup.ts';
 
@@ -84,14 +85,18 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
   const { source, target } = deps;
   const { ids, warnings: scopeWarnings, inJira } = await idsToMigrate(deps, run);
   const items = await slimItems(deps, ids);
-  const [project, fields] = await Promise.all([target.project(projectKey), target.fields()]);
+  const [project, fields, confirmed] = await Promise.all([
+    target.project(projectKey),
+    target.fields(),
+    deps.store.mappings.confirmed(run.tenantId, run.projectId),
+  ]);
   // Parents already in Jira (incremental runs) stay out of the manifest, but their types decide whether
   // Jira can hold them as a parent: they are mapped too.
   const parentTypes = items.flatMap((i) => inJira.get(parentIdOf(i.relations) ?? -1) ?? []);
   const sourceTypes = [
     ...new Set([...items.map((i) => String(i.fields['System.WorkItemType'])), ...parentTypes]),
   ];
-  const types = mapTypes(sourceTypes, project.issueTypes ?? [], run.options.typeOverrides);
+  const types = mapTypes(sourceTypes, project.issueTypes ?? [], run.options.typeOverrides, confirmed?.types);
   if (types.problems.length > 0) throw new PreflightError(types.problems.join('; '));
   // Types that are not migrated as issues (Shared Steps: the test-steps plugin carries them) leave the scope.
   const migrated = items.filter((i) => types.map[String(i.fields['System.WorkItemType'])]);
@@ -114,13 +119,16 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
       if (email) emails.add(email);
     }
   }
-  const users: Record<string, string> = {};
-  const unmappedUsers: string[] = [];
-  for (const email of [...emails].sort()) {
+  // People the confirmed users table names are taken from it (null: no account); the rest are searched.
+  const people = peopleByTable(emails, confirmed?.users);
+  const users: Record<string, string> = { ...people.users };
+  const unmappedUsers: string[] = [...people.unmapped];
+  for (const email of people.search) {
     const accountId = await target.accountIdByEmail(email);
     if (accountId) users[email] = accountId;
     else unmappedUsers.push(email);
   }
+  unmappedUsers.sort();
   const enabled = (await deps.store.plugins.list(run.tenantId)).map((p) => p.pluginKey);
   const plugins = pluginPhases(enabled, deps.plugins ?? PLUGIN_MODULES);
   // Sprints and components for what is in scope; a dry run only reads. Iteration dates are read against the
@@ -141,7 +149,15 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     dryRun,
   });
   const priorities = await readPriorities(deps, project.id, inScope);
-  const storyPoints = fields.find((f) => /^story points?$|^story point estimate$/i.test(f.name));
+  const fieldPlan = planFieldMappings(confirmed?.fields ?? {}, fields);
+  const storyPoints = fields.find((f) => STORY_POINTS_FIELD.test(f.name));
+  const mappings: PreflightMappings | undefined = confirmed && {
+    confirmedAt: confirmed.confirmedAt,
+    states: confirmed.states ?? {},
+    linkTypes: confirmed.linkTypes ?? {},
+    customFields: fieldPlan.custom,
+    users: Object.fromEntries(Object.entries(confirmed.users ?? {}).map(([e, id]) => [e.toLowerCase(), id])),
+  };
   const preflight: Preflight = {
     manifest,
     projectKey: project.key,
@@ -149,7 +165,7 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     typeLevels: Object.fromEntries(
       (project.issueTypes ?? []).map((t) => [t.name, t.hierarchyLevel ?? (t.subtask ? -1 : 0)]),
     ),
-    storyPointsFieldId: storyPoints?.id ?? null,
+    storyPointsFieldId: fieldPlan.storyPointsFieldId ?? storyPoints?.id ?? null,
     priorityNames: priorities.names,
     users,
     unmappedUsers,
@@ -161,12 +177,14 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
       ...sprintSetup.warnings,
       ...componentSetup.warnings,
       ...priorities.warnings,
+      ...fieldPlan.warnings,
     ],
     plugins: plugins.plugins,
     sprintFieldId: sprintSetup.sprintFieldId,
     boardId: sprintSetup.boardId,
     sprints: sprintSetup.sprints,
     components: componentSetup.components,
+    ...(mappings ? { mappings } : {}),
   };
   await deps.artifacts.put(artifactKeys.preflight(run.tenantId, run.id), JSON.stringify(preflight));
   return preflight;

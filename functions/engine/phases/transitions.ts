@@ -3,7 +3,7 @@
  *
  * - Units: the manifest items the id map knows (created or found), in manifest order.
  * - The state map (`mapStates` over the ADO types' states and the project's statuses, with the run's state
- *   overrides and the site's resolutions) is computed once and kept as a run artifact, with each issue type's
+ *   overrides over the project's confirmed states, and the site's resolutions) is computed once and kept as a run artifact, with each issue type's
  *   done statuses.
  * - Per item: its current ADO state (the chunk's items read in one call), the issue's current status read from
  *   Jira (so working a chunk again after a crash moves nothing twice), then the walk of `moveIssue`.
@@ -58,6 +58,7 @@ export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
   const resolutions = await siteResolutions(ctx);
   const mapping = mapStates(Object.fromEntries(states), statuses, preflight.typeMap, {
     overrides: run.options.stateOverrides ?? {},
+    ...(preflight.mappings ? { confirmed: preflight.mappings.states } : {}),
     ...(resolutions ? { resolutions } : {}),
   });
   const plan: StatePlan = {

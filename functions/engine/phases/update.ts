@@ -1,8 +1,9 @@
 /**
  * Phase 2 of an INCREMENTAL run, for items already in Jira: their mapped fields are set again from Azure
  * DevOps (summary, description, labels, priority, people, estimates, parent where Jira holds it as `parent`).
- * Fields the source no longer has are cleared (assignee, description, story points), so Jira matches the
- * source rather than keeping stale values; fields the migration does not map are left alone.
+ * Fields the source no longer has are cleared (assignee, description, story points, the custom fields the
+ * project's confirmed mappings write), so Jira matches the source rather than keeping stale values; fields
+ * the migration does not map are left alone.
  *
  * Each updated item's id map entry then records the run (`updatedByRun`, so a resumed chunk does not edit it
  * twice) and forgets the later phases it had done, so phases 3 to 7 look at it again: each of them reads Jira
@@ -57,7 +58,16 @@ export async function updateKnownItems(
       describe,
     );
     for (const f of CREATE_ONLY) delete fields[f];
-    for (const f of ['assignee', 'description', preflight.storyPointsFieldId ?? '']) {
+    // A mapped custom field is cleared only when the source has no value (one it cannot read is left alone).
+    const mapped = (preflight.mappings?.customFields ?? [])
+      .filter(
+        (c) =>
+          item.fields[c.source] === undefined ||
+          item.fields[c.source] === null ||
+          item.fields[c.source] === '',
+      )
+      .map((c) => c.fieldId);
+    for (const f of ['assignee', 'description', preflight.storyPointsFieldId ?? '', ...mapped]) {
       if (f && !(f in fields)) fields[f] = null;
     }
     if (m.type !== entry.sourceType)

@@ -139,6 +139,7 @@ export const CUSTOM = {
   sprint: 'customfield_10020',
   acceptanceCriteria: 'customfield_10035',
   sourceUrl: 'customfield_10040',
+  supportLevel: 'customfield_10050',
 } as const;
 
 export type FieldKind = 'string' | 'adf' | 'number' | 'date' | 'url' | 'sprint' | 'rank';
@@ -252,6 +253,14 @@ export const FIELDS: FieldDef[] = [
     'string',
     'com.atlassian.jira.plugin.system.customfieldtypes:url',
     'url',
+  ),
+  // A single-line text field, as sites add for their own data (the migration's confirmed field mappings).
+  cf(
+    CUSTOM.supportLevel,
+    'Support Level',
+    'string',
+    'com.atlassian.jira.plugin.system.customfieldtypes:textfield',
+    'string',
   ),
 ];
 

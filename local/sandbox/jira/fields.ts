@@ -382,6 +382,13 @@ export class FieldParser {
         if (isValidAdf(value)) this.changes.custom[id] = value;
         else this.errors[id] = ADF_REQUIRED;
         return;
+      case 'string':
+        // Jira's single-line text field: a string of at most 255 characters.
+        if (typeof value !== 'string') this.errors[id] = 'Operation value must be a string';
+        else if (value.length > 255)
+          this.errors[id] = 'The entered text is too long. It exceeds the allowed limit of 255 characters.';
+        else this.changes.custom[id] = value;
+        return;
       case 'url':
         if (typeof value === 'string' && URL.canParse(value)) this.changes.custom[id] = value;
         else this.errors[id] = 'Not a valid URL';
