@@ -59,6 +59,13 @@ export interface ApiProps {
   allowedOrigins?: readonly string[] | undefined;
   /** Stage throttling; defaults per stage (THROTTLE_DEFAULTS). */
   throttle?: ThrottleSettings | undefined;
+  /**
+   * Stripe's secret key and webhook signing secret, JSON `{"secretKey", "webhookSecret"}`: payments are charged
+   * through Stripe Checkout. Without it the instant provider marks every quote paid (a self-hosted deployment).
+   */
+  stripeSecret?: ISecret | undefined;
+  /** The customer-facing web app, where Stripe's checkout returns the payer. */
+  appUrl?: string | undefined;
   /** Custom domain: both or neither. */
   domainName?: string | undefined;
   certificateArn?: string | undefined;
@@ -77,6 +84,8 @@ export interface GroupAccess {
   stateMachine: boolean;
   /** Starts the scan worker (asynchronous invoke). */
   scanWorker: boolean;
+  /** Starts payments and reads the provider's webhook: reads the Stripe secret when the stack has one. */
+  payments: boolean;
   /** scrypt (N=2^15) is CPU bound and Lambda CPU scales with memory: groups that hash passwords get more. */
   memorySize: number;
 }
@@ -88,6 +97,7 @@ const none = {
   tokens: false,
   stateMachine: false,
   scanWorker: false,
+  payments: false,
   memorySize: 512,
 } as const satisfies GroupAccess;
 
@@ -109,7 +119,8 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   },
   // Adding a member hashes a password.
   team: { ...none, table: 'readWrite', tokens: true, memorySize: 1024 },
-  billing: { ...none, table: 'read', tokens: true },
+  // Quotes, payments and the provider's webhook (which writes quotes, payments and moves the project to READY).
+  billing: { ...none, table: 'readWrite', tokens: true, payments: true },
   plugins: { ...none, table: 'read', tokens: true },
   // Start seals the credentials and starts the machine; cancel stops it and writes the run's reports.
   migrations: {
@@ -295,6 +306,8 @@ export class Api extends Construct {
       if (access.stateMachine) environment.STATE_MACHINE_ARN = props.stateMachine.stateMachineArn;
       if (access.tokens) environment.JWT_SECRET_ARN = props.jwtSecret.secretArn;
       if (access.scanWorker) environment.SCAN_FUNCTION_NAME = this.scanWorker.functionName;
+      if (access.payments && props.stripeSecret) environment.STRIPE_SECRET_ARN = props.stripeSecret.secretArn;
+      if (access.payments && props.appUrl) environment.APP_URL = props.appUrl;
       // The preflights' origins, for the handlers' Access-Control-Allow-Origin (functions/platform/cors.ts).
       if (props.allowedOrigins?.length) environment.ALLOWED_ORIGINS = props.allowedOrigins.join(',');
 
@@ -314,6 +327,7 @@ export class Api extends Construct {
       if (access.credentials === 'unseal') props.credentialsKey.grantDecrypt(fn);
       if (access.tokens) props.jwtSecret.grantRead(fn);
       if (access.scanWorker) this.scanWorker.grantInvoke(fn);
+      if (access.payments) props.stripeSecret?.grantRead(fn);
       if (access.stateMachine) this.grantExecutions(fn, props.stateMachine);
       const acks: NagAcknowledgement[] = [];
       if (access.table !== 'none') acks.push(NAG.tableIndexes(props.table));

@@ -3,7 +3,8 @@
  * state machine from the ASL), the secrets, and the API (from the route table, with the stream and the scan
  * worker), and monitoring (a dashboard, alarms to an SNS topic).
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
 import { Data } from './data.ts';
@@ -22,6 +23,13 @@ export interface MigrationServiceStackProps extends StackProps {
   certificateArn?: string | undefined;
   /** Where alarms notify (context `alarmEmail`); used by monitoring. */
   alarmEmail?: string | undefined;
+  /**
+   * An existing Secrets Manager secret with Stripe's keys (context `stripeSecretArn`, JSON `{"secretKey",
+   * "webhookSecret"}`, created by the operator: the keys never pass through CDK). None: nobody is charged.
+   */
+  stripeSecretArn?: string | undefined;
+  /** The customer-facing web app (context `appUrl`): where checkout returns the payer. */
+  appUrl?: string | undefined;
 }
 
 export class MigrationServiceStack extends Stack {
@@ -43,11 +51,22 @@ export class MigrationServiceStack extends Stack {
       credentialsKey: this.engine.credentialsKey,
       stateMachine: this.engine.stateMachine,
       jwtSecret: this.secrets.jwtSecret,
+      stripeSecret: props.stripeSecretArn
+        ? Secret.fromSecretCompleteArn(this, 'StripeSecret', props.stripeSecretArn)
+        : undefined,
+      appUrl: props.appUrl,
       allowedOrigins: props.allowedOrigins,
       throttle: props.throttle,
       domainName: props.domainName,
       certificateArn: props.certificateArn,
     });
+    if (props.stage === 'prod' && !props.stripeSecretArn) {
+      // Right for a customer's own account; a paying SaaS stage must name its Stripe secret.
+      Annotations.of(this).addWarningV2(
+        'tms:payments-instant',
+        'No stripeSecretArn: payments use the instant provider, every quote is marked paid without a charge',
+      );
+    }
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: props.stage,
       engineFunction: this.engine.function,
@@ -112,5 +131,7 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     domainName: contextString(ctx('domainName')),
     certificateArn: contextString(ctx('certificateArn')),
     alarmEmail: contextString(ctx('alarmEmail')),
+    stripeSecretArn: contextString(ctx('stripeSecretArn')),
+    appUrl: contextString(ctx('appUrl')),
   };
 }

@@ -1,24 +1,32 @@
-/** GET /api/billing (owner only): the tenant's quotes, payments and spend per project. */
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
+/**
+ * Billing: the owner's view (quotes, payments, spend per project), a project's quote and its acceptance, and
+ * the payment provider's webhook (public: the provider's signature is its authentication).
+ */
+import { AcceptQuoteSchema } from '#domain/quotes.ts';
+import { config } from '#platform/config.ts';
+import { createApiHandler, json, type Operation, type PublicOperation } from '#platform/http.ts';
+import { parseOrThrow } from '#platform/validation.ts';
+import { paymentProvider } from '#services/payments/index.ts';
+import * as quotes from '#services/quotes.ts';
 import { store } from '#store/index.ts';
 
-const view: Operation = async (req) => {
-  const [quotes, payments] = await Promise.all([
-    store().billing.quotes(req.principal.tenantId),
-    store().billing.payments(req.principal.tenantId),
-  ]);
-  const spend = new Map<string, number>();
-  for (const p of payments) {
-    if (p.status !== 'PAID') continue;
-    const projectId = String(p.projectId);
-    spend.set(projectId, (spend.get(projectId) ?? 0) + Number(p.amountGbp ?? 0));
-  }
-  return json(200, {
-    currency: 'GBP',
-    quotes,
-    payments,
-    spendByProject: [...spend].map(([projectId, totalGbp]) => ({ projectId, totalGbp })),
+const view: Operation = async (req) => json(200, await quotes.billing(store(), req.principal.tenantId));
+
+const getQuote: Operation = async (req) =>
+  json(200, await quotes.getQuote(store(), req.principal.tenantId, req.params.projectId ?? ''));
+
+const acceptQuote: Operation = async (req) => {
+  const projectId = req.params.projectId ?? '';
+  const input = parseOrThrow(AcceptQuoteSchema, req.body ?? {});
+  const page = `${config().appUrl}/projects/${encodeURIComponent(projectId)}`;
+  const answer = await quotes.acceptQuote(store(), await paymentProvider(), req.principal, projectId, input, {
+    successUrl: `${page}?payment=success`,
+    cancelUrl: `${page}?payment=cancelled`,
   });
+  return json(200, answer);
 };
 
-export const handler = createApiHandler('billing', { view });
+const webhook: PublicOperation = async (req) =>
+  json(200, await quotes.receivePaymentWebhook(store(), await paymentProvider(), req.rawBody, req.headers));
+
+export const handler = createApiHandler('billing', { view, getQuote, acceptQuote, webhook });

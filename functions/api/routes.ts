@@ -122,6 +122,29 @@ export const routes: readonly Route[] = [
   },
 
   { method: 'GET', path: '/api/billing', group: 'billing', operation: 'view', access: ownerOnly },
+  // Everyone sees the price (the project detail shows it too); only the owner commits the account's money.
+  {
+    method: 'GET',
+    path: '/api/projects/{projectId}/quote',
+    group: 'billing',
+    operation: 'getQuote',
+    access: everyone,
+  },
+  {
+    method: 'POST',
+    path: '/api/projects/{projectId}/quote/accept',
+    group: 'billing',
+    operation: 'acceptQuote',
+    access: ownerOnly,
+  },
+  // The payment provider's events: no token, the provider's signature over the raw body is checked instead.
+  {
+    method: 'POST',
+    path: '/api/billing/webhooks/payments',
+    group: 'billing',
+    operation: 'webhook',
+    access: 'public',
+  },
 
   { method: 'GET', path: '/api/plugins', group: 'plugins', operation: 'list', access: everyone },
 

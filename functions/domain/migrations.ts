@@ -39,18 +39,6 @@ export function projectStatusAfterRun(status: RunStatus): ProjectStatus | undefi
   }
 }
 
-/** Every project status a run may start from (the start body brings the credentials, so any but MIGRATING). */
-export const PROJECT_STATUSES_BEFORE_RUN: readonly ProjectStatus[] = [
-  'DRAFT',
-  'CONNECTED',
-  'SCANNED',
-  'MAPPED',
-  'READY',
-  'COMPLETED',
-  'FAILED',
-  'CANCELLED',
-];
-
 const name = z.string().trim().min(1).max(256);
 const nameMap = z.record(z.string().trim().min(1).max(256), z.string().trim().min(1).max(256));
 

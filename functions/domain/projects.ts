@@ -38,8 +38,8 @@ export interface Project {
   updatedAt: string;
   /** Set by a finished scan. */
   scanSummary?: Record<string, unknown>;
-  /** The latest scan's pricing. */
-  quote?: Record<string, unknown>;
+  /** The current quote (functions/domain/quotes.ts): the latest scan's price until one is paid. */
+  quoteId?: string;
 }
 
 /** What the project detail shows of a stored tracker connection: never the credentials. */
@@ -70,6 +70,8 @@ export function newProject(input: CreateProjectInput, tenantId: string, id: stri
 export function projectDetail(
   project: Project,
   connections: { source: ConnectionView | null; target: ConnectionView | null },
+  quote: unknown,
 ) {
-  return { ...project, scanSummary: project.scanSummary ?? null, quote: project.quote ?? null, connections };
+  const { quoteId: _current, ...shown } = project;
+  return { ...shown, scanSummary: project.scanSummary ?? null, quote: quote ?? null, connections };
 }

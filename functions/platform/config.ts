@@ -16,6 +16,8 @@ const EnvSchema = z.object({
   DYNAMODB_ENDPOINT: z.string().url().optional(),
   /** Overrides the stage's auth rate limit (requests per minute per client address). */
   AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
+  /** The customer-facing web app: where a payment provider's checkout sends the payer back. */
+  APP_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
 });
 
 export interface Config {
@@ -24,6 +26,7 @@ export interface Config {
   region: string;
   dynamodbEndpoint: string | undefined;
   authRateLimitPerMinute: number;
+  appUrl: string;
 }
 
 /** The spec's limits: 10 per minute in production, 100 in development. */
@@ -46,6 +49,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     region: e.AWS_REGION,
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
+    appUrl: e.APP_URL.replace(/\/+$/, ''),
   };
 }
 

@@ -37,6 +37,12 @@ export const ErrorCode = {
   CONNECTION_REQUIRED: 'CONNECTION_REQUIRED',
   MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
   TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
+  PROJECT_NOT_READY: 'PROJECT_NOT_READY',
+  QUOTE_NOT_AVAILABLE: 'QUOTE_NOT_AVAILABLE',
+  QUOTE_CHANGED: 'QUOTE_CHANGED',
+  PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
+  WEBHOOK_SIGNATURE_INVALID: 'WEBHOOK_SIGNATURE_INVALID',
+  PAYMENT_NOT_FOUND: 'PAYMENT_NOT_FOUND',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -151,6 +157,33 @@ export const errors = {
     ),
   /** The target tracker refused or could not be reached ("target connection failed with 401"...). */
   targetTracker: (message: string) => new HttpError(502, ErrorCode.TARGET_TRACKER_ERROR, message),
+  /** The project's status does not allow this step yet; the message says what to do next (domain/lifecycle.ts). */
+  projectNotReady: (message: string) => new HttpError(409, ErrorCode.PROJECT_NOT_READY, message),
+  /** No completed scan of the project's source: nothing to price. */
+  quoteNotAvailable: (projectId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.QUOTE_NOT_AVAILABLE,
+      `Project ${projectId} has no quote yet: scan the source first (POST /api/connectors/scan with projectId ${projectId})`,
+    ),
+  /** The caller accepted a quote that a later scan has replaced: the price may differ. */
+  quoteChanged: (quoteId: string, currentId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.QUOTE_CHANGED,
+      `Quote ${quoteId} was replaced by quote ${currentId} after a new scan: review it and accept that one`,
+    ),
+  paymentProviderFailed: () =>
+    new HttpError(
+      502,
+      ErrorCode.PAYMENT_PROVIDER_FAILED,
+      'Could not start the payment with the payment provider; nothing was charged, try again',
+    ),
+  /** A verified webhook names a payment we have no record of (yet): 404, so the provider delivers it again. */
+  paymentNotFound: (paymentId: string) =>
+    new HttpError(404, ErrorCode.PAYMENT_NOT_FOUND, `Payment ${paymentId} not found`),
+  webhookSignatureInvalid: (message: string) =>
+    new HttpError(400, ErrorCode.WEBHOOK_SIGNATURE_INVALID, message),
   memberNotFound: (id: string) =>
     new HttpError(404, ErrorCode.MEMBER_NOT_FOUND, `Team member ${id} not found`),
   routeNotFound: (method: string, path: string) =>

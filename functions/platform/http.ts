@@ -25,6 +25,8 @@ export interface ApiRequest {
   headers: Record<string, string>;
   cookies: Record<string, string>;
   body: unknown;
+  /** The body exactly as received (a webhook's signature covers these bytes, not re-serialised JSON). */
+  rawBody: string;
   sourceIp: string;
   requestId: string;
 }
@@ -145,6 +147,7 @@ const routeResolver = (group: RouteGroup): ApiMiddleware => {
           headers,
           cookies: parseCookies(headers.cookie),
           body: undefined,
+          rawBody: '',
           sourceIp: e.requestContext?.identity?.sourceIp ?? 'unknown',
           requestId: e.requestContext?.requestId ?? '',
         },
@@ -192,6 +195,7 @@ const jsonBody = (): ApiMiddleware => ({
     if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw errors.payloadTooLarge(MAX_BODY_BYTES);
     const contentType = state.request.headers['content-type'] ?? '';
     if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) throw errors.unsupportedMediaType();
+    state.request.rawBody = raw;
     try {
       state.request.body = JSON.parse(raw);
     } catch {

@@ -13,6 +13,7 @@ import {
   type TargetCredentials,
   TargetCredentialsSchema,
 } from '#domain/connectors.ts';
+import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
 import { nowIso, nowMs } from '#platform/clock.ts';
 import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
@@ -27,6 +28,7 @@ import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import { JiraClient } from '#trackers/jira/client.ts';
 import { findProject } from './projects.ts';
+import { offerQuote } from './quotes.ts';
 import type { ScanDispatcher, ScanJob } from './scan-dispatch.ts';
 
 /** A connection test should answer in seconds: few retries, short timeouts. */
@@ -179,7 +181,8 @@ export async function testConnection(
       project.id,
       kind === 'source' ? 'target' : 'source',
     );
-    if (other?.ok) await store.projects.transition(principal.tenantId, project.id, ['DRAFT'], 'CONNECTED');
+    const { from, to } = PROJECT_TRANSITIONS.connect;
+    if (other?.ok) await store.projects.transition(principal.tenantId, project.id, [...from], to);
   }
   return result;
 }
@@ -231,9 +234,10 @@ async function finishScan(store: Store, scan: ScanRecord, report: ScanReport): P
         attachmentTotalGb: report.attachmentTotalGb,
         commentCount: report.commentCount,
       },
-      quote: { scanId: scan.scanId, ...report.pricing },
     });
-    await store.projects.transition(scan.tenantId, scan.projectId, ['CONNECTED'], 'SCANNED');
+    await offerQuote(store, scan.tenantId, scan.projectId, scan.scanId, report.pricing);
+    const { from, to } = PROJECT_TRANSITIONS.scan;
+    await store.projects.transition(scan.tenantId, scan.projectId, [...from], to);
   }
   return done;
 }

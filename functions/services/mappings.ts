@@ -2,8 +2,8 @@
  * A project's mappings: suggested from its latest completed scan and the Jira project's metadata (the engine's
  * own rules, functions/domain/mapping), saved after every target reference is checked against the Jira
  * project, and confirmed (checked again) to move the project SCANNED -> MAPPED.
- *
- * The migration engine does not read this record yet: a run still maps with its own rules and options.
+ * Runs map with the confirmed copy (`store.mappings.confirmed`); saving again leaves it as it was until the
+ * next confirmation.
  */
 import {
   type SourceCredentials,
@@ -11,6 +11,7 @@ import {
   type TargetCredentials,
   TargetCredentialsSchema,
 } from '#domain/connectors.ts';
+import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
 import { NOT_MIGRATED_TYPES } from '#domain/mapping/issue-types.ts';
 import { sameName } from '#domain/mapping/text.ts';
@@ -226,8 +227,9 @@ export async function confirmMappings(
   await validateAgainstTarget(store, project, { types, states, fields, users, linkTypes });
   const now = nowIso();
   const record: MappingsRecord = { ...saved, source: 'confirmed', confirmedAt: now, updatedAt: now };
-  await store.mappings.put(tenantId, record);
-  await store.projects.transition(tenantId, project.id, ['SCANNED'], 'MAPPED');
+  await store.mappings.putConfirmed(tenantId, record);
+  const { from, to } = PROJECT_TRANSITIONS.confirmMappings;
+  await store.projects.transition(tenantId, project.id, [...from], to);
   const status = (await store.projects.get(tenantId, project.id))?.status ?? project.status;
   return { ...record, projectStatus: status };
 }

@@ -4,11 +4,11 @@
  * project's sealed connections: the orchestrator gets ids only, and no answer or log line carries them.
  */
 import { createHash } from 'node:crypto';
+import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
 import {
   connectionCredentials,
   idMapRows,
   isActiveRun,
-  PROJECT_STATUSES_BEFORE_RUN,
   requestFingerprint,
   runOptionsOf,
   type StartRunInput,
@@ -121,6 +121,9 @@ export async function startMigration(
         throw errors.migrationAlreadyRunning(held.id);
       }
     }
+    // After the lock: a repeated start of the active run is answered whatever the project's status says now.
+    const refusal = runStartRefusal(project.status, input.type, options.dryRun, project.id);
+    if (refusal) throw errors.projectNotReady(refusal);
     const run = newRun(tenantId, project.id, input.type, options);
     if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
     await launch(store, orch, run, input);
@@ -135,9 +138,11 @@ async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRu
   const { tenantId, projectId, id } = run;
   try {
     await storeCredentials(store, tenantId, projectId, id, input);
-    // A dry run writes nothing to Jira: the project's status is left as it is.
-    if (!run.options.dryRun)
-      await store.projects.transition(tenantId, projectId, [...PROJECT_STATUSES_BEFORE_RUN], 'MIGRATING');
+    // Dry runs write nothing and SAMPLE runs are trials: neither moves the project (domain/lifecycle.ts).
+    if (runMovesProject(run.type, run.options.dryRun)) {
+      const { from, to } = PROJECT_TRANSITIONS.startMigration;
+      await store.projects.transition(tenantId, projectId, [...from], to);
+    }
   } catch (err) {
     await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
       finishedAt: nowIso(),

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { isActiveRun } from '#domain/migrations.ts';
 import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
+import { quoteView } from '#domain/quotes.ts';
 import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
 import type { Store } from '#store/index.ts';
@@ -28,12 +29,18 @@ export async function createProject(
 
 export async function getProjectDetail(store: Store, tenantId: string, projectId: string) {
   const project = await findProject(store, tenantId, projectId);
-  const [source, target] = await Promise.all(
-    (['source', 'target'] as const).map((kind) => store.connections.get(tenantId, project.id, kind)),
-  );
+  const [source, target, quote] = await Promise.all([
+    store.connections.get(tenantId, project.id, 'source'),
+    store.connections.get(tenantId, project.id, 'target'),
+    project.quoteId ? store.billing.quote(tenantId, project.quoteId) : undefined,
+  ]);
   const view = (c: typeof source) =>
     c ? { ok: c.ok, message: c.message, testedAt: c.testedAt, ...c.summary } : null;
-  return projectDetail(project, { source: view(source), target: view(target) });
+  return projectDetail(
+    project,
+    { source: view(source), target: view(target) },
+    quote ? quoteView(quote) : null,
+  );
 }
 
 export async function deleteProject(store: Store, tenantId: string, projectId: string): Promise<void> {

@@ -7,6 +7,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
@@ -135,13 +136,13 @@ export class RunRepository {
 
   /**
    * What follows a run's end, wherever it happens (engine or API): the project's lock is released, and a real
-   * (not dry) run moves its project out of MIGRATING. Each write is conditional and repeatable; a crash in
+   * run that moved its project (FULL or INCREMENTAL, not dry: domain/lifecycle.ts) moves it out of MIGRATING. Each write is conditional and repeatable; a crash in
    * between leaves a lock that the next start takes over (it names a run that has ended).
    */
   private async afterEnd(run: Run): Promise<void> {
     await this.releaseLock(run.tenantId, run.projectId, run.id);
     const projectStatus = projectStatusAfterRun(run.status);
-    if (run.options?.dryRun || !projectStatus) return;
+    if (!runMovesProject(run.type, run.options?.dryRun ?? false) || !projectStatus) return;
     try {
       await this.table.db.send(
         new UpdateCommand({

@@ -35,6 +35,8 @@ const PROD_CONTEXT = {
   domainName: 'api.example.com',
   certificateArn: 'arn:aws:acm:eu-west-2:123456789012:certificate/11111111-2222-3333-4444-555555555555',
   alarmEmail: 'ops@example.com',
+  stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
+  appUrl: 'https://app.example.com',
 };
 
 interface Synth {
@@ -298,10 +300,10 @@ describe('the API construct', () => {
     const apiOnly = (names: string[]) => names.filter((n) => n !== 'scanWorker');
 
     expect(apiOnly(whoMay(s, 'dynamodb:PutItem', table))).toEqual(
-      ['auth', 'connectors', 'migrations', 'projects', 'team'].sort(),
+      ['auth', 'billing', 'connectors', 'migrations', 'projects', 'team'].sort(),
     );
     expect(apiOnly(whoMay(s, 'dynamodb:GetItem', table))).toEqual(groupsWhere((g) => g !== 'health'));
-    for (const readOnly of ['billing', 'plugins', 'stream'] as const) {
+    for (const readOnly of ['plugins', 'stream'] as const) {
       const role = roleOf(s, fnId(s, readOnly));
       expect(allows(s, role, 'dynamodb:Query', table), readOnly).toBe(true);
       for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'])
@@ -319,6 +321,26 @@ describe('the API construct', () => {
     expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual(['connectors', 'migrations']);
     // projects: the mappings read both trackers with the stored credentials.
     expect(whoMay(s, 'kms:Decrypt', key)).toEqual(['connectors', 'migrations', 'projects', 'scanWorker']);
+  });
+
+  it('gives the Stripe secret (context stripeSecretArn) to the billing group only, and none when there is none', () => {
+    const s = prod();
+    const arn = PROD_CONTEXT.stripeSecretArn;
+    const billing = envOf(s, fnId(s, 'billing'));
+    expect(billing.STRIPE_SECRET_ARN).toBe(arn);
+    expect(billing.APP_URL).toBe('https://app.example.com');
+    const readers = routeGroups().filter((g) =>
+      statementsOf(s, roleOf(s, fnId(s, g))).some(
+        (st) =>
+          actionsOf(st).includes('secretsmanager:GetSecretValue') &&
+          JSON.stringify(st.Resource).includes(arn),
+      ),
+    );
+    expect(readers).toEqual(['billing']);
+    for (const g of routeGroups().filter((x) => x !== 'billing'))
+      expect(envOf(s, fnId(s, g)), g).not.toHaveProperty('STRIPE_SECRET_ARN');
+    // Without one (dev here), the instant provider: no variable, no grant beyond the JWT key.
+    expect(envOf(dev(), fnId(dev(), 'billing'))).not.toHaveProperty('STRIPE_SECRET_ARN');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
@@ -427,6 +449,8 @@ describe('the API construct', () => {
       domainName: PROD_CONTEXT.domainName,
       certificateArn: PROD_CONTEXT.certificateArn,
       alarmEmail: 'ops@example.com',
+      stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
+      appUrl: 'https://app.example.com',
     });
     expect(props({ allowedOrigins: '["https://a.example.com"]', throttleBurstLimit: 7 })).toMatchObject({
       stage: 'dev',
@@ -440,6 +464,8 @@ describe('the API construct', () => {
       domainName: undefined,
       certificateArn: undefined,
       alarmEmail: undefined,
+      stripeSecretArn: undefined,
+      appUrl: undefined,
     });
     expect(() => props({ throttleRateLimit: 'fast' })).toThrow(/throttleRateLimit/);
   });

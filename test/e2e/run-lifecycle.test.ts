@@ -18,6 +18,7 @@ import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/co
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import type { JiraIssueDump } from '../support/engine-harness.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
 import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
@@ -78,6 +79,8 @@ async function newProject(name: string): Promise<string> {
     body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   });
   expect(res.status).toBe(201);
+  // Paid, by arrangement: the flow to READY over HTTP is project-lifecycle.test.ts's.
+  await markProjectStatus(app.store, tenant.tenantId, res.body.id, 'READY');
   return res.body.id;
 }
 

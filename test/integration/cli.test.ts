@@ -16,6 +16,7 @@ import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
 import { type CliResult, runTms, spawnTms } from '../support/cli.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
 const PAT = 'ado-pat-SECRET-cli-5b7e';
@@ -39,6 +40,8 @@ async function newProject(): Promise<string> {
     body: { name: 'CLI project', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   });
   expect(res.status).toBe(201);
+  // Paid, by arrangement: the flow to READY is project-lifecycle.test.ts's.
+  await markProjectStatus(app.store, t.tenantId, res.body.id, 'READY');
   return res.body.id;
 }
 

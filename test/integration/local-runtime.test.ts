@@ -155,5 +155,6 @@ describe('npm start', () => {
 
     second.proc.kill('SIGINT');
     expect(await second.exited).toBe(0);
-  });
+    // Two cold starts of the whole runtime (DynamoDB Local's JVM included): ~40 s alone, more on a loaded CI box.
+  }, 180_000);
 });

@@ -7,6 +7,7 @@ import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
 
 const STATE_MACHINE_ARN = 'arn:aws:states:eu-west-2:123456789012:stateMachine:tms-dev-migration';
 const PAT = 'ado-pat-SECRET-77a0c3e1';
@@ -36,6 +37,7 @@ describe('the migrations handler with STATE_MACHINE_ARN', () => {
       body: { name: 'Aws project', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
     });
     expect(project.status).toBe(201);
+    await markProjectStatus(app.store, t.tenantId, project.body.id, 'READY');
     const res = await app.call('POST', `/api/migrations/project/${project.body.id}/start`, {
       token: t.member.token,
       body: {

@@ -8,12 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ProjectStatus } from '../../functions/domain/projects.ts';
 import { resetMetrics } from '../../functions/platform/metrics.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import type { Orchestrator } from '../../functions/services/orchestrator.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
 const PAT = 'ado-pat-SECRET-4f1c2a9e7d';
@@ -67,12 +69,14 @@ beforeEach(() => {
 });
 afterEach(() => setOrchestrator(undefined));
 
-async function newProject(token = t.admin.token): Promise<string> {
+/** A paid project (READY), arranged through the store: the flow to READY is project-lifecycle.test.ts's. */
+async function newProject(tenant = t, status: ProjectStatus = 'READY'): Promise<string> {
   const res = await app.call('POST', '/api/projects', {
-    token,
+    token: tenant.admin.token,
     body: { name: 'Runs project', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   });
   expect(res.status).toBe(201);
+  await markProjectStatus(app.store, tenant.tenantId, res.body.id, status);
   return res.body.id;
 }
 
@@ -136,11 +140,11 @@ describe('POST /api/migrations/project/{projectId}/start: validation', () => {
       ]),
     );
     expect(orch.starts).toEqual([]);
-    expect(await projectStatus(projectId)).toBe('DRAFT');
+    expect(await projectStatus(projectId)).toBe('READY');
   });
 
   it("answers 404 for an unknown, malformed or another tenant's project", async () => {
-    const theirs = await newProject(other.admin.token);
+    const theirs = await newProject(other);
     for (const id of [theirs, UNKNOWN_RUN, 'not-a-uuid']) {
       const res = await start(id);
       expect(res.status).toBe(404);
@@ -243,9 +247,73 @@ describe('starting a run', () => {
     expect((await start(real)).status).toBe(200);
     expect(await projectStatus(real)).toBe('MIGRATING');
 
-    const dry = await newProject();
+    const dry = await newProject(t, 'MAPPED');
     expect((await start(dry, startBody({ dry_run: true }))).status).toBe(200);
-    expect(await projectStatus(dry)).toBe('DRAFT');
+    expect(await projectStatus(dry)).toBe('MAPPED');
+  });
+
+  describe('the project status a run needs (domain/lifecycle.ts)', () => {
+    const code = 'PROJECT_NOT_READY';
+    it.each([
+      ['DRAFT', /project [0-9a-f-]+ is DRAFT: connect both trackers: POST \/api\/connectors\/test/],
+      ['CONNECTED', /is CONNECTED: scan the source: POST \/api\/connectors\/scan/],
+      ['SCANNED', /is SCANNED: confirm the mappings: .*POST \/api\/projects\/[0-9a-f-]+\/mappings\/confirm/],
+    ] as const)('refuses every run on a %s project with 409 and the next step', async (status, next) => {
+      const projectId = await newProject(t, status);
+      for (const body of [
+        startBody(),
+        startBody({}, 'SAMPLE'),
+        startBody({ dry_run: true }),
+        startBody({}, 'INCREMENTAL'),
+      ]) {
+        const res = await start(projectId, body);
+        expect(res.status).toBe(409);
+        expect(res.body).toMatchObject({ statusCode: 409, error: 'Conflict', code });
+        expect(res.body.message).toMatch(next);
+      }
+      expect(await projectStatus(projectId)).toBe(status);
+      expect(orch.starts).toHaveLength(0);
+      // Nothing was kept from the refused start: no run, no stored credentials.
+      const runs = await app.call('GET', `/api/migrations?projectId=${projectId}`, { token: t.member.token });
+      expect(runs.body).toEqual([]);
+      const detail = (await app.call('GET', `/api/projects/${projectId}`, { token: t.member.token })).body;
+      expect(detail.connections).toEqual({ source: null, target: null });
+    });
+
+    it('refuses FULL and INCREMENTAL on a MAPPED project (pay first), and lets SAMPLE and dry runs start', async () => {
+      const projectId = await newProject(t, 'MAPPED');
+      for (const type of ['FULL', 'INCREMENTAL']) {
+        const res = await start(projectId, startBody({}, type));
+        expect(res.status).toBe(409);
+        expect(res.body.code).toBe(code);
+        expect(res.body.message).toMatch(
+          new RegExp(
+            `A ${type} migration needs a paid project \\(READY\\); project ${projectId} is MAPPED: accept the quote: .*quote\\/accept.*; a SAMPLE run or a dry run can start now`,
+          ),
+        );
+      }
+      const sample = await start(projectId, startBody({}, 'SAMPLE'));
+      expect(sample.status).toBe(200);
+      // A trial never moves the project: not while it runs, not when it ends.
+      expect(await projectStatus(projectId)).toBe('MAPPED');
+      await app.store.runs.setStatus(t.tenantId, sample.body.id, ['RUNNING', 'PENDING'], 'COMPLETED', {
+        finishedAt: new Date().toISOString(),
+      });
+      expect(await projectStatus(projectId)).toBe('MAPPED');
+      const dry = await start(projectId, startBody({ dry_run: true }, 'FULL'));
+      expect(dry.status).toBe(200);
+      expect(await projectStatus(projectId)).toBe('MAPPED');
+    });
+
+    it.each(['READY', 'COMPLETED', 'FAILED', 'CANCELLED'] as const)(
+      'starts a FULL run on a %s project (re-runs of a paid project need no new payment)',
+      async (status) => {
+        const projectId = await newProject(t, status);
+        const res = await start(projectId, startBody({}, status === 'READY' ? 'FULL' : 'INCREMENTAL'));
+        expect(res.status).toBe(200);
+        expect(await projectStatus(projectId)).toBe('MIGRATING');
+      },
+    );
   });
 
   it('answers the active run to the same request, and 409 to another', async () => {
@@ -528,7 +596,7 @@ describe('GET /api/migrations', () => {
     expect((await list(`?projectId=${projectId}&status=DONE`)).body.message).toEqual([
       'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED',
     ]);
-    const theirs = await list(`?projectId=${await newProject(other.admin.token)}`);
+    const theirs = await list(`?projectId=${await newProject(other)}`);
     expect(theirs.status).toBe(404);
     expect(theirs.body.code).toBe('PROJECT_NOT_FOUND');
   });

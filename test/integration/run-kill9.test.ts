@@ -19,8 +19,9 @@ import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index
 import type { JiraIssueDump } from '../support/engine-harness.ts';
 import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
+import { prepareProjectOverHttp } from '../support/lifecycle.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
-import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
+import { sandboxControl, sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
 const ITEMS = 200;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '9' });
@@ -109,6 +110,13 @@ describe('npm start killed mid-run', () => {
       body: { name: 'Killed mid-run', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
     });
     expect(project.status).toBe(201);
+    // The real path to READY (connect, scan, confirm the mappings, pay with the instant provider).
+    await prepareProjectOverHttp(
+      (method, path, options) => http(base, method, path, options ?? {}),
+      token,
+      project.body.id,
+      sandboxCredentials(sandboxes, config),
+    );
 
     // A slow Jira: the create phase (50 items a chunk) takes a few seconds, and the kill lands inside it.
     await jira('PUT', '/_sandbox/faults', { latencyMs: 80 });

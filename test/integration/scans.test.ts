@@ -138,7 +138,9 @@ describe('POST /api/connectors/scan', () => {
       totalWorkItems: expected.totalWorkItems,
       commentCount: expected.commentCount,
     });
-    expect(detail.quote).toEqual({ scanId: res.body.scanId, ...expected.pricing });
+    expect(detail.quote).toMatchObject({ scanId: res.body.scanId, status: 'OPEN', ...expected.pricing });
+    expect(detail.quote.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(detail).not.toHaveProperty('quoteId');
   });
 
   it('refuses a scan with no credentials, and answers 502 with the spec message when the source refuses', async () => {

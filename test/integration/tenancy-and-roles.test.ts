@@ -114,6 +114,9 @@ describe('the role matrix', () => {
     expect(access('GET', '/api/team/members')).toEqual(['owner', 'admin']);
     expect(access('POST', '/api/team/members')).toEqual(['owner', 'admin']);
     expect(access('GET', '/api/billing')).toEqual(['owner']);
+    // Ours: accepting a quote commits the account's money, like the billing view it is the owner's.
+    expect(access('POST', '/api/projects/{projectId}/quote/accept')).toEqual(['owner']);
+    expect(access('GET', '/api/projects/{projectId}/quote')).toEqual(['owner', 'admin', 'member']);
     expect(access('GET', '/api/projects/{projectId}')).toEqual(['owner', 'admin', 'member']);
     // Ours: every role runs migrations; cancel is final, so managers only.
     expect(access('POST', '/api/migrations/project/{projectId}/start')).toEqual(['owner', 'admin', 'member']);

@@ -18,4 +18,12 @@ describe('configuration', () => {
         .authRateLimitPerMinute,
     ).toBe(7);
   });
+
+  it('takes the web app URL (where checkout returns the payer) without a trailing slash; http(s) only', () => {
+    expect(loadConfig({ TABLE_NAME: 't' }).appUrl).toBe('http://localhost:3000');
+    expect(loadConfig({ TABLE_NAME: 't', APP_URL: 'https://app.example.com/' }).appUrl).toBe(
+      'https://app.example.com',
+    );
+    expect(() => loadConfig({ TABLE_NAME: 't', APP_URL: 'javascript:alert(1)' })).toThrow(/APP_URL/);
+  });
 });

@@ -16,6 +16,7 @@ import {
   resetJwtKey,
 } from '../../functions/platform/jwt-key.ts';
 import { type Principal, signAccessToken, verifyAccessToken } from '../../functions/platform/tokens.ts';
+import { captureOutput } from '../support/capture-output.ts';
 import { lambdaContext, proxyEvent } from '../support/proxy-event.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:JwtSigningKey-AbCdEf';
@@ -33,19 +34,7 @@ const sm = mockClient(SecretsManagerClient);
 const saved: Record<string, string | undefined> = {};
 const logged: string[] = [];
 
-function captureLogs() {
-  for (const stream of [process.stdout, process.stderr]) {
-    vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown) => {
-      logged.push(String(chunk));
-      return true;
-    }) as typeof stream.write);
-  }
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) {
-    vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
-      logged.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
-    });
-  }
-}
+const captureLogs = () => captureOutput(logged);
 
 beforeEach(() => {
   for (const v of [...JWT_VARS, 'TABLE_NAME', 'ALLOWED_ORIGINS']) saved[v] = process.env[v];
@@ -172,6 +161,7 @@ describe('without a signing key', () => {
       region: 'eu-west-2',
       dynamodbEndpoint: undefined,
       authRateLimitPerMinute: 10,
+      appUrl: 'http://localhost:3000',
     });
     // The process's table (what the engine and the worker reach first) builds without any key.
     const { store } = await import('../../functions/store/index.ts');

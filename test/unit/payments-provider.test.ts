@@ -14,6 +14,7 @@ const input: StartPaymentInput = {
   tenantId: 'tenant-1',
   projectId: 'project-1',
   quoteId: 'quote-1',
+  attempt: 1,
   amountCents: 4_900,
   currency: 'GBP',
   description: 'Migration',
@@ -53,10 +54,11 @@ describe('InstantPaymentProvider', () => {
     );
     const others = await Promise.all([
       instant.startPayment({ ...input, quoteId: 'quote-2' }),
+      instant.startPayment({ ...input, attempt: 2 }),
       instant.startPayment({ ...input, projectId: 'project-2' }),
       instant.startPayment({ ...input, tenantId: 'tenant-2' }),
     ]);
-    expect(new Set([id, ...others.map((o) => o.paymentId)]).size).toBe(4);
+    expect(new Set([id, ...others.map((o) => o.paymentId)]).size).toBe(5);
   });
 
   it('still refuses an amount no provider should charge', async () => {

@@ -1,12 +1,11 @@
 /** Stripe webhooks: verified with Stripe's own test signatures, then mapped to our payment events. */
-import Stripe from 'stripe';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { StripeCheckoutProvider, WebhookSignatureError } from '#services/payments/index.ts';
+import { sessionObject, signStripePayload, stripeEvent } from '../support/fake-stripe.ts';
 
 const SECRET_KEY = 'sk_test_51WebhookSuiteSecretKeyDoNotLog';
 const WEBHOOK_SECRET = 'whsec_webhookSuiteSigningSecretDoNotLog';
 const provider = new StripeCheckoutProvider({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET });
-const stripe = new Stripe('sk_test_unused');
 
 const IDS = {
   tenantId: 'tenant-7f3a',
@@ -14,51 +13,17 @@ const IDS = {
   quoteId: 'q-20240611-01',
 };
 
-function session(overrides: Record<string, unknown> = {}) {
-  return {
-    id: 'cs_test_a1B2c3D4e5F6g7H8i9J0',
-    object: 'checkout.session',
-    amount_subtotal: 12_345,
-    amount_total: 12_345,
-    client_reference_id: IDS.quoteId,
-    currency: 'gbp',
-    customer_details: { email: 'owner@example.com', name: 'Ada Owner' },
-    customer_email: 'owner@example.com',
-    livemode: false,
-    metadata: { ...IDS },
-    mode: 'payment',
-    payment_intent: 'pi_3PQrStUvWxYz0123',
-    payment_status: 'paid',
-    status: 'complete',
-    success_url: 'https://app.example.com/projects/x/paid',
-    cancel_url: 'https://app.example.com/projects/x/quote',
-    url: null,
-    ...overrides,
-  };
-}
+const session = (overrides: Record<string, unknown> = {}) =>
+  sessionObject(
+    { id: 'cs_test_a1B2c3D4e5F6g7H8i9J0', metadata: { ...IDS }, amount_total: 12_345 },
+    { amount_subtotal: 12_345, ...overrides },
+  );
 
-function event(type: string, object: Record<string, unknown>, id = 'evt_1PQrStUvWxYz0001') {
-  return JSON.stringify({
-    id,
-    object: 'event',
-    api_version: '2025-11-17.clover',
-    created: Math.floor(Date.now() / 1000),
-    data: { object },
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    type,
-  });
-}
+const event = (type: string, object: Record<string, unknown>, id = 'evt_1PQrStUvWxYz0001') =>
+  stripeEvent(type, object, id);
 
-function signed(payload: string, opts: { secret?: string; timestamp?: number } = {}) {
-  const header = stripe.webhooks.generateTestHeaderString({
-    payload,
-    secret: opts.secret ?? WEBHOOK_SECRET,
-    ...(opts.timestamp === undefined ? {} : { timestamp: opts.timestamp }),
-  });
-  return { 'stripe-signature': header };
-}
+const signed = (payload: string, opts: { secret?: string; timestamp?: number } = {}) =>
+  signStripePayload(payload, opts.secret ?? WEBHOOK_SECRET, opts);
 
 let spies: MockInstance[] = [];
 const logged = () => spies.flatMap((s) => s.mock.calls.map((c) => c.map(String).join(' '))).join('\n');

@@ -1,9 +1,10 @@
 /**
- * Picks the payment provider from the environment: Stripe Checkout when `STRIPE_SECRET_KEY` is set, else
- * the offline instant provider. Both Stripe values are secrets: here they are read from the environment; in
- * AWS they belong in Secrets Manager (loaded into the environment or read at cold start), never in the
- * template or a log line.
+ * Picks the payment provider from the environment: Stripe Checkout when `STRIPE_SECRET_KEY` is set (or, in
+ * AWS, `STRIPE_SECRET_ARN` names a Secrets Manager secret holding `{"secretKey", "webhookSecret"}`, read once
+ * per cold start), else the instant provider (offline, and self-hosted deployments that charge nobody). The
+ * Stripe values are secrets: never in the template, an error message or a log line.
  */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type Stripe from 'stripe';
 import { ConfigError } from '#platform/config.ts';
 import { logger } from '#platform/logger.ts';
@@ -36,4 +37,52 @@ export function providerFromEnv(
     livemode: /^(sk|rk)_live_/.test(secretKey),
   });
   return new StripeCheckoutProvider({ secretKey, webhookSecret, ...(stripeConfig ? { stripeConfig } : {}) });
+}
+
+/** Reads `STRIPE_SECRET_ARN`'s secret into the two variables `providerFromEnv` reads; other variables as they are. */
+export async function resolveStripeSecret(
+  env: NodeJS.ProcessEnv = process.env,
+  client: () => SecretsManagerClient = () => new SecretsManagerClient({}),
+): Promise<NodeJS.ProcessEnv> {
+  if (env.STRIPE_SECRET_KEY || !env.STRIPE_SECRET_ARN) return env;
+  let text: string | undefined;
+  try {
+    text = (await client().send(new GetSecretValueCommand({ SecretId: env.STRIPE_SECRET_ARN }))).SecretString;
+  } catch (err) {
+    // The SDK's error names the failure (AccessDenied, ResourceNotFound), never a value.
+    throw new ConfigError(
+      `Invalid configuration: could not read STRIPE_SECRET_ARN (${err instanceof Error ? err.name : 'error'})`,
+    );
+  }
+  let parsed: { secretKey?: unknown; webhookSecret?: unknown } = {};
+  try {
+    parsed = JSON.parse(text ?? '');
+  } catch {
+    // Reported below without the text: it is a secret.
+  }
+  if (typeof parsed.secretKey !== 'string' || typeof parsed.webhookSecret !== 'string') {
+    throw new ConfigError(
+      'Invalid configuration: the STRIPE_SECRET_ARN secret must be JSON {"secretKey": "...", "webhookSecret": "..."}',
+    );
+  }
+  return { ...env, STRIPE_SECRET_KEY: parsed.secretKey, STRIPE_WEBHOOK_SECRET: parsed.webhookSecret };
+}
+
+let cached: Promise<PaymentProvider> | undefined;
+
+/** The process's provider: chosen at first use and kept (a failed choice is tried again at the next use). */
+export function paymentProvider(): Promise<PaymentProvider> {
+  if (!cached) {
+    const loading = resolveStripeSecret().then((env) => providerFromEnv(env));
+    cached = loading;
+    loading.catch(() => {
+      if (cached === loading) cached = undefined;
+    });
+  }
+  return cached;
+}
+
+/** Tests only: use this provider (undefined: choose from the environment again). */
+export function setPaymentProvider(provider: PaymentProvider | undefined): void {
+  cached = provider ? Promise.resolve(provider) : undefined;
 }

@@ -23,8 +23,10 @@ export class InstantPaymentProvider implements PaymentProvider {
   }
 }
 
-/** The same quote always gets the same id (a retried start is the same payment); distinct across tenants. */
-export function instantPaymentId({ tenantId, projectId, quoteId }: StartPaymentInput): string {
-  const digest = createHash('sha256').update(`${tenantId}\0${projectId}\0${quoteId}`).digest('hex');
+/** The same quote and attempt always get the same id (a retried start is the same payment); distinct across tenants. */
+export function instantPaymentId({ tenantId, projectId, quoteId, attempt }: StartPaymentInput): string {
+  const digest = createHash('sha256')
+    .update(`${tenantId}\0${projectId}\0${quoteId}\0${attempt}`)
+    .digest('hex');
   return `instant_${digest.slice(0, 32)}`;
 }

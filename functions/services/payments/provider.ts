@@ -10,6 +10,8 @@ export interface StartPaymentInput {
   tenantId: string;
   projectId: string;
   quoteId: string;
+  /** 1 for the first payment of the quote; a new attempt after a failed or expired one is a new payment. */
+  attempt: number;
   /** The quote's price in minor units (pence), a positive integer. */
   amountCents: number;
   /** ISO 4217, e.g. `GBP` (either case). */

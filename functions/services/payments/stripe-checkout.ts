@@ -154,7 +154,7 @@ function isSignatureVerificationError(err: unknown): boolean {
 }
 
 /**
- * One Checkout Session per quote and price: a retried or double-clicked start gets the same session back
+ * One Checkout Session per quote, attempt and price: a retried or double-clicked start gets the same session back
  * (Stripe keeps keys 24 h, as long as a session stays open by default). A repriced quote gets a new key
  * rather than Stripe's "same key, different parameters" error.
  */
@@ -162,10 +162,12 @@ export function checkoutIdempotencyKey({
   tenantId,
   projectId,
   quoteId,
+  attempt,
   amountCents,
   currency,
 }: StartPaymentInput): string {
-  const key = `checkout:${tenantId}:${projectId}:${quoteId}:${amountCents}${currency.toUpperCase()}`;
+  // The attempt: after an expired session, Stripe must not answer the same (expired) session again.
+  const key = `checkout:${tenantId}:${projectId}:${quoteId}:${attempt}:${amountCents}${currency.toUpperCase()}`;
   if (key.length <= 255) return key;
   return `checkout:${createHash('sha256').update(key).digest('hex')}`;
 }
