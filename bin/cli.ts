@@ -1,6 +1,6 @@
 /**
- * `tms`, the tenant-facing CLI: log in, create and connect projects, start, watch and steer migration runs over
- * the public API. Wiring only; the commands live in bin/cli/.
+ * `tms`, the tenant-facing CLI: log in, create, connect, scan, map and pay for projects, start, watch and steer
+ * migration runs over the public API. Wiring only; the commands live in bin/cli/.
  *
  * Exit codes: 0 ok, 1 the thing ran but failed (a connection test said no), 2 usage, 3 API error, 4 auth.
  */
@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ApiClient } from './cli/client.ts';
 import * as commands from './cli/commands.ts';
 import { ApiError, CliError, EXIT } from './cli/errors.ts';
+import * as lifecycle from './cli/lifecycle.ts';
 import { collect, RUN_TYPES } from './cli/start-body.ts';
 
 const DEFAULT_API = process.env.TMS_API_URL || 'http://127.0.0.1:3000/api';
@@ -65,6 +66,23 @@ export function buildProgram(): Command {
     .command('scan <projectId>')
     .description("scan the project's source and print the summary")
     .action((projectId: string, _o, cmd: Command) => commands.scan(ctx(cmd), projectId));
+
+  program
+    .command('mappings <projectId>')
+    .description("the project's mappings (suggested, saved or confirmed); --set edits and saves them")
+    .option(
+      '--set <kind.Source=Target>',
+      'change an entry before saving, e.g. types.Bug=Task, users.a@b.com=none (repeatable)',
+      collect,
+    )
+    .option('--confirm', 'save the suggestion (or the edits) and confirm the mappings (project MAPPED)')
+    .action((projectId: string, o, cmd: Command) => lifecycle.mappings(ctx(cmd), projectId, o));
+
+  program
+    .command('quote <projectId>')
+    .description("the project's quote; --accept accepts the quote shown (owner only)")
+    .option('--accept', 'accept the quote: paid at once (project READY) or a checkout URL to pay at')
+    .action((projectId: string, o, cmd: Command) => lifecycle.quote(ctx(cmd), projectId, o));
 
   trackerOptions(
     program
