@@ -138,7 +138,13 @@ describe('GET /api/billing', () => {
     const t = await app.createTenant('Billing');
     const res = await app.call('GET', '/api/billing', { token: t.owner.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ currency: 'GBP', quotes: [], payments: [], spendByProject: [] });
+    expect(res.body).toEqual({
+      currency: 'GBP',
+      quotes: [],
+      payments: [],
+      spendByProject: [],
+      totalSpentGbp: 0,
+    });
   });
 });
 
