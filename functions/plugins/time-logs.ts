@@ -1,0 +1,217 @@
+/**
+ * The time-logs plugin: 7pace Timetracker work logs -> Jira worklogs on the migrated issues.
+ *
+ * Units: the manifest items the id map knows (migrated issues), in manifest order, fixed once per run as an
+ * artifact. A chunk reads its items' logs from 7pace in one go, then per item (a few side by side) reads the
+ * issue's worklogs and posts each log whose marker is not there yet (time-logs-format.ts): a crash, a resume,
+ * an INCREMENTAL run or a second FULL run into the same Jira never posts a log twice. The marker rides in the
+ * worklog itself, so there is no moment where a worklog exists but its record does not.
+ *
+ * Worklogs are posted with `adjustEstimate=leave`: the migrated remaining estimate stays as ADO had it. Jira
+ * makes the service account their author; the original author is named in the comment (a mention when the
+ * run's people map knows their account). Jira refusing one log (or the issue missing) makes the item a failure
+ * with the reasons; its other logs are still posted. 7pace or Jira unreachable throws the chunk (worked again).
+ *
+ * For the timesheets plugin: read an issue's worklogs and pass them to `migratedTimeLogOf`, then ask
+ * `uncoveredSeconds` / `isCoveredByTimeLogs` (exported below) what a timesheet entry still has to add.
+ */
+import * as z from 'zod';
+import { findPlugin } from '#domain/plugins.ts';
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#engine/context.ts';
+import {
+  ChunkAbandoned,
+  ITEM_CONCURRENCY,
+  type ItemResult,
+  inPool,
+  migratedUnits,
+  refusalOf,
+  tallyResults,
+} from '#engine/phases/transitions-shared.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+import type { JiraClient } from '#trackers/jira/client.ts';
+import { TimetrackerClient, type TimetrackerWorkLog } from '#trackers/timetracker/client.ts';
+import { jiraStarted, timeLogMarkerOf, worklogComment } from './time-logs-format.ts';
+import type { PluginDefinition } from './types.ts';
+
+export {
+  isCoveredByTimeLogs,
+  type MigratedTimeLog,
+  migratedTimeLogOf,
+  uncoveredSeconds,
+} from './time-logs-format.ts';
+
+export const TIME_LOGS_KEY = 'time-logs';
+const DESCRIPTOR = findPlugin(TIME_LOGS_KEY) ?? {
+  pluginKey: TIME_LOGS_KEY,
+  displayName: 'Time logs',
+  description: 'Migrates time-tracker work logs to Jira worklogs on the migrated issues',
+  icon: 'clock',
+};
+const UNITS_ARTIFACT = 'time-logs-units.json';
+/** Jira's largest worklog page. */
+const WORKLOG_PAGE = 5000;
+
+export const TimeLogsConfigSchema = z.strictObject({
+  /** The 7pace service's API URL, e.g. `https://<account>.timehub.7pace.com/api`. */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  /** A 7pace API token (Settings > API Tokens); sent as a bearer token, never logged or returned. */
+  apiToken: z.string().min(1),
+});
+export type TimeLogsConfig = z.infer<typeof TimeLogsConfigSchema>;
+
+/** The 7pace log ids already on an issue (from the markers of its worklogs); null when Jira has no such issue. */
+async function postedLogIds(jira: JiraClient, key: string): Promise<Set<string> | null> {
+  const ids = new Set<string>();
+  for (let startAt = 0; ; ) {
+    const res = await jira.http.request<{ worklogs?: { comment?: unknown }[]; total?: number }>(
+      'GET',
+      `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`,
+      { query: { startAt, maxResults: WORKLOG_PAGE }, accept: [404] },
+    );
+    if (res.status === 404) return null;
+    const page = res.body.worklogs ?? [];
+    for (const w of page) {
+      const id = timeLogMarkerOf(w.comment);
+      if (id) ids.add(id);
+    }
+    startAt += page.length;
+    if (page.length === 0 || startAt >= (res.body.total ?? 0)) return ids;
+  }
+}
+
+/** Posts one worklog leaving the remaining estimate alone (the Jira client's addWorklog cannot say so). */
+async function postWorklog(
+  jira: JiraClient,
+  key: string,
+  worklog: { started: string; timeSpentSeconds: number; comment: unknown },
+): Promise<void> {
+  await jira.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
+    query: { adjustEstimate: 'leave' },
+    body: worklog,
+    notIdempotent: true,
+  });
+}
+
+/** The run's people: lower-case e-mail -> Jira accountId (confirmed mappings first, then preflight's). */
+function peopleOf(ctx: PhaseContext): Map<string, string> {
+  const people = new Map<string, string>();
+  for (const [email, id] of Object.entries(ctx.preflight.mappings?.users ?? {})) {
+    if (id) people.set(email.toLowerCase(), id);
+  }
+  for (const [email, id] of Object.entries(ctx.preflight.users)) people.set(email.toLowerCase(), id);
+  return people;
+}
+
+async function chunk(source: TimetrackerClient, ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run } = ctx;
+  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
+  const ids = (await migratedUnits(ctx, UNITS_ARTIFACT)).slice(index, index + CHUNK_SIZE);
+  if (ids.length === 0) return outcome;
+  outcome.processed = ids.length;
+  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
+  const logs = await source.workLogsOf(ids);
+  const people = peopleOf(ctx);
+  const dryRun = run.options.dryRun === true;
+
+  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
+    const entry = entries.get(id);
+    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
+    const key = entry.targetKey;
+    const label = `#${id} ${key}`;
+    const itemLogs = logs.get(id) ?? [];
+    if (itemLogs.length === 0) return { kind: 'skipped', line: `${label}: no time logs` };
+    if (dryRun) return { kind: 'success', line: `${label}: would log ${itemLogs.length} time log(s)` };
+
+    let posted: Set<string> | null;
+    try {
+      posted = await postedLogIds(deps.target, key);
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      return { kind: 'failure', line: `${label}: worklogs not readable`, reason };
+    }
+    if (posted === null) {
+      const reason = `issue ${key} not found in Jira: ${itemLogs.length} time log(s) not migrated`;
+      return { kind: 'failure', line: `${label}: ${reason}`, reason };
+    }
+
+    let added = 0;
+    let present = 0;
+    const refused: string[] = [];
+    const skipped: string[] = [];
+    for (const log of itemLogs) {
+      if (posted.has(log.id)) {
+        present++;
+        continue;
+      }
+      if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+      const refusal = await postOne(deps.target, key, id, log, people);
+      if (refusal === 'empty') skipped.push(`${log.id} has no time`);
+      else if (refusal) refused.push(`7pace work log ${log.id}: ${refusal}`);
+      else {
+        posted.add(log.id);
+        added++;
+      }
+    }
+    const counts = `${added} worklog(s) added, ${present} already in Jira${skipped.length ? `, ${skipped.length} without time left out` : ''}`;
+    if (refused.length > 0) {
+      return {
+        kind: 'failure',
+        line: `${label}: ${counts}, ${refused.length} refused`,
+        reason: refused.join('; '),
+      };
+    }
+    return { kind: 'success', line: `${label}: ${counts}` };
+  };
+
+  const results = await inPool(ids, ITEM_CONCURRENCY, one);
+  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
+  return outcome;
+}
+
+/** Posts one log: undefined when posted, 'empty' for a log without time, else why Jira (or the log) refused. */
+async function postOne(
+  jira: JiraClient,
+  key: string,
+  workItemId: number,
+  log: TimetrackerWorkLog,
+  people: Map<string, string>,
+): Promise<string | undefined> {
+  if (!(log.length > 0)) return 'empty';
+  const started = jiraStarted(log.timestamp);
+  if (!started) return `unreadable timestamp ${JSON.stringify(log.timestamp)}`;
+  const email = log.user?.uniqueName?.toLowerCase();
+  try {
+    await postWorklog(jira, key, {
+      started,
+      timeSpentSeconds: Math.round(log.length),
+      comment: worklogComment(log, workItemId, email ? people.get(email) : undefined),
+    });
+    return undefined;
+  } catch (err) {
+    const reason = refusalOf(err);
+    // A 404 here is the issue deleted meanwhile: a refusal of this item like any other.
+    if (reason === undefined || !(err instanceof TrackerHttpError)) throw err;
+    return reason;
+  }
+}
+
+/** The time-logs phase over one 7pace connection. */
+export function timeLogsPhase(config: TimeLogsConfig, source?: TimetrackerClient): PhaseModule {
+  const client = source ?? new TimetrackerClient({ baseUrl: config.baseUrl, token: config.apiToken });
+  return {
+    units: async (ctx) => (await migratedUnits(ctx, UNITS_ARTIFACT)).length,
+    chunk: (ctx, index) => chunk(client, ctx, index),
+  };
+}
+
+export const timeLogsPlugin: PluginDefinition<TimeLogsConfig> = {
+  key: TIME_LOGS_KEY,
+  // The catalogue owns the descriptor's words.
+  displayName: DESCRIPTOR.displayName,
+  description: DESCRIPTOR.description,
+  icon: DESCRIPTOR.icon,
+  configSchema: TimeLogsConfigSchema,
+  phase: (config) => timeLogsPhase(config),
+};

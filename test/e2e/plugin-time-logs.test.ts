@@ -1,0 +1,234 @@
+/**
+ * The time-logs plugin through both sandboxes: 7pace logs (served by the ADO sandbox) become exactly one Jira
+ * worklog each on the migrated issue, whatever crashes, resumes and second runs happen; a log Jira refuses
+ * fails its item and the run ends PARTIAL. The runner, store and sandboxes are real.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineDeps } from '../../functions/engine/context.ts';
+import { SimulatedCrash } from '../../functions/engine/context.ts';
+import { timeLogsPlugin } from '../../functions/plugins/time-logs.ts';
+import { jiraStarted, migratedTimeLogOf, timeLogMarkerOf } from '../../functions/plugins/time-logs-format.ts';
+import { createRun } from '../../functions/services/runs.ts';
+import type { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { timetrackerToken } from '../../local/sandbox/timetracker/index.ts';
+import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+
+interface SourceLog {
+  id: string;
+  timestamp: string;
+  length: number;
+  workItemId: number;
+  comment: string;
+  user: { name: string; uniqueName: string };
+}
+interface Worklog {
+  id: string;
+  started: string;
+  timeSpentSeconds: number;
+  comment?: unknown;
+}
+
+let h: EngineHarness;
+
+beforeAll(async () => {
+  h = await startEngineHarness({ items: 30, seed: 21 });
+  await h.app.store.plugins.enable(h.tenant.tenantId, 'time-logs');
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const plugin = () =>
+  timeLogsPlugin.phase({ baseUrl: `${h.sandboxes.ado.url}/_7pace/api`, apiToken: timetrackerToken() });
+
+/** Engine deps running the real plugin; `patch` may wrap the Jira client's requests (crashes, refusals). */
+function pluginDeps(extra: Partial<EngineDeps> = {}, patch?: (jira: JiraClient) => void): EngineDeps {
+  const deps = h.deps({ plugins: { 'time-logs': plugin() }, ...extra });
+  patch?.(deps.target);
+  return deps;
+}
+
+async function newRun(name: string) {
+  const project = await h.newProject(name);
+  const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+    migrateAttachments: false,
+    migrateComments: false,
+  });
+  return { project, run };
+}
+
+const sourceLogs = async () => (await h.control('ado', 'GET', '/_sandbox/7pace/worklogs')) as SourceLog[];
+
+async function worklogsOf(key: string): Promise<Worklog[]> {
+  const res = await h
+    .deps()
+    .target.http.request<{ worklogs: Worklog[] }>('GET', `/rest/api/3/issue/${key}/worklog`, {
+      query: { maxResults: 5000 },
+    });
+  return res.body.worklogs;
+}
+
+/** Source item id -> Jira key, from the Jira issues' src-id labels. */
+async function keysByItem(): Promise<Map<number, string>> {
+  const keys = new Map<number, string>();
+  for (const issue of await h.jiraIssues()) {
+    const label = issue.fields.labels?.find((l) => /^ado-src-\d+$|src-?id-?\d+/i.test(l));
+    const id = label ? Number(/(\d+)$/.exec(label)?.[1]) : undefined;
+    if (id) keys.set(id, issue.key);
+  }
+  return keys;
+}
+
+/** Every worklog of every migrated issue that has source logs, by issue key. */
+async function worklogsByKey(keys: Map<number, string>, logs: SourceLog[]) {
+  const out = new Map<string, Worklog[]>();
+  for (const id of new Set(logs.map((l) => l.workItemId))) {
+    const key = keys.get(id);
+    if (key) out.set(key, await worklogsOf(key));
+  }
+  return out;
+}
+
+/** Each source log is on its item's issue exactly once, with its start, length, author and comment. */
+function expectOnePerLog(logs: SourceLog[], keys: Map<number, string>, byKey: Map<string, Worklog[]>) {
+  let checked = 0;
+  for (const log of logs) {
+    const key = keys.get(log.workItemId);
+    if (!key) continue;
+    const matching = (byKey.get(key) ?? []).filter((w) => timeLogMarkerOf(w.comment) === log.id);
+    expect(matching, `7pace log ${log.id} on ${key}`).toHaveLength(1);
+    const w = matching[0] as Worklog;
+    expect(w.started).toBe(jiraStarted(log.timestamp));
+    expect(w.timeSpentSeconds).toBe(log.length);
+    const text = JSON.stringify(w.comment);
+    expect(text).toContain(log.user.name);
+    if (log.comment) expect(text).toContain(log.comment.split('\n')[0]);
+    expect(migratedTimeLogOf(w)).toMatchObject({
+      sourceId: log.id,
+      workItemId: log.workItemId,
+      seconds: log.length,
+    });
+    checked++;
+  }
+  return checked;
+}
+
+const total = (byKey: Map<string, Worklog[]>) => [...byKey.values()].reduce((n, ws) => n + ws.length, 0);
+
+describe('the time-logs plugin', () => {
+  it('survives a crash mid-chunk and one before its checkpoint: one worklog per 7pace log', async () => {
+    const { run } = await newRun('Time logs crash');
+    let posts = 0;
+    let pluginChunksDone = 0;
+    let checkpointCrashed = false;
+    const deps = pluginDeps(
+      {
+        crash: (point) => {
+          // Once the plugin's chunk has done all its writes, die before its checkpoint is saved.
+          if (point === 'before-checkpoint' && pluginChunksDone === 1 && !checkpointCrashed) {
+            checkpointCrashed = true;
+            throw new SimulatedCrash('killed before the time-logs checkpoint');
+          }
+        },
+      },
+      (jira) => {
+        const real = jira.http.request.bind(jira.http);
+        jira.http.request = (async (method: string, path: string, options?: object) => {
+          const res = await real(method, path, options);
+          // The 5th worklog lands in Jira, then the worker dies before the next one.
+          if (method === 'POST' && path.endsWith('/worklog') && ++posts === 5) {
+            throw new SimulatedCrash('killed between two worklogs');
+          }
+          return res;
+        }) as typeof jira.http.request;
+      },
+    );
+    const realModule = deps.plugins?.['time-logs'];
+    if (!realModule) throw new Error('no plugin module');
+    const counting = {
+      ...realModule,
+      chunk: async (ctx: Parameters<typeof realModule.chunk>[0], index: number) => {
+        const out = await realModule.chunk(ctx, index);
+        pluginChunksDone++;
+        return out;
+      },
+    };
+    const crashes: unknown[] = [];
+    const answers = await h.drive(run.id, { ...deps, plugins: { 'time-logs': counting } }, (err) => {
+      if (!(err instanceof SimulatedCrash)) throw err;
+      crashes.push(err);
+    });
+    expect(answers.at(-1)).toBe('done');
+    expect(crashes).toHaveLength(2);
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'COMPLETED' });
+
+    const logs = await sourceLogs();
+    const keys = await keysByItem();
+    const byKey = await worklogsByKey(keys, logs);
+    const checked = expectOnePerLog(logs, keys, byKey);
+    expect(checked).toBeGreaterThan(5);
+    expect(total(byKey)).toBe(checked); // nothing else was logged, nothing twice
+    // Every worklog was posted leaving the migrated remaining estimate alone.
+    const requests = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
+      method: string;
+      path: string;
+    }[];
+    const posted = requests.filter((r) => r.method === 'POST' && /\/worklog(\?|$)/.test(r.path));
+    expect(posted.length).toBeGreaterThanOrEqual(checked);
+    expect(posted.every((r) => r.path.includes('adjustEstimate=leave'))).toBe(true);
+  });
+
+  it('a second run into the same Jira adds no worklog', async () => {
+    const logs = await sourceLogs();
+    const keys = await keysByItem();
+    const before = await worklogsByKey(keys, logs);
+    const { run } = await newRun('Time logs again');
+    expect((await h.drive(run.id, pluginDeps())).at(-1)).toBe('done');
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'COMPLETED' });
+    const after = await worklogsByKey(keys, logs);
+    expect(total(after)).toBe(total(before));
+    expectOnePerLog(logs, keys, after);
+  });
+
+  it('a log Jira refuses fails its item, the item’s other logs and the other items go on: PARTIAL', async () => {
+    const keys = await keysByItem();
+    const [itemA, itemB] = [...keys.keys()].slice(0, 2) as [number, number];
+    const add = (workItemId: number, comment: string) =>
+      h.control('ado', 'POST', '/_sandbox/7pace/worklogs', {
+        workItemId,
+        length: 3600,
+        timestamp: '2024-05-02T09:30:00',
+        comment,
+        user: { name: 'Zed Extern', email: 'zed@elsewhere.example.com' },
+      }) as Promise<SourceLog>;
+    const refused = await add(itemA, 'Jira will refuse this one');
+    const fine = await add(itemA, 'This one goes in');
+    const other = await add(itemB, 'Another item, unaffected');
+
+    const { project, run } = await newRun('Time logs refused');
+    const deps = pluginDeps({}, (jira) => {
+      const real = jira.http.request.bind(jira.http);
+      jira.http.request = (async (method: string, path: string, options?: { body?: unknown }) => {
+        // Jira's own 400 for this one log: its body is sent with a start Jira cannot read.
+        if (method === 'POST' && JSON.stringify(options?.body ?? '').includes(refused.id)) {
+          return real(method, path, { ...options, body: { ...(options?.body as object), started: 'soon' } });
+        }
+        return real(method, path, options);
+      }) as typeof jira.http.request;
+    });
+    expect((await h.drive(run.id, deps)).at(-1)).toBe('done');
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'PARTIAL' });
+
+    const failures = await h.app.store.runFailures.list(h.tenant.tenantId, project.id, run.id);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ sourceId: itemA });
+    expect(failures[0]?.reason).toContain(`7pace work log ${refused.id}: Jira answered 400`);
+    expect(failures[0]?.reason).toContain('started');
+
+    const onA = (await worklogsOf(keys.get(itemA) as string)).map((w) => timeLogMarkerOf(w.comment));
+    expect(onA).toContain(fine.id);
+    expect(onA).not.toContain(refused.id);
+    const onB = (await worklogsOf(keys.get(itemB) as string)).map((w) => timeLogMarkerOf(w.comment));
+    expect(onB.filter((id) => id === other.id)).toHaveLength(1);
+  });
+});
