@@ -4,7 +4,12 @@
  * Where it writes: DYNAMODB_ENDPOINT when set (a DynamoDB Local), else an AWS table when TABLE_NAME is set
  * (region and credentials from the usual AWS environment), else the running `npm start` store
  * (http://127.0.0.1:$DYNAMODB_PORT, table tracker-migration-local).
+ *
+ * Plugin configurations are sealed with the credentials cipher the engine opens them with: CREDENTIALS_KMS_KEY_ID
+ * for an AWS table, CREDENTIALS_KEY / CREDENTIALS_KEY_FILE, or else the local store's key in $DATA_DIR.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PLUGIN_KEYS } from '../functions/domain/plugins.ts';
 import { ROLES } from '../functions/platform/tokens.ts';
@@ -26,13 +31,52 @@ const USAGE = `Usage: npm run operator -- <command> [options]
   user create --tenant ID --email E --password P --role ${ROLES.join('|')}
                                             create a user; prints its id
   user list --tenant ID                     list a tenant's users
-  plugin enable  --tenant ID --plugin KEY   enable a plugin (${PLUGIN_KEYS.join(', ')})
-  plugin disable --tenant ID --plugin KEY   disable a plugin
-  plugin list --tenant ID                   list a tenant's enabled plugins
+  plugin enable  --tenant ID --plugin KEY [--config-file FILE | --config JSON]
+                                            enable a plugin (${PLUGIN_KEYS.join(', ')}) with its
+                                            configuration, checked and stored sealed (replaces any
+                                            earlier one); prefer --config-file for credentials
+  plugin disable --tenant ID --plugin KEY   disable a plugin (its configuration is deleted)
+  plugin list --tenant ID                   list a tenant's enabled plugins (configured: yes/no;
+                                            a configuration is never shown)
 
 Options: --json prints JSON. Target: DYNAMODB_ENDPOINT, or TABLE_NAME for an AWS table, or the local store.`;
 
 class UsageError extends Error {}
+
+/**
+ * Offline, the operator seals with the key `npm start` keeps in its data directory, so the engine there opens
+ * what the operator stored. Any cipher configured in the environment wins.
+ */
+function defaultLocalCipherKey(env: NodeJS.ProcessEnv): void {
+  if (env.CREDENTIALS_KMS_KEY_ID || env.CREDENTIALS_KEY || env.CREDENTIALS_KEY_FILE) return;
+  const file = join(env.DATA_DIR ?? '.data', 'credentials-key');
+  if (existsSync(file)) env.CREDENTIALS_KEY_FILE = file;
+}
+
+/** The configuration given on the command line, parsed; undefined when none. Never echoed back. */
+function configOption(values: { config?: string; 'config-file'?: string }): unknown {
+  if (values.config !== undefined && values['config-file'] !== undefined)
+    throw new UsageError('give --config or --config-file, not both');
+  let text: string;
+  let from: string;
+  if (values['config-file'] !== undefined) {
+    from = values['config-file'];
+    try {
+      text = readFileSync(from, 'utf8');
+    } catch (err) {
+      throw new OperatorError(`cannot read ${from}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  } else if (values.config !== undefined) {
+    from = '--config';
+    text = values.config;
+  } else return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text around the error: it may be a secret.
+    throw new OperatorError(`${from} is not valid JSON`);
+  }
+}
 
 function target() {
   const env = process.env;
@@ -73,6 +117,8 @@ async function run(store: Store, argv: string[]): Promise<void> {
       password: { type: 'string' },
       role: { type: 'string' },
       plugin: { type: 'string' },
+      config: { type: 'string' },
+      'config-file': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -117,7 +163,8 @@ async function run(store: Store, argv: string[]): Promise<void> {
     case 'plugin disable': {
       const [tenantId, pluginKey] = required(values, 'tenant', 'plugin') as [string, string];
       const enabled = command === 'plugin enable';
-      await setPluginEnabled(store, { tenantId, pluginKey }, enabled);
+      const config = configOption(values);
+      await setPluginEnabled(store, { tenantId, pluginKey, config }, enabled);
       return print(
         json,
         { tenantId, pluginKey, enabled },
@@ -130,7 +177,9 @@ async function run(store: Store, argv: string[]): Promise<void> {
       return print(
         json,
         plugins,
-        plugins.map((p) => `${p.pluginKey}  ${p.enabledAt}`).join('\n') || '(none enabled)',
+        plugins
+          .map((p) => `${p.pluginKey}  ${p.enabledAt}  ${p.configured ? 'configured' : 'not configured'}`)
+          .join('\n') || '(none enabled)',
       );
     }
     default:
@@ -142,6 +191,8 @@ async function run(store: Store, argv: string[]): Promise<void> {
 async function main(): Promise<number> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const t = target();
+  // Only offline: an AWS table's configurations must be sealed with its KMS key (CREDENTIALS_KMS_KEY_ID).
+  if (t.endpoint) defaultLocalCipherKey(process.env);
   const db = createDocumentClient({ region: t.region, endpoint: t.endpoint });
   try {
     await run(createStore({ db, name: t.table }), process.argv.slice(2));

@@ -7,7 +7,18 @@ const list: Operation = async (req) => {
   const enabled = await store().plugins.list(req.principal.tenantId);
   const records = enabled.flatMap((e) => {
     const plugin = findPlugin(e.pluginKey);
-    return plugin ? [{ ...plugin, enabledAt: e.enabledAt }] : [];
+    // Named field by field: an enablement carries more than the caller may see.
+    return plugin
+      ? [
+          {
+            pluginKey: plugin.pluginKey,
+            displayName: plugin.displayName,
+            description: plugin.description,
+            icon: plugin.icon,
+            enabledAt: e.enabledAt,
+          },
+        ]
+      : [];
   });
   return json(200, records);
 };

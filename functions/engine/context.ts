@@ -3,6 +3,7 @@ import type { ManifestItem } from '#domain/manifest.ts';
 import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { Run } from '#domain/runs.ts';
+import type { PluginDefinition } from '#plugins/types.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
@@ -26,8 +27,13 @@ export interface EngineDeps {
    * believed once the write's request timeout and then this lag have passed since the write began.
    */
   indexLagMs: number;
-  /** The plugin modules this engine has (default: PLUGIN_MODULES); tests bring their own. */
+  /**
+   * Test override: plugin key -> a ready phase module, used instead of the definitions (no configuration is
+   * opened, the enablement is read only at preflight).
+   */
   plugins?: Readonly<Record<string, PhaseModule>>;
+  /** The plugin definitions this engine has (default: PLUGIN_DEFINITIONS); tests bring their own. */
+  pluginDefinitions?: readonly PluginDefinition[];
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
 }
@@ -115,6 +121,12 @@ export interface ChunkOutcome {
   log: string[];
 }
 
+/** The units a chunk covers and the source items they belong to (see PhaseModule.chunkScope). */
+export interface ChunkScope {
+  processed: number;
+  items: number[];
+}
+
 export class SimulatedCrash extends Error {
   override name = 'SimulatedCrash';
 }
@@ -133,6 +145,12 @@ export interface PhaseModule {
   /** Computed once at the phase's start from what earlier phases left (id map, artifacts); stable for the run. */
   units(ctx: PhaseContext): Promise<number> | number;
   chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;
+  /**
+   * Plugin phases: how many units the chunk at `index` covers and the source items (work item ids) they belong
+   * to, so that a chunk that throws is recorded against its items and the run moves on (PARTIAL). Without it,
+   * the chunk is taken as CHUNK_SIZE units, unit i being the manifest's item i.
+   */
+  chunkScope?(ctx: PhaseContext, index: number): Promise<ChunkScope> | ChunkScope;
   /**
    * Once every unit is worked, before the cursor moves to the next phase (e.g. closing past sprints once their
    * issues are in). A crash can run it again: it must be idempotent.

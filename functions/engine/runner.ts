@@ -17,9 +17,16 @@ import {
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
-import { PLUGIN_MODULES } from '#plugins/index.ts';
 import { artifactKeys } from '#store/artifacts.ts';
-import type { EngineDeps, PhaseContext, PhaseModule, Preflight } from './context.ts';
+import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
+import {
+  type ChunkOutcome,
+  type EngineDeps,
+  type PhaseContext,
+  type PhaseModule,
+  type Preflight,
+  SimulatedCrash,
+} from './context.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
 import { createChunk } from './phases/create.ts';
@@ -28,7 +35,12 @@ import { linksPhase } from './phases/links.ts';
 import { loadPreflight, PreflightError, runPreflight } from './phases/preflight.ts';
 import { completeSprints } from './phases/sprints.ts';
 import { transitionsPhase } from './phases/transitions.ts';
+import { failPluginChunk, type PluginPhase, resolvePluginPhase } from './plugin-phase.ts';
 import { writeRunReports } from './reports.ts';
+
+const isTransientTrackerError = (err: unknown): boolean =>
+  err instanceof TrackerUnreachableError ||
+  (err instanceof TrackerHttpError && (err.status >= 500 || err.status === 429));
 
 /**
  * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
@@ -80,10 +92,18 @@ function watchingFailures(deps: EngineDeps, failed: Set<number>): EngineDeps {
 /** The run's last phase: the core phases, then one per plugin the run took at preflight. */
 const lastPhaseOf = (preflight: Preflight) => LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
-function phaseModule(deps: EngineDeps, preflight: Preflight, phase: number): PhaseModule | undefined {
-  if (phase <= LAST_CORE_PHASE) return PHASE_MODULES[phase];
-  const key = preflight.plugins[phase - LAST_CORE_PHASE - 1];
-  return key ? (deps.plugins ?? PLUGIN_MODULES)[key] : undefined;
+/** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */
+async function pluginPhase(
+  deps: EngineDeps,
+  run: Run,
+  preflight: Preflight,
+  phase: number,
+  opened: Map<string, PluginPhase | undefined>,
+): Promise<PluginPhase | undefined> {
+  const key = phase > LAST_CORE_PHASE ? preflight.plugins[phase - LAST_CORE_PHASE - 1] : undefined;
+  if (!key) return undefined;
+  if (!opened.has(key)) opened.set(key, await resolvePluginPhase(deps, run.tenantId, key));
+  return opened.get(key);
 }
 
 async function announce(
@@ -342,6 +362,7 @@ export async function runBatch(
   projectKey: string,
 ): Promise<RunnerAnswer> {
   let preflight: Preflight | undefined;
+  const openedPlugins = new Map<string, PluginPhase | undefined>();
   // Speed is units per minute over this invocation (the stream documents the unit).
   const started = Date.now();
   let worked = 0;
@@ -361,7 +382,8 @@ export async function runBatch(
     const lastPhase = lastPhaseOf(preflight);
     if (phase > lastPhase) return 'finalize';
 
-    const module = phaseModule(deps, preflight, phase);
+    const plugin = await pluginPhase(deps, run, preflight, phase, openedPlugins);
+    const module = phase <= LAST_CORE_PHASE ? PHASE_MODULES[phase] : plugin?.module;
     const failedItems = new Set<number>();
     const ctx: PhaseContext = { deps: watchingFailures(deps, failedItems), run, preflight };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
@@ -378,7 +400,16 @@ export async function runBatch(
         phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
       return 'phase-done';
     }
-    const outcome = await module.chunk(ctx, index);
+    let outcome: ChunkOutcome;
+    try {
+      outcome = await module.chunk(ctx, index);
+    } catch (err) {
+      // A failing plugin fails its chunk's items, never the run; a crash is still a crash (the chunk again), and
+      // a tracker out of reach or answering 5xx/429 after retries is passed on as in core phases: the state
+      // machine's retry works the chunk again instead of failing items for a passing outage.
+      if (!plugin || err instanceof SimulatedCrash || isTransientTrackerError(err)) throw err;
+      outcome = await failPluginChunk(ctx, plugin, index, total, err);
+    }
     deps.crash?.('before-checkpoint');
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
       throw new Error(`phase ${phase} processed ${outcome.processed} units`);

@@ -1,22 +1,50 @@
 /**
- * The add-on plugins the engine can run. Each is a phase module of its own, run after the core phases as phase
- * 8, 9 ... in catalogue order, checkpointed per plugin like any phase. A run takes the plugins enabled for its
- * tenant when its preflight runs (the list is kept in the preflight artifact, so a resumed run keeps its phase
- * numbers even if the operator changes the enablement meanwhile).
+ * The add-on plugins the engine can run. Each is a PluginDefinition of its own, run after the core phases as
+ * phase 8, 9 ... in catalogue order, checkpointed per plugin like any phase. A run takes the plugins enabled for
+ * its tenant when its preflight runs (the list is kept in the preflight artifact, so a resumed run keeps its
+ * phase numbers even if the operator changes the enablement meanwhile).
  */
-import { PLUGIN_KEYS } from '#domain/plugins.ts';
-import type { PhaseModule } from '#engine/context.ts';
+import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
+import { timeLogsPlugin } from './time-logs.ts';
+import type { PluginDefinition } from './types.ts';
 
 /**
- * Plugin key -> its phase module. The plugins issue fills this; until then an enabled plugin is reported in
- * the run's warnings as not available, never silently passed over.
+ * Checks at load that each definition describes itself as the catalogue does (the catalogue is the one source
+ * of key, name, description and icon: a definition takes them with `catalogueEntry`) and appears once.
  */
-export const PLUGIN_MODULES: Readonly<Record<string, PhaseModule>> = {};
+function registry(definitions: readonly PluginDefinition[]): readonly PluginDefinition[] {
+  const seen = new Set<string>();
+  for (const d of definitions) {
+    const c = findPlugin(d.key);
+    if (!c) throw new Error(`plugin ${d.key} is not in the plugin catalogue`);
+    if (c.displayName !== d.displayName || c.description !== d.description || c.icon !== d.icon)
+      throw new Error(`plugin ${d.key} does not describe itself as the catalogue does: use catalogueEntry`);
+    if (seen.has(d.key)) throw new Error(`plugin ${d.key} is defined twice`);
+    seen.add(d.key);
+  }
+  return definitions;
+}
 
-/** The run's plugin phases: the enabled keys that have a module, in catalogue order, and warnings for the rest. */
+/**
+ * The plugins this engine has. A catalogue plugin without a definition can still be enabled; a run then reports
+ * it in its warnings as not available, never silently passes it over.
+ */
+export const PLUGIN_DEFINITIONS: readonly PluginDefinition[] = registry([timeLogsPlugin as PluginDefinition]);
+
+export function pluginDefinition(
+  key: string,
+  definitions: readonly PluginDefinition[] = PLUGIN_DEFINITIONS,
+): PluginDefinition | undefined {
+  return definitions.find((d) => d.key === key);
+}
+
+/**
+ * The run's plugin phases: the enabled keys this engine has (a definition, or a test's module), in catalogue
+ * order, and warnings for the rest.
+ */
 export function pluginPhases(
   enabled: readonly string[],
-  modules: Readonly<Record<string, PhaseModule>>,
+  available: Readonly<Record<string, unknown>>,
 ): { plugins: string[]; warnings: string[] } {
   const plugins: string[] = [];
   const warnings: string[] = [];
@@ -25,7 +53,7 @@ export function pluginPhases(
     return i < 0 ? Number.MAX_SAFE_INTEGER : i;
   };
   for (const key of [...new Set(enabled)].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
-    if (modules[key]) plugins.push(key);
+    if (available[key]) plugins.push(key);
     else warnings.push(`Plugin ${key} is enabled but this engine has no module for it: not run`);
   }
   return { plugins, warnings };

@@ -203,6 +203,11 @@ export function timeLogsPhase(config: TimeLogsConfig, source?: TimetrackerClient
   return {
     units: async (ctx) => (await migratedUnits(ctx, UNITS_ARTIFACT)).length,
     chunk: (ctx, index) => chunk(client, ctx, index),
+    // Units are the migrated items in the artifact's order: a chunk that throws is recorded against them.
+    chunkScope: async (ctx, index) => {
+      const items = (await migratedUnits(ctx, UNITS_ARTIFACT)).slice(index, index + CHUNK_SIZE);
+      return { processed: items.length, items };
+    },
   };
 }
 

@@ -4,9 +4,13 @@
  */
 import * as z from 'zod';
 import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
+import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { hashPassword } from '#platform/passwords.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { describeIssue } from '#platform/validation.ts';
+import { checkPluginConfig, needsConfig, PluginConfigError, sealPluginConfig } from '#plugins/config.ts';
+import { PLUGIN_DEFINITIONS, pluginDefinition } from '#plugins/index.ts';
+import type { PluginDefinition } from '#plugins/types.ts';
 import type { Store } from '#store/index.ts';
 import type { Tenant } from '#store/tenants.ts';
 import type { User } from '#store/users.ts';
@@ -60,17 +64,69 @@ export async function listUsers(store: Store, tenantId: string): Promise<User[]>
   return store.users.list(tenantId);
 }
 
+/**
+ * Enables or disables a plugin for a tenant. Enabling takes the plugin's configuration (`config`: the parsed
+ * JSON the operator gave; undefined when none): checked with the plugin's schema, sealed, and stored in place of
+ * any earlier one. Nothing is written when the configuration is refused, and no message quotes a value of it.
+ */
 export async function setPluginEnabled(
   store: Store,
-  input: { tenantId: string; pluginKey: string },
+  input: { tenantId: string; pluginKey: string; config?: unknown },
   enabled: boolean,
+  opts: { definitions?: readonly PluginDefinition[]; cipher?: () => CredentialCipher } = {},
 ): Promise<void> {
-  const valid = check(PluginInput, input);
+  const valid = check(PluginInput, { tenantId: input.tenantId, pluginKey: input.pluginKey });
   if (!findPlugin(valid.pluginKey)) {
     throw new OperatorError(`unknown plugin ${valid.pluginKey}; known plugins: ${PLUGIN_KEYS.join(', ')}`);
   }
+  if (!enabled && input.config !== undefined)
+    throw new OperatorError('a configuration is given when enabling a plugin, not when disabling it');
   if (!(await store.tenants.get(valid.tenantId)))
     throw new OperatorError(`tenant ${valid.tenantId} does not exist`);
-  if (enabled) await store.plugins.enable(valid.tenantId, valid.pluginKey);
-  else await store.plugins.disable(valid.tenantId, valid.pluginKey);
+  if (!enabled) {
+    await store.plugins.disable(valid.tenantId, valid.pluginKey);
+    return;
+  }
+  const definition = pluginDefinition(valid.pluginKey, opts.definitions ?? PLUGIN_DEFINITIONS);
+  if (input.config === undefined) {
+    if (definition && needsConfig(definition)) {
+      // What is missing, listed as for a bad configuration: parsing an empty one names every required field.
+      const problems = missingConfigProblems(definition);
+      throw new OperatorError(
+        `${valid.pluginKey} needs its configuration (--config-file FILE or --config JSON):\n  ${problems.join('\n  ')}`,
+      );
+    }
+    await store.plugins.enable(valid.tenantId, valid.pluginKey);
+    return;
+  }
+  if (!definition) {
+    throw new OperatorError(
+      `this engine has no module for ${valid.pluginKey} yet, so its configuration cannot be checked: not stored`,
+    );
+  }
+  let config: unknown;
+  try {
+    config = checkPluginConfig(definition, input.config);
+  } catch (err) {
+    if (err instanceof PluginConfigError) throw new OperatorError(err.message);
+    throw err;
+  }
+  let cipher: CredentialCipher;
+  try {
+    cipher = (opts.cipher ?? credentialCipher)();
+  } catch (err) {
+    throw new OperatorError((err as Error).message);
+  }
+  const sealed = await sealPluginConfig(cipher, valid.tenantId, valid.pluginKey, config);
+  await store.plugins.enable(valid.tenantId, valid.pluginKey, sealed);
+}
+
+function missingConfigProblems(definition: PluginDefinition): string[] {
+  try {
+    checkPluginConfig(definition, {});
+    return ['config is required'];
+  } catch (err) {
+    if (err instanceof PluginConfigError) return err.problems;
+    throw err;
+  }
 }

@@ -1,23 +1,30 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { nowIso } from '#platform/clock.ts';
+import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
 import { queryAll, type Table } from './table.ts';
 
 export interface PluginEnablement {
   pluginKey: string;
   enabledAt: string;
+  /** Whether a (sealed) configuration is stored with it; the configuration itself is never listed. */
+  configured: boolean;
 }
 
-/** Which plugins the operator enabled for a tenant. Plugin configuration arrives with the plugins issue. */
+/**
+ * Which plugins the operator enabled for a tenant, each with its sealed configuration. Only `sealedConfig`
+ * reads the configuration back (for the engine); the listing never carries it.
+ */
 export class PluginEnablementRepository {
   constructor(private readonly table: Table) {}
 
-  async enable(tenantId: string, pluginKey: string): Promise<PluginEnablement> {
-    const record = { pluginKey, enabledAt: nowIso() };
+  /** Enables the plugin, replacing any earlier enablement and its configuration. */
+  async enable(tenantId: string, pluginKey: string, config?: SealedSecret): Promise<PluginEnablement> {
+    const record = { pluginKey, enabledAt: nowIso(), configured: config !== undefined };
     await this.table.db.send(
       new PutCommand({
         TableName: this.table.name,
-        Item: { ...keys.plugin(tenantId, pluginKey), ...record },
+        Item: { ...keys.plugin(tenantId, pluginKey), ...record, config },
       }),
     );
     return record;
@@ -39,8 +46,26 @@ export class PluginEnablementRepository {
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-      ProjectionExpression: 'pluginKey, enabledAt',
+      ProjectionExpression: 'pluginKey, enabledAt, configured',
     });
-    return items as unknown as PluginEnablement[];
+    return items.map((i) => ({
+      pluginKey: String(i.pluginKey),
+      enabledAt: String(i.enabledAt),
+      configured: i.configured === true,
+    }));
+  }
+
+  /** The engine's read: null when the plugin is not enabled, else its sealed configuration (if any). */
+  async sealedConfig(tenantId: string, pluginKey: string): Promise<{ config?: SealedSecret } | null> {
+    const out = await this.table.db.send(
+      new GetCommand({
+        TableName: this.table.name,
+        Key: keys.plugin(tenantId, pluginKey),
+        ProjectionExpression: 'pluginKey, config',
+        ConsistentRead: true,
+      }),
+    );
+    if (!out.Item) return null;
+    return out.Item.config ? { config: out.Item.config as SealedSecret } : {};
   }
 }

@@ -9,10 +9,10 @@ import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/ma
 import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
 import { nowMs } from '#platform/clock.ts';
-import { PLUGIN_MODULES, pluginPhases } from '#plugins/index.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { EngineDeps, Preflight, PreflightMappings } from '../context.ts';
+import { runnablePlugins } from '../plugin-phase.ts';
 import { idsToMigrate } from './scope.ts';
 import { setupComponents, setupSprints } from './setup.ts';
 
@@ -129,8 +129,7 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     else unmappedUsers.push(email);
   }
   unmappedUsers.sort();
-  const enabled = (await deps.store.plugins.list(run.tenantId)).map((p) => p.pluginKey);
-  const plugins = pluginPhases(enabled, deps.plugins ?? PLUGIN_MODULES);
+  const plugins = await runnablePlugins(deps, run.tenantId);
   // Sprints and components for what is in scope; a dry run only reads. Iteration dates are read against the
   // platform clock's today, the day the run starts.
   const inScope = items.filter((i) => inManifest.has(i.id));

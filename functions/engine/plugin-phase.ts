@@ -1,0 +1,155 @@
+/**
+ * Phases 8+: a plugin's phase module, built from its definition with the tenant's configuration opened when
+ * the phase runs (never kept in the preflight artifact, the run's events or the state machine's input), and
+ * what a plugin chunk that fails leaves: its items marked failed, the run going on to end PARTIAL.
+ */
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { logger } from '#platform/logger.ts';
+import { needsConfig, openPluginConfig, PluginConfigError, redactConfig } from '#plugins/config.ts';
+import { PLUGIN_DEFINITIONS, pluginDefinition, pluginPhases } from '#plugins/index.ts';
+import type { ChunkOutcome, EngineDeps, PhaseContext, PhaseModule } from './context.ts';
+
+export interface PluginPhase {
+  key: string;
+  module: PhaseModule;
+  /** Masks the configuration's values in a message about the plugin. */
+  redact(message: string): string;
+}
+
+/**
+ * Preflight's choice: the plugins enabled for the tenant that this engine can run, in phase order, and a
+ * warning for each it cannot (no module; enabled without the configuration its plugin needs).
+ */
+export async function runnablePlugins(
+  deps: EngineDeps,
+  tenantId: string,
+): Promise<{ plugins: string[]; warnings: string[] }> {
+  const enabled = await deps.store.plugins.list(tenantId);
+  if (deps.plugins)
+    return pluginPhases(
+      enabled.map((p) => p.pluginKey),
+      deps.plugins,
+    );
+  const definitions = deps.pluginDefinitions ?? PLUGIN_DEFINITIONS;
+  const warnings: string[] = [];
+  const ready = enabled.filter((p) => {
+    const definition = pluginDefinition(p.pluginKey, definitions);
+    if (!definition || p.configured || !needsConfig(definition)) return true;
+    warnings.push(`Plugin ${p.pluginKey} is enabled but not configured: not run`);
+    return false;
+  });
+  const available = Object.fromEntries(definitions.map((d) => [d.key, true]));
+  const chosen = pluginPhases(
+    ready.map((p) => p.pluginKey),
+    available,
+  );
+  return { plugins: chosen.plugins, warnings: [...chosen.warnings, ...warnings] };
+}
+
+/** Why a plugin cannot run now: each of its chunks fails with this reason. */
+class PluginUnavailable extends Error {
+  override name = 'PluginUnavailable';
+}
+
+/** Stands in for a plugin that cannot run: its units are the run's items, each failed with the reason. */
+function unavailable(key: string, reason: string): PluginPhase {
+  return {
+    key,
+    module: {
+      units: (ctx) => ctx.preflight.manifest.length,
+      chunk: () => Promise.reject(new PluginUnavailable(reason)),
+    },
+    redact: (m) => m,
+  };
+}
+
+/**
+ * The plugin's phase for this run: the test override when the engine has one, else its definition given the
+ * tenant's configuration. Undefined: this engine has no module for the key (the phase is passed over, as
+ * preflight warned). A plugin disabled, or whose configuration no longer opens or fits its schema, since the
+ * run's preflight runs as `unavailable`.
+ */
+export async function resolvePluginPhase(
+  deps: EngineDeps,
+  tenantId: string,
+  key: string,
+): Promise<PluginPhase | undefined> {
+  if (deps.plugins) {
+    const module = deps.plugins[key];
+    return module ? { key, module, redact: (m) => m } : undefined;
+  }
+  const definition = pluginDefinition(key, deps.pluginDefinitions ?? PLUGIN_DEFINITIONS);
+  if (!definition) return undefined;
+  const stored = await deps.store.plugins.sealedConfig(tenantId, key);
+  if (!stored) return unavailable(key, `plugin ${key} was disabled after this run began: not run`);
+  let config: unknown;
+  try {
+    config = await openPluginConfig(credentialCipher(), definition, tenantId, stored.config);
+  } catch (err) {
+    // Neither the parse's sentences nor the cipher's error go further: say only what the operator must do.
+    const why =
+      err instanceof PluginConfigError
+        ? stored.config
+          ? 'its stored configuration no longer fits the plugin'
+          : 'it has no configuration'
+        : 'its stored configuration cannot be opened';
+    logger.warn('plugin configuration unusable', { tenantId, plugin: key, why });
+    return unavailable(key, `plugin ${key}: ${why} (enable it again with its configuration): not run`);
+  }
+  const redact = (m: string) => redactConfig(m, config);
+  try {
+    return { key, module: definition.phase(config), redact };
+  } catch (err) {
+    return unavailable(key, `plugin ${key} could not start: ${redact(errorMessage(err))}`);
+  }
+}
+
+const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * A plugin chunk threw (not a crash): every item of the chunk is recorded failed with the error's message (the
+ * configuration masked) and the chunk counts as worked, so the phase and the run go on.
+ */
+export async function failPluginChunk(
+  ctx: PhaseContext,
+  plugin: PluginPhase,
+  index: number,
+  total: number,
+  err: unknown,
+): Promise<ChunkOutcome> {
+  const { run, preflight } = ctx;
+  const scope = plugin.module.chunkScope
+    ? await plugin.module.chunkScope(ctx, index)
+    : (() => {
+        const processed = Math.min(CHUNK_SIZE, total - index);
+        return { processed, items: preflight.manifest.slice(index, index + processed).map((m) => m.id) };
+      })();
+  const message = plugin.redact(errorMessage(err));
+  const reason = `${plugin.key}: ${message}`;
+  const items = [...new Set(scope.items)];
+  for (const sourceId of items) {
+    await ctx.deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
+      sourceId,
+      phase: run.cursor.phase,
+      reason,
+      at: nowIso(),
+    });
+  }
+  logger.warn('plugin chunk failed', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    plugin: plugin.key,
+    index,
+    items: items.length,
+    error: message,
+  });
+  return {
+    processed: scope.processed,
+    success: 0,
+    failure: items.length,
+    skipped: 0,
+    log: items.map((id) => `#${id} ${plugin.key} failed: ${message}`),
+  };
+}
