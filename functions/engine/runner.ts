@@ -18,7 +18,6 @@ import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
 import { artifactKeys } from '#store/artifacts.ts';
-import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
@@ -37,10 +36,6 @@ import { completeSprints } from './phases/sprints.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { failPluginChunk, type PluginPhase, resolvePluginPhase } from './plugin-phase.ts';
 import { writeRunReports } from './reports.ts';
-
-const isTransientTrackerError = (err: unknown): boolean =>
-  err instanceof TrackerUnreachableError ||
-  (err instanceof TrackerHttpError && (err.status >= 500 || err.status === 429));
 
 /**
  * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
@@ -404,10 +399,9 @@ export async function runBatch(
     try {
       outcome = await module.chunk(ctx, index);
     } catch (err) {
-      // A failing plugin fails its chunk's items, never the run; a crash is still a crash (the chunk again), and
-      // a tracker out of reach or answering 5xx/429 after retries is passed on as in core phases: the state
-      // machine's retry works the chunk again instead of failing items for a passing outage.
-      if (!plugin || err instanceof SimulatedCrash || isTransientTrackerError(err)) throw err;
+      // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
+      // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
+      if (!plugin || err instanceof SimulatedCrash) throw err;
       outcome = await failPluginChunk(ctx, plugin, index, total, err);
     }
     deps.crash?.('before-checkpoint');

@@ -10,7 +10,7 @@
  * Worklogs are posted with `adjustEstimate=leave`: the migrated remaining estimate stays as ADO had it. Jira
  * makes the service account their author; the original author is named in the comment (a mention when the
  * run's people map knows their account). Jira refusing one log (or the issue missing) makes the item a failure
- * with the reasons; its other logs are still posted. 7pace or Jira unreachable throws the chunk (worked again).
+ * with the reasons; its other logs are still posted. 7pace or Jira unreachable throws the chunk: the engine fails its items (a plugin never fails the run).
  *
  * For the timesheets plugin: read an issue's worklogs and pass them to `migratedTimeLogOf`, then ask
  * `uncoveredSeconds` / `isCoveredByTimeLogs` (exported below) what a timesheet entry still has to add.
