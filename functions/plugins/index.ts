@@ -5,7 +5,9 @@
  * phase numbers even if the operator changes the enablement meanwhile).
  */
 import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
+import { testCaseStepsPlugin } from './test-case-steps.ts';
 import { timeLogsPlugin } from './time-logs.ts';
+import { timesheetsPlugin } from './timesheets.ts';
 import type { PluginDefinition } from './types.ts';
 
 /**
@@ -29,7 +31,11 @@ function registry(definitions: readonly PluginDefinition[]): readonly PluginDefi
  * The plugins this engine has. A catalogue plugin without a definition can still be enabled; a run then reports
  * it in its warnings as not available, never silently passes it over.
  */
-export const PLUGIN_DEFINITIONS: readonly PluginDefinition[] = registry([timeLogsPlugin as PluginDefinition]);
+export const PLUGIN_DEFINITIONS: readonly PluginDefinition[] = registry([
+  timeLogsPlugin as PluginDefinition,
+  testCaseStepsPlugin as PluginDefinition,
+  timesheetsPlugin as PluginDefinition,
+]);
 
 export function pluginDefinition(
   key: string,

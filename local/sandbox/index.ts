@@ -7,6 +7,7 @@ import { buildAdoSandbox } from './ado/index.ts';
 import type { SandboxConfig } from './common/config.ts';
 import type { SandboxControls } from './common/sandbox-app.ts';
 import { buildJiraSandbox } from './jira/index.ts';
+import { registerTimesheetsSandbox } from './timesheets/index.ts';
 import { registerTimetrackerSandbox } from './timetracker/index.ts';
 
 export interface RunningSandbox {
@@ -37,6 +38,7 @@ export async function startSandboxes(opts: {
   const host = opts.host ?? '127.0.0.1';
   const ado = await buildAdoSandbox(opts.config);
   registerTimetrackerSandbox(ado.app, ado.controls); // 7pace, an ADO extension: <ado>/_7pace/api
+  registerTimesheetsSandbox(ado.app, ado.controls); // Harvest-style timesheets: <ado>/_timesheets/v2
   const jira = await buildJiraSandbox(opts.config);
   const adoUrl = await listen(ado.app, opts.adoPort, host);
   const jiraUrl = await listen(jira.app, opts.jiraPort, host);

@@ -1,0 +1,267 @@
+/**
+ * The test-case-steps plugin: the `Microsoft.VSTS.TCM.Steps` of ADO Test Cases -> manual test steps in the Jira
+ * test-management add-on (Xray), on the migrated issue.
+ *
+ * Units: the manifest's Test Case items the id map knows, in manifest order, fixed once per run as an artifact.
+ * A chunk reads its items' steps, parameters and data source from ADO in one go, then the Shared Steps items
+ * they reference (not in the manifest: fetched by id, round after round for shared steps inside shared steps),
+ * and reads them into structured steps (#domain/test-steps.ts). Per item (a few side by side) it reads the
+ * steps the add-on already has and compares them with the expected ones:
+ *  - equal: nothing to do (a second run, or a resume past this item);
+ *  - a prefix of them: a crash mid-item; only the rest is added;
+ *  - anything else: someone's steps; they are left alone and the item fails with the reason (never a duplicate).
+ * The add-on's steps are the record, so a re-run into the same Jira needs no store of its own.
+ *
+ * Parameters: `@name` stays in the step text; Xray's step API has no parameters or datasets (datasets are a
+ * separate Xray DC 6+ feature), so each step that references parameters carries their iteration values in its
+ * Data field (`@url: a | b`, see stepData). A missing Shared Steps item or a shared parameter set fails the item
+ * with the reason, before anything is written. The add-on refusing a step fails the item; ADO, Jira or the
+ * add-on unreachable throws the chunk (worked again).
+ */
+import * as z from 'zod';
+import { findPlugin } from '#domain/plugins.ts';
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import { sharedStepRefs, type TestStep, testCaseSteps } from '#domain/test-steps.ts';
+import type { ChunkOutcome, ChunkScope, PhaseContext, PhaseModule } from '#engine/context.ts';
+import {
+  ChunkAbandoned,
+  ITEM_CONCURRENCY,
+  type ItemResult,
+  inPool,
+  refusalOf,
+  runArtifactKey,
+  tallyResults,
+} from '#engine/phases/transitions-shared.ts';
+import type { AdoClient } from '#trackers/ado/client.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+import type { ManagedStep, StepInput, TestManagementClient } from '#trackers/testmgmt/client.ts';
+import { XrayClient } from '#trackers/testmgmt/xray.ts';
+import type { PluginDefinition } from './types.ts';
+
+export const TEST_CASE_STEPS_KEY = 'test-case-steps';
+const DESCRIPTOR = findPlugin(TEST_CASE_STEPS_KEY) ?? {
+  pluginKey: TEST_CASE_STEPS_KEY,
+  displayName: 'Test-case steps',
+  description: 'Migrates Azure DevOps test case steps to the Jira test-management add-on',
+  icon: 'checklist',
+};
+const UNITS_ARTIFACT = 'test-case-steps-units.json';
+const TEST_CASE = 'test case';
+const FIELDS = {
+  steps: 'Microsoft.VSTS.TCM.Steps',
+  parameters: 'Microsoft.VSTS.TCM.Parameters',
+  localDataSource: 'Microsoft.VSTS.TCM.LocalDataSource',
+} as const;
+/** Shared steps nest at most this deep in practice; a deeper chain is read no further (and reported). */
+const SHARED_ROUNDS = 10;
+/** What Xray gets for an ADO step without action text (Xray requires one). */
+export const NO_ACTION = '(no action)';
+
+export const TestCaseStepsConfigSchema = z.strictObject({
+  /** The add-on; Xray Server/Data Center's REST API v1 today (Zephyr Scale could follow behind the same client). */
+  kind: z.literal('xray'),
+  /** The Jira site Xray runs in, e.g. `https://jira.example.com`. */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  /** The Jira user the token belongs to (Basic auth); absent: the token is a personal access token (Bearer). */
+  user: z.string().min(1).optional(),
+  /** An API token or personal access token; never logged or returned. */
+  token: z.string().min(1),
+});
+export type TestCaseStepsConfig = z.infer<typeof TestCaseStepsConfigSchema>;
+
+/** A structured step as the add-on's three texts: what is written and what an existing step is compared with. */
+export function stepInputOf(step: TestStep): StepInput {
+  return { action: step.action.trim() || NO_ACTION, data: step.data ?? '', result: step.expectedResult };
+}
+
+const norm = (s: string) => s.replace(/\r\n?/g, '\n').trim();
+const sameStep = (have: ManagedStep, want: StepInput) =>
+  norm(have.action) === norm(want.action) &&
+  norm(have.data) === norm(want.data) &&
+  norm(have.result) === norm(want.result);
+
+/**
+ * How the add-on's steps stand against the expected ones: how many are already there (a prefix), or null when
+ * they differ (someone else's steps, or more than expected).
+ */
+export function presentPrefix(have: readonly ManagedStep[], want: readonly StepInput[]): number | null {
+  if (have.length > want.length) return null;
+  for (const [i, h] of have.entries()) if (!sameStep(h, want[i] as StepInput)) return null;
+  return have.length;
+}
+
+/** The phase's units: Test Case items of the manifest that have a Jira issue, kept for the run. */
+async function testCaseUnits(ctx: PhaseContext): Promise<number[]> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, UNITS_ARTIFACT);
+  const saved = await deps.artifacts.get(key);
+  if (saved) return JSON.parse(saved) as number[];
+  const ids = preflight.manifest.filter((m) => m.type.toLowerCase() === TEST_CASE).map((m) => m.id);
+  const known = ids.length ? await deps.store.idMap.getMany(run.tenantId, run.projectId, ids) : new Map();
+  const units = ids.filter((id) => known.has(id));
+  await deps.artifacts.put(key, JSON.stringify(units));
+  return units;
+}
+
+type TestFields = { steps?: string | null; parameters?: string | null; localDataSource?: string | null };
+
+const fieldsOf = (fields: Record<string, unknown>): TestFields => {
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    steps: str(fields[FIELDS.steps]),
+    parameters: str(fields[FIELDS.parameters]),
+    localDataSource: str(fields[FIELDS.localDataSource]),
+  };
+};
+
+/** Every Shared Steps item the cases reference, nested ones included: id -> its steps XML. */
+async function sharedStepsOf(ado: AdoClient, cases: Iterable<TestFields>): Promise<Map<number, string>> {
+  const found = new Map<number, string>();
+  const asked = new Set<number>();
+  const refsOf = (xml: string | null | undefined) => {
+    try {
+      return sharedStepRefs(xml);
+    } catch {
+      return []; // unreadable XML is reported per item by the parser
+    }
+  };
+  let wanted = [...new Set([...cases].flatMap((c) => refsOf(c.steps)))];
+  for (let round = 0; wanted.length > 0 && round < SHARED_ROUNDS; round++) {
+    for (const id of wanted) asked.add(id);
+    const items = await ado.workItems(wanted, { expand: 'none' });
+    const next: number[] = [];
+    for (const item of items) {
+      const xml = fieldsOf(item.fields ?? {}).steps;
+      found.set(item.id, xml ?? '');
+      for (const ref of refsOf(xml)) if (!asked.has(ref)) next.push(ref);
+    }
+    wanted = [...new Set(next)];
+  }
+  return found;
+}
+
+const countSteps = (n: number) => `${n} step${n === 1 ? '' : 's'}`;
+
+/** Why the add-on refused: Xray's `{error}`, Jira's error collection, else the status line; undefined: throw. */
+function refusal(err: unknown): string | undefined {
+  const reason = refusalOf(err);
+  if (reason === undefined || !(err instanceof TrackerHttpError)) return reason;
+  const error = (err.body as { error?: unknown } | undefined)?.error;
+  return typeof error === 'string' ? `Xray answered ${err.status}: ${error}` : reason;
+}
+
+async function chunk(client: TestManagementClient, ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run } = ctx;
+  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
+  const ids = (await testCaseUnits(ctx)).slice(index, index + CHUNK_SIZE);
+  if (ids.length === 0) return outcome;
+  outcome.processed = ids.length;
+  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
+  const source = new Map(
+    (await deps.source.workItems(ids, { expand: 'none' })).map((w) => [w.id, fieldsOf(w.fields ?? {})]),
+  );
+  const shared = await sharedStepsOf(deps.source, source.values());
+  const dryRun = run.options.dryRun === true;
+
+  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
+    const entry = entries.get(id);
+    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
+    const key = entry.targetKey;
+    const label = `#${id} ${key}`;
+    const fields = source.get(id);
+    if (!fields) {
+      const reason = `test case #${id} not readable in Azure DevOps: its steps were not migrated`;
+      return { kind: 'failure', line: `${label}: ${reason}`, reason };
+    }
+    const read = testCaseSteps(fields, (ref) => shared.get(ref));
+    if (read.problems.length > 0) {
+      const reason = `steps not migrated: ${read.problems.join('; ')}`;
+      return { kind: 'failure', line: `${label}: ${reason}`, reason };
+    }
+    const want = read.steps.map(stepInputOf);
+    if (want.length === 0) return { kind: 'skipped', line: `${label}: no steps` };
+    const sharedNote = read.sharedStepIds.length
+      ? ` (shared steps ${read.sharedStepIds.map((s) => `#${s}`).join(', ')} expanded)`
+      : '';
+    if (dryRun) {
+      return { kind: 'success', line: `${label}: would write ${countSteps(want.length)}${sharedNote}` };
+    }
+
+    let have: ManagedStep[] | null;
+    try {
+      have = await client.steps(key);
+    } catch (err) {
+      const reason = refusal(err);
+      if (reason === undefined) throw err;
+      return { kind: 'failure', line: `${label}: steps not readable`, reason };
+    }
+    if (have === null) {
+      const reason = `issue ${key} is not a test in ${client.kind} (or does not exist): ${countSteps(want.length)} not migrated`;
+      return { kind: 'failure', line: `${label}: ${reason}`, reason };
+    }
+    const present = presentPrefix(have, want);
+    if (present === null) {
+      const reason =
+        `issue ${key} already has ${countSteps(have.length)} in ${client.kind} that differ from the ` +
+        `${countSteps(want.length)} of test case #${id}: left as they are, nothing added`;
+      return { kind: 'failure', line: `${label}: ${reason}`, reason };
+    }
+    if (present === want.length) {
+      return { kind: 'success', line: `${label}: ${countSteps(want.length)} already in ${client.kind}` };
+    }
+    for (const [i, step] of want.entries()) {
+      if (i < present) continue;
+      if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+      try {
+        await client.addStep(key, step);
+      } catch (err) {
+        const reason = refusal(err);
+        if (reason === undefined) throw err;
+        return {
+          kind: 'failure',
+          line: `${label}: step ${i + 1} of ${want.length} refused, ${i - present} added before it`,
+          reason: `step ${i + 1} of ${want.length}: ${reason}`,
+        };
+      }
+    }
+    const resumed = present > 0 ? `, ${present} already there` : '';
+    return {
+      kind: 'success',
+      line: `${label}: ${countSteps(want.length - present)} added${resumed}${sharedNote}`,
+    };
+  };
+
+  const results = await inPool(ids, ITEM_CONCURRENCY, one);
+  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
+  return outcome;
+}
+
+/** The test-case-steps phase over one add-on connection (tests pass their own client). */
+export function testCaseStepsPhase(config: TestCaseStepsConfig, client?: TestManagementClient): PhaseModule {
+  const target =
+    client ??
+    new XrayClient({
+      baseUrl: config.baseUrl,
+      token: config.token,
+      ...(config.user !== undefined ? { user: config.user } : {}),
+    });
+  return {
+    units: async (ctx) => (await testCaseUnits(ctx)).length,
+    chunk: (ctx, index) => chunk(target, ctx, index),
+    // A thrown chunk is recorded against its test cases, not the manifest's first items.
+    chunkScope: async (ctx, index): Promise<ChunkScope> => {
+      const items = (await testCaseUnits(ctx)).slice(index, index + CHUNK_SIZE);
+      return { processed: items.length, items };
+    },
+  };
+}
+
+export const testCaseStepsPlugin: PluginDefinition<TestCaseStepsConfig> = {
+  key: TEST_CASE_STEPS_KEY,
+  // The catalogue owns the descriptor's words.
+  displayName: DESCRIPTOR.displayName,
+  description: DESCRIPTOR.description,
+  icon: DESCRIPTOR.icon,
+  configSchema: TestCaseStepsConfigSchema,
+  phase: (config) => testCaseStepsPhase(config),
+};

@@ -1,0 +1,232 @@
+/**
+ * The timesheets plugin: per-person daily timesheet entries (Harvest API v2) -> Jira worklogs on the migrated
+ * issues, without counting time twice (phase after time-logs in catalogue order).
+ *
+ * Units: the migrated items (in the id map) that have timesheet entries, in manifest order, fixed once per run
+ * as an artifact. Per item (a few side by side), a chunk reads the item's entries and the issue's worklogs; the
+ * worklogs the time-logs plugin wrote (`migratedTimeLogOf`) cover the entries of the same person, day and item,
+ * and each entry gets a worklog for the seconds they leave uncovered (timesheets-format.ts: Jira ends with
+ * max(7pace, timesheet) per item/person/day). An entry wholly covered posts nothing and is counted in the item's
+ * line. The 7pace worklogs found on the issue cover time whether or not the time-logs plugin is in this run
+ * (an earlier run may have brought them): only this plugin's marker-free rival writes them, so counting them is
+ * never wrong, and a run without time-logs never doubles what an earlier one migrated.
+ *
+ * Each worklog carries a marker with the entry id, so a crash, a resume or a second run never posts an entry
+ * twice; an entry already posted is left as it is even if the 7pace time changed since. Worklogs are posted with
+ * `adjustEstimate=leave`, starting at noon UTC of the entry's day. Jira refusing one entry fails its item (the
+ * others still go in); the timesheet service or Jira unreachable throws the chunk, which is worked again.
+ */
+import * as z from 'zod';
+import { catalogueEntry } from '#domain/plugins.ts';
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#engine/context.ts';
+import {
+  ChunkAbandoned,
+  ITEM_CONCURRENCY,
+  type ItemResult,
+  inPool,
+  refusalOf,
+  runArtifactKey,
+  tallyResults,
+} from '#engine/phases/transitions-shared.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+import type { JiraClient } from '#trackers/jira/client.ts';
+import { TimesheetsClient } from '#trackers/timesheets/client.ts';
+import { type MigratedTimeLog, migratedTimeLogOf } from './time-logs-format.ts';
+import {
+  type PlannedWorklog,
+  planWorklogs,
+  timesheetComment,
+  timesheetEntryOf,
+  timesheetMarkerOf,
+  timesheetStarted,
+} from './timesheets-format.ts';
+import type { PluginDefinition } from './types.ts';
+
+export const TIMESHEETS_KEY = 'timesheets';
+const UNITS_ARTIFACT = 'timesheets-units.json';
+/** Jira's largest worklog page. */
+const WORKLOG_PAGE = 5000;
+
+export const TimesheetsConfigSchema = z.strictObject({
+  /** The timesheet API's root, e.g. `https://api.harvestapp.com/v2`. */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  /** A personal access token; sent as a bearer token, never logged or returned. */
+  apiToken: z.string().min(1),
+  /** Harvest's account id (the `Harvest-Account-Id` header the real service requires). */
+  accountId: z.string().min(1).optional(),
+});
+export type TimesheetsConfig = z.infer<typeof TimesheetsConfigSchema>;
+
+/** The run's units: migrated items with timesheet entries, read once and kept, so a resume sees the same list. */
+async function units(source: TimesheetsClient, ctx: PhaseContext): Promise<number[]> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, UNITS_ARTIFACT);
+  const saved = await deps.artifacts.get(key);
+  if (saved) return JSON.parse(saved) as number[];
+  const withEntries = await source.workItemIdsWithEntries();
+  const ids = preflight.manifest.map((m) => m.id).filter((id) => withEntries.has(id));
+  const known = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
+  const list = ids.filter((id) => known.has(id));
+  await deps.artifacts.put(key, JSON.stringify(list));
+  return list;
+}
+
+/** An issue's worklogs as far as this plugin cares; null when Jira has no such issue. */
+async function issueWorklogs(
+  jira: JiraClient,
+  key: string,
+): Promise<{ migrated: MigratedTimeLog[]; posted: Set<string> } | null> {
+  const migrated: MigratedTimeLog[] = [];
+  const posted = new Set<string>();
+  for (let startAt = 0; ; ) {
+    const res = await jira.http.request<{
+      worklogs?: { comment?: unknown; started?: string; timeSpentSeconds?: number }[];
+      total?: number;
+    }>('GET', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
+      query: { startAt, maxResults: WORKLOG_PAGE },
+      accept: [404],
+    });
+    if (res.status === 404) return null;
+    const page = res.body.worklogs ?? [];
+    for (const w of page) {
+      const log = migratedTimeLogOf(w);
+      if (log) migrated.push(log);
+      const own = timesheetMarkerOf(w.comment);
+      if (own) posted.add(own);
+    }
+    startAt += page.length;
+    if (page.length === 0 || startAt >= (res.body.total ?? 0)) return { migrated, posted };
+  }
+}
+
+/** The run's people: lower-case e-mail -> Jira accountId (confirmed mappings first, then preflight's). */
+function peopleOf(ctx: PhaseContext): Map<string, string> {
+  const people = new Map<string, string>();
+  for (const [email, id] of Object.entries(ctx.preflight.mappings?.users ?? {})) {
+    if (id) people.set(email.toLowerCase(), id);
+  }
+  for (const [email, id] of Object.entries(ctx.preflight.users)) people.set(email.toLowerCase(), id);
+  return people;
+}
+
+async function chunk(source: TimesheetsClient, ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run } = ctx;
+  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
+  const ids = (await units(source, ctx)).slice(index, index + CHUNK_SIZE);
+  if (ids.length === 0) return outcome;
+  outcome.processed = ids.length;
+  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
+  const users = await source.users();
+  const people = peopleOf(ctx);
+  const dryRun = run.options.dryRun === true;
+
+  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
+    const mapped = entries.get(id);
+    if (!mapped) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
+    const key = mapped.targetKey;
+    const label = `#${id} ${key}`;
+    const sheet = (await source.entriesOf(id)).flatMap((e) => timesheetEntryOf(e, users) ?? []);
+    if (sheet.length === 0) return { kind: 'skipped', line: `${label}: no timesheet entries` };
+    if (dryRun)
+      return { kind: 'success', line: `${label}: would log up to ${sheet.length} timesheet entries` };
+
+    let onIssue: Awaited<ReturnType<typeof issueWorklogs>>;
+    try {
+      onIssue = await issueWorklogs(deps.target, key);
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      return { kind: 'failure', line: `${label}: worklogs not readable`, reason };
+    }
+    if (onIssue === null) {
+      const reason = `issue ${key} not found in Jira: ${sheet.length} timesheet entries not migrated`;
+      return { kind: 'failure', line: `${label}: ${reason}`, reason };
+    }
+
+    let added = 0;
+    let present = 0;
+    let covered = 0;
+    const refused: string[] = [];
+    for (const plan of planWorklogs(sheet, onIssue.migrated)) {
+      if (onIssue.posted.has(plan.entry.id)) {
+        present++;
+        continue;
+      }
+      if (plan.seconds <= 0) {
+        covered++;
+        continue;
+      }
+      if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+      const refusal = await postOne(deps.target, key, plan, people);
+      if (refusal) refused.push(`timesheet entry ${plan.entry.id}: ${refusal}`);
+      else {
+        onIssue.posted.add(plan.entry.id);
+        added++;
+      }
+    }
+    const counts =
+      `${added} worklog(s) added, ${present} already in Jira` +
+      (covered ? `, ${covered} entr${covered === 1 ? 'y' : 'ies'} already covered by 7pace: skipped` : '');
+    if (refused.length > 0) {
+      return {
+        kind: 'failure',
+        line: `${label}: ${counts}, ${refused.length} refused`,
+        reason: refused.join('; '),
+      };
+    }
+    // Nothing of the item's timesheet needed a worklog: the item is a skip, not a success.
+    if (added === 0 && present === 0) return { kind: 'skipped', line: `${label}: ${counts}` };
+    return { kind: 'success', line: `${label}: ${counts}` };
+  };
+
+  const results = await inPool(ids, ITEM_CONCURRENCY, one);
+  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
+  return outcome;
+}
+
+/** Posts one entry's uncovered time: undefined when posted, else why Jira refused it. */
+async function postOne(
+  jira: JiraClient,
+  key: string,
+  plan: PlannedWorklog,
+  people: Map<string, string>,
+): Promise<string | undefined> {
+  try {
+    await jira.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
+      query: { adjustEstimate: 'leave' },
+      body: {
+        started: timesheetStarted(plan.entry.date),
+        timeSpentSeconds: plan.seconds,
+        comment: timesheetComment(plan, plan.entry.userEmail ? people.get(plan.entry.userEmail) : undefined),
+      },
+      notIdempotent: true,
+    });
+    return undefined;
+  } catch (err) {
+    const reason = refusalOf(err);
+    if (reason === undefined || !(err instanceof TrackerHttpError)) throw err;
+    return reason;
+  }
+}
+
+/** The timesheets phase over one timesheet connection. */
+export function timesheetsPhase(config: TimesheetsConfig, source?: TimesheetsClient): PhaseModule {
+  const client =
+    source ??
+    new TimesheetsClient({
+      baseUrl: config.baseUrl,
+      token: config.apiToken,
+      ...(config.accountId ? { accountId: config.accountId } : {}),
+    });
+  return {
+    units: async (ctx) => (await units(client, ctx)).length,
+    chunk: (ctx, index) => chunk(client, ctx, index),
+  };
+}
+
+export const timesheetsPlugin: PluginDefinition<TimesheetsConfig> = {
+  ...catalogueEntry(TIMESHEETS_KEY),
+  configSchema: TimesheetsConfigSchema,
+  phase: (config) => timesheetsPhase(config),
+};

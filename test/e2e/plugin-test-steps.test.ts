@@ -1,0 +1,231 @@
+/**
+ * The test-case-steps plugin through both sandboxes: every migrated Test Case gets exactly its ADO steps (shared
+ * steps expanded, parameter values in the step data) in the Xray-style add-on, in order, whatever crashes,
+ * resumes and second runs happen; a step the add-on refuses fails that test case only and the run ends PARTIAL.
+ * The runner, store and sandboxes are real.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testCaseSteps } from '../../functions/domain/test-steps.ts';
+import type { EngineDeps } from '../../functions/engine/context.ts';
+import { SimulatedCrash } from '../../functions/engine/context.ts';
+import { stepInputOf, testCaseStepsPhase } from '../../functions/plugins/test-case-steps.ts';
+import { createRun } from '../../functions/services/runs.ts';
+import type { StepInput } from '../../functions/trackers/testmgmt/client.ts';
+import { XrayClient } from '../../functions/trackers/testmgmt/xray.ts';
+import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+
+const KEY = 'test-case-steps';
+interface XrayStepJson {
+  step: { raw: string };
+  data: { raw: string };
+  result: { raw: string };
+}
+
+let h: EngineHarness;
+
+beforeAll(async () => {
+  // 40 items, seed 21: five Test Cases, two of them with shared steps.
+  h = await startEngineHarness({ items: 40, seed: 21 });
+  await h.app.store.plugins.enable(h.tenant.tenantId, KEY);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const xray = () =>
+  new XrayClient({ baseUrl: h.sandboxes.jira.url, user: h.config.jira.email, token: h.config.jira.apiToken });
+
+/** Engine deps running the real plugin over `client` (default: a plain Xray client). */
+function pluginDeps(client = xray(), extra: Partial<EngineDeps> = {}): EngineDeps {
+  const module = testCaseStepsPhase(
+    { kind: 'xray', baseUrl: h.sandboxes.jira.url, user: h.config.jira.email, token: h.config.jira.apiToken },
+    client,
+  );
+  return h.deps({ plugins: { [KEY]: module }, ...extra });
+}
+
+async function newRun(name: string) {
+  const project = await h.newProject(name);
+  const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+    migrateAttachments: false,
+    migrateComments: false,
+  });
+  return { project, run };
+}
+
+/** Source Test Case id -> Jira key, from the Jira issues' src-id labels. */
+async function testCaseKeys(): Promise<Map<number, string>> {
+  const ado = h.deps().source;
+  const cases = new Set(
+    await ado.wiql("SELECT [System.Id] FROM WorkItems WHERE [System.WorkItemType] = 'Test Case'"),
+  );
+  const keys = new Map<number, string>();
+  for (const issue of await h.jiraIssues()) {
+    const label = issue.fields.labels?.find((l) => /^ado-src-\d+$|src-?id-?\d+/i.test(l));
+    const id = label ? Number(/(\d+)$/.exec(label)?.[1]) : undefined;
+    if (id && cases.has(id)) keys.set(id, issue.key);
+  }
+  return keys;
+}
+
+/** What each Test Case should hold in Xray, read from ADO independently of the plugin's chunk. */
+async function expectedSteps(
+  ids: number[],
+): Promise<{ byId: Map<number, StepInput[]>; sharedCases: number }> {
+  const ado = h.deps().source;
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  const cases = await ado.workItems(ids, { expand: 'none' });
+  const shared = new Map<number, string>();
+  const sharedOf = async (id: number) => {
+    if (!shared.has(id))
+      shared.set(id, str((await ado.workItem(id)).fields['Microsoft.VSTS.TCM.Steps']) ?? '');
+  };
+  const byId = new Map<number, StepInput[]>();
+  let sharedCases = 0;
+  for (const c of cases) {
+    const fields = {
+      steps: str(c.fields['Microsoft.VSTS.TCM.Steps']),
+      parameters: str(c.fields['Microsoft.VSTS.TCM.Parameters']),
+      localDataSource: str(c.fields['Microsoft.VSTS.TCM.LocalDataSource']),
+    };
+    for (const ref of (fields.steps ?? '').matchAll(/ref="(\d+)"/g)) await sharedOf(Number(ref[1]));
+    const read = testCaseSteps(fields, (id) => shared.get(id));
+    expect(read.problems).toEqual([]);
+    if (read.sharedStepIds.length) sharedCases++;
+    byId.set(c.id, read.steps.map(stepInputOf));
+  }
+  return { byId, sharedCases };
+}
+
+async function xraySteps(): Promise<Record<string, StepInput[]>> {
+  const all = (await h.control('jira', 'GET', '/_sandbox/xray/steps')) as Record<string, XrayStepJson[]>;
+  return Object.fromEntries(
+    Object.entries(all).map(([k, v]) => [
+      k,
+      v.map((s) => ({ action: s.step.raw, data: s.data.raw, result: s.result.raw })),
+    ]),
+  );
+}
+
+/** Each migrated Test Case's issue holds exactly its steps, in order; no other issue holds any. */
+async function expectExactSteps(keys: Map<number, string>) {
+  const { byId, sharedCases } = await expectedSteps([...keys.keys()]);
+  const want: Record<string, StepInput[]> = {};
+  for (const [id, steps] of byId) if (steps.length) want[keys.get(id) as string] = steps;
+  expect(await xraySteps()).toEqual(want);
+  return { cases: Object.keys(want).length, sharedCases };
+}
+
+describe('the test-case-steps plugin', () => {
+  it('survives a crash between two steps and one before its checkpoint: each step once, shared steps expanded', async () => {
+    const { run } = await newRun('Steps crash');
+    const client = xray();
+    const realAdd = client.addStep.bind(client);
+    let adds = 0;
+    client.addStep = async (key, step) => {
+      const added = await realAdd(key, step);
+      // The 3rd step lands in Xray, then the worker dies before the next one.
+      if (++adds === 3) throw new SimulatedCrash('killed between two steps');
+      return added;
+    };
+    const deps = pluginDeps(client);
+    const real = deps.plugins?.[KEY];
+    if (!real) throw new Error('no plugin module');
+    let chunksDone = 0;
+    let checkpointCrashed = false;
+    const counting = {
+      ...real,
+      chunk: async (ctx: Parameters<typeof real.chunk>[0], index: number) => {
+        const out = await real.chunk(ctx, index);
+        chunksDone++;
+        return out;
+      },
+    };
+    const crashes: unknown[] = [];
+    const answers = await h.drive(
+      run.id,
+      {
+        ...deps,
+        plugins: { [KEY]: counting },
+        crash: (point) => {
+          // The plugin's chunk did all its writes: die before its checkpoint is saved.
+          if (point === 'before-checkpoint' && chunksDone === 1 && !checkpointCrashed) {
+            checkpointCrashed = true;
+            throw new SimulatedCrash('killed before the test-case-steps checkpoint');
+          }
+        },
+      },
+      (err) => {
+        if (!(err instanceof SimulatedCrash)) throw err;
+        crashes.push(err);
+      },
+    );
+    expect(answers.at(-1)).toBe('done');
+    expect(crashes).toHaveLength(2);
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'COMPLETED' });
+
+    const keys = await testCaseKeys();
+    expect(keys.size).toBeGreaterThanOrEqual(3);
+    const { cases, sharedCases } = await expectExactSteps(keys);
+    expect(cases).toBeGreaterThanOrEqual(3);
+    expect(sharedCases).toBeGreaterThan(0);
+    expect(adds).toBeGreaterThan(3);
+  });
+
+  it('a second run into the same Jira adds no step', async () => {
+    const before = await xraySteps();
+    const client = xray();
+    let adds = 0;
+    const realAdd = client.addStep.bind(client);
+    client.addStep = (key, step) => {
+      adds++;
+      return realAdd(key, step);
+    };
+    const { run } = await newRun('Steps again');
+    expect((await h.drive(run.id, pluginDeps(client))).at(-1)).toBe('done');
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'COMPLETED' });
+    expect(adds).toBe(0);
+    expect(await xraySteps()).toEqual(before);
+  });
+
+  it('a refused step fails its test case only (PARTIAL); steps someone else wrote are left and reported', async () => {
+    const keys = await testCaseKeys();
+    const full = await xraySteps();
+    const [itemA, itemB, itemC] = [...keys.keys()].filter((id) => full[keys.get(id) as string]) as [
+      number,
+      number,
+      number,
+    ];
+    const [keyA, keyB, keyC] = [itemA, itemB, itemC].map((id) => keys.get(id) as string) as [
+      string,
+      string,
+      string,
+    ];
+    await h.control('jira', 'DELETE', '/_sandbox/xray/steps');
+    // Someone's own step on C: not the migrated ones.
+    await xray().addStep(keyC, { action: 'A step written by hand', data: '', result: '' });
+    await h.control('jira', 'PUT', '/_sandbox/xray/fail-next', {
+      issueKey: keyA,
+      status: 400,
+      message: 'The test is locked.',
+    });
+
+    const { project, run } = await newRun('Steps refused');
+    expect((await h.drive(run.id, pluginDeps())).at(-1)).toBe('done');
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'PARTIAL' });
+
+    const failures = await h.app.store.runFailures.list(h.tenant.tenantId, project.id, run.id);
+    expect(failures.map((f) => f.sourceId).sort()).toEqual([itemA, itemC].sort());
+    const byItem = new Map(failures.map((f) => [f.sourceId, f.reason]));
+    expect(byItem.get(itemA)).toBe(`step 1 of ${full[keyA]?.length}: Xray answered 400: The test is locked.`);
+    const steps = (n: number) => `${n} step${n === 1 ? '' : 's'}`;
+    expect(byItem.get(itemC)).toBe(
+      `issue ${keyC} already has 1 step in xray that differ from the ${steps(full[keyC]?.length ?? 0)} of test case #${itemC}: left as they are, nothing added`,
+    );
+
+    const after = await xraySteps();
+    expect(after[keyA]).toBeUndefined();
+    expect(after[keyB]).toEqual(full[keyB]);
+    expect(after[keyC]).toEqual([{ action: 'A step written by hand', data: '', result: '' }]);
+  });
+});
