@@ -19,32 +19,18 @@
  * add-on unreachable throws the chunk (worked again).
  */
 import * as z from 'zod';
-import { findPlugin } from '#domain/plugins.ts';
-import { CHUNK_SIZE } from '#domain/runs.ts';
+import { catalogueEntry } from '#domain/plugins.ts';
 import { sharedStepRefs, type TestStep, testCaseSteps } from '#domain/test-steps.ts';
-import type { ChunkOutcome, ChunkScope, PhaseContext, PhaseModule } from '#engine/context.ts';
-import {
-  ChunkAbandoned,
-  ITEM_CONCURRENCY,
-  type ItemResult,
-  inPool,
-  refusalOf,
-  runArtifactKey,
-  tallyResults,
-} from '#engine/phases/transitions-shared.ts';
+import type { PhaseContext, PhaseModule } from '#engine/context.ts';
+import { ChunkAbandoned, type ItemResult, refusalOf } from '#engine/phases/transitions-shared.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { ManagedStep, StepInput, TestManagementClient } from '#trackers/testmgmt/client.ts';
 import { XrayClient } from '#trackers/testmgmt/xray.ts';
+import { itemsChunk, keptUnits, type MigratedItem, refusalReason, unitsScope } from './shared.ts';
 import type { PluginDefinition } from './types.ts';
 
 export const TEST_CASE_STEPS_KEY = 'test-case-steps';
-const DESCRIPTOR = findPlugin(TEST_CASE_STEPS_KEY) ?? {
-  pluginKey: TEST_CASE_STEPS_KEY,
-  displayName: 'Test-case steps',
-  description: 'Migrates Azure DevOps test case steps to the Jira test-management add-on',
-  icon: 'checklist',
-};
 const UNITS_ARTIFACT = 'test-case-steps-units.json';
 const TEST_CASE = 'test case';
 const FIELDS = {
@@ -91,16 +77,10 @@ export function presentPrefix(have: readonly ManagedStep[], want: readonly StepI
 }
 
 /** The phase's units: Test Case items of the manifest that have a Jira issue, kept for the run. */
-async function testCaseUnits(ctx: PhaseContext): Promise<number[]> {
-  const { deps, run, preflight } = ctx;
-  const key = runArtifactKey(run, UNITS_ARTIFACT);
-  const saved = await deps.artifacts.get(key);
-  if (saved) return JSON.parse(saved) as number[];
-  const ids = preflight.manifest.filter((m) => m.type.toLowerCase() === TEST_CASE).map((m) => m.id);
-  const known = ids.length ? await deps.store.idMap.getMany(run.tenantId, run.projectId, ids) : new Map();
-  const units = ids.filter((id) => known.has(id));
-  await deps.artifacts.put(key, JSON.stringify(units));
-  return units;
+function testCaseUnits(ctx: PhaseContext): Promise<number[]> {
+  return keptUnits(ctx, UNITS_ARTIFACT, async () =>
+    ctx.preflight.manifest.filter((m) => m.type.toLowerCase() === TEST_CASE).map((m) => m.id),
+  );
 }
 
 type TestFields = { steps?: string | null; parameters?: string | null; localDataSource?: string | null };
@@ -150,90 +130,76 @@ function refusal(err: unknown): string | undefined {
   return typeof error === 'string' ? `Xray answered ${err.status}: ${error}` : reason;
 }
 
-async function chunk(client: TestManagementClient, ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+async function chunk(client: TestManagementClient, ctx: PhaseContext, index: number) {
   const { deps, run } = ctx;
-  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
-  const ids = (await testCaseUnits(ctx)).slice(index, index + CHUNK_SIZE);
-  if (ids.length === 0) return outcome;
-  outcome.processed = ids.length;
-  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const source = new Map(
-    (await deps.source.workItems(ids, { expand: 'none' })).map((w) => [w.id, fieldsOf(w.fields ?? {})]),
-  );
-  const shared = await sharedStepsOf(deps.source, source.values());
-  const dryRun = run.options.dryRun === true;
+  return itemsChunk(ctx, await testCaseUnits(ctx), index, async (ids) => {
+    const source = new Map(
+      (await deps.source.workItems(ids, { expand: 'none' })).map((w) => [w.id, fieldsOf(w.fields ?? {})]),
+    );
+    const shared = await sharedStepsOf(deps.source, source.values());
+    const dryRun = run.options.dryRun === true;
 
-  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
-    const entry = entries.get(id);
-    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
-    const key = entry.targetKey;
-    const label = `#${id} ${key}`;
-    const fields = source.get(id);
-    if (!fields) {
-      const reason = `test case #${id} not readable in Azure DevOps: its steps were not migrated`;
-      return { kind: 'failure', line: `${label}: ${reason}`, reason };
-    }
-    const read = testCaseSteps(fields, (ref) => shared.get(ref));
-    if (read.problems.length > 0) {
-      const reason = `steps not migrated: ${read.problems.join('; ')}`;
-      return { kind: 'failure', line: `${label}: ${reason}`, reason };
-    }
-    const want = read.steps.map(stepInputOf);
-    if (want.length === 0) return { kind: 'skipped', line: `${label}: no steps` };
-    const sharedNote = read.sharedStepIds.length
-      ? ` (shared steps ${read.sharedStepIds.map((s) => `#${s}`).join(', ')} expanded)`
-      : '';
-    if (dryRun) {
-      return { kind: 'success', line: `${label}: would write ${countSteps(want.length)}${sharedNote}` };
-    }
-
-    let have: ManagedStep[] | null;
-    try {
-      have = await client.steps(key);
-    } catch (err) {
-      const reason = refusal(err);
-      if (reason === undefined) throw err;
-      return { kind: 'failure', line: `${label}: steps not readable`, reason };
-    }
-    if (have === null) {
-      const reason = `issue ${key} is not a test in ${client.kind} (or does not exist): ${countSteps(want.length)} not migrated`;
-      return { kind: 'failure', line: `${label}: ${reason}`, reason };
-    }
-    const present = presentPrefix(have, want);
-    if (present === null) {
-      const reason =
-        `issue ${key} already has ${countSteps(have.length)} in ${client.kind} that differ from the ` +
-        `${countSteps(want.length)} of test case #${id}: left as they are, nothing added`;
-      return { kind: 'failure', line: `${label}: ${reason}`, reason };
-    }
-    if (present === want.length) {
-      return { kind: 'success', line: `${label}: ${countSteps(want.length)} already in ${client.kind}` };
-    }
-    for (const [i, step] of want.entries()) {
-      if (i < present) continue;
-      if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
-      try {
-        await client.addStep(key, step);
-      } catch (err) {
-        const reason = refusal(err);
-        if (reason === undefined) throw err;
-        return {
-          kind: 'failure',
-          line: `${label}: step ${i + 1} of ${want.length} refused, ${i - present} added before it`,
-          reason: `step ${i + 1} of ${want.length}: ${reason}`,
-        };
+    return async ({ id, key, label }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+      const fields = source.get(id);
+      if (!fields) {
+        const reason = `test case #${id} not readable in Azure DevOps: its steps were not migrated`;
+        return { kind: 'failure', line: `${label}: ${reason}`, reason };
       }
-    }
-    const resumed = present > 0 ? `, ${present} already there` : '';
-    return {
-      kind: 'success',
-      line: `${label}: ${countSteps(want.length - present)} added${resumed}${sharedNote}`,
-    };
-  };
+      const read = testCaseSteps(fields, (ref) => shared.get(ref));
+      if (read.problems.length > 0) {
+        const reason = `steps not migrated: ${read.problems.join('; ')}`;
+        return { kind: 'failure', line: `${label}: ${reason}`, reason };
+      }
+      const want = read.steps.map(stepInputOf);
+      if (want.length === 0) return { kind: 'skipped', line: `${label}: no steps` };
+      const sharedNote = read.sharedStepIds.length
+        ? ` (shared steps ${read.sharedStepIds.map((s) => `#${s}`).join(', ')} expanded)`
+        : '';
+      if (dryRun) {
+        return { kind: 'success', line: `${label}: would write ${countSteps(want.length)}${sharedNote}` };
+      }
 
-  const results = await inPool(ids, ITEM_CONCURRENCY, one);
-  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
-  return outcome;
+      let have: ManagedStep[] | null;
+      try {
+        have = await client.steps(key);
+      } catch (err) {
+        return { kind: 'failure', line: `${label}: steps not readable`, reason: refusalReason(err, refusal) };
+      }
+      if (have === null) {
+        const reason = `issue ${key} is not a test in ${client.kind} (or does not exist): ${countSteps(want.length)} not migrated`;
+        return { kind: 'failure', line: `${label}: ${reason}`, reason };
+      }
+      const present = presentPrefix(have, want);
+      if (present === null) {
+        const reason =
+          `issue ${key} already has ${countSteps(have.length)} in ${client.kind} that differ from the ` +
+          `${countSteps(want.length)} of test case #${id}: left as they are, nothing added`;
+        return { kind: 'failure', line: `${label}: ${reason}`, reason };
+      }
+      if (present === want.length) {
+        return { kind: 'success', line: `${label}: ${countSteps(want.length)} already in ${client.kind}` };
+      }
+      for (const [i, step] of want.entries()) {
+        if (i < present) continue;
+        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+        try {
+          await client.addStep(key, step);
+        } catch (err) {
+          const reason = refusalReason(err, refusal);
+          return {
+            kind: 'failure',
+            line: `${label}: step ${i + 1} of ${want.length} refused, ${i - present} added before it`,
+            reason: `step ${i + 1} of ${want.length}: ${reason}`,
+          };
+        }
+      }
+      const resumed = present > 0 ? `, ${present} already there` : '';
+      return {
+        kind: 'success',
+        line: `${label}: ${countSteps(want.length - present)} added${resumed}${sharedNote}`,
+      };
+    };
+  });
 }
 
 /** The test-case-steps phase over one add-on connection (tests pass their own client). */
@@ -249,19 +215,13 @@ export function testCaseStepsPhase(config: TestCaseStepsConfig, client?: TestMan
     units: async (ctx) => (await testCaseUnits(ctx)).length,
     chunk: (ctx, index) => chunk(target, ctx, index),
     // A thrown chunk is recorded against its test cases, not the manifest's first items.
-    chunkScope: async (ctx, index): Promise<ChunkScope> => {
-      const items = (await testCaseUnits(ctx)).slice(index, index + CHUNK_SIZE);
-      return { processed: items.length, items };
-    },
+    chunkScope: unitsScope(testCaseUnits),
   };
 }
 
 export const testCaseStepsPlugin: PluginDefinition<TestCaseStepsConfig> = {
-  key: TEST_CASE_STEPS_KEY,
   // The catalogue owns the descriptor's words.
-  displayName: DESCRIPTOR.displayName,
-  description: DESCRIPTOR.description,
-  icon: DESCRIPTOR.icon,
+  ...catalogueEntry(TEST_CASE_STEPS_KEY),
   configSchema: TestCaseStepsConfigSchema,
   phase: (config) => testCaseStepsPhase(config),
 };

@@ -16,21 +16,20 @@
  * `uncoveredSeconds` / `isCoveredByTimeLogs` (exported below) what a timesheet entry still has to add.
  */
 import * as z from 'zod';
-import { findPlugin } from '#domain/plugins.ts';
-import { CHUNK_SIZE } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '#engine/context.ts';
-import {
-  ChunkAbandoned,
-  ITEM_CONCURRENCY,
-  type ItemResult,
-  inPool,
-  migratedUnits,
-  refusalOf,
-  tallyResults,
-} from '#engine/phases/transitions-shared.ts';
-import { TrackerHttpError } from '#trackers/http.ts';
+import { catalogueEntry } from '#domain/plugins.ts';
+import type { PhaseContext, PhaseModule } from '#engine/context.ts';
+import { ChunkAbandoned, type ItemResult, migratedUnits } from '#engine/phases/transitions-shared.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimetrackerClient, type TimetrackerWorkLog } from '#trackers/timetracker/client.ts';
+import {
+  issueWorklogs,
+  itemsChunk,
+  type MigratedItem,
+  peopleOf,
+  postWorklog,
+  refusalReason,
+  unitsScope,
+} from './shared.ts';
 import { jiraStarted, timeLogMarkerOf, worklogComment } from './time-logs-format.ts';
 import type { PluginDefinition } from './types.ts';
 
@@ -42,15 +41,7 @@ export {
 } from './time-logs-format.ts';
 
 export const TIME_LOGS_KEY = 'time-logs';
-const DESCRIPTOR = findPlugin(TIME_LOGS_KEY) ?? {
-  pluginKey: TIME_LOGS_KEY,
-  displayName: 'Time logs',
-  description: 'Migrates time-tracker work logs to Jira worklogs on the migrated issues',
-  icon: 'clock',
-};
 const UNITS_ARTIFACT = 'time-logs-units.json';
-/** Jira's largest worklog page. */
-const WORKLOG_PAGE = 5000;
 
 export const TimeLogsConfigSchema = z.strictObject({
   /** The 7pace service's API URL, e.g. `https://<account>.timehub.7pace.com/api`. */
@@ -62,112 +53,70 @@ export type TimeLogsConfig = z.infer<typeof TimeLogsConfigSchema>;
 
 /** The 7pace log ids already on an issue (from the markers of its worklogs); null when Jira has no such issue. */
 async function postedLogIds(jira: JiraClient, key: string): Promise<Set<string> | null> {
+  const worklogs = await issueWorklogs(jira, key);
+  if (worklogs === null) return null;
   const ids = new Set<string>();
-  for (let startAt = 0; ; ) {
-    const res = await jira.http.request<{ worklogs?: { comment?: unknown }[]; total?: number }>(
-      'GET',
-      `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`,
-      { query: { startAt, maxResults: WORKLOG_PAGE }, accept: [404] },
-    );
-    if (res.status === 404) return null;
-    const page = res.body.worklogs ?? [];
-    for (const w of page) {
-      const id = timeLogMarkerOf(w.comment);
-      if (id) ids.add(id);
-    }
-    startAt += page.length;
-    if (page.length === 0 || startAt >= (res.body.total ?? 0)) return ids;
+  for (const w of worklogs) {
+    const id = timeLogMarkerOf(w.comment);
+    if (id) ids.add(id);
   }
+  return ids;
 }
 
-/** Posts one worklog leaving the remaining estimate alone (the Jira client's addWorklog cannot say so). */
-async function postWorklog(
-  jira: JiraClient,
-  key: string,
-  worklog: { started: string; timeSpentSeconds: number; comment: unknown },
-): Promise<void> {
-  await jira.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
-    query: { adjustEstimate: 'leave' },
-    body: worklog,
-    notIdempotent: true,
-  });
-}
+const units = (ctx: PhaseContext) => migratedUnits(ctx, UNITS_ARTIFACT);
 
-/** The run's people: lower-case e-mail -> Jira accountId (confirmed mappings first, then preflight's). */
-function peopleOf(ctx: PhaseContext): Map<string, string> {
-  const people = new Map<string, string>();
-  for (const [email, id] of Object.entries(ctx.preflight.mappings?.users ?? {})) {
-    if (id) people.set(email.toLowerCase(), id);
-  }
-  for (const [email, id] of Object.entries(ctx.preflight.users)) people.set(email.toLowerCase(), id);
-  return people;
-}
-
-async function chunk(source: TimetrackerClient, ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+async function chunk(source: TimetrackerClient, ctx: PhaseContext, index: number) {
   const { deps, run } = ctx;
-  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
-  const ids = (await migratedUnits(ctx, UNITS_ARTIFACT)).slice(index, index + CHUNK_SIZE);
-  if (ids.length === 0) return outcome;
-  outcome.processed = ids.length;
-  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const logs = await source.workLogsOf(ids);
-  const people = peopleOf(ctx);
-  const dryRun = run.options.dryRun === true;
+  return itemsChunk(ctx, await units(ctx), index, async (ids) => {
+    const logs = await source.workLogsOf(ids);
+    const people = peopleOf(ctx);
+    const dryRun = run.options.dryRun === true;
 
-  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
-    const entry = entries.get(id);
-    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
-    const key = entry.targetKey;
-    const label = `#${id} ${key}`;
-    const itemLogs = logs.get(id) ?? [];
-    if (itemLogs.length === 0) return { kind: 'skipped', line: `${label}: no time logs` };
-    if (dryRun) return { kind: 'success', line: `${label}: would log ${itemLogs.length} time log(s)` };
+    return async ({ id, key, label }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+      const itemLogs = logs.get(id) ?? [];
+      if (itemLogs.length === 0) return { kind: 'skipped', line: `${label}: no time logs` };
+      if (dryRun) return { kind: 'success', line: `${label}: would log ${itemLogs.length} time log(s)` };
 
-    let posted: Set<string> | null;
-    try {
-      posted = await postedLogIds(deps.target, key);
-    } catch (err) {
-      const reason = refusalOf(err);
-      if (reason === undefined) throw err;
-      return { kind: 'failure', line: `${label}: worklogs not readable`, reason };
-    }
-    if (posted === null) {
-      const reason = `issue ${key} not found in Jira: ${itemLogs.length} time log(s) not migrated`;
-      return { kind: 'failure', line: `${label}: ${reason}`, reason };
-    }
-
-    let added = 0;
-    let present = 0;
-    const refused: string[] = [];
-    const skipped: string[] = [];
-    for (const log of itemLogs) {
-      if (posted.has(log.id)) {
-        present++;
-        continue;
+      let posted: Set<string> | null;
+      try {
+        posted = await postedLogIds(deps.target, key);
+      } catch (err) {
+        return { kind: 'failure', line: `${label}: worklogs not readable`, reason: refusalReason(err) };
       }
-      if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
-      const refusal = await postOne(deps.target, key, id, log, people);
-      if (refusal === 'empty') skipped.push(`${log.id} has no time`);
-      else if (refusal) refused.push(`7pace work log ${log.id}: ${refusal}`);
-      else {
-        posted.add(log.id);
-        added++;
+      if (posted === null) {
+        const reason = `issue ${key} not found in Jira: ${itemLogs.length} time log(s) not migrated`;
+        return { kind: 'failure', line: `${label}: ${reason}`, reason };
       }
-    }
-    const counts = `${added} worklog(s) added, ${present} already in Jira${skipped.length ? `, ${skipped.length} without time left out` : ''}`;
-    if (refused.length > 0) {
-      return {
-        kind: 'failure',
-        line: `${label}: ${counts}, ${refused.length} refused`,
-        reason: refused.join('; '),
-      };
-    }
-    return { kind: 'success', line: `${label}: ${counts}` };
-  };
 
-  const results = await inPool(ids, ITEM_CONCURRENCY, one);
-  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
-  return outcome;
+      let added = 0;
+      let present = 0;
+      const refused: string[] = [];
+      const skipped: string[] = [];
+      for (const log of itemLogs) {
+        if (posted.has(log.id)) {
+          present++;
+          continue;
+        }
+        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+        const refusal = await postOne(deps.target, key, id, log, people);
+        if (refusal === 'empty') skipped.push(`${log.id} has no time`);
+        else if (refusal) refused.push(`7pace work log ${log.id}: ${refusal}`);
+        else {
+          posted.add(log.id);
+          added++;
+        }
+      }
+      const counts = `${added} worklog(s) added, ${present} already in Jira${skipped.length ? `, ${skipped.length} without time left out` : ''}`;
+      if (refused.length > 0) {
+        return {
+          kind: 'failure',
+          line: `${label}: ${counts}, ${refused.length} refused`,
+          reason: refused.join('; '),
+        };
+      }
+      return { kind: 'success', line: `${label}: ${counts}` };
+    };
+  });
 }
 
 /** Posts one log: undefined when posted, 'empty' for a log without time, else why Jira (or the log) refused. */
@@ -190,10 +139,8 @@ async function postOne(
     });
     return undefined;
   } catch (err) {
-    const reason = refusalOf(err);
     // A 404 here is the issue deleted meanwhile: a refusal of this item like any other.
-    if (reason === undefined || !(err instanceof TrackerHttpError)) throw err;
-    return reason;
+    return refusalReason(err);
   }
 }
 
@@ -201,22 +148,16 @@ async function postOne(
 export function timeLogsPhase(config: TimeLogsConfig, source?: TimetrackerClient): PhaseModule {
   const client = source ?? new TimetrackerClient({ baseUrl: config.baseUrl, token: config.apiToken });
   return {
-    units: async (ctx) => (await migratedUnits(ctx, UNITS_ARTIFACT)).length,
+    units: async (ctx) => (await units(ctx)).length,
     chunk: (ctx, index) => chunk(client, ctx, index),
     // Units are the migrated items in the artifact's order: a chunk that throws is recorded against them.
-    chunkScope: async (ctx, index) => {
-      const items = (await migratedUnits(ctx, UNITS_ARTIFACT)).slice(index, index + CHUNK_SIZE);
-      return { processed: items.length, items };
-    },
+    chunkScope: unitsScope(units),
   };
 }
 
 export const timeLogsPlugin: PluginDefinition<TimeLogsConfig> = {
-  key: TIME_LOGS_KEY,
   // The catalogue owns the descriptor's words.
-  displayName: DESCRIPTOR.displayName,
-  description: DESCRIPTOR.description,
-  icon: DESCRIPTOR.icon,
+  ...catalogueEntry(TIME_LOGS_KEY),
   configSchema: TimeLogsConfigSchema,
   phase: (config) => timeLogsPhase(config),
 };

@@ -18,20 +18,19 @@
  */
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
-import { CHUNK_SIZE } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '#engine/context.ts';
-import {
-  ChunkAbandoned,
-  ITEM_CONCURRENCY,
-  type ItemResult,
-  inPool,
-  refusalOf,
-  runArtifactKey,
-  tallyResults,
-} from '#engine/phases/transitions-shared.ts';
-import { TrackerHttpError } from '#trackers/http.ts';
+import type { PhaseContext, PhaseModule } from '#engine/context.ts';
+import { ChunkAbandoned, type ItemResult } from '#engine/phases/transitions-shared.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimesheetsClient } from '#trackers/timesheets/client.ts';
+import {
+  issueWorklogs,
+  itemsChunk,
+  keptUnits,
+  type MigratedItem,
+  peopleOf,
+  postWorklog,
+  refusalReason,
+} from './shared.ts';
 import { type MigratedTimeLog, migratedTimeLogOf } from './time-logs-format.ts';
 import {
   type PlannedWorklog,
@@ -45,8 +44,6 @@ import type { PluginDefinition } from './types.ts';
 
 export const TIMESHEETS_KEY = 'timesheets';
 const UNITS_ARTIFACT = 'timesheets-units.json';
-/** Jira's largest worklog page. */
-const WORKLOG_PAGE = 5000;
 
 export const TimesheetsConfigSchema = z.strictObject({
   /** The timesheet API's root, e.g. `https://api.harvestapp.com/v2`. */
@@ -59,130 +56,91 @@ export const TimesheetsConfigSchema = z.strictObject({
 export type TimesheetsConfig = z.infer<typeof TimesheetsConfigSchema>;
 
 /** The run's units: migrated items with timesheet entries, read once and kept, so a resume sees the same list. */
-async function units(source: TimesheetsClient, ctx: PhaseContext): Promise<number[]> {
-  const { deps, run, preflight } = ctx;
-  const key = runArtifactKey(run, UNITS_ARTIFACT);
-  const saved = await deps.artifacts.get(key);
-  if (saved) return JSON.parse(saved) as number[];
-  const withEntries = await source.workItemIdsWithEntries();
-  const ids = preflight.manifest.map((m) => m.id).filter((id) => withEntries.has(id));
-  const known = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const list = ids.filter((id) => known.has(id));
-  await deps.artifacts.put(key, JSON.stringify(list));
-  return list;
+function units(source: TimesheetsClient, ctx: PhaseContext): Promise<number[]> {
+  return keptUnits(ctx, UNITS_ARTIFACT, async () => {
+    const withEntries = await source.workItemIdsWithEntries();
+    return ctx.preflight.manifest.map((m) => m.id).filter((id) => withEntries.has(id));
+  });
 }
 
 /** An issue's worklogs as far as this plugin cares; null when Jira has no such issue. */
-async function issueWorklogs(
+async function issueTimeLogs(
   jira: JiraClient,
   key: string,
 ): Promise<{ migrated: MigratedTimeLog[]; posted: Set<string> } | null> {
+  const worklogs = await issueWorklogs(jira, key);
+  if (worklogs === null) return null;
   const migrated: MigratedTimeLog[] = [];
   const posted = new Set<string>();
-  for (let startAt = 0; ; ) {
-    const res = await jira.http.request<{
-      worklogs?: { comment?: unknown; started?: string; timeSpentSeconds?: number }[];
-      total?: number;
-    }>('GET', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
-      query: { startAt, maxResults: WORKLOG_PAGE },
-      accept: [404],
-    });
-    if (res.status === 404) return null;
-    const page = res.body.worklogs ?? [];
-    for (const w of page) {
-      const log = migratedTimeLogOf(w);
-      if (log) migrated.push(log);
-      const own = timesheetMarkerOf(w.comment);
-      if (own) posted.add(own);
-    }
-    startAt += page.length;
-    if (page.length === 0 || startAt >= (res.body.total ?? 0)) return { migrated, posted };
+  for (const w of worklogs) {
+    const log = migratedTimeLogOf(w);
+    if (log) migrated.push(log);
+    const own = timesheetMarkerOf(w.comment);
+    if (own) posted.add(own);
   }
+  return { migrated, posted };
 }
 
-/** The run's people: lower-case e-mail -> Jira accountId (confirmed mappings first, then preflight's). */
-function peopleOf(ctx: PhaseContext): Map<string, string> {
-  const people = new Map<string, string>();
-  for (const [email, id] of Object.entries(ctx.preflight.mappings?.users ?? {})) {
-    if (id) people.set(email.toLowerCase(), id);
-  }
-  for (const [email, id] of Object.entries(ctx.preflight.users)) people.set(email.toLowerCase(), id);
-  return people;
-}
-
-async function chunk(source: TimesheetsClient, ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+async function chunk(source: TimesheetsClient, ctx: PhaseContext, index: number) {
   const { deps, run } = ctx;
-  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
-  const ids = (await units(source, ctx)).slice(index, index + CHUNK_SIZE);
-  if (ids.length === 0) return outcome;
-  outcome.processed = ids.length;
-  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const users = await source.users();
-  const people = peopleOf(ctx);
-  const dryRun = run.options.dryRun === true;
+  return itemsChunk(ctx, await units(source, ctx), index, async () => {
+    const users = await source.users();
+    const people = peopleOf(ctx);
+    const dryRun = run.options.dryRun === true;
 
-  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
-    const mapped = entries.get(id);
-    if (!mapped) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
-    const key = mapped.targetKey;
-    const label = `#${id} ${key}`;
-    const sheet = (await source.entriesOf(id)).flatMap((e) => timesheetEntryOf(e, users) ?? []);
-    if (sheet.length === 0) return { kind: 'skipped', line: `${label}: no timesheet entries` };
-    if (dryRun)
-      return { kind: 'success', line: `${label}: would log up to ${sheet.length} timesheet entries` };
+    return async ({ id, key, label }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+      const sheet = (await source.entriesOf(id)).flatMap((e) => timesheetEntryOf(e, users) ?? []);
+      if (sheet.length === 0) return { kind: 'skipped', line: `${label}: no timesheet entries` };
+      if (dryRun)
+        return { kind: 'success', line: `${label}: would log up to ${sheet.length} timesheet entries` };
 
-    let onIssue: Awaited<ReturnType<typeof issueWorklogs>>;
-    try {
-      onIssue = await issueWorklogs(deps.target, key);
-    } catch (err) {
-      const reason = refusalOf(err);
-      if (reason === undefined) throw err;
-      return { kind: 'failure', line: `${label}: worklogs not readable`, reason };
-    }
-    if (onIssue === null) {
-      const reason = `issue ${key} not found in Jira: ${sheet.length} timesheet entries not migrated`;
-      return { kind: 'failure', line: `${label}: ${reason}`, reason };
-    }
-
-    let added = 0;
-    let present = 0;
-    let covered = 0;
-    const refused: string[] = [];
-    for (const plan of planWorklogs(sheet, onIssue.migrated)) {
-      if (onIssue.posted.has(plan.entry.id)) {
-        present++;
-        continue;
+      let onIssue: Awaited<ReturnType<typeof issueTimeLogs>>;
+      try {
+        onIssue = await issueTimeLogs(deps.target, key);
+      } catch (err) {
+        return { kind: 'failure', line: `${label}: worklogs not readable`, reason: refusalReason(err) };
       }
-      if (plan.seconds <= 0) {
-        covered++;
-        continue;
+      if (onIssue === null) {
+        const reason = `issue ${key} not found in Jira: ${sheet.length} timesheet entries not migrated`;
+        return { kind: 'failure', line: `${label}: ${reason}`, reason };
       }
-      if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
-      const refusal = await postOne(deps.target, key, plan, people);
-      if (refusal) refused.push(`timesheet entry ${plan.entry.id}: ${refusal}`);
-      else {
-        onIssue.posted.add(plan.entry.id);
-        added++;
-      }
-    }
-    const counts =
-      `${added} worklog(s) added, ${present} already in Jira` +
-      (covered ? `, ${covered} entr${covered === 1 ? 'y' : 'ies'} already covered by 7pace: skipped` : '');
-    if (refused.length > 0) {
-      return {
-        kind: 'failure',
-        line: `${label}: ${counts}, ${refused.length} refused`,
-        reason: refused.join('; '),
-      };
-    }
-    // Nothing of the item's timesheet needed a worklog: the item is a skip, not a success.
-    if (added === 0 && present === 0) return { kind: 'skipped', line: `${label}: ${counts}` };
-    return { kind: 'success', line: `${label}: ${counts}` };
-  };
 
-  const results = await inPool(ids, ITEM_CONCURRENCY, one);
-  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
-  return outcome;
+      let added = 0;
+      let present = 0;
+      let covered = 0;
+      const refused: string[] = [];
+      for (const plan of planWorklogs(sheet, onIssue.migrated)) {
+        if (onIssue.posted.has(plan.entry.id)) {
+          present++;
+          continue;
+        }
+        if (plan.seconds <= 0) {
+          covered++;
+          continue;
+        }
+        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+        const refusal = await postOne(deps.target, key, plan, people);
+        if (refusal) refused.push(`timesheet entry ${plan.entry.id}: ${refusal}`);
+        else {
+          onIssue.posted.add(plan.entry.id);
+          added++;
+        }
+      }
+      const counts =
+        `${added} worklog(s) added, ${present} already in Jira` +
+        (covered ? `, ${covered} entr${covered === 1 ? 'y' : 'ies'} already covered by 7pace: skipped` : '');
+      if (refused.length > 0) {
+        return {
+          kind: 'failure',
+          line: `${label}: ${counts}, ${refused.length} refused`,
+          reason: refused.join('; '),
+        };
+      }
+      // Nothing of the item's timesheet needed a worklog: the item is a skip, not a success.
+      if (added === 0 && present === 0) return { kind: 'skipped', line: `${label}: ${counts}` };
+      return { kind: 'success', line: `${label}: ${counts}` };
+    };
+  });
 }
 
 /** Posts one entry's uncovered time: undefined when posted, else why Jira refused it. */
@@ -193,20 +151,14 @@ async function postOne(
   people: Map<string, string>,
 ): Promise<string | undefined> {
   try {
-    await jira.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
-      query: { adjustEstimate: 'leave' },
-      body: {
-        started: timesheetStarted(plan.entry.date),
-        timeSpentSeconds: plan.seconds,
-        comment: timesheetComment(plan, plan.entry.userEmail ? people.get(plan.entry.userEmail) : undefined),
-      },
-      notIdempotent: true,
+    await postWorklog(jira, key, {
+      started: timesheetStarted(plan.entry.date),
+      timeSpentSeconds: plan.seconds,
+      comment: timesheetComment(plan, plan.entry.userEmail ? people.get(plan.entry.userEmail) : undefined),
     });
     return undefined;
   } catch (err) {
-    const reason = refusalOf(err);
-    if (reason === undefined || !(err instanceof TrackerHttpError)) throw err;
-    return reason;
+    return refusalReason(err);
   }
 }
 

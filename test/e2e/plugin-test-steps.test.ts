@@ -9,10 +9,10 @@ import { testCaseSteps } from '../../functions/domain/test-steps.ts';
 import type { EngineDeps } from '../../functions/engine/context.ts';
 import { SimulatedCrash } from '../../functions/engine/context.ts';
 import { stepInputOf, testCaseStepsPhase } from '../../functions/plugins/test-case-steps.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { StepInput } from '../../functions/trackers/testmgmt/client.ts';
 import { XrayClient } from '../../functions/trackers/testmgmt/xray.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { countingChunks, crashCollector, keysByItem, newPluginRun } from '../support/plugin-fixtures.ts';
 
 const KEY = 'test-case-steps';
 interface XrayStepJson {
@@ -44,14 +44,7 @@ function pluginDeps(client = xray(), extra: Partial<EngineDeps> = {}): EngineDep
   return h.deps({ plugins: { [KEY]: module }, ...extra });
 }
 
-async function newRun(name: string) {
-  const project = await h.newProject(name);
-  const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
-    migrateAttachments: false,
-    migrateComments: false,
-  });
-  return { project, run };
-}
+const newRun = (name: string) => newPluginRun(h, name);
 
 /** Source Test Case id -> Jira key, from the Jira issues' src-id labels. */
 async function testCaseKeys(): Promise<Map<number, string>> {
@@ -59,13 +52,7 @@ async function testCaseKeys(): Promise<Map<number, string>> {
   const cases = new Set(
     await ado.wiql("SELECT [System.Id] FROM WorkItems WHERE [System.WorkItemType] = 'Test Case'"),
   );
-  const keys = new Map<number, string>();
-  for (const issue of await h.jiraIssues()) {
-    const label = issue.fields.labels?.find((l) => /^ado-src-\d+$|src-?id-?\d+/i.test(l));
-    const id = label ? Number(/(\d+)$/.exec(label)?.[1]) : undefined;
-    if (id && cases.has(id)) keys.set(id, issue.key);
-  }
-  return keys;
+  return keysByItem(h, (id) => cases.has(id));
 }
 
 /** What each Test Case should hold in Xray, read from ADO independently of the plugin's chunk. */
@@ -133,15 +120,8 @@ describe('the test-case-steps plugin', () => {
     if (!real) throw new Error('no plugin module');
     let chunksDone = 0;
     let checkpointCrashed = false;
-    const counting = {
-      ...real,
-      chunk: async (ctx: Parameters<typeof real.chunk>[0], index: number) => {
-        const out = await real.chunk(ctx, index);
-        chunksDone++;
-        return out;
-      },
-    };
-    const crashes: unknown[] = [];
+    const counting = countingChunks(real, () => chunksDone++);
+    const { crashes, onError } = crashCollector();
     const answers = await h.drive(
       run.id,
       {
@@ -155,10 +135,7 @@ describe('the test-case-steps plugin', () => {
           }
         },
       },
-      (err) => {
-        if (!(err instanceof SimulatedCrash)) throw err;
-        crashes.push(err);
-      },
+      onError,
     );
     expect(answers.at(-1)).toBe('done');
     expect(crashes).toHaveLength(2);

@@ -8,10 +8,17 @@ import type { EngineDeps } from '../../functions/engine/context.ts';
 import { SimulatedCrash } from '../../functions/engine/context.ts';
 import { timeLogsPlugin } from '../../functions/plugins/time-logs.ts';
 import { jiraStarted, migratedTimeLogOf, timeLogMarkerOf } from '../../functions/plugins/time-logs-format.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { timetrackerToken } from '../../local/sandbox/timetracker/index.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import {
+  countingChunks,
+  crashCollector,
+  jiraWorklogs,
+  keysByItem as keysOf,
+  newPluginRun,
+  worklogPosts,
+} from '../support/plugin-fixtures.ts';
 
 interface SourceLog {
   id: string;
@@ -48,36 +55,12 @@ function pluginDeps(extra: Partial<EngineDeps> = {}, patch?: (jira: JiraClient) 
   return deps;
 }
 
-async function newRun(name: string) {
-  const project = await h.newProject(name);
-  const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
-    migrateAttachments: false,
-    migrateComments: false,
-  });
-  return { project, run };
-}
+const newRun = (name: string) => newPluginRun(h, name);
 
 const sourceLogs = async () => (await h.control('ado', 'GET', '/_sandbox/7pace/worklogs')) as SourceLog[];
 
-async function worklogsOf(key: string): Promise<Worklog[]> {
-  const res = await h
-    .deps()
-    .target.http.request<{ worklogs: Worklog[] }>('GET', `/rest/api/3/issue/${key}/worklog`, {
-      query: { maxResults: 5000 },
-    });
-  return res.body.worklogs;
-}
-
-/** Source item id -> Jira key, from the Jira issues' src-id labels. */
-async function keysByItem(): Promise<Map<number, string>> {
-  const keys = new Map<number, string>();
-  for (const issue of await h.jiraIssues()) {
-    const label = issue.fields.labels?.find((l) => /^ado-src-\d+$|src-?id-?\d+/i.test(l));
-    const id = label ? Number(/(\d+)$/.exec(label)?.[1]) : undefined;
-    if (id) keys.set(id, issue.key);
-  }
-  return keys;
-}
+const worklogsOf = (key: string) => jiraWorklogs<Worklog>(h, key);
+const keysByItem = () => keysOf(h);
 
 /** Every worklog of every migrated issue that has source logs, by issue key. */
 async function worklogsByKey(keys: Map<number, string>, logs: SourceLog[]) {
@@ -145,19 +128,9 @@ describe('the time-logs plugin', () => {
     );
     const realModule = deps.plugins?.['time-logs'];
     if (!realModule) throw new Error('no plugin module');
-    const counting = {
-      ...realModule,
-      chunk: async (ctx: Parameters<typeof realModule.chunk>[0], index: number) => {
-        const out = await realModule.chunk(ctx, index);
-        pluginChunksDone++;
-        return out;
-      },
-    };
-    const crashes: unknown[] = [];
-    const answers = await h.drive(run.id, { ...deps, plugins: { 'time-logs': counting } }, (err) => {
-      if (!(err instanceof SimulatedCrash)) throw err;
-      crashes.push(err);
-    });
+    const counting = countingChunks(realModule, () => pluginChunksDone++);
+    const { crashes, onError } = crashCollector();
+    const answers = await h.drive(run.id, { ...deps, plugins: { 'time-logs': counting } }, onError);
     expect(answers.at(-1)).toBe('done');
     expect(crashes).toHaveLength(2);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'COMPLETED' });
@@ -169,13 +142,9 @@ describe('the time-logs plugin', () => {
     expect(checked).toBeGreaterThan(5);
     expect(total(byKey)).toBe(checked); // nothing else was logged, nothing twice
     // Every worklog was posted leaving the migrated remaining estimate alone.
-    const requests = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
-      method: string;
-      path: string;
-    }[];
-    const posted = requests.filter((r) => r.method === 'POST' && /\/worklog(\?|$)/.test(r.path));
+    const posted = await worklogPosts(h);
     expect(posted.length).toBeGreaterThanOrEqual(checked);
-    expect(posted.every((r) => r.path.includes('adjustEstimate=leave'))).toBe(true);
+    expect(posted.every((path) => path.includes('adjustEstimate=leave'))).toBe(true);
   });
 
   it('a second run into the same Jira adds no worklog', async () => {

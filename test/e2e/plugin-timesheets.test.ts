@@ -9,10 +9,17 @@ import { SimulatedCrash } from '../../functions/engine/context.ts';
 import { migratedTimeLogOf, timeLogsPlugin } from '../../functions/plugins/time-logs.ts';
 import { timesheetsPlugin } from '../../functions/plugins/timesheets.ts';
 import { timesheetMarkerOf } from '../../functions/plugins/timesheets-format.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { timesheetsToken } from '../../local/sandbox/timesheets/index.ts';
 import { timetrackerToken } from '../../local/sandbox/timetracker/index.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import {
+  countingChunks,
+  crashCollector,
+  jiraWorklogs,
+  keysByItem,
+  newPluginRun,
+  worklogPosts,
+} from '../support/plugin-fixtures.ts';
 
 interface Entry {
   id: number;
@@ -34,17 +41,6 @@ interface Worklog {
 }
 
 const group = (item: number, email: string, day: string) => `${item}|${email.toLowerCase()}|${day}`;
-
-/** Source item id -> Jira key, from the Jira issues' src-id labels. */
-async function keysByItem(h: EngineHarness): Promise<Map<number, string>> {
-  const keys = new Map<number, string>();
-  for (const issue of await h.jiraIssues()) {
-    const label = issue.fields.labels?.find((l) => /^ado-src-\d+$|src-?id-?\d+/i.test(l));
-    const id = label ? Number(/(\d+)$/.exec(label)?.[1]) : undefined;
-    if (id) keys.set(id, issue.key);
-  }
-  return keys;
-}
 
 /** What the sandboxes and Jira hold, summed per (item, person, day). */
 async function tally(h: EngineHarness) {
@@ -73,12 +69,7 @@ async function tally(h: EngineHarness) {
     ...entries.map((e) => Number(e.external_reference.id)),
     ...logs.map((l) => l.workItemId),
   ])) {
-    const res = await h
-      .deps()
-      .target.http.request<{ worklogs: Worklog[] }>('GET', `/rest/api/3/issue/${keys.get(id)}/worklog`, {
-        query: { maxResults: 5000 },
-      });
-    for (const w of res.body.worklogs) {
+    for (const w of await jiraWorklogs<Worklog>(h, keys.get(id))) {
       worklogs++;
       const own = timesheetMarkerOf(w.comment);
       const log = migratedTimeLogOf(w);
@@ -93,11 +84,7 @@ async function tally(h: EngineHarness) {
 }
 
 async function newRun(h: EngineHarness, name: string) {
-  const project = await h.newProject(name);
-  return createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
-    migrateAttachments: false,
-    migrateComments: false,
-  });
+  return (await newPluginRun(h, name)).run;
 }
 
 describe('the timesheets plugin after the time-logs plugin', () => {
@@ -196,23 +183,9 @@ describe('the timesheets plugin after the time-logs plugin', () => {
     }) as typeof jira.http.request;
     const module = d.plugins?.timesheets;
     if (!module) throw new Error('no timesheets module');
-    const counting = {
-      ...module,
-      chunk: async (ctx: Parameters<typeof module.chunk>[0], index: number) => {
-        const out = await module.chunk(ctx, index);
-        sheetChunksDone++;
-        return out;
-      },
-    };
-    const crashes: unknown[] = [];
-    const answers = await h.drive(
-      run.id,
-      { ...d, plugins: { ...d.plugins, timesheets: counting } },
-      (err) => {
-        if (!(err instanceof SimulatedCrash)) throw err;
-        crashes.push(err);
-      },
-    );
+    const counting = countingChunks(module, () => sheetChunksDone++);
+    const { crashes, onError } = crashCollector();
+    const answers = await h.drive(run.id, { ...d, plugins: { ...d.plugins, timesheets: counting } }, onError);
     expect(answers.at(-1)).toBe('done');
     expect(crashes).toHaveLength(2);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'COMPLETED' });
@@ -227,15 +200,7 @@ describe('the timesheets plugin after the time-logs plugin', () => {
     expect(t.markers.length).toBeGreaterThan(2);
     expect(t.markers.length).toBeLessThan(t.entries.length); // some entries were wholly covered
     // Every timesheet worklog left the remaining estimate alone.
-    const requests = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
-      method: string;
-      path: string;
-    }[];
-    expect(
-      requests
-        .filter((r) => r.method === 'POST' && /\/worklog(\?|$)/.test(r.path))
-        .every((r) => r.path.includes('adjustEstimate=leave')),
-    ).toBe(true);
+    expect((await worklogPosts(h)).every((path) => path.includes('adjustEstimate=leave'))).toBe(true);
   });
 
   it('a second run into the same Jira adds no worklog', async () => {

@@ -29,6 +29,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { adoSandboxState } from '../ado/index.ts';
+import { badControlBody, dropAddonRoutes } from '../common/addon.ts';
 import type { SandboxControls } from '../common/sandbox-app.ts';
 import type { AdoWorld } from '../generator/index.ts';
 import {
@@ -210,9 +211,7 @@ export function registerTimesheetsSandbox(app: FastifyInstance, controls: Sandbo
   });
 
   // Not Azure DevOps routes: kept out of the list the ADO conformance test holds against ADO's spec.
-  for (let i = controls.routes.length - 1; i >= 0; i--) {
-    if (controls.routes[i]?.path.startsWith(TIMESHEETS_PREFIX)) controls.routes.splice(i, 1);
-  }
+  dropAddonRoutes(controls, TIMESHEETS_PREFIX);
 
   app.get('/_sandbox/timesheets/entries', async () => {
     const w = world();
@@ -224,11 +223,7 @@ export function registerTimesheetsSandbox(app: FastifyInstance, controls: Sandbo
   });
   app.post('/_sandbox/timesheets/entries', async (req, reply) => {
     const body = AddEntry.safeParse(req.body ?? {});
-    if (!body.success) {
-      return reply
-        .code(400)
-        .send({ message: body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
-    }
+    if (!body.success) return badControlBody(reply, body.error);
     const w = world();
     const state = stateOf(w);
     const { workItemId, hours, date, notes, user } = body.data;

@@ -28,6 +28,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { adoSandboxState } from '../ado/index.ts';
+import { badControlBody, dropAddonRoutes } from '../common/addon.ts';
 import type { SandboxControls } from '../common/sandbox-app.ts';
 import { guidFrom, hashString } from '../generator/hash.ts';
 import type { AdoWorld } from '../generator/index.ts';
@@ -169,18 +170,12 @@ export function registerTimetrackerSandbox(app: FastifyInstance, controls: Sandb
   });
 
   // Not Azure DevOps routes: kept out of the list the ADO conformance test holds against ADO's spec.
-  for (let i = controls.routes.length - 1; i >= 0; i--) {
-    if (controls.routes[i]?.path.startsWith(TIMETRACKER_PREFIX)) controls.routes.splice(i, 1);
-  }
+  dropAddonRoutes(controls, TIMETRACKER_PREFIX);
 
   app.get('/_sandbox/7pace/worklogs', async () => logsOf(world()).map(render));
   app.post('/_sandbox/7pace/worklogs', async (req, reply) => {
     const body = AddLog.safeParse(req.body ?? {});
-    if (!body.success) {
-      return reply
-        .code(400)
-        .send({ message: body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
-    }
+    if (!body.success) return badControlBody(reply, body.error);
     const w = world();
     const logs = logsOf(w);
     const { workItemId, length, comment, user } = body.data;
