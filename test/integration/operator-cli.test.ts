@@ -157,11 +157,12 @@ describe('npm run operator', () => {
       [['tenant', 'create'], /missing --name/],
       [['frobnicate'], /unknown command "frobnicate"/],
     ];
-    for (const [args, message] of cases) {
-      const res = await operator(...args);
-      expect(res.code, args.join(' ')).not.toBe(0);
-      expect(res.stderr).toMatch(message);
-    }
+    // Independent refusals: run side by side (each is a cold start of the CLI).
+    const answers = await Promise.all(cases.map(([args]) => operator(...args)));
+    cases.forEach(([args, message], i) => {
+      expect(answers[i]?.code, args.join(' ')).not.toBe(0);
+      expect(answers[i]?.stderr).toMatch(message);
+    });
     expect(await itemCount()).toBe(before);
     // Seven CLI processes, each a cold start of tsx: slow on a loaded 2-core machine, so a hang guard, not a speed check.
   }, 150_000);

@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { logger } from '../../functions/platform/logger.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
 import { createTenant, createUser } from '../../functions/services/operator.ts';
 import type { Store } from '../../functions/store/index.ts';
@@ -53,6 +54,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
+  // The logger took its level when this file's imports loaded it (in Lambda the environment comes first).
+  if (env.POWERTOOLS_LOG_LEVEL)
+    logger.setLogLevel(env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
   const gateway = await startGateway({ port: 0 });
   const call = (method: string, path: string, opts?: RequestOptions) => http(gateway.url, method, path, opts);
   const login = (email: string, password = TEST_PASSWORD, localAddress?: string) =>
