@@ -72,19 +72,24 @@ export async function openStoredCredentials(
   return JSON.parse(await credentialCipher().open(stored.sealed, context(tenantId, projectId, kind)));
 }
 
-async function storedCredentials(
+/** The project's stored credentials of `kind`, opened; `missing` says how their absence is refused. */
+export async function requireStoredCredentials(
   store: Store,
   tenantId: string,
   projectId: string,
   kind: ConnectionKind,
+  missing: () => HttpError,
 ): Promise<unknown> {
   const opened = await openStoredCredentials(store, tenantId, projectId, kind);
-  if (opened === undefined)
-    throw errors.validation([
-      `credentials is required: project ${projectId} has no stored ${kind} credentials`,
-    ]);
+  if (opened === undefined) throw missing();
   return opened;
 }
+
+/** A request that gave no credentials falls back on the project's: without them, the body lacked a field. */
+const storedCredentials = (store: Store, tenantId: string, projectId: string, kind: ConnectionKind) =>
+  requireStoredCredentials(store, tenantId, projectId, kind, () =>
+    errors.validation([`credentials is required: project ${projectId} has no stored ${kind} credentials`]),
+  );
 
 async function testSource(c: SourceCredentials): Promise<ConnectionTestResult> {
   const client = sourceClient(c, TEST_HTTP);

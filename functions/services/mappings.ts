@@ -31,7 +31,12 @@ import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import { describeTrackerFailure, openStoredCredentials, sourceClient, targetClient } from './connectors.ts';
+import {
+  describeTrackerFailure,
+  requireStoredCredentials,
+  sourceClient,
+  targetClient,
+} from './connectors.ts';
 import { findProject } from './projects.ts';
 
 /** Items read at a time for their people (the engine's preflight slice). */
@@ -41,16 +46,10 @@ const PEOPLE_FIELDS = ['System.AssignedTo', 'System.CreatedBy'];
 /** Statuses before a scan: mapping needs one. */
 const UNSCANNED: readonly ProjectStatus[] = ['DRAFT', 'CONNECTED'];
 
-async function openCredentials(
-  store: Store,
-  tenantId: string,
-  projectId: string,
-  kind: ConnectionKind,
-): Promise<unknown> {
-  const opened = await openStoredCredentials(store, tenantId, projectId, kind);
-  if (opened === undefined) throw errors.connectionRequired(kind, projectId);
-  return opened;
-}
+const openCredentials = (store: Store, tenantId: string, projectId: string, kind: ConnectionKind) =>
+  requireStoredCredentials(store, tenantId, projectId, kind, () =>
+    errors.connectionRequired(kind, projectId),
+  );
 
 async function target(store: Store, project: Project): Promise<{ client: JiraClient; key: string }> {
   const creds: TargetCredentials = TargetCredentialsSchema.parse(

@@ -1,5 +1,5 @@
 /** The offline provider, the provider choice from the environment, and the shared helpers. */
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '#platform/config.ts';
 import {
   assertPayable,
@@ -9,6 +9,7 @@ import {
   type StartPaymentInput,
   StripeCheckoutProvider,
 } from '#services/payments/index.ts';
+import { captureOutput } from '../support/capture-output.ts';
 
 const input: StartPaymentInput = {
   tenantId: 'tenant-1',
@@ -22,15 +23,11 @@ const input: StartPaymentInput = {
   cancelUrl: 'http://localhost:3000/cancel',
 };
 
-let spies: MockInstance[] = [];
-const logged = () => spies.flatMap((s) => s.mock.calls.map((c) => c.map(String).join(' '))).join('\n');
+let lines: string[] = [];
+const logged = () => lines.join('\n');
 
 beforeEach(() => {
-  spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) =>
-    vi.spyOn(console, m).mockImplementation(() => {}),
-  );
-  spies.push(vi.spyOn(process.stdout, 'write').mockImplementation(() => true));
-  spies.push(vi.spyOn(process.stderr, 'write').mockImplementation(() => true));
+  lines = captureOutput([]);
 });
 afterEach(() => {
   vi.restoreAllMocks();

@@ -1,21 +1,12 @@
 /** Stripe Checkout session creation against a local stand-in for api.stripe.com that records each request. */
-import {
-  afterAll,
-  afterEach,
-  beforeAll,
-  beforeEach,
-  describe,
-  expect,
-  it,
-  type MockInstance,
-  vi,
-} from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   PaymentProviderError,
   type StartPaymentInput,
   StripeCheckoutProvider,
 } from '#services/payments/index.ts';
 import { checkoutIdempotencyKey } from '#services/payments/stripe-checkout.ts';
+import { captureOutput } from '../support/capture-output.ts';
 import { checkoutSession, checkoutUrlOf, type FakeStripe, startFakeStripe } from '../support/fake-stripe.ts';
 
 const SECRET_KEY = 'sk_test_51CheckoutSuiteSecretKeyDoNotLog';
@@ -27,16 +18,12 @@ beforeAll(async () => {
 });
 afterAll(() => stripe.close());
 
-let spies: MockInstance[] = [];
-const logged = () => spies.flatMap((s) => s.mock.calls.map((c) => c.map(String).join(' '))).join('\n');
+let lines: string[] = [];
+const logged = () => lines.join('\n');
 
 beforeEach(() => {
   stripe.reset();
-  spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) =>
-    vi.spyOn(console, m).mockImplementation(() => {}),
-  );
-  spies.push(vi.spyOn(process.stdout, 'write').mockImplementation(() => true));
-  spies.push(vi.spyOn(process.stderr, 'write').mockImplementation(() => true));
+  lines = captureOutput([]);
 });
 afterEach(() => {
   const text = logged();

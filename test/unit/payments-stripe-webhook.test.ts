@@ -1,6 +1,7 @@
 /** Stripe webhooks: verified with Stripe's own test signatures, then mapped to our payment events. */
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StripeCheckoutProvider, WebhookSignatureError } from '#services/payments/index.ts';
+import { captureOutput } from '../support/capture-output.ts';
 import { sessionObject, signStripePayload, stripeEvent } from '../support/fake-stripe.ts';
 
 const SECRET_KEY = 'sk_test_51WebhookSuiteSecretKeyDoNotLog';
@@ -25,15 +26,11 @@ const event = (type: string, object: Record<string, unknown>, id = 'evt_1PQrStUv
 const signed = (payload: string, opts: { secret?: string; timestamp?: number } = {}) =>
   signStripePayload(payload, opts.secret ?? WEBHOOK_SECRET, opts);
 
-let spies: MockInstance[] = [];
-const logged = () => spies.flatMap((s) => s.mock.calls.map((c) => c.map(String).join(' '))).join('\n');
+let lines: string[] = [];
+const logged = () => lines.join('\n');
 
 beforeEach(() => {
-  spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) =>
-    vi.spyOn(console, m).mockImplementation(() => {}),
-  );
-  spies.push(vi.spyOn(process.stdout, 'write').mockImplementation(() => true));
-  spies.push(vi.spyOn(process.stderr, 'write').mockImplementation(() => true));
+  lines = captureOutput([]);
 });
 afterEach(() => {
   const text = logged();
