@@ -1,6 +1,6 @@
 /**
  * What the real service checks before any controller runs, in its order: the organisation (host), the PAT
- * (HTTP Basic, any user name, the PAT as password), the api-version (query or Accept header; preview resources
+ * (HTTP Basic, any user name, the PAT as password) or an Entra ID access token (Bearer), the api-version (query or Accept header; preview resources
  * need `-preview`), then the project (name or GUID) and, on team routes, the team.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -48,10 +48,11 @@ export function sendUnauthorized(req: FastifyRequest, reply: FastifyReply): Fast
     .send();
 }
 
-export function isAuthorized(req: FastifyRequest, pat: string): boolean {
+export function isAuthorized(req: FastifyRequest, state: AdoState): boolean {
+  if (/^Bearer\s/i.test(req.headers.authorization ?? '')) return state.bearer?.(req) ?? false;
   const creds = basicCredentials(req.headers.authorization);
   // The real service ignores the user name; clients send it empty.
-  return !!creds && creds.password === pat;
+  return !!creds && creds.password === state.config.ado.pat;
 }
 
 export function checkVersion(req: FastifyRequest, preview: boolean): string {
@@ -74,7 +75,7 @@ export function guardHook(state: AdoState) {
       if ((params.organization ?? '').toLowerCase() !== state.config.ado.org.toLowerCase()) {
         throw AdoErrors.organizationNotFound(params.organization ?? '');
       }
-      if (!isAuthorized(req, state.config.ado.pat)) return sendUnauthorized(req, reply);
+      if (!isAuthorized(req, state)) return sendUnauthorized(req, reply);
       req.adoApiVersion = checkVersion(req, !!options.preview);
       if (options.scope === 'org') return;
       const project = params.project ?? '';

@@ -18,6 +18,8 @@
  *   GET   {org}/{project}/_apis/wit/fields[/{field}]
  *   GET   {org}/_apis/wit/workitemrelationtypes
  * Control: GET /_sandbox/ado/truth (what a scan must report), besides the shared /_sandbox endpoints.
+ * Authorisation: the PAT (Basic) or an access token from the Entra ID stand-in (Bearer; entra.ts, which also
+ * serves /{tenant}/oauth2/v2.0/authorize and /token and the /_sandbox/ado/oauth controls).
  *
  * The world is laid out around the day the sandbox starts (UTC) unless SANDBOX_ADO_REFERENCE_DAY (YYYY-MM-DD)
  * pins it; the day stays fixed for the sandbox's lifetime, so reset/seed regenerate the same world for the same
@@ -27,6 +29,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
 import { scanGroundTruth, startOfUtcDay } from '../generator/index.ts';
+import { createEntra } from './entra.ts';
 import { AdoErrors, AdoHttpError, errorBody } from './errors.ts';
 import { guardHook, isAuthorized, sendUnauthorized } from './guard.ts';
 import { registerAttachments } from './routes/attachments.ts';
@@ -59,7 +62,8 @@ function referenceDay(): number {
 export async function buildAdoSandbox(
   config: SandboxConfig,
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
-  const state = { config } as AdoState;
+  const entra = createEntra(config);
+  const state = { config, bearer: entra.authorizes } as AdoState;
   const day = referenceDay();
   const { app, controls } = await createSandboxApp(
     {
@@ -75,7 +79,7 @@ export async function buildAdoSandbox(
       errorBody: (status) => (status === 429 ? AdoErrors.requestBlocked() : AdoErrors.unavailable()).body,
       seed: ({ items, seed }) => reseed(state, items, seed, day),
     },
-    { items: config.items, seed: config.seed },
+    { items: config.items, seed: config.seed, faultExempt: entra.faultExempt },
   );
   states.set(app, state);
 
@@ -116,7 +120,7 @@ export async function buildAdoSandbox(
   app.setNotFoundHandler((req, reply) => {
     if (!req.url.includes('/_apis/'))
       return reply.code(404).send({ message: `No route ${req.method} ${req.url}` });
-    if (!isAuthorized(req, config.ado.pat)) return sendUnauthorized(req, reply);
+    if (!isAuthorized(req, state)) return sendUnauthorized(req, reply);
     const err = AdoErrors.routeNotFound(req.url.split('?')[0] ?? req.url);
     return reply.code(err.status).send(err.body);
   });
@@ -129,5 +133,7 @@ export async function buildAdoSandbox(
   registerMetadata(app, state);
   registerWrites(app, state);
   app.get('/_sandbox/ado/truth', async () => scanGroundTruth(state.world));
+  // Microsoft Entra ID's v2.0 authorize and token endpoints, served here offline (entra.ts).
+  await entra.register(app, controls);
   return { app, controls };
 }

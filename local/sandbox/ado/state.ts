@@ -1,4 +1,5 @@
 /** The Azure DevOps sandbox's mutable state: the configuration and the current generated world. */
+import type { FastifyRequest } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
 import { guidFrom, hashString } from '../generator/hash.ts';
 import { type AdoWorld, generateAdoWorld } from '../generator/index.ts';
@@ -9,8 +10,10 @@ export interface AdoState {
   /** The project's default team (`{project} Team`), which team-scoped routes accept by name or id. */
   teamName: string;
   teamId: string;
-  /** The PAT owner (a person index): @me in WIQL, ChangedBy of PATCHes. */
+  /** The PAT owner (a person index): @me in WIQL, ChangedBy of PATCHes. Bearer tokens act as them too. */
   me: number;
+  /** Whether a live Entra ID access token (`Authorization: Bearer`) authorises the request (entra.ts). */
+  bearer?: (req: FastifyRequest) => boolean;
 }
 
 /** (Re)generates the world around `referenceDay` (midnight UTC). */

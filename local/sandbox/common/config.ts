@@ -1,6 +1,21 @@
 /** The sandboxes' identities, from the environment with documented defaults (README: Sandbox trackers). */
 import { z } from 'zod';
 
+/** The OAuth clients the sandboxes' stand-in authorization servers know (README: Sandbox trackers, OAuth). */
+export interface SandboxOAuthConfig {
+  atlassian: { clientId: string; clientSecret: string };
+  entra: { clientId: string; clientSecret: string; tenantId: string };
+}
+
+export const OAUTH_DEFAULTS: SandboxOAuthConfig = {
+  atlassian: { clientId: 'sandbox-atlassian-client', clientSecret: 'sandbox-atlassian-secret' },
+  entra: {
+    clientId: 'sandbox-entra-client',
+    clientSecret: 'sandbox-entra-secret',
+    tenantId: 'sandbox-tenant',
+  },
+};
+
 const Env = z.object({
   SANDBOX_ADO_ORG: z.string().min(1).default('sandbox-org'),
   SANDBOX_ADO_PROJECT: z.string().min(1).default('Contoso'),
@@ -11,6 +26,11 @@ const Env = z.object({
     .string()
     .regex(/^[A-Z][A-Z0-9]{1,9}$/)
     .default('MIG'),
+  SANDBOX_ATLASSIAN_CLIENT_ID: z.string().min(1).default(OAUTH_DEFAULTS.atlassian.clientId),
+  SANDBOX_ATLASSIAN_CLIENT_SECRET: z.string().min(1).default(OAUTH_DEFAULTS.atlassian.clientSecret),
+  SANDBOX_ENTRA_CLIENT_ID: z.string().min(1).default(OAUTH_DEFAULTS.entra.clientId),
+  SANDBOX_ENTRA_CLIENT_SECRET: z.string().min(1).default(OAUTH_DEFAULTS.entra.clientSecret),
+  SANDBOX_ENTRA_TENANT_ID: z.string().min(1).default(OAUTH_DEFAULTS.entra.tenantId),
   SANDBOX_ITEMS: z.coerce.number().int().min(0).max(200_000).default(200),
   SANDBOX_SEED: z.coerce.number().int().default(42),
 });
@@ -18,6 +38,8 @@ const Env = z.object({
 export interface SandboxConfig {
   ado: { org: string; project: string; pat: string };
   jira: { email: string; apiToken: string; projectKey: string };
+  /** Absent: OAUTH_DEFAULTS. */
+  oauth?: SandboxOAuthConfig;
   items: number;
   seed: number;
 }
@@ -36,6 +58,14 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
       email: e.SANDBOX_JIRA_EMAIL,
       apiToken: e.SANDBOX_JIRA_API_TOKEN,
       projectKey: e.SANDBOX_JIRA_PROJECT_KEY,
+    },
+    oauth: {
+      atlassian: { clientId: e.SANDBOX_ATLASSIAN_CLIENT_ID, clientSecret: e.SANDBOX_ATLASSIAN_CLIENT_SECRET },
+      entra: {
+        clientId: e.SANDBOX_ENTRA_CLIENT_ID,
+        clientSecret: e.SANDBOX_ENTRA_CLIENT_SECRET,
+        tenantId: e.SANDBOX_ENTRA_TENANT_ID,
+      },
     },
     items: e.SANDBOX_ITEMS,
     seed: e.SANDBOX_SEED,

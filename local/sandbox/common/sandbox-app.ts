@@ -8,6 +8,7 @@
  *   GET    /_sandbox/faults     the fault settings;  PUT /_sandbox/faults  partial settings (merged)
  *   GET    /_sandbox/requests   the request log [{method, path, status, ms, at}];  DELETE clears it
  */
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { type Random, seededRandom } from './random.ts';
@@ -108,7 +109,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function createSandboxApp(
   flavour: SandboxFlavour,
-  opts: { items: number; seed: number },
+  opts: {
+    items: number;
+    seed: number;
+    /** Fastify's `rewriteUrl` (before routing; `req.originalUrl` keeps what the client asked for). */
+    rewriteUrl?: (req: IncomingMessage) => string;
+    /**
+     * Paths served beside the tracker's API that fault injection leaves alone (an authorization server the
+     * sandbox stands in for is another service); they are still logged.
+     */
+    faultExempt?: (url: string) => boolean;
+  },
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
   const controls = new SandboxControls(opts);
   // Bodies up to 100 MiB: attachments are uploaded here; ids beyond JS safe integers never occur.
@@ -118,6 +129,7 @@ export async function createSandboxApp(
     return503OnClosing: false,
     // A stop must not wait for a request its client abandoned (a simulated crash mid-upload leaves one open).
     forceCloseConnections: true,
+    ...(opts.rewriteUrl ? { rewriteUrl: opts.rewriteUrl } : {}),
   });
   await flavour.seed({ items: controls.items, seed: controls.seed });
   app.addHook('onRoute', (route) => {
@@ -129,7 +141,7 @@ export async function createSandboxApp(
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     (req as FastifyRequest & { startedAt: number }).startedAt = performance.now();
-    if (isControlPath(req.url)) return;
+    if (isControlPath(req.url) || opts.faultExempt?.(req.url)) return;
     const now = Date.now();
     if (controls.faults.latencyMs > 0) await sleep(controls.faults.latencyMs);
     const fault = controls.nextFault(now);
@@ -138,7 +150,7 @@ export async function createSandboxApp(
     if (fault === 'drop') {
       controls.requests.push({
         method: req.method,
-        path: req.url,
+        path: req.originalUrl,
         status: 0,
         ms: 0,
         at: new Date().toISOString(),
@@ -160,7 +172,7 @@ export async function createSandboxApp(
     const r = req as FastifyRequest & { startedAt?: number; fault?: RequestLogEntry['fault'] };
     controls.requests.push({
       method: req.method,
-      path: req.url,
+      path: req.originalUrl,
       status: reply.statusCode,
       ms: Math.round((performance.now() - (r.startedAt ?? performance.now())) * 10) / 10,
       at: new Date().toISOString(),

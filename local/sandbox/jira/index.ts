@@ -2,7 +2,8 @@
  * The Jira Cloud sandbox: `/rest/api/3` and `/rest/agile/1.0` as a migration target sees them, on the shared
  * sandbox app (faults, request log, reset/seed). Start state: one company-managed software project
  * (`config.jira.projectKey`) with Epic/Story/Task/Bug/Sub-task/Test, the service account as its administrator,
- * the people pool's Jira users, one Scrum board, no issues. Control endpoints: see controls.ts.
+ * the people pool's Jira users, one Scrum board, no issues. Control endpoints: see controls.ts. OAuth 2.0 (3LO)
+ * and the API gateway (`/ex/jira/{cloudId}/rest/...`): see oauth.ts.
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
@@ -16,6 +17,7 @@ import { registerControlRoutes } from './controls.ts';
 import { errorBody, installErrorHandler } from './errors.ts';
 import { registerIssueRoutes } from './issues.ts';
 import { registerLinkRoutes } from './links.ts';
+import { createAtlassianOAuth } from './oauth.ts';
 import { registerProjectRoutes } from './project.ts';
 import { registerSearchRoutes } from './search.ts';
 import { JiraStore } from './store.ts';
@@ -27,6 +29,7 @@ export async function buildJiraSandbox(
   config: SandboxConfig,
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
   const store = new JiraStore(config.jira);
+  const oauth = createAtlassianOAuth(config, store);
   const { app, controls } = await createSandboxApp(
     {
       name: 'jira',
@@ -43,7 +46,12 @@ export async function buildJiraSandbox(
       // Azure DevOps sandbox's concern).
       seed: ({ seed }) => store.seed(seed),
     },
-    { items: config.items, seed: config.seed },
+    {
+      items: config.items,
+      seed: config.seed,
+      rewriteUrl: oauth.rewriteUrl,
+      faultExempt: oauth.faultExempt,
+    },
   );
   // Index lag: each write is due `searchLagMs` after it happens; when the setting changes, pending writes
   // are brought forward to what the new value allows (before the answer goes out, so the next request sees it).
@@ -56,7 +64,7 @@ export async function buildJiraSandbox(
   // Part limits are set per request from the store (PUT /_sandbox/jira/limits); uploads stream to disk.
   await app.register(multipart);
   installErrorHandler(app);
-  installAuth(app, store);
+  installAuth(app, store, oauth.bearer);
   registerProjectRoutes(app, store);
   registerIssueRoutes(app, store);
   registerSearchRoutes(app, store);
@@ -72,6 +80,8 @@ export async function buildJiraSandbox(
   for (let i = controls.routes.length - 1; i >= 0; i--) {
     if (controls.routes[i]?.path.startsWith('/rest/raven/')) controls.routes.splice(i, 1);
   }
+  // Atlassian's OAuth 2.0 (3LO) and its API gateway, served here offline (oauth.ts).
+  await oauth.register(app, controls);
   app.addHook('onClose', async () => store.removeAttachmentFiles());
   return { app, controls };
 }
