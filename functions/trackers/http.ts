@@ -32,8 +32,8 @@ export interface HttpOptions {
   /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
   name?: TrackerKind;
   baseUrl: string;
-  /** Full Authorization header value. Never logged. */
-  authorization: string;
+  /** The Authorization header: a fixed value (PAT, API token) or an OAuth token source. Never logged. */
+  authorization: string | AuthorizationSource;
   timeoutMs?: number;
   maxAttempts?: number;
   initialDelayMs?: number;
@@ -42,6 +42,17 @@ export interface HttpOptions {
   stats?: TrackerCallStats;
   /** Ids added to every log line of this client (the engine's tenant and run): which run made the call. */
   logKeys?: Readonly<Record<string, string>>;
+}
+
+/**
+ * An OAuth access token that expires: the header is asked for before every attempt (the source refreshes it
+ * shortly before expiry), and a 401 asks the source once whether a fresher token exists (revoked early, clock
+ * skew), after which the request is sent once more. A refused refresh throws from either (TokenExchangeError).
+ */
+export interface AuthorizationSource {
+  header(): Promise<string>;
+  /** A request sent at `sentAtMs` got 401: true when a newer token is now available to try once more. */
+  rejected(sentAtMs: number): Promise<boolean>;
 }
 
 export interface RequestOptions {
@@ -241,6 +252,28 @@ export class TrackerHttp {
     const url = new URL(path.startsWith('http') ? path : `${this.opts.baseUrl.replace(/\/$/, '')}${path}`);
     for (const [k, v] of Object.entries(options.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
+    return this.withFreshToken(() => this.send<T>(method, url, options));
+  }
+
+  /** Runs `call`; a 401 under an OAuth token source is tried once more when the source has a newer token. */
+  private async withFreshToken<T>(call: () => Promise<T>): Promise<T> {
+    const source = this.opts.authorization;
+    const sentAt = Date.now();
+    try {
+      return await call();
+    } catch (err) {
+      if (typeof source === 'string' || !(err instanceof TrackerHttpError) || err.status !== 401) throw err;
+      if (!(await source.rejected(sentAt))) throw err;
+      return call();
+    }
+  }
+
+  private authorizationHeader(): Promise<string> {
+    const a = this.opts.authorization;
+    return typeof a === 'string' ? Promise.resolve(a) : a.header();
+  }
+
+  private async send<T>(method: string, url: URL, options: RequestOptions): Promise<HttpResponse<T>> {
     const logPath = url.pathname;
     try {
       return await this.policy.execute(async ({ attempt }) => {
@@ -304,7 +337,7 @@ export class TrackerHttp {
 
   private async attempt(method: string, url: URL, options: RequestOptions): Promise<Response> {
     const headers: Record<string, string> = {
-      Authorization: this.opts.authorization,
+      Authorization: await this.authorizationHeader(),
       Accept: 'application/json',
       ...options.headers,
     };
@@ -354,11 +387,15 @@ export class TrackerHttp {
   /** Streams a download: the caller consumes `response.body`. Retried only until the answer starts. */
   async stream(path: string): Promise<Response> {
     const url = new URL(path.startsWith('http') ? path : `${this.opts.baseUrl.replace(/\/$/, '')}${path}`);
+    return this.withFreshToken(() => this.streamOnce(url));
+  }
+
+  private streamOnce(url: URL): Promise<Response> {
     return this.policy.execute(async () => {
       await this.concurrency.acquire();
       try {
         const response = await fetch(url, {
-          headers: { Authorization: this.opts.authorization },
+          headers: { Authorization: await this.authorizationHeader() },
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         }).catch((err: unknown) => {
           if (isNetworkError(err)) this.countCall('network');

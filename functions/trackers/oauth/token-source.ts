@@ -1,0 +1,150 @@
+/**
+ * An OAuth connection's access token for the tracker clients (an AuthorizationSource): used until shortly before
+ * it expires, then refreshed with the stored refresh token, the new pair written back (Atlassian rotates refresh
+ * tokens: losing the new one would lose the connection). Refreshes are single-flight per process, and
+ * conditional on the stored version across processes: whoever refreshed first wins and the others adopt their
+ * tokens. When the provider refuses, the connection is marked "reconnect" and every later use throws the same
+ * TokenExchangeError, so a run can pause instead of failing item after item.
+ */
+import { needsRefresh, type OAuthCredentials, tokenExchangeFailedMessage } from '#domain/tracker-oauth.ts';
+import { nowMs } from '#platform/clock.ts';
+import { logger } from '#platform/logger.ts';
+import type { ConnectionKind } from '#store/connections.ts';
+import type { AuthorizationSource } from '../http.ts';
+import { type OAuthProviderClient, OAuthRefusal } from './providers.ts';
+
+/** The provider refused the connection's grant: the spec's "Token exchange failed"; reconnecting is the fix. */
+export class TokenExchangeError extends Error {
+  override name = 'TokenExchangeError';
+  constructor(
+    readonly kind: ConnectionKind,
+    /** The provider's OAuth error code (invalid_grant ...), never a secret. */
+    readonly providerError: string,
+  ) {
+    super(tokenExchangeFailedMessage(kind));
+  }
+}
+
+export interface StoredTokens<C extends OAuthCredentials = OAuthCredentials> {
+  creds: C;
+  version: number;
+}
+
+/** Where a connection's tokens live (the project's sealed connection record). */
+export interface TokenStore<C extends OAuthCredentials = OAuthCredentials> {
+  load(): Promise<StoredTokens<C> | undefined>;
+  /** Writes `creds` if the stored version is still `version`; false when someone else wrote first. */
+  save(creds: C, version: number): Promise<boolean>;
+  /** Records the refusal on the connection (if still at `version`). */
+  markRefused(version: number, message: string): Promise<void>;
+}
+
+export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> implements AuthorizationSource {
+  private current: StoredTokens<C>;
+  private refreshing: Promise<void> | undefined;
+  private refreshedAtMs = 0;
+  private refusal: TokenExchangeError | undefined;
+
+  constructor(
+    private readonly kind: ConnectionKind,
+    initial: StoredTokens<C>,
+    private readonly provider: OAuthProviderClient,
+    private readonly tokens: TokenStore<C>,
+    /** Ids for log lines (tenant, project, run): never a token. */
+    private readonly logKeys: Readonly<Record<string, string>> = {},
+  ) {
+    this.current = initial;
+  }
+
+  /** The refusal that ended this connection, if one did: the runner pauses the run on it. */
+  get refused(): TokenExchangeError | undefined {
+    return this.refusal;
+  }
+
+  get credentials(): C {
+    return this.current.creds;
+  }
+
+  async header(): Promise<string> {
+    if (this.refusal) throw this.refusal;
+    const { expiresAt, obtainedAt } = this.current.creds;
+    if (needsRefresh(expiresAt, nowMs(), obtainedAt)) await this.refresh();
+    return `Bearer ${this.current.creds.accessToken}`;
+  }
+
+  async rejected(sentAtMs: number): Promise<boolean> {
+    if (this.refusal) throw this.refusal;
+    // Refreshed since that request left: the new token has not been tried yet.
+    if (this.refreshedAtMs > sentAtMs) return true;
+    await this.refresh();
+    return true;
+  }
+
+  private refresh(): Promise<void> {
+    this.refreshing ??= this.refreshOnce().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshOnce(): Promise<void> {
+    const before = this.current.version;
+    // Another process (the next engine invocation, a scan) may have refreshed already: its tokens are the live ones.
+    const latest = await this.tokens.load();
+    if (
+      latest &&
+      latest.version !== before &&
+      !needsRefresh(latest.creds.expiresAt, nowMs(), latest.creds.obtainedAt)
+    ) {
+      this.adopt(latest);
+      return;
+    }
+    const base = latest && latest.version !== before ? latest : this.current;
+    let next: C;
+    try {
+      const t = await this.provider.refresh(base.creds.refreshToken);
+      next = {
+        ...base.creds,
+        accessToken: t.accessToken,
+        refreshToken: t.refreshToken ?? base.creds.refreshToken,
+        expiresAt: t.expiresAt,
+        obtainedAt: t.obtainedAt,
+        scope: t.scope || base.creds.scope,
+      };
+    } catch (err) {
+      if (!(err instanceof OAuthRefusal)) throw err;
+      // Refused, perhaps because a concurrent refresh rotated the token we sent: theirs is then stored.
+      const again = await this.tokens.load();
+      if (again && again.version !== base.version) {
+        this.adopt(again);
+        return;
+      }
+      this.refusal = new TokenExchangeError(this.kind, err.error);
+      logger.warn('oauth refresh refused', {
+        ...this.logKeys,
+        kind: this.kind,
+        provider: this.provider.name,
+        status: err.status,
+        error: err.error,
+      });
+      await this.tokens.markRefused(base.version, this.refusal.message);
+      throw this.refusal;
+    }
+    const saved = await this.tokens.save(next, base.version);
+    // Not saved: someone wrote newer tokens meanwhile. Ours work too (this process keeps them); theirs stay stored.
+    this.current = { creds: next, version: saved ? base.version + 1 : base.version };
+    this.refreshedAtMs = Date.now();
+    logger.info('oauth token refreshed', {
+      ...this.logKeys,
+      kind: this.kind,
+      provider: this.provider.name,
+      saved,
+      expiresAt: next.expiresAt,
+    });
+  }
+
+  private adopt(latest: StoredTokens<C>): void {
+    this.current = latest;
+    this.refreshedAtMs = Date.now();
+  }
+}
