@@ -13,7 +13,7 @@ import { startDynamoLocal } from './dynamodb.ts';
 import { type Gateway, startGateway } from './gateway.ts';
 import { LocalOrchestrator } from './orchestrator.ts';
 import type { SandboxConfig } from './sandbox/common/config.ts';
-import { type RunningSandboxes, startSandboxes } from './sandbox/index.ts';
+import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from './sandbox/index.ts';
 import { seedDemo, seedDemoProject } from './seed.ts';
 import { ensureTable } from './table.ts';
 
@@ -68,6 +68,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       sandboxes = await startSandboxes({ ...opts.sandbox, host: opts.host ?? '127.0.0.1' });
       // The service reaches "Azure DevOps" wherever ADO_BASE_URL points: here, the sandbox.
       process.env.ADO_BASE_URL ??= sandboxes.ado.url;
+      // OAuth connections too: Atlassian's and Entra's endpoints are the sandboxes' (unless set otherwise).
+      for (const [k, v] of Object.entries(sandboxOAuthEnv(sandboxes, opts.sandbox.config)))
+        process.env[k] ??= v;
     }
     Object.assign(process.env, {
       STAGE: opts.stage,

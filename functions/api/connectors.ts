@@ -1,9 +1,20 @@
-/** POST /api/connectors/test, POST /api/connectors/scan, GET /api/audit/{scanId}. */
+/**
+ * POST /api/connectors/test, POST /api/connectors/scan, GET /api/audit/{scanId}, and the OAuth connection of a
+ * project's tracker: POST /api/projects/{projectId}/connections/{kind}/oauth, GET /api/connections/oauth/callback.
+ */
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
+import {
+  createApiHandler,
+  json,
+  type Operation,
+  type PublicOperation,
+  publicBaseUrl,
+} from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
 import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
+import * as trackerOAuth from '#services/tracker-oauth.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
 
@@ -50,4 +61,34 @@ const scan: Operation = async (req) => {
 const audit: Operation = async (req) =>
   json(200, auditView(await connectors.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
 
-export const handler = createApiHandler('connectors', { test, scan, audit });
+/** The binding cookie goes back only to the callback, on the provider's top-level redirect (hence Lax). */
+const bindingCookie = (value: string, maxAge: number) =>
+  `${trackerOAuth.OAUTH_BINDING_COOKIE}=${value}; Path=${trackerOAuth.OAUTH_CALLBACK_PATH}; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Lax`;
+
+const oauthStart: Operation = async (req) => {
+  const started = await trackerOAuth.startOAuthConnection(
+    store(),
+    req.principal,
+    req.params.projectId ?? '',
+    req.params.kind ?? '',
+    req.body,
+    publicBaseUrl(req),
+  );
+  return json(
+    200,
+    { authorizationUrl: started.authorizationUrl, expiresAt: started.expiresAt },
+    { cookies: [bindingCookie(started.binding, 600)] },
+  );
+};
+
+const oauthCallback: PublicOperation = async (req) => {
+  const input = parseOrThrow(OAuthCallbackSchema, req.query, 'query');
+  const { location } = await trackerOAuth.completeOAuthConnection(
+    store(),
+    input,
+    req.cookies[trackerOAuth.OAUTH_BINDING_COOKIE] || undefined,
+  );
+  return json(302, undefined, { headers: { Location: location }, cookies: [bindingCookie('', 0)] });
+};
+
+export const handler = createApiHandler('connectors', { test, scan, audit, oauthStart, oauthCallback });

@@ -6,7 +6,7 @@ import {
   runListItem,
   runStatusView,
   runView,
-  StartRunSchema,
+  startRunSchema,
 } from '#domain/migrations.ts';
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
@@ -28,7 +28,9 @@ if (stateMachineArn) {
 }
 
 const start: Operation = async (req) => {
-  const input = parseOrThrow(StartRunSchema, req.body);
+  // A tracker connected by OAuth needs no secret in the body: which are is the project's business.
+  const oauth = await migrations.oauthConnected(store(), req.principal.tenantId, req.params.projectId ?? '');
+  const input = parseOrThrow(startRunSchema(oauth), req.body);
   const { run } = await migrations.startMigration(
     store(),
     migrations.orchestrator(),

@@ -103,6 +103,22 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/api/connectors/test', group: 'connectors', operation: 'test', access: everyone },
   { method: 'POST', path: '/api/connectors/scan', group: 'connectors', operation: 'scan', access: everyone },
   { method: 'GET', path: '/api/audit/{scanId}', group: 'connectors', operation: 'audit', access: everyone },
+  {
+    method: 'POST',
+    path: '/api/projects/{projectId}/connections/{kind}/oauth',
+    group: 'connectors',
+    operation: 'oauthStart',
+    access: everyone,
+  },
+  {
+    // The provider's redirect back: no token (identified by its one-time state), counted like the auth routes.
+    method: 'GET',
+    path: '/api/connections/oauth/callback',
+    group: 'connectors',
+    operation: 'oauthCallback',
+    access: 'public',
+    rateLimited: true,
+  },
 
   { method: 'GET', path: '/api/team/members', group: 'team', operation: 'list', access: managers },
   { method: 'POST', path: '/api/team/members', group: 'team', operation: 'add', access: managers },

@@ -42,31 +42,47 @@ export function projectStatusAfterRun(status: RunStatus): ProjectStatus | undefi
 const name = z.string().trim().min(1).max(256);
 const nameMap = z.record(z.string().trim().min(1).max(256), z.string().trim().min(1).max(256));
 
-export const StartRunSchema = z.strictObject({
-  type: z.enum(RUN_TYPES),
-  enginePayload: z.strictObject({
-    source: z.strictObject({
-      org: z.string().trim().min(1).max(500),
-      project: name,
-      pat: z.string().min(1).max(4096),
-      area_filter: z.string().trim().min(1).max(4000).nullish(),
-      type_filter: z.string().trim().max(4000).nullish(),
+/**
+ * The start body. The spec's secret fields (source `pat`, target `email` and `api_token`) are required, except
+ * for a tracker the project has connected by OAuth: the stored grant is used when they are left out (given,
+ * they replace it, as a pasted token always replaces the stored connection).
+ */
+export function startRunSchema(
+  oauth: { source: boolean; target: boolean } = { source: false, target: false },
+) {
+  const pat = z.string().min(1).max(4096);
+  return z.strictObject({
+    type: z.enum(RUN_TYPES),
+    enginePayload: z.strictObject({
+      source: z.strictObject({
+        org: z.string().trim().min(1).max(500),
+        project: name,
+        pat: oauth.source ? pat.optional() : pat,
+        area_filter: z.string().trim().min(1).max(4000).nullish(),
+        type_filter: z.string().trim().max(4000).nullish(),
+      }),
+      // The same rules as the connectors' target credentials: one place for what a Jira target is.
+      target: oauth.target
+        ? TargetCredentialsSchema.partial({ email: true, api_token: true })
+        : TargetCredentialsSchema,
+      options: z
+        .strictObject({
+          migrate_attachments: z.boolean().optional(),
+          migrate_comments: z.boolean().optional(),
+          migrate_links: z.boolean().optional(),
+          dry_run: z.boolean().optional(),
+          type_overrides: nameMap.optional(),
+          state_overrides: nameMap.optional(),
+        })
+        .optional(),
     }),
-    // The same rules as the connectors' target credentials: one place for what a Jira target is.
-    target: TargetCredentialsSchema,
-    options: z
-      .strictObject({
-        migrate_attachments: z.boolean().optional(),
-        migrate_comments: z.boolean().optional(),
-        migrate_links: z.boolean().optional(),
-        dry_run: z.boolean().optional(),
-        type_overrides: nameMap.optional(),
-        state_overrides: nameMap.optional(),
-      })
-      .optional(),
-  }),
-});
-export type StartRunInput = z.infer<typeof StartRunSchema>;
+  });
+}
+
+export const StartRunSchema = startRunSchema();
+const OAuthStartRunSchema = startRunSchema({ source: true, target: true });
+/** Every start body the schemas accept: the secret fields may be absent (an OAuth-connected tracker). */
+export type StartRunInput = z.infer<typeof OAuthStartRunSchema>;
 
 /** `Bug, Task,,bug` -> `['Bug', 'Task', 'bug']`: trimmed, empties dropped, first of each kept; none -> null. */
 export function parseTypeFilter(raw: string | null | undefined): string[] | null {
@@ -125,17 +141,26 @@ export function requestFingerprint(input: StartRunInput, options: RunOptions): s
   ]);
 }
 
-/** The tracker credentials as the connectors store them (the spec's connector credential names). */
+/**
+ * The pasted tracker credentials as the connectors store them (the spec's connector credential names);
+ * undefined for a side that sent none (it uses the project's OAuth connection).
+ */
 export function connectionCredentials(input: StartRunInput) {
   const { source, target } = input.enginePayload;
   return {
-    source: { organization_url: source.org, project: source.project, personal_access_token: source.pat },
-    target: {
-      base_url: target.base_url,
-      email: target.email,
-      api_token: target.api_token,
-      project_key: target.project_key,
-    },
+    source:
+      source.pat === undefined
+        ? undefined
+        : { organization_url: source.org, project: source.project, personal_access_token: source.pat },
+    target:
+      target.email === undefined || target.api_token === undefined
+        ? undefined
+        : {
+            base_url: target.base_url,
+            email: target.email,
+            api_token: target.api_token,
+            project_key: target.project_key,
+          },
   };
 }
 
@@ -179,6 +204,8 @@ export const runStatusView = (r: Run) => ({
   progressPercent: r.progressPercent,
   currentPhase: r.currentPhase,
   startedAt: r.startedAt,
+  /** Set when the service paused the run itself (a refused tracker connection: reconnect, then resume). */
+  pauseReason: r.status === 'PAUSED' ? (r.pauseReason ?? null) : null,
 });
 
 /** Parses RFC 4180 CSV (quoted fields, doubled quotes, CRLF) into rows of fields. */

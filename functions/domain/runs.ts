@@ -73,6 +73,8 @@ export interface Run {
   startedAt: string | null;
   finishedAt: string | null;
   failureReason: string | null;
+  /** Why the service paused the run itself (a refused tracker connection); absent or null when the user paused. */
+  pauseReason?: string | null;
   /**
    * The latest engine execution generation that worked the run (executions are named `<runId>-g<generation>`);
    * absent until the first one starts working. A resumed run starts at the next one, so no name is reused.

@@ -5,15 +5,22 @@
  * nor returned.
  */
 import type { Context } from 'aws-lambda';
-import { SourceCredentialsSchema, TargetCredentialsSchema } from '#domain/connectors.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
-import { openStoredCredentials, sourceClient, targetClient } from '#services/connectors.ts';
+import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#services/tracker-connections.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
+import { type OAuthTokenSource, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import type { EngineDeps } from './context.ts';
-import { failRun, finalizeStep, preflightStep, type RunnerAnswer, runBatch } from './runner.ts';
+import {
+  failRun,
+  finalizeStep,
+  pauseForCredentials,
+  preflightStep,
+  type RunnerAnswer,
+  runBatch,
+} from './runner.ts';
 
 export interface EngineEvent {
   action: 'preflight' | 'batch' | 'finalize' | 'fail';
@@ -41,18 +48,19 @@ const DEFAULT_INDEX_LAG_MS = 10_000;
 const MAX_REASON = 1_000;
 
 /** The project's credentials of one kind; an error names what is wrong, never a value. */
-async function unseal<T>(
-  store: Store,
-  tenantId: string,
+async function stored<T>(
+  load: () => Promise<T | undefined>,
   projectId: string,
   kind: ConnectionKind,
-  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
 ): Promise<T> {
-  const plain = await openStoredCredentials(store, tenantId, projectId, kind);
-  if (plain === undefined) throw new Error(`project ${projectId} has no stored ${kind} credentials`);
-  const parsed = schema.safeParse(plain);
-  if (!parsed.success) throw new Error(`project ${projectId} has malformed ${kind} credentials`);
-  return parsed.data;
+  let value: T | undefined;
+  try {
+    value = await load();
+  } catch {
+    throw new Error(`project ${projectId} has malformed ${kind} credentials`);
+  }
+  if (value === undefined) throw new Error(`project ${projectId} has no stored ${kind} credentials`);
+  return value;
 }
 
 /**
@@ -82,23 +90,41 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     const iterations = event.iterations ?? 0;
     // Before any work: a resume then starts after this generation, whatever happens to this execution.
     if (iterations === 0) await s.runs.recordGeneration(run.tenantId, run.id, event.generation);
-    const source = await unseal(s, run.tenantId, run.projectId, 'source', SourceCredentialsSchema);
-    const target = await unseal(s, run.tenantId, run.projectId, 'target', TargetCredentialsSchema);
+    const source = await stored(() => loadSource(s, run.tenantId, run.projectId), run.projectId, 'source');
+    const target = await stored(() => loadTarget(s, run.tenantId, run.projectId), run.projectId, 'target');
+    // Every tracker call's log line names the tenant and run it was made for.
+    const logKeys = { tenantId: run.tenantId, runId: run.id };
+    const tokenSources: OAuthTokenSource[] = [];
+    const clientOptions = {
+      http: { logKeys },
+      logKeys,
+      onTokenSource: (t: OAuthTokenSource) => tokenSources.push(t),
+    };
+    let clients: Pick<EngineDeps, 'source' | 'target'>;
+    try {
+      clients = {
+        source: await openSourceClient(s, run.tenantId, run.projectId, source, clientOptions),
+        target: await openTargetClient(s, run.tenantId, run.projectId, target, clientOptions),
+      };
+    } catch (err) {
+      // A stored grant this deployment cannot refresh (its OAuth app is not configured): reconnect, then resume.
+      if (!(err instanceof TokenExchangeError)) throw err;
+      return { answer: await pauseForCredentials(s, run, err), iterations: iterations + 1 };
+    }
     const deps: EngineDeps = {
       store: s,
       artifacts: opts.artifacts(),
-      // Every tracker call's log line names the tenant and run it was made for.
-      source: sourceClient(source, { logKeys: { tenantId: run.tenantId, runId: run.id } }),
-      target: targetClient(target, { logKeys: { tenantId: run.tenantId, runId: run.id } }),
+      ...clients,
       indexLagMs: opts.indexLagMs,
+      credentialsRefused: () => tokenSources.find((t) => t.refused)?.refused,
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
     const answer =
       action === 'preflight'
-        ? await preflightStep(deps, ref, target.project_key)
+        ? await preflightStep(deps, ref, target.creds.project_key)
         : action === 'finalize'
           ? await finalizeStep(deps, ref)
-          : await runBatch(deps, ref, () => context.getRemainingTimeInMillis(), target.project_key);
+          : await runBatch(deps, ref, () => context.getRemainingTimeInMillis(), target.creds.project_key);
     logger.info(`engine ${action}`, {
       tenantId: run.tenantId,
       runId: run.id,

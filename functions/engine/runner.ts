@@ -18,6 +18,7 @@ import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
 import { artifactKeys } from '#store/artifacts.ts';
+import { TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
@@ -77,7 +78,10 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
 function watchingFailures(deps: EngineDeps, failed: Set<number>): EngineDeps {
   const runFailures = deps.store.runFailures;
   const watched: typeof runFailures = Object.create(runFailures);
-  watched.record = (tenantId, projectId, runId, failure) => {
+  watched.record = async (tenantId, projectId, runId, failure) => {
+    // Once a tracker connection is refused, what fails is the connection, not the item: the run pauses and
+    // the chunk is worked again after the reconnect.
+    if (deps.credentialsRefused?.()) return false;
     failed.add(failure.sourceId);
     return runFailures.record(tenantId, projectId, runId, failure);
   };
@@ -141,6 +145,46 @@ export async function failRun(
     await announce({ store }, run, 'FAILED', 1);
   }
   return moved;
+}
+
+/**
+ * A tracker connection's OAuth grant was refused ("Token exchange failed"): the run pauses with the reason
+ * instead of failing item after item; the chunk under way is not checkpointed (chunks are safe to work again),
+ * so resuming after a reconnect carries on where it stood. Answers 'paused'.
+ */
+export async function pauseForCredentials(
+  store: EngineDeps['store'],
+  run: Run,
+  refusal: TokenExchangeError,
+): Promise<RunnerAnswer> {
+  const moved = await store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED', {
+    control: 'pause',
+    pauseReason: refusal.message,
+  });
+  logger.warn('run paused: tracker connection refused', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    kind: refusal.kind,
+    providerError: refusal.providerError,
+    moved,
+  });
+  if (moved) {
+    await store.runs.appendEvent(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+      { type: 'log', message: `Run paused: ${refusal.message}, then resume the run` },
+    );
+    await announce({ store }, run, 'PAUSED', 1);
+  }
+  return 'paused';
+}
+
+/** The refusal behind `err`, or one a token source recorded though a phase swallowed the error. */
+function refusalOf(deps: EngineDeps, err?: unknown): TokenExchangeError | undefined {
+  if (err instanceof TokenExchangeError) return err;
+  return deps.credentialsRefused?.();
 }
 
 /**
@@ -307,6 +351,8 @@ export async function preflightStep(
   try {
     preflight = await runPreflight(deps, run, projectKey);
   } catch (err) {
+    const refused = refusalOf(deps, err);
+    if (refused) return pauseForCredentials(deps.store, run, refused);
     if (!(err instanceof PreflightError)) throw err;
     await failRun(deps.store, run, ['RUNNING'], err.message, `Preflight failed: ${err.message}`);
     return 'failed';
@@ -356,6 +402,22 @@ export async function runBatch(
   remainingMs: () => number,
   projectKey: string,
 ): Promise<RunnerAnswer> {
+  try {
+    return await workPhases(deps, ref, remainingMs, projectKey);
+  } catch (err) {
+    // A refusal outside a chunk (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
+    const refused = refusalOf(deps, err);
+    if (!refused) throw err;
+    return pauseForCredentials(deps.store, await readRun(deps, ref), refused);
+  }
+}
+
+async function workPhases(
+  deps: EngineDeps,
+  ref: { tenantId: string; runId: string },
+  remainingMs: () => number,
+  projectKey: string,
+): Promise<RunnerAnswer> {
   let preflight: Preflight | undefined;
   const openedPlugins = new Map<string, PluginPhase | undefined>();
   // Speed is units per minute over this invocation (the stream documents the unit).
@@ -399,11 +461,16 @@ export async function runBatch(
     try {
       outcome = await module.chunk(ctx, index);
     } catch (err) {
+      const refused = refusalOf(deps, err);
+      if (refused) return pauseForCredentials(deps.store, run, refused);
       // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
       // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
       if (!plugin || err instanceof SimulatedCrash) throw err;
       outcome = await failPluginChunk(ctx, plugin, index, total, err);
     }
+    // A phase that caught the refusal item by item still worked nothing: not checkpointed.
+    const refused = refusalOf(deps);
+    if (refused) return pauseForCredentials(deps.store, run, refused);
     deps.crash?.('before-checkpoint');
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
       throw new Error(`phase ${phase} processed ${outcome.processed} units`);

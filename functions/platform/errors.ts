@@ -35,6 +35,9 @@ export const ErrorCode = {
   PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
   SCAN_REQUIRED: 'SCAN_REQUIRED',
   CONNECTION_REQUIRED: 'CONNECTION_REQUIRED',
+  TOKEN_EXCHANGE_FAILED: 'TOKEN_EXCHANGE_FAILED',
+  OAUTH_NOT_CONFIGURED: 'OAUTH_NOT_CONFIGURED',
+  OAUTH_STATE_INVALID: 'OAUTH_STATE_INVALID',
   MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
   TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
   PROJECT_NOT_READY: 'PROJECT_NOT_READY',
@@ -140,6 +143,31 @@ export const errors = {
   sourceTracker: (message: string) => new HttpError(502, ErrorCode.SOURCE_TRACKER_ERROR, message),
   /** Mappings are built from a completed scan of the source: the project has none (or is not scanned yet). */
   scanRequired: () => new HttpError(409, ErrorCode.SCAN_REQUIRED, 'Scan the source before mapping'),
+  /**
+   * An OAuth grant the provider refused (the spec's "Token exchange failed"): 400 when it was the code the
+   * browser brought back, 409 when a stored connection must be reconnected first.
+   */
+  tokenExchangeFailed: (status: 400 | 409, message: string) =>
+    new HttpError(status, ErrorCode.TOKEN_EXCHANGE_FAILED, message),
+  oauthNotConfigured: (tracker: string) =>
+    new HttpError(
+      400,
+      ErrorCode.OAUTH_NOT_CONFIGURED,
+      `OAuth connections to ${tracker} are not configured on this service: connect with a pasted token instead`,
+    ),
+  oauthUnavailable: (provider: string) =>
+    new HttpError(
+      502,
+      ErrorCode.TARGET_TRACKER_ERROR,
+      `The ${provider} sign-in service could not be reached: try connecting again in a moment`,
+    ),
+  /** The callback's state is unknown, used, expired or from another browser: start connecting again. */
+  oauthStateInvalid: () =>
+    new HttpError(
+      400,
+      ErrorCode.OAUTH_STATE_INVALID,
+      'This OAuth connection attempt is unknown, already used or expired: start connecting again',
+    ),
   /** The project has no stored (working) credentials for this tracker. */
   connectionRequired: (kind: 'source' | 'target', projectId: string) =>
     new HttpError(

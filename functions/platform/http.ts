@@ -82,6 +82,17 @@ export function json(
   return { statusCode, body, ...extra };
 }
 
+/**
+ * The API's public base URL, for redirect URIs handed to identity providers: API_URL when configured (a custom
+ * domain in AWS), else what the request came in on (the local gateway; API Gateway sets X-Forwarded-Proto).
+ */
+export function publicBaseUrl(req: Pick<ApiRequest, 'headers'>): string {
+  const configured = config().apiUrl;
+  if (configured) return configured;
+  const proto = req.headers['x-forwarded-proto']?.split(',')[0]?.trim() || 'http';
+  return `${proto}://${req.headers.host ?? 'localhost'}`;
+}
+
 /** Every answer, errors included, carries the CORS headers its request's Origin earns (./cors.ts). */
 function toProxyResult(
   event: APIGatewayProxyEvent,

@@ -23,28 +23,34 @@ import type { Principal } from '#platform/tokens.ts';
 import type { ConnectionKind, StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
-import { AdoClient } from '#trackers/ado/client.ts';
+import type { AdoClient } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
-import { JiraClient } from '#trackers/jira/client.ts';
+import type { JiraClient } from '#trackers/jira/client.ts';
+import { TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import { findProject } from './projects.ts';
 import { offerQuote } from './quotes.ts';
 import type { ScanDispatcher, ScanJob } from './scan-dispatch.ts';
+import {
+  credentialContext,
+  loadSource,
+  loadTarget,
+  openSourceClient,
+  openTargetClient,
+  type StoredSource,
+  type StoredTarget,
+  sourceClient,
+  targetClient,
+} from './tracker-connections.ts';
 
 /** A connection test should answer in seconds: few retries, short timeouts. */
 const TEST_HTTP: Partial<HttpOptions> = { maxAttempts: 2, timeoutMs: 15_000, initialDelayMs: 100 };
 const SCAN_CHUNK = 1_000;
 
-export const sourceClient = (c: SourceCredentials, http: Partial<HttpOptions> = {}) =>
-  new AdoClient(
-    { organization: c.organization_url, project: c.project, token: c.personal_access_token },
-    http,
-  );
-export const targetClient = (c: TargetCredentials, http: Partial<HttpOptions> = {}) =>
-  new JiraClient({ baseUrl: c.base_url, email: c.email, token: c.api_token }, http);
-
 /** The spec's messages for what a tracker answered. */
 export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFound: string): string {
+  // A refused OAuth grant: "Token exchange failed", and what to do about it.
+  if (err instanceof TokenExchangeError) return err.message;
   if (err instanceof TrackerUnreachableError)
     return `${kind} tracker unreachable at ${err.host} (${err.reason})`;
   if (err instanceof TrackerHttpError)
@@ -52,53 +58,44 @@ export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFo
   throw err;
 }
 
-const context = (tenantId: string, projectId: string, kind: ConnectionKind) => ({
-  tenantId,
-  projectId,
-  kind,
-});
-/** The authenticated data a project's sealed credentials are bound to (the run API seals with it too). */
-export const credentialContext = context;
-
-/** A project's stored credentials of one kind, unsealed; undefined when none are stored. */
-export async function openStoredCredentials(
-  store: Store,
-  tenantId: string,
-  projectId: string,
-  kind: ConnectionKind,
-): Promise<unknown> {
-  const stored = await store.connections.get(tenantId, projectId, kind);
-  if (!stored?.sealed) return undefined;
-  return JSON.parse(await credentialCipher().open(stored.sealed, context(tenantId, projectId, kind)));
-}
-
 /** The project's stored credentials of `kind`, opened; `missing` says how their absence is refused. */
-export async function requireStoredCredentials(
+export async function requireStored<K extends ConnectionKind>(
   store: Store,
   tenantId: string,
   projectId: string,
-  kind: ConnectionKind,
+  kind: K,
   missing: () => HttpError,
-): Promise<unknown> {
-  const opened = await openStoredCredentials(store, tenantId, projectId, kind);
-  if (opened === undefined) throw missing();
-  return opened;
+): Promise<K extends 'source' ? StoredSource : StoredTarget> {
+  const stored =
+    kind === 'source'
+      ? await loadSource(store, tenantId, projectId)
+      : await loadTarget(store, tenantId, projectId);
+  if (!stored) throw missing();
+  return stored as K extends 'source' ? StoredSource : StoredTarget;
 }
 
 /** A request that gave no credentials falls back on the project's: without them, the body lacked a field. */
-const storedCredentials = (store: Store, tenantId: string, projectId: string, kind: ConnectionKind) =>
-  requireStoredCredentials(store, tenantId, projectId, kind, () =>
+const storedCredentials = <K extends ConnectionKind>(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  kind: K,
+) =>
+  requireStored(store, tenantId, projectId, kind, () =>
     errors.validation([`credentials is required: project ${projectId} has no stored ${kind} credentials`]),
   );
 
-async function testSource(c: SourceCredentials): Promise<ConnectionTestResult> {
-  const client = sourceClient(c, TEST_HTTP);
+/** Reads the project's work item count: the source works when this does. */
+export async function testSourceClient(
+  client: AdoClient,
+  projectName: string,
+): Promise<ConnectionTestResult> {
   try {
     const itemCount = (await client.idsInScope()).length;
-    const metadata = { organisation: client.organizationName, project: c.project, itemCount };
+    const metadata = { organisation: client.organizationName, project: projectName, itemCount };
     return {
       success: true,
-      message: `Connected to Azure DevOps project ${c.project} in ${metadata.organisation}: ${itemCount} work items`,
+      message: `Connected to Azure DevOps project ${projectName} in ${metadata.organisation}: ${itemCount} work items`,
       metadata,
     };
   } catch (err) {
@@ -106,17 +103,21 @@ async function testSource(c: SourceCredentials): Promise<ConnectionTestResult> {
   }
 }
 
-async function testTarget(c: TargetCredentials): Promise<ConnectionTestResult> {
-  const client = targetClient(c, TEST_HTTP);
+/** Reads the account, the project and the account's rights in it; `site` names the site in the message. */
+export async function testTargetClient(
+  client: JiraClient,
+  projectKey: string,
+  site: string = client.siteHost,
+): Promise<ConnectionTestResult> {
   try {
     await client.myself();
-    const project = await client.project(c.project_key);
-    const permissions = await client.myPermissions(c.project_key, ['ADMINISTER_PROJECTS']);
+    const project = await client.project(projectKey);
+    const permissions = await client.myPermissions(projectKey, ['ADMINISTER_PROJECTS']);
     // Creating components, sprints and versions needs the project administrator role: say so now, not mid-run.
     if (!permissions.ADMINISTER_PROJECTS)
       return { success: false, message: 'target connection failed with 403' };
-    const itemCount = await client.countIssues(c.project_key);
-    const metadata = { organisation: client.siteHost, project: project.name, itemCount };
+    const itemCount = await client.countIssues(projectKey);
+    const metadata = { organisation: site, project: project.name, itemCount };
     return {
       success: true,
       message: `Connected to Jira project ${project.key} at ${metadata.organisation}: ${itemCount} issues`,
@@ -141,6 +142,67 @@ function summaryOf(
   return { ...base, baseUrl: c.base_url, email: c.email, projectKey: c.project_key };
 }
 
+/** Both trackers answered: the project is CONNECTED (from DRAFT; later statuses stay). */
+export async function connectIfBothOk(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  kind: ConnectionKind,
+) {
+  const other = await store.connections.get(tenantId, projectId, kind === 'source' ? 'target' : 'source');
+  const { from, to } = PROJECT_TRANSITIONS.connect;
+  if (other?.ok) await store.projects.transition(tenantId, projectId, [...from], to);
+}
+
+/** The non-secret summary of an OAuth connection's test. */
+export function oauthSummary(stored: StoredSource | StoredTarget, result: ConnectionTestResult) {
+  const base = { ...(result.metadata ?? {}), auth: 'oauth' };
+  return 'organization_url' in stored.creds
+    ? { ...base, organizationUrl: stored.creds.organization_url, projectName: stored.creds.project }
+    : { ...base, baseUrl: stored.creds.base_url, projectKey: stored.creds.project_key };
+}
+
+/**
+ * Tests a stored OAuth connection with its own grant (refreshed if due, as a run would). The grant stays
+ * stored whatever the outcome: only a reconnect replaces it; a refusal has already marked it.
+ */
+async function testStoredOAuth(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  stored: StoredSource | StoredTarget,
+): Promise<ConnectionTestResult> {
+  const kind: ConnectionKind = 'organization_url' in stored.creds ? 'source' : 'target';
+  let result: ConnectionTestResult;
+  try {
+    result =
+      stored.method === 'oauth' && stored.creds.provider === 'entra'
+        ? await testSourceClient(
+            await openSourceClient(store, tenantId, projectId, stored as StoredSource, { http: TEST_HTTP }),
+            stored.creds.project,
+          )
+        : await testTargetClient(
+            await openTargetClient(store, tenantId, projectId, stored as StoredTarget, { http: TEST_HTTP }),
+            (stored as StoredTarget).creds.project_key,
+            new URL((stored as StoredTarget).creds.base_url).host,
+          );
+  } catch (err) {
+    if (!(err instanceof TokenExchangeError)) throw err;
+    result = { success: false, message: err.message };
+  }
+  const refused = (await store.connections.get(tenantId, projectId, kind))?.reconnectRequired;
+  // A refused grant keeps its "reconnect" mark: a test cannot revive it, only a new grant can.
+  if (!refused || result.success)
+    await store.connections.recordTest(tenantId, projectId, kind, {
+      ok: result.success,
+      message: result.message,
+      testedAt: nowIso(),
+      summary: oauthSummary(stored, result),
+    });
+  if (result.success) await connectIfBothOk(store, tenantId, projectId, kind);
+  return result;
+}
+
 export async function testConnection(
   store: Store,
   principal: Principal,
@@ -149,12 +211,33 @@ export async function testConnection(
   const kind: ConnectionKind = input.type === 'azure_devops' ? 'source' : 'target';
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
-  const raw = input.credentials ?? (await storedCredentials(store, principal.tenantId, project!.id, kind));
+  let raw: unknown = input.credentials;
+  if (!raw) {
+    const stored = await storedCredentials(store, principal.tenantId, project!.id, kind);
+    if (stored.method === 'oauth') {
+      const result = await testStoredOAuth(store, principal.tenantId, project!.id, stored);
+      logger.info('connection tested', {
+        tenantId: principal.tenantId,
+        projectId: project!.id,
+        kind,
+        auth: 'oauth',
+        success: result.success,
+      });
+      return result;
+    }
+    raw = stored.creds;
+  }
   const creds = kind === 'source' ? SourceCredentialsSchema.parse(raw) : TargetCredentialsSchema.parse(raw);
   const result =
     kind === 'source'
-      ? await testSource(creds as SourceCredentials)
-      : await testTarget(creds as TargetCredentials);
+      ? await testSourceClient(
+          sourceClient(creds as SourceCredentials, TEST_HTTP),
+          (creds as SourceCredentials).project,
+        )
+      : await testTargetClient(
+          targetClient(creds as TargetCredentials, TEST_HTTP),
+          (creds as TargetCredentials).project_key,
+        );
   logger.info('connection tested', {
     tenantId: principal.tenantId,
     projectId: project?.id,
@@ -169,26 +252,19 @@ export async function testConnection(
     message: result.message,
     testedAt: nowIso(),
     summary: summaryOf(input, creds, result),
+    method: 'token',
     // Only credentials that worked are kept; a failed test leaves none behind to be used by mistake.
     ...(result.success
       ? {
           sealed: await credentialCipher().seal(
             JSON.stringify(creds),
-            context(principal.tenantId, project.id, kind),
+            credentialContext(principal.tenantId, project.id, kind),
           ),
         }
       : {}),
   };
   await store.connections.put(principal.tenantId, project.id, record);
-  if (result.success) {
-    const other = await store.connections.get(
-      principal.tenantId,
-      project.id,
-      kind === 'source' ? 'target' : 'source',
-    );
-    const { from, to } = PROJECT_TRANSITIONS.connect;
-    if (other?.ok) await store.projects.transition(principal.tenantId, project.id, [...from], to);
-  }
+  if (result.success) await connectIfBothOk(store, principal.tenantId, project.id, kind);
   return result;
 }
 
@@ -263,7 +339,11 @@ const scanCredentialContext = (scan: ScanRecord) => ({
 
 /** What a failed scan records: the spec's message for what the tracker answered, else a plain reason. */
 function failureMessage(err: unknown): string {
-  if (err instanceof TrackerHttpError || err instanceof TrackerUnreachableError)
+  if (
+    err instanceof TrackerHttpError ||
+    err instanceof TrackerUnreachableError ||
+    err instanceof TokenExchangeError
+  )
     return describeTrackerFailure('source', err, 'source project not found');
   // Ours, written for the caller (e.g. the project has no stored source credentials).
   if (err instanceof HttpError) return err.message;
@@ -312,14 +392,21 @@ export async function startScan(
 ): Promise<ScanAnswer> {
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
-  const creds = SourceCredentialsSchema.parse(
-    input.credentials ?? (await storedCredentials(store, principal.tenantId, project!.id, 'source')),
-  );
-  const client = sourceClient(creds);
+  const inline = input.credentials ? SourceCredentialsSchema.parse(input.credentials) : undefined;
+  let client: AdoClient;
   let ids: number[];
   try {
+    client = inline
+      ? sourceClient(inline)
+      : await openSourceClient(
+          store,
+          principal.tenantId,
+          project!.id,
+          await storedCredentials(store, principal.tenantId, project!.id, 'source'),
+        );
     ids = await client.idsInScope();
   } catch (err) {
+    if (err instanceof HttpError) throw err;
     throw errors.sourceTracker(describeTrackerFailure('source', err, 'source project not found'));
   }
   const scan: ScanRecord = {
@@ -340,10 +427,10 @@ export async function startScan(
     return { async: false, scan: finished };
   }
 
-  const record: BackgroundScanRecord = input.credentials
+  const record: BackgroundScanRecord = inline
     ? {
         ...scan,
-        sealedCredentials: await credentialCipher().seal(JSON.stringify(creds), scanCredentialContext(scan)),
+        sealedCredentials: await credentialCipher().seal(JSON.stringify(inline), scanCredentialContext(scan)),
       }
     : scan;
   await store.scans.put(record);
@@ -381,15 +468,15 @@ export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord
   let client: AdoClient;
   let itemIds: number[];
   try {
-    let raw: unknown;
     if (sealedCredentials) {
-      raw = JSON.parse(await credentialCipher().open(sealedCredentials, scanCredentialContext(scan)));
+      const raw = JSON.parse(await credentialCipher().open(sealedCredentials, scanCredentialContext(scan)));
+      client = sourceClient(SourceCredentialsSchema.parse(raw));
     } else if (scan.projectId) {
-      raw = await storedCredentials(store, scan.tenantId, scan.projectId, 'source');
+      const stored = await storedCredentials(store, scan.tenantId, scan.projectId, 'source');
+      client = await openSourceClient(store, scan.tenantId, scan.projectId, stored);
     } else {
       throw errors.validation(['credentials is required: the scan has neither credentials nor a project']);
     }
-    client = sourceClient(SourceCredentialsSchema.parse(raw));
     itemIds = await client.idsInScope();
   } catch (err) {
     return failScan(store, scan, failureMessage(err), err);

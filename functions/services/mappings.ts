@@ -31,13 +31,9 @@ import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import {
-  describeTrackerFailure,
-  requireStoredCredentials,
-  sourceClient,
-  targetClient,
-} from './connectors.ts';
+import { describeTrackerFailure, requireStored } from './connectors.ts';
 import { findProject } from './projects.ts';
+import { openSourceClient, openTargetClient } from './tracker-connections.ts';
 
 /** Items read at a time for their people (the engine's preflight slice). */
 const READ_SLICE = 1000;
@@ -46,16 +42,17 @@ const PEOPLE_FIELDS = ['System.AssignedTo', 'System.CreatedBy'];
 /** Statuses before a scan: mapping needs one. */
 const UNSCANNED: readonly ProjectStatus[] = ['DRAFT', 'CONNECTED'];
 
-const openCredentials = (store: Store, tenantId: string, projectId: string, kind: ConnectionKind) =>
-  requireStoredCredentials(store, tenantId, projectId, kind, () =>
-    errors.connectionRequired(kind, projectId),
-  );
+const openCredentials = <K extends ConnectionKind>(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  kind: K,
+) => requireStored(store, tenantId, projectId, kind, () => errors.connectionRequired(kind, projectId));
 
 async function target(store: Store, project: Project): Promise<{ client: JiraClient; key: string }> {
-  const creds: TargetCredentials = TargetCredentialsSchema.parse(
-    await openCredentials(store, project.tenantId, project.id, 'target'),
-  );
-  return { client: targetClient(creds), key: creds.project_key };
+  const stored = await openCredentials(store, project.tenantId, project.id, 'target');
+  const client = await fromTarget(() => openTargetClient(store, project.tenantId, project.id, stored));
+  return { client, key: stored.creds.project_key };
 }
 
 /** Runs a read of the target, turning what Jira answered into the API's 502 with the spec's message. */
@@ -137,10 +134,8 @@ async function suggest(store: Store, project: Project): Promise<MappingsRecord> 
   // The finished scan's summary names the latest completed scan; a project never scanned has none.
   const report = await latestScanReport(store, project);
   const jira = await target(store, project);
-  const sourceCreds: SourceCredentials = SourceCredentialsSchema.parse(
-    await openCredentials(store, project.tenantId, project.id, 'source'),
-  );
-  const ado = sourceClient(sourceCreds);
+  const sourceStored = await openCredentials(store, project.tenantId, project.id, 'source');
+  const ado = await fromSource(() => openSourceClient(store, project.tenantId, project.id, sourceStored));
   const meta = await targetMetadata(jira.client, jira.key);
   const migrated = Object.keys(report.typeCounts).filter(
     (t) => !NOT_MIGRATED_TYPES.some((n) => sameName(n, t)),

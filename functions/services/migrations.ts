@@ -14,6 +14,7 @@ import {
   type StartRunInput,
 } from '#domain/migrations.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
+import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
 import type { EngineDeps } from '#engine/context.ts';
 import { writeRunReports } from '#engine/reports.ts';
 import { nowIso } from '#platform/clock.ts';
@@ -24,10 +25,16 @@ import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
-import { credentialContext } from './connectors.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
 import { findProject } from './projects.ts';
 import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
+import {
+  credentialContext,
+  loadSource,
+  loadTarget,
+  type StoredSource,
+  type StoredTarget,
+} from './tracker-connections.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Starts racing for one project's lock: each round either wins, finds the winner's run, or tries again. */
@@ -57,23 +64,73 @@ export async function findRun(store: Store, tenantId: string, runId: string): Pr
 
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 
+/** The OAuth grants a start uses: a side whose secret fields the body left out (its schema allowed it). */
+interface OAuthSides {
+  source?: Extract<StoredSource, { method: 'oauth' }>;
+  target?: Extract<StoredTarget, { method: 'oauth' }>;
+}
+
+/** Which of the project's trackers are connected by OAuth: their start bodies may leave the secrets out. */
+export async function oauthConnected(store: Store, tenantId: string, projectId: string) {
+  if (!UUID.test(projectId)) return { source: false, target: false };
+  const [source, target] = await Promise.all([
+    store.connections.get(tenantId, projectId.toLowerCase(), 'source'),
+    store.connections.get(tenantId, projectId.toLowerCase(), 'target'),
+  ]);
+  return { source: source?.method === 'oauth', target: target?.method === 'oauth' };
+}
+
+/** The grants a start without secrets relies on, checked before anything is written. */
+async function oauthSides(store: Store, tenantId: string, projectId: string, input: StartRunInput) {
+  const pasted = connectionCredentials(input);
+  const sides: OAuthSides = {};
+  const problems: string[] = [];
+  if (!pasted.source) {
+    const stored = await loadSource(store, tenantId, projectId);
+    if (stored?.method === 'oauth') sides.source = stored;
+    else problems.push('enginePayload.source.pat is required');
+  }
+  if (!pasted.target) {
+    const stored = await loadTarget(store, tenantId, projectId);
+    const { target } = input.enginePayload;
+    if (stored?.method !== 'oauth') {
+      if (target.email === undefined) problems.push('enginePayload.target.email is required');
+      if (target.api_token === undefined) problems.push('enginePayload.target.api_token is required');
+    } else if (!sameUrl(stored.creds.base_url, target.base_url)) {
+      // The grant is for one site; a run cannot write to another with it.
+      problems.push(
+        `enginePayload.target.base_url must be ${stored.creds.base_url}: the target is connected by OAuth to that site (send email and api_token to use another)`,
+      );
+    } else sides.target = stored;
+  }
+  if (problems.length) throw errors.validation(problems);
+  return sides;
+}
+
+const sameUrl = (a: string, b: string) =>
+  a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
+
 async function storeCredentials(
   store: Store,
   tenantId: string,
   projectId: string,
   runId: string,
   input: StartRunInput,
+  oauth: OAuthSides,
 ): Promise<void> {
   const creds = connectionCredentials(input);
+  const { source, target } = input.enginePayload;
   const summaries: Record<ConnectionKind, Record<string, string>> = {
-    source: { organizationUrl: creds.source.organization_url, projectName: creds.source.project },
+    source: { organizationUrl: source.org, projectName: source.project },
     target: {
-      baseUrl: creds.target.base_url,
-      email: creds.target.email,
-      projectKey: creds.target.project_key,
+      baseUrl: target.base_url,
+      ...(target.email ? { email: target.email } : {}),
+      projectKey: target.project_key,
     },
   };
   for (const kind of ['source', 'target'] as const) {
+    const pasted = creds[kind];
+    if (!pasted) continue;
     await store.connections.put(tenantId, projectId, {
       kind,
       ok: true,
@@ -81,11 +138,40 @@ async function storeCredentials(
       // Not tested here: preflight is the test, and fails the run with the tracker's answer.
       testedAt: null,
       summary: summaries[kind],
+      method: 'token',
       sealed: await credentialCipher().seal(
-        JSON.stringify(creds[kind]),
+        JSON.stringify(pasted),
         credentialContext(tenantId, projectId, kind),
       ),
     });
+  }
+  // An OAuth grant keeps its tokens; where the run reads and writes follows the body, as for a pasted token.
+  const moves: [ConnectionKind, OAuthCredentials | undefined, number][] = [
+    [
+      'source',
+      oauth.source &&
+      (oauth.source.creds.organization_url !== source.org || oauth.source.creds.project !== source.project)
+        ? { ...oauth.source.creds, organization_url: source.org, project: source.project }
+        : undefined,
+      oauth.source?.version ?? 0,
+    ],
+    [
+      'target',
+      oauth.target && oauth.target.creds.project_key !== target.project_key
+        ? { ...oauth.target.creds, project_key: target.project_key }
+        : undefined,
+      oauth.target?.version ?? 0,
+    ],
+  ];
+  for (const [kind, moved, version] of moves) {
+    if (!moved) continue;
+    const sealed = await credentialCipher().seal(
+      JSON.stringify(moved),
+      credentialContext(tenantId, projectId, kind),
+    );
+    // Lost to a refresh in between: read again and move that (its tokens are the live ones).
+    if (!(await store.connections.replaceSealed(tenantId, projectId, kind, sealed, version)))
+      throw new Error(`the ${kind} connection changed while the run started`);
   }
 }
 
@@ -109,6 +195,7 @@ export async function startMigration(
   input: StartRunInput,
 ): Promise<StartOutcome> {
   const project = await findProject(store, tenantId, projectId);
+  const oauth = await oauthSides(store, tenantId, project.id, input);
   const options = runOptionsOf(input, DEFAULT_RUN_OPTIONS);
   const fingerprint = createHash('sha256').update(requestFingerprint(input, options)).digest('hex');
 
@@ -126,7 +213,7 @@ export async function startMigration(
     if (refusal) throw errors.projectNotReady(refusal);
     const run = newRun(tenantId, project.id, input.type, options);
     if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
-    await launch(store, orch, run, input);
+    await launch(store, orch, run, input, oauth);
     return { run, created: true };
   }
   // Three rounds lost to other starts of this project: one of them holds the lock now.
@@ -134,10 +221,16 @@ export async function startMigration(
   throw errors.migrationAlreadyRunning(lock?.runId ?? 'unknown');
 }
 
-async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRunInput): Promise<void> {
+async function launch(
+  store: Store,
+  orch: Orchestrator,
+  run: Run,
+  input: StartRunInput,
+  oauth: OAuthSides,
+): Promise<void> {
   const { tenantId, projectId, id } = run;
   try {
-    await storeCredentials(store, tenantId, projectId, id, input);
+    await storeCredentials(store, tenantId, projectId, id, input, oauth);
     // Dry runs write nothing and SAMPLE runs are trials: neither moves the project (domain/lifecycle.ts).
     if (runMovesProject(run.type, run.options.dryRun)) {
       const { from, to } = PROJECT_TRANSITIONS.startMigration;
@@ -208,9 +301,18 @@ export async function resumeMigration(
   runId: string,
 ): Promise<Run> {
   const run = await findRun(store, tenantId, runId);
+  if (run.status !== 'PAUSED') throw errors.migrationNotPaused(run.id);
+  // A run paused on a refused grant would pause again at once: the tracker must be reconnected first.
+  for (const kind of ['source', 'target'] as const) {
+    const connection = await store.connections.get(tenantId, run.projectId, kind);
+    if (connection?.reconnectRequired)
+      throw errors.tokenExchangeFailed(409, `${connection.message}, then resume`);
+  }
   if (
-    run.status !== 'PAUSED' ||
-    !(await store.runs.setStatus(tenantId, run.id, ['PAUSED'], 'RUNNING', { control: 'run' }))
+    !(await store.runs.setStatus(tenantId, run.id, ['PAUSED'], 'RUNNING', {
+      control: 'run',
+      pauseReason: null,
+    }))
   )
     throw errors.migrationNotPaused(run.id);
   // The start was generation 0; the engine records each generation that works the run.

@@ -34,8 +34,19 @@ export async function getProjectDetail(store: Store, tenantId: string, projectId
     store.connections.get(tenantId, project.id, 'target'),
     project.quoteId ? store.billing.quote(tenantId, project.quoteId) : undefined,
   ]);
+  // How it authenticates and whether it must be reconnected (a refused OAuth grant); never a secret.
   const view = (c: typeof source) =>
-    c ? { ok: c.ok, message: c.message, testedAt: c.testedAt, ...c.summary } : null;
+    c
+      ? {
+          ok: c.ok,
+          message: c.message,
+          testedAt: c.testedAt,
+          method: c.method ?? 'token',
+          ...(c.provider ? { provider: c.provider } : {}),
+          reconnectRequired: c.reconnectRequired === true,
+          ...c.summary,
+        }
+      : null;
   return projectDetail(
     project,
     { source: view(source), target: view(target) },

@@ -1,5 +1,6 @@
 /** A project's tracker connections: sealed credentials, a non-secret summary and the last test's outcome. */
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
 import type { Table } from './table.ts';
@@ -14,6 +15,13 @@ export interface StoredConnection {
   /** What may be shown: organisation, project, base URL, e-mail, key, item count. Never a token. */
   summary: Record<string, string | number>;
   sealed?: SealedSecret;
+  /** How it authenticates: a pasted token (absent on older records) or an OAuth grant the service refreshes. */
+  method?: 'token' | 'oauth';
+  provider?: OAuthProvider;
+  /** Bumped by every write of the sealed value: refreshes of an OAuth token are conditional on it. */
+  version?: number;
+  /** The provider refused the grant ("Token exchange failed"): nothing works until the tracker is reconnected. */
+  reconnectRequired?: boolean;
 }
 
 export class ConnectionRepository {
@@ -43,6 +51,96 @@ export class ConnectionRepository {
     if (!out.Item) return undefined;
     const { pk: _pk, sk: _sk, ...rest } = out.Item;
     return rest as StoredConnection;
+  }
+
+  /** A test of the stored connection: its outcome, the sealed value and version untouched. */
+  async recordTest(
+    tenantId: string,
+    projectId: string,
+    kind: ConnectionKind,
+    outcome: Pick<StoredConnection, 'ok' | 'message' | 'testedAt' | 'summary'>,
+  ): Promise<void> {
+    await this.table.db.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: keys.connection(tenantId, projectId, kind),
+        UpdateExpression: 'SET #ok = :ok, #message = :message, #testedAt = :testedAt, #summary = :summary',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: {
+          '#ok': 'ok',
+          '#message': 'message',
+          '#testedAt': 'testedAt',
+          '#summary': 'summary',
+        },
+        ExpressionAttributeValues: {
+          ':ok': outcome.ok,
+          ':message': outcome.message,
+          ':testedAt': outcome.testedAt,
+          ':summary': outcome.summary,
+        },
+      }),
+    );
+  }
+
+  /**
+   * Replaces the sealed value (a refreshed OAuth token) if nobody wrote it since `version` was read; false
+   * when somebody did (their newer tokens stay).
+   */
+  async replaceSealed(
+    tenantId: string,
+    projectId: string,
+    kind: ConnectionKind,
+    sealed: SealedSecret,
+    version: number,
+  ): Promise<boolean> {
+    return this.updateAt(tenantId, projectId, kind, version, { sealed });
+  }
+
+  /** The grant was refused: the connection shows `message` and asks to reconnect (unless rewritten meanwhile). */
+  async markReconnectRequired(
+    tenantId: string,
+    projectId: string,
+    kind: ConnectionKind,
+    message: string,
+    version: number,
+  ): Promise<boolean> {
+    return this.updateAt(tenantId, projectId, kind, version, { ok: false, message, reconnectRequired: true });
+  }
+
+  private async updateAt(
+    tenantId: string,
+    projectId: string,
+    kind: ConnectionKind,
+    version: number,
+    fields: Partial<StoredConnection>,
+  ): Promise<boolean> {
+    const names: Record<string, string> = { '#version': 'version' };
+    const values: Record<string, unknown> = { ':next': version + 1 };
+    const sets = ['#version = :next'];
+    Object.entries(fields).forEach(([k, v], i) => {
+      names[`#f${i}`] = k;
+      values[`:f${i}`] = v;
+      sets.push(`#f${i} = :f${i}`);
+    });
+    if (version !== 0) values[':version'] = version;
+    try {
+      await this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.connection(tenantId, projectId, kind),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          // A record written before versions existed counts as version 0.
+          ConditionExpression:
+            version === 0 ? 'attribute_exists(pk) AND attribute_not_exists(#version)' : '#version = :version',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
   }
 
   async delete(tenantId: string, projectId: string, kind: ConnectionKind): Promise<void> {

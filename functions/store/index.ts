@@ -3,6 +3,7 @@ import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
 import { IdMapRepository, RunFailureRepository } from './id-map.ts';
 import { MappingsRepository } from './mappings.ts';
+import { OAuthAttemptRepository } from './oauth-attempts.ts';
 import { PluginEnablementRepository } from './plugins.ts';
 import { ProjectRepository } from './projects.ts';
 import { RateLimitRepository } from './rate-limits.ts';
@@ -27,6 +28,7 @@ export interface Store {
   idMap: IdMapRepository;
   runFailures: RunFailureRepository;
   mappings: MappingsRepository;
+  oauthAttempts: OAuthAttemptRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -44,6 +46,7 @@ export function createStore(table: Table): Store {
     idMap: new IdMapRepository(table),
     runFailures: new RunFailureRepository(table),
     mappings: new MappingsRepository(table),
+    oauthAttempts: new OAuthAttemptRepository(table),
   };
 }
 

@@ -52,6 +52,12 @@ export const keys = {
     sk: `CONNECTION#${kind}`,
   }),
 
+  /**
+   * A started OAuth connection (browser gone to the provider), by the SHA-256 of its state: global, since the
+   * provider's redirect names no tenant; it holds only ids and the PKCE verifier, and is deleted on use.
+   */
+  oauthAttempt: (stateHash: string): Key => ({ pk: `OAUTH_ATTEMPT#${stateHash}`, sk: 'OAUTH_ATTEMPT' }),
+
   /** The project's mappings record (types, states, fields, users, link types), one per project. */
   mappings: (tenantId: string, projectId: string): Key => ({
     pk: projectPk(tenantId, projectId),

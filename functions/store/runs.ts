@@ -355,7 +355,7 @@ export class RunRepository {
     from: RunStatus[],
     to: RunStatus,
     extra: Partial<
-      Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control'>
+      Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control' | 'pauseReason'>
     > = {},
   ): Promise<boolean> {
     const names: Record<string, string> = { '#status': 'status' };

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildAdoSandbox } from './ado/index.ts';
-import type { SandboxConfig } from './common/config.ts';
+import { OAUTH_DEFAULTS, type SandboxConfig } from './common/config.ts';
 import type { SandboxControls } from './common/sandbox-app.ts';
 import { buildJiraSandbox } from './jira/index.ts';
 import { registerTimesheetsSandbox } from './timesheets/index.ts';
@@ -48,5 +48,26 @@ export async function startSandboxes(opts: {
     async stop() {
       await Promise.all([ado.app.close(), jira.app.close()]);
     },
+  };
+}
+
+/**
+ * The service's OAuth settings that point at the sandboxes: Atlassian's authorization server and API gateway
+ * are the Jira sandbox, Entra ID the ADO sandbox, with the sandboxes' registered clients.
+ */
+export function sandboxOAuthEnv(
+  sandboxes: Pick<RunningSandboxes, 'ado' | 'jira'>,
+  config: Pick<SandboxConfig, 'oauth'>,
+): Record<string, string> {
+  const oauth = config.oauth ?? OAUTH_DEFAULTS;
+  return {
+    ATLASSIAN_AUTH_URL: sandboxes.jira.url,
+    ATLASSIAN_API_URL: sandboxes.jira.url,
+    ATLASSIAN_CLIENT_ID: oauth.atlassian.clientId,
+    ATLASSIAN_CLIENT_SECRET: oauth.atlassian.clientSecret,
+    ENTRA_AUTHORITY_URL: sandboxes.ado.url,
+    ENTRA_TENANT: oauth.entra.tenantId,
+    ENTRA_CLIENT_ID: oauth.entra.clientId,
+    ENTRA_CLIENT_SECRET: oauth.entra.clientSecret,
   };
 }

@@ -1,0 +1,280 @@
+/**
+ * Connecting a project's tracker by OAuth 2.0 instead of a pasted token. Start (an authenticated API call):
+ * a one-time attempt is recorded (state hashed, PKCE verifier, a browser-binding value whose cookie the answer
+ * sets) and the provider's authorization URL returned for the browser to open. Callback (the provider sends
+ * the browser back): the attempt is taken (deleted: a replay finds none), the code exchanged, Atlassian's site
+ * found (accessible-resources), the connection tested with the new grant and stored sealed like any
+ * credentials; the browser goes back to the app. Nothing is kept from a callback that fails before the test.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ConnectionTestResult } from '#domain/connectors.ts';
+import {
+  chooseSite,
+  OAUTH_ATTEMPT_TTL_SECONDS,
+  type OAuthSourceCredentials,
+  OAuthSourceCredentialsSchema,
+  type OAuthTargetCredentials,
+  OAuthTargetCredentialsSchema,
+  PROVIDER_OF,
+  StartSourceOAuthSchema,
+  StartTargetOAuthSchema,
+} from '#domain/tracker-oauth.ts';
+import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
+import { config } from '#platform/config.ts';
+import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { errors } from '#platform/errors.ts';
+import { logger } from '#platform/logger.ts';
+import type { Principal } from '#platform/tokens.ts';
+import { parseOrThrow } from '#platform/validation.ts';
+import type { ConnectionKind } from '#store/connections.ts';
+import type { Store } from '#store/index.ts';
+import type { OAuthAttempt } from '#store/oauth-attempts.ts';
+import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
+import { oauthProviders } from '#trackers/oauth/settings.ts';
+import { connectIfBothOk, oauthSummary, testSourceClient, testTargetClient } from './connectors.ts';
+import { findProject } from './projects.ts';
+import {
+  credentialContext,
+  openSourceClient,
+  openTargetClient,
+  type StoredSource,
+  type StoredTarget,
+} from './tracker-connections.ts';
+
+/** The cookie binding an attempt to the browser that started it (a grant cannot be slipped into a stranger's project). */
+export const OAUTH_BINDING_COOKIE = 'tms_oauth_binding';
+export const OAUTH_CALLBACK_PATH = '/api/connections/oauth/callback';
+
+const base64url = (b: Buffer) => b.toString('base64url');
+const sha256 = (s: string) => createHash('sha256').update(s).digest('base64url');
+const TRACKER_NAME: Record<ConnectionKind, string> = { source: 'Azure DevOps', target: 'Jira' };
+
+export interface StartedConnection {
+  authorizationUrl: string;
+  expiresAt: string;
+  /** The binding value for the cookie the answer sets. */
+  binding: string;
+}
+
+/** Where the browser lands afterwards: a path of the app, or a URL on the app's own origin. */
+function returnTarget(returnTo: string | undefined, projectId: string): string {
+  const app = config().appUrl;
+  if (!returnTo) return `${app}/projects/${projectId}`;
+  if (returnTo.startsWith('/') && !returnTo.startsWith('//')) return `${app}${returnTo}`;
+  let url: URL;
+  try {
+    url = new URL(returnTo);
+  } catch {
+    throw errors.validation(['returnTo must be a path of the app or a URL on its origin']);
+  }
+  if (url.origin !== new URL(app).origin)
+    throw errors.validation([`returnTo must be on the app's origin ${new URL(app).origin}`]);
+  return url.toString();
+}
+
+export async function startOAuthConnection(
+  store: Store,
+  principal: Principal,
+  projectId: string,
+  kind: string,
+  body: unknown,
+  apiBaseUrl: string,
+): Promise<StartedConnection> {
+  if (kind !== 'source' && kind !== 'target')
+    throw errors.validation(['kind must be one of: source, target']);
+  const project = await findProject(store, principal.tenantId, projectId);
+  const request =
+    kind === 'source'
+      ? parseOrThrow(StartSourceOAuthSchema, body ?? {})
+      : parseOrThrow(StartTargetOAuthSchema, body ?? {});
+  const provider = (await oauthProviders())[PROVIDER_OF[kind]];
+  if (!provider) throw errors.oauthNotConfigured(TRACKER_NAME[kind]);
+
+  const state = base64url(randomBytes(32));
+  const codeVerifier = base64url(randomBytes(48));
+  const binding = base64url(randomBytes(32));
+  const redirectUri = `${apiBaseUrl.replace(/\/+$/, '')}${OAUTH_CALLBACK_PATH}`;
+  const expiresAt = nowEpochSeconds() + OAUTH_ATTEMPT_TTL_SECONDS;
+  const { returnTo, ...asked } = request;
+  await store.oauthAttempts.put({
+    stateHash: sha256(state),
+    bindingHash: sha256(binding),
+    tenantId: principal.tenantId,
+    projectId: project.id,
+    userId: principal.userId,
+    kind,
+    provider: provider.name,
+    codeVerifier,
+    redirectUri,
+    returnTo: returnTarget(returnTo, project.id),
+    request: Object.fromEntries(Object.entries(asked).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string
+    >,
+    expiresAt,
+  });
+  logger.info('oauth connection started', {
+    tenantId: principal.tenantId,
+    projectId: project.id,
+    kind,
+    provider: provider.name,
+  });
+  return {
+    authorizationUrl: provider.authorizeUrl({
+      state,
+      redirectUri,
+      codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
+    }),
+    expiresAt: new Date(expiresAt * 1000).toISOString(),
+    binding,
+  };
+}
+
+export interface CallbackInput {
+  state: string;
+  code?: string;
+  error?: string;
+  error_description?: string;
+}
+
+const sameHash = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** The connection's credentials from the exchanged tokens: Atlassian's site picked from what the grant reaches. */
+async function credentialsOf(
+  attempt: OAuthAttempt,
+  tokens: OAuthTokens & { refreshToken: string },
+): Promise<OAuthSourceCredentials | OAuthTargetCredentials> {
+  const common = {
+    method: 'oauth' as const,
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    expiresAt: tokens.expiresAt,
+    obtainedAt: tokens.obtainedAt,
+    scope: tokens.scope,
+  };
+  if (attempt.kind === 'source')
+    return OAuthSourceCredentialsSchema.parse({
+      ...common,
+      provider: 'entra',
+      organization_url: attempt.request.organization_url,
+      project: attempt.request.project,
+    });
+  const atlassian = (await oauthProviders()).atlassian;
+  if (!atlassian) throw errors.oauthNotConfigured('Jira');
+  const chosen = chooseSite(await atlassian.accessibleResources(tokens.accessToken), attempt.request.site);
+  if ('refusal' in chosen) throw errors.validation([chosen.refusal]);
+  return OAuthTargetCredentialsSchema.parse({
+    ...common,
+    provider: 'atlassian',
+    base_url: chosen.site.url,
+    cloud_id: chosen.site.id,
+    project_key: attempt.request.project_key,
+  });
+}
+
+/**
+ * The provider's redirect back. Answers where to send the browser (the app, told which connection and whether
+ * its test passed); throws a clear HttpError for an unusable state or a refused grant, with nothing stored.
+ */
+export async function completeOAuthConnection(
+  store: Store,
+  input: CallbackInput,
+  binding: string | undefined,
+): Promise<{ location: string }> {
+  const attempt = await store.oauthAttempts.take(sha256(input.state));
+  // Unknown, used, expired, or brought back by another browser than the one that started it: all the same.
+  if (
+    !attempt ||
+    attempt.expiresAt < nowEpochSeconds() ||
+    !binding ||
+    !sameHash(sha256(binding), attempt.bindingHash)
+  )
+    throw errors.oauthStateInvalid();
+  const ids = { tenantId: attempt.tenantId, projectId: attempt.projectId, kind: attempt.kind };
+  if (input.error) {
+    logger.warn('oauth connection declined', { ...ids, error: input.error });
+    throw errors.tokenExchangeFailed(
+      400,
+      `The ${TRACKER_NAME[attempt.kind]} sign-in answered ${input.error}: the connection was not made`,
+    );
+  }
+  if (!input.code) throw errors.validation(['code is required']);
+  const provider = (await oauthProviders())[attempt.provider];
+  if (!provider) throw errors.oauthNotConfigured(TRACKER_NAME[attempt.kind]);
+
+  let tokens: OAuthTokens;
+  try {
+    tokens = await provider.exchangeCode(input.code, attempt.redirectUri, attempt.codeVerifier);
+  } catch (err) {
+    if (err instanceof OAuthRefusal) {
+      logger.warn('oauth code exchange refused', { ...ids, status: err.status, error: err.error });
+      throw errors.tokenExchangeFailed(
+        400,
+        `Token exchange failed: ${attempt.provider} answered ${err.error}; connect again`,
+      );
+    }
+    if (err instanceof OAuthUnavailable) throw errors.oauthUnavailable(attempt.provider);
+    throw err;
+  }
+  // Without a refresh token the connection would die within the hour, mid-run: refuse it now.
+  if (!tokens.refreshToken)
+    throw errors.tokenExchangeFailed(
+      400,
+      `Token exchange failed: ${attempt.provider} granted no refresh token (offline access); connect again`,
+    );
+  const creds = await credentialsOf(attempt, { ...tokens, refreshToken: tokens.refreshToken });
+
+  // The project may have been deleted meanwhile: then nothing is stored.
+  await findProject(store, attempt.tenantId, attempt.projectId);
+  const previous = await store.connections.get(attempt.tenantId, attempt.projectId, attempt.kind);
+  const version = (previous?.version ?? 0) + 1;
+  await store.connections.put(attempt.tenantId, attempt.projectId, {
+    kind: attempt.kind,
+    ok: false,
+    message: 'Connected by OAuth; not tested yet',
+    testedAt: null,
+    summary: {},
+    method: 'oauth',
+    provider: attempt.provider,
+    version,
+    sealed: await credentialCipher().seal(
+      JSON.stringify(creds),
+      credentialContext(attempt.tenantId, attempt.projectId, attempt.kind),
+    ),
+  });
+  const stored = { method: 'oauth' as const, creds, version };
+  const result = await testNewConnection(store, attempt, stored);
+  await store.connections.recordTest(attempt.tenantId, attempt.projectId, attempt.kind, {
+    ok: result.success,
+    message: result.message,
+    testedAt: nowIso(),
+    summary: oauthSummary(stored as StoredSource | StoredTarget, result),
+  });
+  if (result.success) await connectIfBothOk(store, attempt.tenantId, attempt.projectId, attempt.kind);
+  logger.info('oauth connection made', { ...ids, provider: attempt.provider, tested: result.success });
+  const location = new URL(attempt.returnTo);
+  location.searchParams.set('connection', attempt.kind);
+  location.searchParams.set('status', result.success ? 'connected' : 'failed');
+  return { location: location.toString() };
+}
+
+/** The new grant's first use: the same test a pasted token gets (a refusal is a failed test, not an error). */
+function testNewConnection(
+  store: Store,
+  attempt: OAuthAttempt,
+  stored: { method: 'oauth'; creds: OAuthSourceCredentials | OAuthTargetCredentials; version: number },
+): Promise<ConnectionTestResult> {
+  const { tenantId, projectId } = attempt;
+  const { creds, version } = stored;
+  if (creds.provider === 'entra')
+    return openSourceClient(store, tenantId, projectId, { method: 'oauth', creds, version }).then((client) =>
+      testSourceClient(client, creds.project),
+    );
+  return openTargetClient(store, tenantId, projectId, { method: 'oauth', creds, version }).then((client) =>
+    testTargetClient(client, creds.project_key, new URL(creds.base_url).host),
+  );
+}

@@ -1,0 +1,397 @@
+/**
+ * Connecting a project's trackers by OAuth 2.0, through the API and the browser's redirects, against the
+ * sandboxes' Entra ID (source) and Atlassian (target) authorization servers: the grant is stored sealed and
+ * used wherever a pasted token would be (connection test, scan, mappings, run start), refreshed before it
+ * expires or after a 401, its rotated refresh token kept; a refused grant says "Token exchange failed" and
+ * asks to reconnect. No token in any answer, stored attribute or log line.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  OAuthSourceCredentialsSchema,
+  OAuthTargetCredentialsSchema,
+} from '../../functions/domain/tracker-oauth.ts';
+import { clock } from '../../functions/platform/clock.ts';
+import { setOrchestrator } from '../../functions/services/migrations.ts';
+import { loadSource, loadTarget } from '../../functions/services/tracker-connections.ts';
+import { keys } from '../../functions/store/keys.ts';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
+import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { captureOutput } from '../support/capture-output.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
+import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
+import { sandboxControl } from '../support/sandbox-fixtures.ts';
+import { beginOAuth, callBack, connectByOAuth } from '../support/tracker-oauth.ts';
+
+let app: TestApp;
+let t: TestTenant;
+let sb: RunningSandboxes;
+const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '40', SANDBOX_SEED: '7' });
+const output: string[] = [];
+
+const sourceBody = () => ({
+  organization_url: `${sb.ado.url}/${config.ado.org}`,
+  project: config.ado.project,
+});
+const targetBody = () => ({ project_key: config.jira.projectKey });
+const control = (tracker: 'ado' | 'jira', method: string, path: string, body?: unknown) =>
+  sandboxControl(sb[tracker].url, method, `/_sandbox/${tracker}/oauth${path}`, body);
+const stats = async (tracker: 'ado' | 'jira') =>
+  (await control(tracker, 'GET', '/stats')) as {
+    authorizationCodeExchanges: number;
+    refreshExchanges: number;
+    failedExchanges: number;
+  };
+
+async function newProject(name: string): Promise<string> {
+  const res = await app.call('POST', '/api/projects', {
+    token: t.admin.token,
+    body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+  });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+const detail = async (projectId: string) =>
+  (await app.call('GET', `/api/projects/${projectId}`, { token: t.member.token })).body;
+
+beforeAll(async () => {
+  sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  app = await startTestApp({
+    ADO_BASE_URL: sb.ado.url,
+    APP_URL: 'http://app.test',
+    POWERTOOLS_LOG_LEVEL: 'DEBUG',
+    ...sandboxOAuthEnv(sb, config),
+  });
+  t = await app.createTenant('OAuth');
+  captureOutput(output);
+});
+afterEach(async () => {
+  await control('ado', 'PUT', '', { accessTokenTtlSeconds: 3600, decline: false });
+  await control('jira', 'PUT', '', { accessTokenTtlSeconds: 3600, decline: false });
+});
+afterAll(async () => {
+  vi.restoreAllMocks();
+  await app.close();
+  await sb.stop();
+});
+
+describe('connecting by OAuth', () => {
+  it('connects the source through Entra ID with PKCE and the target through Atlassian, and the project is CONNECTED', async () => {
+    const projectId = await newProject('Both by OAuth');
+    const before = { ado: await stats('ado'), jira: await stats('jira') };
+
+    const source = await beginOAuth(app, t.member.token, projectId, 'source', sourceBody());
+    expect(source.start.status).toBe(200);
+    const authorize = new URL(source.start.body.authorizationUrl);
+    expect(authorize.origin).toBe(sb.ado.url);
+    expect(authorize.pathname).toBe('/sandbox-tenant/oauth2/v2.0/authorize');
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      client_id: 'sandbox-entra-client',
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      scope: '499b84ac-1321-427f-aa17-267ca6975798/.default offline_access',
+      redirect_uri: `${app.url}/api/connections/oauth/callback`,
+    });
+    expect(authorize.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(source.cookie).toMatch(/^tms_oauth_binding=/);
+    expect(source.start.setCookies[0]).toContain('HttpOnly; Secure; SameSite=Lax');
+    const back = await callBack(app, source);
+    expect(back.status).toBe(302);
+    expect(back.headers.location).toBe(
+      `http://app.test/projects/${projectId}?connection=source&status=connected`,
+    );
+
+    const target = await connectByOAuth(app, t.member.token, projectId, 'target', {
+      ...targetBody(),
+      returnTo: '/settings/connections',
+    });
+    expect(new URL(target.start.body.authorizationUrl).searchParams.get('audience')).toBe(
+      'api.atlassian.com',
+    );
+    expect(target.callback?.status).toBe(302);
+    expect(target.callback?.headers.location).toBe(
+      'http://app.test/settings/connections?connection=target&status=connected',
+    );
+
+    const shown = await detail(projectId);
+    expect(shown.status).toBe('CONNECTED');
+    expect(shown.connections.source).toMatchObject({
+      ok: true,
+      method: 'oauth',
+      provider: 'entra',
+      reconnectRequired: false,
+      auth: 'oauth',
+      projectName: config.ado.project,
+      itemCount: 40,
+    });
+    expect(shown.connections.target).toMatchObject({
+      ok: true,
+      method: 'oauth',
+      provider: 'atlassian',
+      auth: 'oauth',
+      baseUrl: sb.jira.url,
+      projectKey: config.jira.projectKey,
+    });
+    expect(JSON.stringify(shown)).not.toMatch(/accessToken|refreshToken|sealed/);
+    expect((await stats('ado')).authorizationCodeExchanges).toBe(before.ado.authorizationCodeExchanges + 1);
+    expect((await stats('jira')).authorizationCodeExchanges).toBe(before.jira.authorizationCodeExchanges + 1);
+
+    // Atlassian's site came from accessible-resources: the client talks to the gateway with its cloud id.
+    const stored = await loadTarget(app.store, t.tenantId, projectId);
+    expect(stored?.method).toBe('oauth');
+    const site = (await control('jira', 'GET', '')) as { cloudId: string };
+    expect(OAuthTargetCredentialsSchema.parse(stored?.creds).cloud_id).toBe(site.cloudId);
+  });
+
+  it('refuses a replayed callback, one from another browser and an expired or unknown state, storing nothing', async () => {
+    const projectId = await newProject('Replays');
+    const dance = await beginOAuth(app, t.member.token, projectId, 'source', sourceBody());
+    // Another browser (no binding cookie) brings the same redirect: refused, and the attempt is spent.
+    const stranger = await callBack(app, dance, 'tms_oauth_binding=someone-else');
+    expect(stranger.status).toBe(400);
+    expect(stranger.body).toEqual({
+      statusCode: 400,
+      message: 'This OAuth connection attempt is unknown, already used or expired: start connecting again',
+      error: 'Bad Request',
+      code: 'OAUTH_STATE_INVALID',
+    });
+    expect((await callBack(app, dance)).body.code).toBe('OAUTH_STATE_INVALID');
+
+    const ok = await connectByOAuth(app, t.member.token, projectId, 'source', sourceBody());
+    expect(ok.callback?.status).toBe(302);
+    const replay = await callBack(app, ok);
+    expect(replay.status).toBe(400);
+    expect(replay.body.code).toBe('OAUTH_STATE_INVALID');
+
+    const unknown = await app.call('GET', '/api/connections/oauth/callback?state=nope&code=x', {
+      cookie: ok.cookie ?? '',
+    });
+    expect(unknown.body.code).toBe('OAUTH_STATE_INVALID');
+    const missing = await app.call('GET', '/api/connections/oauth/callback?code=x');
+    expect(missing.status).toBe(400);
+    expect(missing.body.message).toEqual(['state is required']);
+  });
+
+  it('answers "Token exchange failed" when the provider refuses the code, and keeps nothing', async () => {
+    const projectId = await newProject('Refused code');
+    await control('jira', 'POST', '/fail-next', { grant: 'authorization_code' });
+    const dance = await connectByOAuth(app, t.member.token, projectId, 'target', targetBody());
+    expect(dance.callback?.status).toBe(400);
+    expect(dance.callback?.body).toMatchObject({
+      code: 'TOKEN_EXCHANGE_FAILED',
+      message: 'Token exchange failed: atlassian answered invalid_grant; connect again',
+    });
+    expect((await detail(projectId)).connections.target).toBeNull();
+  });
+
+  it('reports a declined consent clearly', async () => {
+    const projectId = await newProject('Declined');
+    await control('ado', 'PUT', '', { decline: true });
+    const dance = await connectByOAuth(app, t.member.token, projectId, 'source', sourceBody());
+    expect(dance.callback?.status).toBe(400);
+    expect(dance.callback?.body.message).toBe(
+      'The Azure DevOps sign-in answered access_denied: the connection was not made',
+    );
+    expect((await detail(projectId)).connections.source).toBeNull();
+  });
+
+  it('validates the start: kind, body, returnTo on the app only, another tenant 404, provider not configured', async () => {
+    const projectId = await newProject('Validation');
+    const call = (kind: string, body: unknown, token = t.member.token, id = projectId) =>
+      app.call('POST', `/api/projects/${id}/connections/${kind}/oauth`, { token, body });
+    expect((await call('sideways', sourceBody())).body.message).toEqual([
+      'kind must be one of: source, target',
+    ]);
+    expect((await call('source', { project: '' })).body.message).toEqual([
+      'organization_url is required',
+      'project must not be empty',
+    ]);
+    expect((await call('target', { project_key: '9' })).status).toBe(400);
+    expect(
+      (await call('target', { ...targetBody(), returnTo: 'https://evil.example/x' })).body.message,
+    ).toEqual(["returnTo must be on the app's origin http://app.test"]);
+    const other = await app.createTenant('Other');
+    expect((await call('source', sourceBody(), other.owner.token)).status).toBe(404);
+
+    const saved = process.env.ENTRA_CLIENT_ID;
+    delete process.env.ENTRA_CLIENT_ID;
+    try {
+      const res = await call('source', sourceBody());
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('OAUTH_NOT_CONFIGURED');
+    } finally {
+      process.env.ENTRA_CLIENT_ID = saved;
+    }
+  });
+});
+
+describe('using, refreshing and losing the grant', () => {
+  let projectId: string;
+  beforeAll(async () => {
+    projectId = await newProject('Refreshing');
+    await connectByOAuth(app, t.member.token, projectId, 'source', sourceBody());
+    await connectByOAuth(app, t.member.token, projectId, 'target', targetBody());
+  });
+  const testStored = (type: 'azure_devops' | 'jira') =>
+    app.call('POST', '/api/connectors/test', { token: t.member.token, body: { type, projectId } });
+
+  it('refreshes a token the provider expired early (401) and stores the rotated refresh token', async () => {
+    const before = await loadTarget(app.store, t.tenantId, projectId);
+    const refreshes = (await stats('jira')).refreshExchanges;
+    await control('jira', 'POST', '/expire-access-tokens');
+    const res = await testStored('jira');
+    expect(res.body).toMatchObject({ success: true });
+    expect((await stats('jira')).refreshExchanges).toBe(refreshes + 1);
+    const after = await loadTarget(app.store, t.tenantId, projectId);
+    const [b, a] = [
+      OAuthTargetCredentialsSchema.parse(before?.creds),
+      OAuthTargetCredentialsSchema.parse(after?.creds),
+    ];
+    expect(a.refreshToken).not.toBe(b.refreshToken);
+    expect(a.accessToken).not.toBe(b.accessToken);
+    // Atlassian refuses the old refresh token now: only the stored new one can refresh again.
+    await control('jira', 'POST', '/expire-access-tokens');
+    expect((await testStored('jira')).body.success).toBe(true);
+    expect((await stats('jira')).refreshExchanges).toBe(refreshes + 2);
+  });
+
+  it('refreshes before use when the stored token is about to expire, and not on every request', async () => {
+    const refreshes = (await stats('ado')).refreshExchanges;
+    expect((await testStored('azure_devops')).body.success).toBe(true);
+    expect((await stats('ado')).refreshExchanges).toBe(refreshes); // an hour left: used as it is
+    // 57 minutes on (the service's clock): within 5 minutes of expiry, so refreshed up front, without a 401.
+    const real = clock.now;
+    clock.now = () => new Date(real().getTime() + 57 * 60_000);
+    try {
+      const token = (await app.login(t.member.email)).body.accessToken; // ours expire after 15 minutes
+      const res = await app.call('POST', '/api/connectors/test', {
+        token,
+        body: { type: 'azure_devops', projectId },
+      });
+      expect(res.body.success).toBe(true);
+    } finally {
+      clock.now = real;
+    }
+    expect((await stats('ado')).refreshExchanges).toBe(refreshes + 1);
+
+    // A provider that issues short tokens (2 minutes, inside the margin) is asked once per token, not per call.
+    await control('ado', 'PUT', '', { accessTokenTtlSeconds: 120 });
+    await control('ado', 'POST', '/expire-access-tokens');
+    expect((await testStored('azure_devops')).body.success).toBe(true); // 401, refreshed: a 2-minute token
+    expect((await testStored('azure_devops')).body.success).toBe(true);
+    expect((await stats('ado')).refreshExchanges).toBe(refreshes + 2);
+    const stored = OAuthSourceCredentialsSchema.parse(
+      (await loadSource(app.store, t.tenantId, projectId))?.creds,
+    );
+    expect(Date.parse(stored.expiresAt) - Date.parse(stored.obtainedAt ?? '')).toBe(120_000);
+  });
+
+  it('scans and suggests mappings with the grant, and starts a run without secrets in the body', async () => {
+    const scan = await app.call('POST', '/api/connectors/scan', {
+      token: t.member.token,
+      body: { type: 'azure_devops', projectId },
+    });
+    expect(scan.status).toBe(200);
+    expect(scan.body.totalWorkItems).toBe(40);
+    const mappings = await app.call('GET', `/api/projects/${projectId}/mappings`, { token: t.member.token });
+    expect(mappings.status).toBe(200);
+
+    await markProjectStatus(app.store, t.tenantId, projectId, 'READY');
+    const orch = new RecordingOrchestrator();
+    setOrchestrator(orch);
+    const body = (target: Record<string, unknown>) => ({
+      type: 'FULL',
+      enginePayload: {
+        source: { org: config.ado.org, project: config.ado.project },
+        target: { base_url: sb.jira.url, project_key: config.jira.projectKey, ...target },
+      },
+    });
+    const elsewhere = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
+      token: t.member.token,
+      body: body({ base_url: 'https://other.atlassian.net' }),
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.message).toEqual([
+      `enginePayload.target.base_url must be ${sb.jira.url}: the target is connected by OAuth to that site (send email and api_token to use another)`,
+    ]);
+    const started = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
+      token: t.member.token,
+      body: body({}),
+    });
+    expect(started.status).toBe(200);
+    expect(orch.starts).toHaveLength(1);
+    // The grants stay: nothing pasted replaced them.
+    expect((await loadSource(app.store, t.tenantId, projectId))?.method).toBe('oauth');
+    expect((await loadTarget(app.store, t.tenantId, projectId))?.method).toBe('oauth');
+    await app.call('POST', `/api/migrations/${started.body.id}/cancel`, { token: t.member.token });
+  });
+
+  it('a project without OAuth still needs the secrets in the start body', async () => {
+    const plain = await newProject('Pasted only');
+    await markProjectStatus(app.store, t.tenantId, plain, 'READY');
+    const res = await app.call('POST', `/api/migrations/project/${plain}/start`, {
+      token: t.member.token,
+      body: {
+        type: 'FULL',
+        enginePayload: {
+          source: { org: 'o', project: 'p' },
+          target: { base_url: sb.jira.url, project_key: 'ABC' },
+        },
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toEqual([
+      'enginePayload.source.pat is required',
+      'enginePayload.target.email is required',
+      'enginePayload.target.api_token is required',
+    ]);
+  });
+
+  it('says "Token exchange failed" and asks to reconnect when the refresh is refused; a reconnect repairs it', async () => {
+    await control('jira', 'POST', '/revoke');
+    const res = await testStored('jira');
+    expect(res.body).toEqual({
+      success: false,
+      message:
+        'Token exchange failed: the Jira (target) OAuth connection was refused; reconnect the target tracker',
+    });
+    const shown = (await detail(projectId)).connections.target;
+    expect(shown).toMatchObject({ ok: false, reconnectRequired: true });
+    expect(shown.message).toMatch(/^Token exchange failed/);
+    // A later test cannot revive it, and does not call the provider with the dead token again.
+    const failed = (await stats('jira')).failedExchanges;
+    expect((await testStored('jira')).body.success).toBe(false);
+    expect((await stats('jira')).failedExchanges).toBe(failed);
+
+    const again = await connectByOAuth(app, t.member.token, projectId, 'target', targetBody());
+    expect(again.callback?.headers.location).toContain('status=connected');
+    expect((await detail(projectId)).connections.target).toMatchObject({
+      ok: true,
+      reconnectRequired: false,
+    });
+    expect((await testStored('jira')).body.success).toBe(true);
+  });
+
+  it('keeps every token out of answers, stored attributes and log lines', async () => {
+    const source = OAuthSourceCredentialsSchema.parse(
+      (await loadSource(app.store, t.tenantId, projectId))?.creds,
+    );
+    const target = OAuthTargetCredentialsSchema.parse(
+      (await loadTarget(app.store, t.tenantId, projectId))?.creds,
+    );
+    const secrets = [source.accessToken, source.refreshToken, target.accessToken, target.refreshToken];
+    for (const kind of ['source', 'target'] as const) {
+      const item = await app.db.send(
+        new GetCommand({ TableName: app.tableName, Key: keys.connection(t.tenantId, projectId, kind) }),
+      );
+      const raw = JSON.stringify(item.Item);
+      for (const s of secrets) expect(raw).not.toContain(s);
+    }
+    const lines = output.join('\n');
+    expect(lines).toContain('oauth token refreshed');
+    for (const s of [...secrets, 'sandbox-entra-secret', 'sandbox-atlassian-secret'])
+      expect(lines).not.toContain(s);
+  });
+});
