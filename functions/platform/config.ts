@@ -18,6 +18,8 @@ const EnvSchema = z.object({
   AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   /** The customer-facing web app: where a payment provider's checkout sends the payer back. */
   APP_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
+  /** The API's public base URL (scheme and host, no /api): the SSO redirect URI is built on it. */
+  API_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 export interface Config {
@@ -27,6 +29,8 @@ export interface Config {
   dynamodbEndpoint: string | undefined;
   authRateLimitPerMinute: number;
   appUrl: string;
+  /** Unset: the SSO routes take the base from the request (Host, X-Forwarded-Proto). */
+  apiUrl: string | undefined;
 }
 
 /** The spec's limits: 10 per minute in production, 100 in development. */
@@ -50,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
     appUrl: e.APP_URL.replace(/\/+$/, ''),
+    apiUrl: e.API_URL?.replace(/\/+$/, ''),
   };
 }
 

@@ -82,6 +82,11 @@ export function json(
   return { statusCode, body, ...extra };
 }
 
+/** A 302 to `location` (the browser legs of single sign-on), with the cookies it sets. */
+export function redirect(location: string, extra: { cookies?: string[] } = {}): ApiResult {
+  return { statusCode: 302, headers: { Location: location }, ...extra };
+}
+
 /** Every answer, errors included, carries the CORS headers its request's Origin earns (./cors.ts). */
 function toProxyResult(
   event: APIGatewayProxyEvent,

@@ -9,6 +9,7 @@ import { RateLimitRepository } from './rate-limits.ts';
 import { RefreshTokenRepository } from './refresh-tokens.ts';
 import { RunRepository } from './runs.ts';
 import { ScanRepository } from './scans.ts';
+import { SsoRepository } from './sso.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
@@ -27,6 +28,7 @@ export interface Store {
   idMap: IdMapRepository;
   runFailures: RunFailureRepository;
   mappings: MappingsRepository;
+  sso: SsoRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -44,6 +46,7 @@ export function createStore(table: Table): Store {
     idMap: new IdMapRepository(table),
     runFailures: new RunFailureRepository(table),
     mappings: new MappingsRepository(table),
+    sso: new SsoRepository(table),
   };
 }
 
