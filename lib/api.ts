@@ -86,6 +86,8 @@ export interface GroupAccess {
   scanWorker: boolean;
   /** Starts payments and reads the provider's webhook: reads the Stripe secret when the stack has one. */
   payments: boolean;
+  /** Enterprise sign-in: gets APP_URL (where browsers land after it) and API_URL (its redirect URI's base). */
+  sso: boolean;
   /** scrypt (N=2^15) is CPU bound and Lambda CPU scales with memory: groups that hash passwords get more. */
   memorySize: number;
 }
@@ -98,6 +100,7 @@ const none = {
   stateMachine: false,
   scanWorker: false,
   payments: false,
+  sso: false,
   memorySize: 512,
 } as const satisfies GroupAccess;
 
@@ -133,6 +136,9 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   },
   // Reads the run and its events; verifies the token from the query.
   stream: { ...none, table: 'read', tokens: true },
+  // Single sign-on: seals the provider's client secret (configuration) and unseals it (the callback's code
+  // exchange); sign-ins create users and start refresh-token families, and sign access tokens.
+  sso: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, sso: true },
 };
 
 export const THROTTLE_DEFAULTS: Record<Stage, Required<ThrottleSettings>> = {
@@ -307,7 +313,7 @@ export class Api extends Construct {
       if (access.tokens) environment.JWT_SECRET_ARN = props.jwtSecret.secretArn;
       if (access.scanWorker) environment.SCAN_FUNCTION_NAME = this.scanWorker.functionName;
       if (access.payments && props.stripeSecret) environment.STRIPE_SECRET_ARN = props.stripeSecret.secretArn;
-      if (access.payments && props.appUrl) environment.APP_URL = props.appUrl;
+      if ((access.payments || access.sso) && props.appUrl) environment.APP_URL = props.appUrl;
       // The preflights' origins, for the handlers' Access-Control-Allow-Origin (functions/platform/cors.ts).
       if (props.allowedOrigins?.length) environment.ALLOWED_ORIGINS = props.allowedOrigins.join(',');
 
@@ -385,6 +391,14 @@ export class Api extends Construct {
       reason:
         'No WAF web ACL for now: stage throttling (THROTTLE_DEFAULTS), per-client rate limits on the public auth routes and handler-side JWT checks; a web ACL (cost, managed-rule false positives on request bodies) is a deployment decision to revisit',
     });
+
+    // The SSO redirect URI's base: the custom domain, else the stage's execute-api URL (built from the API's id,
+    // not `restApi.url`, which would make the function depend on the deployment that depends on it).
+    const apiUrl = props.domainName
+      ? `https://${props.domainName}`
+      : `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage}`;
+    for (const group of routeGroups())
+      if (GROUP_ACCESS[group].sso) functions[group].addEnvironment('API_URL', apiUrl);
 
     const integrations = new Map<RouteGroup, LambdaIntegration>();
     const integrationOf = (group: RouteGroup): LambdaIntegration => {

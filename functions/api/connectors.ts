@@ -3,14 +3,11 @@
  * project's tracker: POST /api/projects/{projectId}/connections/{kind}/oauth, GET /api/connections/oauth/callback.
  */
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
+import { apiBaseUrl } from '#domain/redirects.ts';
 import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
-import {
-  createApiHandler,
-  json,
-  type Operation,
-  type PublicOperation,
-  publicBaseUrl,
-} from '#platform/http.ts';
+import { config } from '#platform/config.ts';
+import { OAUTH_BINDING_COOKIE, oauthBindingCookie } from '#platform/cookies.ts';
+import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
 import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
@@ -61,10 +58,6 @@ const scan: Operation = async (req) => {
 const audit: Operation = async (req) =>
   json(200, auditView(await connectors.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
 
-/** The binding cookie goes back only to the callback, on the provider's top-level redirect (hence Lax). */
-const bindingCookie = (value: string, maxAge: number) =>
-  `${trackerOAuth.OAUTH_BINDING_COOKIE}=${value}; Path=${trackerOAuth.OAUTH_CALLBACK_PATH}; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Lax`;
-
 const oauthStart: Operation = async (req) => {
   const started = await trackerOAuth.startOAuthConnection(
     store(),
@@ -72,12 +65,12 @@ const oauthStart: Operation = async (req) => {
     req.params.projectId ?? '',
     req.params.kind ?? '',
     req.body,
-    publicBaseUrl(req),
+    apiBaseUrl(config().apiUrl, req.headers),
   );
   return json(
     200,
     { authorizationUrl: started.authorizationUrl, expiresAt: started.expiresAt },
-    { cookies: [bindingCookie(started.binding, 600)] },
+    { cookies: [oauthBindingCookie(started.binding, 600)] },
   );
 };
 
@@ -86,9 +79,9 @@ const oauthCallback: PublicOperation = async (req) => {
   const { location } = await trackerOAuth.completeOAuthConnection(
     store(),
     input,
-    req.cookies[trackerOAuth.OAUTH_BINDING_COOKIE] || undefined,
+    req.cookies[OAUTH_BINDING_COOKIE] || undefined,
   );
-  return json(302, undefined, { headers: { Location: location }, cookies: [bindingCookie('', 0)] });
+  return redirect(location, { cookies: [oauthBindingCookie('', 0)] });
 };
 
 export const handler = createApiHandler('connectors', { test, scan, audit, oauthStart, oauthCallback });

@@ -16,7 +16,8 @@ export type RouteGroup =
   | 'billing'
   | 'plugins'
   | 'migrations'
-  | 'stream';
+  | 'stream'
+  | 'sso';
 
 export interface Route {
   method: HttpMethod;
@@ -64,6 +65,28 @@ export const routes: readonly Route[] = [
     path: '/api/auth/logout',
     group: 'auth',
     operation: 'logout',
+    access: 'public',
+    rateLimited: true,
+  },
+
+  // Enterprise single sign-on: the owner configures the tenant's OpenID Connect provider; the browser legs are
+  // public (no token exists yet) and counted like login.
+  { method: 'GET', path: '/api/sso', group: 'sso', operation: 'getConfig', access: ownerOnly },
+  { method: 'PUT', path: '/api/sso', group: 'sso', operation: 'saveConfig', access: ownerOnly },
+  { method: 'DELETE', path: '/api/sso', group: 'sso', operation: 'deleteConfig', access: ownerOnly },
+  {
+    method: 'GET',
+    path: '/api/auth/sso/{tenantSlug}/start',
+    group: 'sso',
+    operation: 'start',
+    access: 'public',
+    rateLimited: true,
+  },
+  {
+    method: 'GET',
+    path: '/api/auth/sso/callback',
+    group: 'sso',
+    operation: 'callback',
     access: 'public',
     rateLimited: true,
   },

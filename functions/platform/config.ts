@@ -18,7 +18,7 @@ const EnvSchema = z.object({
   AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   /** The customer-facing web app: where a payment provider's checkout sends the payer back. */
   APP_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
-  /** The API's public base URL (redirect URIs for OAuth providers); unset: taken from each request's host. */
+  /** The API's public base URL (scheme and host, no /api): OAuth and SSO redirect URIs are built on it. */
   API_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
 
@@ -29,6 +29,7 @@ export interface Config {
   dynamodbEndpoint: string | undefined;
   authRateLimitPerMinute: number;
   appUrl: string;
+  /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
 }
 

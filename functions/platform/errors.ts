@@ -46,6 +46,17 @@ export const ErrorCode = {
   PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
   WEBHOOK_SIGNATURE_INVALID: 'WEBHOOK_SIGNATURE_INVALID',
   PAYMENT_NOT_FOUND: 'PAYMENT_NOT_FOUND',
+  SSO_NOT_CONFIGURED: 'SSO_NOT_CONFIGURED',
+  SSO_SLUG_TAKEN: 'SSO_SLUG_TAKEN',
+  SSO_STATE_INVALID: 'SSO_STATE_INVALID',
+  SSO_PROVIDER_ERROR: 'SSO_PROVIDER_ERROR',
+  SSO_ISSUER_MISMATCH: 'SSO_ISSUER_MISMATCH',
+  SSO_CODE_REJECTED: 'SSO_CODE_REJECTED',
+  SSO_PROVIDER_UNAVAILABLE: 'SSO_PROVIDER_UNAVAILABLE',
+  SSO_ID_TOKEN_INVALID: 'SSO_ID_TOKEN_INVALID',
+  SSO_EMAIL_NOT_VERIFIED: 'SSO_EMAIL_NOT_VERIFIED',
+  SSO_DOMAIN_NOT_ALLOWED: 'SSO_DOMAIN_NOT_ALLOWED',
+  SSO_ACCOUNT_NOT_ALLOWED: 'SSO_ACCOUNT_NOT_ALLOWED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -232,5 +243,62 @@ export const errors = {
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(resetEpochSeconds),
     }),
+  /** The tenant has no SSO configuration; at the start URL also an unknown slug or a disabled one, alike. */
+  ssoNotConfigured: (message = 'Single sign-on is not configured for this tenant') =>
+    new HttpError(404, ErrorCode.SSO_NOT_CONFIGURED, message),
+  ssoSlugTaken: (slug: string) =>
+    new HttpError(409, ErrorCode.SSO_SLUG_TAKEN, `The slug ${slug} is already used by another tenant`),
+  /** Unknown, used or expired `state`, or a callback reached by another browser than the one that started. */
+  ssoStateInvalid: () =>
+    new HttpError(
+      400,
+      ErrorCode.SSO_STATE_INVALID,
+      'This sign-in link is invalid, expired or was already used, or was opened in another browser: start the sign-in again',
+    ),
+  ssoProviderError: (oauthError: string) =>
+    new HttpError(
+      400,
+      ErrorCode.SSO_PROVIDER_ERROR,
+      `The identity provider did not sign you in: ${oauthError}`,
+    ),
+  ssoIssuerMismatch: () =>
+    new HttpError(
+      400,
+      ErrorCode.SSO_ISSUER_MISMATCH,
+      "The authorization response names another issuer than this tenant's identity provider",
+    ),
+  ssoCodeRejected: (oauthError: string) =>
+    new HttpError(400, ErrorCode.SSO_CODE_REJECTED, `The identity provider refused the code: ${oauthError}`),
+  ssoProviderUnavailable: () =>
+    new HttpError(
+      502,
+      ErrorCode.SSO_PROVIDER_UNAVAILABLE,
+      'The identity provider could not be reached or answered unexpectedly; try again',
+    ),
+  ssoIdTokenInvalid: (reason: string) =>
+    new HttpError(
+      401,
+      ErrorCode.SSO_ID_TOKEN_INVALID,
+      `The identity provider's ID token was refused: ${reason}`,
+    ),
+  ssoEmailNotVerified: () =>
+    new HttpError(
+      403,
+      ErrorCode.SSO_EMAIL_NOT_VERIFIED,
+      'The identity provider did not give a verified e-mail address (email and email_verified are required)',
+    ),
+  ssoDomainNotAllowed: (domain: string) =>
+    new HttpError(
+      403,
+      ErrorCode.SSO_DOMAIN_NOT_ALLOWED,
+      `E-mail addresses at ${domain} may not sign in to this tenant through single sign-on`,
+    ),
+  /** The e-mail belongs elsewhere (another tenant, or another identity): said without naming where. */
+  ssoAccountNotAllowed: () =>
+    new HttpError(
+      403,
+      ErrorCode.SSO_ACCOUNT_NOT_ALLOWED,
+      'This account cannot sign in to this tenant through single sign-on; ask your administrator',
+    ),
   internal: () => new HttpError(500, ErrorCode.INTERNAL_ERROR, 'Internal server error'),
 };

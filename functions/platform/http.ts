@@ -82,15 +82,9 @@ export function json(
   return { statusCode, body, ...extra };
 }
 
-/**
- * The API's public base URL, for redirect URIs handed to identity providers: API_URL when configured (a custom
- * domain in AWS), else what the request came in on (the local gateway; API Gateway sets X-Forwarded-Proto).
- */
-export function publicBaseUrl(req: Pick<ApiRequest, 'headers'>): string {
-  const configured = config().apiUrl;
-  if (configured) return configured;
-  const proto = req.headers['x-forwarded-proto']?.split(',')[0]?.trim() || 'http';
-  return `${proto}://${req.headers.host ?? 'localhost'}`;
+/** A 302 to `location` (the browser legs of single sign-on), with the cookies it sets. */
+export function redirect(location: string, extra: { cookies?: string[] } = {}): ApiResult {
+  return { statusCode: 302, headers: { Location: location }, ...extra };
 }
 
 /** Every answer, errors included, carries the CORS headers its request's Origin earns (./cors.ts). */

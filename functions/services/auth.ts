@@ -15,13 +15,18 @@ async function accessTokenFor(user: User): Promise<string> {
 }
 
 /**
- * Unknown e-mail and wrong password take the same path: an scrypt comparison (against a dummy hash when
- * there is no user) and the same 401, so neither the answer nor its timing says which e-mails exist.
+ * Unknown e-mail, a user without a password (made by single sign-on) and a wrong password take the same path:
+ * an scrypt comparison (against a dummy hash when there is no hash to compare with) and the same 401, so neither the answer nor its timing says which e-mails exist.
  */
 export async function login(store: Store, email: string, password: string): Promise<Session> {
   const user = await store.users.findForLogin(email);
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) throw errors.invalidCredentials();
+  return startSession(store, user);
+}
+
+/** A new login's session: a refresh-token family and an access token (password login and single sign-on). */
+export async function startSession(store: Store, user: User): Promise<Session> {
   const refreshToken = newRefreshToken();
   await store.refreshTokens.startFamily(user.tenantId, user.id, hashRefreshToken(refreshToken));
   return { accessToken: await accessTokenFor(user), refreshToken };

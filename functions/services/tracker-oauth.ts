@@ -8,6 +8,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConnectionTestResult } from '#domain/connectors.ts';
+import { resolveReturnTo } from '#domain/redirects.ts';
 import {
   chooseSite,
   OAUTH_ATTEMPT_TTL_SECONDS,
@@ -21,6 +22,7 @@ import {
 } from '#domain/tracker-oauth.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
+import { OAUTH_CALLBACK_PATH } from '#platform/cookies.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
@@ -41,10 +43,6 @@ import {
   type StoredTarget,
 } from './tracker-connections.ts';
 
-/** The cookie binding an attempt to the browser that started it (a grant cannot be slipped into a stranger's project). */
-export const OAUTH_BINDING_COOKIE = 'tms_oauth_binding';
-export const OAUTH_CALLBACK_PATH = '/api/connections/oauth/callback';
-
 const base64url = (b: Buffer) => b.toString('base64url');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('base64url');
 const TRACKER_NAME: Record<ConnectionKind, string> = { source: 'Azure DevOps', target: 'Jira' };
@@ -56,20 +54,15 @@ export interface StartedConnection {
   binding: string;
 }
 
-/** Where the browser lands afterwards: a path of the app, or a URL on the app's own origin. */
+/** Where the browser lands afterwards: the project's page of the app, or a place on the app the start named. */
 function returnTarget(returnTo: string | undefined, projectId: string): string {
   const app = config().appUrl;
-  if (!returnTo) return `${app}/projects/${projectId}`;
-  if (returnTo.startsWith('/') && !returnTo.startsWith('//')) return `${app}${returnTo}`;
-  let url: URL;
-  try {
-    url = new URL(returnTo);
-  } catch {
-    throw errors.validation(['returnTo must be a path of the app or a URL on its origin']);
-  }
-  if (url.origin !== new URL(app).origin)
-    throw errors.validation([`returnTo must be on the app's origin ${new URL(app).origin}`]);
-  return url.toString();
+  const resolved = resolveReturnTo(returnTo ?? `/projects/${projectId}`, app);
+  if (!resolved)
+    throw errors.validation([
+      `returnTo must be a path of the app or a URL on its origin ${new URL(app).origin}`,
+    ]);
+  return resolved;
 }
 
 export async function startOAuthConnection(

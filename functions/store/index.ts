@@ -10,6 +10,7 @@ import { RateLimitRepository } from './rate-limits.ts';
 import { RefreshTokenRepository } from './refresh-tokens.ts';
 import { RunRepository } from './runs.ts';
 import { ScanRepository } from './scans.ts';
+import { SsoRepository } from './sso.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
@@ -29,6 +30,7 @@ export interface Store {
   runFailures: RunFailureRepository;
   mappings: MappingsRepository;
   oauthAttempts: OAuthAttemptRepository;
+  sso: SsoRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -47,6 +49,7 @@ export function createStore(table: Table): Store {
     runFailures: new RunFailureRepository(table),
     mappings: new MappingsRepository(table),
     oauthAttempts: new OAuthAttemptRepository(table),
+    sso: new SsoRepository(table),
   };
 }
 

@@ -2,6 +2,8 @@
  * THE key builders of the single table. Every partition key that holds tenant data starts with the tenant, so
  * no query can cross tenants; global lookups (e-mail, refresh token, rate window) hold no tenant data of their own.
  */
+import { createHash } from 'node:crypto';
+
 export const TABLE_KEYS = {
   partitionKey: 'pk',
   sortKey: 'sk',
@@ -26,6 +28,18 @@ export const keys = {
   userPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'USER#' }),
   /** E-mails are unique across tenants: login names no tenant. */
   email: (email: string): Key => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
+
+  /** A tenant's single sign-on configuration (OpenID Connect provider), one per tenant. */
+  ssoConfig: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'SSO' }),
+  /** The start URL's slug: unique across tenants, claimed with the configuration (slug -> tenant id). */
+  ssoSlug: (slug: string): Key => ({ pk: `SSOSLUG#${slug}`, sk: 'SSOSLUG' }),
+  /** A browser's sign-in attempt, by the SHA-256 of its `state`; consumed by the callback, expires by TTL. */
+  ssoAttempt: (stateHash: string): Key => ({ pk: `SSOSTATE#${stateHash}`, sk: 'SSOSTATE' }),
+  /** A provider identity (issuer and subject, hashed to a fixed length) linked to a user of the tenant. */
+  ssoSubject: (tenantId: string, issuer: string, subject: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `SSOSUB#${createHash('sha256').update(`${issuer}\n${subject}`).digest('base64url')}`,
+  }),
 
   refreshToken: (tokenHash: string): Key => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
   refreshFamily: (tenantId: string, familyId: string): Key => ({

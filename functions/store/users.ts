@@ -10,12 +10,22 @@ export interface User {
   tenantId: string;
   email: string;
   role: Role;
-  passwordHash: string;
+  /** Absent for a user created by single sign-on: password login then fails as for a wrong password. */
+  passwordHash?: string;
+  /** The identity provider account this user signs in with (issuer and subject), once linked. */
+  sso?: SsoIdentity;
   createdAt: string;
   updatedAt: string;
 }
 
-export type CreateUserResult = { ok: true; user: User } | { ok: false; reason: 'email-taken' | 'no-tenant' };
+export interface SsoIdentity {
+  issuer: string;
+  subject: string;
+}
+
+export type CreateUserResult =
+  | { ok: true; user: User }
+  | { ok: false; reason: 'email-taken' | 'no-tenant' | 'identity-linked' };
 export type ChangeRoleResult =
   | { ok: true; user: User }
   | { ok: false; reason: 'not-found' | 'last-owner' | 'changed-concurrently' };
@@ -28,12 +38,16 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 export class UserRepository {
   constructor(private readonly table: Table) {}
 
-  /** One transaction: the e-mail claim, the user and the tenant's owner count, or nothing at all. */
+  /**
+   * One transaction: the e-mail claim, the user and the tenant's owner count (and, for a user made by single
+   * sign-on, the link of its provider identity), or nothing at all.
+   */
   async create(input: {
     tenantId: string;
     email: string;
     role: Role;
-    passwordHash: string;
+    passwordHash?: string;
+    sso?: SsoIdentity;
   }): Promise<CreateUserResult> {
     const now = nowIso();
     const user: User = {
@@ -56,6 +70,7 @@ export class UserRepository {
             },
             { Put: { TableName: this.table.name, Item: { ...keys.user(user.tenantId, user.id), ...user } } },
             this.ownerCountChange(user.tenantId, user.role === 'owner' ? 1 : 0),
+            ...(input.sso ? [this.ssoLinkPut(user.tenantId, user.id, input.sso)] : []),
           ],
         }),
       );
@@ -64,6 +79,45 @@ export class UserRepository {
       const failed = failedConditions(err);
       if (failed?.includes(0)) return { ok: false, reason: 'email-taken' };
       if (failed?.includes(2)) return { ok: false, reason: 'no-tenant' };
+      if (failed?.includes(3)) return { ok: false, reason: 'identity-linked' };
+      throw err;
+    }
+  }
+
+  /** The user linked to this provider identity in the tenant, if any. */
+  async findBySsoIdentity(tenantId: string, identity: SsoIdentity): Promise<User | undefined> {
+    const link = await this.table.db.send(
+      new GetCommand({
+        TableName: this.table.name,
+        Key: keys.ssoSubject(tenantId, identity.issuer, identity.subject),
+        ConsistentRead: true,
+      }),
+    );
+    return link.Item ? this.get(tenantId, link.Item.userId as string) : undefined;
+  }
+
+  /** Links a provider identity to an existing user: the link and the user's `sso`, under conditions. */
+  async linkSsoIdentity(tenantId: string, userId: string, identity: SsoIdentity): Promise<boolean> {
+    try {
+      await this.table.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            this.ssoLinkPut(tenantId, userId, identity),
+            {
+              Update: {
+                TableName: this.table.name,
+                Key: keys.user(tenantId, userId),
+                UpdateExpression: 'SET sso = :sso',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':sso': identity },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (failedConditions(err)?.length) return false;
       throw err;
     }
   }
@@ -158,6 +212,17 @@ export class UserRepository {
             },
             this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
             { Delete: { TableName: this.table.name, Key: keys.email(current.email) } },
+            // A removed user's provider identity is free again: the next sign-in with it makes a new user.
+            ...(current.sso
+              ? [
+                  {
+                    Delete: {
+                      TableName: this.table.name,
+                      Key: keys.ssoSubject(tenantId, current.sso.issuer, current.sso.subject),
+                    },
+                  },
+                ]
+              : []),
           ],
         }),
       );
@@ -168,6 +233,16 @@ export class UserRepository {
       if (failed?.includes(0)) return { ok: false, reason: 'changed-concurrently' };
       throw err;
     }
+  }
+
+  private ssoLinkPut(tenantId: string, userId: string, identity: SsoIdentity): TransactItem {
+    return {
+      Put: {
+        TableName: this.table.name,
+        Item: { ...keys.ssoSubject(tenantId, identity.issuer, identity.subject), userId, ...identity },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    };
   }
 
   /** The tenant row as a transaction guard: it must exist, and may never be left without an owner. */

@@ -221,6 +221,7 @@ describe('the API construct', () => {
         ...(access.stateMachine ? ['STATE_MACHINE_ARN'] : []),
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
         ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
+        ...(access.sso ? ['API_URL'] : []),
       ];
       expect(Object.keys(env).sort(), group).toEqual(expected.sort());
       expect(env.STAGE).toBe('dev');
@@ -230,7 +231,8 @@ describe('the API construct', () => {
     expect(having('STATE_MACHINE_ARN')).toEqual(['migrations']);
     expect(having('SCAN_FUNCTION_NAME')).toEqual(['connectors']);
     expect(having('ARTIFACTS_BUCKET')).toEqual(['migrations']);
-    expect(having('CREDENTIALS_KMS_KEY_ID')).toEqual(['connectors', 'migrations', 'projects']);
+    expect(having('CREDENTIALS_KMS_KEY_ID')).toEqual(['connectors', 'migrations', 'projects', 'sso']);
+    expect(having('API_URL')).toEqual(['sso']);
     expect(having('JWT_SECRET_ARN')).toEqual(groupsWhere((g) => g !== 'health'));
     expect(envOf(s, fnId(s, 'connectors')).SCAN_FUNCTION_NAME).toEqual({
       Ref: logicalId(s, s.stack.api.scanWorker),
@@ -300,7 +302,7 @@ describe('the API construct', () => {
     const apiOnly = (names: string[]) => names.filter((n) => n !== 'scanWorker');
 
     expect(apiOnly(whoMay(s, 'dynamodb:PutItem', table))).toEqual(
-      ['auth', 'billing', 'connectors', 'migrations', 'projects', 'team'].sort(),
+      ['auth', 'billing', 'connectors', 'migrations', 'projects', 'sso', 'team'].sort(),
     );
     expect(apiOnly(whoMay(s, 'dynamodb:GetItem', table))).toEqual(groupsWhere((g) => g !== 'health'));
     for (const readOnly of ['plugins', 'stream'] as const) {
@@ -318,9 +320,48 @@ describe('the API construct', () => {
     expect(whoMay(s, 's3:DeleteObject')).toEqual([]);
 
     // Credentials are sealed (a data key) where they are stored, and unsealed where they are used.
-    expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual(['connectors', 'migrations']);
+    // sso: the owner's configuration seals the provider's client secret; the callback unseals it.
+    expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual(['connectors', 'migrations', 'sso']);
     // projects: the mappings read both trackers with the stored credentials.
-    expect(whoMay(s, 'kms:Decrypt', key)).toEqual(['connectors', 'migrations', 'projects', 'scanWorker']);
+    expect(whoMay(s, 'kms:Decrypt', key)).toEqual([
+      'connectors',
+      'migrations',
+      'projects',
+      'scanWorker',
+      'sso',
+    ]);
+  });
+
+  it('grants the sso group its table, key and token access, and its two URLs', () => {
+    const s = dev();
+    const role = roleOf(s, fnId(s, 'sso'));
+    const table = logicalId(s, s.stack.data.table);
+    const key = logicalId(s, s.stack.engine.credentialsKey);
+    expect(GROUP_ACCESS.sso).toMatchObject({
+      table: 'readWrite',
+      credentials: 'seal',
+      tokens: true,
+      sso: true,
+    });
+    for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem'])
+      expect(allows(s, role, action, table), action).toBe(true);
+    expect(allows(s, role, 'kms:GenerateDataKey', key)).toBe(true);
+    expect(allows(s, role, 'kms:Decrypt', key)).toBe(true);
+    expect(allows(s, role, 'kms:Encrypt')).toBe(false);
+    expect(allows(s, role, 'states:StartExecution')).toBe(false);
+    expect(allows(s, role, 'lambda:InvokeFunction')).toBe(false);
+    expect(allows(s, role, 's3:GetObject')).toBe(false);
+    // The redirect URI's base: the stage's execute-api URL (from the API's id, no cycle), or the custom domain.
+    const devUrl = JSON.stringify(envOf(s, fnId(s, 'sso')).API_URL);
+    expect(devUrl).toContain(`{"Ref":"${logicalId(s, s.stack.api.restApi)}"}`);
+    expect(devUrl).toContain('.execute-api.');
+    expect(devUrl).toContain('/dev');
+    const p = prod();
+    expect(envOf(p, fnId(p, 'sso'))).toMatchObject({
+      API_URL: 'https://api.example.com',
+      APP_URL: 'https://app.example.com',
+    });
+    expect(envOf(p, fnId(p, 'sso'))).not.toHaveProperty('STRIPE_SECRET_ARN');
   });
 
   it('gives the Stripe secret (context stripeSecretArn) to the billing group only, and none when there is none', () => {

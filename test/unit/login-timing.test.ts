@@ -47,4 +47,22 @@ describe('login timing', () => {
     expect(verify).toHaveBeenCalledTimes(1);
     expect(verify.mock.calls[0]?.[1]).toBe(passwordHash);
   });
+
+  it('runs the dummy comparison for a user made by single sign-on (no password), and refuses alike', async () => {
+    const verify = vi.mocked(passwords.verifyPassword);
+    verify.mockClear();
+    const ssoUser = {
+      id: 'u',
+      tenantId: 't',
+      email: 'a@b.co',
+      role: 'member',
+      sso: { issuer: 'i', subject: 's' },
+    };
+    await expect(login(storeWith(ssoUser), 'a@b.co', 'any-password')).rejects.toMatchObject({
+      statusCode: 401,
+      code: 'INVALID_CREDENTIALS',
+    });
+    expect(verify).toHaveBeenCalledTimes(1);
+    expect(verify.mock.calls[0]?.[1]).toMatch(/^scrypt\$32768\$/);
+  });
 });

@@ -1,0 +1,161 @@
+/**
+ * Single sign-on records: a tenant's provider configuration with its globally unique slug, and the short-lived
+ * sign-in attempts (one per browser round trip to the provider), found by the hash of their `state`.
+ */
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { SsoRole } from '#domain/sso.ts';
+import type { SealedSecret } from '#platform/credentials-cipher.ts';
+import { keys } from './keys.ts';
+import { failedConditions, isConditionFailure, type Table, withoutKeys } from './table.ts';
+
+export interface SsoConfig {
+  tenantId: string;
+  slug: string;
+  issuer: string;
+  clientId: string;
+  /** Sealed with the tenant and kind `sso-client-secret` as authenticated context; never answered. */
+  clientSecret: SealedSecret;
+  allowedDomains: string[];
+  defaultRole: SsoRole;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SsoAttempt {
+  tenantId: string;
+  issuer: string;
+  nonce: string;
+  codeVerifier: string;
+  /** The exact redirect URI of the authorization request: the token request must repeat it. */
+  redirectUri: string;
+  returnTo: string;
+  /** SHA-256 of the browser-binding cookie's value. */
+  bindingHash: string;
+  expiresAt: number;
+}
+
+export type PutSsoConfigResult = { ok: true } | { ok: false; reason: 'slug-taken' | 'changed-concurrently' };
+
+export class SsoRepository {
+  constructor(private readonly table: Table) {}
+
+  async getConfig(tenantId: string): Promise<SsoConfig | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.ssoConfig(tenantId), ConsistentRead: true }),
+    );
+    return out.Item ? (withoutKeys(out.Item) as unknown as SsoConfig) : undefined;
+  }
+
+  async tenantOfSlug(slug: string): Promise<string | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.ssoSlug(slug) }),
+    );
+    return out.Item?.tenantId as string | undefined;
+  }
+
+  /**
+   * One transaction: the slug claim (free, or already this tenant's), the configuration (replacing exactly the
+   * version read as `previous`), and the release of the previous slug when it changed.
+   */
+  async putConfig(config: SsoConfig, previous: SsoConfig | undefined): Promise<PutSsoConfigResult> {
+    const { tenantId } = config;
+    const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
+      {
+        Put: {
+          TableName: this.table.name,
+          Item: { ...keys.ssoSlug(config.slug), tenantId },
+          ConditionExpression: 'attribute_not_exists(pk) OR tenantId = :t',
+          ExpressionAttributeValues: { ':t': tenantId },
+        },
+      },
+      {
+        Put: {
+          TableName: this.table.name,
+          Item: { ...keys.ssoConfig(tenantId), ...config },
+          ...(previous
+            ? {
+                ConditionExpression: 'updatedAt = :prev',
+                ExpressionAttributeValues: { ':prev': previous.updatedAt },
+              }
+            : { ConditionExpression: 'attribute_not_exists(pk)' }),
+        },
+      },
+    ];
+    if (previous && previous.slug !== config.slug) items.push(this.releaseSlug(previous.slug, tenantId));
+    try {
+      await this.table.db.send(new TransactWriteCommand({ TransactItems: items }));
+      return { ok: true };
+    } catch (err) {
+      const failed = failedConditions(err);
+      if (failed?.includes(0)) return { ok: false, reason: 'slug-taken' };
+      if (failed?.length) return { ok: false, reason: 'changed-concurrently' };
+      throw err;
+    }
+  }
+
+  /** Removes the configuration and frees its slug; false when there was none. */
+  async deleteConfig(tenantId: string): Promise<boolean> {
+    const current = await this.getConfig(tenantId);
+    if (!current) return false;
+    try {
+      await this.table.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.table.name,
+                Key: keys.ssoConfig(tenantId),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+            this.releaseSlug(current.slug, tenantId),
+          ],
+        }),
+      );
+    } catch (err) {
+      if (failedConditions(err)?.length) return false;
+      throw err;
+    }
+    return true;
+  }
+
+  async createAttempt(stateHash: string, attempt: SsoAttempt): Promise<void> {
+    await this.table.db.send(
+      new PutCommand({
+        TableName: this.table.name,
+        Item: { ...keys.ssoAttempt(stateHash), ...attempt, ttl: attempt.expiresAt },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  /** Deletes the attempt and answers it: a conditional delete, so a second use of a `state` finds nothing. */
+  async consumeAttempt(stateHash: string): Promise<SsoAttempt | undefined> {
+    try {
+      const out = await this.table.db.send(
+        new DeleteCommand({
+          TableName: this.table.name,
+          Key: keys.ssoAttempt(stateHash),
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return out.Attributes ? (withoutKeys(out.Attributes) as unknown as SsoAttempt) : undefined;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private releaseSlug(slug: string, tenantId: string) {
+    return {
+      Delete: {
+        TableName: this.table.name,
+        Key: keys.ssoSlug(slug),
+        ConditionExpression: 'tenantId = :t',
+        ExpressionAttributeValues: { ':t': tenantId },
+      },
+    };
+  }
+}
