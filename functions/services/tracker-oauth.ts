@@ -73,9 +73,9 @@ export async function startOAuthConnection(
   body: unknown,
   apiBaseUrl: string,
 ): Promise<StartedConnection> {
+  const project = await findProject(store, principal.tenantId, projectId);
   if (kind !== 'source' && kind !== 'target')
     throw errors.validation(['kind must be one of: source, target']);
-  const project = await findProject(store, principal.tenantId, projectId);
   const request =
     kind === 'source'
       ? parseOrThrow(StartSourceOAuthSchema, body ?? {})

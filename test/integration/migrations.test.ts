@@ -413,6 +413,7 @@ describe('status, pause, resume, cancel', () => {
       progressPercent: 0,
       currentPhase: 1,
       startedAt: run.startedAt,
+      pauseReason: null,
     });
   });
 

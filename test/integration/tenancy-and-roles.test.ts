@@ -34,7 +34,7 @@ beforeAll(async () => {
     error: null,
   });
   const run = await createRun(app.store, a.tenantId, project.body.id, 'FULL');
-  fixtures = { projectId: project.body.id, userId: a.member.id, scanId, runId: run.id };
+  fixtures = { projectId: project.body.id, userId: a.member.id, scanId, runId: run.id, kind: 'source' };
 });
 afterAll(async () => app.close());
 
@@ -51,6 +51,10 @@ const bodies: Record<string, unknown> = {
   'POST /api/projects': { name: 'x', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   'POST /api/team/members': { email: 'someone-new@example.com', password: 'long-enough-1', role: 'member' },
   'PATCH /api/team/members/{userId}': { role: 'member' },
+  'POST /api/projects/{projectId}/connections/{kind}/oauth': {
+    organization_url: 'contoso',
+    project: 'Fabrikam',
+  },
   'POST /api/migrations/project/{projectId}/start': {
     type: 'FULL',
     enginePayload: {

@@ -211,7 +211,7 @@ describe('connecting by OAuth', () => {
     expect((await call('target', { project_key: '9' })).status).toBe(400);
     expect(
       (await call('target', { ...targetBody(), returnTo: 'https://evil.example/x' })).body.message,
-    ).toEqual(["returnTo must be on the app's origin http://app.test"]);
+    ).toEqual(['returnTo must be a path of the app or a URL on its origin http://app.test']);
     const other = await app.createTenant('Other');
     expect((await call('source', sourceBody(), other.owner.token)).status).toBe(404);
 
