@@ -227,6 +227,49 @@ describe('connecting by OAuth', () => {
   });
 });
 
+describe('a pasted OAuth bearer token (the spec: "pat" may be one)', () => {
+  it('sends an Entra access token pasted as the PAT as a Bearer token, and Azure DevOps accepts it', async () => {
+    const redirect = 'http://127.0.0.1:9/elsewhere';
+    const authorize = new URL(`${sb.ado.url}/sandbox-tenant/oauth2/v2.0/authorize`);
+    authorize.search = new URLSearchParams({
+      client_id: 'sandbox-entra-client',
+      response_type: 'code',
+      redirect_uri: redirect,
+      scope: '499b84ac-1321-427f-aa17-267ca6975798/.default',
+      state: 's',
+    }).toString();
+    const code = new URL(
+      (await fetch(authorize, { redirect: 'manual' })).headers.get('location') ?? '',
+    ).searchParams.get('code');
+    const token = (await (
+      await fetch(`${sb.ado.url}/sandbox-tenant/oauth2/v2.0/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          client_id: 'sandbox-entra-client',
+          client_secret: 'sandbox-entra-secret',
+          code: code ?? '',
+          redirect_uri: redirect,
+        }).toString(),
+      })
+    ).json()) as { access_token: string };
+    const res = await app.call('POST', '/api/connectors/test', {
+      token: t.member.token,
+      body: {
+        type: 'azure_devops',
+        credentials: { ...sourceBody(), personal_access_token: token.access_token },
+      },
+    });
+    expect(res.body).toMatchObject({ success: true });
+    // The same token sent as a PAT (Basic) would be refused: it really went as a Bearer token.
+    const basic = await fetch(`${sb.ado.url}/${config.ado.org}/_apis/projects?api-version=7.1`, {
+      headers: { Authorization: `Basic ${Buffer.from(`:${token.access_token}`).toString('base64')}` },
+    });
+    expect(basic.status).toBe(401);
+  });
+});
+
 describe('using, refreshing and losing the grant', () => {
   let projectId: string;
   beforeAll(async () => {
