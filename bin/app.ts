@@ -1,7 +1,9 @@
 /**
  * The CDK app: `npx cdk synth` (offline) or `npx cdk deploy -c stage=prod`. Settings come from context:
  * `stage`, `allowedOrigins`, `throttleRateLimit`, `throttleBurstLimit`, `domainName` + `certificateArn`,
- * `alarmEmail` (see stackPropsFromContext in lib/stack.ts). cdk-nag's AwsSolutions checks run at synthesis
+ * `alarmEmail`, `stripeSecretArn`, `appUrl`, and the trackers' OAuth: `trackerOAuthSecretArn` (optional; without it
+ * no OAuth setting or grant), `atlassianClientId`, `entraClientId`, `entraTenant` (see MigrationServiceStackProps and
+ * stackPropsFromContext in lib/stack.ts). cdk-nag's AwsSolutions checks run at synthesis
  * (lib/nag.ts): an unacknowledged finding fails the synth.
  */
 import { App } from 'aws-cdk-lib';

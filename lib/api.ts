@@ -33,6 +33,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
+import { grantTrackerOAuth, type TrackerOAuth } from './engine.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
 
 export type Stage = 'dev' | 'prod';
@@ -64,8 +65,13 @@ export interface ApiProps {
    * through Stripe Checkout. Without it the instant provider marks every quote paid (a self-hosted deployment).
    */
   stripeSecret?: ISecret | undefined;
-  /** The customer-facing web app, where Stripe's checkout returns the payer. */
+  /** The customer-facing web app, where Stripe's checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /**
+   * The trackers' OAuth app registrations (lib/engine.ts TrackerOAuth): to the trackerOAuth groups and the scan
+   * worker. None: nothing OAuth-related is granted or set, connecting by OAuth answers OAUTH_NOT_CONFIGURED.
+   */
+  trackerOAuth?: TrackerOAuth | undefined;
   /** Custom domain: both or neither. */
   domainName?: string | undefined;
   certificateArn?: string | undefined;
@@ -86,8 +92,16 @@ export interface GroupAccess {
   scanWorker: boolean;
   /** Starts payments and reads the provider's webhook: reads the Stripe secret when the stack has one. */
   payments: boolean;
-  /** Enterprise sign-in: gets APP_URL (where browsers land after it) and API_URL (its redirect URI's base). */
-  sso: boolean;
+  /**
+   * Sends browsers to a provider and takes them back (enterprise sign-in, tracker OAuth connections): gets APP_URL
+   * (where browsers land after it, when the stack has one) and API_URL (the redirect URI's base).
+   */
+  redirects: boolean;
+  /**
+   * Builds tracker clients from stored OAuth connections, refreshing their tokens: gets the OAuth settings and
+   * reads the OAuth secret, when the stack has one (refreshed tokens are written back sealed: credentials 'seal').
+   */
+  trackerOAuth: boolean;
   /** scrypt (N=2^15) is CPU bound and Lambda CPU scales with memory: groups that hash passwords get more. */
   memorySize: number;
 }
@@ -100,7 +114,8 @@ const none = {
   stateMachine: false,
   scanWorker: false,
   payments: false,
-  sso: false,
+  redirects: false,
+  trackerOAuth: false,
   memorySize: 512,
 } as const satisfies GroupAccess;
 
@@ -109,15 +124,19 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   health: { ...none, memorySize: 256 },
   // Login (scrypt), refresh-token rotation, rate-limit counters; signs tokens.
   auth: { ...none, table: 'readWrite', tokens: true, memorySize: 1024 },
-  // Mappings unseal the project's stored credentials to read both trackers' metadata.
-  projects: { ...none, table: 'readWrite', credentials: 'unseal', tokens: true },
-  // Connection test seals credentials, a scan unseals stored ones and records its progress; big scans go to the worker.
+  // Mappings unseal the project's stored credentials to read both trackers' metadata, refreshing an OAuth
+  // connection's tokens (written back sealed).
+  projects: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, trackerOAuth: true },
+  // Connection test seals credentials, a scan unseals stored ones and records its progress; big scans go to the
+  // worker. The OAuth start and callback send the browser to the provider and back, and store the grant.
   connectors: {
     ...none,
     table: 'readWrite',
     credentials: 'seal',
     tokens: true,
     scanWorker: true,
+    redirects: true,
+    trackerOAuth: true,
     memorySize: 1024,
   },
   // Adding a member hashes a password.
@@ -125,7 +144,8 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   // Quotes, payments and the provider's webhook (which writes quotes, payments and moves the project to READY).
   billing: { ...none, table: 'readWrite', tokens: true, payments: true },
   plugins: { ...none, table: 'read', tokens: true },
-  // Start seals the credentials and starts the machine; cancel stops it and writes the run's reports.
+  // Start seals the credentials (re-seals an OAuth connection's project fields, without refreshing its tokens)
+  // and starts the machine; cancel stops it and writes the run's reports.
   migrations: {
     ...none,
     table: 'readWrite',
@@ -138,7 +158,7 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   stream: { ...none, table: 'read', tokens: true },
   // Single sign-on: seals the provider's client secret (configuration) and unseals it (the callback's code
   // exchange); sign-ins create users and start refresh-token families, and sign access tokens.
-  sso: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, sso: true },
+  sso: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, redirects: true },
 };
 
 export const THROTTLE_DEFAULTS: Record<Stage, Required<ThrottleSettings>> = {
@@ -282,7 +302,8 @@ export class Api extends Construct {
       return fn;
     };
 
-    // The scan worker: reads the project's sealed credentials and the source tracker, writes scan progress.
+    // The scan worker: reads the project's sealed credentials and the source tracker, writes scan progress; seals
+    // an OAuth connection's refreshed tokens written back.
     this.scanWorker = nodeFunction('ScanWorker', 'functions/workers/scan.ts', {
       description: 'Scans too large for a request',
       timeout: Duration.minutes(15),
@@ -295,7 +316,8 @@ export class Api extends Construct {
       },
     });
     props.table.grantReadWriteData(this.scanWorker);
-    props.credentialsKey.grantDecrypt(this.scanWorker);
+    props.credentialsKey.grant(this.scanWorker, 'kms:GenerateDataKey', 'kms:Decrypt');
+    grantTrackerOAuth(this.scanWorker, props.trackerOAuth);
     acknowledge(this.scanWorker, NAG.tableIndexes(props.table));
 
     const functions = {} as Record<RouteGroup, NodejsFunction>;
@@ -313,7 +335,7 @@ export class Api extends Construct {
       if (access.tokens) environment.JWT_SECRET_ARN = props.jwtSecret.secretArn;
       if (access.scanWorker) environment.SCAN_FUNCTION_NAME = this.scanWorker.functionName;
       if (access.payments && props.stripeSecret) environment.STRIPE_SECRET_ARN = props.stripeSecret.secretArn;
-      if ((access.payments || access.sso) && props.appUrl) environment.APP_URL = props.appUrl;
+      if ((access.payments || access.redirects) && props.appUrl) environment.APP_URL = props.appUrl;
       // The preflights' origins, for the handlers' Access-Control-Allow-Origin (functions/platform/cors.ts).
       if (props.allowedOrigins?.length) environment.ALLOWED_ORIGINS = props.allowedOrigins.join(',');
 
@@ -334,6 +356,7 @@ export class Api extends Construct {
       if (access.tokens) props.jwtSecret.grantRead(fn);
       if (access.scanWorker) this.scanWorker.grantInvoke(fn);
       if (access.payments) props.stripeSecret?.grantRead(fn);
+      if (access.trackerOAuth) grantTrackerOAuth(fn, props.trackerOAuth);
       if (access.stateMachine) this.grantExecutions(fn, props.stateMachine);
       const acks: NagAcknowledgement[] = [];
       if (access.table !== 'none') acks.push(NAG.tableIndexes(props.table));
@@ -392,13 +415,13 @@ export class Api extends Construct {
         'No WAF web ACL for now: stage throttling (THROTTLE_DEFAULTS), per-client rate limits on the public auth routes and handler-side JWT checks; a web ACL (cost, managed-rule false positives on request bodies) is a deployment decision to revisit',
     });
 
-    // The SSO redirect URI's base: the custom domain, else the stage's execute-api URL (built from the API's id,
+    // The redirect URIs' base (SSO, tracker OAuth): the custom domain, else the stage's execute-api URL (built from the API's id,
     // not `restApi.url`, which would make the function depend on the deployment that depends on it).
     const apiUrl = props.domainName
       ? `https://${props.domainName}`
       : `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage}`;
     for (const group of routeGroups())
-      if (GROUP_ACCESS[group].sso) functions[group].addEnvironment('API_URL', apiUrl);
+      if (GROUP_ACCESS[group].redirects) functions[group].addEnvironment('API_URL', apiUrl);
 
     const integrations = new Map<RouteGroup, LambdaIntegration>();
     const integrationOf = (group: RouteGroup): LambdaIntegration => {

@@ -2,7 +2,7 @@
  * The migration engine in AWS: the engine Lambda, the run artifacts bucket, the key that seals tracker
  * credentials, and the Step Functions state machine built from the one ASL file the local interpreter runs too
  * (`statemachine/migration.asl.json`, with its definition substitutions). Each grant is the least the piece
- * needs.
+ * needs. Also the trackers' OAuth settings (TrackerOAuth, grantTrackerOAuth), shared with lib/api.ts.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,10 +10,11 @@ import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
@@ -21,9 +22,42 @@ import { ENGINE_SERVICE_NAME } from '../functions/platform/metric-names.ts';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
 import { acknowledge, NAG } from './nag.ts';
 
+/**
+ * The trackers' OAuth 2.0 app registrations (functions/trackers/oauth/settings.ts): the client ids (not secret) and
+ * the operator's existing Secrets Manager secret holding the client secrets, JSON `{"atlassianClientSecret",
+ * "entraClientSecret"}` (context `trackerOAuthSecretArn`; the secrets never pass through CDK). Present only when
+ * that secret is given: without it nothing OAuth-related is granted or set, and connecting by OAuth answers
+ * OAUTH_NOT_CONFIGURED (pasted tokens still work).
+ */
+export interface TrackerOAuth {
+  secret: ISecret;
+  /** Context `atlassianClientId`. */
+  atlassianClientId?: string | undefined;
+  /** Context `entraClientId`. */
+  entraClientId?: string | undefined;
+  /** Context `entraTenant`; the functions default to `organizations`. */
+  entraTenant?: string | undefined;
+}
+
+/**
+ * Lets `fn` build OAuth token sources (and so refresh tokens): the settings' environment and read on the one
+ * secret. Nothing when the deployment has no OAuth secret. Writing refreshed tokens back also needs the
+ * credentials key's seal grant (GenerateDataKey), which the caller gives.
+ */
+export function grantTrackerOAuth(fn: LambdaFunction, oauth: TrackerOAuth | undefined): void {
+  if (!oauth) return;
+  fn.addEnvironment('TRACKER_OAUTH_SECRET_ARN', oauth.secret.secretArn);
+  if (oauth.atlassianClientId) fn.addEnvironment('ATLASSIAN_CLIENT_ID', oauth.atlassianClientId);
+  if (oauth.entraClientId) fn.addEnvironment('ENTRA_CLIENT_ID', oauth.entraClientId);
+  if (oauth.entraTenant) fn.addEnvironment('ENTRA_TENANT', oauth.entraTenant);
+  oauth.secret.grantRead(fn);
+}
+
 export interface EngineProps {
   stage: 'dev' | 'prod';
   table: TableV2;
+  /** The trackers' OAuth settings: the engine refreshes a run's OAuth tokens. */
+  trackerOAuth?: TrackerOAuth | undefined;
 }
 
 export class Engine extends Construct {
@@ -104,7 +138,10 @@ export class Engine extends Construct {
     // Reads and writes (multipart) the run's reports; never deletes one.
     this.artifacts.grantRead(this.function);
     this.artifacts.grantPut(this.function);
-    this.credentialsKey.grantDecrypt(this.function);
+    // Unseals the stored credentials (Decrypt) and seals refreshed OAuth tokens written back (GenerateDataKey):
+    // exactly those, like the API's 'seal' groups.
+    this.credentialsKey.grant(this.function, 'kms:GenerateDataKey', 'kms:Decrypt');
+    grantTrackerOAuth(this.function, props.trackerOAuth);
     acknowledge(
       this.function,
       NAG.basicExecutionRole,

@@ -8,7 +8,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
 import { Data } from './data.ts';
-import { Engine } from './engine.ts';
+import { Engine, type TrackerOAuth } from './engine.ts';
 import { Monitoring } from './monitoring.ts';
 import { Secrets } from './secrets.ts';
 
@@ -28,8 +28,22 @@ export interface MigrationServiceStackProps extends StackProps {
    * "webhookSecret"}`, created by the operator: the keys never pass through CDK). None: nobody is charged.
    */
   stripeSecretArn?: string | undefined;
-  /** The customer-facing web app (context `appUrl`): where checkout returns the payer. */
+  /** The customer-facing web app (context `appUrl`): where checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /**
+   * An existing Secrets Manager secret with the trackers' OAuth client secrets (context `trackerOAuthSecretArn`,
+   * JSON `{"atlassianClientSecret", "entraClientSecret"}`, created by the operator: the secrets never pass through
+   * CDK). Read by the connectors and projects API functions, the engine and the scan worker. None: no OAuth
+   * setting or grant anywhere, connecting a tracker by OAuth answers OAUTH_NOT_CONFIGURED (pasted tokens work).
+   * A provider is offered only when both its client id and its secret are there.
+   */
+  trackerOAuthSecretArn?: string | undefined;
+  /** The Atlassian OAuth 2.0 (3LO) app's client id (context `atlassianClientId`); used with trackerOAuthSecretArn. */
+  atlassianClientId?: string | undefined;
+  /** The Microsoft Entra ID app registration's client id (context `entraClientId`); used with trackerOAuthSecretArn. */
+  entraClientId?: string | undefined;
+  /** The Entra ID tenant signed in against (context `entraTenant`); the functions default to `organizations`. */
+  entraTenant?: string | undefined;
 }
 
 export class MigrationServiceStack extends Stack {
@@ -42,7 +56,16 @@ export class MigrationServiceStack extends Stack {
   constructor(scope: Construct, id: string, props: MigrationServiceStackProps) {
     super(scope, id, props);
     this.data = new Data(this, 'Data', { stage: props.stage });
-    this.engine = new Engine(this, 'Engine', { stage: props.stage, table: this.data.table });
+    // Optional (no warning without it, prod included): OAuth connections are an offer, pasted tokens suffice.
+    const trackerOAuth: TrackerOAuth | undefined = props.trackerOAuthSecretArn
+      ? {
+          secret: Secret.fromSecretCompleteArn(this, 'TrackerOAuthSecret', props.trackerOAuthSecretArn),
+          atlassianClientId: props.atlassianClientId,
+          entraClientId: props.entraClientId,
+          entraTenant: props.entraTenant,
+        }
+      : undefined;
+    this.engine = new Engine(this, 'Engine', { stage: props.stage, table: this.data.table, trackerOAuth });
     this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
     this.api = new Api(this, 'Api', {
       stage: props.stage,
@@ -55,6 +78,7 @@ export class MigrationServiceStack extends Stack {
         ? Secret.fromSecretCompleteArn(this, 'StripeSecret', props.stripeSecretArn)
         : undefined,
       appUrl: props.appUrl,
+      trackerOAuth,
       allowedOrigins: props.allowedOrigins,
       throttle: props.throttle,
       domainName: props.domainName,
@@ -133,5 +157,9 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     alarmEmail: contextString(ctx('alarmEmail')),
     stripeSecretArn: contextString(ctx('stripeSecretArn')),
     appUrl: contextString(ctx('appUrl')),
+    trackerOAuthSecretArn: contextString(ctx('trackerOAuthSecretArn')),
+    atlassianClientId: contextString(ctx('atlassianClientId')),
+    entraClientId: contextString(ctx('entraClientId')),
+    entraTenant: contextString(ctx('entraTenant')),
   };
 }

@@ -1,16 +1,3 @@
-/**
- * A project's mappings: suggested from its latest completed scan and the Jira project's metadata (the engine's
- * own rules, functions/domain/mapping), saved after every target reference is checked against the Jira
- * project, and confirmed (checked again) to move the project SCANNED -> MAPPED.
- * Runs map with the confirmed copy (`store.mappings.confirmed`); saving again leaves it as it was until the
- * next confirmation.
- */
-import {
-  type SourceCredentials,
-  SourceCredentialsSchema,
-  type TargetCredentials,
-  TargetCredentialsSchema,
-} from '#domain/connectors.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
 import { NOT_MIGRATED_TYPES } from '#domain/mapping/issue-types.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, type CfnElement } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RouteGroup, routeGroups, routes } from '../../functions/api/routes.ts';
 import { GROUP_ACCESS, THROTTLE_DEFAULTS } from '../../lib/api.ts';
@@ -37,7 +37,14 @@ const PROD_CONTEXT = {
   alarmEmail: 'ops@example.com',
   stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
   appUrl: 'https://app.example.com',
+  trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
+  atlassianClientId: 'atlassian-client-id',
+  entraClientId: '00000000-1111-2222-3333-444444444444',
+  entraTenant: 'contoso.onmicrosoft.com',
 };
+
+/** The variables of the trackers' OAuth settings (functions/trackers/oauth/settings.ts). */
+const OAUTH_ENV = ['TRACKER_OAUTH_SECRET_ARN', 'ATLASSIAN_CLIENT_ID', 'ENTRA_CLIENT_ID', 'ENTRA_TENANT'];
 
 interface Synth {
   stack: MigrationServiceStack;
@@ -146,6 +153,22 @@ function envOf(s: Synth, id: string): Record<string, unknown> {
   return env.Variables;
 }
 
+/** Every Lambda function of the template (the stack's own and CDK's custom-resource handlers). */
+const lambdaFunctions = (s: Synth) => ofType(s, 'AWS::Lambda::Function');
+
+/** The stack's own functions by name: each route group, the scan worker and the engine. */
+function namedFunctions(s: Synth): Map<string, string> {
+  const named = new Map<string, string>(routeGroups().map((g) => [fnId(s, g), g]));
+  named.set(logicalId(s, s.stack.api.scanWorker), 'scanWorker');
+  named.set(logicalId(s, s.stack.engine.function), 'engine');
+  return named;
+}
+
+function idOf(s: Synth, name: string): string {
+  for (const [id, n] of namedFunctions(s)) if (n === name) return id;
+  throw new Error(`no function ${name}`);
+}
+
 describe('the API construct', () => {
   it('has a Method for every route in the table and no other', () => {
     expect(methodKeys(dev(), { withOptions: true })).toEqual(routeKeys());
@@ -221,7 +244,7 @@ describe('the API construct', () => {
         ...(access.stateMachine ? ['STATE_MACHINE_ARN'] : []),
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
         ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
-        ...(access.sso ? ['API_URL'] : []),
+        ...(access.redirects ? ['API_URL'] : []),
       ];
       expect(Object.keys(env).sort(), group).toEqual(expected.sort());
       expect(env.STAGE).toBe('dev');
@@ -232,7 +255,7 @@ describe('the API construct', () => {
     expect(having('SCAN_FUNCTION_NAME')).toEqual(['connectors']);
     expect(having('ARTIFACTS_BUCKET')).toEqual(['migrations']);
     expect(having('CREDENTIALS_KMS_KEY_ID')).toEqual(['connectors', 'migrations', 'projects', 'sso']);
-    expect(having('API_URL')).toEqual(['sso']);
+    expect(having('API_URL')).toEqual(['connectors', 'sso']);
     expect(having('JWT_SECRET_ARN')).toEqual(groupsWhere((g) => g !== 'health'));
     expect(envOf(s, fnId(s, 'connectors')).SCAN_FUNCTION_NAME).toEqual({
       Ref: logicalId(s, s.stack.api.scanWorker),
@@ -273,7 +296,10 @@ describe('the API construct', () => {
     const key = logicalId(s, s.stack.engine.credentialsKey);
     expect(allows(s, role, 'dynamodb:PutItem', table)).toBe(true);
     expect(allows(s, role, 'kms:Decrypt', key)).toBe(true);
-    expect(allows(s, role, 'kms:GenerateDataKey', key)).toBe(false);
+    // Refreshed OAuth tokens are written back sealed.
+    expect(allows(s, role, 'kms:GenerateDataKey', key)).toBe(true);
+    expect(allows(s, role, 'kms:Encrypt')).toBe(false);
+    // No OAuth secret in dev: no secret at all.
     expect(allows(s, role, 'secretsmanager:GetSecretValue')).toBe(false);
   });
 
@@ -321,7 +347,14 @@ describe('the API construct', () => {
 
     // Credentials are sealed (a data key) where they are stored, and unsealed where they are used.
     // sso: the owner's configuration seals the provider's client secret; the callback unseals it.
-    expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual(['connectors', 'migrations', 'sso']);
+    // projects and the scan worker (like the engine): refreshed OAuth tokens are written back sealed.
+    expect(whoMay(s, 'kms:GenerateDataKey', key)).toEqual([
+      'connectors',
+      'migrations',
+      'projects',
+      'scanWorker',
+      'sso',
+    ]);
     // projects: the mappings read both trackers with the stored credentials.
     expect(whoMay(s, 'kms:Decrypt', key)).toEqual([
       'connectors',
@@ -341,7 +374,7 @@ describe('the API construct', () => {
       table: 'readWrite',
       credentials: 'seal',
       tokens: true,
-      sso: true,
+      redirects: true,
     });
     for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem'])
       expect(allows(s, role, action, table), action).toBe(true);
@@ -382,6 +415,95 @@ describe('the API construct', () => {
       expect(envOf(s, fnId(s, g)), g).not.toHaveProperty('STRIPE_SECRET_ARN');
     // Without one (dev here), the instant provider: no variable, no grant beyond the JWT key.
     expect(envOf(dev(), fnId(dev(), 'billing'))).not.toHaveProperty('STRIPE_SECRET_ARN');
+  });
+
+  it("gives the trackers' OAuth settings and secret (context trackerOAuthSecretArn) to exactly the functions that refresh tokens", () => {
+    const s = prod();
+    const arn = PROD_CONTEXT.trackerOAuthSecretArn;
+    const named = namedFunctions(s);
+    const withEnv = (name: string) =>
+      lambdaFunctions(s)
+        .filter(([, r]) => name in ((r.Properties.Environment as { Variables?: object })?.Variables ?? {}))
+        .map(([id]) => named.get(id) ?? id)
+        .sort();
+    const readers = lambdaFunctions(s)
+      .filter(([id]) => allows(s, roleOf(s, id), 'secretsmanager:GetSecretValue', arn))
+      .map(([id]) => named.get(id) ?? id)
+      .sort();
+    const expected = ['connectors', 'engine', 'projects', 'scanWorker'];
+    expect(groupsWhere((g) => GROUP_ACCESS[g].trackerOAuth)).toEqual(['connectors', 'projects']);
+    expect(readers).toEqual(expected);
+    for (const name of OAUTH_ENV) expect(withEnv(name), name).toEqual(expected);
+    for (const name of expected)
+      expect(envOf(s, idOf(s, name)), name).toMatchObject({
+        TRACKER_OAUTH_SECRET_ARN: arn,
+        ATLASSIAN_CLIENT_ID: PROD_CONTEXT.atlassianClientId,
+        ENTRA_CLIENT_ID: PROD_CONTEXT.entraClientId,
+        ENTRA_TENANT: PROD_CONTEXT.entraTenant,
+      });
+    // The one named secret: no wildcard, no other secret's ARN in the same statement.
+    const statements = statementsOf(s, roleOf(s, idOf(s, 'engine'))).filter((st) =>
+      actionsOf(st).includes('secretsmanager:GetSecretValue'),
+    );
+    expect(statements.map((st) => st.Resource)).toEqual([arn]);
+    // migrations re-seals an OAuth connection's project fields but never refreshes: no OAuth secret.
+    expect(envOf(s, fnId(s, 'migrations'))).not.toHaveProperty('TRACKER_OAUTH_SECRET_ARN');
+  });
+
+  it('sets no OAuth variable and grants no OAuth secret without trackerOAuthSecretArn, even with client ids', () => {
+    const clientIdsOnly = synthesize({
+      ...NO_BUNDLING,
+      stage: 'prod',
+      atlassianClientId: PROD_CONTEXT.atlassianClientId,
+      entraClientId: PROD_CONTEXT.entraClientId,
+      entraTenant: PROD_CONTEXT.entraTenant,
+    });
+    for (const s of [dev(), clientIdsOnly]) {
+      const text = JSON.stringify(s.template.toJSON());
+      for (const name of OAUTH_ENV) expect(text, name).not.toContain(name);
+      // The only secrets read are the JWT signing key (and Stripe's, not given here): by the token groups.
+      const jwt = logicalId(s, s.stack.secrets.jwtSecret);
+      for (const [id] of lambdaFunctions(s))
+        for (const st of statementsOf(s, roleOf(s, id)).filter((x) =>
+          actionsOf(x).some((a) => a.startsWith('secretsmanager:')),
+        ))
+          expect(JSON.stringify(st.Resource), id).toContain(`"${jwt}"`);
+      expect(allows(s, roleOf(s, idOf(s, 'engine')), 'secretsmanager:GetSecretValue')).toBe(false);
+      expect(allows(s, roleOf(s, idOf(s, 'scanWorker')), 'secretsmanager:GetSecretValue')).toBe(false);
+    }
+    // No warning for it either (it is optional), prod included.
+    const warnings = Annotations.fromStack(clientIdsOnly.stack).findWarning('*', Match.anyValue());
+    expect(JSON.stringify(warnings)).not.toMatch(/oauth/i);
+  }, 120_000);
+
+  it('lets the engine, the scan worker and the projects group seal refreshed tokens with the credentials key', () => {
+    for (const s of [dev(), prod()]) {
+      const key = logicalId(s, s.stack.engine.credentialsKey);
+      for (const name of ['engine', 'scanWorker', 'projects']) {
+        const role = roleOf(s, idOf(s, name));
+        expect(allows(s, role, 'kms:GenerateDataKey', key), name).toBe(true);
+        expect(allows(s, role, 'kms:Decrypt', key), name).toBe(true);
+        expect(allows(s, role, 'kms:Encrypt'), name).toBe(false);
+        expect(allows(s, role, 'kms:ReEncryptFrom'), name).toBe(false);
+      }
+    }
+    expect(GROUP_ACCESS.projects.credentials).toBe('seal');
+  });
+
+  it('gives the connectors group the OAuth redirect URI base (API_URL) and the app to return to (APP_URL)', () => {
+    expect(GROUP_ACCESS.connectors).toMatchObject({ redirects: true, trackerOAuth: true });
+    const devUrl = JSON.stringify(envOf(dev(), fnId(dev(), 'connectors')).API_URL);
+    expect(devUrl).toContain(`{"Ref":"${logicalId(dev(), dev().stack.api.restApi)}"}`);
+    expect(devUrl).toContain('.execute-api.');
+    const p = prod();
+    expect(envOf(p, fnId(p, 'connectors'))).toMatchObject({
+      API_URL: 'https://api.example.com',
+      APP_URL: 'https://app.example.com',
+    });
+    // The same base as SSO's.
+    expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
+    expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
+    expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('APP_URL');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
@@ -492,6 +614,10 @@ describe('the API construct', () => {
       alarmEmail: 'ops@example.com',
       stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
       appUrl: 'https://app.example.com',
+      trackerOAuthSecretArn: PROD_CONTEXT.trackerOAuthSecretArn,
+      atlassianClientId: PROD_CONTEXT.atlassianClientId,
+      entraClientId: PROD_CONTEXT.entraClientId,
+      entraTenant: PROD_CONTEXT.entraTenant,
     });
     expect(props({ allowedOrigins: '["https://a.example.com"]', throttleBurstLimit: 7 })).toMatchObject({
       stage: 'dev',
@@ -507,6 +633,10 @@ describe('the API construct', () => {
       alarmEmail: undefined,
       stripeSecretArn: undefined,
       appUrl: undefined,
+      trackerOAuthSecretArn: undefined,
+      atlassianClientId: undefined,
+      entraClientId: undefined,
+      entraTenant: undefined,
     });
     expect(() => props({ throttleRateLimit: 'fast' })).toThrow(/throttleRateLimit/);
   });

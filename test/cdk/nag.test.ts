@@ -25,6 +25,10 @@ const PROD_CONTEXT = {
   domainName: 'api.example.com',
   certificateArn: 'arn:aws:acm:eu-west-2:123456789012:certificate/11111111-2222-3333-4444-555555555555',
   alarmEmail: 'ops@example.com',
+  // The trackers' OAuth secret: its read is on one named ARN, nothing to acknowledge.
+  trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
+  atlassianClientId: 'atlassian-client-id',
+  entraClientId: '00000000-1111-2222-3333-444444444444',
 };
 
 const outdirs: string[] = [];
@@ -59,7 +63,7 @@ function acknowledgements(root: IConstruct) {
 describe('cdk-nag AwsSolutions checks', () => {
   const stages = [
     ['dev', { stage: 'dev' }],
-    ['prod (custom domain, CORS origins, alarm e-mail)', PROD_CONTEXT],
+    ['prod (custom domain, CORS origins, alarm e-mail, tracker OAuth)', PROD_CONTEXT],
   ] as const;
 
   for (const [name, context] of stages)

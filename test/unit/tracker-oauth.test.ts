@@ -63,7 +63,7 @@ class MemoryTokens implements TokenStore<OAuthTargetCredentials> {
     this.stored = { creds: c, version: version + 1 };
     return true;
   }
-  async markRefused(version: number) {
+  async markRefused(version: number, _message: string) {
     this.refusedAt = version;
   }
 }
