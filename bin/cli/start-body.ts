@@ -1,6 +1,7 @@
 /**
  * The start request's body from the command line. Secrets may come from the environment (TMS_ADO_PAT,
- * TMS_JIRA_TOKEN) so they need not sit in shell history; the API validates the rest field by field.
+ * TMS_JIRA_TOKEN) so they need not sit in shell history, or be left out for a tracker the project connected by
+ * OAuth (the API says which it still needs); the API validates the rest field by field.
  */
 import { usageError } from './errors.ts';
 
@@ -55,12 +56,14 @@ export function startBody(o: StartOptions, env: NodeJS.ProcessEnv = process.env)
   const required: [string, unknown][] = [
     ['--ado-org', o.adoOrg],
     ['--ado-project', o.adoProject],
-    ['--ado-pat (or TMS_ADO_PAT)', pat],
     ['--jira-url', o.jiraUrl],
-    ['--jira-email', o.jiraEmail],
-    ['--jira-token (or TMS_JIRA_TOKEN)', apiToken],
     ['--jira-key', o.jiraKey],
   ];
+  // Half a Jira credential is a typo, not an OAuth connection.
+  if (!o.jiraEmail !== !apiToken)
+    required.push(
+      o.jiraEmail ? ['--jira-token (or TMS_JIRA_TOKEN)', apiToken] : ['--jira-email', o.jiraEmail],
+    );
   const missing = required.filter(([, v]) => !v).map(([flag]) => flag);
   if (missing.length) throw usageError(`missing ${missing.join(', ')}`);
   const typeOverrides = overrides('--type-override', o.typeOverride);
@@ -71,11 +74,15 @@ export function startBody(o: StartOptions, env: NodeJS.ProcessEnv = process.env)
       source: {
         org: o.adoOrg,
         project: o.adoProject,
-        pat,
+        ...(pat ? { pat } : {}),
         ...(o.area ? { area_filter: o.area } : {}),
         ...(o.types ? { type_filter: o.types } : {}),
       },
-      target: { base_url: o.jiraUrl, email: o.jiraEmail, api_token: apiToken, project_key: o.jiraKey },
+      target: {
+        base_url: o.jiraUrl,
+        ...(o.jiraEmail ? { email: o.jiraEmail, api_token: apiToken } : {}),
+        project_key: o.jiraKey,
+      },
       options: {
         migrate_attachments: o.attachments !== false,
         migrate_comments: o.comments !== false,

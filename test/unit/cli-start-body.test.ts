@@ -57,14 +57,29 @@ describe('startBody', () => {
     });
   });
 
-  it('refuses a missing secret, an unknown type and a malformed override', () => {
+  it('refuses half a Jira credential, an unknown type and a malformed override', () => {
     expect(() => startBody({ ...trackers, type: 'FULL', adoPat: 'p' }, {})).toThrow(
       'missing --jira-token (or TMS_JIRA_TOKEN)',
     );
+    expect(() =>
+      startBody({ ...trackers, jiraEmail: undefined, type: 'FULL' }, { TMS_JIRA_TOKEN: 't' }),
+    ).toThrow('missing --jira-email');
     expect(() => startBody({ ...trackers, type: 'ALL', adoPat: 'p', jiraToken: 't' }, {})).toThrow(
       '--type must be one of FULL, SAMPLE, INCREMENTAL',
     );
     expect(() => overrides('--state-override', ['=Done'])).toThrow('--state-override expects SOURCE=TARGET');
+  });
+});
+
+describe('startBody for OAuth-connected trackers', () => {
+  it('leaves out the secrets not given: the project OAuth connections stand in for them', () => {
+    const body = startBody({ ...trackers, jiraEmail: undefined, type: 'FULL' }, {});
+    const payload = body.enginePayload as {
+      source: Record<string, unknown>;
+      target: Record<string, unknown>;
+    };
+    expect(payload.source).not.toHaveProperty('pat');
+    expect(payload.target).toEqual({ base_url: trackers.jiraUrl, project_key: trackers.jiraKey });
   });
 });
 
