@@ -1,7 +1,7 @@
 /**
  * The two URLs every browser redirect leg needs (sign-in, tracker connections): where the API is, for the
- * redirect URI an identity provider calls back, and where the browser may be sent afterwards (the web app only:
- * no open redirect). Pure.
+ * redirect URI an identity provider calls back, where the browser may be sent afterwards (the web app only:
+ * no open redirect), and what of a provider's `error` parameter may be shown or logged. Pure.
  */
 
 /** Control characters and backslashes: browsers strip or reinterpret them, so a path could become a host. */
@@ -43,4 +43,10 @@ export function apiBaseUrl(configured: string | undefined, headers: Record<strin
     throw new Error('request has no usable Host header');
   const proto = (headers['x-forwarded-proto'] ?? 'http').split(',')[0]?.trim().toLowerCase();
   return `${proto === 'https' ? 'https' : 'http'}://${host}`;
+}
+
+/** An OAuth error code as a provider sent it, reduced to its defined character set (RFC 6749 appendix A.7). */
+export function safeOAuthError(value: string): string {
+  const clean = value.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '').slice(0, 64);
+  return clean || 'unknown_error';
 }

@@ -95,9 +95,3 @@ export function authorizationUrl(r: AuthorizationRequest): string {
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return url.href;
 }
-
-/** An OAuth error code as the IdP sent it, reduced to its defined character set (RFC 6749 appendix A.7). */
-export function safeOAuthError(value: string): string {
-  const clean = value.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '').slice(0, 64);
-  return clean || 'unknown_error';
-}

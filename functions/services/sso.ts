@@ -6,14 +6,13 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import { resolveReturnTo } from '#domain/redirects.ts';
+import { resolveReturnTo, safeOAuthError } from '#domain/redirects.ts';
 import {
   authorizationUrl,
   callbackUrl,
   emailDomain,
   isDomainAllowed,
   SSO_ATTEMPT_TTL_SECONDS,
-  safeOAuthError,
 } from '#domain/sso.ts';
 import { nowEpochSeconds } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';

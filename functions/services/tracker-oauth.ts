@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConnectionTestResult } from '#domain/connectors.ts';
-import { resolveReturnTo } from '#domain/redirects.ts';
+import { resolveReturnTo, safeOAuthError } from '#domain/redirects.ts';
 import {
   chooseSite,
   OAUTH_ATTEMPT_TTL_SECONDS,
@@ -189,10 +189,11 @@ export async function completeOAuthConnection(
     throw errors.oauthStateInvalid();
   const ids = { tenantId: attempt.tenantId, projectId: attempt.projectId, kind: attempt.kind };
   if (input.error) {
-    logger.warn('oauth connection declined', { ...ids, error: input.error });
+    const error = safeOAuthError(input.error);
+    logger.warn('oauth connection declined', { ...ids, error });
     throw errors.tokenExchangeFailed(
       400,
-      `The ${TRACKER_NAME[attempt.kind]} sign-in answered ${input.error}: the connection was not made`,
+      `The ${TRACKER_NAME[attempt.kind]} sign-in answered ${error}: the connection was not made`,
     );
   }
   if (!input.code) throw errors.validation(['code is required']);

@@ -25,7 +25,7 @@ import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { sandboxControl } from '../support/sandbox-fixtures.ts';
 import { connectByOAuth } from '../support/tracker-oauth.ts';
 
-const ITEMS = 120;
+const ITEMS = 60;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '11' });
 const dir = mkdtempSync(join(tmpdir(), 'tms-oauth-run-'));
 let sb: RunningSandboxes;

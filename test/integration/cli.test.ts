@@ -209,7 +209,7 @@ describe('tms start, status, pause, cancel', () => {
     expect(badType.stderr).toContain('--type must be one of FULL, SAMPLE, INCREMENTAL');
     const missing = await tms(['start', projectId, '--type', 'FULL', '--ado-org', 'contoso']);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('missing --ado-project, --ado-pat (or TMS_ADO_PAT), --jira-url');
+    expect(missing.stderr).toContain('missing --ado-project, --jira-url, --jira-key');
     const badOverride = await tms([
       'start',
       projectId,

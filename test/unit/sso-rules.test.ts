@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { apiBaseUrl, resolveReturnTo } from '../../functions/domain/redirects.ts';
+import { apiBaseUrl, resolveReturnTo, safeOAuthError } from '../../functions/domain/redirects.ts';
 import {
   authorizationUrl,
   isAcceptableIssuer,
   isDomainAllowed,
   SsoConfigSchema,
-  safeOAuthError,
 } from '../../functions/domain/sso.ts';
 
 const APP = 'https://app.example.com';

@@ -7,6 +7,7 @@
  */
 import { ExponentialBackoff, handleWhen, retry } from 'cockatiel';
 import * as z from 'zod';
+import { safeOAuthError } from '#domain/redirects.ts';
 import {
   ATLASSIAN_SCOPES,
   type AtlassianSite,
@@ -130,7 +131,8 @@ async function tokenRequest(
   }
   const payload = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (!response.ok) {
-    const error = typeof payload.error === 'string' ? payload.error.slice(0, 100) : `http_${response.status}`;
+    const error =
+      typeof payload.error === 'string' ? safeOAuthError(payload.error) : `http_${response.status}`;
     throw new OAuthRefusal(provider, response.status, error);
   }
   const parsed = TokenResponse.safeParse(payload);
