@@ -142,7 +142,9 @@ export async function completeSignIn(
   const claims = await idTokenClaims(settings, attempt, input.code, cipher);
   const identity: SsoIdentity = { issuer: settings.issuer, subject: String(claims.sub) };
   const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : undefined;
-  if (!email || !emailDomain(email) || claims.email_verified !== true)
+  // Microsoft Entra ID sends no email_verified: its optional claim xms_edov says the domain owner verified it.
+  const verified = claims.email_verified === true || claims.xms_edov === true;
+  if (!email || !emailDomain(email) || !verified)
     throw refuse(errors.ssoEmailNotVerified(), 'no verified e-mail', tenantId);
   const domain = emailDomain(email) as string;
   if (!isDomainAllowed(email, settings.allowedDomains))

@@ -408,6 +408,17 @@ describe('sign-in', () => {
     expect(await userEmails(t.tenantId)).not.toContain('carol@acme.test');
   });
 
+  it("takes Entra ID's xms_edov (no email_verified claim) as a verified e-mail", async () => {
+    idp.accounts.set('entra-sub', { email: 'erin@acme.test', xms_edov: true });
+    idp.nextLogin = 'entra-sub';
+    const { res } = await signIn();
+    expect(res.status).toBe(302);
+    expect(await userEmails(t.tenantId)).toContain('erin@acme.test');
+    idp.accounts.set('entra-unverified', { email: 'frank@acme.test', xms_edov: false });
+    idp.nextLogin = 'entra-unverified';
+    await expectRefused(async () => (await signIn()).res, 403, 'SSO_EMAIL_NOT_VERIFIED');
+  });
+
   it("answers the IdP's error (access_denied) clearly", async () => {
     idp.deny = true;
     const body = await expectRefused(async () => (await signIn()).res, 400, 'SSO_PROVIDER_ERROR');

@@ -13,6 +13,8 @@ import Provider, { type KoaContext } from 'oidc-provider';
 export interface Account {
   email?: string;
   email_verified?: boolean;
+  /** Entra ID's "email domain owner verified" optional claim (it sends no email_verified). */
+  xms_edov?: boolean;
 }
 
 export interface Tamper {
@@ -83,7 +85,7 @@ export async function startOidcProvider(opts: { redirectUri: string }): Promise<
       },
     ],
     jwks: { keys: [jwk] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
     // The e-mail goes into the ID token itself (not only the userinfo endpoint).
     conformIdTokenClaims: false,
     features: { devInteractions: { enabled: false } },
