@@ -152,5 +152,11 @@ export function tokenExchangeFailedMessage(kind: ConnectionKind): string {
   return `Token exchange failed: the ${tracker} OAuth connection was refused; reconnect the ${kind} tracker`;
 }
 
+/** The reason a run pauses when a provider's token endpoint cannot be reached: the grant itself is fine. */
+export function tokenRefreshUnreachableMessage(kind: ConnectionKind): string {
+  const tracker = kind === 'source' ? 'Azure DevOps (source)' : 'Jira (target)';
+  return `Token refresh failed: the ${tracker} sign-in service could not be reached; resume the run later`;
+}
+
 /** Entra access tokens are JWTs; Azure DevOps PATs never contain a dot. A pasted JWT is sent as a Bearer token. */
 export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);

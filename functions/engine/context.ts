@@ -8,7 +8,7 @@ import type { ArtifactStore } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import type { TokenExchangeError } from '#trackers/oauth/token-source.ts';
+import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
 export type CrashPoint =
@@ -36,10 +36,11 @@ export interface EngineDeps {
   /** The plugin definitions this engine has (default: PLUGIN_DEFINITIONS); tests bring their own. */
   pluginDefinitions?: readonly PluginDefinition[];
   /**
-   * The OAuth refusal that ended a tracker connection during this invocation, if one did: the runner then
-   * pauses the run ("Token exchange failed ... reconnect") instead of recording the chunk's items as failed.
+   * Why a tracker connection's OAuth token could not be had during this invocation, if so (refused: "Token
+   * exchange failed ... reconnect"; or the provider unreachable): the runner then pauses the run instead of
+   * recording the chunk's items as failed.
    */
-  credentialsRefused?: () => TokenExchangeError | undefined;
+  credentialsRefused?: () => CredentialsUnavailable | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
 }

@@ -11,7 +11,7 @@ import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#ser
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
-import { type OAuthTokenSource, TokenExchangeError } from '#trackers/oauth/token-source.ts';
+import { CredentialsUnavailable, type OAuthTokenSource } from '#trackers/oauth/token-source.ts';
 import type { EngineDeps } from './context.ts';
 import {
   failRun,
@@ -108,7 +108,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       };
     } catch (err) {
       // A stored grant this deployment cannot refresh (its OAuth app is not configured): reconnect, then resume.
-      if (!(err instanceof TokenExchangeError)) throw err;
+      if (!(err instanceof CredentialsUnavailable)) throw err;
       return { answer: await pauseForCredentials(s, run, err), iterations: iterations + 1 };
     }
     const deps: EngineDeps = {
@@ -116,7 +116,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       artifacts: opts.artifacts(),
       ...clients,
       indexLagMs: opts.indexLagMs,
-      credentialsRefused: () => tokenSources.find((t) => t.refused)?.refused,
+      credentialsRefused: () => tokenSources.find((t) => t.stopped)?.stopped,
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
     const answer =

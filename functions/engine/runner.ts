@@ -18,7 +18,7 @@ import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
 import { artifactKeys } from '#store/artifacts.ts';
-import { TokenExchangeError } from '#trackers/oauth/token-source.ts';
+import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
@@ -148,20 +148,21 @@ export async function failRun(
 }
 
 /**
- * A tracker connection's OAuth grant was refused ("Token exchange failed"): the run pauses with the reason
- * instead of failing item after item; the chunk under way is not checkpointed (chunks are safe to work again),
- * so resuming after a reconnect carries on where it stood. Answers 'paused'.
+ * A tracker connection's OAuth token could not be had (the grant refused: "Token exchange failed"; or the
+ * provider unreachable): the run pauses with the reason instead of failing item after item; the chunk under
+ * way is not checkpointed (chunks are safe to work again), so a resume (after a reconnect, for a refusal)
+ * carries on where it stood. Answers 'paused'.
  */
 export async function pauseForCredentials(
   store: EngineDeps['store'],
   run: Run,
-  refusal: TokenExchangeError,
+  refusal: CredentialsUnavailable,
 ): Promise<RunnerAnswer> {
   const moved = await store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED', {
     control: 'pause',
     pauseReason: refusal.message,
   });
-  logger.warn('run paused: tracker connection refused', {
+  logger.warn('run paused: no tracker token', {
     tenantId: run.tenantId,
     runId: run.id,
     kind: refusal.kind,
@@ -174,7 +175,11 @@ export async function pauseForCredentials(
       run.projectId,
       run.id,
       statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
-      { type: 'log', message: `Run paused: ${refusal.message}, then resume the run` },
+      {
+        type: 'log',
+        // A refused grant needs a reconnect first; an unreachable provider only time.
+        message: `Run paused: ${refusal.message}${refusal instanceof TokenExchangeError ? ', then resume the run' : ''}`,
+      },
     );
     await announce({ store }, run, 'PAUSED', 1);
   }
@@ -182,8 +187,8 @@ export async function pauseForCredentials(
 }
 
 /** The refusal behind `err`, or one a token source recorded though a phase swallowed the error. */
-function refusalOf(deps: EngineDeps, err?: unknown): TokenExchangeError | undefined {
-  if (err instanceof TokenExchangeError) return err;
+function refusalOf(deps: EngineDeps, err?: unknown): CredentialsUnavailable | undefined {
+  if (err instanceof CredentialsUnavailable) return err;
   return deps.credentialsRefused?.();
 }
 

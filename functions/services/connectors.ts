@@ -27,7 +27,7 @@ import type { AdoClient } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import { TokenExchangeError } from '#trackers/oauth/token-source.ts';
+import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { findProject } from './projects.ts';
 import { offerQuote } from './quotes.ts';
 import type { ScanDispatcher, ScanJob } from './scan-dispatch.ts';
@@ -49,8 +49,8 @@ const SCAN_CHUNK = 1_000;
 
 /** The spec's messages for what a tracker answered. */
 export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFound: string): string {
-  // A refused OAuth grant: "Token exchange failed", and what to do about it.
-  if (err instanceof TokenExchangeError) return err.message;
+  // No OAuth token: "Token exchange failed" (reconnect) or the provider unreachable, and what to do about it.
+  if (err instanceof CredentialsUnavailable) return err.message;
   if (err instanceof TrackerUnreachableError)
     return `${kind} tracker unreachable at ${err.host} (${err.reason})`;
   if (err instanceof TrackerHttpError)
@@ -187,7 +187,7 @@ async function testStoredOAuth(
             new URL((stored as StoredTarget).creds.base_url).host,
           );
   } catch (err) {
-    if (!(err instanceof TokenExchangeError)) throw err;
+    if (!(err instanceof CredentialsUnavailable)) throw err;
     result = { success: false, message: err.message };
   }
   const refused = (await store.connections.get(tenantId, projectId, kind))?.reconnectRequired;
@@ -342,7 +342,7 @@ function failureMessage(err: unknown): string {
   if (
     err instanceof TrackerHttpError ||
     err instanceof TrackerUnreachableError ||
-    err instanceof TokenExchangeError
+    err instanceof CredentialsUnavailable
   )
     return describeTrackerFailure('source', err, 'source project not found');
   // Ours, written for the caller (e.g. the project has no stored source credentials).

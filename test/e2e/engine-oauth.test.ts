@@ -203,4 +203,34 @@ describe('runs over OAuth connections', () => {
     const sourceIds = issues.map((i) => (i.fields.labels ?? []).find((l) => /^src-id-\d+$/.test(l)));
     expect(new Set(sourceIds).size).toBe(issues.length);
   });
+
+  it('pauses (no reconnect needed) while the token endpoint is unreachable, and resumes to COMPLETED', async () => {
+    const { projectId, runId } = await startOAuthRun('Provider down');
+    expect(await invoke('preflight', runId)).toMatchObject({ answer: 'ready' });
+    expect(await invoke('batch', runId)).toMatchObject({ answer: 'batch' });
+    // Atlassian's authorization server is down (nothing listens there), and the access tokens expire.
+    const authUrl = process.env.ATLASSIAN_AUTH_URL;
+    process.env.ATLASSIAN_AUTH_URL = 'http://127.0.0.1:9';
+    try {
+      await control('jira', 'POST', '/_sandbox/jira/oauth/expire-access-tokens');
+      expect(await invoke('batch', runId)).toMatchObject({ answer: 'paused' });
+    } finally {
+      process.env.ATLASSIAN_AUTH_URL = authUrl;
+    }
+    const paused = await runOf(runId);
+    expect(paused).toMatchObject({ status: 'PAUSED', failureCount: 0 });
+    expect(paused.pauseReason).toBe(
+      'Token refresh failed: the Jira (target) sign-in service could not be reached; resume the run later',
+    );
+    const project = await app.call('GET', `/api/projects/${projectId}`, { token: t.member.token });
+    expect(project.body.connections.target).toMatchObject({ ok: true, reconnectRequired: false });
+
+    // The grant is fine: resuming needs no reconnect.
+    const resumed = await app.call('POST', `/api/migrations/${runId}/resume`, { token: t.member.token });
+    expect(resumed.status).toBe(200);
+    expect(await driveToEnd(runId)).toBe('done');
+    const run = await runOf(runId);
+    expect(run).toMatchObject({ status: 'COMPLETED', failureCount: 0 });
+    expect((await jiraIssues()).length).toBe(run.totalItems);
+  });
 });

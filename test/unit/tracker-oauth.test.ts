@@ -15,11 +15,14 @@ import {
   type OAuthProviderClient,
   OAuthRefusal,
   type OAuthTokens,
+  OAuthUnavailable,
 } from '../../functions/trackers/oauth/providers.ts';
 import {
+  CredentialsUnavailable,
   OAuthTokenSource,
   type StoredTokens,
   TokenExchangeError,
+  TokenRefreshUnreachable,
   type TokenStore,
 } from '../../functions/trackers/oauth/token-source.ts';
 
@@ -166,7 +169,7 @@ describe('OAuthTokenSource', () => {
     // Mine still holds refresh-1, which Atlassian no longer accepts: it reads the stored pair first.
     expect(await mine.header()).toBe('Bearer access-2');
     expect(provider.calls).toBe(1);
-    expect(mine.refused).toBeUndefined();
+    expect(mine.stopped).toBeUndefined();
   });
 
   it('adopts the stored tokens when its refresh is refused because another process rotated meanwhile', async () => {
@@ -192,7 +195,7 @@ describe('OAuthTokenSource', () => {
     expect(await mine.rejected(Date.now() - 1)).toBe(true);
     expect(await mine.header()).toBe('Bearer access-2');
     expect(tokens.refusedAt).toBeUndefined();
-    expect(source.refused).toBeUndefined();
+    expect(source.stopped).toBeUndefined();
   });
 
   it('a refusal marks the connection once and every later use throws the same TokenExchangeError', async () => {
@@ -207,23 +210,33 @@ describe('OAuthTokenSource', () => {
     );
     expect((err as TokenExchangeError).providerError).toBe('invalid_grant');
     expect(tokens.refusedAt).toBe(7);
-    expect(source.refused).toBe(err);
+    expect(source.stopped).toBe(err);
     await expect(source.header()).rejects.toBe(err);
     await expect(source.rejected(0)).rejects.toBe(err);
     expect(provider.calls).toBe(1);
   });
 
-  it('a provider outage is not a refusal: the error surfaces and nothing is marked', async () => {
+  it('an unreachable provider is not a refusal: this source stops (the run pauses), nothing is marked, the next works', async () => {
     const tokens = new MemoryTokens({ creds: creds(), version: 1 });
     const provider = new RotatingProvider();
+    const working = provider.refresh.bind(provider);
     provider.refresh = async () => {
-      throw new Error('socket hang up');
+      throw new OAuthUnavailable('atlassian', 'answered 503');
     };
     const source = sourceOf(tokens, provider);
     setNow(59 * MIN);
-    await expect(source.header()).rejects.toThrow('socket hang up');
-    expect(source.refused).toBeUndefined();
+    const err = await source.header().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TokenRefreshUnreachable);
+    expect(err).toBeInstanceOf(CredentialsUnavailable);
+    expect(err).not.toBeInstanceOf(TokenExchangeError);
+    expect((err as Error).message).toBe(
+      'Token refresh failed: the Jira (target) sign-in service could not be reached; resume the run later',
+    );
+    expect(source.stopped).toBe(err);
+    await expect(source.header()).rejects.toBe(err); // the rest of this invocation waits for no outage again
     expect(tokens.refusedAt).toBeUndefined();
+    provider.refresh = working;
+    expect(await sourceOf(tokens, provider).header()).toBe('Bearer access-2');
   });
 });
 

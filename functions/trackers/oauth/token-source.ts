@@ -6,22 +6,44 @@
  * tokens. When the provider refuses, the connection is marked "reconnect" and every later use throws the same
  * TokenExchangeError, so a run can pause instead of failing item after item.
  */
-import { needsRefresh, type OAuthCredentials, tokenExchangeFailedMessage } from '#domain/tracker-oauth.ts';
+import {
+  needsRefresh,
+  type OAuthCredentials,
+  tokenExchangeFailedMessage,
+  tokenRefreshUnreachableMessage,
+} from '#domain/tracker-oauth.ts';
 import { nowMs } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { AuthorizationSource } from '../http.ts';
-import { type OAuthProviderClient, OAuthRefusal } from './providers.ts';
+import { type OAuthProviderClient, OAuthRefusal, OAuthUnavailable } from './providers.ts';
 
-/** The provider refused the connection's grant: the spec's "Token exchange failed"; reconnecting is the fix. */
-export class TokenExchangeError extends Error {
-  override name = 'TokenExchangeError';
+/** No token can be had for a tracker connection now; the message is the reason a run pauses with. */
+export class CredentialsUnavailable extends Error {
+  override name = 'CredentialsUnavailable';
   constructor(
     readonly kind: ConnectionKind,
-    /** The provider's OAuth error code (invalid_grant ...), never a secret. */
+    message: string,
+    /** The provider's OAuth error code (invalid_grant ...) or `unreachable`, never a secret. */
     readonly providerError: string,
   ) {
-    super(tokenExchangeFailedMessage(kind));
+    super(message);
+  }
+}
+
+/** The provider refused the connection's grant: the spec's "Token exchange failed"; reconnecting is the fix. */
+export class TokenExchangeError extends CredentialsUnavailable {
+  override name = 'TokenExchangeError';
+  constructor(kind: ConnectionKind, providerError: string) {
+    super(kind, tokenExchangeFailedMessage(kind), providerError);
+  }
+}
+
+/** The provider's token endpoint could not be reached (after retries): the grant is fine, try again later. */
+export class TokenRefreshUnreachable extends CredentialsUnavailable {
+  override name = 'TokenRefreshUnreachable';
+  constructor(kind: ConnectionKind) {
+    super(kind, tokenRefreshUnreachableMessage(kind), 'unreachable');
   }
 }
 
@@ -43,7 +65,7 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
   private current: StoredTokens<C>;
   private refreshing: Promise<void> | undefined;
   private refreshedAtMs = 0;
-  private refusal: TokenExchangeError | undefined;
+  private stop: CredentialsUnavailable | undefined;
 
   constructor(
     private readonly kind: ConnectionKind,
@@ -56,9 +78,12 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
     this.current = initial;
   }
 
-  /** The refusal that ended this connection, if one did: the runner pauses the run on it. */
-  get refused(): TokenExchangeError | undefined {
-    return this.refusal;
+  /**
+   * Why this source gives no token any more, if it does not: a refusal (for good, until reconnected) or an
+   * unreachable provider (for the rest of this invocation). The runner pauses the run on it.
+   */
+  get stopped(): CredentialsUnavailable | undefined {
+    return this.stop;
   }
 
   get credentials(): C {
@@ -66,14 +91,14 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
   }
 
   async header(): Promise<string> {
-    if (this.refusal) throw this.refusal;
+    if (this.stop) throw this.stop;
     const { expiresAt, obtainedAt } = this.current.creds;
     if (needsRefresh(expiresAt, nowMs(), obtainedAt)) await this.refresh();
     return `Bearer ${this.current.creds.accessToken}`;
   }
 
   async rejected(sentAtMs: number): Promise<boolean> {
-    if (this.refusal) throw this.refusal;
+    if (this.stop) throw this.stop;
     // Refreshed since that request left: the new token has not been tried yet.
     if (this.refreshedAtMs > sentAtMs) return true;
     await this.refresh();
@@ -112,6 +137,17 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
         scope: t.scope || base.creds.scope,
       };
     } catch (err) {
+      if (err instanceof OAuthUnavailable) {
+        // Down, not refusing: every request of this invocation would wait out the same outage.
+        this.stop = new TokenRefreshUnreachable(this.kind);
+        logger.warn('oauth refresh unreachable', {
+          ...this.logKeys,
+          kind: this.kind,
+          provider: this.provider.name,
+          reason: err.message,
+        });
+        throw this.stop;
+      }
       if (!(err instanceof OAuthRefusal)) throw err;
       // Refused, perhaps because a concurrent refresh rotated the token we sent: theirs is then stored.
       const again = await this.tokens.load();
@@ -119,7 +155,8 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
         this.adopt(again);
         return;
       }
-      this.refusal = new TokenExchangeError(this.kind, err.error);
+      const refusal = new TokenExchangeError(this.kind, err.error);
+      this.stop = refusal;
       logger.warn('oauth refresh refused', {
         ...this.logKeys,
         kind: this.kind,
@@ -127,8 +164,8 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
         status: err.status,
         error: err.error,
       });
-      await this.tokens.markRefused(base.version, this.refusal.message);
-      throw this.refusal;
+      await this.tokens.markRefused(base.version, refusal.message);
+      throw refusal;
     }
     const saved = await this.tokens.save(next, base.version);
     // Not saved: someone wrote newer tokens meanwhile. Ours work too (this process keeps them); theirs stay stored.
