@@ -146,33 +146,47 @@ async function storeCredentials(
     });
   }
   // An OAuth grant keeps its tokens; where the run reads and writes follows the body, as for a pasted token.
-  const moves: [ConnectionKind, OAuthCredentials | undefined, number][] = [
-    [
-      'source',
-      oauth.source &&
-      (oauth.source.creds.organization_url !== source.org || oauth.source.creds.project !== source.project)
-        ? { ...oauth.source.creds, organization_url: source.org, project: source.project }
+  if (oauth.source)
+    await moveOAuthScope(store, tenantId, projectId, 'source', (c) =>
+      'organization_url' in c && (c.organization_url !== source.org || c.project !== source.project)
+        ? { ...c, organization_url: source.org, project: source.project }
         : undefined,
-      oauth.source?.version ?? 0,
-    ],
-    [
-      'target',
-      oauth.target && oauth.target.creds.project_key !== target.project_key
-        ? { ...oauth.target.creds, project_key: target.project_key }
+    );
+  if (oauth.target)
+    await moveOAuthScope(store, tenantId, projectId, 'target', (c) =>
+      'project_key' in c && c.project_key !== target.project_key
+        ? { ...c, project_key: target.project_key }
         : undefined,
-      oauth.target?.version ?? 0,
-    ],
-  ];
-  for (const [kind, moved, version] of moves) {
-    if (!moved) continue;
+    );
+}
+
+/**
+ * Rewrites where an OAuth connection reads or writes (`change`; undefined: nothing to change), keeping its
+ * tokens. Conditional on the stored version: a refresh that lands in between wins, and the change is made again
+ * on its tokens (they are the live ones).
+ */
+async function moveOAuthScope(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  kind: ConnectionKind,
+  change: (creds: OAuthCredentials) => OAuthCredentials | undefined,
+): Promise<void> {
+  for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+    const stored =
+      kind === 'source'
+        ? await loadSource(store, tenantId, projectId)
+        : await loadTarget(store, tenantId, projectId);
+    if (stored?.method !== 'oauth') return;
+    const moved = change(stored.creds);
+    if (!moved) return;
     const sealed = await credentialCipher().seal(
       JSON.stringify(moved),
       credentialContext(tenantId, projectId, kind),
     );
-    // Lost to a refresh in between: read again and move that (its tokens are the live ones).
-    if (!(await store.connections.replaceSealed(tenantId, projectId, kind, sealed, version)))
-      throw new Error(`the ${kind} connection changed while the run started`);
+    if (await store.connections.replaceSealed(tenantId, projectId, kind, sealed, stored.version)) return;
   }
+  throw new Error(`the ${kind} connection kept changing while the run started`);
 }
 
 export interface StartOutcome {

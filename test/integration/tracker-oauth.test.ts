@@ -365,8 +365,10 @@ describe('using, refreshing and losing the grant', () => {
     });
     expect(started.status).toBe(200);
     expect(orch.starts).toHaveLength(1);
-    // The grants stay: nothing pasted replaced them.
-    expect((await loadSource(app.store, t.tenantId, projectId))?.method).toBe('oauth');
+    // The grants stay: nothing pasted replaced them; where the source reads follows the body (an organisation
+    // name now, resolved against ADO_BASE_URL), the tokens untouched.
+    const source = await loadSource(app.store, t.tenantId, projectId);
+    expect(source).toMatchObject({ method: 'oauth', creds: { organization_url: config.ado.org } });
     expect((await loadTarget(app.store, t.tenantId, projectId))?.method).toBe('oauth');
     await app.call('POST', `/api/migrations/${started.body.id}/cancel`, { token: t.member.token });
   });
