@@ -121,12 +121,17 @@ export async function completeSignIn(
   cipher: () => CredentialCipher = credentialCipher,
 ): Promise<CompletedSignIn> {
   if (!input.state) throw refuse(errors.ssoStateInvalid(), 'no state');
-  const attempt = await store.sso.consumeAttempt(sha256(input.state));
+  const stateHash = sha256(input.state);
+  // The browser binding is checked before the attempt is spent: a stranger replaying the redirect cannot
+  // spoil the sign-in of the browser that started it.
+  const found = await store.sso.getAttempt(stateHash);
+  if (!found) throw refuse(errors.ssoStateInvalid(), 'unknown or used state');
+  if (!input.binding || !sameHash(sha256(input.binding), found.bindingHash))
+    throw refuse(errors.ssoStateInvalid(), 'browser binding cookie missing or different', found.tenantId);
+  const attempt = await store.sso.consumeAttempt(stateHash);
   if (!attempt) throw refuse(errors.ssoStateInvalid(), 'unknown or used state');
   const { tenantId } = attempt;
   if (attempt.expiresAt <= nowEpochSeconds()) throw refuse(errors.ssoStateInvalid(), 'expired', tenantId);
-  if (!input.binding || !sameHash(sha256(input.binding), attempt.bindingHash))
-    throw refuse(errors.ssoStateInvalid(), 'browser binding cookie missing or different', tenantId);
   if (input.error) {
     const oauthError = safeOAuthError(input.error);
     throw refuse(errors.ssoProviderError(oauthError), `provider error ${oauthError}`, tenantId);

@@ -178,15 +178,13 @@ export async function completeOAuthConnection(
   input: CallbackInput,
   binding: string | undefined,
 ): Promise<{ location: string }> {
-  const attempt = await store.oauthAttempts.take(sha256(input.state));
-  // Unknown, used, expired, or brought back by another browser than the one that started it: all the same.
-  if (
-    !attempt ||
-    attempt.expiresAt < nowEpochSeconds() ||
-    !binding ||
-    !sameHash(sha256(binding), attempt.bindingHash)
-  )
-    throw errors.oauthStateInvalid();
+  const stateHash = sha256(input.state);
+  // Unknown, used, expired, or brought back by another browser than the one that started it: all the same. The
+  // binding is checked before the attempt is spent, so a stranger replaying the redirect cannot spoil it.
+  const found = await store.oauthAttempts.get(stateHash);
+  if (!found || !binding || !sameHash(sha256(binding), found.bindingHash)) throw errors.oauthStateInvalid();
+  const attempt = await store.oauthAttempts.take(stateHash);
+  if (!attempt || attempt.expiresAt < nowEpochSeconds()) throw errors.oauthStateInvalid();
   const ids = { tenantId: attempt.tenantId, projectId: attempt.projectId, kind: attempt.kind };
   if (input.error) {
     const error = safeOAuthError(input.error);

@@ -1,5 +1,8 @@
-/** Started OAuth connections, one-time: the callback takes (deletes) its attempt, so a replayed state finds none. */
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+/**
+ * Started OAuth connections, one-time: the callback reads its attempt (to check the browser binding first), then
+ * takes (deletes) it, so a replayed state finds none.
+ */
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { ConnectionKind } from './connections.ts';
 import { keys } from './keys.ts';
@@ -35,6 +38,16 @@ export class OAuthAttemptRepository {
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
+  }
+
+  /** The attempt, unspent (a strongly consistent read): the callback checks its binding before taking it. */
+  async get(stateHash: string): Promise<OAuthAttempt | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.oauthAttempt(stateHash), ConsistentRead: true }),
+    );
+    if (!out.Item) return undefined;
+    const { pk: _pk, sk: _sk, ttl: _ttl, ...attempt } = out.Item;
+    return attempt as OAuthAttempt;
   }
 
   /** Deletes and returns the attempt: of two callbacks with one state, only one gets it. */

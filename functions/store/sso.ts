@@ -130,6 +130,14 @@ export class SsoRepository {
     );
   }
 
+  /** The attempt, unspent (a strongly consistent read): its binding is checked before it is consumed. */
+  async getAttempt(stateHash: string): Promise<SsoAttempt | undefined> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.ssoAttempt(stateHash), ConsistentRead: true }),
+    );
+    return out.Item ? (withoutKeys(out.Item) as unknown as SsoAttempt) : undefined;
+  }
+
   /** Deletes the attempt and answers it: a conditional delete, so a second use of a `state` finds nothing. */
   async consumeAttempt(stateHash: string): Promise<SsoAttempt | undefined> {
     try {

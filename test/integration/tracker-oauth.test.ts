@@ -148,7 +148,7 @@ describe('connecting by OAuth', () => {
   it('refuses a replayed callback, one from another browser and an expired or unknown state, storing nothing', async () => {
     const projectId = await newProject('Replays');
     const dance = await beginOAuth(app, t.member.token, projectId, 'source', sourceBody());
-    // Another browser (no binding cookie) brings the same redirect: refused, and the attempt is spent.
+    // Another browser (another or no binding cookie) brings the same redirect: refused, and storing nothing.
     const stranger = await callBack(app, dance, 'tms_oauth_binding=someone-else');
     expect(stranger.status).toBe(400);
     expect(stranger.body).toEqual({
@@ -157,6 +157,12 @@ describe('connecting by OAuth', () => {
       error: 'Bad Request',
       code: 'OAUTH_STATE_INVALID',
     });
+    expect((await app.call('GET', `${dance.callbackUrl?.pathname}${dance.callbackUrl?.search}`)).status).toBe(
+      400,
+    );
+    expect((await detail(projectId)).connections.source).toBeNull();
+    // The stranger could not spoil it: the browser that started it still completes, once.
+    expect((await callBack(app, dance)).headers.location).toContain('status=connected');
     expect((await callBack(app, dance)).body.code).toBe('OAUTH_STATE_INVALID');
 
     const ok = await connectByOAuth(app, t.member.token, projectId, 'source', sourceBody());
