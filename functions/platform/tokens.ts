@@ -83,6 +83,9 @@ export function newRefreshToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/** SHA-256, base64url: how one-time secrets (refresh tokens, sign-in and connection states) are stored. */
+export const sha256Url = (value: string): string => createHash('sha256').update(value).digest('base64url');
+
 export function hashRefreshToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return sha256Url(token);
 }

@@ -163,6 +163,35 @@ export function oauthSummary(stored: StoredSource | StoredTarget, result: Connec
 }
 
 /**
+ * One test of an OAuth grant (stored, or just made): the same checks as a pasted token's, with its token source
+ * (refreshed if due); no token to be had is a failed test with its reason, not an error.
+ */
+export async function testOAuthGrant(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  stored: StoredSource | StoredTarget,
+  http: Partial<HttpOptions> = {},
+): Promise<ConnectionTestResult> {
+  try {
+    if ('organization_url' in stored.creds)
+      return await testSourceClient(
+        await openSourceClient(store, tenantId, projectId, stored as StoredSource, { http }),
+        stored.creds.project,
+      );
+    const target = stored as StoredTarget;
+    return await testTargetClient(
+      await openTargetClient(store, tenantId, projectId, target, { http }),
+      target.creds.project_key,
+      new URL(target.creds.base_url).host,
+    );
+  } catch (err) {
+    if (!(err instanceof CredentialsUnavailable)) throw err;
+    return { success: false, message: err.message };
+  }
+}
+
+/**
  * Tests a stored OAuth connection with its own grant (refreshed if due, as a run would). The grant stays
  * stored whatever the outcome: only a reconnect replaces it; a refusal has already marked it.
  */
@@ -173,23 +202,7 @@ async function testStoredOAuth(
   stored: StoredSource | StoredTarget,
 ): Promise<ConnectionTestResult> {
   const kind: ConnectionKind = 'organization_url' in stored.creds ? 'source' : 'target';
-  let result: ConnectionTestResult;
-  try {
-    result =
-      stored.method === 'oauth' && stored.creds.provider === 'entra'
-        ? await testSourceClient(
-            await openSourceClient(store, tenantId, projectId, stored as StoredSource, { http: TEST_HTTP }),
-            stored.creds.project,
-          )
-        : await testTargetClient(
-            await openTargetClient(store, tenantId, projectId, stored as StoredTarget, { http: TEST_HTTP }),
-            (stored as StoredTarget).creds.project_key,
-            new URL((stored as StoredTarget).creds.base_url).host,
-          );
-  } catch (err) {
-    if (!(err instanceof CredentialsUnavailable)) throw err;
-    result = { success: false, message: err.message };
-  }
+  const result = await testOAuthGrant(store, tenantId, projectId, stored, TEST_HTTP);
   const refused = (await store.connections.get(tenantId, projectId, kind))?.reconnectRequired;
   // A refused grant keeps its "reconnect" mark: a test cannot revive it, only a new grant can.
   if (!refused || result.success)

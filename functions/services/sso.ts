@@ -4,7 +4,7 @@
  * password login gives, or leaves nothing behind (no user, no link, no refresh-token family). Failures are
  * logged with their reason, never with a code, token, state or secret. The configuration: ./sso-config.ts.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { resolveReturnTo, safeOAuthError } from '#domain/redirects.ts';
 import {
@@ -19,6 +19,7 @@ import { config } from '#platform/config.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { sha256Url } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { SsoConfig } from '#store/sso.ts';
 import type { SsoIdentity, User } from '#store/users.ts';
@@ -33,7 +34,7 @@ import {
 } from './oidc-client.ts';
 import { ssoSecretContext } from './sso-config.ts';
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+const sha256 = sha256Url;
 const random = () => randomBytes(32).toString('base64url');
 
 export interface StartedSignIn {

@@ -6,8 +6,7 @@
  * found (accessible-resources), the connection tested with the new grant and stored sealed like any
  * credentials; the browser goes back to the app. Nothing is kept from a callback that fails before the test.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ConnectionTestResult } from '#domain/connectors.ts';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { resolveReturnTo, safeOAuthError } from '#domain/redirects.ts';
 import {
   chooseSite,
@@ -27,24 +26,19 @@ import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
+import { sha256Url } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
-import { connectIfBothOk, oauthSummary, testSourceClient, testTargetClient } from './connectors.ts';
+import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';
 import { findProject } from './projects.ts';
-import {
-  credentialContext,
-  openSourceClient,
-  openTargetClient,
-  type StoredSource,
-  type StoredTarget,
-} from './tracker-connections.ts';
+import { credentialContext, type StoredSource, type StoredTarget } from './tracker-connections.ts';
 
 const base64url = (b: Buffer) => b.toString('base64url');
-const sha256 = (s: string) => createHash('sha256').update(s).digest('base64url');
+const sha256 = sha256Url;
 const TRACKER_NAME: Record<ConnectionKind, string> = { source: 'Azure DevOps', target: 'Jira' };
 
 export interface StartedConnection {
@@ -116,7 +110,7 @@ export async function startOAuthConnection(
     authorizationUrl: provider.authorizeUrl({
       state,
       redirectUri,
-      codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
+      codeChallenge: sha256(codeVerifier),
     }),
     expiresAt: new Date(expiresAt * 1000).toISOString(),
     binding,
@@ -238,13 +232,14 @@ export async function completeOAuthConnection(
       credentialContext(attempt.tenantId, attempt.projectId, attempt.kind),
     ),
   });
-  const stored = { method: 'oauth' as const, creds, version };
-  const result = await testNewConnection(store, attempt, stored);
+  // The new grant's first use: the same test a pasted token gets.
+  const stored = { method: 'oauth', creds, version } as StoredSource | StoredTarget;
+  const result = await testOAuthGrant(store, attempt.tenantId, attempt.projectId, stored);
   await store.connections.recordTest(attempt.tenantId, attempt.projectId, attempt.kind, {
     ok: result.success,
     message: result.message,
     testedAt: nowIso(),
-    summary: oauthSummary(stored as StoredSource | StoredTarget, result),
+    summary: oauthSummary(stored, result),
   });
   if (result.success) await connectIfBothOk(store, attempt.tenantId, attempt.projectId, attempt.kind);
   logger.info('oauth connection made', { ...ids, provider: attempt.provider, tested: result.success });
@@ -252,21 +247,4 @@ export async function completeOAuthConnection(
   location.searchParams.set('connection', attempt.kind);
   location.searchParams.set('status', result.success ? 'connected' : 'failed');
   return { location: location.toString() };
-}
-
-/** The new grant's first use: the same test a pasted token gets (a refusal is a failed test, not an error). */
-function testNewConnection(
-  store: Store,
-  attempt: OAuthAttempt,
-  stored: { method: 'oauth'; creds: OAuthSourceCredentials | OAuthTargetCredentials; version: number },
-): Promise<ConnectionTestResult> {
-  const { tenantId, projectId } = attempt;
-  const { creds, version } = stored;
-  if (creds.provider === 'entra')
-    return openSourceClient(store, tenantId, projectId, { method: 'oauth', creds, version }).then((client) =>
-      testSourceClient(client, creds.project),
-    );
-  return openTargetClient(store, tenantId, projectId, { method: 'oauth', creds, version }).then((client) =>
-    testTargetClient(client, creds.project_key, new URL(creds.base_url).host),
-  );
 }
