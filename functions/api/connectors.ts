@@ -2,12 +2,13 @@
  * POST /api/connectors/test, POST /api/connectors/scan, GET /api/audit/{scanId}, and the OAuth connection of a
  * project's tracker: POST /api/projects/{projectId}/connections/{kind}/oauth, GET /api/connections/oauth/callback.
  */
+
+import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#api/handler.ts';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
 import { config } from '#platform/config.ts';
 import { OAUTH_BINDING_COOKIE, oauthBindingCookie } from '#platform/cookies.ts';
-import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
 import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';

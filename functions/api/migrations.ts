@@ -1,5 +1,6 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import {
   IdMapQuerySchema,
   ListRunsQuerySchema,
@@ -8,7 +9,6 @@ import {
   runView,
   startRunSchema,
 } from '#domain/migrations.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as migrations from '#services/migrations.ts';
 import { AwsOrchestrator } from '#services/orchestrator-aws.ts';
