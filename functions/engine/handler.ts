@@ -7,10 +7,10 @@
 import type { Context } from 'aws-lambda';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
-import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#services/tracker-connections.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
+import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
 import { CredentialsUnavailable, type OAuthTokenSource } from '#trackers/oauth/token-source.ts';
 import type { EngineDeps } from './context.ts';
 import {

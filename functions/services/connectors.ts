@@ -24,13 +24,6 @@ import type { ConnectionKind, StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
-import type { HttpOptions } from '#trackers/http.ts';
-import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
-import type { JiraClient } from '#trackers/jira/client.ts';
-import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
-import { findProject } from './projects.ts';
-import { offerQuote } from './quotes.ts';
-import type { ScanDispatcher, ScanJob } from './scan-dispatch.ts';
 import {
   credentialContext,
   loadSource,
@@ -41,7 +34,14 @@ import {
   type StoredTarget,
   sourceClient,
   targetClient,
-} from './tracker-connections.ts';
+} from '#trackers/connections.ts';
+import type { HttpOptions } from '#trackers/http.ts';
+import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
+import type { JiraClient } from '#trackers/jira/client.ts';
+import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { findProject } from './projects.ts';
+import { offerQuote } from './quotes.ts';
+import type { ScanDispatcher, ScanJob } from './scan-dispatch.ts';
 
 /** A connection test should answer in seconds: few retries, short timeouts. */
 const TEST_HTTP: Partial<HttpOptions> = { maxAttempts: 2, timeoutMs: 15_000, initialDelayMs: 100 };

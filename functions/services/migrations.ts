@@ -25,16 +25,16 @@ import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
-import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
-import { findProject } from './projects.ts';
-import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 import {
   credentialContext,
   loadSource,
   loadTarget,
   type StoredSource,
   type StoredTarget,
-} from './tracker-connections.ts';
+} from '#trackers/connections.ts';
+import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
+import { findProject } from './projects.ts';
+import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Starts racing for one project's lock: each round either wins, finds the winner's run, or tries again. */
