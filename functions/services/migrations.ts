@@ -13,6 +13,7 @@ import {
   runOptionsOf,
   type StartRunInput,
 } from '#domain/migrations.ts';
+import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
 import type { EngineDeps } from '#engine/context.ts';
@@ -32,7 +33,6 @@ import {
   type StoredSource,
   type StoredTarget,
 } from '#trackers/connections.ts';
-import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
 import { findProject } from './projects.ts';
 import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 
