@@ -5,10 +5,10 @@
  * nor returned.
  */
 import type { Context } from 'aws-lambda';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
 import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
 import { CredentialsUnavailable, type OAuthTokenSource } from '#trackers/oauth/token-source.ts';

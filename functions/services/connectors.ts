@@ -3,6 +3,7 @@
  * credentials sealed, move DRAFT -> CONNECTED when both trackers answer, and -> SCANNED after a scan.
  */
 import { v7 as uuidv7 } from 'uuid';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import {
   ASYNC_SCAN_THRESHOLD,
   type ConnectionTestResult,
@@ -20,7 +21,7 @@ import { credentialCipher, type SealedSecret } from '#platform/credentials-ciphe
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
-import type { ConnectionKind, StoredConnection } from '#store/connections.ts';
+import type { StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';

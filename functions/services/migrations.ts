@@ -4,6 +4,7 @@
  * project's sealed connections: the orchestrator gets ids only, and no answer or log line carries them.
  */
 import { createHash } from 'node:crypto';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
 import {
   connectionCredentials,
@@ -24,7 +25,6 @@ import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import {
   credentialContext,
