@@ -12,6 +12,7 @@ import { OAUTH_BINDING_COOKIE, oauthBindingCookie } from '#platform/cookies.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
 import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
+import * as scans from '#services/scans.ts';
 import * as trackerOAuth from '#services/tracker-oauth.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
@@ -37,7 +38,7 @@ const test: Operation = async (req) =>
   );
 
 const scan: Operation = async (req) => {
-  const answer = await connectors.startScan(
+  const answer = await scans.startScan(
     store(),
     req.principal,
     parseOrThrow(ScanRequestSchema, req.body),
@@ -57,7 +58,7 @@ const scan: Operation = async (req) => {
 };
 
 const audit: Operation = async (req) =>
-  json(200, auditView(await connectors.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
+  json(200, auditView(await scans.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
 
 const oauthStart: Operation = async (req) => {
   const started = await trackerOAuth.startOAuthConnection(
