@@ -17,8 +17,8 @@ import {
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
-import type { EngineDeps } from '#engine/context.ts';
 import { writeRunReports } from '#engine/reports.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
