@@ -8,12 +8,12 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import * as z from 'zod';
 import { routesOf } from '#api/routes.ts';
 import { sseRetry } from '#domain/sse.ts';
 import { awslambda } from '#platform/awslambda.ts';
 import { nowMs } from '#platform/clock.ts';
 import { corsHeadersFor } from '#platform/cors.ts';
+import { readEnv } from '#platform/env.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { verifyAccessToken } from '#platform/tokens.ts';
@@ -25,11 +25,7 @@ if (!route || route.access === 'public') throw new Error('route group stream lac
 const allowedRoles: readonly string[] = route.access;
 
 /** Tunable for tests and load: how often the store is polled, and the heartbeat interval. */
-const SettingsSchema = z.object({
-  STREAM_POLL_MS: z.coerce.number().int().positive().default(500),
-  STREAM_HEARTBEAT_MS: z.coerce.number().int().positive().default(15_000),
-});
-const settings = SettingsSchema.parse(process.env);
+const settings = readEnv(['STREAM_POLL_MS', 'STREAM_HEARTBEAT_MS']);
 
 /** A run's trailing events are written just after its status moves; see RunStreamOptions.settleMs. */
 const SETTLE_MS = 3_000;

@@ -3,24 +3,22 @@
  * at cold start with its name, not at the first request that needs it. The access-token signing key is not
  * part of it: only token code needs one, and it loads it itself at first use (functions/platform/jwt-key.ts).
  */
-import * as z from 'zod';
+import { type EnvInput, type EnvValue, readEnv } from './env.ts';
 
-const Stage = z.enum(['dev', 'prod']);
-export type Stage = z.infer<typeof Stage>;
+export { ConfigError } from './env.ts';
 
-const EnvSchema = z.object({
-  STAGE: Stage.default('dev'),
-  TABLE_NAME: z.string().min(1, 'TABLE_NAME is required'),
-  AWS_REGION: z.string().default('eu-west-2'),
-  /** Set offline and in tests: the DynamoDB Local endpoint. Unset in AWS. */
-  DYNAMODB_ENDPOINT: z.string().url().optional(),
-  /** Overrides the stage's auth rate limit (requests per minute per client address). */
-  AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
-  /** The customer-facing web app: where a payment provider's checkout sends the payer back. */
-  APP_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
-  /** The API's public base URL (scheme and host, no /api): OAuth and SSO redirect URIs are built on it. */
-  API_URL: z.url({ protocol: /^https?$/ }).optional(),
-});
+export type Stage = EnvValue<'STAGE'>;
+
+/** The variables of this configuration (their types and defaults: the catalogue, functions/platform/env.ts). */
+const CONFIG_VARIABLES = [
+  'STAGE',
+  'TABLE_NAME',
+  'AWS_REGION',
+  'DYNAMODB_ENDPOINT',
+  'AUTH_RATE_LIMIT_PER_MINUTE',
+  'APP_URL',
+  'API_URL',
+] as const;
 
 export interface Config {
   stage: Stage;
@@ -36,21 +34,12 @@ export interface Config {
 /** The spec's limits: 10 per minute in production, 100 in development. */
 const AUTH_RATE_LIMIT_BY_STAGE: Record<Stage, number> = { prod: 10, dev: 100 };
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid configuration: ${detail}`);
-  }
-  const e = parsed.data;
+export function loadConfig(env?: EnvInput): Config {
+  const e = readEnv(CONFIG_VARIABLES, env);
   return {
     stage: e.STAGE,
     tableName: e.TABLE_NAME,
-    region: e.AWS_REGION,
+    region: e.AWS_REGION ?? 'eu-west-2',
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
     appUrl: e.APP_URL.replace(/\/+$/, ''),
