@@ -13,8 +13,12 @@ import {
   WorkItemExpand,
 } from 'azure-devops-node-api/interfaces/WorkItemTrackingInterfaces.js';
 import type { WorkItemTrackingApi } from 'azure-devops-node-api/WorkItemTrackingApi.js';
+import { createAgileClient, createCloudClient } from 'jira.js';
+import { createClient } from 'jira.js/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdoTestSandbox, startAdoSandbox } from '../../local/sandbox/ado/testing.ts';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 
 const PROJECT = 'Contoso';
 
@@ -162,5 +166,170 @@ describe('azure-devops-node-api against the Azure DevOps sandbox', () => {
     );
     expect(created.id).toBe(before + 1);
     expect(created.fields?.['System.WorkItemType']).toBe('Task');
+  });
+});
+
+const doc = (text: string) => ({
+  type: 'doc',
+  version: 1,
+  content: [{ type: 'paragraph', content: [{ type: 'text', text }] }],
+});
+
+describe('jira.js against the Jira sandbox', () => {
+  const config = sandboxConfigFromEnv({});
+  const KEY = config.jira.projectKey;
+  let close: () => Promise<void>;
+  /** jira.js checks every answer against its schemas; a mismatch is a fidelity gap, collected here. */
+  const mismatches: string[] = [];
+  let jira: ReturnType<typeof createCloudClient>;
+  let agile: ReturnType<typeof createAgileClient>;
+  let keys: string[] = [];
+  let ids: number[] = [];
+
+  beforeAll(async () => {
+    const built = await buildJiraSandbox(config);
+    await built.app.listen({ port: 0, host: '127.0.0.1' });
+    close = () => built.app.close();
+    const client = createClient({
+      host: `http://127.0.0.1:${(built.app.server.address() as { port: number }).port}`,
+      auth: { type: 'basic', email: config.jira.email, apiToken: config.jira.apiToken },
+      onSchemaMismatch: (report) =>
+        mismatches.push(`${report.endpoint}: ${JSON.stringify(report.issues).slice(0, 400)}`),
+    });
+    jira = createCloudClient(client);
+    agile = createAgileClient(client);
+  });
+  afterAll(async () => close());
+
+  it('reads the project and its create metadata', async () => {
+    const project = await jira.projects.getProject({ projectIdOrKey: KEY });
+    expect(project.key).toBe(KEY);
+    const types = await jira.issues.getCreateIssueMetaIssueTypes({ projectIdOrKey: KEY });
+    const names = (types.issueTypes ?? []).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['Epic', 'Story', 'Task', 'Bug']));
+    const story = types.issueTypes?.find((t) => t.name === 'Story');
+    const fields = await jira.issues.getCreateIssueMetaIssueTypeId({
+      projectIdOrKey: KEY,
+      issueTypeId: story!.id!,
+    });
+    const fieldIds = (fields.fields ?? []).map((f) => f.fieldId);
+    expect(fieldIds).toEqual(expect.arrayContaining(['summary', 'issuetype', 'project']));
+    expect(fields.fields?.find((f) => f.fieldId === 'summary')?.required).toBe(true);
+  });
+
+  it('bulk-creates issues with ADF and pages an enhanced search with reconcile', async () => {
+    const created = await jira.issues.createIssues({
+      issueUpdates: Array.from({ length: 7 }, (_, i) => ({
+        fields: {
+          project: { key: KEY },
+          issuetype: { name: 'Task' },
+          summary: `Official client ${i + 1}`,
+          description: doc(`Body ${i + 1}`),
+          labels: ['official-client'],
+        },
+      })),
+    });
+    expect(created.errors ?? []).toEqual([]);
+    expect(created.issues).toHaveLength(7);
+    keys = (created.issues ?? []).map((i) => i.key as string);
+    ids = (created.issues ?? []).map((i) => Number(i.id));
+    const seen: string[] = [];
+    let nextPageToken: string | undefined;
+    do {
+      const page = await jira.issueSearch.searchAndReconsileIssuesUsingJqlPost({
+        jql: `project = ${KEY} AND labels = official-client ORDER BY key ASC`,
+        fields: ['summary', 'description'],
+        maxResults: 3,
+        nextPageToken,
+        reconcileIssues: ids,
+      });
+      seen.push(...(page.issues ?? []).map((i) => i.key as string));
+      nextPageToken = page.nextPageToken ?? undefined;
+    } while (nextPageToken);
+    expect(seen).toEqual(keys);
+    const one = await jira.issues.getIssue({ issueIdOrKey: keys[0]!, fields: ['description'] });
+    expect(one.fields?.description).toEqual(doc('Body 1'));
+  });
+
+  it('transitions, comments, attaches, links and logs work', async () => {
+    const key = keys[0]!;
+    const { transitions = [] } = await jira.issues.getTransitions({ issueIdOrKey: key });
+    expect(transitions.length).toBeGreaterThan(0);
+    const target = transitions[0]!;
+    await jira.issues.doTransition({ issueIdOrKey: key, transition: { id: target.id } });
+    const moved = await jira.issues.getIssue({ issueIdOrKey: key, fields: ['status'] });
+    expect(moved.fields?.status?.name).toBe(target.to?.name);
+
+    const comment = await jira.issueComments.addComment({ issueIdOrKey: key, body: doc('From jira.js') });
+    expect(comment.id).toBeTruthy();
+    const comments = await jira.issueComments.getComments({ issueIdOrKey: key });
+    expect(comments.comments?.map((c) => c.id)).toContain(comment.id);
+
+    const attached = await jira.issueAttachments.addAttachment({
+      issueIdOrKey: key,
+      attachments: { filename: 'notes.txt', content: Buffer.from('hello from jira.js') },
+    });
+    expect(attached[0]?.filename).toBe('notes.txt');
+    expect(attached[0]?.size).toBe(18);
+
+    await jira.issueLinks.linkIssues({
+      type: { name: 'Blocks' },
+      inwardIssue: { key: keys[1] },
+      outwardIssue: { key },
+    });
+    const linked = await jira.issues.getIssue({ issueIdOrKey: key, fields: ['issuelinks'] });
+    expect(JSON.stringify(linked.fields?.issuelinks)).toContain(keys[1]);
+
+    const worklog = await jira.issueWorklogs.addWorklog({
+      issueIdOrKey: key,
+      timeSpentSeconds: 5400,
+      started: '2026-01-05T09:00:00.000+0000',
+      comment: doc('Pairing'),
+    });
+    expect(worklog.timeSpentSeconds).toBe(5400);
+    const worklogs = await jira.issueWorklogs.getIssueWorklog({ issueIdOrKey: key });
+    expect(worklogs.worklogs?.map((w) => w.id)).toContain(worklog.id);
+  });
+
+  it('creates components and finds users', async () => {
+    const component = await jira.projectComponents.createComponent({ project: KEY, name: 'Official client' });
+    expect(component.name).toBe('Official client');
+    const list = await jira.projectComponents.getProjectComponents({ projectIdOrKey: KEY });
+    expect(list.map((c) => c.name)).toContain('Official client');
+    const me = await jira.myself.getCurrentUser();
+    expect(me.emailAddress).toBe(config.jira.email);
+    const users = await jira.userSearch.findUsers({ query: me.displayName!.split(' ')[0] });
+    expect(users.map((u) => u.accountId)).toContain(me.accountId);
+  });
+
+  it('reads boards and creates, fills and updates a sprint', async () => {
+    const boards = await agile.board.getAllBoards({ projectKeyOrId: KEY });
+    const board = boards.values?.[0];
+    expect(board?.id).toBeDefined();
+    const sprint = await agile.sprint.createSprint({ name: 'Client sprint', originBoardId: board!.id! });
+    expect(sprint.state).toBe('future');
+    await agile.sprint.moveIssuesToSprintAndRank({ sprintId: sprint.id!, issues: keys.slice(0, 2) });
+    const inSprint = await jira.issues.getIssue({ issueIdOrKey: keys[0]!, fields: ['customfield_10020'] });
+    expect(JSON.stringify(inSprint.fields)).toContain('Client sprint');
+    const updated = await agile.sprint.updateSprint({
+      sprintId: sprint.id!,
+      name: 'Client sprint 2',
+      state: 'active',
+      startDate: '2026-01-05T09:00:00.000Z',
+      endDate: '2026-01-19T17:00:00.000Z',
+      goal: 'Ship it',
+    });
+    expect(updated.name).toBe('Client sprint 2');
+    expect(updated.state).toBe('active');
+    const read = await agile.sprint.getSprint({ sprintId: sprint.id! });
+    expect(read.goal).toBe('Ship it');
+    const partial = await agile.sprint.partiallyUpdateSprint({ sprintId: sprint.id!, goal: 'Ship it well' });
+    expect(partial.goal).toBe('Ship it well');
+    const sprints = await agile.board.getAllSprints({ boardId: board!.id! });
+    expect(sprints.values?.map((s) => s.name)).toContain('Client sprint 2');
+  });
+
+  it('found every answer in the shape jira.js expects', () => {
+    expect(mismatches).toEqual([]);
   });
 });

@@ -139,6 +139,7 @@ const WIT: Row[] = [
     '{project}/_apis/{area}/reporting/workItemRevisions/discussions',
     1,
   ],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ADO's literal `$` before the {type} parameter
   ['62d3d110-0047-428c-ad3c-4fe872c91c74', 'workItems', '{project}/_apis/{area}/workitems/${type}', 3],
   ['72c7ddf8-2cdc-4f60-90cd-ab71c14a399b', 'workItems', '{project}/_apis/{area}/workitems/{id}', 3],
   ['908509b6-4248-4475-a1cd-829139ba419f', 'workItemsBatch', '{project}/_apis/{area}/workitemsbatch', 1],

@@ -14,6 +14,7 @@ import { registerAttachmentRoutes } from './attachments.ts';
 import { installAuth } from './auth.ts';
 import { registerCommentRoutes } from './comments.ts';
 import { registerControlRoutes } from './controls.ts';
+import { registerCreateMetaRoutes } from './createmeta.ts';
 import { errorBody, installErrorHandler } from './errors.ts';
 import { registerIssueRoutes } from './issues.ts';
 import { registerLinkRoutes } from './links.ts';
@@ -67,6 +68,7 @@ export async function buildJiraSandbox(
   installAuth(app, store, oauth.bearer);
   registerProjectRoutes(app, store);
   registerIssueRoutes(app, store);
+  registerCreateMetaRoutes(app, store);
   registerSearchRoutes(app, store);
   registerWorkflowRoutes(app, store);
   registerLinkRoutes(app, store);
