@@ -30,8 +30,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
+import { installNotEmulated } from '../common/not-emulated.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
 import { scanGroundTruth, startOfUtcDay } from '../generator/index.ts';
+import { API_ROUTES } from './api-routes.ts';
 import { createEntra } from './entra.ts';
 import { AdoErrors, AdoHttpError, errorBody } from './errors.ts';
 import { guardHook, isAuthorized, sendUnauthorized } from './guard.ts';
@@ -105,6 +107,11 @@ export async function buildAdoSandbox(
     }
   });
   app.addHook('onRequest', guardHook(state));
+  // After the guard, before the routes: a route Azure DevOps has that the sandbox lacks answers 501.
+  const notEmulated = installNotEmulated(app, {
+    routes: API_ROUTES,
+    send: (reply, message) => reply.send(errorBody(message, 'SandboxNotEmulatedException', 'Sandbox')),
+  });
   app.addHook('onSend', async (req, reply, payload) => {
     // The service names the version it answered with in the content type.
     const type = reply.getHeader('content-type');
@@ -126,6 +133,7 @@ export async function buildAdoSandbox(
     if (!req.url.includes('/_apis/'))
       return reply.code(404).send({ message: `No route ${req.method} ${req.url}` });
     if (!isAuthorized(req, state)) return sendUnauthorized(req, reply);
+    if (notEmulated.isApiRoute(req.method, req.url)) return notEmulated.reply(req, reply);
     const err = AdoErrors.routeNotFound(req.url.split('?')[0] ?? req.url);
     return reply.code(err.status).send(err.body);
   });
