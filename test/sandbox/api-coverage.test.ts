@@ -99,6 +99,17 @@ describe('Azure DevOps sandbox: every spec route', () => {
     expect(result.served.length).toBe(served.size);
   });
 
+  it('answers a chunked attachment upload, which only the real service takes, "not emulated"', async () => {
+    const res = await ado.call('wit/attachments?fileName=big.bin&uploadType=Chunked', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/octet-stream' },
+      json: '',
+    });
+    expect(res.status).toBe(NOT_EMULATED_STATUS);
+    expect(res.headers.get(NOT_EMULATED_HEADER)).toBe('true');
+    expect(((await res.json()) as { message: string }).message).toContain(`${NOT_EMULATED_PREFIX} POST`);
+  });
+
   it('keeps the real "no such route" answer for paths the API does not have', async () => {
     const res = await ado.call('wit/nosuchresource');
     expect(res.status).toBe(404);

@@ -271,6 +271,9 @@ describe('jira.js against the Jira sandbox', () => {
     });
     expect(attached[0]?.filename).toBe('notes.txt');
     expect(attached[0]?.size).toBe(18);
+    // Jira Cloud's default attachment limit is 1 GB (docs/sandboxes.md cites it).
+    const meta = await jira.issueAttachments.getAttachmentMeta();
+    expect(meta).toEqual({ enabled: true, uploadLimit: 1024 ** 3 });
 
     await jira.issueLinks.linkIssues({
       type: { name: 'Blocks' },

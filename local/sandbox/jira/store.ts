@@ -176,13 +176,16 @@ export interface IndexDoc {
 }
 
 export interface Limits {
-  /** Largest single attachment, in bytes (Jira Cloud's default is 1 GB; small here so tests can exceed it). */
+  /**
+   * Largest single attachment, in bytes: Jira Cloud's default, 1 GB a file (2 GB at most; Atlassian, "Configure
+   * file attachments", docs/sandboxes.md). Tests that need a refusal set a small one (PUT /_sandbox/jira/limits).
+   */
   attachmentMaxBytes: number;
-  /** Most files in one upload request (Jira Cloud: 60). */
+  /** Most files in one upload request (not documented by Atlassian; see docs/sandboxes.md). */
   maxFilesPerUpload: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 10 * 1024 * 1024, maxFilesPerUpload: 60 };
+export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 1024 ** 3, maxFilesPerUpload: 60 };
 
 const stableHex = (text: string, length: number) =>
   createHash('sha256').update(text).digest('hex').slice(0, length);
