@@ -12,6 +12,7 @@ import {
   NOT_EMULATED_HEADER,
   NOT_EMULATED_PREFIX,
   NOT_EMULATED_STATUS,
+  routeShape,
 } from '../../local/sandbox/common/not-emulated.ts';
 import type { SandboxControls } from '../../local/sandbox/common/sandbox-app.ts';
 import { specRoutes } from '../../local/sandbox/common/spec-routes.ts';
@@ -19,18 +20,8 @@ import { API_ROUTES as JIRA_ROUTES } from '../../local/sandbox/jira/api-routes.t
 import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { SPECS_DIR } from '../support/openapi-conformance.ts';
 
-/** `METHOD /a/{}/b` for a spec template or a fastify path. */
-const shape = (method: string, template: string) =>
-  `${method} /${template
-    .split('/')
-    .filter(Boolean)
-    .map((s) =>
-      /^\$(\{.+\}|:.+)$/.test(s) ? '$' : /^\{.+\}$/.test(s) || s.startsWith(':') ? '{}' : s.toLowerCase(),
-    )
-    .join('/')}`;
-
 const servedShapes = (controls: SandboxControls) =>
-  new Set(controls.routes.map((r) => shape(r.method, r.path)));
+  new Set(controls.routes.map((r) => routeShape(r.method, r.path)));
 
 interface Walked {
   route: string;
@@ -48,7 +39,7 @@ async function walk(
   const problems: Walked[] = [];
   for (const route of routes) {
     const [method = '', template = ''] = route.split(' ');
-    if (served.has(shape(method, template))) {
+    if (served.has(routeShape(method, template))) {
       hit.push(route);
       continue;
     }

@@ -35,6 +35,9 @@ function segments(template: string): Segment[] {
 const key = (method: string, segs: Segment[]) =>
   `${method.toUpperCase()} /${segs.map((s) => (s === null ? '{}' : s)).join('/')}`;
 
+/** `METHOD /a/{}/b` for a spec template (`{x}`) or a fastify path (`:x`): equal when they route alike. */
+export const routeShape = (method: string, template: string): string => key(method, segments(template));
+
 interface ApiRoute {
   method: string;
   segs: Segment[];
