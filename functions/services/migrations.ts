@@ -4,6 +4,7 @@
  * project's sealed connections: the orchestrator gets ids only, and no answer or log line carries them.
  */
 import { createHash } from 'node:crypto';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
 import {
   connectionCredentials,
@@ -13,28 +14,27 @@ import {
   runOptionsOf,
   type StartRunInput,
 } from '#domain/migrations.ts';
+import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
-import type { EngineDeps } from '#engine/context.ts';
 import { writeRunReports } from '#engine/reports.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
-import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
-import { findProject } from './projects.ts';
-import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 import {
   credentialContext,
   loadSource,
   loadTarget,
   type StoredSource,
   type StoredTarget,
-} from './tracker-connections.ts';
+} from '#trackers/connections.ts';
+import { findProject } from './projects.ts';
+import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Starts racing for one project's lock: each round either wins, finds the winner's run, or tries again. */

@@ -1,11 +1,10 @@
 /** A project's tracker connections: sealed credentials, a non-secret summary and the last test's outcome. */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
 import type { Table } from './table.ts';
-
-export type ConnectionKind = 'source' | 'target';
 
 export interface StoredConnection {
   kind: ConnectionKind;

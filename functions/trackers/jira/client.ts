@@ -3,7 +3,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { JiraTransition } from '#domain/mapping/transitions.ts';
 import { basicAuth, type HttpOptions, TrackerHttp, TrackerHttpError } from '../http.ts';
+
+export type { JiraTransition };
 
 export const BULK_CREATE_MAX = 50;
 export const SPRINT_ASSIGN_MAX = 50;
@@ -46,12 +49,6 @@ export interface JiraIssue {
   id: string;
   key: string;
   fields?: Record<string, unknown>;
-}
-
-export interface JiraTransition {
-  id: string;
-  name: string;
-  to: { id: string; name: string; statusCategory?: { key: string } };
 }
 
 export interface JiraSprint {
