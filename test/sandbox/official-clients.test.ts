@@ -332,6 +332,53 @@ describe('jira.js against the Jira sandbox', () => {
     expect(sprints.values?.map((s) => s.name)).toContain('Client sprint 2');
   });
 
+  it('reads the site metadata a migration maps onto, and edits an issue', async () => {
+    const fields = await jira.issueFields.getFields();
+    expect(fields.map((f) => f.id)).toEqual(expect.arrayContaining(['summary', 'description', 'labels']));
+    const linkTypes = await jira.issueLinkTypes.getIssueLinkTypes();
+    expect(linkTypes.issueLinkTypes?.map((t) => t.name)).toContain('Blocks');
+    const priorities = await jira.issuePriorities.searchPriorities({});
+    expect(priorities.values?.length).toBeGreaterThan(0);
+    const statuses = await jira.projects.getAllStatuses({ projectIdOrKey: KEY });
+    expect(statuses.map((t) => t.name)).toContain('Story');
+    const roles = await jira.projectRoles.getProjectRoles({ projectIdOrKey: KEY });
+    expect(Object.keys(roles).length).toBeGreaterThan(0);
+    const permissions = await jira.permissions.getMyPermissions({
+      projectKey: KEY,
+      permissions: 'CREATE_ISSUES',
+    });
+    expect(permissions.permissions?.CREATE_ISSUES?.havePermission).toBe(true);
+
+    const key = keys[2]!;
+    await jira.issues.editIssue({
+      issueIdOrKey: key,
+      fields: { summary: 'Edited by jira.js', labels: ['edited'] },
+    });
+    const edited = await jira.issues.getIssue({ issueIdOrKey: key, fields: ['summary', 'labels'] });
+    expect(edited.fields?.summary).toBe('Edited by jira.js');
+    expect(edited.fields?.labels).toEqual(['edited']);
+    const remote = await jira.issueRemoteLinks.createOrUpdateRemoteIssueLink({
+      issueIdOrKey: key,
+      object: {
+        url: 'https://dev.azure.com/sandbox-org/Contoso/_workitems/edit/1',
+        title: 'Source work item',
+      },
+    });
+    expect(remote.id).toBeDefined();
+    const remotes = await jira.issueRemoteLinks.getRemoteIssueLinks({ issueIdOrKey: key });
+    expect(JSON.stringify(remotes)).toContain('Source work item');
+  });
+
+  it('answers what it does not emulate with the marker, through the client', async () => {
+    const error = await jira.issues
+      .bulkFetchIssues({ issueIdsOrKeys: keys.slice(0, 2) })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 501 });
+    expect(JSON.stringify((error as { body?: unknown }).body)).toContain(
+      'not emulated by the sandbox: POST /rest/api/3/issue/bulkfetch',
+    );
+  });
+
   it('found every answer in the shape jira.js expects', () => {
     expect(mismatches).toEqual([]);
   });
