@@ -82,6 +82,25 @@ describe('azure-devops-node-api against the Azure DevOps sandbox', () => {
     expect(one._links).toBeDefined();
   });
 
+  it('reads by ids with the query form of the enums, and through a team', async () => {
+    const items = await wit.getWorkItems(
+      [1, 2, 999_999],
+      undefined,
+      undefined,
+      WorkItemExpand.Links,
+      WorkItemErrorPolicy.Omit,
+      PROJECT,
+    );
+    expect(items.map((w) => w?.id ?? null)).toEqual([1, 2, null]);
+    expect(items[0]?._links).toBeDefined();
+    const byTeam = await wit.queryByWiql(
+      { query: "SELECT [System.Id] FROM WorkItems WHERE [System.WorkItemType] = 'Bug'" },
+      { project: PROJECT, team: ado.state.teamName },
+    );
+    const bugs = ado.state.world.workItems.filter((i) => i.type === 'Bug').map((i) => i.id);
+    expect((byTeam.workItems ?? []).map((w) => w.id).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(bugs);
+  });
+
   it('reads revisions and updates', async () => {
     const item = ado.state.world.workItems.find((i) => i.rev >= 3)!;
     const revisions = await wit.getRevisions(item.id, undefined, undefined, WorkItemExpand.Fields, PROJECT);
@@ -90,6 +109,11 @@ describe('azure-devops-node-api against the Azure DevOps sandbox', () => {
     expect(updates.map((u) => u.rev)).toEqual(Array.from({ length: item.rev }, (_, i) => i + 1));
     expect(updates[0]?.fields?.['System.Title']?.newValue).toBe(revisions[0]?.fields?.['System.Title']);
     expect(updates[1]?.workItemId).toBe(item.id);
+    const second = await wit.getRevision(item.id, 2, WorkItemExpand.None, PROJECT);
+    expect(second.rev).toBe(2);
+    const update = await wit.getUpdate(item.id, 2, PROJECT);
+    expect(update.rev).toBe(2);
+    expect(update.fields?.['System.Rev']).toEqual({ oldValue: 1, newValue: 2 });
   });
 
   it('pages comments with rendered text (numeric order and $expand)', async () => {
@@ -132,6 +156,12 @@ describe('azure-devops-node-api against the Azure DevOps sandbox', () => {
     expect(states.map((s) => s.name)).toContain('Active');
     const fields = await wit.getFields(PROJECT);
     expect(fields.some((f) => f.referenceName === 'System.Title')).toBe(true);
+    const title = await wit.getField('System.Title', PROJECT);
+    expect(title.name).toBe('Title');
+    const story = await wit.getWorkItemType(PROJECT, 'User Story');
+    expect(story.name).toBe('User Story');
+    const relationTypes = await wit.getRelationTypes();
+    expect(relationTypes.map((r) => r.referenceName)).toContain('System.LinkTypes.Hierarchy-Forward');
   });
 
   it('uploads and downloads an attachment', async () => {
@@ -141,6 +171,12 @@ describe('azure-devops-node-api against the Azure DevOps sandbox', () => {
     expect(ref.url).toContain(ref.id as string);
     const back = await readAll(await wit.getAttachmentContent(ref.id as string, 'client.txt', PROJECT, true));
     expect(back.equals(bytes)).toBe(true);
+  });
+
+  it('answers what it does not emulate with the marker, through the client', async () => {
+    const error = await wit.getTags(PROJECT).catch((e: unknown) => e);
+    expect(error).toMatchObject({ statusCode: 501 });
+    expect(String((error as Error).message)).toContain('not emulated by the sandbox: GET ');
   });
 
   it('updates with JSON Patch and creates a work item', async () => {

@@ -114,6 +114,9 @@ export const AdoErrors = {
       'WorkItemRevisionNotFoundException',
       WIT,
     ),
+  /** No code: the service's own answer for a missing update was not found published. */
+  updateNotFound: (id: number, update: string) =>
+    fail(404, `Work item ${id} update ${update} does not exist.`, 'WorkItemRevisionNotFoundException', WIT),
   tooManyIds: (count: number) =>
     fail(
       400,

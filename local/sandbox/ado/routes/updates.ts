@@ -1,6 +1,6 @@
 /**
  * GET workItems/{id}/updates[/{updateNumber}]: each revision as the change it made (fields with oldValue and
- * newValue, relations added and removed), derived from consecutive revisions so it always agrees with
+ * newValue, System.Rev and the revision dates among them; relations added and removed), derived from consecutive revisions so it always agrees with
  * /revisions. `revisedDate` is when the next revision superseded it (9999-01-01 for the latest), `revisedBy`
  * its System.ChangedBy. `$top` (at most 200) and `$skip` page the list.
  */
@@ -22,10 +22,27 @@ function revision(ctx: Ctx, item: AdoWorkItem, rev: number): { fields: Json; rel
   return { fields: json.fields as Json, relations: (json.relations as Relation[] | undefined) ?? [] };
 }
 
+/**
+ * The bookkeeping fields an update carries besides the changed ones (System.Rev, AuthorizedDate, RevisedDate:
+ * what a revision's dates were and became), as the service's update records do.
+ */
+function bookkeeping(ctx: Ctx, item: AdoWorkItem, rev: number, revisedDate: string): Json {
+  const changed = (r: number) => revision(ctx, item, r).fields['System.ChangedDate'] as string;
+  const pair = (oldValue: unknown, newValue: unknown) => (rev > 1 ? { oldValue, newValue } : { newValue });
+  const authorized = changed(rev);
+  return {
+    'System.Rev': pair(rev - 1, rev),
+    'System.AuthorizedDate': pair(rev > 1 ? changed(rev - 1) : undefined, authorized),
+    'System.RevisedDate': pair(authorized, revisedDate),
+  };
+}
+
 function updateJson(ctx: Ctx, item: AdoWorkItem, rev: number): Json {
   const now = revision(ctx, item, rev);
   const before = rev > 1 ? revision(ctx, item, rev - 1) : { fields: {}, relations: [] };
-  const fields: Json = {};
+  const revisedDate =
+    rev < currentRev(item) ? (revision(ctx, item, rev + 1).fields['System.ChangedDate'] as string) : NEVER;
+  const fields: Json = bookkeeping(ctx, item, rev, revisedDate);
   for (const name of new Set([...Object.keys(before.fields), ...Object.keys(now.fields)])) {
     const oldValue = before.fields[name];
     const newValue = now.fields[name];
@@ -42,8 +59,7 @@ function updateJson(ctx: Ctx, item: AdoWorkItem, rev: number): Json {
   const out: Json = { id: rev, workItemId: item.id, rev };
   const changedBy = now.fields['System.ChangedBy'] as Json | undefined;
   if (changedBy) out.revisedBy = { ...changedBy, name: `${changedBy.displayName} <${changedBy.uniqueName}>` };
-  out.revisedDate =
-    rev < currentRev(item) ? (revision(ctx, item, rev + 1).fields['System.ChangedDate'] as string) : NEVER;
+  out.revisedDate = revisedDate;
   out.fields = fields;
   if (added.length || removed.length) {
     out.relations = { ...(added.length ? { added } : {}), ...(removed.length ? { removed } : {}) };
@@ -74,7 +90,7 @@ export function registerUpdates(app: FastifyInstance, state: AdoState): void {
     const item = findItem(state, parseId(params.id));
     const rev = Number(params.updateNumber);
     if (!Number.isInteger(rev) || rev < 1 || rev > currentRev(item))
-      throw AdoErrors.badRequest(`The update ${params.updateNumber} of work item ${item.id} does not exist.`);
+      throw AdoErrors.updateNotFound(item.id, params.updateNumber);
     return updateJson(ctxOf(req), item, rev);
   });
 }
