@@ -119,7 +119,7 @@ describe('location service over HTTP', () => {
       '/sandbox-org/_apis/resourceAreas',
       { version: '7.2-preview.1' },
     );
-    expect(list.value.map((a) => a.name).sort()).toEqual(['Location', 'wit']);
+    expect(list.value.map((a) => a.name).sort()).toEqual(['Location', 'Test', 'testplan', 'wit', 'work']);
     expect(list.value.every((a) => a.locationUrl === `${ado.url}/sandbox-org/`)).toBe(true);
     const one = await ado.json<{ name: string }>(`/sandbox-org/_apis/ResourceAreas/${RESOURCE_AREAS.wit}`, {
       version: '7.2-preview.1',

@@ -177,6 +177,14 @@ describe('azure-devops-node-api against the Azure DevOps sandbox', () => {
     const error = await wit.getTags(PROJECT).catch((e: unknown) => e);
     expect(error).toMatchObject({ statusCode: 501 });
     expect(String((error as Error).message)).toContain('not emulated by the sandbox: GET ');
+    // Areas a real organisation has and the sandbox does not serve: the client gets its API object, and its
+    // first call meets the marker (not "Could not find information for resource area").
+    const work = await conn.getWorkApi();
+    const workError = await work.getTeamSettings({ project: PROJECT }).catch((e: unknown) => e);
+    expect(String((workError as Error).message)).toContain('not emulated by the sandbox: OPTIONS');
+    const plans = await conn.getTestPlanApi();
+    const plansError = await plans.getTestPlans(PROJECT).catch((e: unknown) => e);
+    expect(String((plansError as Error).message)).toContain('not emulated by the sandbox: OPTIONS');
   });
 
   it('updates with JSON Patch and creates a work item', async () => {

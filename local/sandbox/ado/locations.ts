@@ -29,10 +29,18 @@ export interface ApiResourceLocation {
   releasedVersion: string;
 }
 
-/** The resource area ids (LocationsApi.getResourceAreas answers these with their URLs). */
+/**
+ * The resource areas the sandbox lists (with its organisation URL): the two it serves, and the ones of the
+ * official specs it does not (work, test, testplan), so a client finds their URL and its first call meets the
+ * "not emulated" answer of `OPTIONS {org}/_apis/{area}` instead of failing on a missing area. Ids: the specs'
+ * x-ms-vss-resource-area-id, and azure-devops-node-api's for testplan (its spec names none).
+ */
 export const RESOURCE_AREAS = {
   wit: '5264459e-e5e0-4bd8-b118-0985e68a4ec5',
   Location: 'e81700f7-3be2-46de-8624-2eb35882fcaa',
+  work: '1d4f49f9-02b9-4e26-b826-2cdb6195f2a9',
+  Test: 'c2aa639c-3ccc-4740-b3b6-ce2a1e1d984e',
+  testplan: 'e4c27205-9d23-4c98-b958-d798bc3f9cd4',
 } as const;
 
 type Row = [id: string, resourceName: string, routeTemplate: string, resourceVersion: number, preview?: true];
