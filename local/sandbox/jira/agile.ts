@@ -225,18 +225,10 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
       }
       // A full update's null clears a date (`cleared`); any other unreadable value is refused.
       const cleared = (v: unknown) => full && v === null;
-      const startDate =
-        body.startDate === undefined
-          ? sprint.startDate
-          : cleared(body.startDate)
-            ? undefined
-            : agileDate(body.startDate);
-      const endDate =
-        body.endDate === undefined
-          ? sprint.endDate
-          : cleared(body.endDate)
-            ? undefined
-            : agileDate(body.endDate);
+      const dateOf = (value: unknown, current: string | undefined) =>
+        value === undefined ? current : cleared(value) ? undefined : agileDate(value);
+      const startDate = dateOf(body.startDate, sprint.startDate);
+      const endDate = dateOf(body.endDate, sprint.endDate);
       if (startDate === null)
         return sendError(reply, 400, [], { startDate: 'The start date is not a valid date.' });
       if (endDate === null)
