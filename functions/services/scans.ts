@@ -2,8 +2,10 @@
  * Scans of a source project: count what a migration would move, in the request for small projects and in the
  * background (./scan-dispatch.ts) for large ones; a named project moves -> SCANNED after a scan.
  */
+
 import { v7 as uuidv7 } from 'uuid';
 import { ASYNC_SCAN_THRESHOLD, type ScanRequest, SourceCredentialsSchema } from '#domain/connectors.ts';
+import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
 import { nowIso, nowMs } from '#platform/clock.ts';
@@ -261,8 +263,8 @@ export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord
 export const STALE_SCAN_MS = 20 * 60_000;
 
 export async function getScan(store: Store, tenantId: string, scanId: string): Promise<ScanRecord> {
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  const scan = uuid.test(scanId) ? await store.scans.get(tenantId, scanId.toLowerCase()) : undefined;
+  const id = storedId(scanId);
+  const scan = id ? await store.scans.get(tenantId, id) : undefined;
   if (!scan) throw errors.scanNotFound(scanId);
   if (scan.status === 'RUNNING' && nowMs() - Date.parse(scan.startedAt) > STALE_SCAN_MS) {
     const { sealedCredentials: _sealed, ...plain } = scan as BackgroundScanRecord;
