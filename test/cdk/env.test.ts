@@ -16,19 +16,7 @@ import {
 } from '../../functions/platform/env.ts';
 import { setEnvironment } from '../../lib/environment.ts';
 import { MigrationServiceStack, stackPropsFromContext } from '../../lib/stack.ts';
-
-const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] as string[] };
-/** Every optional feature on, so every variable the stack can set is set. */
-const FULL_CONTEXT = {
-  stage: 'prod',
-  allowedOrigins: 'https://app.example.com',
-  stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
-  appUrl: 'https://app.example.com',
-  trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
-  atlassianClientId: 'atlassian-client-id',
-  entraClientId: '00000000-1111-2222-3333-444444444444',
-  entraTenant: 'contoso.onmicrosoft.com',
-};
+import { NO_BUNDLING, PROD_CONTEXT } from '../support/cdk-context.ts';
 
 /**
  * Set by the stack on a function whose code never reads it (findings of issue 19, which changes no behaviour:
@@ -64,7 +52,8 @@ function synthesize(context: Record<string, unknown>): FunctionEnvs {
 }
 
 const minimal = synthesize({ stage: 'dev' });
-const full = synthesize(FULL_CONTEXT);
+/** Every optional feature on, so every variable the stack can set is set. */
+const full = synthesize(PROD_CONTEXT);
 const names = Object.keys(ENV) as EnvName[];
 
 describe('the environment catalogue and the stack', () => {
