@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { EnvName } from '../functions/platform/env.ts';
 import { setOrchestrator } from '../functions/services/migrations.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore, store } from '../functions/store/index.ts';
@@ -81,7 +82,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       CREDENTIALS_KEY_FILE: credentialsKeyFile,
       // Run artifacts go to DATA_DIR/artifacts (no ARTIFACTS_BUCKET offline).
       DATA_DIR: dataDir,
-    });
+    } satisfies Partial<Record<EnvName, string>>);
     const raw = new DynamoDBClient({
       endpoint: dynamo.endpoint,
       region: LOCAL_REGION,
