@@ -42,6 +42,10 @@ export interface EnvVar<S extends z.ZodType = z.ZodType> {
   schema: S;
   /** The default as a reader should see it (`—`: none). */
   default: string;
+  /**
+   * The functions whose behaviour depends on it (config() parses its seven variables wherever it is called; only
+   * those that use a value are named). test/unit/env-catalogue.test.ts checks each loads a module reading it.
+   */
   readBy: readonly LambdaName[];
   set: EnvSource;
   /** One line: what it means. */

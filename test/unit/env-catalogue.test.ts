@@ -4,11 +4,20 @@
  * (functions/platform/adapter-slot.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONFIGURATION_DOC, renderEnvTable, withEnvTable } from '../../bin/env-table.ts';
 import { adapterSlot } from '../../functions/platform/adapter-slot.ts';
-import { ConfigError, ENV, type EnvName, envValue, readEnv, resetEnv } from '../../functions/platform/env.ts';
+import {
+  ConfigError,
+  ENV,
+  type EnvName,
+  envValue,
+  LAMBDA_FUNCTIONS,
+  type LambdaName,
+  readEnv,
+  resetEnv,
+} from '../../functions/platform/env.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const names = Object.keys(ENV) as EnvName[];
@@ -22,6 +31,50 @@ function sourceFiles(dir: string): string[] {
 }
 const functionsFiles = sourceFiles(join(ROOT, 'functions')).map((f) => relative(ROOT, f));
 const CATALOGUE = 'functions/platform/env.ts';
+/** Read by a library or Node itself, not by a module of ours. */
+const READ_BY_LIBRARIES: EnvName[] = ['POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
+
+const ALIASES = Object.entries(
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { imports: Record<string, string> })
+    .imports,
+).map(
+  ([alias, target]) => [alias.replace(/\*$/, ''), target.replace(/\*$/, '').replace(/^\.\//, '')] as const,
+);
+/** Value imports and re-exports (not `import type`), with a literal specifier. */
+const VALUE_IMPORT =
+  /^\s*(?:import|export)(?!\s+type\b)[^'"]*?\sfrom\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
+
+/** The modules of functions/ that an entry point loads (its value imports, transitively). */
+function closureOf(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const m of readFileSync(join(ROOT, file), 'utf8').matchAll(VALUE_IMPORT)) {
+      const spec = (m[1] ?? m[2]) as string;
+      const alias = ALIASES.find(([a]) => spec.startsWith(a));
+      const target = alias
+        ? join(alias[1], spec.slice(alias[0].length))
+        : spec.startsWith('.')
+          ? join(dirname(file), spec)
+          : undefined;
+      if (target?.startsWith('functions/')) visit(target);
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+const ENTRY: Record<LambdaName, string> = Object.fromEntries(
+  LAMBDA_FUNCTIONS.map((f) => [
+    f,
+    f === 'engine'
+      ? 'functions/engine/handler.ts'
+      : f === 'scanWorker'
+        ? 'functions/workers/scan.ts'
+        : `functions/api/${f}.ts`,
+  ]),
+) as Record<LambdaName, string>;
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -37,14 +90,29 @@ describe('the environment catalogue', () => {
   });
 
   it('holds no variable the code has stopped reading', () => {
-    // Read by a library or Node itself, not by a module of ours.
-    const readByLibraries: EnvName[] = ['POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
+    const readByLibraries = READ_BY_LIBRARIES;
     const code = functionsFiles
       .filter((f) => f !== CATALOGUE)
       .map((f) => readFileSync(join(ROOT, f), 'utf8'))
       .join('\n');
     const unread = names.filter((n) => !readByLibraries.includes(n) && !code.includes(`'${n}'`));
     expect(unread).toEqual([]);
+  });
+
+  it('names as readers only functions that load a module reading the variable', () => {
+    const readers = (name: EnvName) =>
+      functionsFiles.filter(
+        (f) => f !== CATALOGUE && readFileSync(join(ROOT, f), 'utf8').includes(`'${name}'`),
+      );
+    const closures = new Map(LAMBDA_FUNCTIONS.map((f) => [f, closureOf(ENTRY[f])]));
+    const impossible = names
+      .filter((n) => !READ_BY_LIBRARIES.includes(n))
+      .flatMap((n) =>
+        ENV[n].readBy
+          .filter((fn) => !readers(n).some((module) => closures.get(fn)?.has(module)))
+          .map((fn) => `${n}: ${fn}`),
+      );
+    expect(impossible).toEqual([]);
   });
 
   it("documents each schema's default as the schema applies it", () => {
