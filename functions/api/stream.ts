@@ -18,6 +18,7 @@ import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { verifyAccessToken } from '#platform/tokens.ts';
 import { streamRun } from '#services/run-stream.ts';
+import { currentPrincipal } from '#services/session-check.ts';
 import { store } from '#store/index.ts';
 
 const route = routesOf('stream').find((r) => r.operation === 'events');
@@ -73,7 +74,7 @@ function resumeAfter(event: APIGatewayProxyEvent): string | undefined {
 async function admit(event: APIGatewayProxyEvent) {
   const token = event.queryStringParameters?.token;
   if (!token) throw errors.unauthorized();
-  const principal = await verifyAccessToken(token);
+  const principal = await currentPrincipal(store(), await verifyAccessToken(token));
   if (!allowedRoles.includes(principal.role)) throw errors.forbidden();
   const runId = event.pathParameters?.runId ?? '';
   // Run ids are UUIDs, stored lower case: any other id is simply not found, without a read.

@@ -20,6 +20,11 @@ const EnvSchema = z.object({
   APP_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
   /** The API's public base URL (scheme and host, no /api): OAuth and SSO redirect URIs are built on it. */
   API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * How long a warm function trusts its last read of a user's token version (seconds). A removal or role
+   * change reaches every other warm instance within this; the instance that made it forgets at once.
+   */
+  SESSION_CHECK_CACHE_SECONDS: z.coerce.number().int().min(0).max(10).default(3),
 });
 
 export interface Config {
@@ -31,6 +36,7 @@ export interface Config {
   appUrl: string;
   /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
+  sessionCheckCacheSeconds: number;
 }
 
 /** The spec's limits: 10 per minute in production, 100 in development. */
@@ -55,6 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
     appUrl: e.APP_URL.replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
+    sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,
   };
 }
 

@@ -8,6 +8,7 @@ export const ErrorCode = {
   VALIDATION_FAILED: 'VALIDATION_FAILED',
   UNAUTHORIZED: 'UNAUTHORIZED',
   TOKEN_EXPIRED: 'TOKEN_EXPIRED',
+  SESSION_REVOKED: 'SESSION_REVOKED',
   INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
   NO_REFRESH_TOKEN: 'NO_REFRESH_TOKEN',
   REFRESH_TOKEN_INVALID: 'REFRESH_TOKEN_INVALID',
@@ -102,6 +103,13 @@ export const errors = {
   validation: (messages: string[]) => new HttpError(400, ErrorCode.VALIDATION_FAILED, messages),
   unauthorized: () => new HttpError(401, ErrorCode.UNAUTHORIZED, 'Invalid or expired access token'),
   tokenExpired: () => new HttpError(401, ErrorCode.TOKEN_EXPIRED, 'Invalid or expired access token'),
+  /** The token's user was removed, or its role changed, after the token was signed. */
+  sessionRevoked: () =>
+    new HttpError(
+      401,
+      ErrorCode.SESSION_REVOKED,
+      'Your session has ended because your membership or role changed: sign in again',
+    ),
   invalidCredentials: () => new HttpError(401, ErrorCode.INVALID_CREDENTIALS, 'Invalid credentials'),
   noRefreshToken: () => new HttpError(401, ErrorCode.NO_REFRESH_TOKEN, 'No refresh token'),
   refreshTokenInvalid: () =>

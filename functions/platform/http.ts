@@ -9,6 +9,7 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts';
+import { currentPrincipal } from '#services/session-check.ts';
 import { store } from '#store/index.ts';
 import { nowEpochSeconds } from './clock.ts';
 import { config } from './config.ts';
@@ -185,7 +186,8 @@ const authenticator = (): ApiMiddleware => ({
     if (route.access === 'public') return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
     if (!match?.[1]) throw errors.unauthorized();
-    const principal = await verifyAccessToken(match[1]);
+    // Signature and expiry first, then the user record: removed users and old roles stop here.
+    const principal = await currentPrincipal(store(), await verifyAccessToken(match[1]));
     if (!route.access.includes(principal.role)) throw errors.forbidden();
     state.principal = principal;
   },

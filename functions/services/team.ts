@@ -5,6 +5,7 @@ import { hashPassword } from '#platform/passwords.ts';
 import type { Principal, Role } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
+import { forgetSession } from './session-check.ts';
 
 export interface Member {
   id: string;
@@ -63,7 +64,10 @@ export async function changeMemberRole(
   if (!current) throw errors.memberNotFound(userId);
   if (!mayAssignRole(await currentRole(store, actor), current.role, role)) throw errors.forbidden();
   const changed = await store.users.changeRole(actor.tenantId, userId, role);
-  if (changed.ok) return toMember(changed.user);
+  if (changed.ok) {
+    forgetSession(actor.tenantId, userId);
+    return toMember(changed.user);
+  }
   if (changed.reason === 'last-owner') throw errors.lastOwner();
   if (changed.reason === 'not-found') throw errors.memberNotFound(userId);
   return changeMemberRole(store, actor, userId, role); // lost a race with another change: decide again
@@ -74,7 +78,10 @@ export async function removeMember(store: Store, actor: Principal, userId: strin
   if (!current) throw errors.memberNotFound(userId);
   if (!mayRemoveMember(await currentRole(store, actor), current.role)) throw errors.forbidden();
   const removed = await store.users.delete(actor.tenantId, userId);
-  if (removed.ok) return;
+  if (removed.ok) {
+    forgetSession(actor.tenantId, userId);
+    return;
+  }
   if (removed.reason === 'last-owner') throw errors.lastOwner();
   if (removed.reason === 'not-found') throw errors.memberNotFound(userId);
   return removeMember(store, actor, userId);

@@ -15,6 +15,8 @@ export interface RefreshTokenRecord {
   familyId: string;
   tenantId: string;
   userId: string;
+  /** The user's token version at login: a refresh after a role change or removal is refused. */
+  tokenVersion?: number;
   expiresAt: number;
   usedAt?: string;
 }
@@ -27,9 +29,14 @@ export class RefreshTokenRepository {
   constructor(private readonly table: Table) {}
 
   /** Starts a new family with its first token. */
-  async startFamily(tenantId: string, userId: string, tokenHash: string): Promise<RefreshTokenRecord> {
+  async startFamily(
+    tenantId: string,
+    userId: string,
+    tokenHash: string,
+    tokenVersion = 0,
+  ): Promise<RefreshTokenRecord> {
     const familyId = uuidv7();
-    const record = this.newRecord({ tenantId, userId, familyId, tokenHash });
+    const record = this.newRecord({ tenantId, userId, familyId, tokenHash, tokenVersion });
     await this.table.db.send(
       new TransactWriteCommand({
         TransactItems: [
@@ -126,13 +133,14 @@ export class RefreshTokenRepository {
   }
 
   private newRecord(
-    r: Pick<RefreshTokenRecord, 'tenantId' | 'userId' | 'familyId' | 'tokenHash'>,
+    r: Pick<RefreshTokenRecord, 'tenantId' | 'userId' | 'familyId' | 'tokenHash' | 'tokenVersion'>,
   ): RefreshTokenRecord {
     return {
       tokenHash: r.tokenHash,
       familyId: r.familyId,
       tenantId: r.tenantId,
       userId: r.userId,
+      tokenVersion: r.tokenVersion ?? 0,
       expiresAt: nowEpochSeconds() + REFRESH_TOKEN_TTL_SECONDS,
     };
   }

@@ -14,6 +14,8 @@ export interface User {
   passwordHash?: string;
   /** The identity provider account this user signs in with (issuer and subject), once linked. */
   sso?: SsoIdentity;
+  /** Bumped by every role change: access and refresh tokens signed for an older version are refused. */
+  tokenVersion?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -175,17 +177,25 @@ export class UserRepository {
               Update: {
                 TableName: this.table.name,
                 Key: keys.user(tenantId, userId),
-                UpdateExpression: 'SET #role = :role, updatedAt = :now',
+                UpdateExpression: 'SET #role = :role, updatedAt = :now ADD tokenVersion :one',
                 ConditionExpression: '#role = :old',
                 ExpressionAttributeNames: { '#role': 'role' },
-                ExpressionAttributeValues: { ':role': role, ':old': current.role, ':now': updatedAt },
+                ExpressionAttributeValues: {
+                  ':role': role,
+                  ':old': current.role,
+                  ':now': updatedAt,
+                  ':one': 1,
+                },
               },
             },
             this.ownerCountChange(tenantId, delta),
           ],
         }),
       );
-      return { ok: true, user: { ...current, role, updatedAt } };
+      return {
+        ok: true,
+        user: { ...current, role, updatedAt, tokenVersion: (current.tokenVersion ?? 0) + 1 },
+      };
     } catch (err) {
       const failed = failedConditions(err);
       if (failed?.includes(1)) return { ok: false, reason: 'last-owner' };

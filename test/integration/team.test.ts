@@ -95,8 +95,10 @@ describe('/api/team/members', () => {
     // With a second owner, the first may step down; then the other one is the last.
     expect((await patch(t.admin.id, 'owner')).status).toBe(200);
     expect((await patch(t.owner.id, 'member')).status).toBe(200);
+    // The promotion ended the admin's session: it signs in again as the owner it now is.
+    const asOwner = (await app.login(t.admin.email)).body.accessToken as string;
     expect(
-      (await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: t.admin.token })).body,
+      (await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: asOwner })).body,
     ).toEqual(lastOwner);
   });
 
@@ -112,9 +114,11 @@ describe('/api/team/members', () => {
       ),
     );
     // One succeeds. The other is refused: 409 LAST_OWNER, or 403 when the actor's own demotion committed first
-    // (team changes are judged on the stored role). Either way exactly one owner remains.
+    // (team changes are judged on the stored role), or 401 when it committed before the token was checked.
+    // Either way exactly one owner remains.
     const statuses = results.map((r) => r.status).sort();
     expect([
+      [200, 401],
       [200, 403],
       [200, 409],
     ]).toContainEqual(statuses);
@@ -176,9 +180,10 @@ describe('team changes use the role as stored now', () => {
       body: { role: 'member' },
     });
     expect(demote.status).toBe(200);
-    // The old token still says admin; the store says member.
+    // The old token still says admin; the store says member, and the role change ended that session.
     const res = await app.call('DELETE', `/api/team/members/${t.member.id}`, { token: t.admin.token });
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('SESSION_REVOKED');
     expect((await members(t)).map((m: { id: string }) => m.id)).toContain(t.member.id);
   });
 });
