@@ -97,9 +97,9 @@ describe('/api/team/members', () => {
     expect((await patch(t.owner.id, 'member')).status).toBe(200);
     // The promotion ended the admin's session: it signs in again as the owner it now is.
     const asOwner = (await app.login(t.admin.email)).body.accessToken as string;
-    expect(
-      (await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: asOwner })).body,
-    ).toEqual(lastOwner);
+    expect((await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: asOwner })).body).toEqual(
+      lastOwner,
+    );
   });
 
   it('holds the last-owner rule under concurrent demotions', async () => {
