@@ -82,6 +82,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       CREDENTIALS_KEY_FILE: credentialsKeyFile,
       // Run artifacts go to DATA_DIR/artifacts (no ARTIFACTS_BUCKET offline).
       DATA_DIR: dataDir,
+      // Invitation mail is written here, one JSON file per message (no SES offline).
+      MAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
     });
     const raw = new DynamoDBClient({
       endpoint: dynamo.endpoint,

@@ -25,6 +25,10 @@ const EnvSchema = z.object({
    * change reaches every other warm instance within this; the instance that made it forgets at once.
    */
   SESSION_CHECK_CACHE_SECONDS: z.coerce.number().int().min(0).max(10).default(3),
+  /** Offline: mail (invitations) is written as JSON files here instead of sent (`npm start`: DATA_DIR/outbox). */
+  MAIL_OUTBOX_DIR: z.string().min(1).optional(),
+  /** In AWS: the verified SES sender invitations are sent from. */
+  MAIL_FROM: z.email().optional(),
 });
 
 export interface Config {
@@ -37,6 +41,8 @@ export interface Config {
   /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
   sessionCheckCacheSeconds: number;
+  /** Where mail goes: a local outbox, SES from a sender, or nowhere configured (sending fails loudly). */
+  mail: { kind: 'outbox'; dir: string } | { kind: 'ses'; from: string } | undefined;
 }
 
 /** The spec's limits: 10 per minute in production, 100 in development. */
@@ -62,6 +68,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appUrl: e.APP_URL.replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
     sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,
+    mail: e.MAIL_OUTBOX_DIR
+      ? { kind: 'outbox', dir: e.MAIL_OUTBOX_DIR }
+      : e.MAIL_FROM
+        ? { kind: 'ses', from: e.MAIL_FROM }
+        : undefined,
   };
 }
 

@@ -58,6 +58,9 @@ export const ErrorCode = {
   SSO_EMAIL_NOT_VERIFIED: 'SSO_EMAIL_NOT_VERIFIED',
   SSO_DOMAIN_NOT_ALLOWED: 'SSO_DOMAIN_NOT_ALLOWED',
   SSO_ACCOUNT_NOT_ALLOWED: 'SSO_ACCOUNT_NOT_ALLOWED',
+  INVITATION_INVALID: 'INVITATION_INVALID',
+  INVITATION_NOT_FOUND: 'INVITATION_NOT_FOUND',
+  MAIL_UNAVAILABLE: 'MAIL_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -237,7 +240,18 @@ export const errors = {
     new HttpError(404, ErrorCode.ROUTE_NOT_FOUND, `Cannot ${method} ${path}`),
   methodNotAllowed: (method: string, path: string, allow: string[]) =>
     new HttpError(405, ErrorCode.METHOD_NOT_ALLOWED, `Cannot ${method} ${path}`, { Allow: allow.join(', ') }),
+  /** Said of the caller's own tenant only: whether another tenant has the address is never told. */
   emailTaken: () => new HttpError(409, ErrorCode.EMAIL_TAKEN, 'A user with this e-mail already exists'),
+  invitationInvalid: () =>
+    new HttpError(
+      400,
+      ErrorCode.INVITATION_INVALID,
+      'This invitation link is invalid, expired or was already used: ask for a new invitation',
+    ),
+  invitationNotFound: (id: string) =>
+    new HttpError(404, ErrorCode.INVITATION_NOT_FOUND, `Invitation ${id} not found`),
+  mailUnavailable: () =>
+    new HttpError(502, ErrorCode.MAIL_UNAVAILABLE, 'The invitation e-mail could not be sent; try again'),
   lastOwner: () =>
     new HttpError(409, ErrorCode.LAST_OWNER, 'The last owner of a tenant cannot be removed or demoted'),
   unsupportedMediaType: () =>

@@ -24,8 +24,13 @@ async function accessTokenFor(user: User): Promise<string> {
  * Unknown e-mail, a user without a password (made by single sign-on) and a wrong password take the same path:
  * an scrypt comparison (against a dummy hash when there is no hash to compare with) and the same 401, so neither the answer nor its timing says which e-mails exist.
  */
-export async function login(store: Store, email: string, password: string): Promise<Session> {
-  const user = await store.users.findForLogin(email);
+export async function login(
+  store: Store,
+  email: string,
+  password: string,
+  tenantId?: string,
+): Promise<Session> {
+  const user = await store.users.findForLogin(email, tenantId);
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) throw errors.invalidCredentials();
   return startSession(store, user);

@@ -1,7 +1,6 @@
 /** Team members: the tenant's users as the owner and admins manage them. */
 import { mayAssignRole, mayRemoveMember } from '#domain/team.ts';
 import { errors } from '#platform/errors.ts';
-import { hashPassword } from '#platform/passwords.ts';
 import type { Principal, Role } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
@@ -27,7 +26,7 @@ export const toMember = (u: User): Member => ({
  * Team changes are judged on the actor's role as stored now, not as the token claimed up to 15 minutes ago:
  * a demoted owner or a removed admin loses these powers at once.
  */
-async function currentRole(store: Store, actor: Principal): Promise<Role> {
+export async function currentRole(store: Store, actor: Principal): Promise<Role> {
   const user = await store.users.get(actor.tenantId, actor.userId);
   if (!user || (user.role !== 'owner' && user.role !== 'admin')) throw errors.forbidden();
   return user.role;
@@ -36,22 +35,6 @@ async function currentRole(store: Store, actor: Principal): Promise<Role> {
 export async function listMembers(store: Store, tenantId: string): Promise<Member[]> {
   const users = await store.users.list(tenantId);
   return users.map(toMember).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-}
-
-export async function addMember(
-  store: Store,
-  actor: Principal,
-  input: { email: string; password: string; role: Role },
-): Promise<Member> {
-  if (!mayAssignRole(await currentRole(store, actor), undefined, input.role)) throw errors.forbidden();
-  const created = await store.users.create({
-    tenantId: actor.tenantId,
-    email: input.email,
-    role: input.role,
-    passwordHash: await hashPassword(input.password),
-  });
-  if (!created.ok) throw created.reason === 'email-taken' ? errors.emailTaken() : errors.internal();
-  return toMember(created.user);
 }
 
 export async function changeMemberRole(

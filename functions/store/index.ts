@@ -2,6 +2,7 @@
 import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
 import { IdMapRepository, RunFailureRepository } from './id-map.ts';
+import { InvitationRepository } from './invitations.ts';
 import { MappingsRepository } from './mappings.ts';
 import { OAuthAttemptRepository } from './oauth-attempts.ts';
 import { PluginEnablementRepository } from './plugins.ts';
@@ -18,6 +19,7 @@ import { UserRepository } from './users.ts';
 export interface Store {
   tenants: TenantRepository;
   users: UserRepository;
+  invitations: InvitationRepository;
   refreshTokens: RefreshTokenRepository;
   rateLimits: RateLimitRepository;
   projects: ProjectRepository;
@@ -37,6 +39,7 @@ export function createStore(table: Table): Store {
   return {
     tenants: new TenantRepository(table),
     users: new UserRepository(table),
+    invitations: new InvitationRepository(table),
     refreshTokens: new RefreshTokenRepository(table),
     rateLimits: new RateLimitRepository(table),
     projects: new ProjectRepository(table),

@@ -37,6 +37,7 @@ const PROD_CONTEXT = {
   alarmEmail: 'ops@example.com',
   stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
   appUrl: 'https://app.example.com',
+  mailFrom: 'invitations@mail.example.com',
   trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
   atlassianClientId: 'atlassian-client-id',
   entraClientId: '00000000-1111-2222-3333-444444444444',
@@ -417,6 +418,26 @@ describe('the API construct', () => {
     expect(envOf(dev(), fnId(dev(), 'billing'))).not.toHaveProperty('STRIPE_SECRET_ARN');
   });
 
+  it('lets only the team group send mail, from the one sender of context mailFrom, and none without it', () => {
+    const s = prod();
+    const team = envOf(s, fnId(s, 'team'));
+    expect(team.MAIL_FROM).toBe('invitations@mail.example.com');
+    expect(team.APP_URL).toBe('https://app.example.com');
+    const senders = routeGroups().filter((g) =>
+      statementsOf(s, roleOf(s, fnId(s, g))).some((st) => actionsOf(st).some((a) => a.startsWith('ses:'))),
+    );
+    expect(senders).toEqual(['team']);
+    const send = statementsOf(s, roleOf(s, fnId(s, 'team'))).find((st) =>
+      actionsOf(st).includes('ses:SendEmail'),
+    );
+    expect(send).toMatchObject({
+      Action: 'ses:SendEmail',
+      Condition: { StringEquals: { 'ses:FromAddress': 'invitations@mail.example.com' } },
+    });
+    expect(JSON.stringify(send?.Resource)).toContain(':identity/mail.example.com');
+    expect(envOf(dev(), fnId(dev(), 'team'))).not.toHaveProperty('MAIL_FROM');
+  });
+
   it("gives the trackers' OAuth settings and secret (context trackerOAuthSecretArn) to exactly the functions that refresh tokens", () => {
     const s = prod();
     const arn = PROD_CONTEXT.trackerOAuthSecretArn;
@@ -614,6 +635,7 @@ describe('the API construct', () => {
       alarmEmail: 'ops@example.com',
       stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
       appUrl: 'https://app.example.com',
+      mailFrom: 'invitations@mail.example.com',
       trackerOAuthSecretArn: PROD_CONTEXT.trackerOAuthSecretArn,
       atlassianClientId: PROD_CONTEXT.atlassianClientId,
       entraClientId: PROD_CONTEXT.entraClientId,
@@ -633,6 +655,7 @@ describe('the API construct', () => {
       alarmEmail: undefined,
       stripeSecretArn: undefined,
       appUrl: undefined,
+      mailFrom: undefined,
       trackerOAuthSecretArn: undefined,
       atlassianClientId: undefined,
       entraClientId: undefined,
