@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './client.ts';
 import { createDisplay } from './display.ts';
 import { CliError, EXIT, usageError } from './errors.ts';
-import { phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
+import { out, phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
 import { type StartOptions, startBody, type TrackerOptions } from './start-body.ts';
 import { sessionFile } from './token-store.ts';
 import { watchRun } from './watch.ts';
@@ -12,10 +12,6 @@ export interface Ctx {
   client: ApiClient;
   json: boolean;
 }
-
-const out = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
 
 export async function login(ctx: Ctx, o: { email?: string; password?: string }): Promise<void> {
   const email = o.email ?? process.env.TMS_EMAIL;

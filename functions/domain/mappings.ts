@@ -9,6 +9,7 @@ import { type IssueTypeStatuses, mapStates, mapTypes, type SourceState } from '.
 import { LINK_TABLE } from './mapping/links.ts';
 import { findByName, sameName } from './mapping/text.ts';
 import { nameTable } from './name-tables.ts';
+import { plainName } from './plain-text.ts';
 
 export const MAPPING_SOURCES = ['suggested', 'saved', 'confirmed'] as const;
 export type MappingSource = (typeof MAPPING_SOURCES)[number];
@@ -34,7 +35,7 @@ export interface MappingsRecord extends MappingTables {
 }
 
 const MAX_ENTRIES = 1000;
-const name = z.string().trim().min(1).max(255);
+const name = plainName(255);
 const tooMany = { message: `must have at most ${MAX_ENTRIES} entries` };
 const table = <V extends z.ZodType>(value: V) =>
   nameTable(name, value).refine((r) => Object.keys(r).length <= MAX_ENTRIES, tooMany);
