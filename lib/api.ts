@@ -163,8 +163,8 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
     tokens: true,
     stateMachine: true,
   },
-  // Reads the run and its events; verifies the token from the query.
-  stream: { ...none, table: 'read', tokens: true },
+  // Reads the run and its events; verifies the token from the query; holds the user's stream lease (a write).
+  stream: { ...none, table: 'readWrite', tokens: true },
   // Single sign-on: seals the provider's client secret (configuration) and unseals it (the callback's code
   // exchange); sign-ins create users and start refresh-token families, and sign access tokens.
   sso: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, redirects: true },

@@ -25,6 +25,8 @@ const EnvSchema = z.object({
    * change reaches every other warm instance within this; the instance that made it forgets at once.
    */
   SESSION_CHECK_CACHE_SECONDS: z.coerce.number().int().min(0).max(10).default(3),
+  /** Event streams one user may hold open at once, across every function instance (429 STREAM_LIMIT beyond). */
+  STREAM_MAX_PER_USER: z.coerce.number().int().min(1).max(100).default(5),
   /** Offline: mail (invitations) is written as JSON files here instead of sent (`npm start`: DATA_DIR/outbox). */
   MAIL_OUTBOX_DIR: z.string().min(1).optional(),
   /** In AWS: the verified SES sender invitations are sent from. */
@@ -41,6 +43,7 @@ export interface Config {
   /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
   sessionCheckCacheSeconds: number;
+  streamMaxPerUser: number;
   /** Where mail goes: a local outbox, SES from a sender, or nowhere configured (sending fails loudly). */
   mail: { kind: 'outbox'; dir: string } | { kind: 'ses'; from: string } | undefined;
 }
@@ -68,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appUrl: e.APP_URL.replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
     sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,
+    streamMaxPerUser: e.STREAM_MAX_PER_USER,
     mail: e.MAIL_OUTBOX_DIR
       ? { kind: 'outbox', dir: e.MAIL_OUTBOX_DIR }
       : e.MAIL_FROM

@@ -61,6 +61,7 @@ export const ErrorCode = {
   INVITATION_INVALID: 'INVITATION_INVALID',
   INVITATION_NOT_FOUND: 'INVITATION_NOT_FOUND',
   MAIL_UNAVAILABLE: 'MAIL_UNAVAILABLE',
+  STREAM_LIMIT: 'STREAM_LIMIT',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -265,6 +266,13 @@ export const errors = {
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(resetEpochSeconds),
     }),
+  streamLimit: (max: number) =>
+    new HttpError(
+      429,
+      ErrorCode.STREAM_LIMIT,
+      `You already have ${max} event streams open, the most one user may hold; close one and retry`,
+      { 'Retry-After': '5' },
+    ),
   /** The tenant has no SSO configuration; at the start URL also an unknown slug or a disabled one, alike. */
   ssoNotConfigured: (message = 'Single sign-on is not configured for this tenant') =>
     new HttpError(404, ErrorCode.SSO_NOT_CONFIGURED, message),

@@ -12,6 +12,7 @@ import { RefreshTokenRepository } from './refresh-tokens.ts';
 import { RunRepository } from './runs.ts';
 import { ScanRepository } from './scans.ts';
 import { SsoRepository } from './sso.ts';
+import { StreamLeaseRepository } from './stream-leases.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
@@ -33,6 +34,7 @@ export interface Store {
   mappings: MappingsRepository;
   oauthAttempts: OAuthAttemptRepository;
   sso: SsoRepository;
+  streamLeases: StreamLeaseRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -53,6 +55,7 @@ export function createStore(table: Table): Store {
     mappings: new MappingsRepository(table),
     oauthAttempts: new OAuthAttemptRepository(table),
     sso: new SsoRepository(table),
+    streamLeases: new StreamLeaseRepository(table),
   };
 }
 

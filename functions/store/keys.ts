@@ -72,6 +72,12 @@ export const keys = {
     sk: `REFRESH_FAMILY#${familyId}`,
   }),
 
+  /** A user's open event streams (leases with their expiry), counted across every function instance. */
+  streamLeases: (tenantId: string, userId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `STREAMS#${userId}`,
+  }),
+
   rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({
     pk: `RATE#${bucket}#${clientAddress}`,
     sk: `WINDOW#${windowStart}`,

@@ -164,6 +164,7 @@ describe('without a signing key', () => {
       authRateLimitPerMinute: 10,
       appUrl: 'http://localhost:3000',
       sessionCheckCacheSeconds: 3,
+      streamMaxPerUser: 5,
       mail: undefined,
     });
     // The process's table (what the engine and the worker reach first) builds without any key.
