@@ -44,6 +44,7 @@ export function buildProgram(): Command {
     .description('log in and store the tokens (under $TMS_HOME or ~/.config/tms, mode 0600)')
     .option('--email <email>', 'e-mail (or env TMS_EMAIL)')
     .option('--password <password>', 'password (or env TMS_PASSWORD)')
+    .option('--tenant <id>', 'the tenant to sign in to, for an e-mail in several (default: its oldest)')
     .action((o, cmd: Command) => commands.login(ctx(cmd), o));
 
   const project = program.command('project').description('projects');

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { runTms } from '../support/cli.ts';
 import { claimsOf } from '../support/http.ts';
 
 const outbox = mkdtempSync(join(tmpdir(), 'tms-outbox-'));
@@ -156,5 +157,14 @@ describe('another tenant', () => {
       body: { email: a.member.email, password: 'correct-horse-battery', tenantId: b.tenantId },
     });
     expect(crossed.status).toBe(401);
+
+    // The CLI names the tenant the same way.
+    const cli = { api: `${app.url}/api`, home: mkdtempSync(join(tmpdir(), 'tms-invite-cli-')) };
+    const env = { TMS_PASSWORD: 'beta-password' };
+    expect(
+      (await runTms(['login', '--email', a.member.email, '--tenant', b.tenantId], { ...cli, env })).code,
+    ).toBe(0);
+    expect((await runTms(['login', '--email', a.member.email], { ...cli, env })).code).not.toBe(0);
+    rmSync(cli.home, { recursive: true, force: true });
   });
 });
