@@ -1,7 +1,7 @@
 /** /api/team/members and /api/team/invitations: the owner and admins manage who belongs to the tenant. */
 import * as z from 'zod';
 import { mailer } from '#adapters/mail.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as invitations from '#services/invitations.ts';

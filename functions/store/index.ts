@@ -18,6 +18,8 @@ import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
 
 export interface Store {
+  /** The table itself, for what no repository offers (test set-up writes records directly). */
+  readonly table: Table;
   tenants: TenantRepository;
   users: UserRepository;
   invitations: InvitationRepository;
@@ -39,6 +41,7 @@ export interface Store {
 
 export function createStore(table: Table): Store {
   return {
+    table,
     tenants: new TenantRepository(table),
     users: new UserRepository(table),
     invitations: new InvitationRepository(table),

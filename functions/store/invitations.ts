@@ -7,7 +7,7 @@ import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dy
 import { nowEpochSeconds } from '#platform/clock.ts';
 import type { Role } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
-import { isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
+import { ifConditionHolds, queryAll, type Table, withoutKeys } from './table.ts';
 
 export interface Invitation {
   id: string;
@@ -50,21 +50,17 @@ export class InvitationRepository {
 
   /** Takes the invitation of this token, once: undefined when unknown, used, revoked or expired. */
   async consume(tokenHash: string): Promise<Invitation | undefined> {
-    let taken: StoredInvitation | undefined;
-    try {
-      const out = await this.table.db.send(
+    const out = await ifConditionHolds(
+      this.table.db.send(
         new DeleteCommand({
           TableName: this.table.name,
           Key: keys.invitation(tokenHash),
           ConditionExpression: 'attribute_exists(pk)',
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      taken = out.Attributes as StoredInvitation | undefined;
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+      ),
+    );
+    const taken = out?.Attributes as StoredInvitation | undefined;
     if (!taken) return undefined;
     await this.table.db.send(
       new DeleteCommand({ TableName: this.table.name, Key: keys.tenantInvitation(taken.tenantId, taken.id) }),

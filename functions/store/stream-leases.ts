@@ -7,7 +7,7 @@
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.ts';
-import { isConditionFailure, type Table } from './table.ts';
+import { conditionHeld, type Table } from './table.ts';
 
 interface LeaseItem {
   leases?: Record<string, number>;
@@ -37,8 +37,8 @@ export class StreamLeaseRepository {
       const live = Object.entries(item?.leases ?? {}).filter(([, expiry]) => expiry > now);
       if (live.length >= max) return false;
       const leases = Object.fromEntries([...live, [lease.id, lease.expiresAt]]);
-      try {
-        await this.table.db.send(
+      const written = await conditionHeld(
+        this.table.db.send(
           new PutCommand({
             TableName: this.table.name,
             Item: {
@@ -50,19 +50,17 @@ export class StreamLeaseRepository {
             ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(pk)',
             ...(item ? { ExpressionAttributeValues: { ':v': item.version ?? 0 } } : {}),
           }),
-        );
-        return true;
-      } catch (err) {
-        if (!isConditionFailure(err)) throw err;
-      }
+        ),
+      );
+      if (written) return true;
     }
     return false;
   }
 
   /** Gives the place back (a lease already gone is nothing to do). */
   async release(tenantId: string, userId: string, leaseId: string): Promise<void> {
-    await this.table.db
-      .send(
+    await conditionHeld(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.streamLeases(tenantId, userId),
@@ -71,9 +69,7 @@ export class StreamLeaseRepository {
           ExpressionAttributeNames: { '#id': leaseId },
           ExpressionAttributeValues: { ':one': 1 },
         }),
-      )
-      .catch((err: unknown) => {
-        if (!isConditionFailure(err)) throw err;
-      });
+      ),
+    );
   }
 }

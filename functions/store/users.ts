@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { nowIso } from '#platform/clock.ts';
 import type { Role } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
-import { failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
+import { conditionHeld, failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
 
 export interface User {
   id: string;
@@ -117,8 +117,8 @@ export class UserRepository {
 
   /** Links a provider identity to an existing user: the link and the user's `sso`, under conditions. */
   async linkSsoIdentity(tenantId: string, userId: string, identity: SsoIdentity): Promise<boolean> {
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
             this.ssoLinkPut(tenantId, userId, identity),
@@ -133,12 +133,8 @@ export class UserRepository {
             },
           ],
         }),
-      );
-      return true;
-    } catch (err) {
-      if (failedConditions(err)?.length) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async get(tenantId: string, userId: string): Promise<User | undefined> {

@@ -7,9 +7,9 @@ import { type ClientRequest, request } from 'node:http';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nowEpochSeconds } from '../../functions/platform/clock.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { createRun } from '../support/runs.ts';
 
 let app: TestApp;
 let t: TestTenant;
