@@ -26,6 +26,15 @@ export const toMember = (u: User): Member => ({
  * Team changes are judged on the actor's role as stored now, not as the token claimed up to 15 minutes ago:
  * a demoted owner or a removed admin loses these powers at once.
  */
+/**
+ * A role change or a removal ends the user's sessions: this instance forgets its cached read at once (others
+ * within SESSION_CHECK_CACHE_SECONDS), and every refresh-token family of the user is revoked.
+ */
+async function endSessions(store: Store, tenantId: string, userId: string): Promise<void> {
+  forgetSession(tenantId, userId);
+  await store.refreshTokens.revokeUserFamilies(tenantId, userId);
+}
+
 export async function currentRole(store: Store, actor: Principal): Promise<Role> {
   const user = await store.users.get(actor.tenantId, actor.userId);
   if (!user || (user.role !== 'owner' && user.role !== 'admin')) throw errors.forbidden();
@@ -48,7 +57,7 @@ export async function changeMemberRole(
   if (!mayAssignRole(await currentRole(store, actor), current.role, role)) throw errors.forbidden();
   const changed = await store.users.changeRole(actor.tenantId, userId, role);
   if (changed.ok) {
-    forgetSession(actor.tenantId, userId);
+    await endSessions(store, actor.tenantId, userId);
     return toMember(changed.user);
   }
   if (changed.reason === 'last-owner') throw errors.lastOwner();
@@ -62,7 +71,7 @@ export async function removeMember(store: Store, actor: Principal, userId: strin
   if (!mayRemoveMember(await currentRole(store, actor), current.role)) throw errors.forbidden();
   const removed = await store.users.delete(actor.tenantId, userId);
   if (removed.ok) {
-    forgetSession(actor.tenantId, userId);
+    await endSessions(store, actor.tenantId, userId);
     return;
   }
   if (removed.reason === 'last-owner') throw errors.lastOwner();

@@ -71,6 +71,7 @@ export const keys = {
     pk: tenantPk(tenantId),
     sk: `REFRESH_FAMILY#${familyId}`,
   }),
+  refreshFamilyPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'REFRESH_FAMILY#' }),
 
   /** A user's open event streams (leases with their expiry), counted across every function instance. */
   streamLeases: (tenantId: string, userId: string): Key => ({

@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { REFRESH_TOKEN_TTL_SECONDS } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
-import { failedConditions, type Table } from './table.ts';
+import { failedConditions, queryAll, type Table } from './table.ts';
 
 export interface RefreshTokenRecord {
   tokenHash: string;
@@ -122,6 +122,21 @@ export class RefreshTokenRepository {
         ExpressionAttributeValues: { ':now': nowIso() },
       }),
     );
+  }
+
+  /**
+   * Ends every live family of a user (a removal or a role change). The tenant's families are few (one per login,
+   * gone after 30 days), so one query of the tenant's partition finds them.
+   */
+  async revokeUserFamilies(tenantId: string, userId: string): Promise<number> {
+    const { pk, skPrefix } = keys.refreshFamilyPrefix(tenantId);
+    const families = await queryAll(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      FilterExpression: 'userId = :user AND attribute_not_exists(revokedAt)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix, ':user': userId },
+    });
+    await Promise.all(families.map((f) => this.revokeFamily(tenantId, f.familyId as string)));
+    return families.length;
   }
 
   /** Looks a token up without using it (logout). */

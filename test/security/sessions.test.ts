@@ -4,6 +4,7 @@
  * no longer mint access tokens.
  */
 import { randomUUID } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { refreshCookieOf } from '../support/http.ts';
@@ -13,6 +14,20 @@ beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(() => app.close());
+
+/** The user's refresh-token families as stored: how many, and how many of them revoked. */
+async function familiesOf(tenantId: string, userId: string) {
+  const out = await app.db.send(
+    new QueryCommand({
+      TableName: app.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': `TENANT#${tenantId}`, ':sk': 'REFRESH_FAMILY#' },
+      ConsistentRead: true,
+    }),
+  );
+  const own = (out.Items ?? []).filter((i) => i.userId === userId);
+  return { total: own.length, revoked: own.filter((i) => i.revokedAt).length };
+}
 
 const revoked = {
   statusCode: 401,
@@ -57,6 +72,9 @@ describe('a demoted admin', () => {
 
     const old = await app.call('GET', '/api/team/members', { token: t.admin.token });
     expect({ status: old.status, body: old.body }).toEqual({ status: 401, body: revoked });
+    // Every family of the demoted user is revoked in the table, none of the others'.
+    expect(await familiesOf(t.tenantId, t.admin.id)).toEqual({ total: 2, revoked: 2 });
+    expect(await familiesOf(t.tenantId, t.member.id)).toEqual({ total: 1, revoked: 0 });
     const refreshed = await app.call('POST', '/api/auth/refresh', { cookie: `refresh_token=${refresh}` });
     expect(refreshed.status).toBe(401);
     expect(refreshed.body.code).toBe('REFRESH_TOKEN_INVALID');
