@@ -221,9 +221,17 @@ async function userFor(
       throw refuse(errors.ssoAccountNotAllowed(), 'identity link refused (linked meanwhile)', tenantId);
     return { ...existing, sso: identity };
   }
-  const created = await store.users.create({ tenantId, email, role: settings.defaultRole, sso: identity });
+  // An invited address signing in through the tenant's provider accepts its invitation: the invited role.
+  const invitation = await store.invitations.takeForAddress(tenantId, email);
+  const role = invitation?.role ?? settings.defaultRole;
+  const created = await store.users.create({ tenantId, email, role, sso: identity });
   if (!created.ok)
     throw refuse(errors.ssoAccountNotAllowed(), `user not created: ${created.reason}`, tenantId);
-  logger.info('sso user created', { tenantId, userId: created.user.id, role: created.user.role });
+  logger.info('sso user created', {
+    tenantId,
+    userId: created.user.id,
+    role: created.user.role,
+    ...(invitation ? { invitationId: invitation.id } : {}),
+  });
   return created.user;
 }

@@ -83,6 +83,16 @@ export class InvitationRepository {
       .map(viewOf);
   }
 
+  /**
+   * Takes the tenant's pending invitation of an address, if any (the most recent, should there be several; the
+   * others are withdrawn too): how single sign-on accepts it.
+   */
+  async takeForAddress(tenantId: string, email: string): Promise<Invitation | undefined> {
+    const pending = (await this.list(tenantId)).filter((i) => i.email === email.toLowerCase());
+    for (const i of pending) await this.revoke(tenantId, i.id);
+    return pending.at(-1);
+  }
+
   /** Withdraws an invitation: its link stops working. False when the tenant has no such invitation. */
   async revoke(tenantId: string, id: string): Promise<boolean> {
     const out = await this.table.db.send(

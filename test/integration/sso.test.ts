@@ -401,6 +401,22 @@ describe('sign-in', () => {
     expect(claimsOf(login.body.accessToken).tenantId).toBe(other.tenantId);
   });
 
+  it('accepts a pending invitation of the address: the invited role, and the invitation is spent', async () => {
+    const invited = await app.call('POST', '/api/team/members', {
+      token: t.owner.token,
+      body: { email: 'ivy@acme.test', role: 'admin' },
+    });
+    expect(invited.status).toBe(202);
+    account('ivy-sub', 'ivy@acme.test');
+    const { res } = await signIn();
+    expect(res.status).toBe(302);
+    const ivy = (await app.store.users.list(t.tenantId)).find((u) => u.email === 'ivy@acme.test');
+    expect(ivy?.role).toBe('admin');
+    expect(await app.store.invitations.list(t.tenantId)).not.toContainEqual(
+      expect.objectContaining({ email: 'ivy@acme.test' }),
+    );
+  });
+
   it('refuses a domain that is not allowed, and an unverified e-mail; no user is made', async () => {
     account('mallory-sub', 'mallory@blocked.test');
     const body = await expectRefused(async () => (await signIn()).res, 403, 'SSO_DOMAIN_NOT_ALLOWED');
