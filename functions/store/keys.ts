@@ -36,7 +36,7 @@ export const keys = {
   /**
    * Where a password login that names no tenant goes: one entry per password user of the address, oldest first
    * (sort key = creation time, then tenant). Before per-tenant addresses the one entry was `sk: 'EMAIL'`
-   * (legacyEmail): it sorts after every dated entry and is still honoured.
+   * (legacyEmail): older than every dated entry, it is still honoured, and first.
    */
   loginEntry: (email: string, createdAt: string, tenantId: string): Key => ({
     pk: `EMAIL#${email.toLowerCase()}`,

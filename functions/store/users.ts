@@ -177,16 +177,23 @@ export class UserRepository {
     return legacy.Item?.tenantId === tenantId ? (legacy.Item as unknown as UserRef) : undefined;
   }
 
+  /**
+   * A claim from before per-tenant addresses is older than any dated entry but sorts after them (`EMAIL` after
+   * digits): it is read beside the first dated entry, and wins.
+   */
   private async oldestLoginEntry(email: string): Promise<UserRef | undefined> {
-    const out = await this.table.db.send(
-      new QueryCommand({
-        TableName: this.table.name,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.loginEntries(email).pk },
-        Limit: 1,
-      }),
-    );
-    return out.Items?.[0] as UserRef | undefined;
+    const [legacy, dated] = await Promise.all([
+      this.table.db.send(new GetCommand({ TableName: this.table.name, Key: keys.legacyEmail(email) })),
+      this.table.db.send(
+        new QueryCommand({
+          TableName: this.table.name,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.loginEntries(email).pk },
+          Limit: 1,
+        }),
+      ),
+    ]);
+    return (legacy.Item ?? dated.Items?.[0]) as UserRef | undefined;
   }
 
   async list(tenantId: string): Promise<User[]> {

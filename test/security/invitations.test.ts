@@ -3,10 +3,15 @@
  * nothing exists until the link is accepted. Addresses are unique per tenant: a second tenant inviting the
  * same address neither blocks the first nor learns anything, and a person may belong to both.
  */
+
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../functions/platform/passwords.ts';
+import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { runTms } from '../support/cli.ts';
 import { claimsOf } from '../support/http.ts';
@@ -166,5 +171,47 @@ describe('another tenant', () => {
     ).toBe(0);
     expect((await runTms(['login', '--email', a.member.email], { ...cli, env })).code).not.toBe(0);
     rmSync(cli.home, { recursive: true, force: true });
+  });
+});
+
+describe('a user from before per-tenant addresses', () => {
+  it('keeps its tenant-less login, is found in its tenant, and may join another tenant', async () => {
+    // As the old code stored a user: the user row and one global claim `EMAIL#<address> / EMAIL`.
+    const userId = randomUUID();
+    const email = 'legacy.user@corp-a.test';
+    const now = new Date().toISOString();
+    await app.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: app.tableName,
+              Item: {
+                ...keys.user(a.tenantId, userId),
+                id: userId,
+                tenantId: a.tenantId,
+                email,
+                role: 'member',
+                passwordHash: await hashPassword('legacy-password'),
+                createdAt: now,
+                updatedAt: now,
+              },
+            },
+          },
+          {
+            Put: {
+              TableName: app.tableName,
+              Item: { ...keys.legacyEmail(email), tenantId: a.tenantId, userId },
+            },
+          },
+        ],
+      }),
+    );
+    expect((await invite(a, email)).status).toBe(409);
+    expect((await invite(b, email)).status).toBe(202);
+    expect((await accept(tokenIn(mailsTo(email).at(-1)), 'beta-password')).status).toBe(200);
+    const login = await app.login(email, 'legacy-password');
+    expect(login.status).toBe(200);
+    expect(claimsOf(login.body.accessToken).tenantId).toBe(a.tenantId);
   });
 });
