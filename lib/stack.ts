@@ -31,6 +31,8 @@ export interface MigrationServiceStackProps extends StackProps {
   stripeSecretArn?: string | undefined;
   /** The customer-facing web app (context `appUrl`): where checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /** The SES-verified sender of invitation mail (context `mailFrom`); see ApiProps.mailFrom. */
+  mailFrom?: string | undefined;
   /**
    * An existing Secrets Manager secret with the trackers' OAuth client secrets (context `trackerOAuthSecretArn`,
    * JSON `{"atlassianClientSecret", "entraClientSecret"}`, created by the operator: the secrets never pass through
@@ -80,6 +82,7 @@ export class MigrationServiceStack extends Stack {
         ? Secret.fromSecretCompleteArn(this, 'StripeSecret', props.stripeSecretArn)
         : undefined,
       appUrl: props.appUrl,
+      mailFrom: props.mailFrom,
       trackerOAuth,
       allowedOrigins: props.allowedOrigins,
       throttle: props.throttle,
@@ -159,6 +162,7 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     alarmEmail: contextString(ctx('alarmEmail')),
     stripeSecretArn: contextString(ctx('stripeSecretArn')),
     appUrl: contextString(ctx('appUrl')),
+    mailFrom: contextString(ctx('mailFrom')),
     trackerOAuthSecretArn: contextString(ctx('trackerOAuthSecretArn')),
     atlassianClientId: contextString(ctx('atlassianClientId')),
     entraClientId: contextString(ctx('entraClientId')),

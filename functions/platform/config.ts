@@ -18,6 +18,10 @@ const CONFIG_VARIABLES = [
   'AUTH_RATE_LIMIT_PER_MINUTE',
   'APP_URL',
   'API_URL',
+  'SESSION_CHECK_CACHE_SECONDS',
+  'STREAM_MAX_PER_USER',
+  'MAIL_OUTBOX_DIR',
+  'MAIL_FROM',
 ] as const;
 
 export interface Config {
@@ -29,6 +33,10 @@ export interface Config {
   appUrl: string;
   /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
+  sessionCheckCacheSeconds: number;
+  streamMaxPerUser: number;
+  /** Where mail goes: a local outbox, SES from a sender, or nowhere configured (sending fails loudly). */
+  mail: { kind: 'outbox'; dir: string } | { kind: 'ses'; from: string } | undefined;
 }
 
 /** The spec's limits: 10 per minute in production, 100 in development. */
@@ -44,6 +52,13 @@ export function loadConfig(env?: EnvInput): Config {
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
     appUrl: e.APP_URL.replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
+    sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,
+    streamMaxPerUser: e.STREAM_MAX_PER_USER,
+    mail: e.MAIL_OUTBOX_DIR
+      ? { kind: 'outbox', dir: e.MAIL_OUTBOX_DIR }
+      : e.MAIL_FROM
+        ? { kind: 'ses', from: e.MAIL_FROM }
+        : undefined,
   };
 }
 

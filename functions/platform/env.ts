@@ -129,10 +129,10 @@ export const ENV = {
   APP_URL: entry({
     schema: httpUrl.default('http://localhost:3000'),
     default: 'http://localhost:3000',
-    readBy: ['billing', 'connectors', 'sso'],
+    readBy: ['billing', 'connectors', 'team', 'sso'],
     set: 'optional',
     about:
-      "the customer-facing web app: where Stripe's checkout returns the payer and sign-in and tracker OAuth land the browser (a `returnTo` must be on this origin)",
+      "the customer-facing web app: where Stripe's checkout returns the payer, sign-in and tracker OAuth land the browser (a `returnTo` must be on this origin), and invitation links point",
   }),
   API_URL: entry({
     schema: httpUrl.optional(),
@@ -149,6 +149,37 @@ export const ENV = {
     set: 'optional',
     about:
       'browser origins (comma-separated) whose requests get CORS headers (echoing the origin, with credentials, and `Vary: Origin`); `*` any, without credentials',
+  }),
+  SESSION_CHECK_CACHE_SECONDS: entry({
+    schema: z.coerce.number().int().min(0).max(10).default(3),
+    default: '3',
+    readBy: TOKENS,
+    set: 'never',
+    about:
+      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this",
+  }),
+  STREAM_MAX_PER_USER: entry({
+    schema: z.coerce.number().int().min(1).max(100).default(5),
+    default: '5',
+    readBy: ['stream'],
+    set: 'never',
+    about:
+      'event streams one user may hold open at once, across every function instance (429 `STREAM_LIMIT` beyond)',
+  }),
+  MAIL_OUTBOX_DIR: entry({
+    schema: z.string().min(1).optional(),
+    default: '—',
+    readBy: ['team'],
+    set: 'never',
+    about:
+      'offline: mail (invitations) is written as JSON files here instead of sent (`npm start`: `DATA_DIR/outbox`)',
+  }),
+  MAIL_FROM: entry({
+    schema: z.email().optional(),
+    default: 'none (nor `MAIL_OUTBOX_DIR`): inviting answers 502 `MAIL_UNAVAILABLE`',
+    readBy: ['team'],
+    set: 'optional',
+    about: 'AWS: the SES-verified sender invitations are sent from (context `mailFrom`)',
   }),
   JWT_SECRET: entry({
     schema: nonEmpty,

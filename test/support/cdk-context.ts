@@ -13,6 +13,7 @@ export const PROD_CONTEXT = {
   alarmEmail: 'ops@example.com',
   stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
   appUrl: 'https://app.example.com',
+  mailFrom: 'invitations@mail.example.com',
   trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
   atlassianClientId: 'atlassian-client-id',
   entraClientId: '00000000-1111-2222-3333-444444444444',
