@@ -1,6 +1,7 @@
 /**
- * The one way an adapter is chosen (artifact store, payment provider, scan dispatcher, orchestrator, credentials
- * cipher): from the environment catalogue (functions/platform/env.ts) at first use, then kept for the process.
+ * The one way an adapter is chosen (artifact store, payment provider, scan dispatcher, orchestrator, mailer,
+ * credentials cipher): from the environment catalogue (functions/platform/env.ts) at first use, then kept for the
+ * process.
  * The offline runtime and tests put their own in place with `use`; `use(undefined)` goes back to the
  * environment's choice at the next use. A choice that throws, or a promised one that rejects, is not kept: the
  * next use tries again.
