@@ -14,6 +14,7 @@ import {
   type IRetryBackoffContext,
   retry,
 } from 'cockatiel';
+import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 
@@ -350,14 +351,16 @@ export class TrackerHttp {
       body = JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
     }
-    return fetch(url, {
+    // The outbound policy (functions/outbound/) checks the URL, pins the address and follows redirects itself.
+    return outboundFetch(url, {
+      destination: 'tracker',
       method,
       headers,
       body,
       redirect: options.manualRedirect ? 'manual' : 'follow',
       signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
       ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
-    } as RequestInit);
+    } as OutboundInit);
   }
 
   private async toResponse<T>(
@@ -371,7 +374,8 @@ export class TrackerHttp {
       response.ok ||
       (response.status >= 300 && response.status < 400 && options.manualRedirect) ||
       options.accept?.includes(response.status);
-    const text = response.status === 204 ? '' : await response.text();
+    // A tracker answer is read whole only up to OUTBOUND_MAX_RESPONSE_BYTES.
+    const text = response.status === 204 ? '' : await readTextCapped(response);
     let body: unknown = text;
     if (text && /json/i.test(type)) {
       try {
@@ -394,7 +398,8 @@ export class TrackerHttp {
     return this.policy.execute(async () => {
       await this.concurrency.acquire();
       try {
-        const response = await fetch(url, {
+        const response = await outboundFetch(url, {
+          destination: 'tracker',
           headers: { Authorization: await this.authorizationHeader() },
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         }).catch((err: unknown) => {
@@ -418,7 +423,7 @@ export class TrackerHttp {
             response.status,
             'GET',
             url.pathname,
-            await response.text(),
+            await readTextCapped(response),
           );
         return response;
       } finally {

@@ -503,7 +503,8 @@ describe('the API construct', () => {
     // The same base as SSO's.
     expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
     expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
-    expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('APP_URL');
+    // Every function reads APP_URL (config fails at cold start in prod without it).
+    expect(envOf(p, fnId(p, 'projects'))).toHaveProperty('APP_URL', 'https://app.example.com');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
