@@ -151,14 +151,19 @@ export async function outboundFetch(input: string | URL, init: OutboundInit): Pr
  * A stream that errors with ResponseTooLarge once more than `limit` bytes went through it (a download kept
  * within the attachment size limit, whatever Content-Length claimed).
  */
-export function limitBytes(stream: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
+export function limitBytes(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  onExceeded?: () => void,
+): ReadableStream<Uint8Array> {
   let seen = 0;
   return stream.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, out) {
         seen += chunk.byteLength;
-        if (seen > limit) out.error(new ResponseTooLarge(limit));
-        else out.enqueue(chunk);
+        if (seen <= limit) return out.enqueue(chunk);
+        onExceeded?.();
+        out.error(new ResponseTooLarge(limit));
       },
     }),
   );
