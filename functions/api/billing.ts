@@ -2,8 +2,9 @@
  * Billing: the owner's view (quotes, payments, spend per project), a project's quote and its acceptance, and
  * the payment provider's webhook (public: the provider's signature is its authentication).
  */
-import { AcceptQuoteSchema } from '#domain/quotes.ts';
+import { AcceptQuoteSchema, returnUrlProblems } from '#domain/quotes.ts';
 import { config } from '#platform/config.ts';
+import { errors } from '#platform/errors.ts';
 import { createApiHandler, json, type Operation, type PublicOperation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import { paymentProvider } from '#services/payments/index.ts';
@@ -18,6 +19,8 @@ const getQuote: Operation = async (req) =>
 const acceptQuote: Operation = async (req) => {
   const projectId = req.params.projectId ?? '';
   const input = parseOrThrow(AcceptQuoteSchema, req.body ?? {});
+  const elsewhere = returnUrlProblems(input, config().appUrl);
+  if (elsewhere.length) throw errors.validation(elsewhere);
   const page = `${config().appUrl}/projects/${encodeURIComponent(projectId)}`;
   const answer = await quotes.acceptQuote(store(), await paymentProvider(), req.principal, projectId, input, {
     successUrl: `${page}?payment=success`,

@@ -15,6 +15,8 @@ import {
 } from '#domain/connectors.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
+import { OutboundRefused } from '#outbound/fetch.ts';
+import { outboundUrlProblems } from '#outbound/validate.ts';
 import { nowIso, nowMs } from '#platform/clock.ts';
 import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
@@ -23,7 +25,7 @@ import type { Principal } from '#platform/tokens.ts';
 import type { ConnectionKind, StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
-import type { AdoClient } from '#trackers/ado/client.ts';
+import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
@@ -47,8 +49,23 @@ import {
 const TEST_HTTP: Partial<HttpOptions> = { maxAttempts: 2, timeoutMs: 15_000, initialDelayMs: 100 };
 const SCAN_CHUNK = 1_000;
 
+/**
+ * The outbound policy at the edge: credentials naming a URL the service may not reach are refused (400) before
+ * any request, whatever listens there (functions/outbound/validate.ts).
+ */
+export function refuseOutbound(creds: SourceCredentials | TargetCredentials): void {
+  const problems = outboundUrlProblems(
+    'organization_url' in creds
+      ? { 'credentials.organization_url': resolveOrganizationUrl(creds.organization_url) }
+      : { 'credentials.base_url': creds.base_url },
+  );
+  if (problems.length) throw errors.validation(problems);
+}
+
 /** The spec's messages for what a tracker answered. */
 export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFound: string): string {
+  // Refused by the outbound policy (a name resolving to a private address, a redirect elsewhere): one message.
+  if (err instanceof OutboundRefused) return `${kind} connection refused: ${err.message}`;
   // No OAuth token: "Token exchange failed" (reconnect) or the provider unreachable, and what to do about it.
   if (err instanceof CredentialsUnavailable) return err.message;
   if (err instanceof TrackerUnreachableError)
@@ -241,6 +258,7 @@ export async function testConnection(
     raw = stored.creds;
   }
   const creds = kind === 'source' ? SourceCredentialsSchema.parse(raw) : TargetCredentialsSchema.parse(raw);
+  refuseOutbound(creds);
   const result =
     kind === 'source'
       ? await testSourceClient(
@@ -406,6 +424,7 @@ export async function startScan(
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
   const inline = input.credentials ? SourceCredentialsSchema.parse(input.credentials) : undefined;
+  if (inline) refuseOutbound(inline);
   let client: AdoClient;
   let ids: number[];
   try {

@@ -19,6 +19,7 @@ import {
   StartSourceOAuthSchema,
   StartTargetOAuthSchema,
 } from '#domain/tracker-oauth.ts';
+import { outboundUrlProblems } from '#outbound/validate.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 import { OAUTH_CALLBACK_PATH } from '#platform/cookies.ts';
@@ -31,11 +32,18 @@ import { parseOrThrow } from '#platform/validation.ts';
 import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
+import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';
 import { findProject } from './projects.ts';
-import { credentialContext, type StoredSource, type StoredTarget } from './tracker-connections.ts';
+import {
+  credentialContext,
+  loadSource,
+  loadTarget,
+  type StoredSource,
+  type StoredTarget,
+} from './tracker-connections.ts';
 
 const base64url = (b: Buffer) => b.toString('base64url');
 const sha256 = sha256Url;
@@ -59,6 +67,33 @@ function returnTarget(returnTo: string | undefined, projectId: string): string {
   return resolved;
 }
 
+/** Does this start name another organisation/project (or project key/site) than the stored OAuth grant? */
+async function movesGrant(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  request: { organization_url: string; project: string } | { project_key: string; site?: string | undefined },
+): Promise<boolean> {
+  const same = (a: string, b: string) =>
+    a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
+  if ('organization_url' in request) {
+    const stored = await loadSource(store, tenantId, projectId);
+    if (stored?.method !== 'oauth') return false;
+    return (
+      !same(
+        resolveOrganizationUrl(stored.creds.organization_url),
+        resolveOrganizationUrl(request.organization_url),
+      ) || !same(stored.creds.project, request.project)
+    );
+  }
+  const stored = await loadTarget(store, tenantId, projectId);
+  if (stored?.method !== 'oauth') return false;
+  return (
+    stored.creds.project_key !== request.project_key ||
+    (request.site !== undefined && !same(stored.creds.base_url, request.site))
+  );
+}
+
 export async function startOAuthConnection(
   store: Store,
   principal: Principal,
@@ -74,8 +109,17 @@ export async function startOAuthConnection(
     kind === 'source'
       ? parseOrThrow(StartSourceOAuthSchema, body ?? {})
       : parseOrThrow(StartTargetOAuthSchema, body ?? {});
+  const unreachable = outboundUrlProblems(
+    'organization_url' in request
+      ? { organization_url: resolveOrganizationUrl(request.organization_url) }
+      : { site: request.site },
+  );
+  if (unreachable.length) throw errors.validation(unreachable);
   const provider = (await oauthProviders())[PROVIDER_OF[kind]];
   if (!provider) throw errors.oauthNotConfigured(TRACKER_NAME[kind]);
+  // A grant stays where it was consented: only an owner or admin moves a project's connection elsewhere.
+  if (principal.role === 'member' && (await movesGrant(store, principal.tenantId, project.id, request)))
+    throw errors.connectionMoveForbidden(kind);
 
   const state = base64url(randomBytes(32));
   const codeVerifier = base64url(randomBytes(48));
