@@ -12,8 +12,14 @@ export interface Attacker {
   close(): Promise<void>;
 }
 
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export async function startAttacker(
-  answer: (url: string) => { status: number; headers?: Record<string, string>; body?: string } = () => ({
+  answer: (url: string) => Answer = () => ({
     status: 200,
     headers: { 'content-type': 'image/png' },
     body: 'secret from a loopback-only service',
