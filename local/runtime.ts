@@ -19,9 +19,6 @@ import { ensureTable } from './table.ts';
 
 // Offline we run on Node 20; the deployed functions run on Node 22, so the SDK's Node 20 notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-// Offline, trackers (the sandboxes, or a tracker on this machine) listen on loopback: the outbound policy
-// refuses loopback unless told, and this runtime is what tells it (OUTBOUND_ALLOW_LOOPBACK=0 to try without).
-process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
 
 export const LOCAL_TABLE_NAME = 'tracker-migration-local';
 const LOCAL_REGION = 'eu-west-2';
@@ -60,6 +57,9 @@ function ensureKeyFile(dataDir: string, name: string, bytes: number): string {
 }
 
 export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<LocalRuntime> {
+  // Offline, trackers (the sandboxes, or a tracker on this machine) listen on loopback: the outbound policy
+  // refuses loopback unless told, and this runtime is what tells it (OUTBOUND_ALLOW_LOOPBACK=0 to try without).
+  process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const keyFile = ensureKeyFile(dataDir, 'jwt-signing-key', 48);

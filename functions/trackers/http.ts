@@ -15,6 +15,7 @@ import {
   retry,
 } from 'cockatiel';
 import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
+import type { Destination } from '#outbound/rules.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 
@@ -33,6 +34,11 @@ export interface HttpOptions {
   /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
   name?: TrackerKind;
   baseUrl: string;
+  /**
+   * Which hosts the outbound policy lets this client reach: `tracker` (the default) the allow-listed tracker
+   * hosts; `public` any public host (a plugin's service, whose URL only the operator sets).
+   */
+  destination?: Destination;
   /** The Authorization header: a fixed value (PAT, API token) or an OAuth token source. Never logged. */
   authorization: string | AuthorizationSource;
   timeoutMs?: number;
@@ -353,7 +359,7 @@ export class TrackerHttp {
     }
     // The outbound policy (functions/outbound/) checks the URL, pins the address and follows redirects itself.
     return outboundFetch(url, {
-      destination: 'tracker',
+      destination: this.opts.destination ?? 'tracker',
       method,
       headers,
       body,
@@ -399,7 +405,7 @@ export class TrackerHttp {
       await this.concurrency.acquire();
       try {
         const response = await outboundFetch(url, {
-          destination: 'tracker',
+          destination: this.opts.destination ?? 'tracker',
           headers: { Authorization: await this.authorizationHeader() },
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         }).catch((err: unknown) => {
