@@ -14,12 +14,12 @@ import {
   type IRetryBackoffContext,
   retry,
 } from 'cockatiel';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
 import type { Destination } from '#outbound/rules.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 
-export type TrackerName = 'source' | 'target';
 type Body = NonNullable<RequestInit['body']>;
 
 export interface TrackerCallStats {
@@ -30,7 +30,7 @@ export interface TrackerCallStats {
 }
 
 export interface HttpOptions {
-  tracker: TrackerName;
+  tracker: ConnectionKind;
   /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
   name?: TrackerKind;
   baseUrl: string;
@@ -92,7 +92,7 @@ export interface HttpResponse<T = unknown> {
 export class TrackerHttpError extends Error {
   override name = 'TrackerHttpError';
   constructor(
-    readonly tracker: TrackerName,
+    readonly tracker: ConnectionKind,
     readonly status: number,
     readonly method: string,
     readonly path: string,
@@ -106,7 +106,7 @@ export class TrackerHttpError extends Error {
 export class TrackerUnreachableError extends Error {
   override name = 'TrackerUnreachableError';
   constructor(
-    readonly tracker: TrackerName,
+    readonly tracker: ConnectionKind,
     readonly host: string,
     readonly reason: string,
   ) {

@@ -3,7 +3,7 @@
  * images show in place through media nodes, a re-run uploads nothing, and a file over Jira's limit is reported.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';

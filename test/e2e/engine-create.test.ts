@@ -7,8 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/engine/context.ts';
 import { type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
+import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
@@ -58,6 +59,7 @@ function deps(extra: Partial<EngineDeps> = {}): EngineDeps {
       { initialDelayMs: 20 },
     ),
     indexLagMs: 0,
+    pluginDefinitions: PLUGIN_DEFINITIONS,
     ...extra,
   };
 }

@@ -9,9 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CHUNK_SIZE, LAST_CORE_PHASE } from '../../functions/domain/runs.ts';
-import type { ChunkOutcome, EngineDeps, PhaseContext, PhaseModule } from '../../functions/engine/context.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import type { PluginDefinition } from '../../functions/plugins/types.ts';
+import type {
+  ChunkOutcome,
+  EngineDeps,
+  PhaseContext,
+  PhaseModule,
+  PluginDefinition,
+} from '../../functions/phase-kit/context.ts';
 import { setPluginEnabled } from '../../functions/services/operator.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';

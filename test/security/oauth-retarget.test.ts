@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import { loadSource, loadTarget } from '../../functions/services/tracker-connections.ts';
+import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';

@@ -6,8 +6,8 @@
  */
 import * as z from 'zod';
 import { catalogueEntry } from '../../functions/domain/plugins.ts';
-import { type PhaseModule, SimulatedCrash } from '../../functions/engine/context.ts';
-import type { PluginDefinition } from '../../functions/plugins/types.ts';
+import type { PluginDefinition } from '../../functions/phase-kit/context.ts';
+import { type PhaseModule, SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import type { EngineHarness } from './engine-harness.ts';
 

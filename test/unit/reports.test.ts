@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField } from '../../functions/domain/csv.ts';
 import type { Run } from '../../functions/domain/runs.ts';
-import type { EngineDeps } from '../../functions/engine/context.ts';
 import { writeRunReports } from '../../functions/engine/reports.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import type { createDocumentClient } from '../../functions/store/client.ts';
@@ -34,6 +34,7 @@ beforeAll(async () => {
     source: {} as never,
     target: {} as never,
     indexLagMs: 0,
+    pluginDefinitions: [],
   };
 });
 afterAll(() => {
