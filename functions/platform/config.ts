@@ -75,12 +75,7 @@ export interface OutboundConfig {
 }
 
 export function loadOutboundConfig(env: NodeJS.ProcessEnv = process.env): OutboundConfig {
-  const parsed = OutboundEnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid configuration: ${detail}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(OutboundEnvSchema, env);
   return {
     httpsOnly: e.STAGE === 'prod',
     allowLoopback: e.OUTBOUND_ALLOW_LOOPBACK === '1',
@@ -113,13 +108,16 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** The variables as `schema` reads them, or a ConfigError naming every bad one. */
+function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  throw new ConfigError(`Invalid configuration: ${detail}`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid configuration: ${detail}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(EnvSchema, env);
   if (e.STAGE === 'prod' && !e.APP_URL)
     throw new ConfigError('Invalid configuration: APP_URL: is required when STAGE is prod');
   return {

@@ -18,6 +18,7 @@ import {
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
+import { sameSite } from '#domain/tracker-oauth.ts';
 import { writeRunReports } from '#engine/reports.ts';
 import { outboundUrlProblems } from '#outbound/validate.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
@@ -101,7 +102,7 @@ async function oauthSides(store: Store, tenantId: string, projectId: string, inp
     const stored = await loadSource(store, tenantId, projectId);
     if (stored?.method !== 'oauth') problems.push('enginePayload.source.pat is required');
     else if (
-      !sameUrl(resolveOrganizationUrl(stored.creds.organization_url), resolveOrganizationUrl(source.org)) ||
+      !sameSite(resolveOrganizationUrl(stored.creds.organization_url), resolveOrganizationUrl(source.org)) ||
       stored.creds.project.toLowerCase() !== source.project.toLowerCase()
     )
       scope.push(
@@ -115,7 +116,7 @@ async function oauthSides(store: Store, tenantId: string, projectId: string, inp
       if (target.email === undefined) problems.push('enginePayload.target.email is required');
       if (target.api_token === undefined) problems.push('enginePayload.target.api_token is required');
     } else if (
-      !sameUrl(stored.creds.base_url, target.base_url) ||
+      !sameSite(stored.creds.base_url, target.base_url) ||
       stored.creds.project_key !== target.project_key
     )
       scope.push(
@@ -127,9 +128,6 @@ async function oauthSides(store: Store, tenantId: string, projectId: string, inp
   if (scope.length) throw errors.oauthScopeMismatch(scope);
   return sides;
 }
-
-const sameUrl = (a: string, b: string) =>
-  a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
 
 async function storeCredentials(
   store: Store,

@@ -19,6 +19,7 @@ import {
   PROVIDER_OF,
   StartSourceOAuthSchema,
   StartTargetOAuthSchema,
+  sameSite,
 } from '#domain/tracker-oauth.ts';
 import { outboundUrlProblems } from '#outbound/validate.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
@@ -74,23 +75,21 @@ async function movesGrant(
   projectId: string,
   request: { organization_url: string; project: string } | { project_key: string; site?: string | undefined },
 ): Promise<boolean> {
-  const same = (a: string, b: string) =>
-    a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
   if ('organization_url' in request) {
     const stored = await loadSource(store, tenantId, projectId);
     if (stored?.method !== 'oauth') return false;
     return (
-      !same(
+      !sameSite(
         resolveOrganizationUrl(stored.creds.organization_url),
         resolveOrganizationUrl(request.organization_url),
-      ) || !same(stored.creds.project, request.project)
+      ) || !sameSite(stored.creds.project, request.project)
     );
   }
   const stored = await loadTarget(store, tenantId, projectId);
   if (stored?.method !== 'oauth') return false;
   return (
     stored.creds.project_key !== request.project_key ||
-    (request.site !== undefined && !same(stored.creds.base_url, request.site))
+    (request.site !== undefined && !sameSite(stored.creds.base_url, request.site))
   );
 }
 
