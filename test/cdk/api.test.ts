@@ -27,6 +27,7 @@ const PROD_CONTEXT = {
   alarmEmail: 'ops@example.com',
   stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
   appUrl: 'https://app.example.com',
+  outboundAllowedHosts: 'jira.example.com,*.tfs.example.org',
   trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
   atlassianClientId: 'atlassian-client-id',
   entraClientId: '00000000-1111-2222-3333-444444444444',
@@ -493,8 +494,14 @@ describe('the API construct', () => {
     // The same base as SSO's.
     expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
     expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
-    // Every function reads APP_URL (config fails at cold start in prod without it).
-    expect(envOf(p, fnId(p, 'projects'))).toHaveProperty('APP_URL', 'https://app.example.com');
+    // Every function reads APP_URL (config fails at cold start in prod without it) and the operator's extra
+    // tracker hosts of the outbound policy.
+    for (const name of ['engine', 'scanWorker', ...routeGroups()])
+      expect(envOf(p, idOf(p, name)), name).toMatchObject({
+        APP_URL: 'https://app.example.com',
+        OUTBOUND_ALLOWED_HOSTS: 'jira.example.com,*.tfs.example.org',
+      });
+    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_ALLOW_LOOPBACK');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
