@@ -188,7 +188,12 @@ function jwksOf(uri: string) {
     // jose fetches the key set with the outbound policy's fetch too (its customFetch option, jose 6).
     jwks = createRemoteJWKSet(new URL(uri), {
       timeoutDuration: HTTP_TIMEOUT_MS,
-      [customFetch]: (url, options) => providerFetch(url, options),
+      [customFetch]: async (url, options) => {
+        // Read here, within the size cap; jose then parses the copy.
+        const res = await providerFetch(url, options);
+        const text = await readTextCapped(res, DISCOVERY_MAX_BYTES);
+        return new Response(text, { status: res.status, headers: res.headers });
+      },
     });
     jwksCache.set(uri, jwks);
   }
