@@ -23,8 +23,8 @@ export interface OutboundRules {
 }
 
 /**
- * `tracker`: a tracker or tracker plugin API (allow-listed hosts only); `public`: any public host (an SSO
- * provider the tenant names, whose discovery document names the other endpoints).
+ * `tracker`: a tracker's API or its OAuth endpoints (allow-listed hosts only); `public`: any public host (an SSO
+ * provider the tenant names, whose discovery document names the other endpoints; a plugin's service).
  */
 export type Destination = 'tracker' | 'public';
 
@@ -36,9 +36,8 @@ export type Destination = 'tracker' | 'public';
  * are `*.atlassian.net`; OAuth 2.0 (3LO) uses `auth.atlassian.com` and `api.atlassian.com`, attachment content
  * redirects to `api.media.atlassian.com`
  * (https://developer.atlassian.com/cloud/jira/platform/oauth-2-3lo-apps/). Entra ID's token endpoint is
- * `login.microsoftonline.com`. The plugins' services: Harvest (`api.harvestapp.com`), 7pace Timetracker
- * (`{account}.timehub.7pace.com`) and Xray Cloud (`xray.cloud.getxray.app`); Xray Server runs inside a Jira
- * site of the customer's own, which the operator lists.
+ * `login.microsoftonline.com`. (The plugins' services are any public host, `public`: only the operator names
+ * them.)
  */
 export const TRACKER_HOSTS: readonly string[] = [
   'dev.azure.com',
@@ -49,9 +48,6 @@ export const TRACKER_HOSTS: readonly string[] = [
   'auth.atlassian.com',
   'api.media.atlassian.com',
   'login.microsoftonline.com',
-  'api.harvestapp.com',
-  '*.timehub.7pace.com',
-  'xray.cloud.getxray.app',
 ];
 
 /**

@@ -72,7 +72,6 @@ describe('outbound rules in prod', () => {
     'https://api.atlassian.com/ex/jira/abc',
     'https://auth.atlassian.com/oauth/token',
     'https://login.microsoftonline.com/organizations/oauth2/v2.0/token',
-    'https://api.harvestapp.com/v2',
   ])('lets the real service %s through', (url) => {
     expect(checkUrl(url, PROD, 'tracker').ok).toBe(true);
   });
