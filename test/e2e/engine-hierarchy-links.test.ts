@@ -14,11 +14,11 @@ import {
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isHistoryFileOf } from '../../functions/engine/phases/history.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

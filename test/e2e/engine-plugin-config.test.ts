@@ -18,10 +18,10 @@ import type {
   PluginDefinition,
 } from '../../functions/phase-kit/context.ts';
 import { setPluginEnabled } from '../../functions/services/operator.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { plainPlugin, type TokenConfig, tokenPlugin } from '../support/plugin-fixtures.ts';
+import { createRun } from '../support/runs.ts';
 
 const SECRET = 'tok-9c2e-engine-plugin-secret';
 const URL_SECRET = 'https://worklogs-7f3a.example.com';

@@ -9,8 +9,8 @@ import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { pluginPhases } from '../../functions/engine/plugin-phase.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../../functions/phase-kit/context.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 

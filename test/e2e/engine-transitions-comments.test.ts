@@ -24,13 +24,13 @@ import {
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { AdoComment } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 const SEED = 11;
 const ITEMS = 60;
