@@ -7,11 +7,11 @@
  * description and the run says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRun } from '../../functions/services/runs.ts';
 import { AdoClient, type AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type Attacker, startAttacker } from '../support/attacker.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 let attacker: Attacker;
