@@ -30,6 +30,8 @@ export interface MigrationServiceStackProps extends StackProps {
   stripeSecretArn?: string | undefined;
   /** The customer-facing web app (context `appUrl`): where checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /** The SES-verified sender of invitation mail (context `mailFrom`); see ApiProps.mailFrom. */
+  mailFrom?: string | undefined;
   /**
    * Context `outboundAllowedHosts`: tracker hosts beyond the real services' (custom domains), comma separated;
    * every function gets it as OUTBOUND_ALLOWED_HOSTS (functions/outbound/rules.ts).
@@ -90,6 +92,7 @@ export class MigrationServiceStack extends Stack {
         : undefined,
       appUrl: props.appUrl,
       outboundAllowedHosts: props.outboundAllowedHosts,
+      mailFrom: props.mailFrom,
       trackerOAuth,
       allowedOrigins: props.allowedOrigins,
       throttle: props.throttle,
@@ -177,6 +180,7 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     stripeSecretArn: contextString(ctx('stripeSecretArn')),
     appUrl: contextString(ctx('appUrl')),
     outboundAllowedHosts: contextString(ctx('outboundAllowedHosts')),
+    mailFrom: contextString(ctx('mailFrom')),
     trackerOAuthSecretArn: contextString(ctx('trackerOAuthSecretArn')),
     atlassianClientId: contextString(ctx('atlassianClientId')),
     entraClientId: contextString(ctx('entraClientId')),

@@ -23,6 +23,17 @@ const EnvSchema = z.object({
   APP_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The API's public base URL (scheme and host, no /api): OAuth and SSO redirect URIs are built on it. */
   API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * How long a warm function trusts its last read of a user's token version (seconds). A removal or role
+   * change reaches every other warm instance within this; the instance that made it forgets at once.
+   */
+  SESSION_CHECK_CACHE_SECONDS: z.coerce.number().int().min(0).max(10).default(3),
+  /** Event streams one user may hold open at once, across every function instance (429 STREAM_LIMIT beyond). */
+  STREAM_MAX_PER_USER: z.coerce.number().int().min(1).max(100).default(5),
+  /** Offline: mail (invitations) is written as JSON files here instead of sent (`npm start`: DATA_DIR/outbox). */
+  MAIL_OUTBOX_DIR: z.string().min(1).optional(),
+  /** In AWS: the verified SES sender invitations are sent from. */
+  MAIL_FROM: z.email().optional(),
 });
 
 /**
@@ -99,6 +110,10 @@ export interface Config {
   appUrl: string;
   /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
+  sessionCheckCacheSeconds: number;
+  streamMaxPerUser: number;
+  /** Where mail goes: a local outbox, SES from a sender, or nowhere configured (sending fails loudly). */
+  mail: { kind: 'outbox'; dir: string } | { kind: 'ses'; from: string } | undefined;
 }
 
 /** The spec's limits: 10 per minute in production, 100 in development. */
@@ -128,6 +143,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
     appUrl: (e.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
+    sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,
+    streamMaxPerUser: e.STREAM_MAX_PER_USER,
+    mail: e.MAIL_OUTBOX_DIR
+      ? { kind: 'outbox', dir: e.MAIL_OUTBOX_DIR }
+      : e.MAIL_FROM
+        ? { kind: 'ses', from: e.MAIL_FROM }
+        : undefined,
   };
 }
 

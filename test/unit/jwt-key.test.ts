@@ -27,6 +27,7 @@ const principal: Principal = {
   email: 'owner@example.com',
   tenantId: 't-1',
   role: 'owner',
+  tokenVersion: 0,
 };
 const JWT_VARS = ['JWT_SECRET', 'JWT_SECRET_FILE', 'JWT_SECRET_ARN'] as const;
 
@@ -164,6 +165,9 @@ describe('without a signing key', () => {
       dynamodbEndpoint: undefined,
       authRateLimitPerMinute: 10,
       appUrl: 'https://app.example.com',
+      sessionCheckCacheSeconds: 3,
+      streamMaxPerUser: 5,
+      mail: undefined,
     });
     // The process's table (what the engine and the worker reach first) builds without any key.
     const { store } = await import('../../functions/store/index.ts');
