@@ -33,7 +33,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
-import { grantTrackerOAuth, type TrackerOAuth } from './engine.ts';
+import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
 
@@ -68,6 +68,8 @@ export interface ApiProps {
   stripeSecret?: ISecret | undefined;
   /** The customer-facing web app, where Stripe's checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /** The operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS, functions/platform/config.ts), comma separated. */
+  outboundAllowedHosts?: string | undefined;
   /**
    * The SES-verified sender of invitation mail (context `mailFrom`). The mail groups may send from this address
    * and no other (ses:SendEmail on its domain's identity, ses:FromAddress pinned). None: no grant, and inviting
@@ -335,6 +337,7 @@ export class Api extends Construct {
         TABLE_NAME: props.table.tableName,
         CREDENTIALS_KMS_KEY_ID: props.credentialsKey.keyArn,
         POWERTOOLS_SERVICE_NAME: 'tracker-migration-scan',
+        ...sharedEnvironment(props),
       },
     });
     props.table.grantReadWriteData(this.scanWorker);
@@ -350,6 +353,7 @@ export class Api extends Construct {
         STAGE: stage,
         TABLE_NAME: props.table.tableName,
         POWERTOOLS_SERVICE_NAME: 'tracker-migration-api',
+        ...sharedEnvironment(props),
       };
       if (access.credentials) environment.CREDENTIALS_KMS_KEY_ID = props.credentialsKey.keyArn;
       if (access.artifacts !== 'none') environment.ARTIFACTS_BUCKET = props.artifacts.bucketName;
@@ -357,8 +361,6 @@ export class Api extends Construct {
       if (access.tokens) environment.JWT_SECRET_ARN = props.jwtSecret.secretArn;
       if (access.scanWorker) environment.SCAN_FUNCTION_NAME = this.scanWorker.functionName;
       if (access.payments && props.stripeSecret) environment.STRIPE_SECRET_ARN = props.stripeSecret.secretArn;
-      if ((access.payments || access.redirects || access.mail) && props.appUrl)
-        environment.APP_URL = props.appUrl;
       if (access.mail && props.mailFrom) environment.MAIL_FROM = props.mailFrom;
       // The preflights' origins, for the handlers' Access-Control-Allow-Origin (functions/platform/cors.ts).
       if (props.allowedOrigins?.length) environment.ALLOWED_ORIGINS = props.allowedOrigins.join(',');

@@ -58,6 +58,12 @@ function ensureKeyFile(dataDir: string, name: string, bytes: number): string {
 }
 
 export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<LocalRuntime> {
+  // Offline, trackers (the sandboxes, or a tracker on this machine) listen on loopback: the outbound policy
+  // refuses loopback unless told, and this runtime is what tells it (OUTBOUND_ALLOW_LOOPBACK=0 to try without).
+  process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
+  // A deployment must name its web app (config refuses prod without APP_URL); offline, this runtime names
+  // the one it has always used, so `STAGE=prod npm start` still starts.
+  process.env.APP_URL ??= 'http://localhost:3000';
   const dataDir = resolve(opts.dataDir);
   // Keys, the store's files, artifacts and the outbox: the owner's alone.
   ensurePrivateDir(dataDir);

@@ -2,14 +2,14 @@
  * Configuration, read from the environment once and checked up front: a missing or malformed variable fails
  * at cold start with its name, not at the first request that needs it. The access-token signing key is not
  * part of it: only token code needs one, and it loads it itself at first use (functions/platform/jwt-key.ts).
+ * Types and defaults of the variables: the catalogue, functions/platform/env.ts.
  */
-import { type EnvInput, type EnvValue, readEnv } from './env.ts';
+import { ConfigError, type EnvInput, type EnvValue, readEnv } from './env.ts';
 
 export { ConfigError } from './env.ts';
 
 export type Stage = EnvValue<'STAGE'>;
 
-/** The variables of this configuration (their types and defaults: the catalogue, functions/platform/env.ts). */
 const CONFIG_VARIABLES = [
   'STAGE',
   'TABLE_NAME',
@@ -23,6 +23,41 @@ const CONFIG_VARIABLES = [
   'MAIL_OUTBOX_DIR',
   'MAIL_FROM',
 ] as const;
+
+/**
+ * The outbound policy's settings (functions/outbound/): read on their own, since the tracker and identity
+ * clients run in functions that need no table (and in tests that have none).
+ */
+const OUTBOUND_VARIABLES = [
+  'STAGE',
+  'OUTBOUND_ALLOW_LOOPBACK',
+  'OUTBOUND_ALLOWED_HOSTS',
+  'OUTBOUND_MAX_RESPONSE_BYTES',
+] as const;
+
+export interface OutboundConfig {
+  httpsOnly: boolean;
+  allowLoopback: boolean;
+  extraTrackerHosts: string[];
+  maxResponseBytes: number;
+}
+
+export function loadOutboundConfig(env?: EnvInput): OutboundConfig {
+  const e = readEnv(OUTBOUND_VARIABLES, env);
+  return {
+    httpsOnly: e.STAGE === 'prod',
+    allowLoopback: e.OUTBOUND_ALLOW_LOOPBACK === '1',
+    extraTrackerHosts: e.OUTBOUND_ALLOWED_HOSTS,
+    maxResponseBytes: e.OUTBOUND_MAX_RESPONSE_BYTES,
+  };
+}
+
+/**
+ * The outbound settings, read from the environment at each call: cheap (the catalogue keeps each parsed value
+ * while its text is unchanged), and a test (or the offline runtime) that sets them after this module loaded is
+ * obeyed.
+ */
+export const outboundConfig = (): OutboundConfig => loadOutboundConfig();
 
 export interface Config {
   stage: Stage;
@@ -44,13 +79,16 @@ const AUTH_RATE_LIMIT_BY_STAGE: Record<Stage, number> = { prod: 10, dev: 100 };
 
 export function loadConfig(env?: EnvInput): Config {
   const e = readEnv(CONFIG_VARIABLES, env);
+  // A silent localhost default in prod would send payers and invitees nowhere.
+  if (e.STAGE === 'prod' && !e.APP_URL)
+    throw new ConfigError('Invalid configuration: APP_URL: is required when STAGE is prod');
   return {
     stage: e.STAGE,
     tableName: e.TABLE_NAME,
     region: e.AWS_REGION ?? 'eu-west-2',
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
-    appUrl: e.APP_URL.replace(/\/+$/, ''),
+    appUrl: (e.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
     sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,
     streamMaxPerUser: e.STREAM_MAX_PER_USER,

@@ -67,6 +67,8 @@ const TRACKERS = ['projects', 'connectors', 'migrations', 'engine', 'scanWorker'
 /** Functions that record metrics (functions/platform/metrics.ts): all but the stream. */
 const METRICS = LAMBDA_FUNCTIONS.filter((f) => f !== 'stream');
 const ARTIFACTS = ['migrations', 'engine'] as const;
+/** Functions that call out under the outbound policy (functions/outbound/): trackers, identity providers. */
+const OUTBOUND = ['projects', 'connectors', 'migrations', 'sso', 'engine', 'scanWorker'] as const;
 
 /** Raw text; unset stays undefined (the module applies its own rule, e.g. "empty means unset"). */
 const text = z.string().optional();
@@ -127,12 +129,12 @@ export const ENV = {
     about: "overrides the stage's limit on the rate-limited routes (requests per minute per client address)",
   }),
   APP_URL: entry({
-    schema: httpUrl.default('http://localhost:3000'),
-    default: 'http://localhost:3000',
-    readBy: ['billing', 'connectors', 'team', 'sso'],
+    schema: httpUrl.optional(),
+    default: '`http://localhost:3000`; required in prod',
+    readBy: STORE,
     set: 'optional',
     about:
-      "the customer-facing web app: where Stripe's checkout returns the payer, sign-in and tracker OAuth land the browser (a `returnTo` must be on this origin), and invitation links point",
+      "the customer-facing web app: where Stripe's checkout returns the payer, sign-in and tracker OAuth land the browser (a `returnTo`, and a quote's `successUrl` / `cancelUrl`, must be on this origin), and invitation links point; every function that reads the configuration refuses to start in prod without it",
   }),
   API_URL: entry({
     schema: httpUrl.optional(),
@@ -180,6 +182,51 @@ export const ENV = {
     readBy: ['team'],
     set: 'optional',
     about: 'AWS: the SES-verified sender invitations are sent from (context `mailFrom`)',
+  }),
+  OUTBOUND_ALLOW_LOOPBACK: entry({
+    schema: z.enum(['0', '1']).default('0'),
+    default: '0',
+    readBy: OUTBOUND,
+    set: 'never',
+    about:
+      '`1`: outbound calls may reach loopback addresses (the sandboxes): set by `npm start`, the operator CLI on a local store and the test harness, never in AWS',
+  }),
+  OUTBOUND_ALLOWED_HOSTS: entry({
+    schema: z
+      .string()
+      .default('')
+      .transform((s) =>
+        s
+          .split(',')
+          .map((h) => h.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(
+              /^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/,
+              'must be host names or *.suffix, comma separated',
+            ),
+        ),
+      ),
+    default: 'none: the real services only',
+    readBy: OUTBOUND,
+    set: 'optional',
+    about:
+      "tracker hosts beyond the real services' (a customer's custom domain, an Xray Server's Jira), comma separated: `jira.example.com` or `*.example.com` (context `outboundAllowedHosts`)",
+  }),
+  OUTBOUND_MAX_RESPONSE_BYTES: entry({
+    schema: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(32 * 1024 * 1024),
+    default: '33554432',
+    readBy: OUTBOUND,
+    set: 'never',
+    about: 'the largest tracker answer read into memory (JSON, error bodies), in bytes',
   }),
   JWT_SECRET: entry({
     schema: nonEmpty,

@@ -39,6 +39,7 @@ export const ErrorCode = {
   TOKEN_EXCHANGE_FAILED: 'TOKEN_EXCHANGE_FAILED',
   OAUTH_NOT_CONFIGURED: 'OAUTH_NOT_CONFIGURED',
   OAUTH_STATE_INVALID: 'OAUTH_STATE_INVALID',
+  OAUTH_SCOPE_MISMATCH: 'OAUTH_SCOPE_MISMATCH',
   MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
   TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
   PROJECT_NOT_READY: 'PROJECT_NOT_READY',
@@ -190,6 +191,18 @@ export const errors = {
       400,
       ErrorCode.OAUTH_STATE_INVALID,
       'This OAuth connection attempt is unknown, already used or expired: start connecting again',
+    ),
+  /**
+   * A start names another organisation/project (or Jira site/project key) than the OAuth grant was consented
+   * for: a grant is never re-pointed (issue 17); such a run brings its own token.
+   */
+  oauthScopeMismatch: (problems: string[]) => new HttpError(409, ErrorCode.OAUTH_SCOPE_MISMATCH, problems),
+  /** A member asked to move a project's OAuth connection to another organisation, project or site. */
+  connectionMoveForbidden: (kind: 'source' | 'target') =>
+    new HttpError(
+      403,
+      ErrorCode.FORBIDDEN,
+      `Only an owner or admin can connect the project's ${kind} to another ${kind === 'source' ? 'organisation or project' : 'site or project key'}`,
     ),
   /** The project has no stored (working) credentials for this tracker. */
   connectionRequired: (kind: 'source' | 'target', projectId: string) =>

@@ -498,7 +498,14 @@ describe('the API construct', () => {
     // The same base as SSO's.
     expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
     expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
-    expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('APP_URL');
+    // Every function reads APP_URL (config fails at cold start in prod without it) and the operator's extra
+    // tracker hosts of the outbound policy.
+    for (const name of ['engine', 'scanWorker', ...routeGroups()])
+      expect(envOf(p, idOf(p, name)), name).toMatchObject({
+        APP_URL: 'https://app.example.com',
+        OUTBOUND_ALLOWED_HOSTS: 'jira.example.com,*.tfs.example.org',
+      });
+    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_ALLOW_LOOPBACK');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
@@ -609,6 +616,7 @@ describe('the API construct', () => {
       alarmEmail: 'ops@example.com',
       stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
       appUrl: 'https://app.example.com',
+      outboundAllowedHosts: PROD_CONTEXT.outboundAllowedHosts,
       mailFrom: 'invitations@mail.example.com',
       trackerOAuthSecretArn: PROD_CONTEXT.trackerOAuthSecretArn,
       atlassianClientId: PROD_CONTEXT.atlassianClientId,
@@ -629,6 +637,7 @@ describe('the API construct', () => {
       alarmEmail: undefined,
       stripeSecretArn: undefined,
       appUrl: undefined,
+      outboundAllowedHosts: undefined,
       mailFrom: undefined,
       trackerOAuthSecretArn: undefined,
       atlassianClientId: undefined,

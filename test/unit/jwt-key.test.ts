@@ -155,6 +155,8 @@ describe('without a signing key', () => {
       ARTIFACTS_BUCKET: 'tms-artifacts',
       CREDENTIALS_KMS_KEY_ID: 'arn:aws:kms:eu-west-2:123456789012:key/abc',
       POWERTOOLS_SERVICE_NAME: 'tracker-migration-engine',
+      // Every function gets the web app's URL (lib/engine.ts sharedEnvironment): prod refuses to start without it.
+      APP_URL: 'https://app.example.com',
     };
     expect(loadConfig(engineEnv)).toEqual({
       stage: 'prod',
@@ -162,7 +164,7 @@ describe('without a signing key', () => {
       region: 'eu-west-2',
       dynamodbEndpoint: undefined,
       authRateLimitPerMinute: 10,
-      appUrl: 'http://localhost:3000',
+      appUrl: 'https://app.example.com',
       sessionCheckCacheSeconds: 3,
       streamMaxPerUser: 5,
       mail: undefined,
