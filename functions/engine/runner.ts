@@ -37,6 +37,7 @@ import { completeSprints } from './phases/sprints.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { failPluginChunk, type PluginPhase, resolvePluginPhase } from './plugin-phase.ts';
 import { writeRunReports } from './reports.ts';
+import { tellWaits } from './throttle-notices.ts';
 
 /**
  * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
@@ -407,6 +408,8 @@ export async function runBatch(
   remainingMs: () => number,
   projectKey: string,
 ): Promise<RunnerAnswer> {
+  // A long wait of a tracker (Jira's hourly quota) is told on the run's stream while this invocation works.
+  const untell = tellWaits(deps, await readRun(deps, ref));
   try {
     return await workPhases(deps, ref, remainingMs, projectKey);
   } catch (err) {
@@ -414,6 +417,8 @@ export async function runBatch(
     const refused = refusalOf(deps, err);
     if (!refused) throw err;
     return pauseForCredentials(deps.store, await readRun(deps, ref), refused);
+  } finally {
+    untell();
   }
 }
 

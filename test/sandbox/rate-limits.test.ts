@@ -106,7 +106,7 @@ describe('Jira points quota', () => {
   it('charges OAuth traffic only and refuses it until the top of the UTC hour, with Beta-RateLimit headers', () => {
     const limits = new JiraRateLimits({
       ...only('quota'),
-      quota: { enabled: true, points: 5, windowSeconds: 3600 },
+      quota: { enabled: true, points: 5, windowSeconds: 3600, apiTokenExempt: true },
     });
     const at = Date.parse('2026-11-26T13:40:00.000Z');
     expect(limits.admit(read('/rest/api/3/myself', true), at)).toBeUndefined();

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { basicAuth, type HttpOptions, TrackerHttp, TrackerHttpError } from '../http.ts';
+import { JIRA_PER_ISSUE_WINDOWS } from '../pacing.ts';
 
 export const BULK_CREATE_MAX = 50;
 export const SPRINT_ASSIGN_MAX = 50;
@@ -114,6 +115,8 @@ export class JiraClient {
         connection.tokenKind === 'bearer'
           ? `Bearer ${connection.token}`
           : basicAuth(connection.email, connection.token),
+      // Writes to one issue stay under Jira's per-issue limit instead of running into its 429s.
+      perIssueWindows: JIRA_PER_ISSUE_WINDOWS,
       ...httpOptions,
     });
   }

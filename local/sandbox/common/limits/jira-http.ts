@@ -92,7 +92,7 @@ export function jiraLimits(opts: {
     answered(req, facts, payload, now) {
       const oauth = opts.isOAuth(req);
       limiter.charge(oauth, facts.write ? 1 : 1 + objectsIn(payload), now);
-      return oauth ? limiter.quotaHeaders(now) : {};
+      return limiter.counts(oauth) ? limiter.quotaHeaders(now) : {};
     },
     reset: () => limiter.reset(),
   };

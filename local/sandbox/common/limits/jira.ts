@@ -33,6 +33,8 @@ export const JiraLimitSettingsSchema = z.strictObject({
     points: z.number().int().min(1),
     /** Windows are aligned to the epoch: 3600 turns at the top of each UTC hour. */
     windowSeconds: z.number().int().min(1).max(86_400),
+    /** API-token traffic is exempt on the real site; tests may count it too (false). */
+    apiTokenExempt: z.boolean(),
   }),
 });
 export type JiraLimitSettings = z.infer<typeof JiraLimitSettingsSchema>;
@@ -55,7 +57,7 @@ export const JIRA_LIMITS: JiraLimitSettings = {
       { writes: 100, seconds: 30 },
     ],
   },
-  quota: { enabled: true, points: 65_000, windowSeconds: 3600 },
+  quota: { enabled: true, points: 65_000, windowSeconds: 3600, apiTokenExempt: true },
 };
 
 export const JIRA_LIMITS_OFF: JiraLimitSettings = {
@@ -124,9 +126,15 @@ export class JiraRateLimits {
     return undefined;
   }
 
-  /** Spends the points an answered request cost (OAuth traffic only). */
+  /** Whether the quota counts this traffic (OAuth 2.0 only, unless a setting says otherwise). */
+  counts(oauth: boolean): boolean {
+    const q = this.settings.quota;
+    return q.enabled && (oauth || !q.apiTokenExempt);
+  }
+
+  /** Spends the points an answered request cost (the traffic the quota counts). */
   charge(oauth: boolean, points: number, now: number): void {
-    if (!oauth || !this.settings.quota.enabled) return;
+    if (!this.counts(oauth)) return;
     this.rollQuota(now);
     this.pointsUsed += points;
   }
@@ -165,7 +173,7 @@ export class JiraRateLimits {
 
   private quotaRefusal(req: JiraRequestFacts, now: number): JiraRefusal | undefined {
     const q = this.settings.quota;
-    if (!req.oauth || !q.enabled) return undefined;
+    if (!this.counts(req.oauth)) return undefined;
     this.rollQuota(now);
     if (this.pointsUsed < q.points) return undefined;
     const refusal = this.refusal('jira-quota-global-based', this.quotaResetAt(now) - now, q.points, now);
