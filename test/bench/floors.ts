@@ -34,7 +34,10 @@ export interface PhaseFloor {
 }
 
 const isJiraWrite = (e: LogEntry) => e.method !== 'GET' && !e.path.split('?')[0]?.endsWith('/search/jql');
-const issueOf = (path: string) => /\/rest\/api\/3\/issue\/([^/?]+)/.exec(path)?.[1];
+const issueOf = (path: string) => {
+  const key = /\/rest\/api\/3\/issue\/([^/?]+)/.exec(path)?.[1];
+  return key === 'bulk' ? undefined : key;
+};
 
 export function phaseFloor(
   jira: LogEntry[],

@@ -9,7 +9,7 @@
  * Jira refusing a comment (after one try as plain text) stops that item there, so a later run continues it in
  * order; the item counts as a failure and the run goes on.
  *
- * Units: the migrated items in manifest order, a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
+ * Units: the migrated items, longest threads first (then manifest order), a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
  * `System.CommentCount` when the phase starts; the list is kept as a run artifact). An item's comments go in
  * one after another, so a part bounds how long one unit writes. Part k posts the item's comments not yet in
  * Jira up to its end (k x COMMENTS_PER_UNIT; the last part, all of them): normally its own slice, and after a
@@ -50,14 +50,14 @@ import {
 const ITEMS_ARTIFACT = 'comments-units.json';
 const PLAN_ARTIFACT = 'comments-plan.json';
 const PEOPLE_ARTIFACT = 'comments-people.json';
-/** Comments a chunk sets out to post before it stops taking units. */
-export const COMMENT_BUDGET = 400;
 /**
- * Most comments one unit posts. A chunk's units run ITEM_CONCURRENCY side by side, each posting in order, so
- * a chunk's time is about its longest run of posts: COMMENT_BUDGET / ITEM_CONCURRENCY whether the chunk holds
- * many short threads or one part of a long one.
+ * Most comments one unit posts. A chunk's units run ITEM_CONCURRENCY side by side, each posting in order, so a
+ * chunk's time is about its longest run of posts: a part's worth, whether the chunk holds many short threads or
+ * one part of a long one. At Jira's per-issue limit (100 writes in 30 s) a part is about 30 s.
  */
-export const COMMENTS_PER_UNIT = COMMENT_BUDGET / ITEM_CONCURRENCY;
+export const COMMENTS_PER_UNIT = 100;
+/** Comments a chunk sets out to post before it stops taking units: a part's worth for each unit side by side. */
+export const COMMENT_BUDGET = COMMENTS_PER_UNIT * ITEM_CONCURRENCY;
 /** Items read at a time (5 calls of 200) while planning: memory stays flat on large projects. */
 const ITEM_SLICE = 1000;
 
@@ -143,19 +143,24 @@ async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
   const people = (await deps.artifacts.get(peopleKey))
     ? undefined
     : await PeopleMap.load(deps, peopleKey, preflight);
-  const units: CommentUnit[] = [];
+  const threads: { id: number; count: number }[] = [];
   for (let i = 0; i < ids.length; i += ITEM_SLICE) {
     const slice = ids.slice(i, i + ITEM_SLICE);
     const items = await deps.source.workItems(slice, { expand: 'none' });
     await people?.learn(items.flatMap((item) => Object.values(item.fields)));
     const byId = new Map(items.map((item) => [item.id, item]));
-    for (const id of slice) {
-      const parts = Math.max(1, Math.ceil((commentCountOf(byId.get(id)) ?? 0) / COMMENTS_PER_UNIT));
-      if (parts === 1) units.push({ id });
-      else for (let part = 1; part <= parts; part++) units.push({ id, part, parts });
-    }
+    for (const id of slice) threads.push({ id, count: commentCountOf(byId.get(id)) ?? 0 });
   }
   await people?.save();
+  // The longest threads first: their parts go one chunk after another while the short threads fill the chunks
+  // beside them, so the phase ends when its longest thread allows rather than after it (ties: manifest order).
+  threads.sort((a, b) => b.count - a.count);
+  const units: CommentUnit[] = [];
+  for (const { id, count } of threads) {
+    const parts = Math.max(1, Math.ceil(count / COMMENTS_PER_UNIT));
+    if (parts === 1) units.push({ id });
+    else for (let part = 1; part <= parts; part++) units.push({ id, part, parts });
+  }
   return units;
 }
 
