@@ -4,7 +4,9 @@
  * next; the state machine (or a test) calls it again. A chunk's events (one log line per unit, then progress)
  * are written in the checkpoint's own transaction: a retried chunk cannot log twice, a crash cannot lose them.
  */
+
 import { chunkEventId, type RunEvent, statusEventId } from '#domain/run-events.ts';
+import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import {
   CHUNK_SIZE,
   LAST_CORE_PHASE,
@@ -126,11 +128,11 @@ async function announce(
 export async function failRun(
   store: EngineDeps['store'],
   run: Run,
-  from: RunStatus[],
+  move: typeof RUN_TRANSITIONS.fail | typeof RUN_TRANSITIONS.failPreflight,
   reason: string,
   line: string,
 ): Promise<boolean> {
-  const moved = await store.runs.setStatus(run.tenantId, run.id, from, 'FAILED', {
+  const moved = await store.runs.transition(run.tenantId, run.id, move, {
     finishedAt: nowIso(),
     failureReason: reason,
   });
@@ -159,7 +161,7 @@ export async function pauseForCredentials(
   run: Run,
   refusal: CredentialsUnavailable,
 ): Promise<RunnerAnswer> {
-  const moved = await store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED', {
+  const moved = await store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.pause, {
     control: 'pause',
     pauseReason: refusal.message,
   });
@@ -260,8 +262,9 @@ async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
 async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
   if (run.options.dryRun) await writePreview(deps, run);
   await writeRunReports(deps, run);
-  const status = run.failureCount > 0 ? 'PARTIAL' : 'COMPLETED';
-  const moved = await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], status, {
+  const move = run.failureCount > 0 ? RUN_TRANSITIONS.completePartial : RUN_TRANSITIONS.complete;
+  const status = move.to;
+  const moved = await deps.store.runs.transition(run.tenantId, run.id, move, {
     finishedAt: nowIso(),
     progressPercent: 100,
   });
@@ -308,13 +311,9 @@ async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | u
   if (run.control === 'cancel') {
     // What a cancelled run did is reported too: its failures and the id map as it stands.
     if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
-    const moved = await deps.store.runs.setStatus(
-      run.tenantId,
-      run.id,
-      ['RUNNING', 'PAUSED', 'PENDING'],
-      'CANCELLED',
-      { finishedAt: nowIso() },
-    );
+    const moved = await deps.store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.cancel, {
+      finishedAt: nowIso(),
+    });
     if (moved) {
       countRun('CANCELLED');
       await announce(deps, run, 'CANCELLED');
@@ -322,7 +321,7 @@ async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | u
     return 'cancelled';
   }
   if (run.control === 'pause') {
-    if (await deps.store.runs.setStatus(run.tenantId, run.id, ['RUNNING'], 'PAUSED'))
+    if (await deps.store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.pause))
       await announce(deps, run, 'PAUSED');
     return 'paused';
   }
@@ -360,7 +359,13 @@ export async function preflightStep(
     const refused = refusalOf(deps, err);
     if (refused) return pauseForCredentials(deps.store, run, refused);
     if (!(err instanceof PreflightError)) throw err;
-    await failRun(deps.store, run, ['RUNNING'], err.message, `Preflight failed: ${err.message}`);
+    await failRun(
+      deps.store,
+      run,
+      RUN_TRANSITIONS.failPreflight,
+      err.message,
+      `Preflight failed: ${err.message}`,
+    );
     return 'failed';
   }
   phaseDuration(phaseName(PHASES.preflight), Date.now() - began);

@@ -13,6 +13,7 @@ import {
   runOptionsOf,
   type StartRunInput,
 } from '#domain/migrations.ts';
+import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
 import type { EngineDeps } from '#engine/context.ts';
@@ -251,7 +252,7 @@ async function launch(
       await store.projects.transition(tenantId, projectId, [...from], to);
     }
   } catch (err) {
-    await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+    await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
       finishedAt: nowIso(),
       failureReason: 'Could not prepare the run',
     });
@@ -268,7 +269,7 @@ async function launch(
     });
     // FAILED releases the lock and moves the project out of MIGRATING (store `afterEnd`).
     if (
-      await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+      await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
         finishedAt: nowIso(),
         failureReason: 'Could not start migration worker',
       })
@@ -323,7 +324,7 @@ export async function resumeMigration(
       throw errors.tokenExchangeFailed(409, `${connection.message}, then resume`);
   }
   if (
-    !(await store.runs.setStatus(tenantId, run.id, ['PAUSED'], 'RUNNING', {
+    !(await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.resume, {
       control: 'run',
       pauseReason: null,
     }))
@@ -335,14 +336,12 @@ export async function resumeMigration(
     await orch.start({ tenantId, runId: run.id, generation });
   } catch (err) {
     logger.error('migration dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
-    await store.runs.setStatus(tenantId, run.id, ['RUNNING'], 'PAUSED', { control: 'pause' });
+    await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.pause, { control: 'pause' });
     throw errors.engineDispatchFailed();
   }
   logger.info('migration resumed', { tenantId, runId: run.id, generation });
   return { ...run, status: 'RUNNING', control: 'run' };
 }
-
-const ACTIVE: RunStatus[] = ['PENDING', 'RUNNING', 'PAUSED'];
 
 /**
  * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows),
@@ -360,7 +359,7 @@ export async function cancelMigration(
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'CANCELLED') return run;
   if (!isActiveRun(run.status)) throw finishedRefusal(run);
-  const moved = await store.runs.setStatus(tenantId, run.id, ACTIVE, 'CANCELLED', {
+  const moved = await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.cancel, {
     control: 'cancel',
     finishedAt: nowIso(),
   });
