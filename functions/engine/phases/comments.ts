@@ -9,7 +9,7 @@
  * Jira refusing a comment (after one try as plain text) stops that item there, so a later run continues it in
  * order; the item counts as a failure and the run goes on.
  *
- * Units: the migrated items, longest threads first (then manifest order), a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
+ * Units: the migrated items (in the order scheduleUnits gives: long threads' parts spread over the chunks), a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
  * `System.CommentCount` when the phase starts; the list is kept as a run artifact). An item's comments go in
  * one after another, so a part bounds how long one unit writes. Part k posts the item's comments not yet in
  * Jira up to its end (k x COMMENTS_PER_UNIT; the last part, all of them): normally its own slice, and after a
@@ -132,6 +132,35 @@ const commentCountOf = (item: AdoWorkItem | undefined) => {
 };
 
 /**
+ * The threads in the order chunks should take them: chunk by chunk as the chunker will cut them (at most 50 units
+ * and COMMENT_BUDGET comments, one part of a thread per chunk), the longest threads first in every chunk. So each
+ * chunk carries the next part of every long thread beside as many short threads as fit: the longest thread's parts
+ * go one chunk after another, everything else alongside, and the phase takes about as long as that thread allows.
+ */
+export function scheduleUnits(threads: readonly { id: number; count: number }[]): CommentUnit[] {
+  const open = [...threads]
+    .sort((a, b) => b.count - a.count) // stable: ties keep manifest order
+    .map((t) => ({ ...t, parts: Math.max(1, Math.ceil(t.count / COMMENTS_PER_UNIT)), next: 1 }));
+  const units: CommentUnit[] = [];
+  while (open.length > 0) {
+    let taken = 0;
+    let budget = 0;
+    for (const t of open) {
+      if (taken >= CHUNK_SIZE) break;
+      const cost =
+        t.next < t.parts ? COMMENTS_PER_UNIT : Math.max(1, t.count - (t.parts - 1) * COMMENTS_PER_UNIT);
+      if (taken > 0 && budget + cost > COMMENT_BUDGET) continue;
+      units.push(t.parts === 1 ? { id: t.id } : { id: t.id, part: t.next, parts: t.parts });
+      t.next++;
+      taken++;
+      budget += cost;
+    }
+    open.splice(0, open.length, ...open.filter((t) => t.next <= t.parts));
+  }
+  return units;
+}
+
+/**
  * The phase's units, computed once when it starts: every migrated item, long threads in parts. The same pass
  * learns, once a run, the identities every migrated item names, so mentions of people who never commented on
  * the item at hand still resolve.
@@ -152,16 +181,7 @@ async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
     for (const id of slice) threads.push({ id, count: commentCountOf(byId.get(id)) ?? 0 });
   }
   await people?.save();
-  // The longest threads first: their parts go one chunk after another while the short threads fill the chunks
-  // beside them, so the phase ends when its longest thread allows rather than after it (ties: manifest order).
-  threads.sort((a, b) => b.count - a.count);
-  const units: CommentUnit[] = [];
-  for (const { id, count } of threads) {
-    const parts = Math.max(1, Math.ceil(count / COMMENTS_PER_UNIT));
-    if (parts === 1) units.push({ id });
-    else for (let part = 1; part <= parts; part++) units.push({ id, part, parts });
-  }
-  return units;
+  return scheduleUnits(threads);
 }
 
 const unitsOf = (ctx: PhaseContext) =>
