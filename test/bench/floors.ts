@@ -2,8 +2,9 @@
  * The bench's arithmetic: a phase's floor time from the sandboxes' modelled limits, and the AWS bill of a run.
  * Floor (the least time the trackers allow): the largest of, per Jira endpoint, its requests / its rate (burst
  * bucket); the busiest issue's writes under the per-issue windows (n writes under W per S seconds need
- * floor((n - 1) / W) x S); that issue's writes one after another at the median write latency (an issue's writes are
- * ordered); and Azure DevOps' calls past what its throughput budget lets through without blocking.
+ * floor((n - 1) / W) x S); that issue's writes one after another at the mean write latency (an issue's writes are
+ * ordered); the sprints' start and close steps one after another (date order); and Azure DevOps' calls past what its
+ * throughput budget lets through without blocking.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ArtifactStore } from '../../functions/store/artifacts.ts';
@@ -31,6 +32,16 @@ export interface PhaseFloor {
   endpoints: { endpoint: string; count: number; rate: number; seconds: number }[];
   throttled: Record<string, number>;
   busiestIssue?: { key: string; writes: number };
+}
+
+/**
+ * The mean of the sandbox's latency draw: n writes one after another take n x the mean on average (the log-normal's
+ * mean is median x exp(sigma^2 / 2), sigma = ln(p95 / median) / 1.645), more than n x the median.
+ */
+export function meanMs(p: { medianMs: number; p95Ms: number }): number {
+  if (p.medianMs <= 0 || p.p95Ms <= p.medianMs) return Math.max(0, p.medianMs);
+  const sigma = Math.log(p.p95Ms / p.medianMs) / 1.6449;
+  return p.medianMs * Math.exp((sigma * sigma) / 2);
 }
 
 const isJiraWrite = (e: LogEntry) => e.method !== 'GET' && !e.path.split('?')[0]?.endsWith('/search/jql');
@@ -67,7 +78,7 @@ export function phaseFloor(
     })
     .sort((a, b) => b.seconds - a.seconds || b.count - a.count);
   if (endpoints[0]) candidates.push({ seconds: endpoints[0].seconds, by: `burst ${endpoints[0].endpoint}` });
-  // The busiest issue: per-issue windows, and its ordered writes at the median latency.
+  // The busiest issue: per-issue windows, and its ordered writes at the mean latency.
   const writes = new Map<string, number>();
   for (const e of jira) {
     const key = e.status !== 429 && isJiraWrite(e) ? issueOf(e.path) : undefined;
@@ -84,10 +95,20 @@ export function phaseFloor(
       candidates.push({ seconds: windows, by: `per-issue windows ${key}` });
     }
     candidates.push({
-      seconds: (n * jiraSettings.latency.write.medianMs) / 1000,
+      seconds: (n * meanMs(jiraSettings.latency.write)) / 1000,
       by: `ordered writes ${key}`,
     });
   }
+  // Sprints are started and closed in date order (one active sprint at a time on a board without parallel
+  // sprints): a chain of writes, one after another.
+  const sprintSteps = jira.filter(
+    (e) => e.status < 300 && e.endpoint === 'POST /rest/agile/1.0/sprint/{sprintId}',
+  );
+  if (sprintSteps.length > 0)
+    candidates.push({
+      seconds: (sprintSteps.length * meanMs(jiraSettings.latency.write)) / 1000,
+      by: 'sprint steps in date order',
+    });
   // Azure DevOps: TSTUs past the blocking point at the budget's pace.
   const a = adoSettings.limits;
   if (a.enabled) {
