@@ -2,9 +2,10 @@
  * Billing: the owner's view (quotes, payments, spend per project), a project's quote and its acceptance, and
  * the payment provider's webhook (public: the provider's signature is its authentication).
  */
+
+import { createApiHandler, json, type Operation, type PublicOperation } from '#api/handler.ts';
 import { AcceptQuoteSchema } from '#domain/quotes.ts';
 import { config } from '#platform/config.ts';
-import { createApiHandler, json, type Operation, type PublicOperation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import { paymentProvider } from '#services/payments/index.ts';
 import * as quotes from '#services/quotes.ts';

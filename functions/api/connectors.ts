@@ -2,15 +2,17 @@
  * POST /api/connectors/test, POST /api/connectors/scan, GET /api/audit/{scanId}, and the OAuth connection of a
  * project's tracker: POST /api/projects/{projectId}/connections/{kind}/oauth, GET /api/connections/oauth/callback.
  */
+
+import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#api/handler.ts';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
 import { config } from '#platform/config.ts';
 import { OAUTH_BINDING_COOKIE, oauthBindingCookie } from '#platform/cookies.ts';
-import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
 import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
+import * as scans from '#services/scans.ts';
 import * as trackerOAuth from '#services/tracker-oauth.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
@@ -36,7 +38,7 @@ const test: Operation = async (req) =>
   );
 
 const scan: Operation = async (req) => {
-  const answer = await connectors.startScan(
+  const answer = await scans.startScan(
     store(),
     req.principal,
     parseOrThrow(ScanRequestSchema, req.body),
@@ -56,7 +58,7 @@ const scan: Operation = async (req) => {
 };
 
 const audit: Operation = async (req) =>
-  json(200, auditView(await connectors.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
+  json(200, auditView(await scans.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
 
 const oauthStart: Operation = async (req) => {
   const started = await trackerOAuth.startOAuthConnection(

@@ -1,6 +1,7 @@
 /** GET /api/plugins: the plugins the operator enabled for the caller's tenant; never their configuration. */
+
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import { findPlugin } from '#domain/plugins.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { store } from '#store/index.ts';
 
 const list: Operation = async (req) => {

@@ -1,6 +1,6 @@
 /** /api/team/members: the owner and admins manage who belongs to the tenant. */
 import * as z from 'zod';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as team from '#services/team.ts';

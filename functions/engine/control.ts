@@ -6,11 +6,11 @@
 import { statusEventId } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import { LAST_CORE_PHASE, type Run, type RunStatus } from '#domain/runs.ts';
+import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
 import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
-import type { EngineDeps, Preflight } from './context.ts';
 import { writeRunReports } from './reports.ts';
 
 /**

@@ -5,10 +5,10 @@
 import { statusEventId } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run } from '#domain/runs.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { countRun } from '#platform/metrics.ts';
 import { artifactKeys } from '#store/artifacts.ts';
-import type { EngineDeps } from './context.ts';
 import { announce, lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
 import { loadPreflight } from './phases/preflight.ts';
 import { writeRunReports } from './reports.ts';

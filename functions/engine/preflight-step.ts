@@ -2,8 +2,8 @@
 import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import { PHASES, phaseName } from '#domain/runs.ts';
+import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { phaseDuration } from '#platform/metrics.ts';
-import type { EngineDeps, Preflight } from './context.ts';
 import {
   credentialsRefusal,
   failRun,

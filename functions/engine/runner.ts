@@ -8,8 +8,6 @@
  */
 import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
 import { CHUNK_SIZE, LAST_CORE_PHASE, PHASES, phaseName, progressPercent, type Run } from '#domain/runs.ts';
-import { logger } from '#platform/logger.ts';
-import { countItems, phaseDuration } from '#platform/metrics.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
@@ -17,7 +15,9 @@ import {
   type PhaseModule,
   type Preflight,
   SimulatedCrash,
-} from './context.ts';
+} from '#phase-kit/context.ts';
+import { logger } from '#platform/logger.ts';
+import { countItems, phaseDuration } from '#platform/metrics.ts';
 import {
   credentialsRefusal,
   lastPhaseOf,

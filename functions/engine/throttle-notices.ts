@@ -5,9 +5,9 @@
  */
 import { statusEventId } from '#domain/run-events.ts';
 import type { Run } from '#domain/runs.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import type { ThrottleWaitNotice } from '#trackers/http.ts';
-import type { EngineDeps } from './context.ts';
 
 /** `14:00` at a whole minute, `14:03:20` otherwise, UTC. */
 const clockTime = (at: Date) => {

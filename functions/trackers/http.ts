@@ -16,11 +16,11 @@ import {
   type IRetryBackoffContext,
   retry,
 } from 'cockatiel';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 import { endpointOf, issueOf, type PacingOptions, type RequestKey, TrackerPacer } from './pacing.ts';
 
-export type TrackerName = 'source' | 'target';
 type Body = NonNullable<RequestInit['body']>;
 
 export interface TrackerCallStats {
@@ -31,7 +31,7 @@ export interface TrackerCallStats {
 }
 
 export interface HttpOptions {
-  tracker: TrackerName;
+  tracker: ConnectionKind;
   /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
   name?: TrackerKind;
   baseUrl: string;
@@ -95,7 +95,7 @@ export interface HttpResponse<T = unknown> {
 export class TrackerHttpError extends Error {
   override name = 'TrackerHttpError';
   constructor(
-    readonly tracker: TrackerName,
+    readonly tracker: ConnectionKind,
     readonly status: number,
     readonly method: string,
     readonly path: string,
@@ -109,7 +109,7 @@ export class TrackerHttpError extends Error {
 export class TrackerUnreachableError extends Error {
   override name = 'TrackerUnreachableError';
   constructor(
-    readonly tracker: TrackerName,
+    readonly tracker: ConnectionKind,
     readonly host: string,
     readonly reason: string,
   ) {
@@ -136,7 +136,7 @@ class Throttled extends Error {
 
 /** A long wait the whole client is in (Jira's hourly quota, Azure DevOps blocking), for the run's stream. */
 export interface ThrottleWaitNotice {
-  tracker: TrackerName;
+  tracker: ConnectionKind;
   /** Jira's RateLimit-Reason, when it gave one. */
   reason: string | null;
   until: Date;

@@ -5,8 +5,8 @@
  * request log's timestamps) and no write to it is sent again before its Retry-After.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRun } from '../../functions/services/runs.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

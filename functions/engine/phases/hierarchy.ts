@@ -17,9 +17,10 @@
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '#phase-kit/context.ts';
+import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '../context.ts';
 import {
   chunkOf,
   hasIssueLink,
@@ -31,7 +32,6 @@ import {
   refusalOf,
   writeIssueLink,
 } from './links-jira.ts';
-import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from './transitions-shared.ts';
 
 const PHASE = PHASES.hierarchy;
 const RELATES = 'Relates';

@@ -24,10 +24,11 @@
  */
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
 import { PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
+import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import {
   chunkOf,
   hasIssueLink,
@@ -39,7 +40,6 @@ import {
   remoteLinkIds,
   writeIssueLink,
 } from './links-jira.ts';
-import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from './transitions-shared.ts';
 
 const PHASE = PHASES.links;
 const TITLE_MAX = 255;
