@@ -1,14 +1,15 @@
-/** /api/team/members: the owner and admins manage who belongs to the tenant. */
+/** /api/team/members and /api/team/invitations: the owner and admins manage who belongs to the tenant. */
 import * as z from 'zod';
+import { mailer } from '#adapters/mail.ts';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
+import * as invitations from '#services/invitations.ts';
 import * as team from '#services/team.ts';
 import { store } from '#store/index.ts';
 
-const AddMemberSchema = z.strictObject({
+const InviteSchema = z.strictObject({
   email: z.email().max(254),
-  password: z.string().min(8).max(1024),
   role: z.enum(ROLES),
 });
 const ChangeRoleSchema = z.strictObject({ role: z.enum(ROLES) });
@@ -16,7 +17,10 @@ const ChangeRoleSchema = z.strictObject({ role: z.enum(ROLES) });
 const list: Operation = async (req) => json(200, await team.listMembers(store(), req.principal.tenantId));
 
 const add: Operation = async (req) =>
-  json(201, await team.addMember(store(), req.principal, parseOrThrow(AddMemberSchema, req.body)));
+  json(
+    202,
+    await invitations.inviteMember(store(), mailer, req.principal, parseOrThrow(InviteSchema, req.body)),
+  );
 
 const changeRole: Operation = async (req) => {
   const { role } = parseOrThrow(ChangeRoleSchema, req.body);
@@ -28,4 +32,19 @@ const remove: Operation = async (req) => {
   return json(204);
 };
 
-export const handler = createApiHandler('team', { list, add, changeRole, remove });
+const listInvitations: Operation = async (req) =>
+  json(200, await invitations.listInvitations(store(), req.principal.tenantId));
+
+const revokeInvitation: Operation = async (req) => {
+  await invitations.revokeInvitation(store(), req.principal, req.params.invitationId ?? '');
+  return json(204);
+};
+
+export const handler = createApiHandler('team', {
+  list,
+  add,
+  changeRole,
+  remove,
+  invitations: listInvitations,
+  revokeInvitation,
+});
