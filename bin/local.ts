@@ -36,7 +36,7 @@ async function main(): Promise<void> {
           sandbox: {
             adoPort: env.SANDBOX_ADO_PORT,
             jiraPort: env.SANDBOX_JIRA_PORT,
-            config: sandboxConfigFromEnv(),
+            config: { profile: 'realistic', ...sandboxConfigFromEnv() },
           },
         }
       : {}),

@@ -10,7 +10,7 @@ const Ports = z.object({
 
 async function main() {
   const ports = Ports.parse(process.env);
-  const config = sandboxConfigFromEnv();
+  const config = { profile: 'realistic' as const, ...sandboxConfigFromEnv() };
   const running = await startSandboxes({
     config,
     adoPort: ports.SANDBOX_ADO_PORT,

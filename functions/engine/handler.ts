@@ -6,6 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import type { ConnectionKind } from '#domain/connectors.ts';
+import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
@@ -143,7 +144,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) return { failed: false };
     const reason = failureReason(event.error);
-    const failed = await failRun(s, run, ['RUNNING', 'PAUSED', 'PENDING'], reason, `Run failed: ${reason}`);
+    const failed = await failRun(s, run, RUN_TRANSITIONS.fail, reason, `Run failed: ${reason}`);
     logger.error('engine failed the run', {
       tenantId: run.tenantId,
       runId: run.id,

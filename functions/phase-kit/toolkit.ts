@@ -13,8 +13,13 @@ import type { ChunkOutcome, PhaseContext } from './context.ts';
 export const runArtifactKey = (run: Pick<Run, 'tenantId' | 'id'>, name: string) =>
   `tenants/${run.tenantId}/runs/${run.id}/${name}`;
 
-/** Items worked side by side within a chunk (each item's own writes stay in order). */
-export const ITEM_CONCURRENCY = 4;
+/**
+ * Items worked side by side within a chunk (each item's own writes stay in order): the whole chunk (CHUNK_SIZE).
+ * Jira answers a write in a few hundred ms and takes 100 a second per endpoint, so it takes about rate x latency =
+ * 30 at once to fill an endpoint; the HTTP layer holds each endpoint's requests to what it takes and each issue's
+ * writes under Jira's per-issue limit (docs/engine-and-limits.md), so a chunk's time is its slowest item's.
+ */
+export const ITEM_CONCURRENCY = 50;
 
 /**
  * The phase's units: source ids of the manifest items that have a Jira issue (created or found), in manifest
@@ -61,6 +66,32 @@ export async function inPool<T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failed) throw failed.error;
   return results;
+}
+
+/** What one unit adds to its chunk's outcome. */
+export type UnitOutcome = Pick<ChunkOutcome, 'success' | 'failure' | 'skipped' | 'log'>;
+
+/**
+ * `inPool` for units that tally into the chunk's outcome: each works on an outcome of its own, added to the
+ * chunk's in unit order once all are done (the log reads as if they had run one after another).
+ */
+export async function poolInOrder<T>(
+  items: readonly T[],
+  limit: number,
+  outcome: ChunkOutcome,
+  work: (item: T, out: UnitOutcome) => Promise<void>,
+): Promise<void> {
+  const parts = await inPool(items, limit, async (item) => {
+    const out: UnitOutcome = { success: 0, failure: 0, skipped: 0, log: [] };
+    await work(item, out);
+    return out;
+  });
+  for (const p of parts) {
+    outcome.success += p.success;
+    outcome.failure += p.failure;
+    outcome.skipped += p.skipped;
+    outcome.log.push(...p.log);
+  }
 }
 
 /** Thrown by a unit that stops because another unit of its chunk failed. */

@@ -19,6 +19,7 @@ import {
   type StartRunInput,
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
+import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import { sameSite } from '#domain/tracker-oauth.ts';
 import { writeRunReports } from '#engine/reports.ts';
@@ -247,7 +248,7 @@ async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRu
       await store.projects.transition(tenantId, projectId, [...from], to);
     }
   } catch (err) {
-    await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+    await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
       finishedAt: nowIso(),
       failureReason: 'Could not prepare the run',
     });
@@ -264,7 +265,7 @@ async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRu
     });
     // FAILED releases the lock and moves the project out of MIGRATING (store `afterEnd`).
     if (
-      await store.runs.setStatus(tenantId, id, ['RUNNING', 'PENDING'], 'FAILED', {
+      await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
         finishedAt: nowIso(),
         failureReason: 'Could not start migration worker',
       })
@@ -319,7 +320,7 @@ export async function resumeMigration(
       throw errors.tokenExchangeFailed(409, `${connection.message}, then resume`);
   }
   if (
-    !(await store.runs.setStatus(tenantId, run.id, ['PAUSED'], 'RUNNING', {
+    !(await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.resume, {
       control: 'run',
       pauseReason: null,
     }))
@@ -331,14 +332,12 @@ export async function resumeMigration(
     await orch.start({ tenantId, runId: run.id, generation });
   } catch (err) {
     logger.error('migration dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
-    await store.runs.setStatus(tenantId, run.id, ['RUNNING'], 'PAUSED', { control: 'pause' });
+    await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.pause, { control: 'pause' });
     throw errors.engineDispatchFailed();
   }
   logger.info('migration resumed', { tenantId, runId: run.id, generation });
   return { ...run, status: 'RUNNING', control: 'run' };
 }
-
-const ACTIVE: RunStatus[] = ['PENDING', 'RUNNING', 'PAUSED'];
 
 /**
  * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows),
@@ -356,7 +355,7 @@ export async function cancelMigration(
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'CANCELLED') return run;
   if (!isActiveRun(run.status)) throw finishedRefusal(run);
-  const moved = await store.runs.setStatus(tenantId, run.id, ACTIVE, 'CANCELLED', {
+  const moved = await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.cancel, {
     control: 'cancel',
     finishedAt: nowIso(),
   });

@@ -10,6 +10,7 @@ import {
 import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
+import type { RunTransition } from '#domain/run-lifecycle.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
@@ -336,7 +337,18 @@ export class RunRepository {
     }));
   }
 
+  /** One of RUN_TRANSITIONS (domain/run-lifecycle.ts); answers whether it moved. */
+  transition(
+    tenantId: string,
+    runId: string,
+    move: RunTransition,
+    extra: Parameters<RunRepository['setStatus']>[4] = {},
+  ): Promise<boolean> {
+    return this.setStatus(tenantId, runId, [...move.from], move.to, extra);
+  }
+
   /**
+   * The conditional write under `transition` (tests arrange statuses with it directly).
    * Moves the status only from one of `from`; answers whether it moved. A move to an end status (COMPLETED,
    * PARTIAL, FAILED, CANCELLED) also releases the project's lock and moves the project (`afterEnd`).
    */

@@ -1,10 +1,12 @@
 /**
  * The one resilient HTTP layer under both tracker clients: a timeout per attempt; retries with exponential
- * backoff and jitter (cockatiel) on 429, 5xx and network errors, waiting at least what the tracker asked for
- * (Retry-After, Jira's X-RateLimit-Reset / RateLimit-Reason, ADO's X-RateLimit-Delay); bounded concurrency
- * that halves when the tracker throttles and grows back slowly; and one shared pause for every request to a
- * tracker that just said 429. Credentials ride in headers and are never logged: log lines carry method, path
- * (query string dropped), status, attempt and time only.
+ * backoff and jitter (cockatiel) on 5xx and network errors; pacing that fills the tracker's limits (pacing.ts:
+ * in-flight requests per endpoint grown to what the endpoint takes, Jira's per-issue write windows, a learnt pace
+ * per endpoint); and a 429 retried, however often, only after what the tracker asked for (Retry-After, Jira's
+ * X-RateLimit-Reset), with the pause only where the 429 applies (RateLimit-Reason: the endpoint, the issue, or the
+ * whole client for Jira's hourly quota and Azure DevOps' TF400733). A throttle never fails a request unless the
+ * waiting adds up to `maxThrottleWaitMs`. Credentials ride in headers and are never logged: log lines carry
+ * method, path (query string dropped), status, attempt and time only.
  */
 import {
   ExponentialBackoff,
@@ -19,6 +21,7 @@ import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetc
 import type { Destination } from '#outbound/rules.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
+import { endpointOf, issueOf, type PacingOptions, type RequestKey, TrackerPacer } from './pacing.ts';
 
 type Body = NonNullable<RequestInit['body']>;
 
@@ -45,7 +48,14 @@ export interface HttpOptions {
   maxAttempts?: number;
   initialDelayMs?: number;
   maxDelayMs?: number;
+  /** In-flight requests per endpoint to begin with (pacing.ts grows them while requests queue). */
+  initialConcurrency?: number;
+  /** The most in flight per endpoint. */
   maxConcurrency?: number;
+  /** Writes to one issue paced under these windows (Jira's per-issue limit: JIRA_PER_ISSUE_WINDOWS). */
+  perIssueWindows?: PacingOptions['perIssueWindows'];
+  /** Throttled waits of one request beyond this much in total fail it (default 3 hours: a quota turns hourly). */
+  maxThrottleWaitMs?: number;
   stats?: TrackerCallStats;
   /** Ids added to every log line of this client (the engine's tenant and run): which run made the call. */
   logKeys?: Readonly<Record<string, string>>;
@@ -124,7 +134,25 @@ class RetryableAnswer extends Error {
   }
 }
 
-const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+/** A 429, retried by the request's own loop once its scope's wait is over (never by the 5xx/network policy). */
+class Throttled extends Error {
+  constructor(readonly until: number) {
+    super('throttled');
+  }
+}
+
+/** A long wait the whole client is in (Jira's hourly quota, Azure DevOps blocking), for the run's stream. */
+export interface ThrottleWaitNotice {
+  tracker: ConnectionKind;
+  /** Jira's RateLimit-Reason, when it gave one. */
+  reason: string | null;
+  until: Date;
+}
+
+/** Waits shorter than this are not worth telling the run's stream about. */
+const NOTICE_AFTER_MS = 5000;
+
+const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
 
 /** The wait a throttled answer asks for, in ms, from whichever header the tracker uses. */
 export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
@@ -167,63 +195,20 @@ function wrapBackoff(
   };
 }
 
-/**
- * Concurrency that adapts: halves on a throttle (down to 1), grows by one after a run of successes (up to the
- * ceiling). Waiters queue in order.
- */
-export class AdaptiveConcurrency {
-  private limit: number;
-  private active = 0;
-  private successes = 0;
-  private readonly queue: (() => void)[] = [];
-  /** Until when every request waits, after a 429 with a Retry-After. */
-  private pausedUntil = 0;
-
-  constructor(private readonly ceiling: number) {
-    this.limit = ceiling;
-  }
-
-  get currentLimit(): number {
-    return this.limit;
-  }
-
-  async acquire(): Promise<void> {
-    if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.queue.push(resolve)); // the releaser hands its slot over
-    const wait = this.pausedUntil - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  }
-
-  release(): void {
-    // Over the (lowered) limit, the slot is freed; otherwise it passes straight to the next waiter.
-    const next = this.active <= this.limit ? this.queue.shift() : undefined;
-    if (next) next();
-    else this.active--;
-  }
-
-  onThrottle(retryAfter: number | undefined): void {
-    this.limit = Math.max(1, Math.floor(this.limit / 2));
-    this.successes = 0;
-    if (retryAfter) this.pausedUntil = Math.max(this.pausedUntil, Date.now() + retryAfter);
-  }
-
-  onSuccess(): void {
-    if (++this.successes >= 20 && this.limit < this.ceiling) {
-      this.limit++;
-      this.successes = 0;
-    }
-  }
-}
-
 export class TrackerHttp {
   readonly stats: TrackerCallStats;
-  readonly concurrency: AdaptiveConcurrency;
+  readonly pacer: TrackerPacer;
   private readonly policy;
   private readonly origin: string;
+  private readonly waitListeners = new Set<(notice: ThrottleWaitNotice) => void>();
 
   constructor(private readonly opts: HttpOptions) {
     this.stats = opts.stats ?? { calls: 0, throttled: 0, retries: 0, errors: 0 };
-    this.concurrency = new AdaptiveConcurrency(opts.maxConcurrency ?? 8);
+    this.pacer = new TrackerPacer({
+      ...(opts.initialConcurrency !== undefined ? { initialConcurrency: opts.initialConcurrency } : {}),
+      ...(opts.maxConcurrency !== undefined ? { maxConcurrency: opts.maxConcurrency } : {}),
+      ...(opts.perIssueWindows ? { perIssueWindows: opts.perIssueWindows } : {}),
+    });
     this.origin = new URL(opts.baseUrl).host;
     this.policy = retry(
       handleWhen((err) => err instanceof RetryableAnswer || isNetworkError(err)),
@@ -240,6 +225,12 @@ export class TrackerHttp {
     this.policy.onRetry(() => {
       this.stats.retries++;
     });
+  }
+
+  /** Tells `listener` of every long wait the whole client goes into; answers the unsubscribe. */
+  onThrottleWait(listener: (notice: ThrottleWaitNotice) => void): () => void {
+    this.waitListeners.add(listener);
+    return () => this.waitListeners.delete(listener);
   }
 
   /** The longest one attempt may take: a write begun at T has landed, if at all, by T + this. */
@@ -280,50 +271,111 @@ export class TrackerHttp {
     return typeof a === 'string' ? Promise.resolve(a) : a.header();
   }
 
+  private keyOf(method: string, url: URL): RequestKey {
+    const issue = issueOf(url.pathname);
+    const write = method !== 'GET' && method !== 'HEAD' && !url.pathname.endsWith('/search/jql');
+    return { endpoint: endpointOf(method, url.pathname), write, ...(issue ? { issue } : {}) };
+  }
+
+  /** Runs `once` until it is not throttled, each retry after the wait the tracker asked for. */
+  private async untilNotThrottled<T>(
+    method: string,
+    path: string,
+    once: (throttles: number) => Promise<T>,
+  ): Promise<T> {
+    let waited = 0;
+    for (let throttles = 0; ; throttles++) {
+      try {
+        return await once(throttles);
+      } catch (err) {
+        if (!(err instanceof Throttled)) throw err;
+        const wait = Math.max(0, err.until - Date.now());
+        waited += wait;
+        if (waited > (this.opts.maxThrottleWaitMs ?? 3 * 3600_000)) {
+          this.stats.errors++;
+          throw new TrackerHttpError(this.opts.tracker, 429, method, path, undefined);
+        }
+        this.stats.retries++;
+        // Never before the tracker's time: the scope's pause holds the others, this wait the request itself.
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  /** A 429: pauses where it applies, tells the stream of a long wait of the whole client, and throws Throttled. */
+  private async throttled(key: RequestKey, response: Response, throttles: number): Promise<never> {
+    this.stats.throttled++;
+    const reason = response.headers.get('ratelimit-reason');
+    // Without a hint: 1 s, doubling, at most 30 s.
+    const hint = retryAfterMs(response.headers) ?? Math.min(30_000, 1000 * 2 ** throttles);
+    const limit = Number(response.headers.get('x-ratelimit-limit'));
+    const scope = this.pacer.onThrottle(key, {
+      reason,
+      retryAfterMs: hint,
+      ...(Number.isFinite(limit) && limit > 0 ? { limit } : {}),
+    });
+    await response.body?.cancel();
+    const until = Date.now() + hint;
+    if (scope === 'client' && (reason === 'jira-quota-global-based' || hint >= NOTICE_AFTER_MS)) {
+      const notice = { tracker: this.opts.tracker, reason, until: new Date(until) };
+      logger.warn('tracker throttled: waiting', { ...this.opts.logKeys, ...notice });
+      for (const listener of this.waitListeners) listener(notice);
+    }
+    throw new Throttled(until);
+  }
+
+  /** Azure DevOps delayed this answer: slow what follows (X-RateLimit-Delay, seconds). */
+  private noteDelay(key: RequestKey, response: Response): void {
+    const delay = Number(response.headers.get('x-ratelimit-delay'));
+    if (Number.isFinite(delay) && delay > 0) this.pacer.onDelay(key, delay * 1000);
+  }
+
   private async send<T>(method: string, url: URL, options: RequestOptions): Promise<HttpResponse<T>> {
     const logPath = url.pathname;
+    const key = this.keyOf(method, url);
     try {
-      return await this.policy.execute(async ({ attempt }) => {
-        await this.concurrency.acquire();
-        const started = performance.now();
-        try {
-          let response: Response;
+      return await this.untilNotThrottled(method, logPath, (throttles) =>
+        this.policy.execute(async ({ attempt }) => {
+          const release = await this.pacer.acquire(key);
+          const started = performance.now();
           try {
-            response = await this.attempt(method, url, options);
-          } catch (err) {
-            if (isNetworkError(err)) this.countCall('network');
-            if (options.notIdempotent && isNetworkError(err)) {
-              this.stats.errors++;
-              throw new TrackerUnreachableError(this.opts.tracker, this.origin, networkReason(err));
+            let response: Response;
+            try {
+              response = await this.attempt(method, url, options);
+            } catch (err) {
+              if (isNetworkError(err)) this.countCall('network');
+              if (options.notIdempotent && isNetworkError(err)) {
+                this.stats.errors++;
+                throw new TrackerUnreachableError(this.opts.tracker, this.origin, networkReason(err));
+              }
+              throw err;
             }
-            throw err;
-          }
-          this.stats.calls++;
-          this.countCall(response.status);
-          logger.debug('tracker call', {
-            ...this.opts.logKeys,
-            tracker: this.opts.tracker,
-            method,
-            path: logPath,
-            status: response.status,
-            attempt,
-            ms: Math.round(performance.now() - started),
-          });
-          if (RETRYABLE_STATUS.has(response.status) && !(options.notIdempotent && response.status !== 429)) {
-            const hint = retryAfterMs(response.headers);
-            if (response.status === 429) {
-              this.stats.throttled++;
-              this.concurrency.onThrottle(hint);
+            this.stats.calls++;
+            this.countCall(response.status);
+            logger.debug('tracker call', {
+              ...this.opts.logKeys,
+              tracker: this.opts.tracker,
+              method,
+              path: logPath,
+              status: response.status,
+              attempt,
+              ms: Math.round(performance.now() - started),
+            });
+            // A 429 comes before the tracker does anything: safe to send again, also for a write.
+            if (response.status === 429) return await this.throttled(key, response, throttles);
+            if (RETRYABLE_STATUS.has(response.status) && !options.notIdempotent) {
+              const hint = retryAfterMs(response.headers);
+              await response.body?.cancel();
+              throw new RetryableAnswer(response, hint);
             }
-            await response.body?.cancel();
-            throw new RetryableAnswer(response, hint);
+            this.noteDelay(key, response);
+            this.pacer.onSuccess(key);
+            return await this.toResponse<T>(method, logPath, response, options);
+          } finally {
+            release();
           }
-          this.concurrency.onSuccess();
-          return await this.toResponse<T>(method, logPath, response, options);
-        } finally {
-          this.concurrency.release();
-        }
-      });
+        }),
+      );
     } catch (err) {
       if (err instanceof RetryableAnswer) {
         this.stats.errors++;
@@ -397,12 +449,15 @@ export class TrackerHttp {
   /** Streams a download: the caller consumes `response.body`. Retried only until the answer starts. */
   async stream(path: string): Promise<Response> {
     const url = new URL(path.startsWith('http') ? path : `${this.opts.baseUrl.replace(/\/$/, '')}${path}`);
-    return this.withFreshToken(() => this.streamOnce(url));
+    const key = this.keyOf('GET', url);
+    return this.withFreshToken(() =>
+      this.untilNotThrottled('GET', url.pathname, (throttles) => this.streamOnce(url, key, throttles)),
+    );
   }
 
-  private streamOnce(url: URL): Promise<Response> {
+  private streamOnce(url: URL, key: RequestKey, throttles: number): Promise<Response> {
     return this.policy.execute(async () => {
-      await this.concurrency.acquire();
+      const release = await this.pacer.acquire(key);
       try {
         const response = await outboundFetch(url, {
           destination: this.opts.destination ?? 'tracker',
@@ -414,12 +469,9 @@ export class TrackerHttp {
         });
         this.stats.calls++;
         this.countCall(response.status);
+        if (response.status === 429) return await this.throttled(key, response, throttles);
         if (RETRYABLE_STATUS.has(response.status)) {
           const hint = retryAfterMs(response.headers);
-          if (response.status === 429) {
-            this.stats.throttled++;
-            this.concurrency.onThrottle(hint);
-          }
           await response.body?.cancel();
           throw new RetryableAnswer(response, hint);
         }
@@ -431,9 +483,11 @@ export class TrackerHttp {
             url.pathname,
             await readTextCapped(response),
           );
+        this.noteDelay(key, response);
+        this.pacer.onSuccess(key);
         return response;
       } finally {
-        this.concurrency.release();
+        release();
       }
     });
   }

@@ -1,21 +1,35 @@
 /**
- * `npm run bench` (engine part): migrates a generated project into the Jira sandbox with realistic latency and
- * a rate limit, and prints items per minute and tracker calls per item per phase, beside the floor the batch
- * sizes allow (bulk create 50, batch read 200). Figures only; nothing here is asserted.
+ * `npm run bench` (engine part): migrates a generated project (BENCH_ITEMS, default 2,000) into the Jira sandbox
+ * under the realistic profile (the real trackers' rate limits and latency, local/sandbox/common/limits) and
+ * prints, per phase: requests per endpoint, 429s by reason, the phase's floor time from the modelled limits, the
+ * measured time and their ratio; then items per minute, calls per item, peak memory and the AWS cost per 10,000
+ * items. Figures only; nothing here is asserted. How floors and cost are computed: docs/engine-and-limits.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AdoLimitSettings } from '../../local/sandbox/common/limits/ado.ts';
+import type { JiraLimitSettings } from '../../local/sandbox/common/limits/jira.ts';
 import { freePort } from '../support/global-setup.ts';
+import {
+  type AwsUsage,
+  awsCostPer10k,
+  countArtifacts,
+  countCapacity,
+  type LogEntry,
+  phaseFloor,
+  type SandboxSettings,
+} from './floors.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
-const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 40);
-const RATE_PER_SECOND = Number(process.env.BENCH_RATE_PER_SECOND ?? 50);
+const PROFILE = (process.env.BENCH_PROFILE ?? 'realistic') as 'realistic' | 'off';
+/** The engine Lambda's memory (lib/engine.ts), for GB-seconds. */
+const ENGINE_MEMORY_MB = 1024;
 
 const { startDynamoLocal } = await import('../../local/dynamodb.ts');
 const { ensureTable } = await import('../../local/table.ts');
@@ -32,6 +46,11 @@ const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts')
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
 const { JiraClient } = await import('../../functions/trackers/jira/client.ts');
 
+let peakRss = 0;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 200);
+
 const dynamo = await startDynamoLocal({ port: await freePort() });
 Object.assign(process.env, {
   TABLE_NAME: 'bench-engine',
@@ -44,24 +63,32 @@ const raw = new DynamoDBClient({
   credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
 });
 await ensureTable(raw, 'bench-engine');
-const store = createStore({
-  db: createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint }),
-  name: 'bench-engine',
-});
-const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '99' });
+const usage: AwsUsage = {
+  readUnits: 0,
+  writeUnits: 0,
+  s3Puts: 0,
+  s3Gets: 0,
+  invocations: 0,
+  transitions: 0,
+  engineMs: 0,
+};
+const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
+countCapacity(db, usage);
+const store = createStore({ db, name: 'bench-engine' });
+const config = {
+  ...sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '99' }),
+  profile: PROFILE,
+};
 const sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
-for (const url of [sb.ado.url, sb.jira.url]) {
-  await fetch(`${url}/_sandbox/faults`, {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ latencyMs: LATENCY_MS, rateLimitPerSecond: RATE_PER_SECOND }),
-  });
-}
 await fetch(`${sb.jira.url}/_sandbox/jira/limits`, {
   method: 'PUT',
   headers: { 'Content-Type': 'application/json' },
   body: JSON.stringify({ attachmentMaxBytes: 1024 ** 3 }),
 });
+const settingsOf = async <L>(url: string) =>
+  (await (await fetch(`${url}/_sandbox/limits`)).json()) as SandboxSettings<L>;
+const jiraSettings = await settingsOf<JiraLimitSettings>(sb.jira.url);
+const adoSettings = await settingsOf<AdoLimitSettings>(sb.ado.url);
 const tenant = await createTenant(store, { name: 'Bench' });
 const project = await createProject(store, tenant.id, {
   name: 'Bench',
@@ -81,7 +108,7 @@ const target = new JiraClient({
 });
 const deps = {
   store,
-  artifacts: new DiskArtifactStore(dir),
+  artifacts: countArtifacts(new DiskArtifactStore(dir), usage),
   source,
   target,
   indexLagMs: 0,
@@ -89,51 +116,51 @@ const deps = {
 };
 const run = await createRun(store, tenant.id, project.id, 'FULL');
 
-interface LogEntry {
-  method: string;
-  path: string;
-  status: number;
-}
-const phaseRows: {
+interface PhaseRow {
   /** The row of the last RunBatch call (past the last phase) and the Finalize step. */
   finalized: boolean;
   phase: number;
   ms: number;
-  jiraCalls: number;
-  jiraWrites: number;
-  adoCalls: number;
-  throttled: number;
-}[] = [];
-/** A Jira call that changes something (searches are POSTs that only read). */
-const isWrite = (r: LogEntry) => r.method !== 'GET' && !r.path.includes('/search');
+  jira: LogEntry[];
+  ado: LogEntry[];
+}
+const phaseRows: PhaseRow[] = [];
 const requests = async (url: string) =>
   (await (await fetch(`${url}/_sandbox/requests`)).json()) as LogEntry[];
 const started = performance.now();
+// Each RunBatch and Finalize is a Lambda invocation and a few state transitions of the state machine
+// (RunBatch -> Answer -> WithinBudget -> Loop; Preflight and Finalize add Start, Done ...).
+usage.transitions += 4;
 for (let guard = 0; guard < 10_000; guard++) {
   const before = (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0;
   const [jiraBefore, adoBefore] = [(await requests(sb.jira.url)).length, (await requests(sb.ado.url)).length];
   const t0 = performance.now();
   let answer = 'batch';
-  while (answer === 'batch')
+  while (answer === 'batch') {
+    usage.invocations++;
+    usage.transitions += 4;
     answer = await runBatch(
       deps,
       { tenantId: tenant.id, runId: run.id },
       () => 900_000,
       config.jira.projectKey,
     );
+  }
   // Every phase done: the state machine's Finalize step writes the reports and ends the run (timed in this row).
   const finalized = answer === 'finalize';
-  if (finalized) await finalizeStep(deps, { tenantId: tenant.id, runId: run.id });
-  const jira = (await requests(sb.jira.url)).slice(jiraBefore);
-  const ado = (await requests(sb.ado.url)).slice(adoBefore);
+  if (finalized) {
+    usage.invocations++;
+    usage.transitions += 3;
+    await finalizeStep(deps, { tenantId: tenant.id, runId: run.id });
+  }
+  const ms = performance.now() - t0;
+  usage.engineMs += ms;
   phaseRows.push({
     finalized,
     phase: before,
-    ms: performance.now() - t0,
-    jiraCalls: jira.length,
-    jiraWrites: jira.filter(isWrite).length,
-    adoCalls: ado.length,
-    throttled: [...jira, ...ado].filter((r) => r.status === 429).length,
+    ms,
+    jira: (await requests(sb.jira.url)).slice(jiraBefore),
+    ado: (await requests(sb.ado.url)).slice(adoBefore),
   });
   if (answer !== 'phase-done') break;
 }
@@ -150,39 +177,56 @@ const NAMES: Record<number, string> = {
   6: 'transitions',
   7: 'comments',
 };
-// Each phase's units (items, links, files ...), from the totals of its progress events.
-const units = new Map<number, number>();
-for (let after: string | undefined; ; ) {
-  const page = await store.runs.events(tenant.id, project.id, run.id, after, 1000);
-  if (page.length === 0) break;
-  for (const e of page) if (e.event.type === 'progress') units.set(Number(e.id.slice(0, 2)), e.event.total);
-  after = page.at(-1)?.id;
-}
-const FLOOR: Record<number, string> = {
-  1: `${(Math.ceil(items / 200) / Math.max(items, 1)).toFixed(3)} ADO/item (batch 200)`,
-  2: `${(1 / 50).toFixed(3)} Jira/item (bulk 50) + 1 search/50`,
-  3: '1 write/unit (parent edit or link)',
-  4: '1 write/unit (issue or remote link)',
-  5: '1 upload/file + 1 history file/item with revisions (+1 edit/item with images, mentions or references)',
-  6: '1 write/hop',
-  7: '1 post/comment',
-};
+const CORE = new Set([2, 3, 4, 5, 6, 7]);
 console.log(
-  `\nEngine benchmark: ${items} items, sandbox latency ${LATENCY_MS} ms, rate limit ${RATE_PER_SECOND}/s per tracker\n`,
+  `\nEngine benchmark: ${items} items, sandbox profile ${PROFILE} (Jira write median ${jiraSettings.latency.write.medianMs} ms, p95 ${jiraSettings.latency.write.p95Ms} ms)\n`,
 );
+let floorSum = 0;
+let measuredCore = 0;
 for (const r of phaseRows) {
-  if (r.jiraCalls + r.adoCalls === 0 && r.ms < 5) continue;
+  if (r.jira.length + r.ado.length === 0 && r.ms < 5) continue;
+  const name = r.finalized ? 'finalize' : (NAMES[r.phase] ?? 'plugin');
+  const floor = phaseFloor(r.jira, r.ado, jiraSettings, adoSettings);
+  if (CORE.has(r.phase) && !r.finalized) {
+    floorSum += floor.seconds;
+    measuredCore += r.ms / 1000;
+  }
+  const ratio = floor.seconds > 0 ? `${((floor.seconds / (r.ms / 1000)) * 100).toFixed(0)}% of floor` : '-';
   console.log(
-    `phase ${r.phase} ${(r.finalized ? 'finalize' : (NAMES[r.phase] ?? 'plugin')).padEnd(12)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  Jira ${(r.jiraCalls / Math.max(items, 1)).toFixed(3)}/item  ADO ${(r.adoCalls / Math.max(items, 1)).toFixed(3)}/item  units ${String(units.get(r.phase) ?? '-').padStart(6)}  Jira writes ${r.jiraWrites}${units.get(r.phase) ? ` (${(r.jiraWrites / (units.get(r.phase) as number)).toFixed(2)}/unit)` : ''}  429s ${r.throttled}${FLOOR[r.phase] ? `   floor: ${FLOOR[r.phase]}` : ''}`,
+    `phase ${r.phase} ${name.padEnd(11)} measured ${(r.ms / 1000).toFixed(1).padStart(6)} s   floor ${floor.seconds.toFixed(1).padStart(6)} s (${floor.by})   ${ratio}`,
   );
+  console.log(
+    `    Jira ${r.jira.length} requests (${(r.jira.length / Math.max(items, 1)).toFixed(2)}/item), ADO ${r.ado.length} (${(r.ado.length / Math.max(items, 1)).toFixed(2)}/item); 429s: ${
+      Object.entries(floor.throttled)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }${floor.busiestIssue ? `; busiest issue ${floor.busiestIssue.key}: ${floor.busiestIssue.writes} writes` : ''}`,
+  );
+  for (const e of floor.endpoints.slice(0, 6))
+    console.log(
+      `      ${String(e.count).padStart(6)} ${e.endpoint}  (${e.rate}/s: ${e.seconds.toFixed(1)} s)`,
+    );
 }
 console.log(
   `\nstatus ${done?.status}, created ${done?.successCount}, skipped ${done?.skippedCount}, failed ${done?.failureCount}`,
 );
 console.log(
-  `throughput: ${((items / totalMs) * 60_000).toFixed(0)} items/minute over ${(totalMs / 1000).toFixed(1)} s`,
+  `throughput: ${((items / totalMs) * 60_000).toFixed(0)} items/minute over ${(totalMs / 1000).toFixed(1)} s; core phases ${measuredCore.toFixed(1)} s against a sum of floors of ${floorSum.toFixed(1)} s (${((floorSum / Math.max(measuredCore, 1e-9)) * 100).toFixed(0)}%)`,
+);
+const allJira = phaseRows.reduce((n, r) => n + r.jira.length, 0);
+const allAdo = phaseRows.reduce((n, r) => n + r.ado.length, 0);
+console.log(
+  `calls per item: Jira ${(allJira / Math.max(items, 1)).toFixed(2)}, ADO ${(allAdo / Math.max(items, 1)).toFixed(2)} (batch floor: ADO ${(Math.ceil(items / 200) / Math.max(items, 1)).toFixed(3)} reads/item at 200 a batch, Jira ${(1 / 50).toFixed(3)} creates/item at 50 a bulk create)`,
+);
+console.log(
+  `peak memory (RSS of the bench process: engine, sandboxes, clients): ${(peakRss / 1024 ** 2).toFixed(0)} MiB`,
+);
+const cost = awsCostPer10k(usage, items, ENGINE_MEMORY_MB);
+console.log(
+  `AWS cost per 10,000 items: $${cost.total.toFixed(2)} (Lambda $${cost.lambda.toFixed(3)} for ${cost.gbSeconds.toFixed(0)} GB-s and ${usage.invocations} invocations; DynamoDB $${cost.dynamo.toFixed(3)} for ${usage.readUnits.toFixed(0)} RRU + ${usage.writeUnits.toFixed(0)} WRU; Step Functions $${cost.stepFunctions.toFixed(3)} for ${usage.transitions} transitions; S3 $${cost.s3.toFixed(4)} for ${usage.s3Puts} PUT + ${usage.s3Gets} GET), measured on ${items} items`,
 );
 
+clearInterval(sampler);
 await sb.stop();
 raw.destroy();
 await dynamo.stop();

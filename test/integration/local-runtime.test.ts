@@ -26,7 +26,8 @@ interface Started {
 
 async function startService(env: Record<string, string>): Promise<Started> {
   const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
-    env: { ...process.env, ...env },
+    // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
+    env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child = proc;

@@ -59,7 +59,8 @@ afterAll(async () => {
 async function startService(env: Record<string, string>): Promise<Service> {
   // Its own process group, so a kill of the group takes DynamoDB Local's Java child down too.
   const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
-    env: { ...process.env, ...env },
+    // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
+    env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

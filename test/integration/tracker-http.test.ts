@@ -6,7 +6,6 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../functions/platform/logger.ts';
 import {
-  AdaptiveConcurrency,
   basicAuth,
   TrackerHttp,
   TrackerHttpError,
@@ -69,7 +68,8 @@ describe('the tracker HTTP layer', () => {
     for (let i = 1; i < times.length; i++)
       expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(990);
     expect(http.stats).toMatchObject({ calls: 4, throttled: 3, retries: 3 });
-    expect(http.concurrency.currentLimit).toBe(1);
+    // A 429 naming no limit concerns the whole client: every lane halved (8 -> 1), all paused.
+    expect(http.pacer.laneState('GET /ping').limit).toBe(1);
   });
 
   it('retries 5xx and dropped connections until an answer comes', async () => {
@@ -203,36 +203,5 @@ describe('the tracker HTTP layer', () => {
     expect(retryAfterMs(new Headers({ 'retry-after': '7' }))).toBe(7000);
     expect(retryAfterMs(new Headers({}))).toBeUndefined();
     expect(TrackerHttpError).toBeDefined();
-  });
-});
-
-describe('adaptive concurrency', () => {
-  it('halves on a throttle and grows back by one after 20 successes', () => {
-    const c = new AdaptiveConcurrency(8);
-    c.onThrottle(undefined);
-    expect(c.currentLimit).toBe(4);
-    c.onThrottle(undefined);
-    c.onThrottle(undefined);
-    c.onThrottle(undefined);
-    expect(c.currentLimit).toBe(1);
-    for (let i = 0; i < 20; i++) c.onSuccess();
-    expect(c.currentLimit).toBe(2);
-  });
-
-  it('never runs more than the limit at once', async () => {
-    const c = new AdaptiveConcurrency(3);
-    let running = 0;
-    let peak = 0;
-    await Promise.all(
-      Array.from({ length: 12 }, async () => {
-        await c.acquire();
-        running++;
-        peak = Math.max(peak, running);
-        await new Promise((r) => setTimeout(r, 5));
-        running--;
-        c.release();
-      }),
-    );
-    expect(peak).toBe(3);
   });
 });

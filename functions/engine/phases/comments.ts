@@ -9,7 +9,7 @@
  * Jira refusing a comment (after one try as plain text) stops that item there, so a later run continues it in
  * order; the item counts as a failure and the run goes on.
  *
- * Units: the migrated items in manifest order, a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
+ * Units: the migrated items (in the order scheduleUnits gives: long threads' parts spread over the chunks), a long thread split into parts of COMMENTS_PER_UNIT (from ADO's
  * `System.CommentCount` when the phase starts; the list is kept as a run artifact). An item's comments go in
  * one after another, so a part bounds how long one unit writes. Part k posts the item's comments not yet in
  * Jira up to its end (k x COMMENTS_PER_UNIT; the last part, all of them): normally its own slice, and after a
@@ -50,14 +50,14 @@ import { loadOrComputePlan } from './links-jira.ts';
 const ITEMS_ARTIFACT = 'comments-units.json';
 const PLAN_ARTIFACT = 'comments-plan.json';
 const PEOPLE_ARTIFACT = 'comments-people.json';
-/** Comments a chunk sets out to post before it stops taking units. */
-export const COMMENT_BUDGET = 400;
 /**
- * Most comments one unit posts. A chunk's units run ITEM_CONCURRENCY side by side, each posting in order, so
- * a chunk's time is about its longest run of posts: COMMENT_BUDGET / ITEM_CONCURRENCY whether the chunk holds
- * many short threads or one part of a long one.
+ * Most comments one unit posts. A chunk's units run ITEM_CONCURRENCY side by side, each posting in order, so a
+ * chunk's time is about its longest run of posts: a part's worth, whether the chunk holds many short threads or
+ * one part of a long one. At Jira's per-issue limit (100 writes in 30 s) a part is about 30 s.
  */
-export const COMMENTS_PER_UNIT = COMMENT_BUDGET / ITEM_CONCURRENCY;
+export const COMMENTS_PER_UNIT = 100;
+/** Comments a chunk sets out to post before it stops taking units: a part's worth for each unit side by side. */
+export const COMMENT_BUDGET = COMMENTS_PER_UNIT * ITEM_CONCURRENCY;
 /** Items read at a time (5 calls of 200) while planning: memory stays flat on large projects. */
 const ITEM_SLICE = 1000;
 
@@ -132,6 +132,35 @@ const commentCountOf = (item: AdoWorkItem | undefined) => {
 };
 
 /**
+ * The threads in the order chunks should take them: chunk by chunk as the chunker will cut them (at most 50 units
+ * and COMMENT_BUDGET comments, one part of a thread per chunk), the longest threads first in every chunk. So each
+ * chunk carries the next part of every long thread beside as many short threads as fit: the longest thread's parts
+ * go one chunk after another, everything else alongside, and the phase takes about as long as that thread allows.
+ */
+export function scheduleUnits(threads: readonly { id: number; count: number }[]): CommentUnit[] {
+  const open = [...threads]
+    .sort((a, b) => b.count - a.count) // stable: ties keep manifest order
+    .map((t) => ({ ...t, parts: Math.max(1, Math.ceil(t.count / COMMENTS_PER_UNIT)), next: 1 }));
+  const units: CommentUnit[] = [];
+  while (open.length > 0) {
+    let taken = 0;
+    let budget = 0;
+    for (const t of open) {
+      if (taken >= CHUNK_SIZE) break;
+      const cost =
+        t.next < t.parts ? COMMENTS_PER_UNIT : Math.max(1, t.count - (t.parts - 1) * COMMENTS_PER_UNIT);
+      if (taken > 0 && budget + cost > COMMENT_BUDGET) continue;
+      units.push(t.parts === 1 ? { id: t.id } : { id: t.id, part: t.next, parts: t.parts });
+      t.next++;
+      taken++;
+      budget += cost;
+    }
+    open.splice(0, open.length, ...open.filter((t) => t.next <= t.parts));
+  }
+  return units;
+}
+
+/**
  * The phase's units, computed once when it starts: every migrated item, long threads in parts. The same pass
  * learns, once a run, the identities every migrated item names, so mentions of people who never commented on
  * the item at hand still resolve.
@@ -143,20 +172,16 @@ async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
   const people = (await deps.artifacts.get(peopleKey))
     ? undefined
     : await PeopleMap.load(deps, peopleKey, preflight);
-  const units: CommentUnit[] = [];
+  const threads: { id: number; count: number }[] = [];
   for (let i = 0; i < ids.length; i += ITEM_SLICE) {
     const slice = ids.slice(i, i + ITEM_SLICE);
     const items = await deps.source.workItems(slice, { expand: 'none' });
     await people?.learn(items.flatMap((item) => Object.values(item.fields)));
     const byId = new Map(items.map((item) => [item.id, item]));
-    for (const id of slice) {
-      const parts = Math.max(1, Math.ceil((commentCountOf(byId.get(id)) ?? 0) / COMMENTS_PER_UNIT));
-      if (parts === 1) units.push({ id });
-      else for (let part = 1; part <= parts; part++) units.push({ id, part, parts });
-    }
+    for (const id of slice) threads.push({ id, count: commentCountOf(byId.get(id)) ?? 0 });
   }
   await people?.save();
-  return units;
+  return scheduleUnits(threads);
 }
 
 const unitsOf = (ctx: PhaseContext) =>

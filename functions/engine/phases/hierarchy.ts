@@ -18,6 +18,7 @@
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '#phase-kit/context.ts';
+import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import {
@@ -146,9 +147,9 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
   const units = chunkOf(plan.units, index);
   const outcome: ChunkOutcome = { processed: units.length, success: 0, failure: 0, skipped: 0, log: [] };
   const dryRun = run.options.dryRun;
-  const fail = async (sourceId: number, reason: string) => {
-    outcome.failure++;
-    outcome.log.push(`#${sourceId} hierarchy failed: ${reason}`);
+  const fail = async (out: UnitOutcome, sourceId: number, reason: string) => {
+    out.failure++;
+    out.log.push(`#${sourceId} hierarchy failed: ${reason}`);
     await store.runFailures.record(run.tenantId, run.projectId, run.id, {
       sourceId,
       phase: PHASE,
@@ -176,7 +177,7 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
       outcome.skipped++;
       outcome.log.push(`#${u.child} is not in Jira: nothing to place under #${u.parent}`);
     } else if (!parent) {
-      await fail(u.child, `its Azure DevOps parent #${u.parent} was not created in Jira`);
+      await fail(outcome, u.child, `its Azure DevOps parent #${u.parent} was not created in Jira`);
     } else todo.push({ child, parent });
   }
   if (todo.length === 0) return outcome;
@@ -185,25 +186,26 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
     target,
     todo.map((t) => t.child.targetId),
   );
-  for (const { child, parent } of todo) {
+  // Pairs side by side: each writes only its own child (or a link of its own).
+  await poolInOrder(todo, ITEM_CONCURRENCY, outcome, async ({ child, parent }, out) => {
     const state = states.get(child.targetId);
     const pair = `#${child.sourceId} ${child.targetKey} under #${parent.sourceId} ${parent.targetKey}`;
     if (!state) {
-      await fail(child.sourceId, `${child.targetKey} no longer exists in Jira`);
-      continue;
+      await fail(out, child.sourceId, `${child.targetKey} no longer exists in Jira`);
+      return;
     }
     const fits = parentFieldFits(preflight, child.sourceType, parent.sourceType);
     if (represented(preflight, plan.relatesType, child, parent, state)) {
       // Not shown when the phase started: written by this run before an interruption.
-      outcome.success++;
-      outcome.log.push(`${pair}: confirmed in Jira after an interruption`);
+      out.success++;
+      out.log.push(`${pair}: confirmed in Jira after an interruption`);
       if (!dryRun) await markPhaseDone(store, run, [child], PHASE);
-      continue;
+      return;
     }
     if (dryRun) {
-      outcome.success++;
-      outcome.log.push(`${pair}: would be ${fits ? 'set as parent' : 'kept as a Relates link'}`);
-      continue;
+      out.success++;
+      out.log.push(`${pair}: would be ${fits ? 'set as parent' : 'kept as a Relates link'}`);
+      return;
     }
     try {
       const jiraType = (t: string) => preflight.typeMap[t]?.name ?? t;
@@ -213,23 +215,23 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
       if (fits) {
         const refused = await setParent(target, child, parent, levelOf(preflight, parent.sourceType) === 1);
         if (refused === undefined) {
-          outcome.success++;
-          outcome.log.push(`${pair}: parent set${state.parentKey ? ` (was under ${state.parentKey})` : ''}`);
+          out.success++;
+          out.log.push(`${pair}: parent set${state.parentKey ? ` (was under ${state.parentKey})` : ''}`);
           await markPhaseDone(store, run, [child], PHASE);
-          continue;
+          return;
         }
         why = `Jira refused it as the parent (${refused}).`;
         // After a refusal, the link may already be there from an attempt interrupted after it was written.
         if (plan.relatesType && hasIssueLink(state, plan.relatesType, parent.targetKey, true)) {
-          outcome.success++;
-          outcome.log.push(`${pair}: kept as a Relates link (${why})`);
+          out.success++;
+          out.log.push(`${pair}: kept as a Relates link (${why})`);
           await markPhaseDone(store, run, [child], PHASE);
-          continue;
+          return;
         }
       }
       if (!plan.relatesType) {
-        await fail(child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
-        continue;
+        await fail(out, child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
+        return;
       }
       await writeIssueLink(target, {
         type: plan.relatesType,
@@ -237,15 +239,15 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
         objectKey: child.targetKey,
         comment: hierarchyNote(child, parent, why),
       });
-      outcome.success++;
-      outcome.log.push(`${pair}: kept as a Relates link`);
+      out.success++;
+      out.log.push(`${pair}: kept as a Relates link`);
       await markPhaseDone(store, run, [child], PHASE);
     } catch (err) {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
-      await fail(child.sourceId, `${pair}: ${reason}`);
+      await fail(out, child.sourceId, `${pair}: ${reason}`);
     }
-  }
+  });
   return outcome;
 }
 

@@ -25,6 +25,7 @@
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
 import { PHASES } from '#domain/runs.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
+import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
@@ -258,8 +259,8 @@ async function remoteLinksOf(
 ): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
   const unique = [...new Set(keys)];
-  for (let i = 0; i < unique.length; i += 10) {
-    const slice = unique.slice(i, i + 10);
+  for (let i = 0; i < unique.length; i += ITEM_CONCURRENCY) {
+    const slice = unique.slice(i, i + ITEM_CONCURRENCY);
     const found = await Promise.all(
       slice.map(async (key) => {
         try {
@@ -340,14 +341,14 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
     units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
   );
 
-  const done = (u: LinkUnit, what: string, existed: boolean) => {
-    if (existed && u.kind !== 'unmigrated' && u.present) outcome.skipped++;
-    else outcome.success++;
-    outcome.log.push(what);
+  const done = (out: UnitOutcome, u: LinkUnit, what: string, existed: boolean) => {
+    if (existed && u.kind !== 'unmigrated' && u.present) out.skipped++;
+    else out.success++;
+    out.log.push(what);
   };
-  const fail = async (sourceId: number, what: string, reason: string) => {
-    outcome.failure++;
-    outcome.log.push(`${what} failed: ${reason}`);
+  const fail = async (out: UnitOutcome, sourceId: number, what: string, reason: string) => {
+    out.failure++;
+    out.log.push(`${what} failed: ${reason}`);
     await store.runFailures.record(run.tenantId, run.projectId, run.id, {
       sourceId,
       phase: PHASE,
@@ -356,32 +357,38 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
     });
   };
 
-  for (const u of units) {
+  // Links side by side: each writes a link of its own.
+  await poolInOrder(units, ITEM_CONCURRENCY, outcome, async (u, out) => {
     if (u.kind === 'unmigrated') {
-      outcome.skipped++;
-      outcome.log.push(`#${u.from} ${u.type} #${u.to}: neither item is in Jira, nothing to link`);
-      continue;
+      out.skipped++;
+      out.log.push(`#${u.from} ${u.type} #${u.to}: neither item is in Jira, nothing to link`);
+      return;
     }
     if (u.kind === 'issue') {
       const [from, to] = [mapped(u.from), mapped(u.to)];
       const what = `#${u.from} ${from?.targetKey ?? ''} ${u.type} #${u.to} ${to?.targetKey ?? ''}`;
       if (!from || !to) {
-        if (dryRun) done(u, `${what}: would be linked`, false);
-        else await fail(u.from, what, 'an end is no longer in the id map');
-        continue;
+        if (dryRun) done(out, u, `${what}: would be linked`, false);
+        else await fail(out, u.from, what, 'an end is no longer in the id map');
+        return;
       }
       const state = states.get(from.targetId);
       if (!state) {
-        await fail(u.from, what, `${from.targetKey} no longer exists in Jira`);
-        continue;
+        await fail(out, u.from, what, `${from.targetKey} no longer exists in Jira`);
+        return;
       }
       if (hasIssueLink(state, u.type, to.targetKey, plan.symmetric.includes(u.type.toLowerCase()))) {
-        done(u, u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`, true);
-        continue;
+        done(
+          out,
+          u,
+          u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`,
+          true,
+        );
+        return;
       }
       if (dryRun) {
-        done(u, `${what}: would be linked`, false);
-        continue;
+        done(out, u, `${what}: would be linked`, false);
+        return;
       }
       try {
         await writeIssueLink(target, {
@@ -390,43 +397,43 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
           objectKey: to.targetKey,
           ...(u.comment ? { comment: u.comment } : {}),
         });
-        done(u, `${what}: linked`, false);
+        done(out, u, `${what}: linked`, false);
       } catch (err) {
         const reason = refusalOf(err);
         if (reason === undefined) throw err;
-        await fail(u.from, what, reason);
+        await fail(out, u.from, what, reason);
       }
-      continue;
+      return;
     }
     const on: IdMapEntry | undefined = mapped(u.on);
     const what = `#${u.on} ${on?.targetKey ?? ''} -> ${u.title}`;
     if (!on) {
-      if (dryRun) done(u, `${what}: would be added as a remote link`, false);
-      else await fail(u.on, what, 'the item is no longer in the id map');
-      continue;
+      if (dryRun) done(out, u, `${what}: would be added as a remote link`, false);
+      else await fail(out, u.on, what, 'the item is no longer in the id map');
+      return;
     }
     const existing = remotes.get(on.targetKey);
     if (!existing) {
-      await fail(u.on, what, `${on.targetKey} no longer exists in Jira`);
-      continue;
+      await fail(out, u.on, what, `${on.targetKey} no longer exists in Jira`);
+      return;
     }
     if (existing.has(u.globalId)) {
-      done(u, u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`, true);
-      continue;
+      done(out, u, u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`, true);
+      return;
     }
     if (dryRun) {
-      done(u, `${what}: would be added as a remote link`, false);
-      continue;
+      done(out, u, `${what}: would be added as a remote link`, false);
+      return;
     }
     try {
       await target.addRemoteLink(on.targetKey, { url: u.url, title: u.title, globalId: u.globalId });
-      done(u, `${what}: remote link added`, false);
+      done(out, u, `${what}: remote link added`, false);
     } catch (err) {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
-      await fail(u.on, what, reason);
+      await fail(out, u.on, what, reason);
     }
-  }
+  });
   return outcome;
 }
 

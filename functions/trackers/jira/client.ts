@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { JiraTransition } from '#domain/mapping/transitions.ts';
 import { basicAuth, type HttpOptions, TrackerHttp, TrackerHttpError } from '../http.ts';
+import { JIRA_PER_ISSUE_WINDOWS } from '../pacing.ts';
 
 export type { JiraTransition };
 
@@ -111,6 +112,8 @@ export class JiraClient {
         connection.tokenKind === 'bearer'
           ? `Bearer ${connection.token}`
           : basicAuth(connection.email, connection.token),
+      // Writes to one issue stay under Jira's per-issue limit instead of running into its 429s.
+      perIssueWindows: JIRA_PER_ISSUE_WINDOWS,
       ...httpOptions,
     });
   }

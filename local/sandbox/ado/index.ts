@@ -30,6 +30,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
+import { ADO_PROFILES, adoLimits, isAdoWrite } from '../common/limits/ado-http.ts';
+import { installLimits } from '../common/limits/install.ts';
 import { installNotEmulated } from '../common/not-emulated.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
 import { scanGroundTruth, startOfUtcDay } from '../generator/index.ts';
@@ -138,6 +140,15 @@ export async function buildAdoSandbox(
     return reply.code(err.status).send(err.body);
   });
 
+  // Azure DevOps' throughput limits and a real service's latency (common/limits; GET|PUT /_sandbox/limits).
+  installLimits(app, {
+    limits: adoLimits({ blockedBody: () => AdoErrors.requestBlocked().body }),
+    profiles: ADO_PROFILES,
+    profile: config.profile ?? 'off',
+    applies: (req) => req.url.includes('/_apis/') && !entra.faultExempt(req.url),
+    isWrite: isAdoWrite,
+    seed: config.seed,
+  });
   registerWiql(app, state);
   registerWorkItems(app, state);
   registerUpdate(app, state);

@@ -1,5 +1,6 @@
 /** The sandboxes' identities, from the environment with documented defaults (README: Sandbox trackers). */
 import { z } from 'zod';
+import type { SandboxProfile } from './limits/install.ts';
 
 /** The OAuth clients the sandboxes' stand-in authorization servers know (README: Sandbox trackers, OAuth). */
 export interface SandboxOAuthConfig {
@@ -33,6 +34,8 @@ const Env = z.object({
   SANDBOX_ENTRA_TENANT_ID: z.string().min(1).default(OAUTH_DEFAULTS.entra.tenantId),
   SANDBOX_ITEMS: z.coerce.number().int().min(0).max(200_000).default(200),
   SANDBOX_SEED: z.coerce.number().int().default(42),
+  /** realistic: the real services' rate limits and latency; off: none (docs/engine-and-limits.md). */
+  SANDBOX_PROFILE: z.enum(['realistic', 'off']).optional(),
 });
 
 export interface SandboxConfig {
@@ -42,6 +45,8 @@ export interface SandboxConfig {
   oauth?: SandboxOAuthConfig;
   items: number;
   seed: number;
+  /** Rate limits and latency (local/sandbox/common/limits); absent: off, as tests want them. */
+  profile?: SandboxProfile;
 }
 
 export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
@@ -69,5 +74,6 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
     },
     items: e.SANDBOX_ITEMS,
     seed: e.SANDBOX_SEED,
+    ...(e.SANDBOX_PROFILE ? { profile: e.SANDBOX_PROFILE } : {}),
   };
 }

@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { templateOf } from './limits/install.ts';
 import { type Random, seededRandom } from './random.ts';
 
 export const FaultSettingsSchema = z.strictObject({
@@ -22,8 +23,6 @@ export const FaultSettingsSchema = z.strictObject({
   throttle: z
     .strictObject({ count: z.number().int().min(0), retryAfterSeconds: z.number().min(0) })
     .nullable(),
-  /** A steady rate limit: requests beyond this many per second get 429 (0 = none). */
-  rateLimitPerSecond: z.number().int().min(0),
   /** Share (0..1) of API requests whose connection is dropped without an answer. */
   dropRate: z.number().min(0).max(1),
   /** How long a write takes to show up in search (Jira's index lag), in ms. */
@@ -35,7 +34,6 @@ export const NO_FAULTS: FaultSettings = {
   latencyMs: 0,
   errorRate: 0,
   throttle: null,
-  rateLimitPerSecond: 0,
   dropRate: 0,
   searchLagMs: 0,
 };
@@ -46,8 +44,12 @@ export interface RequestLogEntry {
   status: number;
   ms: number;
   at: string;
-  /** Set when the sandbox injected the answer (or the drop). */
+  /** Set when the sandbox injected the answer (or the drop); `rate-limit`: refused by the limits (limits/). */
   fault?: 'latency' | 'error' | 'throttle' | 'rate-limit' | 'drop';
+  /** Which limit refused or delayed it (`jira-burst-based`, `jira-per-issue-on-write`, `ado-tstu-delayed` ...). */
+  reason?: string;
+  /** The route: method and path template (`POST /rest/api/3/issue/{issueIdOrKey}/comment`). */
+  endpoint?: string;
 }
 
 /** The tracker-specific part each sandbox supplies. */
@@ -69,8 +71,6 @@ export class SandboxControls {
   readonly routes: { method: string; path: string }[] = [];
   items: number;
   seed: number;
-  private windowStart = 0;
-  private windowCount = 0;
 
   constructor(opts: { items: number; seed: number }) {
     this.items = opts.items;
@@ -79,28 +79,15 @@ export class SandboxControls {
   }
 
   /** Decides the fault for one API request, if any. */
-  nextFault(now: number): RequestLogEntry['fault'] | undefined {
+  nextFault(): RequestLogEntry['fault'] | undefined {
     const f = this.faults;
     if (f.throttle && f.throttle.count > 0) {
       f.throttle = { ...f.throttle, count: f.throttle.count - 1 };
       return 'throttle';
     }
-    if (f.rateLimitPerSecond > 0) {
-      if (now - this.windowStart >= 1000) {
-        this.windowStart = now;
-        this.windowCount = 0;
-      }
-      this.windowCount++;
-      if (this.windowCount > f.rateLimitPerSecond) return 'rate-limit';
-    }
     if (f.dropRate > 0 && this.random.chance(f.dropRate)) return 'drop';
     if (f.errorRate > 0 && this.random.chance(f.errorRate)) return 'error';
     return undefined;
-  }
-
-  /** Seconds until the steady rate-limit window ends (at least 1). */
-  rateLimitRetryAfter(now: number): number {
-    return Math.max(1, Math.ceil((1000 - (now - this.windowStart)) / 1000));
   }
 }
 
@@ -142,9 +129,8 @@ export async function createSandboxApp(
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     (req as FastifyRequest & { startedAt: number }).startedAt = performance.now();
     if (isControlPath(req.url) || opts.faultExempt?.(req.url)) return;
-    const now = Date.now();
     if (controls.faults.latencyMs > 0) await sleep(controls.faults.latencyMs);
-    const fault = controls.nextFault(now);
+    const fault = controls.nextFault();
     if (!fault) return;
     (req as FastifyRequest & { fault?: string }).fault = fault;
     if (fault === 'drop') {
@@ -160,23 +146,26 @@ export async function createSandboxApp(
       return reply.hijack();
     }
     if (fault === 'error') return reply.code(503).send(flavour.errorBody(503));
-    const retryAfter =
-      fault === 'throttle'
-        ? (controls.faults.throttle?.retryAfterSeconds ?? 1)
-        : controls.rateLimitRetryAfter(now);
+    const retryAfter = controls.faults.throttle?.retryAfterSeconds ?? 1;
     return reply.code(429).headers(flavour.throttleHeaders(retryAfter)).send(flavour.errorBody(429));
   });
 
   app.addHook('onResponse', async (req, reply) => {
     if (isControlPath(req.url)) return;
-    const r = req as FastifyRequest & { startedAt?: number; fault?: RequestLogEntry['fault'] };
+    const r = req as FastifyRequest & {
+      startedAt?: number;
+      fault?: RequestLogEntry['fault'];
+      reason?: string;
+    };
     controls.requests.push({
       method: req.method,
       path: req.originalUrl,
       status: reply.statusCode,
       ms: Math.round((performance.now() - (r.startedAt ?? performance.now())) * 10) / 10,
       at: new Date().toISOString(),
+      ...(req.routeOptions.url ? { endpoint: `${req.method} ${templateOf(req)}` } : {}),
       ...(r.fault ? { fault: r.fault } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
     });
   });
 

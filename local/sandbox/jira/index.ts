@@ -9,6 +9,8 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
+import { installLimits } from '../common/limits/install.ts';
+import { isJiraWrite, JIRA_PROFILES, jiraLimits } from '../common/limits/jira-http.ts';
 import { installNotEmulated } from '../common/not-emulated.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
 import { registerAgileRoutes } from './agile.ts';
@@ -64,6 +66,19 @@ export async function buildJiraSandbox(
     if (req.method === 'PUT' && req.url.split('?')[0] === '/_sandbox/faults')
       store.catchUp(controls.faults.searchLagMs);
     return payload;
+  });
+  // Jira Cloud's rate limits and a real site's latency (common/limits; GET|PUT /_sandbox/limits).
+  installLimits(app, {
+    limits: jiraLimits({
+      issueKey: (idOrKey) => store.issueByIdOrKey(idOrKey)?.key,
+      isOAuth: (req) => req.originalUrl.startsWith('/ex/jira/'),
+      errorBody: (message) => errorBody([message]),
+    }),
+    profiles: JIRA_PROFILES,
+    profile: config.profile ?? 'off',
+    applies: (req) => req.url.startsWith('/rest/') && !oauth.faultExempt(req.originalUrl),
+    isWrite: isJiraWrite,
+    seed: config.seed,
   });
   // Part limits are set per request from the store (PUT /_sandbox/jira/limits); uploads stream to disk.
   await app.register(multipart);

@@ -1,0 +1,35 @@
+/**
+ * How a run moves between its statuses, in one table (as PROJECT_TRANSITIONS does for projects): every status
+ * change of a run is one of these moves, each one conditional write from `from` (store `runs.transition`). Pure.
+ *
+ *   RUNNING -pause-> PAUSED -resume-> RUNNING
+ *   PENDING | RUNNING | PAUSED -cancel-> CANCELLED
+ *   RUNNING -complete-> COMPLETED | PARTIAL      PENDING | RUNNING (| PAUSED) -fail-> FAILED
+ *
+ * A move to an end status also releases the project's lock and moves the project (store `afterEnd`).
+ */
+import type { RunStatus } from './runs.ts';
+
+export interface RunTransition {
+  from: readonly RunStatus[];
+  to: RunStatus;
+}
+
+export const RUN_TRANSITIONS = {
+  /** A pause request carried out, a resume whose dispatch failed, or a tracker token that could not be had. */
+  pause: { from: ['RUNNING'], to: 'PAUSED' },
+  /** A paused run resumes. */
+  resume: { from: ['PAUSED'], to: 'RUNNING' },
+  /** A user's cancel (the API at once, or the engine carrying out the request). */
+  cancel: { from: ['PENDING', 'RUNNING', 'PAUSED'], to: 'CANCELLED' },
+  /** Every phase done, nothing failed. */
+  complete: { from: ['RUNNING'], to: 'COMPLETED' },
+  /** Every phase done, some items failed. */
+  completePartial: { from: ['RUNNING'], to: 'PARTIAL' },
+  /** The run could not be prepared, or its worker not started. */
+  failToStart: { from: ['RUNNING', 'PENDING'], to: 'FAILED' },
+  /** Preflight refused the run (the project cannot be migrated as it stands). */
+  failPreflight: { from: ['RUNNING'], to: 'FAILED' },
+  /** The engine's execution failed for good (a step's retries spent): whatever the run's status, unless ended. */
+  fail: { from: ['RUNNING', 'PAUSED', 'PENDING'], to: 'FAILED' },
+} as const satisfies Record<string, RunTransition>;

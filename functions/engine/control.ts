@@ -1,0 +1,159 @@
+/**
+ * The run's control, shared by every step of the engine: reading the run, carrying out a pause or cancel request,
+ * pausing for a tracker token that cannot be had, failing the run, and telling the stream of a status change.
+ * Every status change goes through RUN_TRANSITIONS (domain/run-lifecycle.ts).
+ */
+import { statusEventId } from '#domain/run-events.ts';
+import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import { LAST_CORE_PHASE, type Run, type RunStatus } from '#domain/runs.ts';
+import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
+import { nowIso } from '#platform/clock.ts';
+import { logger } from '#platform/logger.ts';
+import { countRun } from '#platform/metrics.ts';
+import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
+import { writeRunReports } from './reports.ts';
+
+/**
+ * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
+ * call RunBatch again; `finalize`: every phase is done, call Finalize; the others end the execution.
+ */
+export type RunnerAnswer =
+  | 'ready'
+  | 'batch'
+  | 'phase-done'
+  | 'finalize'
+  | 'paused'
+  | 'cancelled'
+  | 'done'
+  | 'failed';
+
+/**
+ * A transaction holds 100 writes: the checkpoint, the progress event and at most 98 more: the lines, and the
+ * markers of items failing for the first time in the run (the lines give way to them).
+ */
+export const MAX_LOG_EVENTS = 98;
+
+/** The run's last phase: the core phases, then one per plugin the run took at preflight. */
+export const lastPhaseOf = (preflight: Preflight) => LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
+
+export async function announce(
+  deps: Pick<EngineDeps, 'store'>,
+  run: Run,
+  status: RunStatus,
+  offsetMs = 0,
+): Promise<void> {
+  const id = statusEventId(run.cursor.phase, run.cursor.index, Date.now() + offsetMs);
+  await deps.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, {
+    type: 'status',
+    status: status.toLowerCase(),
+  });
+}
+
+/**
+ * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
+ * tells the stream: a log line saying why, then the status. Answers whether the run moved.
+ */
+export async function failRun(
+  store: EngineDeps['store'],
+  run: Run,
+  move: typeof RUN_TRANSITIONS.fail | typeof RUN_TRANSITIONS.failPreflight,
+  reason: string,
+  line: string,
+): Promise<boolean> {
+  const moved = await store.runs.transition(run.tenantId, run.id, move, {
+    finishedAt: nowIso(),
+    failureReason: reason,
+  });
+  if (moved) {
+    countRun('FAILED');
+    await store.runs.appendEvent(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+      { type: 'log', message: line },
+    );
+    await announce({ store }, run, 'FAILED', 1);
+  }
+  return moved;
+}
+
+/**
+ * A tracker connection's OAuth token could not be had (the grant refused: "Token exchange failed"; or the
+ * provider unreachable): the run pauses with the reason instead of failing item after item; the chunk under
+ * way is not checkpointed (chunks are safe to work again), so a resume (after a reconnect, for a refusal)
+ * carries on where it stood. Answers 'paused'.
+ */
+export async function pauseForCredentials(
+  store: EngineDeps['store'],
+  run: Run,
+  refusal: CredentialsUnavailable,
+): Promise<RunnerAnswer> {
+  const moved = await store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.pause, {
+    control: 'pause',
+    pauseReason: refusal.message,
+  });
+  logger.warn('run paused: no tracker token', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    kind: refusal.kind,
+    providerError: refusal.providerError,
+    moved,
+  });
+  if (moved) {
+    await store.runs.appendEvent(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+      {
+        type: 'log',
+        // A refused grant needs a reconnect first; an unreachable provider only time.
+        message: `Run paused: ${refusal.message}${refusal instanceof TokenExchangeError ? ', then resume the run' : ''}`,
+      },
+    );
+    await announce({ store }, run, 'PAUSED', 1);
+  }
+  return 'paused';
+}
+
+/** The refusal behind `err`, or one a token source recorded though a phase swallowed the error. */
+export function credentialsRefusal(deps: EngineDeps, err?: unknown): CredentialsUnavailable | undefined {
+  if (err instanceof CredentialsUnavailable) return err;
+  return deps.credentialsRefused?.();
+}
+
+/**
+ * Reads the run's control flag and status before any step: a cancel or pause request is carried out here (the
+ * run moves, the stream is told); a run that is not RUNNING answers how it stands. `undefined`: go on.
+ */
+export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | undefined> {
+  if (run.control === 'cancel') {
+    // What a cancelled run did is reported too: its failures and the id map as it stands.
+    if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
+    const moved = await deps.store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.cancel, {
+      finishedAt: nowIso(),
+    });
+    if (moved) {
+      countRun('CANCELLED');
+      await announce(deps, run, 'CANCELLED');
+    }
+    return 'cancelled';
+  }
+  if (run.control === 'pause') {
+    if (await deps.store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.pause))
+      await announce(deps, run, 'PAUSED');
+    return 'paused';
+  }
+  if (run.status === 'RUNNING') return undefined;
+  if (run.status === 'PAUSED') return 'paused';
+  if (run.status === 'CANCELLED') return 'cancelled';
+  if (run.status === 'FAILED') return 'failed';
+  return 'done';
+}
+
+export async function readRun(deps: EngineDeps, ref: { tenantId: string; runId: string }): Promise<Run> {
+  const run = await deps.store.runs.get(ref.tenantId, ref.runId);
+  if (!run) throw new Error(`run ${ref.runId} not found`);
+  return run;
+}

@@ -1,0 +1,121 @@
+/**
+ * The state machine's Finalize step, once every phase is done: the dry-run preview, the run's reports, then
+ * COMPLETED or PARTIAL and the stream's `done`.
+ */
+import { statusEventId } from '#domain/run-events.ts';
+import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import type { Run } from '#domain/runs.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
+import { nowIso } from '#platform/clock.ts';
+import { countRun } from '#platform/metrics.ts';
+import { artifactKeys } from '#store/artifacts.ts';
+import { announce, lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
+import { loadPreflight } from './phases/preflight.ts';
+import { writeRunReports } from './reports.ts';
+
+/**
+ * The warnings the phases logged on the way (unmapped states, unreachable statuses, files over the upload
+ * limit ...): the log lines that say "warning:", read back from the run's events.
+ */
+async function phaseWarnings(deps: EngineDeps, run: Run): Promise<string[]> {
+  const found: string[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await deps.store.runs.events(run.tenantId, run.projectId, run.id, after);
+    if (page.length === 0) return found;
+    for (const { event } of page) {
+      if (event.type !== 'log') continue;
+      // A line may carry several ("...; warning: a; warning: b"): one entry each, named by the line's item.
+      for (const line of event.message.split('\n')) {
+        const [head, ...warnings] = line.split(/;?\s*\bwarning:\s*/i);
+        const item = /^#\d+/.exec(head ?? '')?.[0];
+        for (const w of warnings) found.push(item ? `${item}: ${w}` : w);
+      }
+    }
+    after = page.at(-1)?.id;
+  }
+}
+
+/**
+ * The dry-run preview: what a real run would do, and every warning, so the admin can fix the mapping before
+ * anything is written to Jira.
+ */
+async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
+  const preflight = await loadPreflight(deps, run);
+  const countsPerType: Record<string, number> = {};
+  for (const m of preflight.manifest) countsPerType[m.type] = (countsPerType[m.type] ?? 0) + 1;
+  const known = await deps.store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    preflight.manifest.map((m) => m.id),
+  );
+  const preview = {
+    runId: run.id,
+    type: run.type,
+    totalItems: preflight.manifest.length,
+    countsPerType,
+    wouldCreate: preflight.manifest.length - known.size,
+    alreadyInJira: known.size,
+    wouldUpdate: run.type === 'INCREMENTAL' ? known.size : 0,
+    mapping: { types: Object.fromEntries(Object.entries(preflight.typeMap).map(([k, v]) => [k, v.name])) },
+    unmappedUsers: preflight.unmappedUsers,
+    warnings: [...preflight.warnings, ...(await phaseWarnings(deps, run))],
+    // Phase 1's setup: what a real run would create in Jira, and what it would reuse.
+    sprints: (preflight.sprints ?? []).map((s) => ({
+      name: s.name,
+      iterationPath: s.iterationPath,
+      startDate: s.startDate,
+      endDate: s.endDate,
+      state: s.state,
+      action: s.created ? 'create' : 'reuse',
+    })),
+    components: (preflight.components ?? []).map((c) => ({
+      name: c.name,
+      areaPaths: c.areaPaths,
+      action: c.created ? 'create' : 'reuse',
+    })),
+  };
+  await deps.artifacts.put(artifactKeys.preview(run.tenantId, run.id), JSON.stringify(preview, null, 2));
+}
+
+async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
+  if (run.options.dryRun) await writePreview(deps, run);
+  await writeRunReports(deps, run);
+  const move = run.failureCount > 0 ? RUN_TRANSITIONS.completePartial : RUN_TRANSITIONS.complete;
+  const status = move.to;
+  const moved = await deps.store.runs.transition(run.tenantId, run.id, move, {
+    finishedAt: nowIso(),
+    progressPercent: 100,
+  });
+  if (moved) {
+    countRun(status);
+    await announce(deps, run, status);
+    await deps.store.runs.appendEvent(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      statusEventId(run.cursor.phase, run.cursor.index, Date.now() + 1),
+      {
+        type: 'done',
+        stats: { created: run.successCount, skipped: run.skippedCount, failed: run.failureCount },
+      },
+    );
+  }
+  return 'done';
+}
+
+/**
+ * The state machine's Finalize step, once every phase is done: the dry-run preview, the run's reports, then
+ * COMPLETED (or PARTIAL when items failed) and the stream's `done`. A pause or cancel that came in meanwhile
+ * still wins; a run that already ended answers how it ended.
+ */
+export async function finalizeStep(
+  deps: EngineDeps,
+  ref: { tenantId: string; runId: string },
+): Promise<RunnerAnswer> {
+  const run = await readRun(deps, ref);
+  const stop = await obeyControl(deps, run);
+  if (stop) return stop;
+  const preflight = await loadPreflight(deps, run);
+  if (run.cursor.phase <= lastPhaseOf(preflight)) return 'batch'; // not there yet: back to the phases
+  return finish(deps, run);
+}

@@ -1,0 +1,306 @@
+/**
+ * How the HTTP layer fills a tracker's limits without overrunning them. Every request is held by three scopes:
+ *   - its endpoint (method + path template): a lane whose in-flight requests grow while requests queue for it (so
+ *     in flight settles at about rate x latency), that learns the endpoint's rate from a `jira-burst-based` 429
+ *     (`X-RateLimit-Limit`) and paces itself under it from then on, and that a burst 429 pauses alone;
+ *   - for a write to one issue: that issue's writes, kept under Jira's per-issue windows (20 in 2 s, 100 in 30 s)
+ *     and paused alone by a `jira-per-issue-on-write` 429;
+ *   - the client: paused by a 429 that concerns everything (Jira's hourly quota, Azure DevOps' TF400733, or one
+ *     that names no limit) and slowed by Azure DevOps' `X-RateLimit-Delay`.
+ * Jira: https://developer.atlassian.com/cloud/jira/platform/rate-limiting ; Azure DevOps:
+ * https://learn.microsoft.com/en-us/azure/devops/integrate/concepts/rate-limits
+ */
+
+export interface PacingClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const REAL_CLOCK: PacingClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
+
+export interface PacingOptions {
+  /** In-flight requests per endpoint to begin with. */
+  initialConcurrency?: number;
+  /** The most in flight per endpoint. */
+  maxConcurrency?: number;
+  /**
+   * Writes allowed per window to one issue (Jira's documented per-issue limit), held from the tracker's first
+   * `jira-per-issue-on-write` 429 on (a site without the limit is never slowed by it); none: never paced.
+   */
+  perIssueWindows?: readonly { writes: number; seconds: number }[];
+  clock?: PacingClock;
+}
+
+/** What one request is, for pacing. */
+export interface RequestKey {
+  endpoint: string;
+  /** The issue a write changes (Jira), if any. */
+  issue?: string;
+  write: boolean;
+}
+
+/** Where a 429 applies. */
+export type ThrottleScope = 'endpoint' | 'issue' | 'client';
+
+export interface ThrottleInfo {
+  /** Jira's `RateLimit-Reason`. */
+  reason?: string | null;
+  retryAfterMs?: number;
+  /** `X-RateLimit-Limit`: for a burst 429, the endpoint's rate per second. */
+  limit?: number;
+}
+
+/** Jira's documented per-issue write limits. */
+export const JIRA_PER_ISSUE_WINDOWS = [
+  { writes: 20, seconds: 2 },
+  { writes: 100, seconds: 30 },
+] as const;
+
+/** Sent writes are timed at the client, arrivals at the tracker: windows held a little longer than the tracker's. */
+const WINDOW_MARGIN = 1.05;
+const WINDOW_SLACK_MS = 50;
+
+const ID_SEGMENT =
+  /^(\d+|[A-Z][A-Z0-9_]+-\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{24,})$/i;
+
+/** `POST /rest/api/3/issue/MIG-12/comment` -> `POST /rest/api/3/issue/{}/comment`: ids and keys become `{}`. */
+export function endpointOf(method: string, pathname: string): string {
+  const segments = pathname.split('/');
+  // A number after `api` or `agile` is the API's version, not an id.
+  const template = segments
+    .map((s, i) =>
+      ID_SEGMENT.test(decodeURIComponent(s)) && !/^(api|agile)$/.test(segments[i - 1] ?? '') ? '{}' : s,
+    )
+    .join('/');
+  return `${method.toUpperCase()} ${template}`;
+}
+
+/** The Jira issue a path is about (`/rest/api/3/issue/{key}/...`), upper-cased; undefined for others. */
+export function issueOf(pathname: string): string | undefined {
+  const m = /\/rest\/api\/\d+\/issue\/([^/]+)/.exec(pathname);
+  const key = m?.[1] ? decodeURIComponent(m[1]) : undefined;
+  return key && key !== 'bulk' ? key.toUpperCase() : undefined;
+}
+
+/** An endpoint's lane: adaptive in-flight limit, a learnt pace, its own pause. */
+class Lane {
+  limit: number;
+  active = 0;
+  pausedUntil = 0;
+  /** Requests per second learnt from a burst 429; undefined until then. */
+  rate: number | undefined;
+  private tokens = 0;
+  private tokensAt = 0;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(
+    initial: number,
+    readonly ceiling: number,
+  ) {
+    this.limit = initial;
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  async slot(): Promise<void> {
+    if (this.active < this.limit) this.active++;
+    else await new Promise<void>((resolve) => this.queue.push(resolve)); // the releaser hands its slot over
+  }
+
+  release(): void {
+    const next = this.active <= this.limit ? this.queue.shift() : undefined;
+    if (next) next();
+    else this.active--;
+  }
+
+  /** Lets waiters in up to a raised limit. */
+  admitWaiters(): void {
+    while (this.active < this.limit && this.queue.length > 0) {
+      this.active++;
+      this.queue.shift()?.();
+    }
+  }
+
+  /** Ms until this lane's pace allows one more request (and takes it when 0). */
+  paceWait(now: number): number {
+    if (!this.rate) return 0;
+    const capacity = Math.max(1, this.rate / 2);
+    this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) / 1000) * this.rate);
+    this.tokensAt = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - this.tokens) / this.rate) * 1000);
+  }
+
+  learnRate(limit: number, now: number): void {
+    // A little under the tracker's rate, starting from an empty bucket.
+    this.rate = limit * 0.95;
+    this.tokens = 0;
+    this.tokensAt = now;
+  }
+}
+
+/** One issue's recent writes and its pause. */
+class IssueWrites {
+  pausedUntil = 0;
+  private readonly sent: number[] = [];
+
+  constructor(private readonly windows: readonly { writes: number; seconds: number }[]) {}
+
+  /** Ms until one more write fits every window (and records it when 0). */
+  take(now: number): number {
+    if (this.pausedUntil > now) return this.pausedUntil - now;
+    const longest = Math.max(
+      0,
+      ...this.windows.map((w) => w.seconds * 1000 * WINDOW_MARGIN + WINDOW_SLACK_MS),
+    );
+    while (this.sent.length > 0 && (this.sent[0] as number) <= now - longest) this.sent.shift();
+    let wait = 0;
+    for (const w of this.windows) {
+      const span = w.seconds * 1000 * WINDOW_MARGIN + WINDOW_SLACK_MS;
+      const inWindow = this.sent.filter((t) => t > now - span);
+      if (inWindow.length >= w.writes) {
+        const oldest = inWindow[inWindow.length - w.writes] as number;
+        wait = Math.max(wait, oldest + span - now);
+      }
+    }
+    if (wait <= 0) this.sent.push(now);
+    return Math.max(0, Math.ceil(wait));
+  }
+
+  /** When it last wrote or was paused to. */
+  get lastAt(): number {
+    return Math.max(this.pausedUntil, this.sent.at(-1) ?? 0);
+  }
+}
+
+export class TrackerPacer {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly issues = new Map<string, IssueWrites>();
+  private clientPausedUntil = 0;
+  /** Set by the first per-issue 429: from then on every issue's writes are held under `perIssueWindows`. */
+  private perIssueLimited = false;
+  private readonly clock: PacingClock;
+  private readonly initial: number;
+  private readonly ceiling: number;
+
+  constructor(private readonly opts: PacingOptions = {}) {
+    this.clock = opts.clock ?? REAL_CLOCK;
+    this.initial = opts.initialConcurrency ?? 8;
+    this.ceiling = Math.max(this.initial, opts.maxConcurrency ?? 64);
+  }
+
+  lane(endpoint: string): Lane {
+    let lane = this.lanes.get(endpoint);
+    if (!lane) {
+      lane = new Lane(this.initial, this.ceiling);
+      this.lanes.set(endpoint, lane);
+    }
+    return lane;
+  }
+
+  /** The endpoint's in-flight limit and learnt rate, for stats and tests. */
+  laneState(endpoint: string): { limit: number; rate: number | undefined; active: number } {
+    const lane = this.lane(endpoint);
+    return { limit: lane.limit, rate: lane.rate, active: lane.active };
+  }
+
+  /** Until when everything waits (0: no pause). */
+  get clientPause(): number {
+    return this.clientPausedUntil;
+  }
+
+  /**
+   * Waits until the request may be sent: its issue's windows and pause, its endpoint's slot, pause and pace, the
+   * client's pause. Answers the release to call once the answer is in.
+   */
+  async acquire(key: RequestKey): Promise<() => void> {
+    // An issue is held once paused, or once the site showed it limits writes per issue.
+    const known = key.write && key.issue ? this.issues.get(key.issue) : undefined;
+    const issue =
+      known ?? (key.write && key.issue && this.perIssueLimited ? this.issueWrites(key.issue) : undefined);
+    if (issue) {
+      for (let wait = issue.take(this.clock.now()); wait > 0; wait = issue.take(this.clock.now()))
+        await this.clock.sleep(wait);
+    }
+    const lane = this.lane(key.endpoint);
+    await lane.slot();
+    for (;;) {
+      const now = this.clock.now();
+      const paused = Math.max(this.clientPausedUntil, lane.pausedUntil) - now;
+      if (paused > 0) {
+        await this.clock.sleep(paused);
+        continue;
+      }
+      const pace = lane.paceWait(now);
+      if (pace <= 0) break;
+      await this.clock.sleep(pace);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      lane.release();
+    };
+  }
+
+  /** A success: the lane grows by one while requests queue for it (more in flight is what it lacked). */
+  onSuccess(key: RequestKey): void {
+    const lane = this.lane(key.endpoint);
+    if (lane.waiting > 0 && lane.limit < lane.ceiling) {
+      lane.limit++;
+      lane.admitWaiters();
+    }
+  }
+
+  /** A 429: pauses the scope it applies to until the tracker's time is up. Answers that scope. */
+  onThrottle(key: RequestKey, info: ThrottleInfo): ThrottleScope {
+    const now = this.clock.now();
+    const until = now + (info.retryAfterMs ?? 1000);
+    if (info.reason === 'jira-per-issue-on-write' && key.issue) {
+      this.perIssueLimited = (this.opts.perIssueWindows?.length ?? 0) > 0;
+      const issue = this.issueWrites(key.issue);
+      issue.pausedUntil = Math.max(issue.pausedUntil, until);
+      return 'issue';
+    }
+    if (info.reason === 'jira-burst-based' || (info.reason === 'jira-per-issue-on-write' && !key.issue)) {
+      const lane = this.lane(key.endpoint);
+      lane.pausedUntil = Math.max(lane.pausedUntil, until);
+      lane.limit = Math.max(1, Math.floor(lane.limit * 0.75));
+      if (info.reason === 'jira-burst-based' && info.limit && info.limit > 0) lane.learnRate(info.limit, now);
+      return 'endpoint';
+    }
+    this.clientPausedUntil = Math.max(this.clientPausedUntil, until);
+    for (const lane of this.lanes.values()) lane.limit = Math.max(1, Math.floor(lane.limit / 2));
+    return 'client';
+  }
+
+  /** Azure DevOps delayed an answer (`X-RateLimit-Delay`): hold back the next requests as long, and fewer at once. */
+  onDelay(key: RequestKey, delayMs: number): void {
+    if (delayMs <= 0) return;
+    this.clientPausedUntil = Math.max(this.clientPausedUntil, this.clock.now() + delayMs);
+    const lane = this.lane(key.endpoint);
+    lane.limit = Math.max(1, Math.floor(lane.limit / 2));
+  }
+
+  private issueWrites(key: string): IssueWrites {
+    let issue = this.issues.get(key);
+    if (!issue) {
+      // Issues idle for a minute are forgotten: a long run touches thousands.
+      if (this.issues.size >= 5000) {
+        const stale = this.clock.now() - 60_000;
+        for (const [k, v] of this.issues) if (v.lastAt < stale) this.issues.delete(k);
+      }
+      issue = new IssueWrites(this.opts.perIssueWindows ?? []);
+      this.issues.set(key, issue);
+    }
+    return issue;
+  }
+}
