@@ -8,8 +8,9 @@ export default defineConfig({
     // child processes): two at a time kept the two cores 45% busy (7.5 CPU-minutes in 8.6 minutes), so four.
     pool: 'forks',
     maxWorkers: 4,
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Hang guards, not speed checks: a whole engine run or a CDK synth can take a minute on a busy machine.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     // The sandbox trackers listen on loopback: the harness allows it explicitly (functions/outbound/rules.ts);
     // the tests of the policy's refusals set it back to 0.
     env: {

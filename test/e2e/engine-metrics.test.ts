@@ -46,7 +46,8 @@ function total(docs: Emf[], name: string, where: Record<string, string> = {}): n
 describe('engine metrics', () => {
   it('add up to what the run did: items, the run end, phase durations, tracker calls', async () => {
     vi.stubEnv('METRICS', 'on');
-    vi.stubEnv('STAGE', 'test');
+    // A stage the service accepts (dev or prod; unset, the dimension says `local`), so it is seen read.
+    vi.stubEnv('STAGE', 'dev');
     resetMetrics();
     const lines: string[] = [];
     const keep = (chunk: unknown) => {
@@ -76,7 +77,7 @@ describe('engine metrics', () => {
     expect(docs.length).toBeGreaterThan(0);
     for (const d of docs) {
       expect(d._aws.CloudWatchMetrics[0]?.Namespace).toBe(METRICS_NAMESPACE);
-      expect(d.stage).toBe('test');
+      expect(d.stage).toBe('dev');
     }
 
     expect(done?.status).toBe('COMPLETED');

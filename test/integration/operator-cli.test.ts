@@ -41,7 +41,7 @@ function operator(...args: string[]): Promise<{ code: number; stdout: string; st
           TABLE_NAME: table,
           CREDENTIALS_KEY: credentialsKey.toString('base64'),
         },
-        timeout: 30_000,
+        timeout: 90_000, // a hang guard: seven cold starts at once on a loaded two-core machine
       },
       (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -291,7 +291,7 @@ describe('npm run operator', () => {
         ['--import', 'tsx', 'bin/operator.ts', 'tenant', 'list'],
         {
           env: { ...process.env, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: table },
-          timeout: 30_000,
+          timeout: 90_000, // a hang guard: seven cold starts at once on a loaded two-core machine
         },
         (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
       );
