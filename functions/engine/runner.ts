@@ -47,7 +47,7 @@ export { preflightStep } from './preflight-step.ts';
 /** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
 
-/** The phases implemented so far; a phase without a module is passed over (the engine issue is in progress). */
+/** The core phases 2-7 (phase 1, preflight, is its own step: preflight-step.ts); plugins follow as 8+. */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.create]: {
     units: (ctx) => ctx.preflight.manifest.length,

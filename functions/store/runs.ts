@@ -14,14 +14,7 @@ import type { RunTransition } from '#domain/run-lifecycle.ts';
 import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
-import {
-  failedConditions,
-  isConditionFailure,
-  queryAll,
-  statusIn,
-  type Table,
-  withoutKeys,
-} from './table.ts';
+import { conditionHeld, ifConditionHolds, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
 
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
@@ -76,8 +69,8 @@ export class RunRepository {
    */
   async createLocked(run: Run, fingerprint: string, replacing?: string): Promise<boolean> {
     const lock: RunLock = { runId: run.id, fingerprint, acquiredAt: run.createdAt };
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
             {
@@ -101,12 +94,9 @@ export class RunRepository {
             },
           ],
         }),
-      );
-      return true;
-    } catch (err) {
-      if (failedConditions(err)?.includes(0)) return false;
-      throw err;
-    }
+      ),
+      0,
+    );
   }
 
   async getLock(tenantId: string, projectId: string): Promise<RunLock | undefined> {
@@ -122,18 +112,16 @@ export class RunRepository {
 
   /** Removes the project's lock if it is this run's (a later run's lock is left alone). */
   async releaseLock(tenantId: string, projectId: string, runId: string): Promise<void> {
-    try {
-      await this.table.db.send(
+    await conditionHeld(
+      this.table.db.send(
         new DeleteCommand({
           TableName: this.table.name,
           Key: keys.runLock(tenantId, projectId),
           ConditionExpression: 'runId = :id',
           ExpressionAttributeValues: { ':id': runId },
         }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-    }
+      ),
+    );
   }
 
   /**
@@ -145,8 +133,8 @@ export class RunRepository {
     await this.releaseLock(run.tenantId, run.projectId, run.id);
     const projectStatus = projectStatusAfterRun(run.status);
     if (!runMovesProject(run.type, run.options?.dryRun ?? false) || !projectStatus) return;
-    try {
-      await this.table.db.send(
+    await conditionHeld(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.project(run.tenantId, run.projectId),
@@ -155,10 +143,8 @@ export class RunRepository {
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':to': projectStatus, ':migrating': 'MIGRATING', ':now': nowIso() },
         }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-    }
+      ),
+    );
   }
 
   /** Sets the control flag only while the run is in one of `whileIn`; answers whether it was set. */
@@ -169,8 +155,8 @@ export class RunRepository {
     whileIn: readonly RunStatus[],
   ): Promise<boolean> {
     const guard = statusIn(whileIn);
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
@@ -179,12 +165,8 @@ export class RunRepository {
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':c': control, ':now': nowIso(), ...guard.values },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async get(tenantId: string, runId: string): Promise<Run | undefined> {
@@ -223,8 +205,8 @@ export class RunRepository {
     if (!run) return false;
     const at = nowIso();
     const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
             {
@@ -272,12 +254,9 @@ export class RunRepository {
             })),
           ],
         }),
-      );
-      return true;
-    } catch (err) {
-      if (failedConditions(err)?.includes(0)) return false;
-      throw err;
-    }
+      ),
+      0,
+    );
   }
 
   /** Appends one event outside a checkpoint (status changes, done). */
@@ -370,8 +349,8 @@ export class RunRepository {
       values[`:e${i}`] = v;
       sets.push(`#e${i} = :e${i}`);
     });
-    try {
-      const out = await this.table.db.send(
+    const out = await ifConditionHolds(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
@@ -381,14 +360,12 @@ export class RunRepository {
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      if (isTerminalRun(to) && out.Attributes)
-        await this.afterEnd(withoutKeys(out.Attributes) as unknown as Run);
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+      ),
+    );
+    if (!out) return false;
+    if (isTerminalRun(to) && out.Attributes)
+      await this.afterEnd(withoutKeys(out.Attributes) as unknown as Run);
+    return true;
   }
 
   /**
@@ -396,8 +373,8 @@ export class RunRepository {
    * generation cannot make a resume reuse a name.
    */
   async recordGeneration(tenantId: string, runId: string, generation: number): Promise<void> {
-    try {
-      await this.table.db.send(
+    await conditionHeld(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
@@ -406,9 +383,7 @@ export class RunRepository {
           ExpressionAttributeNames: { '#g': 'generation' },
           ExpressionAttributeValues: { ':g': generation },
         }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-    }
+      ),
+    );
   }
 }
