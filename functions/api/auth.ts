@@ -1,20 +1,19 @@
 /** POST /api/auth/login, /refresh, /logout. */
-import * as z from 'zod';
+
+import type * as z from 'zod';
+import { LoginSchema } from '#api/requests.ts';
+import type * as R from '#api/responses.ts';
 import { clearedRefreshCookie, REFRESH_COOKIE, refreshCookie } from '#platform/cookies.ts';
 import { createApiHandler, json, type PublicOperation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as auth from '#services/auth.ts';
 import { store } from '#store/index.ts';
 
-const LoginSchema = z.strictObject({
-  email: z.email().max(254),
-  password: z.string().min(8).max(1024),
-});
-
 const login: PublicOperation = async (req) => {
   const { email, password } = parseOrThrow(LoginSchema, req.body);
   const session = await auth.login(store(), email, password);
-  return json(200, { accessToken: session.accessToken }, { cookies: [refreshCookie(session.refreshToken)] });
+  const body: z.input<typeof R.AccessTokenSchema> = { accessToken: session.accessToken };
+  return json(200, body, { cookies: [refreshCookie(session.refreshToken)] });
 };
 
 const refresh: PublicOperation = async (req) => {

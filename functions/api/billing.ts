@@ -2,6 +2,9 @@
  * Billing: the owner's view (quotes, payments, spend per project), a project's quote and its acceptance, and
  * the payment provider's webhook (public: the provider's signature is its authentication).
  */
+
+import type * as z from 'zod';
+import type * as R from '#api/responses.ts';
 import { AcceptQuoteSchema } from '#domain/quotes.ts';
 import { config } from '#platform/config.ts';
 import { createApiHandler, json, type Operation, type PublicOperation } from '#platform/http.ts';
@@ -10,7 +13,11 @@ import { paymentProvider } from '#services/payments/index.ts';
 import * as quotes from '#services/quotes.ts';
 import { store } from '#store/index.ts';
 
-const view: Operation = async (req) => json(200, await quotes.billing(store(), req.principal.tenantId));
+const view: Operation = async (req) =>
+  json(
+    200,
+    (await quotes.billing(store(), req.principal.tenantId)) satisfies z.input<typeof R.BillingSchema>,
+  );
 
 const getQuote: Operation = async (req) =>
   json(200, await quotes.getQuote(store(), req.principal.tenantId, req.params.projectId ?? ''));
@@ -23,7 +30,7 @@ const acceptQuote: Operation = async (req) => {
     successUrl: `${page}?payment=success`,
     cancelUrl: `${page}?payment=cancelled`,
   });
-  return json(200, answer);
+  return json(200, answer satisfies z.input<typeof R.AcceptedQuoteSchema>);
 };
 
 const webhook: PublicOperation = async (req) =>

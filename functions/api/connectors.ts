@@ -2,6 +2,9 @@
  * POST /api/connectors/test, POST /api/connectors/scan, GET /api/audit/{scanId}, and the OAuth connection of a
  * project's tracker: POST /api/projects/{projectId}/connections/{kind}/oauth, GET /api/connections/oauth/callback.
  */
+
+import type * as z from 'zod';
+import type * as R from '#api/responses.ts';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
@@ -18,7 +21,7 @@ import type { ScanRecord } from '#store/scans.ts';
 /** Large scans go to the scan worker Lambda in AWS (SCAN_FUNCTION_NAME), to this process offline. */
 const dispatcher = scanDispatcherFromEnv(store);
 
-const auditView = (s: ScanRecord) => ({
+const auditView = (s: ScanRecord): z.input<typeof R.ScanAuditSchema> => ({
   scanId: s.scanId,
   projectId: s.projectId,
   status: s.status,

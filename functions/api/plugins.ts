@@ -1,4 +1,7 @@
 /** GET /api/plugins: the plugins the operator enabled for the caller's tenant; never their configuration. */
+
+import type * as z from 'zod';
+import type * as R from '#api/responses.ts';
 import { findPlugin } from '#domain/plugins.ts';
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { store } from '#store/index.ts';
@@ -20,7 +23,7 @@ const list: Operation = async (req) => {
         ]
       : [];
   });
-  return json(200, records);
+  return json(200, records satisfies z.input<typeof R.PluginSchema>[]);
 };
 
 export const handler = createApiHandler('plugins', { list });

@@ -1,19 +1,18 @@
 /** /api/team/members: the owner and admins manage who belongs to the tenant. */
-import * as z from 'zod';
+
+import type * as z from 'zod';
+import { AddMemberSchema, ChangeRoleSchema } from '#api/requests.ts';
+import type * as R from '#api/responses.ts';
 import { createApiHandler, json, type Operation } from '#platform/http.ts';
-import { ROLES } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as team from '#services/team.ts';
 import { store } from '#store/index.ts';
 
-const AddMemberSchema = z.strictObject({
-  email: z.email().max(254),
-  password: z.string().min(8).max(1024),
-  role: z.enum(ROLES),
-});
-const ChangeRoleSchema = z.strictObject({ role: z.enum(ROLES) });
-
-const list: Operation = async (req) => json(200, await team.listMembers(store(), req.principal.tenantId));
+const list: Operation = async (req) =>
+  json(
+    200,
+    (await team.listMembers(store(), req.principal.tenantId)) satisfies z.input<typeof R.MemberSchema>[],
+  );
 
 const add: Operation = async (req) =>
   json(201, await team.addMember(store(), req.principal, parseOrThrow(AddMemberSchema, req.body)));
