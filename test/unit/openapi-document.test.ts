@@ -3,10 +3,12 @@
  * table with its roles and error codes, each code at the status the error catalogue gives it, and the
  * checked-in docs/openapi.json up to date.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { OPENAPI_FILE, renderOpenApi } from '../../bin/openapi.ts';
+import { CONSOLE_ROLES_FILE, OPENAPI_FILE, renderConsoleRoles, renderOpenApi } from '../../bin/openapi.ts';
 import { contracts } from '../../functions/api/contract.ts';
 import { buildOpenApiDocument, ERROR_STATUSES } from '../../functions/api/openapi.ts';
 import { routeKey, routes } from '../../functions/api/routes.ts';
@@ -75,5 +77,12 @@ describe('the OpenAPI document', () => {
 
   it('is checked in up to date as docs/openapi.json (npm run openapi)', () => {
     expect(readFileSync(OPENAPI_FILE, 'utf8')).toBe(renderOpenApi());
+    expect(readFileSync(CONSOLE_ROLES_FILE, 'utf8')).toBe(renderConsoleRoles());
+    // The console's client types, generated from the checked-in document by openapi-typescript.
+    const generated = execFileSync(resolve('web/node_modules/.bin/openapi-typescript'), [OPENAPI_FILE], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    expect(readFileSync('web/src/api/schema.d.ts', 'utf8')).toBe(generated);
   });
 });
