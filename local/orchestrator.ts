@@ -5,16 +5,16 @@
  * starts every run left RUNNING again at its next generation.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { statusEventId } from '#domain/run-events.ts';
-import { phaseName } from '#domain/runs.ts';
-import { type EngineEvent, type EngineHandler, handler } from '#engine/handler.ts';
-import { logger } from '#platform/logger.ts';
 import {
   type ExecutionInput,
   executionName,
   nextGeneration,
   type Orchestrator,
-} from '#services/orchestrator.ts';
+} from '#domain/orchestration.ts';
+import { statusEventId } from '#domain/run-events.ts';
+import { phaseName } from '#domain/runs.ts';
+import { type EngineEvent, type EngineHandler, handler } from '#engine/handler.ts';
+import { logger } from '#platform/logger.ts';
 import type { Store } from '#store/index.ts';
 import { AWS_GENERATION_BUDGET, loadDefinition, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
 

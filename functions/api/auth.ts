@@ -1,10 +1,9 @@
 /** POST /api/auth/login, /refresh, /logout. */
-
 import type * as z from 'zod';
+import { createApiHandler, json, type PublicOperation } from '#api/handler.ts';
 import { LoginSchema } from '#api/requests.ts';
 import type * as R from '#api/responses.ts';
 import { clearedRefreshCookie, REFRESH_COOKIE, refreshCookie } from '#platform/cookies.ts';
-import { createApiHandler, json, type PublicOperation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as auth from '#services/auth.ts';
 import { store } from '#store/index.ts';

@@ -4,10 +4,10 @@
  */
 
 import type * as z from 'zod';
+import { createApiHandler, json, type Operation, type PublicOperation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import { AcceptQuoteSchema } from '#domain/quotes.ts';
 import { config } from '#platform/config.ts';
-import { createApiHandler, json, type Operation, type PublicOperation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import { paymentProvider } from '#services/payments/index.ts';
 import * as quotes from '#services/quotes.ts';

@@ -4,16 +4,17 @@
  */
 
 import type * as z from 'zod';
+import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
 import { config } from '#platform/config.ts';
 import { OAUTH_BINDING_COOKIE, oauthBindingCookie } from '#platform/cookies.ts';
-import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
 import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
+import * as scans from '#services/scans.ts';
 import * as trackerOAuth from '#services/tracker-oauth.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
@@ -39,7 +40,7 @@ const test: Operation = async (req) =>
   );
 
 const scan: Operation = async (req) => {
-  const answer = await connectors.startScan(
+  const answer = await scans.startScan(
     store(),
     req.principal,
     parseOrThrow(ScanRequestSchema, req.body),
@@ -59,7 +60,7 @@ const scan: Operation = async (req) => {
 };
 
 const audit: Operation = async (req) =>
-  json(200, auditView(await connectors.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
+  json(200, auditView(await scans.getScan(store(), req.principal.tenantId, req.params.scanId ?? '')));
 
 const oauthStart: Operation = async (req) => {
   const started = await trackerOAuth.startOAuthConnection(

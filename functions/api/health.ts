@@ -3,7 +3,7 @@
  * GET /api/openapi.json: the published API contract, built from the route table at cold start.
  */
 import type * as z from 'zod';
-import { createApiHandler, json, type PublicOperation } from '#platform/http.ts';
+import { createApiHandler, json, type PublicOperation } from '#api/handler.ts';
 import { openApiDocument } from './openapi.ts';
 import type { HealthSchema } from './responses.ts';
 

@@ -1,6 +1,8 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type * as z from 'zod';
+import { AwsOrchestrator } from '#adapters/orchestrator-aws.ts';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import {
   IdMapQuerySchema,
@@ -10,10 +12,8 @@ import {
   runView,
   startRunSchema,
 } from '#domain/migrations.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as migrations from '#services/migrations.ts';
-import { AwsOrchestrator } from '#services/orchestrator-aws.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { store } from '#store/index.ts';
 

@@ -1,9 +1,9 @@
 /** GET /api/plugins: the plugins the operator enabled for the caller's tenant; never their configuration. */
 
 import type * as z from 'zod';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import { findPlugin } from '#domain/plugins.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { store } from '#store/index.ts';
 
 const list: Operation = async (req) => {

@@ -1,10 +1,10 @@
 /** /api/projects: create, list, get, delete; a project's mappings: get, save, confirm. */
 
 import type * as z from 'zod';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as mappings from '#services/mappings.ts';
 import * as projects from '#services/projects.ts';

@@ -2,6 +2,14 @@
  * Enterprise single sign-on: the owner's provider configuration (GET/PUT/DELETE /api/sso) and the browser's
  * sign-in legs (GET /api/auth/sso/{tenantSlug}/start, GET /api/auth/sso/callback).
  */
+import {
+  type ApiRequest,
+  createApiHandler,
+  json,
+  type Operation,
+  type PublicOperation,
+  redirect,
+} from '#api/handler.ts';
 import { SsoCallbackQuerySchema, SsoStartQuerySchema } from '#api/requests.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { SSO_ATTEMPT_TTL_SECONDS, SsoConfigSchema } from '#domain/sso.ts';
@@ -12,14 +20,6 @@ import {
   SSO_BINDING_COOKIE,
   ssoBindingCookie,
 } from '#platform/cookies.ts';
-import {
-  type ApiRequest,
-  createApiHandler,
-  json,
-  type Operation,
-  type PublicOperation,
-  redirect,
-} from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as sso from '#services/sso.ts';
 import * as ssoConfig from '#services/sso-config.ts';

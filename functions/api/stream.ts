@@ -4,12 +4,14 @@
  * token comes from the query (an EventSource cannot send an Authorization header). Everything that can refuse
  * the request (token, role, run) is checked before the first byte, so a refusal is an ordinary JSON error.
  */
+
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import * as z from 'zod';
 import { routesOf } from '#api/routes.ts';
+import { storedId } from '#domain/ids.ts';
 import { sseRetry } from '#domain/sse.ts';
 import { awslambda } from '#platform/awslambda.ts';
 import { nowMs } from '#platform/clock.ts';
@@ -38,8 +40,6 @@ const PAGE_SIZE = 200;
 const RETRY_MS = 2_000;
 /** Event ids are ours (`02.00000050.0003`, `02.00000050.z...`); anything else is refused, not queried. */
 const EVENT_ID = /^[\w.:-]{1,100}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-store',
@@ -77,7 +77,8 @@ async function admit(event: APIGatewayProxyEvent) {
   if (!allowedRoles.includes(principal.role)) throw errors.forbidden();
   const runId = event.pathParameters?.runId ?? '';
   // Run ids are UUIDs, stored lower case: any other id is simply not found, without a read.
-  const run = UUID.test(runId) ? await store().runs.get(principal.tenantId, runId.toLowerCase()) : undefined;
+  const id = storedId(runId);
+  const run = id ? await store().runs.get(principal.tenantId, id) : undefined;
   if (!run) throw errors.migrationNotFound(runId);
   return { run, after: resumeAfter(event) };
 }

@@ -1,9 +1,8 @@
 /** /api/team/members: the owner and admins manage who belongs to the tenant. */
-
 import type * as z from 'zod';
+import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import { AddMemberSchema, ChangeRoleSchema } from '#api/requests.ts';
 import type * as R from '#api/responses.ts';
-import { createApiHandler, json, type Operation } from '#platform/http.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as team from '#services/team.ts';
 import { store } from '#store/index.ts';

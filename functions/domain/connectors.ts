@@ -1,6 +1,9 @@
 /** The connector request shapes (the spec's source and target credentials) and their wire names. Pure. */
 import * as z from 'zod';
 
+/** Which side of a migration a tracker connection is: the source (Azure DevOps) or the target (Jira). */
+export type ConnectionKind = 'source' | 'target';
+
 /** The spec's <source_type> and <target_type>. */
 export const SOURCE_TYPE = 'azure_devops';
 export const TARGET_TYPE = 'jira';

@@ -4,7 +4,7 @@
  * for refresh. Pure.
  */
 import * as z from 'zod';
-import type { ConnectionKind } from '#store/connections.ts';
+import type { ConnectionKind } from '#domain/connectors.ts';
 
 export type OAuthProvider = 'atlassian' | 'entra';
 

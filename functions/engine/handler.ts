@@ -5,14 +5,15 @@
  * nor returned.
  */
 import type { Context } from 'aws-lambda';
+import type { ConnectionKind } from '#domain/connectors.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
-import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#services/tracker-connections.ts';
+import { PLUGIN_DEFINITIONS } from '#plugins/index.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import { type Store, store } from '#store/index.ts';
+import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
 import { CredentialsUnavailable, type OAuthTokenSource } from '#trackers/oauth/token-source.ts';
-import type { EngineDeps } from './context.ts';
 import {
   failRun,
   finalizeStep,
@@ -116,6 +117,8 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       artifacts: opts.artifacts(),
       ...clients,
       indexLagMs: opts.indexLagMs,
+      // The plugin registry is the entry point's choice, handed to the engine (which imports no plugin).
+      pluginDefinitions: PLUGIN_DEFINITIONS,
       credentialsRefused: () => tokenSources.find((t) => t.stopped)?.stopped,
     };
     const ref = { tenantId: run.tenantId, runId: run.id };

@@ -3,13 +3,20 @@
  * the phase runs (never kept in the preflight artifact, the run's events or the state machine's input), and
  * what a plugin chunk that fails leaves: its items marked failed, the run going on to end PARTIAL.
  */
+
+import { PLUGIN_KEYS } from '#domain/plugins.ts';
 import { CHUNK_SIZE } from '#domain/runs.ts';
+import type {
+  ChunkOutcome,
+  EngineDeps,
+  PhaseContext,
+  PhaseModule,
+  PluginDefinition,
+} from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { logger } from '#platform/logger.ts';
 import { needsConfig, openPluginConfig, PluginConfigError, redactConfig } from '#plugins/config.ts';
-import { PLUGIN_DEFINITIONS, pluginDefinition, pluginPhases } from '#plugins/index.ts';
-import type { ChunkOutcome, EngineDeps, PhaseContext, PhaseModule } from './context.ts';
 
 export interface PluginPhase {
   key: string;
@@ -32,7 +39,7 @@ export async function runnablePlugins(
       enabled.map((p) => p.pluginKey),
       deps.plugins,
     );
-  const definitions = deps.pluginDefinitions ?? PLUGIN_DEFINITIONS;
+  const definitions = deps.pluginDefinitions;
   const warnings: string[] = [];
   const ready = enabled.filter((p) => {
     const definition = pluginDefinition(p.pluginKey, definitions);
@@ -80,7 +87,7 @@ export async function resolvePluginPhase(
     const module = deps.plugins[key];
     return module ? { key, module, redact: (m) => m } : undefined;
   }
-  const definition = pluginDefinition(key, deps.pluginDefinitions ?? PLUGIN_DEFINITIONS);
+  const definition = pluginDefinition(key, deps.pluginDefinitions);
   if (!definition) return undefined;
   const stored = await deps.store.plugins.sealedConfig(tenantId, key);
   if (!stored) return unavailable(key, `plugin ${key} was disabled after this run began: not run`);
@@ -152,4 +159,33 @@ export async function failPluginChunk(
     skipped: 0,
     log: items.map((id) => `#${id} ${plugin.key} failed: ${message}`),
   };
+}
+
+/** The definition of `key` among the engine's plugins. */
+export function pluginDefinition(
+  key: string,
+  definitions: readonly PluginDefinition[],
+): PluginDefinition | undefined {
+  return definitions.find((d) => d.key === key);
+}
+
+/**
+ * The run's plugin phases: the enabled keys this engine has (a definition, or a test's module), in catalogue
+ * order, and warnings for the rest.
+ */
+export function pluginPhases(
+  enabled: readonly string[],
+  available: Readonly<Record<string, unknown>>,
+): { plugins: string[]; warnings: string[] } {
+  const plugins: string[] = [];
+  const warnings: string[] = [];
+  const order = (k: string) => {
+    const i = PLUGIN_KEYS.indexOf(k);
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  for (const key of [...new Set(enabled)].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
+    if (available[key]) plugins.push(key);
+    else warnings.push(`Plugin ${key} is enabled but this engine has no module for it: not run`);
+  }
+  return { plugins, warnings };
 }

@@ -10,9 +10,9 @@
  */
 import { csvLine } from '#domain/csv.ts';
 import { LAST_CORE_PHASE, PHASES, type Run } from '#domain/runs.ts';
+import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { IdMapEntry, RunFailure } from '#store/id-map.ts';
-import type { EngineDeps, Preflight } from './context.ts';
 import { loadPreflight } from './phases/preflight.ts';
 
 export interface FailureReportRow {

@@ -14,11 +14,6 @@ import {
   type Run,
   type RunStatus,
 } from '#domain/runs.ts';
-import { nowIso } from '#platform/clock.ts';
-import { logger } from '#platform/logger.ts';
-import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
-import { artifactKeys } from '#store/artifacts.ts';
-import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
@@ -26,7 +21,12 @@ import {
   type PhaseModule,
   type Preflight,
   SimulatedCrash,
-} from './context.ts';
+} from '#phase-kit/context.ts';
+import { nowIso } from '#platform/clock.ts';
+import { logger } from '#platform/logger.ts';
+import { countItems, countRun, phaseDuration } from '#platform/metrics.ts';
+import { artifactKeys } from '#store/artifacts.ts';
+import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
 import { createChunk } from './phases/create.ts';

@@ -3,9 +3,10 @@
  * enables it, sealed with the credentials cipher, opened only by the engine when the plugin's phase runs.
  * The sealed value is bound to its tenant and plugin, so copied to another tenant or plugin it does not open.
  */
+
+import type { PluginDefinition } from '#phase-kit/context.ts';
 import type { CredentialCipher, SealedSecret } from '#platform/credentials-cipher.ts';
 import { describeIssue } from '#platform/validation.ts';
-import type { PluginDefinition } from './types.ts';
 
 /** A configuration the plugin's schema refuses: one plain sentence per problem, each naming the field. */
 export class PluginConfigError extends Error {

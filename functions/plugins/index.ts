@@ -4,11 +4,11 @@
  * its tenant when its preflight runs (the list is kept in the preflight artifact, so a resumed run keeps its
  * phase numbers even if the operator changes the enablement meanwhile).
  */
-import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
+import { findPlugin } from '#domain/plugins.ts';
+import type { PluginDefinition } from '#phase-kit/context.ts';
 import { testCaseStepsPlugin } from './test-case-steps.ts';
 import { timeLogsPlugin } from './time-logs.ts';
 import { timesheetsPlugin } from './timesheets.ts';
-import type { PluginDefinition } from './types.ts';
 
 /**
  * Checks at load that each definition describes itself as the catalogue does (the catalogue is the one source
@@ -36,31 +36,3 @@ export const PLUGIN_DEFINITIONS: readonly PluginDefinition[] = registry([
   testCaseStepsPlugin as PluginDefinition,
   timesheetsPlugin as PluginDefinition,
 ]);
-
-export function pluginDefinition(
-  key: string,
-  definitions: readonly PluginDefinition[] = PLUGIN_DEFINITIONS,
-): PluginDefinition | undefined {
-  return definitions.find((d) => d.key === key);
-}
-
-/**
- * The run's plugin phases: the enabled keys this engine has (a definition, or a test's module), in catalogue
- * order, and warnings for the rest.
- */
-export function pluginPhases(
-  enabled: readonly string[],
-  available: Readonly<Record<string, unknown>>,
-): { plugins: string[]; warnings: string[] } {
-  const plugins: string[] = [];
-  const warnings: string[] = [];
-  const order = (k: string) => {
-    const i = PLUGIN_KEYS.indexOf(k);
-    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-  };
-  for (const key of [...new Set(enabled)].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
-    if (available[key]) plugins.push(key);
-    else warnings.push(`Plugin ${key} is enabled but this engine has no module for it: not run`);
-  }
-  return { plugins, warnings };
-}

@@ -4,7 +4,7 @@
  * turned into an item's reason.
  */
 import { CHUNK_SIZE } from '#domain/runs.ts';
-import type { ChunkOutcome, ChunkScope, PhaseContext } from '#engine/context.ts';
+import type { ChunkOutcome, ChunkScope, PhaseContext } from '#phase-kit/context.ts';
 import {
   ITEM_CONCURRENCY,
   type ItemResult,
@@ -12,7 +12,7 @@ import {
   refusalOf,
   runArtifactKey,
   tallyResults,
-} from '#engine/phases/transitions-shared.ts';
+} from '#phase-kit/toolkit.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 
 /** Jira's largest worklog page. */

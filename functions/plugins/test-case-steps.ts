@@ -21,14 +21,13 @@
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
 import { sharedStepRefs, type TestStep, testCaseSteps } from '#domain/test-steps.ts';
-import type { PhaseContext, PhaseModule } from '#engine/context.ts';
-import { ChunkAbandoned, type ItemResult, refusalOf } from '#engine/phases/transitions-shared.ts';
+import type { PhaseContext, PhaseModule, PluginDefinition } from '#phase-kit/context.ts';
+import { ChunkAbandoned, type ItemResult, refusalOf } from '#phase-kit/toolkit.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { ManagedStep, StepInput, TestManagementClient } from '#trackers/testmgmt/client.ts';
 import { XrayClient } from '#trackers/testmgmt/xray.ts';
 import { itemsChunk, keptUnits, type MigratedItem, refusalReason, unitsScope } from './shared.ts';
-import type { PluginDefinition } from './types.ts';
 
 export const TEST_CASE_STEPS_KEY = 'test-case-steps';
 const UNITS_ARTIFACT = 'test-case-steps-units.json';

@@ -17,8 +17,8 @@
  */
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
-import type { PhaseContext, PhaseModule } from '#engine/context.ts';
-import { ChunkAbandoned, type ItemResult, migratedUnits } from '#engine/phases/transitions-shared.ts';
+import type { PhaseContext, PhaseModule, PluginDefinition } from '#phase-kit/context.ts';
+import { ChunkAbandoned, type ItemResult, migratedUnits } from '#phase-kit/toolkit.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimetrackerClient, type TimetrackerWorkLog } from '#trackers/timetracker/client.ts';
 import {
@@ -31,7 +31,6 @@ import {
   unitsScope,
 } from './shared.ts';
 import { jiraStarted, timeLogMarkerOf, worklogComment } from './time-logs-format.ts';
-import type { PluginDefinition } from './types.ts';
 
 export {
   isCoveredByTimeLogs,

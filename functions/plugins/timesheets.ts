@@ -18,8 +18,8 @@
  */
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
-import type { PhaseContext, PhaseModule } from '#engine/context.ts';
-import { ChunkAbandoned, type ItemResult } from '#engine/phases/transitions-shared.ts';
+import type { PhaseContext, PhaseModule, PluginDefinition } from '#phase-kit/context.ts';
+import { ChunkAbandoned, type ItemResult } from '#phase-kit/toolkit.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimesheetsClient } from '#trackers/timesheets/client.ts';
 import {
@@ -40,7 +40,6 @@ import {
   timesheetMarkerOf,
   timesheetStarted,
 } from './timesheets-format.ts';
-import type { PluginDefinition } from './types.ts';
 
 export const TIMESHEETS_KEY = 'timesheets';
 const UNITS_ARTIFACT = 'timesheets-units.json';

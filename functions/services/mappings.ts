@@ -1,3 +1,4 @@
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
 import { NOT_MIGRATED_TYPES } from '#domain/mapping/issue-types.ts';
@@ -14,13 +15,12 @@ import {
 import type { Project, ProjectStatus } from '#domain/projects.ts';
 import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
+import { openSourceClient, openTargetClient } from '#trackers/connections.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { describeTrackerFailure, requireStored } from './connectors.ts';
 import { findProject } from './projects.ts';
-import { openSourceClient, openTargetClient } from './tracker-connections.ts';
 
 /** Items read at a time for their people (the engine's preflight slice). */
 const READ_SLICE = 1000;

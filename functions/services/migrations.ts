@@ -3,7 +3,10 @@
  * cancel, the project's list, and the reports a run leaves. Secrets go from the start body straight into the
  * project's sealed connections: the orchestrator gets ids only, and no answer or log line carries them.
  */
+
 import { createHash } from 'node:crypto';
+import type { ConnectionKind } from '#domain/connectors.ts';
+import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
 import {
   connectionCredentials,
@@ -13,30 +16,28 @@ import {
   runOptionsOf,
   type StartRunInput,
 } from '#domain/migrations.ts';
+import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
-import type { EngineDeps } from '#engine/context.ts';
 import { writeRunReports } from '#engine/reports.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
-import { DispatchError, nextGeneration, type Orchestrator } from './orchestrator.ts';
-import { findProject } from './projects.ts';
-import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 import {
   credentialContext,
   loadSource,
   loadTarget,
   type StoredSource,
   type StoredTarget,
-} from './tracker-connections.ts';
+} from '#trackers/connections.ts';
+import { findProject } from './projects.ts';
+import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Starts racing for one project's lock: each round either wins, finds the winner's run, or tries again. */
 const LOCK_ATTEMPTS = 3;
 
@@ -57,7 +58,8 @@ export const orchestrator = (): Orchestrator => current;
 
 /** Another tenant's, an unknown and a malformed run id all give the same 404. */
 export async function findRun(store: Store, tenantId: string, runId: string): Promise<Run> {
-  const run = UUID.test(runId) ? await store.runs.get(tenantId, runId.toLowerCase()) : undefined;
+  const id = storedId(runId);
+  const run = id ? await store.runs.get(tenantId, id) : undefined;
   if (!run) throw errors.migrationNotFound(runId);
   return run;
 }
@@ -72,10 +74,11 @@ interface OAuthSides {
 
 /** Which of the project's trackers are connected by OAuth: their start bodies may leave the secrets out. */
 export async function oauthConnected(store: Store, tenantId: string, projectId: string) {
-  if (!UUID.test(projectId)) return { source: false, target: false };
+  const id = storedId(projectId);
+  if (!id) return { source: false, target: false };
   const [source, target] = await Promise.all([
-    store.connections.get(tenantId, projectId.toLowerCase(), 'source'),
-    store.connections.get(tenantId, projectId.toLowerCase(), 'target'),
+    store.connections.get(tenantId, id, 'source'),
+    store.connections.get(tenantId, id, 'target'),
   ]);
   return { source: source?.method === 'oauth', target: target?.method === 'oauth' };
 }

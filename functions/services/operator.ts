@@ -4,13 +4,13 @@
  */
 import * as z from 'zod';
 import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
+import type { PluginDefinition } from '#phase-kit/context.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { hashPassword } from '#platform/passwords.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { describeIssue } from '#platform/validation.ts';
 import { checkPluginConfig, needsConfig, PluginConfigError, sealPluginConfig } from '#plugins/config.ts';
-import { PLUGIN_DEFINITIONS, pluginDefinition } from '#plugins/index.ts';
-import type { PluginDefinition } from '#plugins/types.ts';
+import { PLUGIN_DEFINITIONS } from '#plugins/index.ts';
 import type { Store } from '#store/index.ts';
 import type { Tenant } from '#store/tenants.ts';
 import type { User } from '#store/users.ts';
@@ -87,7 +87,7 @@ export async function setPluginEnabled(
     await store.plugins.disable(valid.tenantId, valid.pluginKey);
     return;
   }
-  const definition = pluginDefinition(valid.pluginKey, opts.definitions ?? PLUGIN_DEFINITIONS);
+  const definition = (opts.definitions ?? PLUGIN_DEFINITIONS).find((d) => d.key === valid.pluginKey);
   if (input.config === undefined) {
     if (definition && needsConfig(definition)) {
       // What is missing, listed as for a bad configuration: parsing an empty one names every required field.

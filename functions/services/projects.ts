@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { storedId } from '#domain/ids.ts';
 import { isActiveRun } from '#domain/migrations.ts';
 import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
 import { quoteView } from '#domain/quotes.ts';
@@ -6,13 +7,10 @@ import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
 import type { Store } from '#store/index.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Another tenant's, an unknown and a malformed id all give the same 404. */
 export async function findProject(store: Store, tenantId: string, projectId: string): Promise<Project> {
-  const project = UUID.test(projectId)
-    ? await store.projects.get(tenantId, projectId.toLowerCase())
-    : undefined;
+  const id = storedId(projectId);
+  const project = id ? await store.projects.get(tenantId, id) : undefined;
   if (!project) throw errors.projectNotFound(projectId);
   return project;
 }

@@ -6,6 +6,13 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import { PROJECT_TRANSITIONS, quoteAcceptRefusal } from '#domain/lifecycle.ts';
+import {
+  type PaymentEvent,
+  type PaymentProvider,
+  PaymentProviderError,
+  type WebhookHeaders,
+  WebhookSignatureError,
+} from '#domain/payments.ts';
 import type { Pricing } from '#domain/pricing.ts';
 import type { Project } from '#domain/projects.ts';
 import {
@@ -23,13 +30,6 @@ import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
-import {
-  type PaymentEvent,
-  type PaymentProvider,
-  PaymentProviderError,
-  type WebhookHeaders,
-  WebhookSignatureError,
-} from './payments/provider.ts';
 import { findProject } from './projects.ts';
 
 /** Concurrent accepts or scans racing for one quote: each round either wins or reads the winner's result. */

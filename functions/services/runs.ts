@@ -1,8 +1,7 @@
-/** Creating a run record (the run API of the live-runs issue builds on this). */
+/** A new run record, as a start makes it (services/migrations.ts stores it with the project's lock). */
 import { v7 as uuidv7 } from 'uuid';
 import type { Run, RunOptions, RunType } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
-import type { Store } from '#store/index.ts';
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
   migrateAttachments: true,
@@ -43,16 +42,4 @@ export function newRun(
     finishedAt: null,
     failureReason: null,
   };
-}
-
-export async function createRun(
-  store: Store,
-  tenantId: string,
-  projectId: string,
-  type: RunType,
-  options: Partial<RunOptions> = {},
-): Promise<Run> {
-  const run = newRun(tenantId, projectId, type, options);
-  await store.runs.create(run);
-  return run;
 }

@@ -2,24 +2,14 @@
  * Where a large scan runs once its answer (202) has gone: in this process offline, in the scan worker Lambda
  * in AWS, where work left running after a response would be frozen with the sandbox. Either way the scan is
  * handed over by ids only; the worker reads the record and unseals the credentials itself
- * (runScanJob in ./connectors.ts), so no credential travels in an invocation payload.
+ * (runScanJob in ./scans.ts), so no credential travels in an invocation payload.
  */
 import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { logger } from '#platform/logger.ts';
 import type { Store } from '#store/index.ts';
-import { runScanJob } from './connectors.ts';
+import { runScanJob, type ScanDispatcher, type ScanJob } from './scans.ts';
 
-export interface ScanJob {
-  tenantId: string;
-  /** Null for a scan of inline credentials with no project. */
-  projectId: string | null;
-  scanId: string;
-}
-
-export interface ScanDispatcher {
-  /** Hands the scan over; resolves once it is accepted (not done). Throws when it cannot be handed over. */
-  dispatch(job: ScanJob): Promise<void>;
-}
+export type { ScanDispatcher, ScanJob };
 
 /** Offline: the scan runs in this process after the answer (the Node process outlives the request). */
 export class InProcessScanDispatcher implements ScanDispatcher {

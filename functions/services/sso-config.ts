@@ -2,6 +2,8 @@
  * A tenant owner's single sign-on configuration: its OpenID Connect provider, checked by discovery before it
  * is stored; the client secret sealed, never answered or logged; the slug unique across tenants.
  */
+
+import { DiscoveryError, discover } from '#adapters/oidc-client.ts';
 import { callbackUrl, type SsoConfigInput, startUrl } from '#domain/sso.ts';
 import { nowIso } from '#platform/clock.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
@@ -9,7 +11,6 @@ import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import type { Store } from '#store/index.ts';
 import type { SsoConfig } from '#store/sso.ts';
-import { DiscoveryError, discover } from './oidc-client.ts';
 
 /** The sealed secret's authenticated context: it opens only for this tenant and this use. */
 export const ssoSecretContext = (tenantId: string) => ({ tenantId, kind: 'sso-client-secret' });

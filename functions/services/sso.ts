@@ -6,6 +6,14 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { JWTPayload } from 'jose';
+import {
+  DiscoveryError,
+  discover,
+  exchangeCode,
+  IdTokenError,
+  TokenRequestError,
+  verifyIdToken,
+} from '#adapters/oidc-client.ts';
 import { resolveReturnTo, safeOAuthError } from '#domain/redirects.ts';
 import {
   authorizationUrl,
@@ -24,14 +32,6 @@ import type { Store } from '#store/index.ts';
 import type { SsoConfig } from '#store/sso.ts';
 import type { SsoIdentity, User } from '#store/users.ts';
 import { type Session, startSession } from './auth.ts';
-import {
-  DiscoveryError,
-  discover,
-  exchangeCode,
-  IdTokenError,
-  TokenRequestError,
-  verifyIdToken,
-} from './oidc-client.ts';
 import { ssoSecretContext } from './sso-config.ts';
 
 const sha256 = sha256Url;

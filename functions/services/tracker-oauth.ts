@@ -7,6 +7,7 @@
  * credentials; the browser goes back to the app. Nothing is kept from a callback that fails before the test.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { resolveReturnTo, safeOAuthError } from '#domain/redirects.ts';
 import {
   chooseSite,
@@ -28,14 +29,13 @@ import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
 import { sha256Url } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
+import { credentialContext, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';
 import { findProject } from './projects.ts';
-import { credentialContext, type StoredSource, type StoredTarget } from './tracker-connections.ts';
 
 const base64url = (b: Buffer) => b.toString('base64url');
 const sha256 = sha256Url;

@@ -12,7 +12,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { ArtifactStore } from './artifacts.ts';
+import type { ArtifactStore } from './artifact-store.ts';
 
 /** S3 wants parts of at least 5 MiB (but the last) and at most 10,000 of them: 8 MiB allows 80 GB. */
 export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;

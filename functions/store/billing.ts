@@ -7,7 +7,7 @@ import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from
 import type { Payment, PaymentStatus, Quote } from '#domain/quotes.ts';
 import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
-import { failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
+import { conditionHeld, failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -220,13 +220,7 @@ export class BillingRepository {
   }
 
   private async transact(items: TransactItem[]): Promise<boolean> {
-    try {
-      await this.table.db.send(new TransactWriteCommand({ TransactItems: items }));
-      return true;
-    } catch (err) {
-      if (failedConditions(err)?.length) return false;
-      throw err;
-    }
+    return conditionHeld(this.table.db.send(new TransactWriteCommand({ TransactItems: items })));
   }
 
   private async read(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {

@@ -1,11 +1,10 @@
 /** A project's tracker connections: sealed credentials, a non-secret summary and the last test's outcome. */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
-import type { Table } from './table.ts';
-
-export type ConnectionKind = 'source' | 'target';
+import { conditionHeld, type Table } from './table.ts';
 
 export interface StoredConnection {
   kind: ConnectionKind;
@@ -123,8 +122,8 @@ export class ConnectionRepository {
       sets.push(`#f${i} = :f${i}`);
     });
     if (version !== 0) values[':version'] = version;
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.connection(tenantId, projectId, kind),
@@ -135,12 +134,8 @@ export class ConnectionRepository {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),
-      );
-      return true;
-    } catch (err) {
-      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async delete(tenantId: string, projectId: string, kind: ConnectionKind): Promise<void> {

@@ -12,7 +12,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.ts';
-import { batchGetAll, isConditionFailure, queryAll, type Table, withoutKeys } from './table.ts';
+import { batchGetAll, conditionHeld, queryAll, type Table, withoutKeys } from './table.ts';
 
 export interface IdMapEntry {
   sourceId: number;
@@ -179,19 +179,15 @@ export class RunFailureRepository {
       failure.phase,
       reasonId(failure.reason),
     );
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new PutCommand({
           TableName: this.table.name,
           Item: { ...key, ...failure },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Which of these items already count in the run's failureCount (see CheckpointUpdate.newlyFailedItems). */

@@ -16,6 +16,8 @@ import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
 
 export interface Store {
+  /** The table itself, for what no repository offers (test set-up writes records directly). */
+  readonly table: Table;
   tenants: TenantRepository;
   users: UserRepository;
   refreshTokens: RefreshTokenRepository;
@@ -35,6 +37,7 @@ export interface Store {
 
 export function createStore(table: Table): Store {
   return {
+    table,
     tenants: new TenantRepository(table),
     users: new UserRepository(table),
     refreshTokens: new RefreshTokenRepository(table),

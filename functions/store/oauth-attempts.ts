@@ -3,8 +3,8 @@
  * takes (deletes) it, so a replayed state finds none.
  */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
-import type { ConnectionKind } from './connections.ts';
 import { keys } from './keys.ts';
 import type { Table } from './table.ts';
 

@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { Project, ProjectStatus, ProjectSummary } from '#domain/projects.ts';
 import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
-import { deleteKeys, isConditionFailure, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
+import { conditionHeld, deleteKeys, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
 
 export class ProjectRepository {
   constructor(private readonly table: Table) {}
@@ -52,8 +52,8 @@ export class ProjectRepository {
     to: ProjectStatus,
   ): Promise<boolean> {
     const guard = statusIn(from);
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.project(tenantId, projectId),
@@ -62,12 +62,8 @@ export class ProjectRepository {
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':to': to, ':now': nowIso(), ...guard.values },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Sets plain attributes (scan summary, quote); never the status. */

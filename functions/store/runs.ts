@@ -56,17 +56,18 @@ export interface RunLock {
   acquiredAt: string;
 }
 
+/** A run as the table holds it: its keys, the project's runs index, and the run's own fields. */
+export function runItem(run: Run) {
+  return {
+    ...keys.run(run.tenantId, run.id),
+    [TABLE_KEYS.gsi1.partitionKey]: keys.projectRunsIndex(run.tenantId, run.projectId),
+    [TABLE_KEYS.gsi1.sortKey]: run.id,
+    ...run,
+  };
+}
+
 export class RunRepository {
   constructor(private readonly table: Table) {}
-
-  private runItem(run: Run) {
-    return {
-      ...keys.run(run.tenantId, run.id),
-      [TABLE_KEYS.gsi1.partitionKey]: keys.projectRunsIndex(run.tenantId, run.projectId),
-      [TABLE_KEYS.gsi1.sortKey]: run.id,
-      ...run,
-    };
-  }
 
   /**
    * Creates the run together with the project's lock, in one transaction: only when no lock exists, or, with
@@ -93,7 +94,7 @@ export class RunRepository {
             {
               Put: {
                 TableName: this.table.name,
-                Item: this.runItem(run),
+                Item: runItem(run),
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
@@ -183,16 +184,6 @@ export class RunRepository {
       if (isConditionFailure(err)) return false;
       throw err;
     }
-  }
-
-  async create(run: Run): Promise<void> {
-    await this.table.db.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: this.runItem(run),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
   }
 
   async get(tenantId: string, runId: string): Promise<Run | undefined> {
@@ -407,17 +398,5 @@ export class RunRepository {
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
     }
-  }
-
-  async setControl(tenantId: string, runId: string, control: Run['control']): Promise<void> {
-    await this.table.db.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.run(tenantId, runId),
-        UpdateExpression: 'SET control = :c, updatedAt = :now',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':c': control, ':now': nowIso() },
-      }),
-    );
   }
 }

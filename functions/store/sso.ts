@@ -6,7 +6,7 @@ import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aw
 import type { SsoRole } from '#domain/sso.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
-import { failedConditions, isConditionFailure, type Table, withoutKeys } from './table.ts';
+import { conditionHeld, failedConditions, ifConditionHolds, type Table, withoutKeys } from './table.ts';
 
 export interface SsoConfig {
   tenantId: string;
@@ -98,8 +98,8 @@ export class SsoRepository {
   async deleteConfig(tenantId: string): Promise<boolean> {
     const current = await this.getConfig(tenantId);
     if (!current) return false;
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
             {
@@ -112,12 +112,8 @@ export class SsoRepository {
             this.releaseSlug(current.slug, tenantId),
           ],
         }),
-      );
-    } catch (err) {
-      if (failedConditions(err)?.length) return false;
-      throw err;
-    }
-    return true;
+      ),
+    );
   }
 
   async createAttempt(stateHash: string, attempt: SsoAttempt): Promise<void> {
@@ -140,20 +136,17 @@ export class SsoRepository {
 
   /** Deletes the attempt and answers it: a conditional delete, so a second use of a `state` finds nothing. */
   async consumeAttempt(stateHash: string): Promise<SsoAttempt | undefined> {
-    try {
-      const out = await this.table.db.send(
+    const out = await ifConditionHolds(
+      this.table.db.send(
         new DeleteCommand({
           TableName: this.table.name,
           Key: keys.ssoAttempt(stateHash),
           ConditionExpression: 'attribute_exists(pk)',
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return out.Attributes ? (withoutKeys(out.Attributes) as unknown as SsoAttempt) : undefined;
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+      ),
+    );
+    return out?.Attributes ? (withoutKeys(out.Attributes) as unknown as SsoAttempt) : undefined;
   }
 
   private releaseSlug(slug: string, tenantId: string) {

@@ -92,6 +92,27 @@ export function isConditionFailure(err: unknown): boolean {
   return err instanceof Error && err.name === 'ConditionalCheckFailedException';
 }
 
+/**
+ * Sends a conditional write and answers its output, or undefined when its condition did not hold: an expected
+ * outcome, not an error. In a transaction any failed condition counts, or only operation `item`'s when given
+ * (another cancellation is thrown for the caller to decide).
+ */
+export async function ifConditionHolds<T>(write: Promise<T>, item?: number): Promise<T | undefined> {
+  try {
+    return await write;
+  } catch (err) {
+    const failed = failedConditions(err);
+    if (isConditionFailure(err) || (item === undefined ? failed?.length : failed?.includes(item)))
+      return undefined;
+    throw err;
+  }
+}
+
+/** Sends a conditional write: true when it happened, false when its condition did not hold. */
+export async function conditionHeld(write: Promise<unknown>, item?: number): Promise<boolean> {
+  return (await ifConditionHolds(write, item)) !== undefined;
+}
+
 /** For a cancelled transaction: the indexes of the operations whose condition failed. */
 export function failedConditions(err: unknown): number[] | undefined {
   if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return undefined;

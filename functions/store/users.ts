@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { nowIso } from '#platform/clock.ts';
 import type { Role } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
-import { failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
+import { conditionHeld, failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
 
 export interface User {
   id: string;
@@ -98,8 +98,8 @@ export class UserRepository {
 
   /** Links a provider identity to an existing user: the link and the user's `sso`, under conditions. */
   async linkSsoIdentity(tenantId: string, userId: string, identity: SsoIdentity): Promise<boolean> {
-    try {
-      await this.table.db.send(
+    return conditionHeld(
+      this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
             this.ssoLinkPut(tenantId, userId, identity),
@@ -114,12 +114,8 @@ export class UserRepository {
             },
           ],
         }),
-      );
-      return true;
-    } catch (err) {
-      if (failedConditions(err)?.length) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async get(tenantId: string, userId: string): Promise<User | undefined> {

@@ -14,10 +14,10 @@ import {
   type IRetryBackoffContext,
   retry,
 } from 'cockatiel';
+import type { ConnectionKind } from '#domain/connectors.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 
-export type TrackerName = 'source' | 'target';
 type Body = NonNullable<RequestInit['body']>;
 
 export interface TrackerCallStats {
@@ -28,7 +28,7 @@ export interface TrackerCallStats {
 }
 
 export interface HttpOptions {
-  tracker: TrackerName;
+  tracker: ConnectionKind;
   /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
   name?: TrackerKind;
   baseUrl: string;
@@ -85,7 +85,7 @@ export interface HttpResponse<T = unknown> {
 export class TrackerHttpError extends Error {
   override name = 'TrackerHttpError';
   constructor(
-    readonly tracker: TrackerName,
+    readonly tracker: ConnectionKind,
     readonly status: number,
     readonly method: string,
     readonly path: string,
@@ -99,7 +99,7 @@ export class TrackerHttpError extends Error {
 export class TrackerUnreachableError extends Error {
   override name = 'TrackerUnreachableError';
   constructor(
-    readonly tracker: TrackerName,
+    readonly tracker: ConnectionKind,
     readonly host: string,
     readonly reason: string,
   ) {

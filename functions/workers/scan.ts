@@ -10,7 +10,7 @@
 import * as z from 'zod';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
-import { runScanJob } from '#services/connectors.ts';
+import { runScanJob } from '#services/scans.ts';
 import { store } from '#store/index.ts';
 
 const ScanJobSchema = z.object({

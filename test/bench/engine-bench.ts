@@ -25,8 +25,9 @@ const { startSandboxes } = await import('../../local/sandbox/index.ts');
 const { sandboxConfigFromEnv } = await import('../../local/sandbox/common/config.ts');
 const { createTenant } = await import('../../functions/services/operator.ts');
 const { createProject } = await import('../../functions/services/projects.ts');
-const { createRun } = await import('../../functions/services/runs.ts');
+const { createRun } = await import('../support/runs.ts');
 const { finalizeStep, runBatch } = await import('../../functions/engine/runner.ts');
+const { PLUGIN_DEFINITIONS } = await import('../../functions/plugins/index.ts');
 const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts');
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
 const { JiraClient } = await import('../../functions/trackers/jira/client.ts');
@@ -78,7 +79,14 @@ const target = new JiraClient({
   email: config.jira.email,
   token: config.jira.apiToken,
 });
-const deps = { store, artifacts: new DiskArtifactStore(dir), source, target, indexLagMs: 0 };
+const deps = {
+  store,
+  artifacts: new DiskArtifactStore(dir),
+  source,
+  target,
+  indexLagMs: 0,
+  pluginDefinitions: PLUGIN_DEFINITIONS,
+};
 const run = await createRun(store, tenant.id, project.id, 'FULL');
 
 interface LogEntry {

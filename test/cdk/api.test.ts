@@ -1,17 +1,7 @@
-/**
- * The API construct: methods generated from THE route table (every route, nothing else), the streaming
- * integration of the SSE route, each function's grants, CORS, throttling, access logs and the custom domain.
- *
- * Synthesis is slow (esbuild bundles a dozen functions), so each configuration is synthesised once per file:
- * dev with real bundling (the bundles themselves are checked, and loaded, in one test), and prod, with its
- * context settings, with bundling skipped (`aws:cdk:bundling-stacks: []`: the template is the same, only the
- * asset contents are left out).
- */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,8 +14,8 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] as string[] };
-const BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+const _BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+const _NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
 
 /** The settings a prod deployment passes as context (`-c key=value`, hence strings). */
 const PROD_CONTEXT = {
@@ -81,8 +71,8 @@ const memo = <T>(make: () => T): (() => T) => {
   };
 };
 
-/** Dev, as `cdk synth` makes it: real bundles. */
-const dev = memo(() => synthesize({ stage: 'dev' }));
+/** Dev, as `cdk synth` makes it, bundling skipped: synth-cli.test.ts builds and loads the real bundles once. */
+const dev = memo(() => synthesize({ ...NO_BUNDLING, stage: 'dev' }));
 /** Prod with every context setting, bundling skipped. */
 const prod = memo(() => synthesize({ ...NO_BUNDLING, ...PROD_CONTEXT }));
 
@@ -640,63 +630,4 @@ describe('the API construct', () => {
     });
     expect(() => props({ throttleRateLimit: 'fast' })).toThrow(/throttleRateLimit/);
   });
-
-  it('bundles every function for real: ESM with the require banner and a source map, loadable', () => {
-    const s = dev();
-    const bundles = new Map<string, string>();
-    const functions = {
-      ...s.stack.api.functions,
-      scanWorker: s.stack.api.scanWorker,
-      engine: s.stack.engine.function,
-    };
-    for (const [name, fn] of Object.entries(functions)) {
-      // The code asset `<hash>.zip` is staged in the assembly as the directory `asset.<hash>`.
-      const code = s.resources[logicalId(s, fn)]?.Properties.Code as { S3Key?: string };
-      const hash = /^([0-9a-f]{64})\.zip$/.exec(code.S3Key ?? '')?.[1];
-      expect(hash, name).toBeDefined();
-      const dir = join(s.assemblyDir, `asset.${hash}`);
-      const bundle = readFileSync(join(dir, 'index.mjs'), 'utf8');
-      expect(bundle.startsWith(BANNER), name).toBe(true);
-      expect(existsSync(join(dir, 'index.mjs.map')), name).toBe(true);
-      bundles.set(name, join(dir, 'index.mjs'));
-    }
-
-    // Load each API bundle in a fresh Node (the AWS SDK stays external, as in the Lambda runtime: resolved from
-    // this repository's node_modules), and answer a health check with the bundled health handler.
-    symlinkSync(NODE_MODULES, join(s.assemblyDir, 'node_modules'), 'dir');
-    const apiBundles = routeGroups().map((g) => [g, pathToFileURL(bundles.get(g) ?? '').href]);
-    const script = `
-      const bundles = ${JSON.stringify(apiBundles)};
-      const loaded = {};
-      for (const [group, url] of bundles) loaded[group] = typeof (await import(url)).handler;
-      const { handler } = await import(bundles.find(([g]) => g === 'health')[1]);
-      const answer = await handler(
-        { httpMethod: 'GET', resource: '/api/health', path: '/api/health', headers: {},
-          requestContext: { requestId: 'r-1', identity: { sourceIp: '192.0.2.1' } } },
-        { awsRequestId: 'r-1', functionName: 'health', getRemainingTimeInMillis: () => 10000 },
-      );
-      process.stdout.write(JSON.stringify({ loaded, status: answer.statusCode, body: JSON.parse(answer.body) }));
-    `;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: s.assemblyDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        STAGE: 'dev',
-        TABLE_NAME: 'unused',
-        POWERTOOLS_DEV: 'true',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    const result = JSON.parse(out) as {
-      loaded: Record<string, string>;
-      status: number;
-      body: { status: string };
-    };
-    expect(result.loaded).toEqual(Object.fromEntries(routeGroups().map((g) => [g, 'function'])));
-    expect(result.status).toBe(200);
-    expect(result.body.status).toBe('ok');
-  }, 120_000);
 });

@@ -3,11 +3,11 @@
  * images show in place through media nodes, a re-run uploads nothing, and a file over Jira's limit is reported.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
-import { createRun } from '../../functions/services/runs.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/engine/context.ts';
 import { type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
+import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
 import { createProject } from '../../functions/services/projects.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { TrackerUnreachableError } from '../../functions/trackers/http.ts';
@@ -20,6 +20,7 @@ import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { driveLikeStateMachine } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let app: TestApp;
 let t: TestTenant;
@@ -58,6 +59,7 @@ function deps(extra: Partial<EngineDeps> = {}): EngineDeps {
       { initialDelayMs: 20 },
     ),
     indexLagMs: 0,
+    pluginDefinitions: PLUGIN_DEFINITIONS,
     ...extra,
   };
 }

@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdfNode, validateAdf } from '../../functions/domain/adf/index.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 const SEED = 23;
 let h: EngineHarness;

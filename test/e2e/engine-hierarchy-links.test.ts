@@ -5,20 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOptions } from '../../functions/domain/runs.ts';
+import { hierarchyPhase } from '../../functions/engine/phases/hierarchy.ts';
+import { linksPhase } from '../../functions/engine/phases/links.ts';
+import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import {
   type EngineDeps,
   type PhaseContext,
   type PhaseModule,
   SimulatedCrash,
-} from '../../functions/engine/context.ts';
-import { hierarchyPhase } from '../../functions/engine/phases/hierarchy.ts';
-import { linksPhase } from '../../functions/engine/phases/links.ts';
-import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { createRun } from '../../functions/services/runs.ts';
+} from '../../functions/phase-kit/context.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 

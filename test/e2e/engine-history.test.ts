@@ -5,11 +5,11 @@
  * incremental run after an edit in Azure DevOps replaces it with one that has the new revision.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
 import { isHistoryFileOf } from '../../functions/engine/phases/history.ts';
-import { createRun } from '../../functions/services/runs.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

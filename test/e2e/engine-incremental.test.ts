@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PHASES } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

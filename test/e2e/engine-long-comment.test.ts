@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdfNode, adfLength, JIRA_TEXT_LIMIT, validateAdf } from '../../functions/domain/adf/index.ts';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
 import { markerOf } from '../../functions/engine/phases/comments-format.ts';
-import { createRun } from '../../functions/services/runs.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

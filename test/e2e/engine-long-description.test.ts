@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdfNode, adfLength, JIRA_TEXT_LIMIT, validateAdf } from '../../functions/domain/adf/index.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

@@ -13,13 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MappingsRecord, MappingTables } from '../../functions/domain/mappings.ts';
 import type { RunOptions } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import type { JiraIssue } from '../../functions/trackers/jira/client.ts';
 import { type SandboxPerson, sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { CUSTOM } from '../../local/sandbox/jira/catalog.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 const SEED = 21;
 const ITEMS = 30;

@@ -12,8 +12,8 @@ import {
   METRICS_NAMESPACE,
   resetMetrics,
 } from '../../functions/platform/metrics.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 

@@ -9,14 +9,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CHUNK_SIZE, LAST_CORE_PHASE } from '../../functions/domain/runs.ts';
-import type { ChunkOutcome, EngineDeps, PhaseContext, PhaseModule } from '../../functions/engine/context.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import type { PluginDefinition } from '../../functions/plugins/types.ts';
+import type {
+  ChunkOutcome,
+  EngineDeps,
+  PhaseContext,
+  PhaseModule,
+  PluginDefinition,
+} from '../../functions/phase-kit/context.ts';
 import { setPluginEnabled } from '../../functions/services/operator.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { plainPlugin, type TokenConfig, tokenPlugin } from '../support/plugin-fixtures.ts';
+import { createRun } from '../support/runs.ts';
 
 const SECRET = 'tok-9c2e-engine-plugin-secret';
 const URL_SECRET = 'https://worklogs-7f3a.example.com';

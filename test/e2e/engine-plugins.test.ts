@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE, LAST_CORE_PHASE } from '../../functions/domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '../../functions/engine/context.ts';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { pluginPhases } from '../../functions/plugins/index.ts';
-import { createRun } from '../../functions/services/runs.ts';
+import { pluginPhases } from '../../functions/engine/plugin-phase.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '../../functions/phase-kit/context.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 

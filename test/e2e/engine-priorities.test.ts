@@ -5,9 +5,9 @@
  * site's default: no create is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
 beforeAll(async () => {

@@ -10,9 +10,9 @@ import { NOT_MIGRATED_TYPES } from '../../functions/domain/mapping/issue-types.t
 import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import type { FailureReportRow } from '../../functions/engine/reports.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 const REFUSAL = 'Issue creation was refused by a workflow validator (e2e).';
 const PARENT_REL = 'System.LinkTypes.Hierarchy-Reverse';

@@ -10,12 +10,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOptions } from '../../functions/domain/runs.ts';
 import { clock } from '../../functions/platform/clock.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { type ClassificationNode, flatten } from '../../local/sandbox/generator/classification.ts';
 import { CUSTOM } from '../../local/sandbox/jira/catalog.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 const DAY = 86_400_000;
 const REFERENCE_DAY = '2025-06-04'; // a Wednesday inside the sandbox calendar's current sprint (Sprint 53)

@@ -12,25 +12,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdfNode, adfLength, JIRA_TEXT_LIMIT, validateAdf } from '../../functions/domain/adf/index.ts';
 import type { RunOptions, RunType } from '../../functions/domain/runs.ts';
 import { PHASES } from '../../functions/domain/runs.ts';
+import { COMMENTS_PER_UNIT, commentsPhase } from '../../functions/engine/phases/comments.ts';
+import { commentDocument, markerOf as markerInBody } from '../../functions/engine/phases/comments-format.ts';
+import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
+import { transitionsPhase } from '../../functions/engine/phases/transitions.ts';
+import { runBatch } from '../../functions/engine/runner.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
   type PhaseContext,
   type PhaseModule,
   SimulatedCrash,
-} from '../../functions/engine/context.ts';
-import { COMMENTS_PER_UNIT, commentsPhase } from '../../functions/engine/phases/comments.ts';
-import { commentDocument, markerOf as markerInBody } from '../../functions/engine/phases/comments-format.ts';
-import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { transitionsPhase } from '../../functions/engine/phases/transitions.ts';
-import { runBatch } from '../../functions/engine/runner.ts';
-import { createRun } from '../../functions/services/runs.ts';
+} from '../../functions/phase-kit/context.ts';
 import type { AdoComment } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
 
 const SEED = 11;
 const ITEMS = 60;

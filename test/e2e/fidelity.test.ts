@@ -8,7 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clock } from '../../functions/platform/clock.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import type { AdoComment, AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { JiraClient, type JiraComment } from '../../functions/trackers/jira/client.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
@@ -25,6 +24,7 @@ import {
   statusRule,
   typeRule,
 } from '../support/fidelity.ts';
+import { createRun } from '../support/runs.ts';
 
 const SEED = 5;
 const ITEMS = 60;

@@ -10,13 +10,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { nextGeneration } from '../../functions/domain/orchestration.ts';
 import { createEngineHandler, type EngineEvent, type EngineHandler } from '../../functions/engine/handler.ts';
 import { credentialCipher } from '../../functions/platform/credentials-cipher.ts';
-import { nextGeneration } from '../../functions/services/orchestrator.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun, setRunControl } from '../support/runs.ts';
 import { sandboxCredentials } from '../support/sandbox-fixtures.ts';
 
 let h: EngineHarness;
@@ -144,7 +144,7 @@ describe('the local orchestrator over the real state machine', () => {
     // The admin pauses once the create phase is done (the first RunBatch works it to its end).
     const pauseAfterCreate = async () => {
       if (calls.filter((c) => c.startsWith('batch:')).length === 1)
-        await h.app.store.runs.setControl(h.tenant.tenantId, run.id, 'pause');
+        await setRunControl(h.app.store, h.tenant.tenantId, run.id, 'pause');
     };
     const o = new LocalOrchestrator({
       handler: watched(engine, calls, pauseAfterCreate),
@@ -161,7 +161,7 @@ describe('the local orchestrator over the real state machine', () => {
     await expectOneIssuePerItem(run.id);
 
     // Resume, as the run API does: clear the flag, RUNNING again, the next generation.
-    await h.app.store.runs.setControl(h.tenant.tenantId, run.id, 'run');
+    await setRunControl(h.app.store, h.tenant.tenantId, run.id, 'run');
     await h.app.store.runs.setStatus(h.tenant.tenantId, run.id, ['PAUSED'], 'RUNNING');
     expect(nextGeneration(paused)).toBe(1);
     await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: nextGeneration(paused) });

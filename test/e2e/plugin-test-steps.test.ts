@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testCaseSteps } from '../../functions/domain/test-steps.ts';
-import type { EngineDeps } from '../../functions/engine/context.ts';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { stepInputOf, testCaseStepsPhase } from '../../functions/plugins/test-case-steps.ts';
 import type { StepInput } from '../../functions/trackers/testmgmt/client.ts';
 import { XrayClient } from '../../functions/trackers/testmgmt/xray.ts';

@@ -4,8 +4,8 @@
  * fails its item and the run ends PARTIAL. The runner, store and sandboxes are real.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineDeps } from '../../functions/engine/context.ts';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { timeLogsPlugin } from '../../functions/plugins/time-logs.ts';
 import { jiraStarted, migratedTimeLogOf, timeLogMarkerOf } from '../../functions/plugins/time-logs-format.ts';
 import type { JiraClient } from '../../functions/trackers/jira/client.ts';

@@ -4,8 +4,8 @@
  * without the time-logs plugin every timesheet entry's whole time is logged. Runner, store and sandboxes are real.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineDeps } from '../../functions/engine/context.ts';
-import { SimulatedCrash } from '../../functions/engine/context.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { migratedTimeLogOf, timeLogsPlugin } from '../../functions/plugins/time-logs.ts';
 import { timesheetsPlugin } from '../../functions/plugins/timesheets.ts';
 import { timesheetMarkerOf } from '../../functions/plugins/timesheets-format.ts';

@@ -10,13 +10,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
 import { type CliResult, runTms } from '../support/cli.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
+import { createRun } from '../support/runs.ts';
 import { sandboxControl } from '../support/sandbox-fixtures.ts';
 
 let app: TestApp;

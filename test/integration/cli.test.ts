@@ -13,11 +13,11 @@ import { chunkEventId, type RunEvent, statusEventId } from '../../functions/doma
 import type { Run } from '../../functions/domain/runs.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
 import { type CliResult, runTms, spawnTms } from '../support/cli.ts';
 import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
+import { createRun } from '../support/runs.ts';
 
 const PAT = 'ado-pat-SECRET-cli-5b7e';
 const API_TOKEN = 'jira-token-SECRET-cli-c0de';

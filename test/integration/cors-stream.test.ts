@@ -5,8 +5,8 @@
  */
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { createRun } from '../support/runs.ts';
 
 const APP = 'https://app.example.com';
 let app: TestApp;

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapStates, mapTypes } from '../../functions/domain/mapping/index.ts';
 import { typesByUse } from '../../functions/domain/mappings.ts';
-import { sourceClient, targetClient } from '../../functions/services/tracker-connections.ts';
+import { sourceClient, targetClient } from '../../functions/trackers/connections.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';

@@ -12,8 +12,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { createRun } from '../support/runs.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const required = process.env.REQUIRE_BROWSER === '1';

@@ -8,9 +8,9 @@ import { SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { RunRepository } from '../../functions/store/runs.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { createRun } from '../support/runs.ts';
 
 // Short intervals so a test sees several polls and heartbeats in well under a second.
 const POLL_MS = 40;

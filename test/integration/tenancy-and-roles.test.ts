@@ -5,8 +5,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Route, routes } from '../../functions/api/routes.ts';
-import { createRun } from '../../functions/services/runs.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { createRun } from '../support/runs.ts';
 
 let app: TestApp;
 let a: TestTenant;

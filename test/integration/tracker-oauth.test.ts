@@ -13,8 +13,8 @@ import {
 } from '../../functions/domain/tracker-oauth.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import { loadSource, loadTarget } from '../../functions/services/tracker-connections.ts';
 import { keys } from '../../functions/store/keys.ts';
+import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';

@@ -94,6 +94,14 @@ function samples(): Sample[] {
       path: `wit/workItems/${revised.id}/revisions/2`,
     },
     {
+      route: 'GET /:organization/:project/_apis/wit/workItems/:id/updates',
+      path: `wit/workItems/${revised.id}/updates?$top=5`,
+    },
+    {
+      route: 'GET /:organization/:project/_apis/wit/workItems/:id/updates/:updateNumber',
+      path: `wit/workItems/${testCase.id}/updates/1`,
+    },
+    {
       route: 'PATCH /:organization/:project/_apis/wit/workitems/:id',
       path: 'wit/workitems/9',
       opts: {

@@ -321,3 +321,56 @@ describe('PATCH workitems/{id}', () => {
     );
   });
 });
+
+describe('updates', () => {
+  interface Update {
+    rev: number;
+    fields?: Record<string, { oldValue?: unknown; newValue?: unknown }>;
+    relations?: { added?: { rel: string; url: string }[]; removed?: { rel: string; url: string }[] };
+  }
+
+  it('replayed in order, rebuild every revision: fields and relations', async () => {
+    const items = ado.state.world.workItems.filter((i) => i.rev >= 4).slice(0, 5);
+    expect(items.length).toBeGreaterThan(0);
+    for (const item of items) {
+      const { value: updates } = await ado.json<{ value: Update[] }>(`wit/workItems/${item.id}/updates`);
+      const { value: revisions } = await ado.json<{ value: WorkItem[] }>(
+        `wit/workItems/${item.id}/revisions?$expand=relations`,
+      );
+      expect(updates.map((u) => u.rev)).toEqual(revisions.map((r) => r.rev));
+      const fields: Record<string, unknown> = {};
+      const relations = new Set<string>();
+      for (const [k, update] of updates.entries()) {
+        for (const [name, change] of Object.entries(update.fields ?? {})) {
+          if (change.oldValue !== undefined) expect(fields[name]).toEqual(change.oldValue);
+          if ('newValue' in change) fields[name] = change.newValue;
+          else delete fields[name];
+        }
+        for (const r of update.relations?.added ?? []) relations.add(`${r.rel} ${r.url}`);
+        for (const r of update.relations?.removed ?? []) relations.delete(`${r.rel} ${r.url}`);
+        const revision = revisions[k]!;
+        const bookkeeping = ['System.Rev', 'System.AuthorizedDate', 'System.RevisedDate'];
+        const rebuilt = Object.fromEntries(
+          Object.entries(fields).filter(([name]) => !bookkeeping.includes(name)),
+        );
+        expect(rebuilt).toEqual(revision.fields);
+        expect([...relations].sort()).toEqual(
+          ((revision as { relations?: { rel: string; url: string }[] }).relations ?? [])
+            .map((r) => `${r.rel} ${r.url}`)
+            .sort(),
+        );
+        expect(fields['System.Rev']).toBe(update.rev);
+      }
+    }
+  });
+
+  it('pages with $top and $skip, and names a missing update', async () => {
+    const item = ado.state.world.workItems.find((i) => i.rev >= 4)!;
+    const page = await ado.json<{ count: number; value: Update[] }>(
+      `wit/workItems/${item.id}/updates?$top=2&$skip=1`,
+    );
+    expect(page.value.map((u) => u.rev)).toEqual([2, 3]);
+    const missing = await ado.call(`wit/workItems/${item.id}/updates/${item.rev + 5}`);
+    expect(missing.status).toBe(404);
+  });
+});

@@ -28,6 +28,30 @@ useJiraSandbox(config, (url) => {
 });
 
 describe('sprints', () => {
+  it('takes a full update (PUT): name and state required, what is left out is cleared', async () => {
+    const board = (await call('GET', `/rest/agile/1.0/board?projectKeyOrId=${KEY}`)).body.values[0];
+    const created = await call('POST', '/rest/agile/1.0/sprint', {
+      name: 'Planned',
+      originBoardId: board.id,
+      goal: 'Old goal',
+      startDate: '2026-02-02T09:00:00.000Z',
+      endDate: '2026-02-16T17:00:00.000Z',
+    });
+    const id = created.body.id;
+    const noName = await call('PUT', `/rest/agile/1.0/sprint/${id}`, { state: 'future' });
+    expect(noName.status).toBe(400);
+    expect(noName.body.errors.name).toBeTruthy();
+    const full = await call('PUT', `/rest/agile/1.0/sprint/${id}`, { name: 'Replanned', state: 'future' });
+    expect(full.status).toBe(200);
+    expect(full.body).toMatchObject({ name: 'Replanned', state: 'future' });
+    expect(full.body.goal ?? '').toBe('');
+    expect(full.body.startDate).toBeUndefined();
+    expect(full.body.endDate).toBeUndefined();
+    // A partial update (POST) leaves the rest alone.
+    const partial = await call('POST', `/rest/agile/1.0/sprint/${id}`, { goal: 'New goal' });
+    expect(partial.body).toMatchObject({ name: 'Replanned', goal: 'New goal' });
+  });
+
   it('runs the lifecycle: create (future), assign, start (active), close, and refuses a closed sprint', async () => {
     const board = (await call('GET', `/rest/agile/1.0/board?projectKeyOrId=${KEY}`)).body.values[0];
     const created = await call('POST', '/rest/agile/1.0/sprint', {

@@ -79,6 +79,21 @@ describe('attachment upload', () => {
     expect((await call('GET', '/rest/api/3/attachment/999999')).status).toBe(404);
   });
 
+  it('answers 413 to more files in one request than the configured count, keeping none', async () => {
+    const key = await issue();
+    expect(
+      (await http(base, 'PUT', '/_sandbox/jira/limits', { body: { maxFilesPerUpload: 2 } })).status,
+    ).toBe(200);
+    const files = [1, 2, 3].map((n) => ({ name: `f${n}.txt`, bytes: Buffer.from(`file ${n}`) }));
+    const over = await upload(key, files);
+    expect(over.status).toBe(413);
+    expect(((await over.json()) as { errorMessages: string[] }).errorMessages[0]).toContain(
+      'At most 2 files',
+    );
+    expect(await attachmentsOf(key)).toEqual([]);
+    expect((await upload(key, files.slice(0, 2))).status).toBe(200);
+  });
+
   it('answers 413 above the configured limit and keeps nothing of the refused upload', async () => {
     const key = await issue();
     const limits = await http(base, 'PUT', '/_sandbox/jira/limits', { body: { attachmentMaxBytes: 1024 } });
@@ -97,7 +112,11 @@ describe('attachment upload', () => {
     const atLimit = await upload(key, [{ name: 'fits.bin', bytes: Buffer.alloc(1024, 1) }]);
     expect(atLimit.status).toBe(200);
     await http(base, 'POST', '/_sandbox/reset');
-    expect((await http(base, 'GET', '/_sandbox/jira/limits')).body.attachmentMaxBytes).toBe(10 * 1024 * 1024);
+    // Back to Jira Cloud's default, 1 GB a file, and no practical cap on files per request (none documented).
+    expect((await http(base, 'GET', '/_sandbox/jira/limits')).body).toEqual({
+      attachmentMaxBytes: 1024 ** 3,
+      maxFilesPerUpload: 1000,
+    });
   });
 });
 

@@ -144,6 +144,12 @@ describe('OpenAPI conformance', () => {
         },
       }),
     );
+    sample('GET', '/rest/api/3/issue/createmeta/:projectIdOrKey/issuetypes', () =>
+      exchange('GET', `/rest/api/3/issue/createmeta/${KEY}/issuetypes?maxResults=3`),
+    );
+    sample('GET', '/rest/api/3/issue/createmeta/:projectIdOrKey/issuetypes/:issueTypeId', () =>
+      exchange('GET', `/rest/api/3/issue/createmeta/${KEY}/issuetypes/10001`),
+    );
     sample('POST', '/rest/api/3/issue/bulk', () =>
       exchange('POST', '/rest/api/3/issue/bulk', {
         body: {
@@ -289,6 +295,11 @@ describe('OpenAPI conformance', () => {
     );
     sample('POST', '/rest/agile/1.0/sprint/:sprintId', () =>
       exchange('POST', '/rest/agile/1.0/sprint/1', { body: { state: 'active' } }),
+    );
+    sample('PUT', '/rest/agile/1.0/sprint/:sprintId', () =>
+      exchange('PUT', '/rest/agile/1.0/sprint/1', {
+        body: { name: 'Sprint renamed', state: 'active', goal: 'Conformant' },
+      }),
     );
     sample('POST', '/rest/agile/1.0/epic/:epicIdOrKey/issue', () =>
       exchange('POST', `/rest/agile/1.0/epic/${epic.key}/issue`, { body: { issues: [loose.key] } }),

@@ -77,6 +77,25 @@ describe('authentication and roles', () => {
 });
 
 describe('project metadata', () => {
+  it('serves create metadata per project and issue type, paged, with the fields a create takes', async () => {
+    const all = await call('GET', `/rest/api/3/issue/createmeta/${KEY}/issuetypes`);
+    expect(all.status).toBe(200);
+    const names = all.body.issueTypes.map((t: { name: string }) => t.name);
+    expect(all.body.total).toBe(names.length);
+    const page = await call('GET', `/rest/api/3/issue/createmeta/${KEY}/issuetypes?startAt=1&maxResults=2`);
+    expect(page.body).toMatchObject({ startAt: 1, maxResults: 2, total: names.length });
+    expect(page.body.issueTypes.map((t: { name: string }) => t.name)).toEqual(names.slice(1, 3));
+    const subtask = all.body.issueTypes.find((t: { subtask: boolean }) => t.subtask);
+    const fields = await call('GET', `/rest/api/3/issue/createmeta/${KEY}/issuetypes/${subtask.id}`);
+    const required = fields.body.fields
+      .filter((f: { required: boolean }) => f.required)
+      .map((f: { fieldId: string }) => f.fieldId);
+    expect(required.sort()).toEqual(['issuetype', 'parent', 'project', 'summary']);
+    expect(fields.body.fields.map((f: { fieldId: string }) => f.fieldId)).not.toContain('customfield_10019');
+    expect((await call('GET', `/rest/api/3/issue/createmeta/${KEY}/issuetypes/99999`)).status).toBe(404);
+    expect((await call('GET', '/rest/api/3/issue/createmeta/NOPE/issuetypes')).status).toBe(404);
+  });
+
   it('serves the project with its issue types and answers 404 for an unknown key', async () => {
     const project = await call('GET', `/rest/api/3/project/${KEY}`);
     expect(project.status).toBe(200);

@@ -5,8 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineDeps } from '../../functions/engine/context.ts';
 import { finalizeStep, preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
+import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
@@ -91,6 +92,7 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
       { initialDelayMs: 20 },
     ),
     indexLagMs: 0,
+    pluginDefinitions: PLUGIN_DEFINITIONS,
     ...extra,
   });
   const control = (tracker: 'ado' | 'jira', method: string, path: string, body?: unknown) =>

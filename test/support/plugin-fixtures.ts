@@ -6,10 +6,10 @@
  */
 import * as z from 'zod';
 import { catalogueEntry } from '../../functions/domain/plugins.ts';
-import { type PhaseModule, SimulatedCrash } from '../../functions/engine/context.ts';
-import type { PluginDefinition } from '../../functions/plugins/types.ts';
-import { createRun } from '../../functions/services/runs.ts';
+import type { PluginDefinition } from '../../functions/phase-kit/context.ts';
+import { type PhaseModule, SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import type { EngineHarness } from './engine-harness.ts';
+import { createRun } from './runs.ts';
 
 export const TokenConfig = z.strictObject({
   baseUrl: z.url(),

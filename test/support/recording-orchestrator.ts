@@ -1,5 +1,5 @@
 /** An orchestrator that only records what it was asked: the run API's tests read what would have started. */
-import type { ExecutionInput, Orchestrator } from '../../functions/services/orchestrator.ts';
+import type { ExecutionInput, Orchestrator } from '../../functions/domain/orchestration.ts';
 
 export class RecordingOrchestrator implements Orchestrator {
   starts: ExecutionInput[] = [];

@@ -10,7 +10,7 @@ import {
   discover,
   exchangeCode,
   TokenRequestError,
-} from '../../functions/services/oidc-client.ts';
+} from '../../functions/adapters/oidc-client.ts';
 
 let server: Server;
 let base: string;

@@ -14,8 +14,8 @@ import {
 } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DispatchError } from '../../functions/services/orchestrator.ts';
-import { AwsOrchestrator } from '../../functions/services/orchestrator-aws.ts';
+import { AwsOrchestrator } from '../../functions/adapters/orchestrator-aws.ts';
+import { DispatchError } from '../../functions/domain/orchestration.ts';
 
 const sfn = mockClient(SFNClient);
 const stateMachineArn = 'arn:aws:states:eu-west-2:123456789012:stateMachine:migration';

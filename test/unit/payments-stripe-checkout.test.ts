@@ -1,11 +1,11 @@
 /** Stripe Checkout session creation against a local stand-in for api.stripe.com that records each request. */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { checkoutIdempotencyKey } from '#adapters/stripe-checkout.ts';
 import {
   PaymentProviderError,
   type StartPaymentInput,
   StripeCheckoutProvider,
 } from '#services/payments/index.ts';
-import { checkoutIdempotencyKey } from '#services/payments/stripe-checkout.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { checkoutSession, checkoutUrlOf, type FakeStripe, startFakeStripe } from '../support/fake-stripe.ts';
 

@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField } from '../../functions/domain/csv.ts';
 import type { Run } from '../../functions/domain/runs.ts';
-import type { EngineDeps } from '../../functions/engine/context.ts';
 import { writeRunReports } from '../../functions/engine/reports.ts';
-import { createRun } from '../../functions/services/runs.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import type { createDocumentClient } from '../../functions/store/client.ts';
 import type { IdMapEntry } from '../../functions/store/id-map.ts';
 import type { Store } from '../../functions/store/index.ts';
+import { createRun } from '../support/runs.ts';
 import { freshTable } from '../support/table.ts';
 
 let store: Store;
@@ -34,6 +34,7 @@ beforeAll(async () => {
     source: {} as never,
     target: {} as never,
     indexLagMs: 0,
+    pluginDefinitions: [],
   };
 });
 afterAll(() => {

@@ -4,7 +4,6 @@
  * default workflow: To Do -> In Progress -> In Review -> Done). The engine learns each issue type's graph
  * from the transitions Jira offers (cached per issue type) and walks the path this returns.
  */
-import type { JiraTransition } from '#trackers/jira/client.ts';
 
 /** One transition out of a status; `to` is the name of the status it leads to. */
 export interface TransitionEdge {
@@ -28,6 +27,13 @@ export interface PathOptions {
 
 /** A status name as a graph key: Jira treats status names case-insensitively. */
 const key = (status: string) => status.trim().toLowerCase();
+
+/** A transition as Jira's transitions API lists it (the parts the mapping reads). */
+export interface JiraTransition {
+  id: string;
+  name: string;
+  to: { id: string; name: string; statusCategory?: { key: string } };
+}
 
 /** The transitions Jira lists for an issue, as edges out of its current status. */
 export function edgesFromJiraTransitions(transitions: readonly JiraTransition[]): TransitionEdge[] {

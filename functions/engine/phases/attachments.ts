@@ -11,15 +11,15 @@
  * run uploaded them), and writing it again writes the same document.
  */
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
+import { inPool } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import { descriptionOf, fullDescriptionOf, inlineImagesOf } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
 import { historyFileName, historyHtml, isHistoryFileOf } from './history.ts';
-import { inPool } from './transitions-shared.ts';
 
 interface JiraAttachment {
   id: string;

@@ -7,8 +7,8 @@
  * fields) are looked up in Jira once a run.
  * Kept as a run artifact, so each chunk starts with what the earlier ones learnt.
  */
-import type { EngineDeps, Preflight } from '../context.ts';
-import { refusalOf } from './transitions-shared.ts';
+import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
+import { refusalOf } from '#phase-kit/toolkit.ts';
 
 export interface PeopleMapData {
   /** ADO identity id (lower case) -> e-mail (lower case). */

@@ -28,15 +28,7 @@
 import { Readable } from 'node:stream';
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import { nowIso } from '#platform/clock.ts';
-import type { IdMapEntry } from '#store/id-map.ts';
-import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
-import { TrackerHttpError } from '#trackers/http.ts';
-import type { JiraClient } from '#trackers/jira/client.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
-import { type CommentDocument, commentDocument, markerOf } from './comments-format.ts';
-import { PeopleMap } from './comments-people.ts';
-import { loadOrComputePlan } from './links-jira.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
 import {
   ChunkAbandoned,
   ITEM_CONCURRENCY,
@@ -45,7 +37,15 @@ import {
   refusalOf,
   runArtifactKey,
   tallyResults,
-} from './transitions-shared.ts';
+} from '#phase-kit/toolkit.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+import type { JiraClient } from '#trackers/jira/client.ts';
+import { type CommentDocument, commentDocument, markerOf } from './comments-format.ts';
+import { PeopleMap } from './comments-people.ts';
+import { loadOrComputePlan } from './links-jira.ts';
 
 const ITEMS_ARTIFACT = 'comments-units.json';
 const PLAN_ARTIFACT = 'comments-plan.json';

@@ -10,10 +10,10 @@
  */
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { ChunkOutcome, PhaseContext } from '../context.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
 import { PlacementIndex } from './sprints.ts';

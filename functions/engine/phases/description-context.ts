@@ -8,12 +8,13 @@
  * - `#123` references: the id map, rendered as comments render them (an inlineCard to the issue's browse URL);
  * - the footer's link to the item's Azure DevOps page.
  */
+
+import type { PhaseContext } from '#phase-kit/context.ts';
+import { runArtifactKey } from '#phase-kit/toolkit.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { PhaseContext } from '../context.ts';
 import { PeopleMap } from './comments-people.ts';
 import { type DescriptionContext, descriptionRefsOf } from './description.ts';
 import { workItemWebUrl } from './links.ts';
-import { runArtifactKey } from './transitions-shared.ts';
 
 const PEOPLE_ARTIFACT = 'description-people.json';
 /** Items read at a time while learning the scope's identities. */

@@ -17,9 +17,9 @@
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '../context.ts';
 import {
   chunkOf,
   hasIssueLink,

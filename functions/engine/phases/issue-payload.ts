@@ -9,9 +9,9 @@ import {
   type IssueFields,
   type IssueFieldsContext,
 } from '#domain/mapping/index.ts';
+import type { Preflight } from '#phase-kit/context.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { Preflight } from '../context.ts';
 import { type DescriptionContext, descriptionOf } from './description.ts';
 
 /** Jira hierarchy level of the issue type a source type becomes (undefined when the type is unknown). */

@@ -24,10 +24,10 @@
  */
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
 import { PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
 import {
   chunkOf,
   hasIssueLink,

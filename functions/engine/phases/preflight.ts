@@ -8,10 +8,10 @@ import { mapTypes, peopleByTable, planFieldMappings } from '#domain/mapping/inde
 import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/mapping/priority.ts';
 import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
+import type { EngineDeps, Preflight, PreflightMappings } from '#phase-kit/context.ts';
 import { nowMs } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { EngineDeps, Preflight, PreflightMappings } from '../context.ts';
 import { runnablePlugins } from '../plugin-phase.ts';
 import { idsToMigrate } from './scope.ts';
 import { setupComponents, setupSprints } from './setup.ts';

@@ -6,7 +6,7 @@
  * Items deleted in Azure DevOps or moved out of the scope since are left in Jira as they are.
  */
 import type { Run } from '#domain/runs.ts';
-import type { EngineDeps } from '../context.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
 
 /**
  * Taken off the earlier run's start: our clock and Azure DevOps' may differ a little. Items changed just

@@ -6,10 +6,10 @@
  */
 import { componentNameForArea } from '#domain/mapping/components.ts';
 import { type PlannedSprint, planSprints, type SprintState } from '#domain/mapping/sprints.ts';
+import type { EngineDeps, PreflightComponent, PreflightSprint } from '#phase-kit/context.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraSprint } from '#trackers/jira/client.ts';
-import type { EngineDeps, PreflightComponent, PreflightSprint } from '../context.ts';
 
 /** The Sprint field's schema custom type, the same on every site (its field id is not). */
 export const SPRINT_FIELD_TYPE = 'com.pyxis.greenhopper.jira:gh-sprint';

@@ -8,9 +8,9 @@ import type { IssueFieldsContext } from '#domain/mapping/issue-fields.ts';
 import { type SprintInJira, sprintSteps } from '#domain/mapping/sprints.ts';
 import { chunkEventId } from '#domain/run-events.ts';
 import { PHASES } from '#domain/runs.ts';
+import type { PhaseContext, Preflight, PreflightComponent, PreflightSprint } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { PhaseContext, Preflight, PreflightComponent, PreflightSprint } from '../context.ts';
 import { jiraMessage } from './setup.ts';
 
 export interface Placement {

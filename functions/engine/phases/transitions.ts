@@ -13,9 +13,7 @@
  */
 import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '../context.ts';
-import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
+import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
 import {
   ITEM_CONCURRENCY,
   inPool,
@@ -23,7 +21,9 @@ import {
   refusalOf,
   runArtifactKey,
   tallyResults,
-} from './transitions-shared.ts';
+} from '#phase-kit/toolkit.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
 
 export interface StatePlan {
   mapping: StateMapping;

@@ -11,13 +11,13 @@
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
+import type { ChunkOutcome, PhaseContext } from '#phase-kit/context.ts';
+import { ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf, tallyResults } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import type { ChunkOutcome, PhaseContext } from '../context.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
-import { ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf, tallyResults } from './transitions-shared.ts';
 
 /** Create-only fields: Jira refuses to edit them (a type change needs Jira's move, which has no REST API). */
 const CREATE_ONLY = ['project', 'issuetype'];

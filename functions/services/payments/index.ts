@@ -6,15 +6,15 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type Stripe from 'stripe';
+import { StripeCheckoutProvider } from '#adapters/stripe-checkout.ts';
+import type { PaymentProvider } from '#domain/payments.ts';
 import { ConfigError } from '#platform/config.ts';
 import { logger } from '#platform/logger.ts';
 import { InstantPaymentProvider } from './instant.ts';
-import type { PaymentProvider } from './provider.ts';
-import { StripeCheckoutProvider } from './stripe-checkout.ts';
 
+export { StripeCheckoutProvider } from '#adapters/stripe-checkout.ts';
+export * from '#domain/payments.ts';
 export { InstantPaymentProvider } from './instant.ts';
-export * from './provider.ts';
-export { StripeCheckoutProvider } from './stripe-checkout.ts';
 
 export function providerFromEnv(
   env: NodeJS.ProcessEnv = process.env,

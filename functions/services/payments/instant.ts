@@ -8,7 +8,7 @@ import {
   type PaymentProvider,
   type StartedPayment,
   type StartPaymentInput,
-} from './provider.ts';
+} from '#domain/payments.ts';
 
 export class InstantPaymentProvider implements PaymentProvider {
   readonly name = 'instant' as const;

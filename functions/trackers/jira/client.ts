@@ -3,7 +3,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { JiraTransition } from '#domain/mapping/transitions.ts';
 import { basicAuth, type HttpOptions, TrackerHttp, TrackerHttpError } from '../http.ts';
+
+export type { JiraTransition };
 
 export const BULK_CREATE_MAX = 50;
 export const SPRINT_ASSIGN_MAX = 50;
@@ -46,12 +49,6 @@ export interface JiraIssue {
   id: string;
   key: string;
   fields?: Record<string, unknown>;
-}
-
-export interface JiraTransition {
-  id: string;
-  name: string;
-  to: { id: string; name: string; statusCategory?: { key: string } };
 }
 
 export interface JiraSprint {
@@ -381,19 +378,35 @@ export class JiraClient {
     ).body;
   }
 
-  /** Every comment of an issue, oldest first, a page at a time: a long thread never sits in memory whole. */
-  async *comments(key: string): AsyncGenerator<JiraComment> {
+  /**
+   * Jira's offset paging (`startAt` + `maxResults`), one page at a time. A `values` page says whether it is the
+   * last (`isLast`); an older list (`comments`) gives its `total` instead. An empty page always ends it.
+   */
+  private async *offsetPages<T>(
+    path: string,
+    list: 'values' | 'comments',
+    query: Record<string, string | number>,
+  ): AsyncGenerator<T> {
     for (let startAt = 0; ; ) {
-      const res = await this.http.request<{ comments?: JiraComment[]; total?: number }>(
+      const res = await this.http.request<{ values?: T[]; comments?: T[]; isLast?: boolean; total?: number }>(
         'GET',
-        `/rest/api/3/issue/${encodeURIComponent(key)}/comment`,
-        { query: { startAt, maxResults: COMMENT_PAGE, orderBy: 'created' } },
+        path,
+        { query: { startAt, ...query } },
       );
-      const page = res.body.comments ?? [];
+      const page = res.body[list] ?? [];
       yield* page;
       startAt += page.length;
-      if (page.length === 0 || startAt >= (res.body.total ?? 0)) return;
+      const last = list === 'values' ? res.body.isLast !== false : startAt >= (res.body.total ?? 0);
+      if (last || page.length === 0) return;
     }
+  }
+
+  /** Every comment of an issue, oldest first, a page at a time: a long thread never sits in memory whole. */
+  async *comments(key: string): AsyncGenerator<JiraComment> {
+    yield* this.offsetPages<JiraComment>(`/rest/api/3/issue/${encodeURIComponent(key)}/comment`, 'comments', {
+      maxResults: COMMENT_PAGE,
+      orderBy: 'created',
+    });
   }
 
   /** An issue's remote links; Jira answers them all at once (it does not page them). */
@@ -411,19 +424,13 @@ export class JiraClient {
    * list from the older `GET /priority`.
    */
   async priorities(projectId?: string): Promise<JiraPriority[]> {
-    const all: JiraPriority[] = [];
     try {
-      for (let startAt = 0; ; ) {
-        const res = await this.http.request<{ values?: JiraPriority[]; isLast?: boolean }>(
-          'GET',
-          '/rest/api/3/priority/search',
-          { query: { startAt, maxResults: PRIORITY_PAGE, ...(projectId ? { projectId } : {}) } },
-        );
-        const page = res.body.values ?? [];
-        all.push(...page);
-        startAt += page.length;
-        if (res.body.isLast !== false || page.length === 0) return all;
-      }
+      return await collect(
+        this.offsetPages<JiraPriority>('/rest/api/3/priority/search', 'values', {
+          maxResults: PRIORITY_PAGE,
+          ...(projectId ? { projectId } : {}),
+        }),
+      );
     } catch (err) {
       if (!(err instanceof TrackerHttpError) || err.status !== 404) throw err;
       const res = await this.http.request<JiraPriority[]>('GET', '/rest/api/3/priority');
@@ -433,18 +440,11 @@ export class JiraClient {
 
   /** The site's resolutions, page by page (GET /resolution, unpaged, is deprecated). */
   async resolutions(): Promise<JiraResolution[]> {
-    const all: JiraResolution[] = [];
-    for (let startAt = 0; ; ) {
-      const res = await this.http.request<{ values?: JiraResolution[]; isLast?: boolean }>(
-        'GET',
-        '/rest/api/3/resolution/search',
-        { query: { startAt, maxResults: RESOLUTION_PAGE } },
-      );
-      const page = res.body.values ?? [];
-      all.push(...page);
-      startAt += page.length;
-      if (res.body.isLast !== false || page.length === 0) return all;
-    }
+    return collect(
+      this.offsetPages<JiraResolution>('/rest/api/3/resolution/search', 'values', {
+        maxResults: RESOLUTION_PAGE,
+      }),
+    );
   }
 
   /**
@@ -502,20 +502,9 @@ export class JiraClient {
   }
 
   async sprints(boardId: number): Promise<JiraSprint[]> {
-    const all: JiraSprint[] = [];
-    for (let startAt = 0; ; ) {
-      const res = await this.http.request<{ values: JiraSprint[]; isLast?: boolean }>(
-        'GET',
-        `/rest/agile/1.0/board/${boardId}/sprint`,
-        {
-          query: { startAt, maxResults: 50 },
-        },
-      );
-      const page = res.body.values ?? [];
-      all.push(...page);
-      startAt += page.length;
-      if (res.body.isLast !== false || page.length === 0) return all;
-    }
+    return collect(
+      this.offsetPages<JiraSprint>(`/rest/agile/1.0/board/${boardId}/sprint`, 'values', { maxResults: 50 }),
+    );
   }
 
   async createSprint(sprint: {
@@ -587,4 +576,11 @@ export function multipartFile(
     body: Readable.toWeb(Readable.from(parts())) as unknown as ReadableStream<Uint8Array>,
     headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
   };
+}
+
+/** Every item of an async sequence, in order (Array.fromAsync needs Node 22). */
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
 }

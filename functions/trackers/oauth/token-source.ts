@@ -6,6 +6,8 @@
  * tokens. When the provider refuses, the connection is marked "reconnect" and every later use throws the same
  * TokenExchangeError, so a run can pause instead of failing item after item.
  */
+
+import type { ConnectionKind } from '#domain/connectors.ts';
 import {
   needsRefresh,
   type OAuthCredentials,
@@ -14,7 +16,6 @@ import {
 } from '#domain/tracker-oauth.ts';
 import { nowMs } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { AuthorizationSource } from '../http.ts';
 import { type OAuthProviderClient, OAuthRefusal, OAuthUnavailable } from './providers.ts';
 

@@ -3,6 +3,7 @@
  * and the errors the sandbox raises. Codes (TF…/VS…) appear only where the real service's code is known;
  * elsewhere the message is plain rather than carrying an invented code.
  */
+import { NOT_EMULATED_HEADER, NOT_EMULATED_STATUS, notEmulatedMessage } from '../common/not-emulated.ts';
 
 export interface AdoErrorBody {
   $id: '1';
@@ -31,10 +32,19 @@ export class AdoHttpError extends Error {
   constructor(
     readonly status: number,
     readonly body: AdoErrorBody,
+    readonly headers: Record<string, string> = {},
   ) {
     super(body.message);
   }
 }
+
+/** A route the real service has and the sandbox does not emulate (../common/not-emulated.ts). */
+export const notEmulatedError = (method: string, what: string) =>
+  new AdoHttpError(
+    NOT_EMULATED_STATUS,
+    errorBody(notEmulatedMessage(method, what), 'SandboxNotEmulatedException', 'Sandbox'),
+    { [NOT_EMULATED_HEADER]: 'true' },
+  );
 
 const WIT = 'Microsoft.TeamFoundation.WorkItemTracking.Server';
 const WIT_API = 'Microsoft.TeamFoundation.WorkItemTracking.WebApi';
@@ -104,6 +114,9 @@ export const AdoErrors = {
       'WorkItemRevisionNotFoundException',
       WIT,
     ),
+  /** No code: the service's own answer for a missing update was not found published. */
+  updateNotFound: (id: number, update: string) =>
+    fail(404, `Work item ${id} update ${update} does not exist.`, 'WorkItemRevisionNotFoundException', WIT),
   tooManyIds: (count: number) =>
     fail(
       400,

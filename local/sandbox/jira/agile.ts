@@ -6,7 +6,7 @@
  * Control endpoint: GET|PUT /_sandbox/jira/agile {parallelSprints} (off by default, as on a Jira site, where
  * an administrator turns it on under Features).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireProjectAdmin } from './auth.ts';
 import { sendError } from './errors.ts';
@@ -196,50 +196,76 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
     return Render.of(store, req).sprint(sprint);
   });
 
-  // Partial update; `state` moves future -> active (dates needed, one active sprint per board) -> closed.
-  app.post<{ Params: { sprintId: string } }>('/rest/agile/1.0/sprint/:sprintId', async (req, reply) => {
-    const sprint = store.sprints.get(Number(req.params.sprintId));
-    if (!sprint) return sendError(reply, 404, [`Sprint with id ${req.params.sprintId} does not exist.`]);
-    if (!requireProjectAdmin(req, reply, MANAGE_SPRINTS)) return reply;
-    if (sprint.state === 'closed') return sendError(reply, 400, ['A closed sprint cannot be updated.']);
-    const body = (req.body ?? {}) as Json;
-    if (body.completeDate !== undefined) {
-      return sendError(reply, 400, [], { completeDate: 'The complete date cannot be set manually.' });
-    }
-    const startDate = body.startDate === undefined ? sprint.startDate : agileDate(body.startDate);
-    const endDate = body.endDate === undefined ? sprint.endDate : agileDate(body.endDate);
-    if (startDate === null)
-      return sendError(reply, 400, [], { startDate: 'The start date is not a valid date.' });
-    if (endDate === null) return sendError(reply, 400, [], { endDate: 'The end date is not a valid date.' });
-    if (body.name !== undefined && (typeof body.name !== 'string' || body.name.trim() === '')) {
-      return sendError(reply, 400, [], { name: 'The sprint name is required.' });
-    }
-    const state = body.state;
-    if (state !== undefined && state !== sprint.state) {
-      if (sprint.state === 'future' && state === 'active') {
-        if (!startDate || !endDate) {
-          return sendError(reply, 400, ['A sprint can only be started with a start date and an end date.']);
+  /**
+   * POST is a partial update; PUT a full one ("any fields not present in the request JSON will be set to
+   * null", Jira Software Cloud REST, "Update sprint"): name and state required, an absent goal cleared, absent
+   * dates cleared on a sprint not yet started. `state` moves future -> active (dates needed, one active sprint
+   * per board) -> closed.
+   */
+  const updateSprint =
+    (full: boolean) => async (req: FastifyRequest<{ Params: { sprintId: string } }>, reply: FastifyReply) => {
+      const sprint = store.sprints.get(Number(req.params.sprintId));
+      if (!sprint) return sendError(reply, 404, [`Sprint with id ${req.params.sprintId} does not exist.`]);
+      if (!requireProjectAdmin(req, reply, MANAGE_SPRINTS)) return reply;
+      if (sprint.state === 'closed') return sendError(reply, 400, ['A closed sprint cannot be updated.']);
+      const body = { ...((req.body ?? {}) as Json) };
+      if (full) {
+        if (body.name === undefined)
+          return sendError(reply, 400, [], { name: 'The sprint name is required.' });
+        if (body.state === undefined)
+          return sendError(reply, 400, [], { state: 'The sprint state is required.' });
+        body.goal ??= '';
+        if (sprint.state === 'future' && body.state === 'future') {
+          body.startDate ??= null;
+          body.endDate ??= null;
         }
-        const active = [...store.sprints.values()].some(
-          (s) => s.originBoardId === sprint.originBoardId && s.state === 'active',
-        );
-        if (active && !store.agile.parallelSprints) return sendError(reply, 400, [ONE_ACTIVE_SPRINT]);
-      } else if (!(sprint.state === 'active' && state === 'closed')) {
-        return sendError(reply, 400, [
-          `A sprint in state '${sprint.state}' cannot be moved to '${String(state)}'.`,
-        ]);
       }
-      sprint.state = state;
-      if (state === 'closed') sprint.completeDate = new Date(store.now()).toISOString();
-    }
-    if (typeof body.name === 'string') sprint.name = body.name.trim();
-    if (typeof body.goal === 'string') sprint.goal = body.goal;
-    if (startDate) sprint.startDate = startDate;
-    if (endDate) sprint.endDate = endDate;
-    // The sprint's state shows in its issues' Sprint field and in JQL.
-    for (const issue of store.issues.values()) if (issue.sprintIds.includes(sprint.id)) store.touch(issue);
-    return Render.of(store, req).sprint(sprint);
-  });
+      if (body.completeDate !== undefined) {
+        return sendError(reply, 400, [], { completeDate: 'The complete date cannot be set manually.' });
+      }
+      // A full update's null clears a date (`cleared`); any other unreadable value is refused.
+      const cleared = (v: unknown) => full && v === null;
+      const dateOf = (value: unknown, current: string | undefined) =>
+        value === undefined ? current : cleared(value) ? undefined : agileDate(value);
+      const startDate = dateOf(body.startDate, sprint.startDate);
+      const endDate = dateOf(body.endDate, sprint.endDate);
+      if (startDate === null)
+        return sendError(reply, 400, [], { startDate: 'The start date is not a valid date.' });
+      if (endDate === null)
+        return sendError(reply, 400, [], { endDate: 'The end date is not a valid date.' });
+      if (body.name !== undefined && (typeof body.name !== 'string' || body.name.trim() === '')) {
+        return sendError(reply, 400, [], { name: 'The sprint name is required.' });
+      }
+      const state = body.state;
+      if (state !== undefined && state !== sprint.state) {
+        if (sprint.state === 'future' && state === 'active') {
+          if (!startDate || !endDate) {
+            return sendError(reply, 400, ['A sprint can only be started with a start date and an end date.']);
+          }
+          const active = [...store.sprints.values()].some(
+            (s) => s.originBoardId === sprint.originBoardId && s.state === 'active',
+          );
+          if (active && !store.agile.parallelSprints) return sendError(reply, 400, [ONE_ACTIVE_SPRINT]);
+        } else if (!(sprint.state === 'active' && state === 'closed')) {
+          return sendError(reply, 400, [
+            `A sprint in state '${sprint.state}' cannot be moved to '${String(state)}'.`,
+          ]);
+        }
+        sprint.state = state;
+        if (state === 'closed') sprint.completeDate = new Date(store.now()).toISOString();
+      }
+      if (typeof body.name === 'string') sprint.name = body.name.trim();
+      if (typeof body.goal === 'string') sprint.goal = body.goal;
+      if (startDate) sprint.startDate = startDate;
+      else if (cleared(body.startDate)) delete sprint.startDate;
+      if (endDate) sprint.endDate = endDate;
+      else if (cleared(body.endDate)) delete sprint.endDate;
+      // The sprint's state shows in its issues' Sprint field and in JQL.
+      for (const issue of store.issues.values()) if (issue.sprintIds.includes(sprint.id)) store.touch(issue);
+      return Render.of(store, req).sprint(sprint);
+    };
+  app.post('/rest/agile/1.0/sprint/:sprintId', updateSprint(false));
+  app.put('/rest/agile/1.0/sprint/:sprintId', updateSprint(true));
 
   app.post<{ Params: { sprintId: string } }>('/rest/agile/1.0/sprint/:sprintId/issue', async (req, reply) => {
     const sprint = store.sprints.get(Number(req.params.sprintId));

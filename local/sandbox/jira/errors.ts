@@ -1,5 +1,6 @@
 /** Jira's error shape, `{errorMessages: string[], errors: {field: message}}`, and the app-wide error handler. */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { NotEmulated } from '../common/not-emulated.ts';
 
 export interface ErrorCollection {
   errorMessages: string[];
@@ -37,10 +38,11 @@ export class JiraHttpError extends Error {
 /**
  * Malformed JSON, other framework errors and unknown resources answered in Jira's shape on the API paths. A
  * known path asked with a method it does not take answers 405 with an empty body, as Jira Cloud does (its
- * proxy sends no error collection there), and the methods it takes in `Allow`. Call it before the routes are
- * registered: it learns their paths as they come.
+ * proxy sends no error collection there), and the methods it takes in `Allow`. A route Jira has and the sandbox
+ * does not serve answers `notEmulated`'s 501 instead. Call it before the routes are registered: it learns their
+ * paths as they come.
  */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, notEmulated?: NotEmulated): void {
   const routes: { pattern: RegExp; method: string }[] = [];
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/rest/')) return;
@@ -52,6 +54,7 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? req.url;
+    if (notEmulated?.isApiRoute(req.method, path)) return notEmulated.reply(req, reply);
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))].sort();
     if (allowed.length > 0) return reply.code(405).header('Allow', allowed.join(', ')).send();
     // Jira's REST layer (Jersey) names the path it could not route.

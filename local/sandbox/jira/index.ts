@@ -3,17 +3,21 @@
  * sandbox app (faults, request log, reset/seed). Start state: one company-managed software project
  * (`config.jira.projectKey`) with Epic/Story/Task/Bug/Sub-task/Test, the service account as its administrator,
  * the people pool's Jira users, one Scrum board, no issues. Control endpoints: see controls.ts. OAuth 2.0 (3LO)
- * and the API gateway (`/ex/jira/{cloudId}/rest/...`): see oauth.ts.
+ * and the API gateway (`/ex/jira/{cloudId}/rest/...`): see oauth.ts. A route Jira Cloud has (api-routes.ts, from
+ * the official specs) that the sandbox does not serve answers 501 "not emulated by the sandbox" (../common/not-emulated.ts).
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
+import { installNotEmulated } from '../common/not-emulated.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
 import { registerAgileRoutes } from './agile.ts';
+import { API_ROUTES } from './api-routes.ts';
 import { registerAttachmentRoutes } from './attachments.ts';
 import { installAuth } from './auth.ts';
 import { registerCommentRoutes } from './comments.ts';
 import { registerControlRoutes } from './controls.ts';
+import { registerCreateMetaRoutes } from './createmeta.ts';
 import { errorBody, installErrorHandler } from './errors.ts';
 import { registerIssueRoutes } from './issues.ts';
 import { registerLinkRoutes } from './links.ts';
@@ -63,10 +67,18 @@ export async function buildJiraSandbox(
   });
   // Part limits are set per request from the store (PUT /_sandbox/jira/limits); uploads stream to disk.
   await app.register(multipart);
-  installErrorHandler(app);
   installAuth(app, store, oauth.bearer);
+  // After the credentials check, before the routes: a route Jira has that the sandbox lacks answers 501.
+  const notEmulated = installNotEmulated(app, {
+    routes: API_ROUTES,
+    // Jira serves the same resources under /rest/api/2 (wiki markup instead of ADF); the sandbox only /3.
+    specPath: (path) => path.replace(/^\/rest\/api\/(2|latest)\//, '/rest/api/3/'),
+    send: (reply, message) => reply.send(errorBody([message])),
+  });
+  installErrorHandler(app, notEmulated);
   registerProjectRoutes(app, store);
   registerIssueRoutes(app, store);
+  registerCreateMetaRoutes(app, store);
   registerSearchRoutes(app, store);
   registerWorkflowRoutes(app, store);
   registerLinkRoutes(app, store);

@@ -176,13 +176,19 @@ export interface IndexDoc {
 }
 
 export interface Limits {
-  /** Largest single attachment, in bytes (Jira Cloud's default is 1 GB; small here so tests can exceed it). */
+  /**
+   * Largest single attachment, in bytes: Jira Cloud's default, 1 GB a file (2 GB at most; Atlassian, "Configure
+   * file attachments", docs/sandboxes.md). Tests that need a refusal set a small one (PUT /_sandbox/jira/limits).
+   */
   attachmentMaxBytes: number;
-  /** Most files in one upload request (Jira Cloud: 60). */
+  /**
+   * Most files in one upload request. Atlassian documents no such cap, so the default is the most the control
+   * takes (1,000): nothing a site would take is refused; tests set fewer to see the refusal.
+   */
   maxFilesPerUpload: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 10 * 1024 * 1024, maxFilesPerUpload: 60 };
+export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 1024 ** 3, maxFilesPerUpload: 1000 };
 
 const stableHex = (text: string, length: number) =>
   createHash('sha256').update(text).digest('hex').slice(0, length);

@@ -9,7 +9,7 @@ import { commentAt } from '../../generator/index.ts';
 import { AdoErrors } from '../errors.ts';
 import { commentJson, workItemUrl } from '../serialize.ts';
 import type { AdoState } from '../state.ts';
-import { baseUrl, boolParam, findItem, intParam, param, parseId, query } from './params.ts';
+import { baseUrl, boolParam, enumParam, findItem, intParam, param, parseId, query } from './params.ts';
 
 export const COMMENT_PAGE_MAX = 200;
 
@@ -33,6 +33,20 @@ function decode(raw: string, workItemId: number): Token {
   throw AdoErrors.badRequest(`The continuation token '${raw}' is not valid.`);
 }
 
+/**
+ * Whether `$expand` asks for renderedText: CommentExpandOptions by name, or by number as a flags value
+ * (RenderedText 8, RenderedTextOnly 16, All -17; the typed client sends the number).
+ */
+function rendersText(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '') return false;
+  const text = raw.trim();
+  if (/^-?\d+$/.test(text)) return (Number(text) & (8 | 16)) !== 0;
+  return text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .some((s) => s === 'renderedtext' || s === 'renderedtextonly' || s === 'all');
+}
+
 export function registerComments(app: FastifyInstance, state: AdoState): void {
   app.get(
     '/:organization/:project/_apis/wit/workItems/:workItemId/comments',
@@ -43,8 +57,7 @@ export function registerComments(app: FastifyInstance, state: AdoState): void {
       const world = state.world;
       const base = baseUrl(req);
       const ctx = { world, baseUrl: base };
-      const expand = (param(q, '$expand') ?? 'none').toLowerCase();
-      const rendered = expand === 'renderedtext' || expand === 'renderedtextonly' || expand === 'all';
+      const rendered = rendersText(param(q, '$expand'));
       const url = `${workItemUrl(ctx, item.id)}/comments`;
       const ids = param(q, 'ids');
       if (ids) {
@@ -57,9 +70,7 @@ export function registerComments(app: FastifyInstance, state: AdoState): void {
       }
       const token = param(q, 'continuationToken');
       const includeDeleted = boolParam(q, 'includeDeleted');
-      const rawOrder = (param(q, 'order') ?? 'desc').toLowerCase();
-      if (rawOrder !== 'asc' && rawOrder !== 'desc')
-        throw AdoErrors.badRequest(`The value '${rawOrder}' is not valid for order.`);
+      const rawOrder = enumParam(param(q, 'order'), { asc: 1, desc: 2 }, 'order') ?? 'desc';
       const state0: Token = token
         ? decode(token, item.id)
         : { offset: 0, order: rawOrder, workItemId: item.id, includeDeleted };

@@ -56,7 +56,9 @@ export function registerMetadata(app: FastifyInstance, state: AdoState): void {
     project,
     async (req) => {
       const params = req.params as { structureGroup: string; path: string };
-      const group = params.structureGroup.toLowerCase();
+      // TreeStructureGroup by name or number (Areas 0, Iterations 1), as the typed client sends it.
+      const group =
+        { '0': 'areas', '1': 'iterations' }[params.structureGroup] ?? params.structureGroup.toLowerCase();
       if (group !== 'areas' && group !== 'iterations') {
         throw new AdoHttpError(
           400,

@@ -34,17 +34,33 @@ export function boolParam(q: Query, name: string): boolean {
   return param(q, name)?.toLowerCase() === 'true';
 }
 
-const EXPANDS: Expand[] = ['none', 'relations', 'fields', 'links', 'all'];
-
-export function expandParam(raw: unknown): Expand {
-  if (raw === undefined || raw === null || raw === '') return 'none';
-  const v = String(raw).toLowerCase();
-  const found = EXPANDS.find((e) => e === v);
-  if (!found)
+/**
+ * A .NET enum as the service binds it: by name in any case, or by its number (the typed clients, e.g.
+ * azure-devops-node-api, send numbers: WorkItemExpand.Relations is 1). Undefined when absent.
+ */
+export function enumParam<T extends string>(
+  raw: unknown,
+  values: Record<T, number>,
+  name: string,
+): T | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  const text = String(raw).trim();
+  const names = Object.keys(values) as T[];
+  const found = /^-?\d+$/.test(text)
+    ? names.find((n) => values[n] === Number(text))
+    : names.find((n) => n.toLowerCase() === text.toLowerCase());
+  if (found === undefined)
     throw AdoErrors.badRequest(
-      `The value '${raw}' is not valid for $expand. Valid values: ${EXPANDS.join(', ')}.`,
+      `The value '${raw}' is not valid for ${name}. Valid values: ${names.join(', ')}.`,
     );
   return found;
+}
+
+/** WorkItemExpand's values (WorkItemTrackingInterfaces.WorkItemExpand). */
+const EXPANDS: Record<Expand, number> = { none: 0, relations: 1, fields: 2, links: 3, all: 4 };
+
+export function expandParam(raw: unknown): Expand {
+  return enumParam(raw, EXPANDS, '$expand') ?? 'none';
 }
 
 export function baseUrl(req: FastifyRequest): string {

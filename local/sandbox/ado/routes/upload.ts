@@ -2,10 +2,10 @@
  * POST attachments?fileName= with the file as the body (application/octet-stream): stores it and answers
  * {id, url}, the url carrying `?fileName=` as the service's does; a PATCH adding an AttachedFile relation with
  * that url attaches it, and GET attachments/{id} serves the bytes (before attaching too). Only simple uploads:
- * the chunked protocol (uploadType=Chunked, PUT chunks) is not served. The spec documents 200.
+ * the chunked protocol (uploadType=Chunked, PUT chunks) answers "not emulated" (501). The spec documents 200.
  */
 import type { FastifyInstance } from 'fastify';
-import { AdoErrors } from '../errors.ts';
+import { AdoErrors, notEmulatedError } from '../errors.ts';
 import { attachmentApiUrl } from '../serialize.ts';
 import type { AdoState } from '../state.ts';
 import { storeUpload } from '../writes/store.ts';
@@ -17,12 +17,14 @@ export function registerUpload(app: FastifyInstance, state: AdoState): void {
   );
   app.post(
     '/:organization/:project/_apis/wit/attachments',
-    { config: { ado: { scope: 'project' } } },
+    // The service takes simple uploads up to 130 MB (the spec: "On accounts with higher attachment upload limits
+    // (>130MB), you will need to use chunked upload"); above the app-wide 100 MiB, so set per route.
+    { config: { ado: { scope: 'project' } }, bodyLimit: 130 * 1024 * 1024 },
     async (req) => {
       const q = query(req);
       const uploadType = (param(q, 'uploadType') ?? 'simple').toLowerCase();
       if (uploadType !== 'simple') {
-        throw AdoErrors.badRequest(`The Azure DevOps sandbox does not support ${uploadType} uploads.`);
+        throw notEmulatedError(req.method, `${req.url.split('?')[0]} with uploadType=${uploadType}`);
       }
       const body = req.body;
       const bytes = Buffer.isBuffer(body) ? body : typeof body === 'string' ? Buffer.from(body) : null;

@@ -9,7 +9,7 @@ import { type AdoWorkItem, currentRev, findField, revisionPlan } from '../../gen
 import { AdoErrors } from '../errors.ts';
 import { type Ctx, type Expand, workItemJson } from '../serialize.ts';
 import type { AdoState } from '../state.ts';
-import { baseUrl, expandParam, findItem, intParam, param, parseId, query } from './params.ts';
+import { baseUrl, enumParam, expandParam, findItem, intParam, param, parseId, query } from './params.ts';
 
 export const BATCH_LIMIT = 200;
 
@@ -74,16 +74,14 @@ function listItems(state: AdoState, ctx: Ctx, r: ListRequest): (Record<string, u
 const BatchBody = z.object({
   ids: z.array(z.number().int()).min(1),
   fields: z.array(z.string()).optional().nullable(),
-  $expand: z.string().optional().nullable(),
+  // Names or the enums' numbers, as the service binds them.
+  $expand: z.union([z.string(), z.number().int()]).optional().nullable(),
   asOf: z.string().optional().nullable(),
-  errorPolicy: z.string().optional().nullable(),
+  errorPolicy: z.union([z.string(), z.number().int()]).optional().nullable(),
 });
 
 function errorPolicy(raw: unknown): 'fail' | 'omit' {
-  const v = raw === undefined || raw === null ? 'fail' : String(raw).toLowerCase();
-  if (v !== 'fail' && v !== 'omit')
-    throw AdoErrors.badRequest(`The value '${raw}' is not valid for errorPolicy.`);
-  return v;
+  return enumParam(raw, { fail: 1, omit: 2 }, 'errorPolicy') ?? 'fail';
 }
 
 export function registerWorkItems(app: FastifyInstance, state: AdoState): void {

@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
-import { logger } from '#platform/logger.ts';
 import {
   assertPayable,
   headerValue,
@@ -17,7 +16,8 @@ import {
   type StartPaymentInput,
   type WebhookHeaders,
   WebhookSignatureError,
-} from './provider.ts';
+} from '#domain/payments.ts';
+import { logger } from '#platform/logger.ts';
 
 export interface StripeCheckoutOptions {
   /** `sk_live_...` / `sk_test_...` (or a restricted `rk_...` key allowed to write Checkout Sessions). */

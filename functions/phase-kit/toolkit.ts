@@ -1,13 +1,13 @@
 /**
- * What phases 6 (transitions) and 7 (comments) share: their units (the manifest items the id map knows, in
- * manifest order, fixed once per run as an artifact), run-scoped artifact keys, a small worker pool and the
- * line between "Jira refused this unit" (a failure, the run goes on) and "Jira is gone" (the chunk is thrown
- * and worked again).
+ * The toolkit the engine's phases and the plugins share (first written for phases 6 and 7): their units (the
+ * manifest items the id map knows, in manifest order, fixed once per run as an artifact), run-scoped artifact
+ * keys, a small worker pool and the line between "Jira refused this unit" (a failure, the run goes on) and
+ * "Jira is gone" (the chunk is thrown and worked again).
  */
 import type { Run } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { ChunkOutcome, PhaseContext } from '../context.ts';
+import type { ChunkOutcome, PhaseContext } from './context.ts';
 
 /** An artifact of this run, next to the preflight one. */
 export const runArtifactKey = (run: Pick<Run, 'tenantId' | 'id'>, name: string) =>

@@ -1,9 +1,9 @@
-/** What the engine's phases work with: the store, the artifacts and both tracker clients. */
+/** What the engine's phases and the plugins work with: the store, the artifacts and both tracker clients. */
+import type * as z from 'zod';
 import type { ManifestItem } from '#domain/manifest.ts';
 import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { Run } from '#domain/runs.ts';
-import type { PluginDefinition } from '#plugins/types.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
@@ -33,8 +33,8 @@ export interface EngineDeps {
    * opened, the enablement is read only at preflight).
    */
   plugins?: Readonly<Record<string, PhaseModule>>;
-  /** The plugin definitions this engine has (default: PLUGIN_DEFINITIONS); tests bring their own. */
-  pluginDefinitions?: readonly PluginDefinition[];
+  /** The plugin definitions this engine has, handed over by its entry point (engine/handler.ts); tests bring their own. */
+  pluginDefinitions: readonly PluginDefinition[];
   /**
    * Why a tracker connection's OAuth token could not be had during this invocation, if so (refused: "Token
    * exchange failed ... reconnect"; or the provider unreachable): the runner then pauses the run instead of
@@ -163,4 +163,25 @@ export interface PhaseModule {
    * issues are in). A crash can run it again: it must be idempotent.
    */
   complete?(ctx: PhaseContext): Promise<void>;
+}
+
+/**
+ * What a plugin is: one module behind this interface. Its descriptor is what `GET /api/plugins` shows; its
+ * config schema validates what the operator stores for a tenant (sealed, never returned or logged); its phase
+ * is the run step the engine runs as phase 8, 9 or 10, checkpointed per chunk like any phase.
+ */
+export interface PluginDefinition<C = unknown> {
+  /** Stable key: stored in enablements and run artifacts (`time-logs`, `test-case-steps`, `timesheets`). */
+  key: string;
+  displayName: string;
+  description: string;
+  /** An icon name for the web app. */
+  icon: string;
+  /** The tenant's configuration (URLs, credentials): checked when the operator enables the plugin. */
+  configSchema: z.ZodType<C>;
+  /**
+   * The run step, given the tenant's configuration (opened by the engine when the phase runs: never kept in a
+   * run artifact or the state machine's input). Chunks must be safe to work again: never write twice.
+   */
+  phase(config: C): PhaseModule;
 }

@@ -11,8 +11,13 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import {
+  DispatchError,
+  type ExecutionInput,
+  executionName,
+  type Orchestrator,
+} from '#domain/orchestration.ts';
 import { logger } from '#platform/logger.ts';
-import { DispatchError, type ExecutionInput, executionName, type Orchestrator } from './orchestrator.ts';
 
 export interface AwsOrchestratorOptions {
   sfn: SFNClient;

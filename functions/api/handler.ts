@@ -9,14 +9,14 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts';
+import { nowEpochSeconds } from '#platform/clock.ts';
+import { config } from '#platform/config.ts';
+import { corsHeadersFor } from '#platform/cors.ts';
+import { errors, HttpError } from '#platform/errors.ts';
+import { logger } from '#platform/logger.ts';
+import { flushMetrics } from '#platform/metrics.ts';
+import { type Principal, verifyAccessToken } from '#platform/tokens.ts';
 import { store } from '#store/index.ts';
-import { nowEpochSeconds } from './clock.ts';
-import { config } from './config.ts';
-import { corsHeadersFor } from './cors.ts';
-import { errors, HttpError } from './errors.ts';
-import { logger } from './logger.ts';
-import { flushMetrics } from './metrics.ts';
-import { type Principal, verifyAccessToken } from './tokens.ts';
 
 export interface ApiRequest {
   route: Route;

@@ -4,6 +4,8 @@
  * of stored credentials (connection tests, scans, mappings, the engine) goes through here, so an OAuth
  * connection works wherever a pasted token does.
  */
+
+import type { ConnectionKind } from '#domain/connectors.ts';
 import {
   type SourceCredentials,
   SourceCredentialsSchema,
@@ -19,7 +21,6 @@ import {
   OAuthTargetCredentialsSchema,
 } from '#domain/tracker-oauth.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
-import type { ConnectionKind } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import { AdoClient } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';

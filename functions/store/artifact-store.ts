@@ -1,0 +1,16 @@
+/** What a run artifact store is (implemented on disk by ./artifacts-disk.ts, in S3 by ./artifacts-s3.ts), and where each artifact lives. */
+export interface ArtifactStore {
+  put(key: string, body: string): Promise<void>;
+  get(key: string): Promise<string | undefined>;
+  /** Writes a body produced piece by piece (a large export) without holding all of it at once. */
+  putStream(key: string, body: AsyncIterable<string>): Promise<void>;
+}
+
+export const artifactKeys = {
+  preflight: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preflight.json`,
+  failureReport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.json`,
+  failureReportCsv: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.csv`,
+  /** The project's id map as it stood when the run finished (the map is per project; the export per run). */
+  idMapExport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/id-map.csv`,
+  preview: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preview.json`,
+};

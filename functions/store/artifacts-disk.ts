@@ -1,0 +1,50 @@
+/** Run artifacts on disk (offline: DATA_DIR/artifacts), written atomically. */
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ArtifactStore } from './artifact-store.ts';
+
+export class DiskArtifactStore implements ArtifactStore {
+  constructor(private readonly root: string) {}
+
+  private path(key: string): string {
+    const clean = normalize(key).replace(/^(\.\.(\/|\\|$))+/, '');
+    if (clean.startsWith('/') || clean.includes('..')) throw new Error(`bad artifact key ${key}`);
+    return join(this.root, clean);
+  }
+
+  private async tmpFor(key: string): Promise<{ file: string; tmp: string }> {
+    const file = this.path(key);
+    await mkdir(dirname(file), { recursive: true });
+    return { file, tmp: `${file}.${process.pid}.${Date.now()}.tmp` };
+  }
+
+  /** Written to a temporary file and renamed: a reader never sees half an artifact. */
+  async put(key: string, body: string): Promise<void> {
+    const { file, tmp } = await this.tmpFor(key);
+    await writeFile(tmp, body);
+    await rename(tmp, file);
+  }
+
+  async putStream(key: string, body: AsyncIterable<string>): Promise<void> {
+    const { file, tmp } = await this.tmpFor(key);
+    try {
+      await pipeline(Readable.from(body), createWriteStream(tmp));
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    await rename(tmp, file);
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    try {
+      return await readFile(this.path(key), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+}
