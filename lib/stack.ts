@@ -7,6 +7,7 @@ import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
+import { Console } from './console.ts';
 import { Data } from './data.ts';
 import { Engine, type TrackerOAuth } from './engine.ts';
 import { Monitoring } from './monitoring.ts';
@@ -52,6 +53,7 @@ export class MigrationServiceStack extends Stack {
   readonly secrets: Secrets;
   readonly api: Api;
   readonly monitoring: Monitoring;
+  readonly console: Console;
 
   constructor(scope: Construct, id: string, props: MigrationServiceStackProps) {
     super(scope, id, props);
@@ -84,6 +86,8 @@ export class MigrationServiceStack extends Stack {
       domainName: props.domainName,
       certificateArn: props.certificateArn,
     });
+    // The web console and the API on one CloudFront origin (web/dist; lib/console.ts).
+    this.console = new Console(this, 'Console', { stage: props.stage, restApi: this.api.restApi });
     if (props.stage === 'prod' && !props.stripeSecretArn) {
       // Right for a customer's own account; a paying SaaS stage must name its Stripe secret.
       Annotations.of(this).addWarningV2(
