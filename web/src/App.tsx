@@ -1,17 +1,22 @@
 /** Routes: sign-in for a visitor, the console's pages for a signed-in user. */
 import { Center, Loader } from '@mantine/core';
+import { lazy, Suspense } from 'react';
 import { Redirect, Route, Switch } from 'wouter';
 import { useAuth } from './auth';
 import { Layout } from './components/Layout';
-import { ApiReferencePage } from './pages/ApiReferencePage';
-import { BillingPage } from './pages/BillingPage';
-import { PluginsPage } from './pages/PluginsPage';
-import { ProjectPage } from './pages/ProjectPage';
 import { ProjectsPage } from './pages/ProjectsPage';
-import { RunPage } from './pages/RunPage';
 import { SignInPage } from './pages/SignInPage';
-import { SsoPage } from './pages/SsoPage';
-import { TeamPage } from './pages/TeamPage';
+
+// The first pages a person sees load with the app; the rest (charts, the API reference) when first opened.
+const ProjectPage = lazy(() => import('./pages/ProjectPage').then((m) => ({ default: m.ProjectPage })));
+const RunPage = lazy(() => import('./pages/RunPage').then((m) => ({ default: m.RunPage })));
+const TeamPage = lazy(() => import('./pages/TeamPage').then((m) => ({ default: m.TeamPage })));
+const BillingPage = lazy(() => import('./pages/BillingPage').then((m) => ({ default: m.BillingPage })));
+const PluginsPage = lazy(() => import('./pages/PluginsPage').then((m) => ({ default: m.PluginsPage })));
+const SsoPage = lazy(() => import('./pages/SsoPage').then((m) => ({ default: m.SsoPage })));
+const ApiReferencePage = lazy(() =>
+  import('./pages/ApiReferencePage').then((m) => ({ default: m.ApiReferencePage })),
+);
 
 export function App() {
   const { session, loading } = useAuth();
@@ -32,22 +37,24 @@ export function App() {
     );
   return (
     <Layout>
-      <Switch>
-        <Route path="/" component={ProjectsPage} />
-        <Route path="/signin">
-          <Redirect to="/" />
-        </Route>
-        <Route path="/projects/:projectId" component={ProjectPage} />
-        <Route path="/runs/:runId" component={RunPage} />
-        <Route path="/team" component={TeamPage} />
-        <Route path="/billing" component={BillingPage} />
-        <Route path="/plugins" component={PluginsPage} />
-        <Route path="/sso" component={SsoPage} />
-        <Route path="/api-reference" component={ApiReferencePage} />
-        <Route>
-          <Redirect to="/" />
-        </Route>
-      </Switch>
+      <Suspense fallback={<Loader aria-label="Loading the page" />}>
+        <Switch>
+          <Route path="/" component={ProjectsPage} />
+          <Route path="/signin">
+            <Redirect to="/" />
+          </Route>
+          <Route path="/projects/:projectId" component={ProjectPage} />
+          <Route path="/runs/:runId" component={RunPage} />
+          <Route path="/team" component={TeamPage} />
+          <Route path="/billing" component={BillingPage} />
+          <Route path="/plugins" component={PluginsPage} />
+          <Route path="/sso" component={SsoPage} />
+          <Route path="/api-reference" component={ApiReferencePage} />
+          <Route>
+            <Redirect to="/" />
+          </Route>
+        </Switch>
+      </Suspense>
     </Layout>
   );
 }
