@@ -43,18 +43,19 @@ export const ProjectSummarySchema = z
   })
   .meta({ id: 'ProjectSummary' });
 
-export const CreatedProjectSchema = z
-  .object({
-    id: z.string(),
-    tenantId: z.string(),
-    name: z.string(),
-    sourceSystem: z.enum(SOURCE_SYSTEMS),
-    targetSystem: z.enum(TARGET_SYSTEMS),
-    description: z.string(),
-    status: ProjectStatusSchema,
-    createdAt: isoTime,
-  })
-  .meta({ id: 'CreatedProject' });
+/** A project's own fields, as the create answer and the detail view both show them. */
+const ProjectFields = {
+  id: z.string(),
+  tenantId: z.string(),
+  name: z.string(),
+  sourceSystem: z.enum(SOURCE_SYSTEMS),
+  targetSystem: z.enum(TARGET_SYSTEMS),
+  description: z.string(),
+  status: ProjectStatusSchema,
+  createdAt: isoTime,
+};
+
+export const CreatedProjectSchema = z.object(ProjectFields).meta({ id: 'CreatedProject' });
 
 export const ConnectionViewSchema = z
   .looseObject({
@@ -92,14 +93,7 @@ export const QuoteSchema = z
 
 export const ProjectDetailSchema = z
   .object({
-    id: z.string(),
-    tenantId: z.string(),
-    name: z.string(),
-    sourceSystem: z.enum(SOURCE_SYSTEMS),
-    targetSystem: z.enum(TARGET_SYSTEMS),
-    description: z.string(),
-    status: ProjectStatusSchema,
-    createdAt: isoTime,
+    ...ProjectFields,
     updatedAt: isoTime,
     scanSummary: z.record(z.string(), z.unknown()).nullable(),
     quote: QuoteSchema.nullable(),

@@ -68,134 +68,108 @@ function useOAuth(project: Project, kind: 'source' | 'target') {
   });
 }
 
-function SourceForm({ project }: { project: Project }) {
-  const [org, setOrg] = useState('');
-  const [name, setName] = useState('');
-  const [pat, setPat] = useState('');
-  const test = useConnectionTest(project);
-  const oauth = useOAuth(project, 'source');
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    test.mutate({
-      type: 'azure_devops',
-      projectId: project.id,
-      credentials: { organization_url: org, project: name, personal_access_token: pat },
-    });
-  };
-  return (
-    <Card withBorder component="section" aria-labelledby="source-title">
-      <Title order={2} size="h4" id="source-title" mb="xs">
-        Source: Azure DevOps
-      </Title>
-      <Stored connection={project.connections.source} />
-      <form onSubmit={submit}>
-        <Stack mt="sm">
-          <TextInput
-            label="Organization URL"
-            required
-            value={org}
-            onChange={(e) => setOrg(e.currentTarget.value)}
-          />
-          <TextInput label="Project" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
-          <PasswordInput
-            label="Personal access token"
-            required
-            value={pat}
-            onChange={(e) => setPat(e.currentTarget.value)}
-          />
-          <Group>
-            <Button type="submit" loading={test.isPending}>
-              Test and save source
-            </Button>
-            <Button
-              variant="default"
-              disabled={!org || !name}
-              loading={oauth.isPending}
-              onClick={() => oauth.mutate({ organization_url: org, project: name })}
-            >
-              Connect with Microsoft
-            </Button>
-            {project.connections.source && (
-              <Button
-                variant="subtle"
-                onClick={() => test.mutate({ type: 'azure_devops', projectId: project.id })}
-                loading={test.isPending}
-              >
-                Test stored connection
-              </Button>
-            )}
-          </Group>
-        </Stack>
-      </form>
-      <ErrorNotice error={test.error ?? oauth.error} />
-      <Result result={test.data} />
-    </Card>
-  );
+interface Field {
+  key: string;
+  label: string;
+  secret?: boolean;
 }
 
-function TargetForm({ project }: { project: Project }) {
-  const [baseUrl, setBaseUrl] = useState('');
-  const [email, setEmail] = useState('');
-  const [token, setToken] = useState('');
-  const [key, setKey] = useState('');
+/** One tracker's connection form: what it asks, the test body it sends, and its OAuth sign-in. */
+interface TrackerSpec {
+  kind: 'source' | 'target';
+  type: 'azure_devops' | 'jira';
+  title: string;
+  fields: Field[];
+  oauthLabel: string;
+  /** The OAuth start body from the form (what the provider's grant does not tell), or undefined if incomplete. */
+  oauthBody(values: Record<string, string>): Record<string, string> | undefined;
+}
+
+const TRACKERS: TrackerSpec[] = [
+  {
+    kind: 'source',
+    type: 'azure_devops',
+    title: 'Source: Azure DevOps',
+    fields: [
+      { key: 'organization_url', label: 'Organization URL' },
+      { key: 'project', label: 'Project' },
+      { key: 'personal_access_token', label: 'Personal access token', secret: true },
+    ],
+    oauthLabel: 'Connect with Microsoft',
+    oauthBody: (v) =>
+      v.organization_url && v.project
+        ? { organization_url: v.organization_url, project: v.project }
+        : undefined,
+  },
+  {
+    kind: 'target',
+    type: 'jira',
+    title: 'Target: Jira Cloud',
+    fields: [
+      { key: 'base_url', label: 'Site URL' },
+      { key: 'email', label: 'E-mail' },
+      { key: 'api_token', label: 'API token', secret: true },
+      { key: 'project_key', label: 'Project key' },
+    ],
+    oauthLabel: 'Connect with Atlassian',
+    oauthBody: (v) => (v.project_key ? { project_key: v.project_key } : undefined),
+  },
+];
+
+function TrackerForm({ project, spec }: { project: Project; spec: TrackerSpec }) {
+  const [values, setValues] = useState<Record<string, string>>({});
   const test = useConnectionTest(project);
-  const oauth = useOAuth(project, 'target');
+  const oauth = useOAuth(project, spec.kind);
+  const stored = project.connections[spec.kind];
+  const oauthBody = spec.oauthBody(values);
+  const titleId = `${spec.kind}-title`;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    test.mutate({
-      type: 'jira',
-      projectId: project.id,
-      credentials: { base_url: baseUrl, email, api_token: token, project_key: key },
-    });
+    test.mutate({ type: spec.type, projectId: project.id, credentials: values } as JsonBody<
+      '/api/connectors/test',
+      'post'
+    >);
   };
   return (
-    <Card withBorder component="section" aria-labelledby="target-title">
-      <Title order={2} size="h4" id="target-title" mb="xs">
-        Target: Jira Cloud
+    <Card withBorder component="section" aria-labelledby={titleId}>
+      <Title order={2} size="h4" id={titleId} mb="xs">
+        {spec.title}
       </Title>
-      <Stored connection={project.connections.target} />
+      <Stored connection={stored} />
       <form onSubmit={submit}>
         <Stack mt="sm">
-          <TextInput
-            label="Site URL"
-            required
-            value={baseUrl}
-            onChange={(e) => setBaseUrl(e.currentTarget.value)}
-          />
-          <TextInput
-            label="E-mail"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-          />
-          <PasswordInput
-            label="API token"
-            required
-            value={token}
-            onChange={(e) => setToken(e.currentTarget.value)}
-          />
-          <TextInput
-            label="Project key"
-            required
-            value={key}
-            onChange={(e) => setKey(e.currentTarget.value)}
-          />
+          {spec.fields.map((f) => {
+            const Input = f.secret ? PasswordInput : TextInput;
+            return (
+              <Input
+                key={f.key}
+                label={f.label}
+                required
+                value={values[f.key] ?? ''}
+                onChange={(e) => {
+                  // Read now: React clears currentTarget once the handler returns, before the updater runs.
+                  const value = e.currentTarget.value;
+                  setValues((v) => ({ ...v, [f.key]: value }));
+                }}
+              />
+            );
+          })}
           <Group>
             <Button type="submit" loading={test.isPending}>
-              Test and save target
+              Test and save {spec.kind}
             </Button>
             <Button
               variant="default"
-              disabled={!key}
+              disabled={!oauthBody}
               loading={oauth.isPending}
-              onClick={() => oauth.mutate({ project_key: key })}
+              onClick={() => oauthBody && oauth.mutate(oauthBody)}
             >
-              Connect with Atlassian
+              {spec.oauthLabel}
             </Button>
-            {project.connections.target && (
+            {stored && (
               <Button
                 variant="subtle"
-                onClick={() => test.mutate({ type: 'jira', projectId: project.id })}
+                onClick={() => test.mutate({ type: spec.type, projectId: project.id })}
                 loading={test.isPending}
               >
                 Test stored connection
@@ -213,8 +187,9 @@ function TargetForm({ project }: { project: Project }) {
 export function ConnectSection({ project }: { project: Project }) {
   return (
     <SimpleGrid cols={{ base: 1, md: 2 }}>
-      <SourceForm project={project} />
-      <TargetForm project={project} />
+      {TRACKERS.map((spec) => (
+        <TrackerForm key={spec.kind} project={project} spec={spec} />
+      ))}
     </SimpleGrid>
   );
 }
