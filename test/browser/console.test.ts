@@ -308,6 +308,22 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     expect(await page.getByText('/api/projects/{projectId}/quote/accept').count()).toBeGreaterThan(0);
   });
 
+  it("shows an admin the team but not the owner's billing, single sign-on or quote acceptance", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await signIn('admin@demo.example.com');
+    const nav = page.getByRole('navigation');
+    await nav.getByRole('link', { name: 'Team' }).waitFor();
+    for (const hidden of ['Billing', 'Single sign-on'])
+      expect(await nav.getByRole('link', { name: hidden }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(1);
+    await page.getByRole('link', { name: /^Demo/ }).click();
+    await page.getByRole('tab', { name: 'Quote' }).click();
+    await page.getByTestId('quote').waitFor();
+    expect(await page.getByText('Only the account owner can accept the quote.').count()).toBe(1);
+    await checkPage('17-admin-quote');
+  });
+
   it('shows a member no button the API would refuse', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -318,7 +334,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     const nav = page.getByRole('navigation');
     for (const hidden of ['Team', 'Billing', 'Single sign-on'])
       expect(await nav.getByRole('link', { name: hidden }).count()).toBe(0);
-    await checkPage('17-member-projects');
+    await checkPage('18-member-projects');
     await page.getByRole('link', { name: /^Demo/ }).click();
     await page.getByRole('tab', { name: 'Quote' }).click();
     await page.getByTestId('quote').waitFor();
