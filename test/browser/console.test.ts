@@ -21,6 +21,7 @@ import {
 import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
 import { type StartedService, startService } from '../support/local-service.ts';
+import { startOidcProvider, type TestProvider } from '../support/oidc-provider.ts';
 
 if (!browserAvailable && !browserRequired)
   console.warn(`console browser test: no Chromium at ${CHROMIUM} (apt-get install chromium): skipped`);
@@ -29,6 +30,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
 let service: StartedService | undefined;
 let browser: Browser;
 let page: Page;
+let idp: TestProvider | undefined;
 let base: string;
 let password: string;
 const cspErrors: string[] = [];
@@ -83,6 +85,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     });
     base = `http://127.0.0.1:${port}`;
     password = /password for every demo login: (\S+)/.exec(service.output())?.[1] as string;
+    // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
+    idp = await startOidcProvider({ redirectUri: `${base}/api/auth/sso/callback` });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     const context = await browser.newContext({
       acceptDownloads: true,
@@ -106,6 +110,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
   });
   afterAll(async () => {
     await browser?.close();
+    await idp?.close();
     service?.proc.kill('SIGTERM');
     await service?.exited;
     rmSync(dataDir, { recursive: true, force: true });
@@ -306,6 +311,29 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
       await checkPage(shot);
     }
     expect(await page.getByText('/api/projects/{projectId}/quote/accept').count()).toBeGreaterThan(0);
+  });
+
+  it("configures single sign-on on the owner's page; a user then signs in through the tenant's provider", async () => {
+    const provider = idp as TestProvider;
+    await page.getByRole('navigation').getByRole('link', { name: 'Single sign-on' }).click();
+    await page.getByLabel(/^Sign-in name/).fill('demo-co');
+    await page.getByLabel(/^Issuer URL/).fill(provider.issuer);
+    await page.getByLabel(/^Client id/).fill(provider.clientId);
+    await page.getByLabel(/^Client secret/).fill(provider.clientSecret);
+    await page.getByLabel(/^Allowed e-mail domains/).fill('sso.example.com');
+    await page.getByRole('button', { name: 'Save single sign-on' }).click();
+    await expect.poll(() => page.getByText('/api/auth/sso/demo-co/start').count()).toBe(1);
+    await checkPage('16b-sso-configured');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    provider.accounts.set('sso-user', { email: 'jo@sso.example.com', email_verified: true });
+    provider.nextLogin = 'sso-user';
+    await page.getByLabel(/^Company sign-in name/).fill('demo-co');
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(await page.getByText('jo@sso.example.com (member)').count()).toBe(1);
+    expect(new URL(page.url()).origin).toBe(base);
   });
 
   it("shows an admin the team but not the owner's billing, single sign-on or quote acceptance", async () => {
