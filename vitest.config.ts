@@ -10,6 +10,12 @@ export default defineConfig({
     maxWorkers: 4,
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    env: { POWERTOOLS_DEV: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // The sandbox trackers listen on loopback: the harness allows it explicitly (functions/outbound/rules.ts);
+    // the tests of the policy's refusals set it back to 0.
+    env: {
+      POWERTOOLS_DEV: 'true',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      OUTBOUND_ALLOW_LOOPBACK: '1',
+    },
   },
 });

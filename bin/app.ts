@@ -1,7 +1,7 @@
 /**
  * The CDK app: `npx cdk synth` (offline) or `npx cdk deploy -c stage=prod`. Settings come from context:
  * `stage`, `allowedOrigins`, `throttleRateLimit`, `throttleBurstLimit`, `domainName` + `certificateArn`,
- * `alarmEmail`, `stripeSecretArn`, `appUrl`, and the trackers' OAuth: `trackerOAuthSecretArn` (optional; without it
+ * `alarmEmail`, `stripeSecretArn`, `appUrl`, `mailFrom` (SES sender of invitations), and the trackers' OAuth: `trackerOAuthSecretArn` (optional; without it
  * no OAuth setting or grant), `atlassianClientId`, `entraClientId`, `entraTenant` (see MigrationServiceStackProps and
  * stackPropsFromContext in lib/stack.ts). cdk-nag's AwsSolutions checks run at synthesis
  * (lib/nag.ts): an unacknowledged finding fails the synth.

@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ApiClient } from './cli/client.ts';
 import * as commands from './cli/commands.ts';
 import { ApiError, CliError, EXIT } from './cli/errors.ts';
+import { terminalSafe } from './cli/format.ts';
 import * as lifecycle from './cli/lifecycle.ts';
 import { collect, RUN_TYPES } from './cli/start-body.ts';
 
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
     .description('log in and store the tokens (under $TMS_HOME or ~/.config/tms, mode 0600)')
     .option('--email <email>', 'e-mail (or env TMS_EMAIL)')
     .option('--password <password>', 'password (or env TMS_PASSWORD)')
+    .option('--tenant <id>', 'the tenant to sign in to, for an e-mail in several (default: its oldest)')
     .action((o, cmd: Command) => commands.login(ctx(cmd), o));
 
   const project = program.command('project').description('projects');
@@ -138,11 +140,12 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     if (err instanceof ApiError) {
       process.stderr.write(`error: ${err.code ?? 'API error'} (HTTP ${err.status})\n`);
-      for (const line of err.lines) process.stderr.write(`  ${line}\n`);
+      // The API's messages can quote tracker text (an item title, a Jira error).
+      for (const line of err.lines) process.stderr.write(`  ${terminalSafe(line)}\n`);
       return err.exitCode;
     }
     if (err instanceof CliError) {
-      for (const line of err.lines) process.stderr.write(`error: ${line}\n`);
+      for (const line of err.lines) process.stderr.write(`error: ${terminalSafe(line)}\n`);
       return err.exitCode;
     }
     process.stderr.write(`error: ${(err as Error).stack ?? err}\n`);

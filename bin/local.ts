@@ -1,4 +1,5 @@
 /** `npm start`: the whole service on this machine. Ctrl-C stops it cleanly; data stays in DATA_DIR. */
+import { join } from 'node:path';
 import { z } from 'zod';
 import { startLocalRuntime } from '../local/runtime.ts';
 import { sandboxConfigFromEnv } from '../local/sandbox/common/config.ts';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
       `Tracker Migration Service (stage ${env.STAGE}) is running`,
       `  API:            ${runtime.apiUrl}/api   (health: ${runtime.apiUrl}/api/health)`,
       `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (data in ${env.DATA_DIR})`,
+      `  Mail outbox:    ${join(env.DATA_DIR, 'outbox')}   (invitation links, one JSON file per message)`,
       ...(sb
         ? [`  Azure DevOps sandbox: ${sb.ado.url}   Jira sandbox: ${sb.jira.url}   (control: /_sandbox/...)`]
         : ['  Sandbox trackers: off (SANDBOX=off)']),

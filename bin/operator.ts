@@ -80,6 +80,9 @@ function configOption(values: { config?: string; 'config-file'?: string }): unkn
 
 function target() {
   const env = process.env;
+  // A DynamoDB Local is the offline runtime's store: its plugins' services are the loopback sandboxes, which
+  // the outbound policy accepts only when told (functions/outbound/rules.ts).
+  if (!env.TABLE_NAME || env.DYNAMODB_ENDPOINT) env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
   if (env.DYNAMODB_ENDPOINT) {
     return {
       endpoint: env.DYNAMODB_ENDPOINT,

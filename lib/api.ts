@@ -33,7 +33,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
-import { grantTrackerOAuth, type TrackerOAuth } from './engine.ts';
+import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
 
 export type Stage = 'dev' | 'prod';
@@ -67,6 +67,14 @@ export interface ApiProps {
   stripeSecret?: ISecret | undefined;
   /** The customer-facing web app, where Stripe's checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /** The operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS, functions/platform/config.ts), comma separated. */
+  outboundAllowedHosts?: string | undefined;
+  /**
+   * The SES-verified sender of invitation mail (context `mailFrom`). The mail groups may send from this address
+   * and no other (ses:SendEmail on its domain's identity, ses:FromAddress pinned). None: no grant, and inviting
+   * a member answers 502 MAIL_UNAVAILABLE.
+   */
+  mailFrom?: string | undefined;
   /**
    * The trackers' OAuth app registrations (lib/engine.ts TrackerOAuth): to the trackerOAuth groups and the scan
    * worker. None: nothing OAuth-related is granted or set, connecting by OAuth answers OAUTH_NOT_CONFIGURED.
@@ -102,6 +110,8 @@ export interface GroupAccess {
    * reads the OAuth secret, when the stack has one (refreshed tokens are written back sealed: credentials 'seal').
    */
   trackerOAuth: boolean;
+  /** Sends mail with links into the web app (invitations): gets MAIL_FROM and APP_URL, may send from MAIL_FROM. */
+  mail: boolean;
   /** scrypt (N=2^15) is CPU bound and Lambda CPU scales with memory: groups that hash passwords get more. */
   memorySize: number;
 }
@@ -116,13 +126,14 @@ const none = {
   payments: false,
   redirects: false,
   trackerOAuth: false,
+  mail: false,
   memorySize: 512,
 } as const satisfies GroupAccess;
 
 export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   // Liveness: no token, no I/O.
   health: { ...none, memorySize: 256 },
-  // Login (scrypt), refresh-token rotation, rate-limit counters; signs tokens.
+  // Login and accepting an invitation (scrypt), refresh-token rotation, rate-limit counters; signs tokens.
   auth: { ...none, table: 'readWrite', tokens: true, memorySize: 1024 },
   // Mappings unseal the project's stored credentials to read both trackers' metadata, refreshing an OAuth
   // connection's tokens (written back sealed).
@@ -139,8 +150,8 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
     trackerOAuth: true,
     memorySize: 1024,
   },
-  // Adding a member hashes a password.
-  team: { ...none, table: 'readWrite', tokens: true, memorySize: 1024 },
+  // Adding a member mails an invitation link.
+  team: { ...none, table: 'readWrite', tokens: true, mail: true },
   // Quotes, payments and the provider's webhook (which writes quotes, payments and moves the project to READY).
   billing: { ...none, table: 'readWrite', tokens: true, payments: true },
   plugins: { ...none, table: 'read', tokens: true },
@@ -154,8 +165,8 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
     tokens: true,
     stateMachine: true,
   },
-  // Reads the run and its events; verifies the token from the query.
-  stream: { ...none, table: 'read', tokens: true },
+  // Reads the run and its events; verifies the token from the query; holds the user's stream lease (a write).
+  stream: { ...none, table: 'readWrite', tokens: true },
   // Single sign-on: seals the provider's client secret (configuration) and unseals it (the callback's code
   // exchange); sign-ins create users and start refresh-token families, and sign access tokens.
   sso: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, redirects: true },
@@ -198,6 +209,18 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 );
 
 const functionEntry = (relative: string) => fileURLToPath(new URL(`../${relative}`, import.meta.url));
+
+/** SES SendEmail from exactly one address: its domain's identity, the sender pinned by condition. */
+function grantSendFrom(fn: NodejsFunction, from: string): void {
+  const domain = from.slice(from.lastIndexOf('@') + 1);
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['ses:SendEmail'],
+      resources: [Stack.of(fn).formatArn({ service: 'ses', resource: 'identity', resourceName: domain })],
+      conditions: { StringEquals: { 'ses:FromAddress': from } },
+    }),
+  );
+}
 
 /** A group is streaming when its routes are; mixing both in one Lambda cannot work (two handler shapes). */
 export function isStreamingGroup(group: RouteGroup): boolean {
@@ -313,6 +336,7 @@ export class Api extends Construct {
         TABLE_NAME: props.table.tableName,
         CREDENTIALS_KMS_KEY_ID: props.credentialsKey.keyArn,
         POWERTOOLS_SERVICE_NAME: 'tracker-migration-scan',
+        ...sharedEnvironment(props),
       },
     });
     props.table.grantReadWriteData(this.scanWorker);
@@ -328,6 +352,7 @@ export class Api extends Construct {
         STAGE: stage,
         TABLE_NAME: props.table.tableName,
         POWERTOOLS_SERVICE_NAME: 'tracker-migration-api',
+        ...sharedEnvironment(props),
       };
       if (access.credentials) environment.CREDENTIALS_KMS_KEY_ID = props.credentialsKey.keyArn;
       if (access.artifacts !== 'none') environment.ARTIFACTS_BUCKET = props.artifacts.bucketName;
@@ -335,7 +360,7 @@ export class Api extends Construct {
       if (access.tokens) environment.JWT_SECRET_ARN = props.jwtSecret.secretArn;
       if (access.scanWorker) environment.SCAN_FUNCTION_NAME = this.scanWorker.functionName;
       if (access.payments && props.stripeSecret) environment.STRIPE_SECRET_ARN = props.stripeSecret.secretArn;
-      if ((access.payments || access.redirects) && props.appUrl) environment.APP_URL = props.appUrl;
+      if (access.mail && props.mailFrom) environment.MAIL_FROM = props.mailFrom;
       // The preflights' origins, for the handlers' Access-Control-Allow-Origin (functions/platform/cors.ts).
       if (props.allowedOrigins?.length) environment.ALLOWED_ORIGINS = props.allowedOrigins.join(',');
 
@@ -358,6 +383,7 @@ export class Api extends Construct {
       if (access.payments) props.stripeSecret?.grantRead(fn);
       if (access.trackerOAuth) grantTrackerOAuth(fn, props.trackerOAuth);
       if (access.stateMachine) this.grantExecutions(fn, props.stateMachine);
+      if (access.mail && props.mailFrom) grantSendFrom(fn, props.mailFrom);
       const acks: NagAcknowledgement[] = [];
       if (access.table !== 'none') acks.push(NAG.tableIndexes(props.table));
       if (access.artifacts !== 'none')

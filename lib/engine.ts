@@ -53,11 +53,28 @@ export function grantTrackerOAuth(fn: LambdaFunction, oauth: TrackerOAuth | unde
   oauth.secret.grantRead(fn);
 }
 
+/**
+ * What every function reads whatever it does: the web app (APP_URL: config fails at cold start in prod without
+ * it) and the operator's extra tracker hosts for the outbound policy (functions/outbound/).
+ */
+export function sharedEnvironment(props: {
+  appUrl?: string | undefined;
+  outboundAllowedHosts?: string | undefined;
+}): Record<string, string> {
+  return {
+    ...(props.appUrl ? { APP_URL: props.appUrl } : {}),
+    ...(props.outboundAllowedHosts ? { OUTBOUND_ALLOWED_HOSTS: props.outboundAllowedHosts } : {}),
+  };
+}
+
 export interface EngineProps {
   stage: 'dev' | 'prod';
   table: TableV2;
   /** The trackers' OAuth settings: the engine refreshes a run's OAuth tokens. */
   trackerOAuth?: TrackerOAuth | undefined;
+  /** The web app (APP_URL) and the operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS). */
+  appUrl?: string | undefined;
+  outboundAllowedHosts?: string | undefined;
 }
 
 export class Engine extends Construct {
@@ -124,6 +141,7 @@ export class Engine extends Construct {
         CREDENTIALS_KMS_KEY_ID: this.credentialsKey.keyArn,
         // The alarms on custom metrics watch this service (lib/monitoring.ts): one constant for both.
         POWERTOOLS_SERVICE_NAME: ENGINE_SERVICE_NAME,
+        ...sharedEnvironment(props),
       },
       bundling: {
         format: OutputFormat.ESM,

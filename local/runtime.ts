@@ -3,13 +3,13 @@
  * wired with the same configuration variables the Lambda functions read in AWS.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { setOrchestrator } from '../functions/services/migrations.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore, store } from '../functions/store/index.ts';
-import { startDynamoLocal } from './dynamodb.ts';
+import { ensurePrivateDir, startDynamoLocal } from './dynamodb.ts';
 import { type Gateway, startGateway } from './gateway.ts';
 import { LocalOrchestrator } from './orchestrator.ts';
 import type { SandboxConfig } from './sandbox/common/config.ts';
@@ -59,8 +59,15 @@ function ensureKeyFile(dataDir: string, name: string, bytes: number): string {
 }
 
 export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<LocalRuntime> {
+  // Offline, trackers (the sandboxes, or a tracker on this machine) listen on loopback: the outbound policy
+  // refuses loopback unless told, and this runtime is what tells it (OUTBOUND_ALLOW_LOOPBACK=0 to try without).
+  process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
+  // A deployment must name its web app (config refuses prod without APP_URL); offline, this runtime names
+  // the one it has always used, so `STAGE=prod npm start` still starts.
+  process.env.APP_URL ??= 'http://localhost:3000';
   const dataDir = resolve(opts.dataDir);
-  mkdirSync(dataDir, { recursive: true });
+  // Keys, the store's files, artifacts and the outbox: the owner's alone.
+  ensurePrivateDir(dataDir);
   const keyFile = ensureKeyFile(dataDir, 'jwt-signing-key', 48);
   const credentialsKeyFile = ensureKeyFile(dataDir, 'credentials-key', 32);
   const dynamo = await startDynamoLocal({ port: opts.dynamodbPort, dbPath: join(dataDir, 'dynamodb') });
@@ -83,6 +90,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       CREDENTIALS_KEY_FILE: credentialsKeyFile,
       // Run artifacts go to DATA_DIR/artifacts (no ARTIFACTS_BUCKET offline).
       DATA_DIR: dataDir,
+      // Invitation mail is written here, one JSON file per message (no SES offline).
+      MAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
     });
     const raw = new DynamoDBClient({
       endpoint: dynamo.endpoint,

@@ -21,7 +21,7 @@ export async function seedDemo(store: Store): Promise<{ tenantId: string; create
   const tenant = existing ?? (await createTenant(store, { name: DEMO_TENANT_NAME }));
   let created = !existing;
   for (const u of DEMO_USERS) {
-    if (await store.users.findByEmail(u.email)) continue;
+    if (await store.users.findInTenant(tenant.id, u.email)) continue;
     await createUser(store, { tenantId: tenant.id, email: u.email, password: DEMO_PASSWORD, role: u.role });
     created = true;
   }

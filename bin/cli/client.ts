@@ -62,13 +62,14 @@ export class ApiClient {
     return this.session;
   }
 
-  async login(email: string, password: string): Promise<Session> {
-    const res = await this.send('POST', '/auth/login', { body: { email, password }, anonymous: true });
-    const body = (await readBody(res)) as { accessToken?: string } & ApiErrorBody;
-    if (!res.ok) throw new ApiError(res.status, body);
+  async login(email: string, password: string, tenantId?: string): Promise<Session> {
+    const body = { email, password, ...(tenantId ? { tenantId } : {}) };
+    const res = await this.send('POST', '/auth/login', { body, anonymous: true });
+    const answer = (await readBody(res)) as { accessToken?: string } & ApiErrorBody;
+    if (!res.ok) throw new ApiError(res.status, answer);
     const refreshToken = refreshTokenFrom(res);
-    if (!body.accessToken || !refreshToken) throw new CliError('Login answered without tokens', EXIT.api);
-    this.session = { api: this.api, email, accessToken: body.accessToken, refreshToken };
+    if (!answer.accessToken || !refreshToken) throw new CliError('Login answered without tokens', EXIT.api);
+    this.session = { api: this.api, email, accessToken: answer.accessToken, refreshToken };
     this.loaded = true;
     await saveSession(this.session);
     return this.session;

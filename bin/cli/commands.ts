@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './client.ts';
 import { createDisplay } from './display.ts';
 import { CliError, EXIT, usageError } from './errors.ts';
-import { phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
+import { out, phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
 import { type StartOptions, startBody, type TrackerOptions } from './start-body.ts';
 import { sessionFile } from './token-store.ts';
 import { watchRun } from './watch.ts';
@@ -13,17 +13,16 @@ export interface Ctx {
   json: boolean;
 }
 
-const out = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-export async function login(ctx: Ctx, o: { email?: string; password?: string }): Promise<void> {
+export async function login(
+  ctx: Ctx,
+  o: { email?: string; password?: string; tenant?: string },
+): Promise<void> {
   const email = o.email ?? process.env.TMS_EMAIL;
   // The environment keeps the password out of shell history and `ps`; there is no prompt, so scripts work.
   const password = o.password ?? process.env.TMS_PASSWORD;
   if (!email) throw usageError('missing --email (or TMS_EMAIL)');
   if (!password) throw usageError('missing --password (or TMS_PASSWORD)');
-  const session = await ctx.client.login(email, password);
+  const session = await ctx.client.login(email, password, o.tenant);
   if (ctx.json) printJson({ email: session.email, api: session.api, file: sessionFile() });
   else out(`Logged in as ${session.email}; tokens saved to ${sessionFile()}`);
 }

@@ -4,6 +4,7 @@
  * only the final result is printed.
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
+import { terminalSafe } from './format.ts';
 
 export interface Display {
   progress(percent: number, speed: number): void;
@@ -34,11 +35,11 @@ class BarDisplay implements Display {
     this.bar.update(Math.min(100, Math.max(0, percent)), this.current);
   }
   phase(name: string) {
-    this.current = { ...this.current, phase: name };
+    this.current = { ...this.current, phase: terminalSafe(name) };
     this.bar.update(this.current);
   }
   log(line: string) {
-    if (!this.quiet) this.multi.log(`${line}\n`);
+    if (!this.quiet) this.multi.log(`${terminalSafe(line)}\n`);
   }
   stop() {
     // MultiBar prints logged lines only at its next redraw, and stop() does not flush them: redraw first, or
@@ -53,11 +54,11 @@ class LineDisplay implements Display {
   constructor(private readonly quiet: boolean) {}
   progress() {}
   phase(name: string) {
-    if (name !== this.lastPhase && !this.quiet) process.stdout.write(`phase: ${name}\n`);
+    if (name !== this.lastPhase && !this.quiet) process.stdout.write(`phase: ${terminalSafe(name)}\n`);
     this.lastPhase = name;
   }
   log(line: string) {
-    if (!this.quiet) process.stdout.write(`${line}\n`);
+    if (!this.quiet) process.stdout.write(`${terminalSafe(line)}\n`);
   }
   stop() {}
 }

@@ -1,17 +1,39 @@
 /** Output: JSON for scripts (--json), aligned plain text for people. */
 import { csvField } from '#domain/csv.ts';
+import { UNSAFE_TEXT } from '#domain/plain-text.ts';
 import { phaseName } from '#domain/runs.ts';
 
+/**
+ * Control and bidirectional formatting characters as visible escapes (`\u001b`, `\u202e`): text from a tracker
+ * (or stored before names were checked) cannot move the cursor, recolour the terminal or reorder what is shown.
+ * Line breaks are kept where the text is several lines on purpose.
+ */
+export function terminalSafe(text: string, keepLineBreaks = false): string {
+  return text.replace(UNSAFE_TEXT, (c) =>
+    keepLineBreaks && c === '\n' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** One line (or a block of lines) for a person, made terminal-safe. */
+export function out(line: string): void {
+  process.stdout.write(`${terminalSafe(line, true)}\n`);
+}
+
+/**
+ * JSON for scripts. JSON.stringify escapes C0 controls but not DEL, C1 or bidirectional characters; those can
+ * only stand inside strings, where their \\u escape means the same, so the output is the same JSON value.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${terminalSafe(JSON.stringify(value, null, 2), true)}\n`);
 }
 
 /** Columns padded to their widest cell; the last column is not padded (no trailing spaces). */
 export function table(rows: string[][]): string {
   const widths: number[] = [];
-  for (const row of rows)
+  const safe = rows.map((row) => row.map((cell) => terminalSafe(cell)));
+  for (const row of safe)
     for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
-  return rows
+  return safe
     .map((row) =>
       row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '),
     )

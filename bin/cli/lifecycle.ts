@@ -5,11 +5,7 @@
  */
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
-import { printJson, table } from './format.ts';
-
-const out = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
+import { out, printJson, table } from './format.ts';
 
 /** The five tables, in the order they are shown and sent. */
 const KINDS = [

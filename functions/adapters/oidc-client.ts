@@ -3,10 +3,14 @@
  * and ID token verification with jose. Nothing here logs a code, token or secret; failures are typed so the
  * service can word them.
  */
-import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
+import { OutboundRefused, outboundFetch, outboundRules, readTextCapped } from '#outbound/fetch.ts';
+import { checkUrl, REFUSED_MESSAGE } from '#outbound/rules.ts';
 import { nowMs } from '#platform/clock.ts';
 
 const DISCOVERY_TTL_MS = 10 * 60_000;
+/** A discovery document is a few kilobytes: anything much larger is not one. */
+const DISCOVERY_MAX_BYTES = 512 * 1024;
 const HTTP_TIMEOUT_MS = 10_000;
 /** Asymmetric algorithms only: a client secret (HS*) or `none` never signs an ID token we accept. */
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -51,11 +55,17 @@ const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
 const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
-function describeFetchFailure(err: unknown): string {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) return 'timed out';
-  const cause = (err as { cause?: { code?: string } })?.cause?.code;
-  return cause ? `unreachable (${cause})` : 'unreachable';
-}
+/**
+ * A provider's endpoint under the outbound policy: any public host (a tenant names its own provider), https in
+ * prod, no redirect followed (the provider's own endpoints answer directly).
+ */
+const providerFetch = (url: string, init: RequestInit = {}) =>
+  outboundFetch(url, {
+    ...init,
+    destination: 'public',
+    redirect: 'error',
+    signal: init.signal ?? AbortSignal.timeout(HTTP_TIMEOUT_MS),
+  });
 
 /** Reads and checks `<issuer>/.well-known/openid-configuration` (OpenID Connect Discovery 1.0, section 4). */
 export async function discover(issuer: string, opts: { fresh?: boolean } = {}): Promise<ProviderMetadata> {
@@ -64,19 +74,20 @@ export async function discover(issuer: string, opts: { fresh?: boolean } = {}): 
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   let doc: Record<string, unknown>;
   try {
-    const res = await fetch(url, {
-      headers: { Accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
-    });
-    if (!res.ok)
-      throw new DiscoveryError([`issuer: the discovery document at ${url} answered ${res.status}`]);
-    doc = (await res.json()) as Record<string, unknown>;
+    const res = await providerFetch(url, { headers: { Accept: 'application/json' } });
+    // One answer for a missing, failing, unreachable or refused document: the tenant picks the URL, so the
+    // answer must not tell what listens there (no status, no socket error).
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`answered ${res.status}`);
+    }
+    doc = JSON.parse(await readTextCapped(res, DISCOVERY_MAX_BYTES)) as Record<string, unknown>;
+    if (typeof doc !== 'object' || doc === null) throw new Error('not a JSON object');
   } catch (err) {
-    if (err instanceof DiscoveryError) throw err;
-    if (err instanceof SyntaxError)
-      throw new DiscoveryError([`issuer: the discovery document at ${url} is not JSON`]);
-    throw new DiscoveryError([`issuer: the discovery document at ${url} is ${describeFetchFailure(err)}`]);
+    if (err instanceof OutboundRefused) throw new DiscoveryError([`issuer: ${REFUSED_MESSAGE}`]);
+    throw new DiscoveryError([
+      `issuer: no usable discovery document at ${url} (it must answer 200 with a JSON object)`,
+    ]);
   }
   const metadata = checkMetadata(issuer, url, doc);
   discoveryCache.set(issuer, { at: nowMs(), metadata });
@@ -89,8 +100,13 @@ function checkMetadata(issuer: string, url: string, doc: Record<string, unknown>
     problems.push(
       `issuer: the discovery document at ${url} names the issuer ${JSON.stringify(doc.issuer)}, not ${issuer} (they must be equal exactly)`,
     );
+  // The endpoints the document names are requested (token, JWKS) or shown to browsers (authorization): the
+  // same policy as the issuer, checked before anything is saved.
+  const rules = outboundRules();
   for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'])
     if (!str(doc[field])) problems.push(`issuer: the discovery document has no ${field}`);
+    else if (!checkUrl(doc[field], rules, 'public').ok)
+      problems.push(`issuer: the discovery document's ${field}: ${REFUSED_MESSAGE}`);
   const challenge = doc.code_challenge_methods_supported;
   if (Array.isArray(challenge) && !challenge.includes('S256'))
     problems.push('issuer: the provider does not support PKCE with S256 (code_challenge_methods_supported)');
@@ -146,16 +162,16 @@ export async function exchangeCode(
   let res: Response;
   let json: Record<string, unknown> | undefined;
   try {
-    res = await fetch(metadata.tokenEndpoint, {
-      method: 'POST',
-      headers,
-      body,
-      redirect: 'error',
-      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
-    });
-    json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    res = await providerFetch(metadata.tokenEndpoint, { method: 'POST', headers, body });
+    json = await readTextCapped(res, DISCOVERY_MAX_BYTES)
+      .then((text) => JSON.parse(text) as Record<string, unknown>)
+      .catch(() => undefined);
   } catch (err) {
-    throw new TokenRequestError(`token endpoint ${describeFetchFailure(err)}`);
+    throw new TokenRequestError(
+      err instanceof OutboundRefused
+        ? 'token endpoint refused by the outbound policy'
+        : 'token endpoint unreachable',
+    );
   }
   if (!res.ok) {
     if (res.status >= 400 && res.status < 500 && str(json?.error))
@@ -169,7 +185,16 @@ export async function exchangeCode(
 function jwksOf(uri: string) {
   let jwks = jwksCache.get(uri);
   if (!jwks) {
-    jwks = createRemoteJWKSet(new URL(uri), { timeoutDuration: HTTP_TIMEOUT_MS });
+    // jose fetches the key set with the outbound policy's fetch too (its customFetch option, jose 6).
+    jwks = createRemoteJWKSet(new URL(uri), {
+      timeoutDuration: HTTP_TIMEOUT_MS,
+      [customFetch]: async (url, options) => {
+        // Read here, within the size cap; jose then parses the copy.
+        const res = await providerFetch(url, options);
+        const text = await readTextCapped(res, DISCOVERY_MAX_BYTES);
+        return new Response(text, { status: res.status, headers: res.headers });
+      },
+    });
     jwksCache.set(uri, jwks);
   }
   return jwks;

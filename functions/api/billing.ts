@@ -6,8 +6,9 @@
 import type * as z from 'zod';
 import { createApiHandler, json, type Operation, type PublicOperation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
-import { AcceptQuoteSchema } from '#domain/quotes.ts';
+import { AcceptQuoteSchema, returnUrlProblems } from '#domain/quotes.ts';
 import { config } from '#platform/config.ts';
+import { errors } from '#platform/errors.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import { paymentProvider } from '#services/payments/index.ts';
 import * as quotes from '#services/quotes.ts';
@@ -25,6 +26,8 @@ const getQuote: Operation = async (req) =>
 const acceptQuote: Operation = async (req) => {
   const projectId = req.params.projectId ?? '';
   const input = parseOrThrow(AcceptQuoteSchema, req.body ?? {});
+  const elsewhere = returnUrlProblems(input, config().appUrl);
+  if (elsewhere.length) throw errors.validation(elsewhere);
   const page = `${config().appUrl}/projects/${encodeURIComponent(projectId)}`;
   const answer = await quotes.acceptQuote(store(), await paymentProvider(), req.principal, projectId, input, {
     successUrl: `${page}?payment=success`,

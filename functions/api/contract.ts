@@ -18,8 +18,9 @@ import {
 } from '#domain/tracker-oauth.ts';
 import { ErrorCode } from '#platform/errors.ts';
 import {
-  AddMemberSchema,
+  AcceptInvitationSchema,
   ChangeRoleSchema,
+  InviteSchema,
   LoginSchema,
   SsoCallbackQuerySchema,
   SsoStartQuerySchema,
@@ -61,6 +62,13 @@ export const contracts: Record<string, RouteContract> = {
     body: LoginSchema,
     responses: { 200: R.AccessTokenSchema },
     errors: [E.INVALID_CREDENTIALS],
+  },
+  'POST /api/invitations/accept': {
+    summary:
+      "Accept an invitation: the link's holder sets a password and is signed in (sets the refresh cookie)",
+    body: AcceptInvitationSchema,
+    responses: { 200: R.AccessTokenSchema },
+    errors: [E.INVITATION_INVALID, E.EMAIL_TAKEN],
   },
   'POST /api/auth/refresh': {
     summary: 'A new access token from the refresh cookie (rotated)',
@@ -176,10 +184,20 @@ export const contracts: Record<string, RouteContract> = {
 
   'GET /api/team/members': { summary: "The tenant's members", responses: { 200: R.MemberSchema.array() } },
   'POST /api/team/members': {
-    summary: 'Add a member (admins cannot make owners)',
-    body: AddMemberSchema,
-    responses: { 201: R.MemberSchema },
-    errors: [E.EMAIL_TAKEN],
+    summary:
+      'Invite a member by e-mail (admins cannot make owners); nothing is created until the link is accepted',
+    body: InviteSchema,
+    responses: { 202: R.InvitationSchema },
+    errors: [E.EMAIL_TAKEN, E.MAIL_UNAVAILABLE],
+  },
+  'GET /api/team/invitations': {
+    summary: 'Pending invitations',
+    responses: { 200: R.InvitationSchema.array() },
+  },
+  'DELETE /api/team/invitations/{invitationId}': {
+    summary: 'Revoke a pending invitation',
+    responses: { 204: empty },
+    errors: [E.INVITATION_NOT_FOUND],
   },
   'PATCH /api/team/members/{userId}': {
     summary: "Change a member's role",
@@ -226,6 +244,7 @@ export const contracts: Record<string, RouteContract> = {
     errors: [
       E.MIGRATION_ALREADY_RUNNING,
       E.PROJECT_NOT_READY,
+      E.OAUTH_SCOPE_MISMATCH,
       E.ENGINE_DISPATCH_FAILED,
       E.TOKEN_EXCHANGE_FAILED,
       E.SOURCE_TRACKER_ERROR,
@@ -277,5 +296,6 @@ export const contracts: Record<string, RouteContract> = {
     summary:
       "The run's events as Server-Sent Events; the token in the `token` query parameter, `Last-Event-ID` resumes",
     responses: { 200: { kind: 'sse' } },
+    errors: [E.STREAM_LIMIT],
   },
 };

@@ -16,6 +16,7 @@ import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
 import { type Principal, verifyAccessToken } from '#platform/tokens.ts';
+import { currentPrincipal } from '#services/session-check.ts';
 import { store } from '#store/index.ts';
 
 export interface ApiRequest {
@@ -185,7 +186,8 @@ const authenticator = (): ApiMiddleware => ({
     if (route.access === 'public') return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
     if (!match?.[1]) throw errors.unauthorized();
-    const principal = await verifyAccessToken(match[1]);
+    // Signature and expiry first, then the user record: removed users and old roles stop here.
+    const principal = await currentPrincipal(store(), await verifyAccessToken(match[1]));
     if (!route.access.includes(principal.role)) throw errors.forbidden();
     state.principal = principal;
   },

@@ -68,6 +68,12 @@ export const ERROR_STATUSES: Record<ErrorCode, readonly number[]> = {
   SSO_EMAIL_NOT_VERIFIED: [403],
   SSO_DOMAIN_NOT_ALLOWED: [403],
   SSO_ACCOUNT_NOT_ALLOWED: [403],
+  SESSION_REVOKED: [401],
+  OAUTH_SCOPE_MISMATCH: [409],
+  INVITATION_INVALID: [400],
+  INVITATION_NOT_FOUND: [404],
+  MAIL_UNAVAILABLE: [502],
+  STREAM_LIMIT: [429],
 };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -79,6 +85,8 @@ export function errorCodesOf(route: Route, contract: RouteContract): ErrorCode[]
   if (route.access !== 'public') {
     codes.add(ErrorCode.UNAUTHORIZED);
     codes.add(ErrorCode.TOKEN_EXPIRED);
+    // The token's user was removed or re-roled since it was signed (#services/session-check.ts).
+    codes.add(ErrorCode.SESSION_REVOKED);
     if (ALL_ROLES.some((r) => !(route.access as readonly string[]).includes(r)))
       codes.add(ErrorCode.FORBIDDEN);
   }

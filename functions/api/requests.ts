@@ -1,5 +1,5 @@
 /**
- * Request schemas that belong to no domain module (credentials, team changes, the single sign-on browser legs'
+ * Request schemas that belong to no domain module (sign-in, invitations, team changes, the single sign-on browser legs'
  * queries): here, not inside their handlers, so the OpenAPI document (./openapi.ts) is built from the very
  * schemas the handlers parse with, without loading the handlers.
  */
@@ -9,11 +9,17 @@ import { ROLES } from '#platform/tokens.ts';
 export const LoginSchema = z.strictObject({
   email: z.email().max(254),
   password: z.string().min(8).max(1024),
+  /** Optional: the tenant to sign in to, for an address that belongs to several (default: its oldest). */
+  tenantId: z.uuid().optional(),
 });
 
-export const AddMemberSchema = z.strictObject({
-  email: z.email().max(254),
+export const AcceptInvitationSchema = z.strictObject({
+  token: z.string().min(1).max(200),
   password: z.string().min(8).max(1024),
+});
+
+export const InviteSchema = z.strictObject({
+  email: z.email().max(254),
   role: z.enum(ROLES),
 });
 

@@ -185,6 +185,17 @@ export const OAuthStartedSchema = z.object({ authorizationUrl: z.string(), expir
   description: 'Send the browser to `authorizationUrl` (a binding cookie is set).',
 });
 
+export const InvitationSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    role: z.enum(ROLES),
+    status: z.literal('PENDING'),
+    createdAt: isoTime,
+    expiresAt: isoTime,
+  })
+  .meta({ id: 'Invitation' });
+
 export const MemberSchema = z
   .object({ id: z.string(), email: z.string(), role: z.enum(ROLES), createdAt: isoTime, updatedAt: isoTime })
   .meta({ id: 'Member' });

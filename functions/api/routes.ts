@@ -55,6 +55,15 @@ export const routes: readonly Route[] = [
     rateLimited: true,
   },
   {
+    // The invitation link's holder sets a password and is signed in: no token (the link's one-time token is it).
+    method: 'POST',
+    path: '/api/invitations/accept',
+    group: 'auth',
+    operation: 'acceptInvitation',
+    access: 'public',
+    rateLimited: true,
+  },
+  {
     method: 'POST',
     path: '/api/auth/refresh',
     group: 'auth',
@@ -146,7 +155,16 @@ export const routes: readonly Route[] = [
   },
 
   { method: 'GET', path: '/api/team/members', group: 'team', operation: 'list', access: managers },
+  // Adding a member sends an invitation (202): nothing is created until its link is accepted.
   { method: 'POST', path: '/api/team/members', group: 'team', operation: 'add', access: managers },
+  { method: 'GET', path: '/api/team/invitations', group: 'team', operation: 'invitations', access: managers },
+  {
+    method: 'DELETE',
+    path: '/api/team/invitations/{invitationId}',
+    group: 'team',
+    operation: 'revokeInvitation',
+    access: managers,
+  },
   {
     method: 'PATCH',
     path: '/api/team/members/{userId}',

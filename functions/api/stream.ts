@@ -4,7 +4,7 @@
  * token comes from the query (an EventSource cannot send an Authorization header). Everything that can refuse
  * the request (token, role, run) is checked before the first byte, so a refusal is an ordinary JSON error.
  */
-
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -14,12 +14,14 @@ import { routesOf } from '#api/routes.ts';
 import { storedId } from '#domain/ids.ts';
 import { sseRetry } from '#domain/sse.ts';
 import { awslambda } from '#platform/awslambda.ts';
-import { nowMs } from '#platform/clock.ts';
+import { nowEpochSeconds, nowMs } from '#platform/clock.ts';
+import { config } from '#platform/config.ts';
 import { corsHeadersFor } from '#platform/cors.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
-import { verifyAccessToken } from '#platform/tokens.ts';
+import { type Principal, verifyAccessToken } from '#platform/tokens.ts';
 import { streamRun } from '#services/run-stream.ts';
+import { currentPrincipal } from '#services/session-check.ts';
 import { store } from '#store/index.ts';
 
 const route = routesOf('stream').find((r) => r.operation === 'events');
@@ -70,17 +72,43 @@ function resumeAfter(event: APIGatewayProxyEvent): string | undefined {
   return id;
 }
 
-async function admit(event: APIGatewayProxyEvent) {
+/** Seconds a lease outlives the invocation's deadline (clock skew between instances). */
+const LEASE_MARGIN_SECONDS = 5;
+
+/**
+ * The last check before the stream opens: a place among the user's STREAM_MAX_PER_USER open streams, counted
+ * in the table so every instance agrees. The lease lapses when this invocation must have ended.
+ */
+async function takeStreamPlace(principal: Principal, context: Context): Promise<StreamPlace> {
+  const now = nowEpochSeconds();
+  const lease = {
+    id: randomUUID(),
+    expiresAt: now + Math.ceil(context.getRemainingTimeInMillis() / 1000) + LEASE_MARGIN_SECONDS,
+  };
+  const max = config().streamMaxPerUser;
+  if (!(await store().streamLeases.acquire(principal.tenantId, principal.userId, lease, max, now)))
+    throw errors.streamLimit(max);
+  return { tenantId: principal.tenantId, userId: principal.userId, leaseId: lease.id };
+}
+
+interface StreamPlace {
+  tenantId: string;
+  userId: string;
+  leaseId: string;
+}
+
+async function admit(event: APIGatewayProxyEvent, context: Context) {
   const token = event.queryStringParameters?.token;
   if (!token) throw errors.unauthorized();
-  const principal = await verifyAccessToken(token);
+  const principal = await currentPrincipal(store(), await verifyAccessToken(token));
   if (!allowedRoles.includes(principal.role)) throw errors.forbidden();
   const runId = event.pathParameters?.runId ?? '';
   // Run ids are UUIDs, stored lower case: any other id is simply not found, without a read.
   const id = storedId(runId);
   const run = id ? await store().runs.get(principal.tenantId, id) : undefined;
   if (!run) throw errors.migrationNotFound(runId);
-  return { run, after: resumeAfter(event) };
+  const after = resumeAfter(event);
+  return { run, after, place: await takeStreamPlace(principal, context) };
 }
 
 function refuse(event: APIGatewayProxyEvent, responseStream: Writable, err: unknown): void {
@@ -104,12 +132,12 @@ function refuse(event: APIGatewayProxyEvent, responseStream: Writable, err: unkn
 async function serve(event: APIGatewayProxyEvent, responseStream: Writable, context: Context): Promise<void> {
   let admitted: Awaited<ReturnType<typeof admit>>;
   try {
-    admitted = await admit(event);
+    admitted = await admit(event, context);
   } catch (err) {
     refuse(event, responseStream, err);
     return;
   }
-  const { run, after } = admitted;
+  const { run, after, place } = admitted;
   const out = awslambda.HttpResponseStream.from(responseStream, {
     statusCode: 200,
     // An EventSource of another origin (withCredentials or not) reads the stream only with these.
@@ -151,6 +179,9 @@ async function serve(event: APIGatewayProxyEvent, responseStream: Writable, cont
     logger.error('run stream failed', { runId: run.id, errorName: e.name, errorMessage: e.message });
   } finally {
     active -= 1;
+    await store()
+      .streamLeases.release(place.tenantId, place.userId, place.leaseId)
+      .catch((err: Error) => logger.warn('stream lease not released', { errorName: err.name }));
     out.off('close', stop);
     if (!out.writableEnded && !out.destroyed) out.end();
   }

@@ -8,6 +8,8 @@ import { SIZE_FIELDS } from './mapping/estimates.ts';
 import { type IssueTypeStatuses, mapStates, mapTypes, type SourceState } from './mapping/index.ts';
 import { LINK_TABLE } from './mapping/links.ts';
 import { findByName, sameName } from './mapping/text.ts';
+import { nameTable } from './name-tables.ts';
+import { plainName } from './plain-text.ts';
 
 export const MAPPING_SOURCES = ['suggested', 'saved', 'confirmed'] as const;
 export type MappingSource = (typeof MAPPING_SOURCES)[number];
@@ -33,10 +35,10 @@ export interface MappingsRecord extends MappingTables {
 }
 
 const MAX_ENTRIES = 1000;
-const name = z.string().trim().min(1).max(255);
+const name = plainName(255);
 const tooMany = { message: `must have at most ${MAX_ENTRIES} entries` };
 const table = <V extends z.ZodType>(value: V) =>
-  z.record(name, value).refine((r) => Object.keys(r).length <= MAX_ENTRIES, tooMany);
+  nameTable(name, value).refine((r) => Object.keys(r).length <= MAX_ENTRIES, tooMany);
 
 /** The PUT body: every table optional (an absent one is empty). */
 export const MappingsInputSchema = z.strictObject({

@@ -4,6 +4,8 @@
  */
 import * as z from 'zod';
 import { TargetCredentialsSchema } from './connectors.ts';
+import { nameTable } from './name-tables.ts';
+import { plainName } from './plain-text.ts';
 import type { ProjectStatus } from './projects.ts';
 import { RUN_STATUSES, RUN_TYPES, type Run, type RunOptions, type RunStatus } from './runs.ts';
 
@@ -39,8 +41,8 @@ export function projectStatusAfterRun(status: RunStatus): ProjectStatus | undefi
   }
 }
 
-const name = z.string().trim().min(1).max(256);
-const nameMap = z.record(z.string().trim().min(1).max(256), z.string().trim().min(1).max(256));
+const name = plainName(256);
+const nameMap = nameTable(plainName(256), plainName(256));
 
 /**
  * The start body. The spec's secret fields (source `pat`, target `email` and `api_token`) are required, except

@@ -1,5 +1,6 @@
 /** Projects: the accepted tracker systems, the statuses, and how a new project looks. Pure. */
 import * as z from 'zod';
+import { plainLines, plainName } from './plain-text.ts';
 
 /** The wire values naming the trackers (the spec's <SOURCE_SYSTEM> and <TARGET_SYSTEM>). */
 export const SOURCE_SYSTEMS = ['AZURE_DEVOPS'] as const;
@@ -19,10 +20,10 @@ export const PROJECT_STATUSES = [
 export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
 
 export const CreateProjectSchema = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: plainName(200),
   sourceSystem: z.enum(SOURCE_SYSTEMS),
   targetSystem: z.enum(TARGET_SYSTEMS),
-  description: z.string().max(4000).optional(),
+  description: plainLines(4000).optional(),
 });
 export type CreateProjectInput = z.infer<typeof CreateProjectSchema>;
 

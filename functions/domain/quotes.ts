@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import type { Pricing } from './pricing.ts';
+import { resolveReturnTo } from './redirects.ts';
 
 /**
  * OPEN: offered, can be accepted. PENDING_PAYMENT: accepted, the payer is at the provider's checkout.
@@ -94,6 +95,19 @@ export const AcceptQuoteSchema = z
   })
   .default({});
 export type AcceptQuoteInput = z.infer<typeof AcceptQuoteSchema>;
+
+/**
+ * The return URLs must be on the web app's own origin (APP_URL): a checkout page must not send the payer, with
+ * whatever the provider appends, to a host the caller chose (an open redirect through the payment provider).
+ */
+export function returnUrlProblems(input: AcceptQuoteInput, appUrl: string): string[] {
+  const origin = new URL(appUrl).origin;
+  return (['successUrl', 'cancelUrl'] as const).flatMap((field) => {
+    const value = input[field];
+    if (value === undefined || resolveReturnTo(value, appUrl) !== undefined) return [];
+    return [`${field} must be a URL of the web app (${origin})`];
+  });
+}
 
 /** The quote as the API shows it. */
 export const quoteView = (q: Quote) => ({

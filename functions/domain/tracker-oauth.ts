@@ -120,7 +120,8 @@ export interface AtlassianSite {
   name: string;
 }
 
-const sameSite = (a: string, b: string) =>
+/** Two site or organisation URLs name the same place (case and trailing slashes aside). */
+export const sameSite = (a: string, b: string) =>
   a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
 
 /**

@@ -8,6 +8,7 @@ export const ErrorCode = {
   VALIDATION_FAILED: 'VALIDATION_FAILED',
   UNAUTHORIZED: 'UNAUTHORIZED',
   TOKEN_EXPIRED: 'TOKEN_EXPIRED',
+  SESSION_REVOKED: 'SESSION_REVOKED',
   INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
   NO_REFRESH_TOKEN: 'NO_REFRESH_TOKEN',
   REFRESH_TOKEN_INVALID: 'REFRESH_TOKEN_INVALID',
@@ -38,6 +39,7 @@ export const ErrorCode = {
   TOKEN_EXCHANGE_FAILED: 'TOKEN_EXCHANGE_FAILED',
   OAUTH_NOT_CONFIGURED: 'OAUTH_NOT_CONFIGURED',
   OAUTH_STATE_INVALID: 'OAUTH_STATE_INVALID',
+  OAUTH_SCOPE_MISMATCH: 'OAUTH_SCOPE_MISMATCH',
   MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
   TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
   PROJECT_NOT_READY: 'PROJECT_NOT_READY',
@@ -57,6 +59,10 @@ export const ErrorCode = {
   SSO_EMAIL_NOT_VERIFIED: 'SSO_EMAIL_NOT_VERIFIED',
   SSO_DOMAIN_NOT_ALLOWED: 'SSO_DOMAIN_NOT_ALLOWED',
   SSO_ACCOUNT_NOT_ALLOWED: 'SSO_ACCOUNT_NOT_ALLOWED',
+  INVITATION_INVALID: 'INVITATION_INVALID',
+  INVITATION_NOT_FOUND: 'INVITATION_NOT_FOUND',
+  MAIL_UNAVAILABLE: 'MAIL_UNAVAILABLE',
+  STREAM_LIMIT: 'STREAM_LIMIT',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -102,6 +108,13 @@ export const errors = {
   validation: (messages: string[]) => new HttpError(400, ErrorCode.VALIDATION_FAILED, messages),
   unauthorized: () => new HttpError(401, ErrorCode.UNAUTHORIZED, 'Invalid or expired access token'),
   tokenExpired: () => new HttpError(401, ErrorCode.TOKEN_EXPIRED, 'Invalid or expired access token'),
+  /** The token's user was removed, or its role changed, after the token was signed. */
+  sessionRevoked: () =>
+    new HttpError(
+      401,
+      ErrorCode.SESSION_REVOKED,
+      'Your session has ended because your membership or role changed: sign in again',
+    ),
   invalidCredentials: () => new HttpError(401, ErrorCode.INVALID_CREDENTIALS, 'Invalid credentials'),
   noRefreshToken: () => new HttpError(401, ErrorCode.NO_REFRESH_TOKEN, 'No refresh token'),
   refreshTokenInvalid: () =>
@@ -179,6 +192,18 @@ export const errors = {
       ErrorCode.OAUTH_STATE_INVALID,
       'This OAuth connection attempt is unknown, already used or expired: start connecting again',
     ),
+  /**
+   * A start names another organisation/project (or Jira site/project key) than the OAuth grant was consented
+   * for: a grant is never re-pointed (issue 17); such a run brings its own token.
+   */
+  oauthScopeMismatch: (problems: string[]) => new HttpError(409, ErrorCode.OAUTH_SCOPE_MISMATCH, problems),
+  /** A member asked to move a project's OAuth connection to another organisation, project or site. */
+  connectionMoveForbidden: (kind: 'source' | 'target') =>
+    new HttpError(
+      403,
+      ErrorCode.FORBIDDEN,
+      `Only an owner or admin can connect the project's ${kind} to another ${kind === 'source' ? 'organisation or project' : 'site or project key'}`,
+    ),
   /** The project has no stored (working) credentials for this tracker. */
   connectionRequired: (kind: 'source' | 'target', projectId: string) =>
     new HttpError(
@@ -229,7 +254,18 @@ export const errors = {
     new HttpError(404, ErrorCode.ROUTE_NOT_FOUND, `Cannot ${method} ${path}`),
   methodNotAllowed: (method: string, path: string, allow: string[]) =>
     new HttpError(405, ErrorCode.METHOD_NOT_ALLOWED, `Cannot ${method} ${path}`, { Allow: allow.join(', ') }),
+  /** Said of the caller's own tenant only: whether another tenant has the address is never told. */
   emailTaken: () => new HttpError(409, ErrorCode.EMAIL_TAKEN, 'A user with this e-mail already exists'),
+  invitationInvalid: () =>
+    new HttpError(
+      400,
+      ErrorCode.INVITATION_INVALID,
+      'This invitation link is invalid, expired or was already used: ask for a new invitation',
+    ),
+  invitationNotFound: (id: string) =>
+    new HttpError(404, ErrorCode.INVITATION_NOT_FOUND, `Invitation ${id} not found`),
+  mailUnavailable: () =>
+    new HttpError(502, ErrorCode.MAIL_UNAVAILABLE, 'The invitation e-mail could not be sent; try again'),
   lastOwner: () =>
     new HttpError(409, ErrorCode.LAST_OWNER, 'The last owner of a tenant cannot be removed or demoted'),
   unsupportedMediaType: () =>
@@ -243,6 +279,13 @@ export const errors = {
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(resetEpochSeconds),
     }),
+  streamLimit: (max: number) =>
+    new HttpError(
+      429,
+      ErrorCode.STREAM_LIMIT,
+      `You already have ${max} event streams open, the most one user may hold; close one and retry`,
+      { 'Retry-After': '5' },
+    ),
   /** The tenant has no SSO configuration; at the start URL also an unknown slug or a disabled one, alike. */
   ssoNotConfigured: (message = 'Single sign-on is not configured for this tenant') =>
     new HttpError(404, ErrorCode.SSO_NOT_CONFIGURED, message),

@@ -23,6 +23,8 @@ export interface Principal {
   email: string;
   tenantId: string;
   role: Role;
+  /** The user's token version when the token was signed (claim `tv`): a removal or role change bumps it. */
+  tokenVersion: number;
 }
 
 const ClaimsSchema = z.object({
@@ -30,6 +32,8 @@ const ClaimsSchema = z.object({
   email: z.string().min(1),
   tenantId: z.string().min(1),
   role: z.enum(ROLES),
+  // Tokens signed before versions existed carry none: version 0, as every user starts.
+  tv: z.number().int().nonnegative().default(0),
   iat: z.number().int(),
   exp: z.number().int(),
 });
@@ -41,7 +45,12 @@ const ClaimsSchema = z.object({
 export async function signAccessToken(principal: Principal, key?: Uint8Array): Promise<string> {
   const signingKey = key ?? (await jwtKey());
   const iat = nowEpochSeconds();
-  return new SignJWT({ email: principal.email, tenantId: principal.tenantId, role: principal.role })
+  return new SignJWT({
+    email: principal.email,
+    tenantId: principal.tenantId,
+    role: principal.role,
+    tv: principal.tokenVersion,
+  })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
     .setSubject(principal.userId)
     .setIssuer(ISSUER)
@@ -72,6 +81,7 @@ export async function verifyAccessToken(token: string, key?: Uint8Array): Promis
       email: claims.data.email,
       tenantId: claims.data.tenantId,
       role: claims.data.role,
+      tokenVersion: claims.data.tv,
     };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw errors.tokenExpired();

@@ -4,6 +4,7 @@
  * The sealed value is bound to its tenant and plugin, so copied to another tenant or plugin it does not open.
  */
 
+import { outboundUrlProblem } from '#outbound/validate.ts';
 import type { PluginDefinition } from '#phase-kit/context.ts';
 import type { CredentialCipher, SealedSecret } from '#platform/credentials-cipher.ts';
 import { describeIssue } from '#platform/validation.ts';
@@ -37,7 +38,13 @@ export function needsConfig(definition: PluginDefinition): boolean {
  */
 export function checkPluginConfig<C>(definition: PluginDefinition<C>, raw: unknown): C {
   const result = definition.configSchema.safeParse(raw, { reportInput: true });
-  if (result.success) return result.data;
+  if (result.success) {
+    // A plugin's service URL is reached with the tenant's plugin credential: the outbound policy's rules.
+    const url = (result.data as { baseUrl?: unknown } | undefined)?.baseUrl;
+    const refused = typeof url === 'string' ? outboundUrlProblem('config.baseUrl', url, 'public') : undefined;
+    if (refused) throw new PluginConfigError(definition.key, [refused]);
+    return result.data;
+  }
   const problems = result.error.issues.flatMap((i) => describeIssue(i, 'config').split('; '));
   throw new PluginConfigError(definition.key, [...new Set(problems)]);
 }

@@ -11,15 +11,26 @@ export interface Session {
 }
 
 async function accessTokenFor(user: User): Promise<string> {
-  return signAccessToken({ userId: user.id, email: user.email, tenantId: user.tenantId, role: user.role });
+  return signAccessToken({
+    userId: user.id,
+    email: user.email,
+    tenantId: user.tenantId,
+    role: user.role,
+    tokenVersion: user.tokenVersion ?? 0,
+  });
 }
 
 /**
  * Unknown e-mail, a user without a password (made by single sign-on) and a wrong password take the same path:
  * an scrypt comparison (against a dummy hash when there is no hash to compare with) and the same 401, so neither the answer nor its timing says which e-mails exist.
  */
-export async function login(store: Store, email: string, password: string): Promise<Session> {
-  const user = await store.users.findForLogin(email);
+export async function login(
+  store: Store,
+  email: string,
+  password: string,
+  tenantId?: string,
+): Promise<Session> {
+  const user = await store.users.findForLogin(email, tenantId);
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) throw errors.invalidCredentials();
   return startSession(store, user);
@@ -28,7 +39,12 @@ export async function login(store: Store, email: string, password: string): Prom
 /** A new login's session: a refresh-token family and an access token (password login and single sign-on). */
 export async function startSession(store: Store, user: User): Promise<Session> {
   const refreshToken = newRefreshToken();
-  await store.refreshTokens.startFamily(user.tenantId, user.id, hashRefreshToken(refreshToken));
+  await store.refreshTokens.startFamily(
+    user.tenantId,
+    user.id,
+    hashRefreshToken(refreshToken),
+    user.tokenVersion ?? 0,
+  );
   return { accessToken: await accessTokenFor(user), refreshToken };
 }
 
@@ -40,7 +56,8 @@ export async function refresh(store: Store, presented: string | undefined): Prom
   if (!rotated.ok)
     throw rotated.reason === 'reused' ? errors.refreshTokenReused() : errors.refreshTokenInvalid();
   const user = await store.users.get(rotated.record.tenantId, rotated.record.userId);
-  if (!user) {
+  // A removed user, or one whose role changed since this login: the whole family ends here.
+  if (!user || (user.tokenVersion ?? 0) !== (rotated.record.tokenVersion ?? 0)) {
     await store.refreshTokens.revokeFamily(rotated.record.tenantId, rotated.record.familyId);
     throw errors.refreshTokenInvalid();
   }

@@ -8,6 +8,8 @@ import {
   TargetCredentialsSchema,
 } from '#domain/connectors.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
+import { OutboundRefused } from '#outbound/fetch.ts';
+import { outboundUrlProblems } from '#outbound/validate.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, type HttpError } from '#platform/errors.ts';
@@ -15,7 +17,7 @@ import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
-import type { AdoClient } from '#trackers/ado/client.ts';
+import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
   credentialContext,
   loadSource,
@@ -36,8 +38,23 @@ import { findProject } from './projects.ts';
 /** A connection test should answer in seconds: few retries, short timeouts. */
 const TEST_HTTP: Partial<HttpOptions> = { maxAttempts: 2, timeoutMs: 15_000, initialDelayMs: 100 };
 
+/**
+ * The outbound policy at the edge: credentials naming a URL the service may not reach are refused (400) before
+ * any request, whatever listens there (functions/outbound/validate.ts).
+ */
+export function refuseOutbound(creds: SourceCredentials | TargetCredentials): void {
+  const problems = outboundUrlProblems(
+    'organization_url' in creds
+      ? { 'credentials.organization_url': resolveOrganizationUrl(creds.organization_url) }
+      : { 'credentials.base_url': creds.base_url },
+  );
+  if (problems.length) throw errors.validation(problems);
+}
+
 /** The spec's messages for what a tracker answered. */
 export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFound: string): string {
+  // Refused by the outbound policy (a name resolving to a private address, a redirect elsewhere): one message.
+  if (err instanceof OutboundRefused) return `${kind} connection refused: ${err.message}`;
   // No OAuth token: "Token exchange failed" (reconnect) or the provider unreachable, and what to do about it.
   if (err instanceof CredentialsUnavailable) return err.message;
   if (err instanceof TrackerUnreachableError)
@@ -230,6 +247,7 @@ export async function testConnection(
     raw = stored.creds;
   }
   const creds = kind === 'source' ? SourceCredentialsSchema.parse(raw) : TargetCredentialsSchema.parse(raw);
+  refuseOutbound(creds);
   const result =
     kind === 'source'
       ? await testSourceClient(

@@ -18,8 +18,9 @@ import {
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
-import type { OAuthCredentials } from '#domain/tracker-oauth.ts';
+import { sameSite } from '#domain/tracker-oauth.ts';
 import { writeRunReports } from '#engine/reports.ts';
+import { outboundUrlProblems } from '#outbound/validate.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
@@ -28,6 +29,7 @@ import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
+import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
   credentialContext,
   loadSource,
@@ -83,35 +85,49 @@ export async function oauthConnected(store: Store, tenantId: string, projectId: 
   return { source: source?.method === 'oauth', target: target?.method === 'oauth' };
 }
 
-/** The grants a start without secrets relies on, checked before anything is written. */
+/**
+ * The grants a start without secrets relies on, checked before anything is written. A grant stays bound to
+ * the organisation and project (Entra) or site and project key (Atlassian) it was consented for: a body naming
+ * another is refused (409 OAUTH_SCOPE_MISMATCH) unless it brings its own token, so no member can send an
+ * owner's token elsewhere by naming another host (issue 17). Moving a connection is a reconnection by an owner
+ * or admin.
+ */
 async function oauthSides(store: Store, tenantId: string, projectId: string, input: StartRunInput) {
   const pasted = connectionCredentials(input);
   const sides: OAuthSides = {};
   const problems: string[] = [];
+  const scope: string[] = [];
+  const { source, target } = input.enginePayload;
   if (!pasted.source) {
     const stored = await loadSource(store, tenantId, projectId);
-    if (stored?.method === 'oauth') sides.source = stored;
-    else problems.push('enginePayload.source.pat is required');
+    if (stored?.method !== 'oauth') problems.push('enginePayload.source.pat is required');
+    else if (
+      !sameSite(resolveOrganizationUrl(stored.creds.organization_url), resolveOrganizationUrl(source.org)) ||
+      stored.creds.project.toLowerCase() !== source.project.toLowerCase()
+    )
+      scope.push(
+        `enginePayload.source must name ${stored.creds.organization_url} and project ${stored.creds.project}: the source is connected by OAuth to them (send pat to use another)`,
+      );
+    else sides.source = stored;
   }
   if (!pasted.target) {
     const stored = await loadTarget(store, tenantId, projectId);
-    const { target } = input.enginePayload;
     if (stored?.method !== 'oauth') {
       if (target.email === undefined) problems.push('enginePayload.target.email is required');
       if (target.api_token === undefined) problems.push('enginePayload.target.api_token is required');
-    } else if (!sameUrl(stored.creds.base_url, target.base_url)) {
-      // The grant is for one site; a run cannot write to another with it.
-      problems.push(
-        `enginePayload.target.base_url must be ${stored.creds.base_url}: the target is connected by OAuth to that site (send email and api_token to use another)`,
+    } else if (
+      !sameSite(stored.creds.base_url, target.base_url) ||
+      stored.creds.project_key !== target.project_key
+    )
+      scope.push(
+        `enginePayload.target must name ${stored.creds.base_url} and project key ${stored.creds.project_key}: the target is connected by OAuth to them (send email and api_token to use another)`,
       );
-    } else sides.target = stored;
+    else sides.target = stored;
   }
   if (problems.length) throw errors.validation(problems);
+  if (scope.length) throw errors.oauthScopeMismatch(scope);
   return sides;
 }
-
-const sameUrl = (a: string, b: string) =>
-  a.replace(/\/+$/, '').toLowerCase() === b.replace(/\/+$/, '').toLowerCase();
 
 async function storeCredentials(
   store: Store,
@@ -119,7 +135,6 @@ async function storeCredentials(
   projectId: string,
   runId: string,
   input: StartRunInput,
-  oauth: OAuthSides,
 ): Promise<void> {
   const creds = connectionCredentials(input);
   const { source, target } = input.enginePayload;
@@ -148,48 +163,6 @@ async function storeCredentials(
       ),
     });
   }
-  // An OAuth grant keeps its tokens; where the run reads and writes follows the body, as for a pasted token.
-  if (oauth.source)
-    await moveOAuthScope(store, tenantId, projectId, 'source', (c) =>
-      'organization_url' in c && (c.organization_url !== source.org || c.project !== source.project)
-        ? { ...c, organization_url: source.org, project: source.project }
-        : undefined,
-    );
-  if (oauth.target)
-    await moveOAuthScope(store, tenantId, projectId, 'target', (c) =>
-      'project_key' in c && c.project_key !== target.project_key
-        ? { ...c, project_key: target.project_key }
-        : undefined,
-    );
-}
-
-/**
- * Rewrites where an OAuth connection reads or writes (`change`; undefined: nothing to change), keeping its
- * tokens. Conditional on the stored version: a refresh that lands in between wins, and the change is made again
- * on its tokens (they are the live ones).
- */
-async function moveOAuthScope(
-  store: Store,
-  tenantId: string,
-  projectId: string,
-  kind: ConnectionKind,
-  change: (creds: OAuthCredentials) => OAuthCredentials | undefined,
-): Promise<void> {
-  for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
-    const stored =
-      kind === 'source'
-        ? await loadSource(store, tenantId, projectId)
-        : await loadTarget(store, tenantId, projectId);
-    if (stored?.method !== 'oauth') return;
-    const moved = change(stored.creds);
-    if (!moved) return;
-    const sealed = await credentialCipher().seal(
-      JSON.stringify(moved),
-      credentialContext(tenantId, projectId, kind),
-    );
-    if (await store.connections.replaceSealed(tenantId, projectId, kind, sealed, stored.version)) return;
-  }
-  throw new Error(`the ${kind} connection kept changing while the run started`);
 }
 
 export interface StartOutcome {
@@ -212,7 +185,15 @@ export async function startMigration(
   input: StartRunInput,
 ): Promise<StartOutcome> {
   const project = await findProject(store, tenantId, projectId);
-  const oauth = await oauthSides(store, tenantId, project.id, input);
+  // Checked before anything is written: a URL the service may not reach, or a start the project's OAuth
+  // grants do not cover, writes nothing.
+  const { source, target } = input.enginePayload;
+  const unreachable = outboundUrlProblems({
+    'enginePayload.source.org': resolveOrganizationUrl(source.org),
+    'enginePayload.target.base_url': target.base_url,
+  });
+  if (unreachable.length) throw errors.validation(unreachable);
+  await oauthSides(store, tenantId, project.id, input);
   const options = runOptionsOf(input, DEFAULT_RUN_OPTIONS);
   const fingerprint = createHash('sha256').update(requestFingerprint(input, options)).digest('hex');
 
@@ -230,7 +211,7 @@ export async function startMigration(
     if (refusal) throw errors.projectNotReady(refusal);
     const run = newRun(tenantId, project.id, input.type, options);
     if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
-    await launch(store, orch, run, input, oauth);
+    await launch(store, orch, run, input);
     return { run, created: true };
   }
   // Three rounds lost to other starts of this project: one of them holds the lock now.
@@ -238,16 +219,10 @@ export async function startMigration(
   throw errors.migrationAlreadyRunning(lock?.runId ?? 'unknown');
 }
 
-async function launch(
-  store: Store,
-  orch: Orchestrator,
-  run: Run,
-  input: StartRunInput,
-  oauth: OAuthSides,
-): Promise<void> {
+async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRunInput): Promise<void> {
   const { tenantId, projectId, id } = run;
   try {
-    await storeCredentials(store, tenantId, projectId, id, input, oauth);
+    await storeCredentials(store, tenantId, projectId, id, input);
     // Dry runs write nothing and SAMPLE runs are trials: neither moves the project (domain/lifecycle.ts).
     if (runMovesProject(run.type, run.options.dryRun)) {
       const { from, to } = PROJECT_TRANSITIONS.startMigration;

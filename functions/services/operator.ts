@@ -3,6 +3,7 @@
  * operator CLI and by the offline runtime's demo seed. Input is validated before anything is written.
  */
 import * as z from 'zod';
+import { plainName } from '#domain/plain-text.ts';
 import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
 import type { PluginDefinition } from '#phase-kit/context.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
@@ -25,7 +26,7 @@ function check<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   return r.data;
 }
 
-const TenantInput = z.object({ name: z.string().trim().min(1).max(200) });
+const TenantInput = z.object({ name: plainName(200) });
 const UserInput = z.object({
   tenantId: z.string().min(1),
   email: z.email().max(254),

@@ -19,7 +19,7 @@ import type { AdoClient } from '#trackers/ado/client.ts';
 import { openSourceClient, sourceClient } from '#trackers/connections.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
-import { describeTrackerFailure, storedCredentials } from './connectors.ts';
+import { describeTrackerFailure, refuseOutbound, storedCredentials } from './connectors.ts';
 import { findProject } from './projects.ts';
 import { offerQuote } from './quotes.ts';
 
@@ -164,6 +164,7 @@ export async function startScan(
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
   const inline = input.credentials ? SourceCredentialsSchema.parse(input.credentials) : undefined;
+  if (inline) refuseOutbound(inline);
   let client: AdoClient;
   let ids: number[];
   try {

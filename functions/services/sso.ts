@@ -196,7 +196,9 @@ async function idTokenClaims(
 /**
  * The user to sign in: the one linked to this provider identity; else this tenant's user with the e-mail
  * (linked now, unless it is linked to another identity of the provider); else a new user with the default
- * role and no password. An e-mail of another tenant's user is refused without saying whose it is.
+ * role and no password. Only this tenant's users are looked at: addresses are unique per tenant, so what a
+ * tenant's own provider asserts makes or finds a user of that tenant alone, and never claims, blocks or
+ * reveals another tenant's user with the same address (docs/security.md).
  */
 async function userFor(
   store: Store,
@@ -207,10 +209,8 @@ async function userFor(
   const { tenantId } = settings;
   const linked = await store.users.findBySsoIdentity(tenantId, identity);
   if (linked) return linked;
-  const existing = await store.users.findByEmail(email);
+  const existing = await store.users.findInTenant(tenantId, email);
   if (existing) {
-    if (existing.tenantId !== tenantId)
-      throw refuse(errors.ssoAccountNotAllowed(), "e-mail belongs to another tenant's user", tenantId);
     if (existing.sso && existing.sso.issuer === identity.issuer && existing.sso.subject !== identity.subject)
       throw refuse(
         errors.ssoAccountNotAllowed(),
@@ -221,9 +221,17 @@ async function userFor(
       throw refuse(errors.ssoAccountNotAllowed(), 'identity link refused (linked meanwhile)', tenantId);
     return { ...existing, sso: identity };
   }
-  const created = await store.users.create({ tenantId, email, role: settings.defaultRole, sso: identity });
+  // An invited address signing in through the tenant's provider accepts its invitation: the invited role.
+  const invitation = await store.invitations.takeForAddress(tenantId, email);
+  const role = invitation?.role ?? settings.defaultRole;
+  const created = await store.users.create({ tenantId, email, role, sso: identity });
   if (!created.ok)
     throw refuse(errors.ssoAccountNotAllowed(), `user not created: ${created.reason}`, tenantId);
-  logger.info('sso user created', { tenantId, userId: created.user.id, role: created.user.role });
+  logger.info('sso user created', {
+    tenantId,
+    userId: created.user.id,
+    role: created.user.role,
+    ...(invitation ? { invitationId: invitation.id } : {}),
+  });
   return created.user;
 }

@@ -1,10 +1,10 @@
 /** Team members: the tenant's users as the owner and admins manage them. */
 import { mayAssignRole, mayRemoveMember } from '#domain/team.ts';
 import { errors } from '#platform/errors.ts';
-import { hashPassword } from '#platform/passwords.ts';
 import type { Principal, Role } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
+import { forgetSession } from './session-check.ts';
 
 export interface Member {
   id: string;
@@ -26,7 +26,16 @@ export const toMember = (u: User): Member => ({
  * Team changes are judged on the actor's role as stored now, not as the token claimed up to 15 minutes ago:
  * a demoted owner or a removed admin loses these powers at once.
  */
-async function currentRole(store: Store, actor: Principal): Promise<Role> {
+/**
+ * A role change or a removal ends the user's sessions: this instance forgets its cached read at once (others
+ * within SESSION_CHECK_CACHE_SECONDS), and every refresh-token family of the user is revoked.
+ */
+async function endSessions(store: Store, tenantId: string, userId: string): Promise<void> {
+  forgetSession(tenantId, userId);
+  await store.refreshTokens.revokeUserFamilies(tenantId, userId);
+}
+
+export async function currentRole(store: Store, actor: Principal): Promise<Role> {
   const user = await store.users.get(actor.tenantId, actor.userId);
   if (!user || (user.role !== 'owner' && user.role !== 'admin')) throw errors.forbidden();
   return user.role;
@@ -35,22 +44,6 @@ async function currentRole(store: Store, actor: Principal): Promise<Role> {
 export async function listMembers(store: Store, tenantId: string): Promise<Member[]> {
   const users = await store.users.list(tenantId);
   return users.map(toMember).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-}
-
-export async function addMember(
-  store: Store,
-  actor: Principal,
-  input: { email: string; password: string; role: Role },
-): Promise<Member> {
-  if (!mayAssignRole(await currentRole(store, actor), undefined, input.role)) throw errors.forbidden();
-  const created = await store.users.create({
-    tenantId: actor.tenantId,
-    email: input.email,
-    role: input.role,
-    passwordHash: await hashPassword(input.password),
-  });
-  if (!created.ok) throw created.reason === 'email-taken' ? errors.emailTaken() : errors.internal();
-  return toMember(created.user);
 }
 
 export async function changeMemberRole(
@@ -63,7 +56,10 @@ export async function changeMemberRole(
   if (!current) throw errors.memberNotFound(userId);
   if (!mayAssignRole(await currentRole(store, actor), current.role, role)) throw errors.forbidden();
   const changed = await store.users.changeRole(actor.tenantId, userId, role);
-  if (changed.ok) return toMember(changed.user);
+  if (changed.ok) {
+    await endSessions(store, actor.tenantId, userId);
+    return toMember(changed.user);
+  }
   if (changed.reason === 'last-owner') throw errors.lastOwner();
   if (changed.reason === 'not-found') throw errors.memberNotFound(userId);
   return changeMemberRole(store, actor, userId, role); // lost a race with another change: decide again
@@ -74,7 +70,10 @@ export async function removeMember(store: Store, actor: Principal, userId: strin
   if (!current) throw errors.memberNotFound(userId);
   if (!mayRemoveMember(await currentRole(store, actor), current.role)) throw errors.forbidden();
   const removed = await store.users.delete(actor.tenantId, userId);
-  if (removed.ok) return;
+  if (removed.ok) {
+    await endSessions(store, actor.tenantId, userId);
+    return;
+  }
   if (removed.reason === 'last-owner') throw errors.lastOwner();
   if (removed.reason === 'not-found') throw errors.memberNotFound(userId);
   return removeMember(store, actor, userId);

@@ -19,7 +19,9 @@ import {
   PROVIDER_OF,
   StartSourceOAuthSchema,
   StartTargetOAuthSchema,
+  sameSite,
 } from '#domain/tracker-oauth.ts';
+import { outboundUrlProblems } from '#outbound/validate.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 import { OAUTH_CALLBACK_PATH } from '#platform/cookies.ts';
@@ -31,7 +33,14 @@ import { sha256Url } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
-import { credentialContext, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
+import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
+import {
+  credentialContext,
+  loadSource,
+  loadTarget,
+  type StoredSource,
+  type StoredTarget,
+} from '#trackers/connections.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';
@@ -59,6 +68,31 @@ function returnTarget(returnTo: string | undefined, projectId: string): string {
   return resolved;
 }
 
+/** Does this start name another organisation/project (or project key/site) than the stored OAuth grant? */
+async function movesGrant(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  request: { organization_url: string; project: string } | { project_key: string; site?: string | undefined },
+): Promise<boolean> {
+  if ('organization_url' in request) {
+    const stored = await loadSource(store, tenantId, projectId);
+    if (stored?.method !== 'oauth') return false;
+    return (
+      !sameSite(
+        resolveOrganizationUrl(stored.creds.organization_url),
+        resolveOrganizationUrl(request.organization_url),
+      ) || !sameSite(stored.creds.project, request.project)
+    );
+  }
+  const stored = await loadTarget(store, tenantId, projectId);
+  if (stored?.method !== 'oauth') return false;
+  return (
+    stored.creds.project_key !== request.project_key ||
+    (request.site !== undefined && !sameSite(stored.creds.base_url, request.site))
+  );
+}
+
 export async function startOAuthConnection(
   store: Store,
   principal: Principal,
@@ -74,8 +108,17 @@ export async function startOAuthConnection(
     kind === 'source'
       ? parseOrThrow(StartSourceOAuthSchema, body ?? {})
       : parseOrThrow(StartTargetOAuthSchema, body ?? {});
+  const unreachable = outboundUrlProblems(
+    'organization_url' in request
+      ? { organization_url: resolveOrganizationUrl(request.organization_url) }
+      : { site: request.site },
+  );
+  if (unreachable.length) throw errors.validation(unreachable);
   const provider = (await oauthProviders())[PROVIDER_OF[kind]];
   if (!provider) throw errors.oauthNotConfigured(TRACKER_NAME[kind]);
+  // A grant stays where it was consented: only an owner or admin moves a project's connection elsewhere.
+  if (principal.role === 'member' && (await movesGrant(store, principal.tenantId, project.id, request)))
+    throw errors.connectionMoveForbidden(kind);
 
   const state = base64url(randomBytes(32));
   const codeVerifier = base64url(randomBytes(48));

@@ -16,7 +16,14 @@ export function createDocumentClient(opts: {
       ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
   });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: {
+      removeUndefinedValues: true,
+      // The SDK takes an object for a map only when its `constructor` is Object (or absent): a name table with
+      // an entry named "constructor" (a mapping, a run's overrides) would otherwise fail to marshal (a 500).
+      convertClassInstanceToMap: true,
+    },
+  });
 }
 
 let shared: DynamoDBDocumentClient | undefined;

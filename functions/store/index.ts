@@ -2,6 +2,7 @@
 import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
 import { IdMapRepository, RunFailureRepository } from './id-map.ts';
+import { InvitationRepository } from './invitations.ts';
 import { MappingsRepository } from './mappings.ts';
 import { OAuthAttemptRepository } from './oauth-attempts.ts';
 import { PluginEnablementRepository } from './plugins.ts';
@@ -11,6 +12,7 @@ import { RefreshTokenRepository } from './refresh-tokens.ts';
 import { RunRepository } from './runs.ts';
 import { ScanRepository } from './scans.ts';
 import { SsoRepository } from './sso.ts';
+import { StreamLeaseRepository } from './stream-leases.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
@@ -20,6 +22,7 @@ export interface Store {
   readonly table: Table;
   tenants: TenantRepository;
   users: UserRepository;
+  invitations: InvitationRepository;
   refreshTokens: RefreshTokenRepository;
   rateLimits: RateLimitRepository;
   projects: ProjectRepository;
@@ -33,6 +36,7 @@ export interface Store {
   mappings: MappingsRepository;
   oauthAttempts: OAuthAttemptRepository;
   sso: SsoRepository;
+  streamLeases: StreamLeaseRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -40,6 +44,7 @@ export function createStore(table: Table): Store {
     table,
     tenants: new TenantRepository(table),
     users: new UserRepository(table),
+    invitations: new InvitationRepository(table),
     refreshTokens: new RefreshTokenRepository(table),
     rateLimits: new RateLimitRepository(table),
     projects: new ProjectRepository(table),
@@ -53,6 +58,7 @@ export function createStore(table: Table): Store {
     mappings: new MappingsRepository(table),
     oauthAttempts: new OAuthAttemptRepository(table),
     sso: new SsoRepository(table),
+    streamLeases: new StreamLeaseRepository(table),
   };
 }
 

@@ -26,8 +26,33 @@ export const keys = {
 
   user: (tenantId: string, userId: string): Key => ({ pk: tenantPk(tenantId), sk: `USER#${userId}` }),
   userPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'USER#' }),
-  /** E-mails are unique across tenants: login names no tenant. */
-  email: (email: string): Key => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
+  /**
+   * An address is unique within a tenant only: no tenant can claim or block another's addresses (docs/security.md).
+   */
+  tenantEmail: (tenantId: string, email: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `EMAIL#${email.toLowerCase()}`,
+  }),
+  /**
+   * Where a password login that names no tenant goes: one entry per password user of the address, oldest first
+   * (sort key = creation time, then tenant). Before per-tenant addresses the one entry was `sk: 'EMAIL'`
+   * (legacyEmail): older than every dated entry, it is still honoured, and first.
+   */
+  loginEntry: (email: string, createdAt: string, tenantId: string): Key => ({
+    pk: `EMAIL#${email.toLowerCase()}`,
+    sk: `${createdAt}#${tenantId}`,
+  }),
+  loginEntries: (email: string) => ({ pk: `EMAIL#${email.toLowerCase()}` }),
+  legacyEmail: (email: string): Key => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
+
+  /** A pending invitation by the SHA-256 of its one-time token (the accept link names no tenant). */
+  invitation: (tokenHash: string): Key => ({ pk: `INVITE#${tokenHash}`, sk: 'INVITE' }),
+  /** The same invitation as its tenant lists it. */
+  tenantInvitation: (tenantId: string, invitationId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `INVITATION#${invitationId}`,
+  }),
+  tenantInvitationPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'INVITATION#' }),
 
   /** A tenant's single sign-on configuration (OpenID Connect provider), one per tenant. */
   ssoConfig: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'SSO' }),
@@ -45,6 +70,13 @@ export const keys = {
   refreshFamily: (tenantId: string, familyId: string): Key => ({
     pk: tenantPk(tenantId),
     sk: `REFRESH_FAMILY#${familyId}`,
+  }),
+  refreshFamilyPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'REFRESH_FAMILY#' }),
+
+  /** A user's open event streams (leases with their expiry), counted across every function instance. */
+  streamLeases: (tenantId: string, userId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `STREAMS#${userId}`,
   }),
 
   rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({

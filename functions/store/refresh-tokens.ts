@@ -8,13 +8,15 @@ import { v7 as uuidv7 } from 'uuid';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { REFRESH_TOKEN_TTL_SECONDS } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
-import { failedConditions, type Table } from './table.ts';
+import { failedConditions, queryAll, type Table } from './table.ts';
 
 export interface RefreshTokenRecord {
   tokenHash: string;
   familyId: string;
   tenantId: string;
   userId: string;
+  /** The user's token version at login: a refresh after a role change or removal is refused. */
+  tokenVersion?: number;
   expiresAt: number;
   usedAt?: string;
 }
@@ -27,9 +29,14 @@ export class RefreshTokenRepository {
   constructor(private readonly table: Table) {}
 
   /** Starts a new family with its first token. */
-  async startFamily(tenantId: string, userId: string, tokenHash: string): Promise<RefreshTokenRecord> {
+  async startFamily(
+    tenantId: string,
+    userId: string,
+    tokenHash: string,
+    tokenVersion = 0,
+  ): Promise<RefreshTokenRecord> {
     const familyId = uuidv7();
-    const record = this.newRecord({ tenantId, userId, familyId, tokenHash });
+    const record = this.newRecord({ tenantId, userId, familyId, tokenHash, tokenVersion });
     await this.table.db.send(
       new TransactWriteCommand({
         TransactItems: [
@@ -117,6 +124,21 @@ export class RefreshTokenRepository {
     );
   }
 
+  /**
+   * Ends every live family of a user (a removal or a role change). The tenant's families are few (one per login,
+   * gone after 30 days), so one query of the tenant's partition finds them.
+   */
+  async revokeUserFamilies(tenantId: string, userId: string): Promise<number> {
+    const { pk, skPrefix } = keys.refreshFamilyPrefix(tenantId);
+    const families = await queryAll(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      FilterExpression: 'userId = :user AND attribute_not_exists(revokedAt)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix, ':user': userId },
+    });
+    await Promise.all(families.map((f) => this.revokeFamily(tenantId, f.familyId as string)));
+    return families.length;
+  }
+
   /** Looks a token up without using it (logout). */
   async find(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
     const out = await this.table.db.send(
@@ -126,13 +148,14 @@ export class RefreshTokenRepository {
   }
 
   private newRecord(
-    r: Pick<RefreshTokenRecord, 'tenantId' | 'userId' | 'familyId' | 'tokenHash'>,
+    r: Pick<RefreshTokenRecord, 'tenantId' | 'userId' | 'familyId' | 'tokenHash' | 'tokenVersion'>,
   ): RefreshTokenRecord {
     return {
       tokenHash: r.tokenHash,
       familyId: r.familyId,
       tenantId: r.tenantId,
       userId: r.userId,
+      tokenVersion: r.tokenVersion ?? 0,
       expiresAt: nowEpochSeconds() + REFRESH_TOKEN_TTL_SECONDS,
     };
   }

@@ -1,4 +1,9 @@
-import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
 import { nowIso } from '#platform/clock.ts';
 import type { Role } from '#platform/tokens.ts';
@@ -14,6 +19,8 @@ export interface User {
   passwordHash?: string;
   /** The identity provider account this user signs in with (issuer and subject), once linked. */
   sso?: SsoIdentity;
+  /** Bumped by every role change: access and refresh tokens signed for an older version are refused. */
+  tokenVersion?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,13 +41,19 @@ export type DeleteUserResult =
   | { ok: false; reason: 'not-found' | 'last-owner' | 'changed-concurrently' };
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** What an address entry points at. */
+interface UserRef {
+  tenantId: string;
+  userId: string;
+}
 
 export class UserRepository {
   constructor(private readonly table: Table) {}
 
   /**
-   * One transaction: the e-mail claim, the user and the tenant's owner count (and, for a user made by single
-   * sign-on, the link of its provider identity), or nothing at all.
+   * One transaction: the address within the tenant, the user, the tenant's owner count, a password user's login
+   * entry (and, for a user made by single sign-on, the link of its provider identity), or nothing at all. The
+   * address is claimed in this tenant only: another tenant's users never make it fail.
    */
   async create(input: {
     tenantId: string;
@@ -57,29 +70,35 @@ export class UserRepository {
       createdAt: now,
       updatedAt: now,
     };
+    const ref = { tenantId: user.tenantId, userId: user.id };
+    const items: TransactItem[] = [
+      {
+        Put: {
+          TableName: this.table.name,
+          Item: { ...keys.tenantEmail(user.tenantId, user.email), ...ref },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      { Put: { TableName: this.table.name, Item: { ...keys.user(user.tenantId, user.id), ...user } } },
+      this.ownerCountChange(user.tenantId, user.role === 'owner' ? 1 : 0),
+    ];
+    if (input.passwordHash)
+      items.push({
+        Put: {
+          TableName: this.table.name,
+          Item: { ...keys.loginEntry(user.email, now, user.tenantId), ...ref },
+        },
+      });
+    const ssoIndex = items.length;
+    if (input.sso) items.push(this.ssoLinkPut(user.tenantId, user.id, input.sso));
     try {
-      await this.table.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.table.name,
-                Item: { ...keys.email(user.email), tenantId: user.tenantId, userId: user.id },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            { Put: { TableName: this.table.name, Item: { ...keys.user(user.tenantId, user.id), ...user } } },
-            this.ownerCountChange(user.tenantId, user.role === 'owner' ? 1 : 0),
-            ...(input.sso ? [this.ssoLinkPut(user.tenantId, user.id, input.sso)] : []),
-          ],
-        }),
-      );
+      await this.table.db.send(new TransactWriteCommand({ TransactItems: items }));
       return { ok: true, user };
     } catch (err) {
       const failed = failedConditions(err);
       if (failed?.includes(0)) return { ok: false, reason: 'email-taken' };
       if (failed?.includes(2)) return { ok: false, reason: 'no-tenant' };
-      if (failed?.includes(3)) return { ok: false, reason: 'identity-linked' };
+      if (failed?.includes(ssoIndex)) return { ok: false, reason: 'identity-linked' };
       throw err;
     }
   }
@@ -125,26 +144,56 @@ export class UserRepository {
     return out.Item ? (withoutKeys(out.Item) as unknown as User) : undefined;
   }
 
-  async findByEmail(email: string): Promise<User | undefined> {
-    const claim = await this.table.db.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.email(email) }),
-    );
-    if (!claim.Item) return undefined;
-    return this.get(claim.Item.tenantId as string, claim.Item.userId as string);
+  /** The tenant's user with this address (a user from before per-tenant addresses too), if any. */
+  async findInTenant(tenantId: string, email: string): Promise<User | undefined> {
+    const ref = await this.tenantAddress(tenantId, email);
+    return ref ? this.get(ref.tenantId, ref.userId) : undefined;
   }
 
   /**
-   * The login lookup: always two reads, the e-mail claim and then a user row. For an unknown e-mail the second
-   * read is of a row that cannot exist, so the round trips (and the time) match those of a known e-mail.
+   * The login lookup: always the same reads, the address's entry and then a user row. With a tenant named, the
+   * entry is the address in that tenant; without, the address's oldest password user. For an unknown e-mail the
+   * last read is of a row that cannot exist, so the round trips (and the time) match those of a known e-mail.
    */
-  async findForLogin(email: string): Promise<User | undefined> {
-    const claim = await this.table.db.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.email(email) }),
-    );
-    const tenantId = (claim.Item?.tenantId as string | undefined) ?? 'none';
-    const userId = (claim.Item?.userId as string | undefined) ?? 'none';
-    const user = await this.get(tenantId, userId);
-    return claim.Item ? user : undefined;
+  async findForLogin(email: string, tenantId?: string): Promise<User | undefined> {
+    const ref = tenantId ? await this.tenantAddress(tenantId, email) : await this.oldestLoginEntry(email);
+    const user = await this.get(ref?.tenantId ?? 'none', ref?.userId ?? 'none');
+    return ref ? user : undefined;
+  }
+
+  /** Both places an address may live in a tenant, read together (a constant number of round trips). */
+  private async tenantAddress(tenantId: string, email: string): Promise<UserRef | undefined> {
+    const [own, legacy] = await Promise.all([
+      this.table.db.send(
+        new GetCommand({
+          TableName: this.table.name,
+          Key: keys.tenantEmail(tenantId, email),
+          ConsistentRead: true,
+        }),
+      ),
+      this.table.db.send(new GetCommand({ TableName: this.table.name, Key: keys.legacyEmail(email) })),
+    ]);
+    if (own.Item) return own.Item as unknown as UserRef;
+    return legacy.Item?.tenantId === tenantId ? (legacy.Item as unknown as UserRef) : undefined;
+  }
+
+  /**
+   * A claim from before per-tenant addresses is older than any dated entry but sorts after them (`EMAIL` after
+   * digits): it is read beside the first dated entry, and wins.
+   */
+  private async oldestLoginEntry(email: string): Promise<UserRef | undefined> {
+    const [legacy, dated] = await Promise.all([
+      this.table.db.send(new GetCommand({ TableName: this.table.name, Key: keys.legacyEmail(email) })),
+      this.table.db.send(
+        new QueryCommand({
+          TableName: this.table.name,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.loginEntries(email).pk },
+          Limit: 1,
+        }),
+      ),
+    ]);
+    return (legacy.Item ?? dated.Items?.[0]) as UserRef | undefined;
   }
 
   async list(tenantId: string): Promise<User[]> {
@@ -171,17 +220,25 @@ export class UserRepository {
               Update: {
                 TableName: this.table.name,
                 Key: keys.user(tenantId, userId),
-                UpdateExpression: 'SET #role = :role, updatedAt = :now',
+                UpdateExpression: 'SET #role = :role, updatedAt = :now ADD tokenVersion :one',
                 ConditionExpression: '#role = :old',
                 ExpressionAttributeNames: { '#role': 'role' },
-                ExpressionAttributeValues: { ':role': role, ':old': current.role, ':now': updatedAt },
+                ExpressionAttributeValues: {
+                  ':role': role,
+                  ':old': current.role,
+                  ':now': updatedAt,
+                  ':one': 1,
+                },
               },
             },
             this.ownerCountChange(tenantId, delta),
           ],
         }),
       );
-      return { ok: true, user: { ...current, role, updatedAt } };
+      return {
+        ok: true,
+        user: { ...current, role, updatedAt, tokenVersion: (current.tokenVersion ?? 0) + 1 },
+      };
     } catch (err) {
       const failed = failedConditions(err);
       if (failed?.includes(1)) return { ok: false, reason: 'last-owner' };
@@ -207,7 +264,22 @@ export class UserRepository {
               },
             },
             this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
-            { Delete: { TableName: this.table.name, Key: keys.email(current.email) } },
+            { Delete: { TableName: this.table.name, Key: keys.tenantEmail(tenantId, current.email) } },
+            {
+              Delete: {
+                TableName: this.table.name,
+                Key: keys.loginEntry(current.email, current.createdAt, tenantId),
+              },
+            },
+            {
+              // The claim of a user from before per-tenant addresses: removed only when it is this user's.
+              Delete: {
+                TableName: this.table.name,
+                Key: keys.legacyEmail(current.email),
+                ConditionExpression: 'attribute_not_exists(pk) OR userId = :id',
+                ExpressionAttributeValues: { ':id': userId },
+              },
+            },
             // A removed user's provider identity is free again: the next sign-in with it makes a new user.
             ...(current.sso
               ? [

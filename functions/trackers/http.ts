@@ -15,6 +15,8 @@ import {
   retry,
 } from 'cockatiel';
 import type { ConnectionKind } from '#domain/connectors.ts';
+import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
+import type { Destination } from '#outbound/rules.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
 
@@ -32,6 +34,11 @@ export interface HttpOptions {
   /** Which product this is, for the `tracker` dimension of the tracker metrics (none recorded without it). */
   name?: TrackerKind;
   baseUrl: string;
+  /**
+   * Which hosts the outbound policy lets this client reach: `tracker` (the default) the allow-listed tracker
+   * hosts; `public` any public host (a plugin's service, whose URL only the operator sets).
+   */
+  destination?: Destination;
   /** The Authorization header: a fixed value (PAT, API token) or an OAuth token source. Never logged. */
   authorization: string | AuthorizationSource;
   timeoutMs?: number;
@@ -350,14 +357,16 @@ export class TrackerHttp {
       body = JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
     }
-    return fetch(url, {
+    // The outbound policy (functions/outbound/) checks the URL, pins the address and follows redirects itself.
+    return outboundFetch(url, {
+      destination: this.opts.destination ?? 'tracker',
       method,
       headers,
       body,
       redirect: options.manualRedirect ? 'manual' : 'follow',
       signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
       ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
-    } as RequestInit);
+    } as OutboundInit);
   }
 
   private async toResponse<T>(
@@ -371,7 +380,8 @@ export class TrackerHttp {
       response.ok ||
       (response.status >= 300 && response.status < 400 && options.manualRedirect) ||
       options.accept?.includes(response.status);
-    const text = response.status === 204 ? '' : await response.text();
+    // A tracker answer is read whole only up to OUTBOUND_MAX_RESPONSE_BYTES.
+    const text = response.status === 204 ? '' : await readTextCapped(response);
     let body: unknown = text;
     if (text && /json/i.test(type)) {
       try {
@@ -394,7 +404,8 @@ export class TrackerHttp {
     return this.policy.execute(async () => {
       await this.concurrency.acquire();
       try {
-        const response = await fetch(url, {
+        const response = await outboundFetch(url, {
+          destination: this.opts.destination ?? 'tracker',
           headers: { Authorization: await this.authorizationHeader() },
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         }).catch((err: unknown) => {
@@ -418,7 +429,7 @@ export class TrackerHttp {
             response.status,
             'GET',
             url.pathname,
-            await response.text(),
+            await readTextCapped(response),
           );
         return response;
       } finally {

@@ -27,6 +27,8 @@ const PROD_CONTEXT = {
   alarmEmail: 'ops@example.com',
   stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
   appUrl: 'https://app.example.com',
+  outboundAllowedHosts: 'jira.example.com,*.tfs.example.org',
+  mailFrom: 'invitations@mail.example.com',
   trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
   atlassianClientId: 'atlassian-client-id',
   entraClientId: '00000000-1111-2222-3333-444444444444',
@@ -318,10 +320,11 @@ describe('the API construct', () => {
     const apiOnly = (names: string[]) => names.filter((n) => n !== 'scanWorker');
 
     expect(apiOnly(whoMay(s, 'dynamodb:PutItem', table))).toEqual(
-      ['auth', 'billing', 'connectors', 'migrations', 'projects', 'sso', 'team'].sort(),
+      ['auth', 'billing', 'connectors', 'migrations', 'projects', 'sso', 'stream', 'team'].sort(),
     );
     expect(apiOnly(whoMay(s, 'dynamodb:GetItem', table))).toEqual(groupsWhere((g) => g !== 'health'));
-    for (const readOnly of ['plugins', 'stream'] as const) {
+    // The stream writes only its user's stream lease (the per-user cap is counted in the table).
+    for (const readOnly of ['plugins'] as const) {
       const role = roleOf(s, fnId(s, readOnly));
       expect(allows(s, role, 'dynamodb:Query', table), readOnly).toBe(true);
       for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'])
@@ -405,6 +408,26 @@ describe('the API construct', () => {
       expect(envOf(s, fnId(s, g)), g).not.toHaveProperty('STRIPE_SECRET_ARN');
     // Without one (dev here), the instant provider: no variable, no grant beyond the JWT key.
     expect(envOf(dev(), fnId(dev(), 'billing'))).not.toHaveProperty('STRIPE_SECRET_ARN');
+  });
+
+  it('lets only the team group send mail, from the one sender of context mailFrom, and none without it', () => {
+    const s = prod();
+    const team = envOf(s, fnId(s, 'team'));
+    expect(team.MAIL_FROM).toBe('invitations@mail.example.com');
+    expect(team.APP_URL).toBe('https://app.example.com');
+    const senders = routeGroups().filter((g) =>
+      statementsOf(s, roleOf(s, fnId(s, g))).some((st) => actionsOf(st).some((a) => a.startsWith('ses:'))),
+    );
+    expect(senders).toEqual(['team']);
+    const send = statementsOf(s, roleOf(s, fnId(s, 'team'))).find((st) =>
+      actionsOf(st).includes('ses:SendEmail'),
+    );
+    expect(send).toMatchObject({
+      Action: 'ses:SendEmail',
+      Condition: { StringEquals: { 'ses:FromAddress': 'invitations@mail.example.com' } },
+    });
+    expect(JSON.stringify(send?.Resource)).toContain(':identity/mail.example.com');
+    expect(envOf(dev(), fnId(dev(), 'team'))).not.toHaveProperty('MAIL_FROM');
   });
 
   it("gives the trackers' OAuth settings and secret (context trackerOAuthSecretArn) to exactly the functions that refresh tokens", () => {
@@ -493,7 +516,14 @@ describe('the API construct', () => {
     // The same base as SSO's.
     expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
     expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
-    expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('APP_URL');
+    // Every function reads APP_URL (config fails at cold start in prod without it) and the operator's extra
+    // tracker hosts of the outbound policy.
+    for (const name of ['engine', 'scanWorker', ...routeGroups()])
+      expect(envOf(p, idOf(p, name)), name).toMatchObject({
+        APP_URL: 'https://app.example.com',
+        OUTBOUND_ALLOWED_HOSTS: 'jira.example.com,*.tfs.example.org',
+      });
+    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_ALLOW_LOOPBACK');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
@@ -604,6 +634,8 @@ describe('the API construct', () => {
       alarmEmail: 'ops@example.com',
       stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
       appUrl: 'https://app.example.com',
+      outboundAllowedHosts: PROD_CONTEXT.outboundAllowedHosts,
+      mailFrom: 'invitations@mail.example.com',
       trackerOAuthSecretArn: PROD_CONTEXT.trackerOAuthSecretArn,
       atlassianClientId: PROD_CONTEXT.atlassianClientId,
       entraClientId: PROD_CONTEXT.entraClientId,
@@ -623,6 +655,8 @@ describe('the API construct', () => {
       alarmEmail: undefined,
       stripeSecretArn: undefined,
       appUrl: undefined,
+      outboundAllowedHosts: undefined,
+      mailFrom: undefined,
       trackerOAuthSecretArn: undefined,
       atlassianClientId: undefined,
       entraClientId: undefined,

@@ -236,7 +236,7 @@ describe('POST /api/auth/refresh', () => {
     expect(res.body.code).toBe('REFRESH_TOKEN_INVALID');
   });
 
-  it('puts the current role in the refreshed access token', async () => {
+  it('ends the refresh family on a role change; the next login carries the new role', async () => {
     const tenant = await app.createTenant('Rolechange');
     const cookie = refreshCookieOf(await app.login(tenant.member.email));
     const promoted = await app.call('PATCH', `/api/team/members/${tenant.member.id}`, {
@@ -245,7 +245,8 @@ describe('POST /api/auth/refresh', () => {
     });
     expect(promoted.status).toBe(200);
     const res = await app.call('POST', '/api/auth/refresh', { cookie: `refresh_token=${cookie}` });
-    expect(claimsOf(res.body.accessToken).role).toBe('admin');
+    expect(res.status).toBe(401);
+    expect(claimsOf((await app.login(tenant.member.email)).body.accessToken).role).toBe('admin');
   });
 
   it('logout revokes the family and clears the cookie', async () => {

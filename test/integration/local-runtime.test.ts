@@ -3,7 +3,7 @@
  * URLs and demo logins, enforce the prod rate limit, stop cleanly on SIGTERM and keep its data across a restart.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,20 @@ describe('npm start', () => {
       body: { name: 'Survives restarts', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
     });
     expect(project.status).toBe(201);
+
+    // Invitation mail lands in the outbox the banner names, inside a DATA_DIR only its owner can read.
+    expect(banner).toContain(`Mail outbox:    ${join(dataDir, 'outbox')}`);
+    const invited = await http(base, 'POST', '/api/team/members', {
+      token,
+      body: { email: 'new.colleague@demo.example.com', role: 'member' },
+    });
+    expect(invited.status).toBe(202);
+    const mails = readdirSync(join(dataDir, 'outbox')).map((f) =>
+      JSON.parse(readFileSync(join(dataDir, 'outbox', f), 'utf8')),
+    );
+    expect(mails).toEqual([expect.objectContaining({ to: 'new.colleague@demo.example.com' })]);
+    expect(mails[0].text).toMatch(/\/invitations\/accept#token=[\w-]+/);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
 
     // The demo project points at the sandboxes: its stored credentials connect it.
     const demo = (await http(base, 'GET', '/api/projects', { token })).body.find((p: { name: string }) =>

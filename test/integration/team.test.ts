@@ -28,23 +28,22 @@ describe('/api/team/members', () => {
     expect(res.text).not.toContain('scrypt');
   });
 
-  it('adds a member who can then log in', async () => {
+  it('invites a member: 202 with a pending invitation, no member until it is accepted', async () => {
     const t = await app.createTenant('Add');
     const res = await app.call('POST', '/api/team/members', {
       token: t.admin.token,
-      body: { email: 'New.Person@Example.com', password: 'a-good-password', role: 'member' },
+      body: { email: 'New.Person@Example.com', role: 'member' },
     });
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ email: 'new.person@example.com', role: 'member' });
-    expect((await app.login('new.person@example.com', 'a-good-password')).status).toBe(200);
-    expect((await members(t)).map((m: { id: string }) => m.id)).toContain(res.body.id);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ email: 'new.person@example.com', role: 'member', status: 'PENDING' });
+    expect((await members(t)).map((m: { email: string }) => m.email)).not.toContain('new.person@example.com');
   });
 
   it('refuses an e-mail already in use with 409, and a bad body with 400', async () => {
     const t = await app.createTenant('Dup');
     const dup = await app.call('POST', '/api/team/members', {
       token: t.owner.token,
-      body: { email: t.member.email, password: 'a-good-password', role: 'member' },
+      body: { email: t.member.email, role: 'member' },
     });
     expect(dup.status).toBe(409);
     expect(dup.body).toEqual({
@@ -60,7 +59,6 @@ describe('/api/team/members', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.message).toEqual([
       'email must be a valid e-mail address',
-      'password is required',
       'role must be one of: owner, admin, member',
     ]);
   });
@@ -69,7 +67,7 @@ describe('/api/team/members', () => {
     const t = await app.createTenant('Escalation');
     const asAdmin = await app.call('POST', '/api/team/members', {
       token: t.admin.token,
-      body: { email: 'second-owner@example.com', password: 'a-good-password', role: 'owner' },
+      body: { email: 'second-owner@example.com', role: 'owner' },
     });
     expect(asAdmin.status).toBe(403);
     const patch = (id: string, role: string) =>
@@ -95,9 +93,11 @@ describe('/api/team/members', () => {
     // With a second owner, the first may step down; then the other one is the last.
     expect((await patch(t.admin.id, 'owner')).status).toBe(200);
     expect((await patch(t.owner.id, 'member')).status).toBe(200);
-    expect(
-      (await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: t.admin.token })).body,
-    ).toEqual(lastOwner);
+    // The promotion ended the admin's session: it signs in again as the owner it now is.
+    const asOwner = (await app.login(t.admin.email)).body.accessToken as string;
+    expect((await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: asOwner })).body).toEqual(
+      lastOwner,
+    );
   });
 
   it('holds the last-owner rule under concurrent demotions', async () => {
@@ -112,13 +112,18 @@ describe('/api/team/members', () => {
       ),
     );
     // One succeeds. The other is refused: 409 LAST_OWNER, or 403 when the actor's own demotion committed first
-    // (team changes are judged on the stored role). Either way exactly one owner remains.
+    // (team changes are judged on the stored role), or 401 when it committed before the token was checked.
+    // Either way exactly one owner remains.
     const statuses = results.map((r) => r.status).sort();
     expect([
+      [200, 401],
       [200, 403],
       [200, 409],
     ]).toContainEqual(statuses);
-    expect((await members(t)).filter((m: { role: string }) => m.role === 'owner')).toHaveLength(1);
+    // Read from the store: whichever owner was demoted, its token no longer works.
+    expect(
+      (await app.store.users.list(t.tenantId)).filter((m: { role: string }) => m.role === 'owner'),
+    ).toHaveLength(1);
   });
 
   it('removes a member: 204, gone from the list, and the login stops working', async () => {
@@ -176,9 +181,10 @@ describe('team changes use the role as stored now', () => {
       body: { role: 'member' },
     });
     expect(demote.status).toBe(200);
-    // The old token still says admin; the store says member.
+    // The old token still says admin; the store says member, and the role change ended that session.
     const res = await app.call('DELETE', `/api/team/members/${t.member.id}`, { token: t.admin.token });
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('SESSION_REVOKED');
     expect((await members(t)).map((m: { id: string }) => m.id)).toContain(t.member.id);
   });
 });

@@ -34,7 +34,18 @@ beforeAll(async () => {
     error: null,
   });
   const run = await createRun(app.store, a.tenantId, project.body.id, 'FULL');
-  fixtures = { projectId: project.body.id, userId: a.member.id, scanId, runId: run.id, kind: 'source' };
+  const invited = await app.call('POST', '/api/team/members', {
+    token: a.owner.token,
+    body: { email: 'fixture-invitee@example.com', role: 'member' },
+  });
+  fixtures = {
+    projectId: project.body.id,
+    userId: a.member.id,
+    scanId,
+    runId: run.id,
+    kind: 'source',
+    invitationId: invited.body.id,
+  };
 });
 afterAll(async () => app.close());
 
@@ -49,7 +60,7 @@ function pathOf(route: Route): string {
 /** A body that passes validation, so the answer is decided by authorisation alone. */
 const bodies: Record<string, unknown> = {
   'POST /api/projects': { name: 'x', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
-  'POST /api/team/members': { email: 'someone-new@example.com', password: 'long-enough-1', role: 'member' },
+  'POST /api/team/members': { email: 'someone-new@example.com', role: 'member' },
   'PATCH /api/team/members/{userId}': { role: 'member' },
   'POST /api/projects/{projectId}/connections/{kind}/oauth': {
     organization_url: 'contoso',

@@ -357,24 +357,30 @@ describe('using, refreshing and losing the grant', () => {
         target: { base_url: sb.jira.url, project_key: config.jira.projectKey, ...target },
       },
     });
+    const granted = await loadSource(app.store, t.tenantId, projectId);
     const elsewhere = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
       token: t.member.token,
       body: body({ base_url: 'https://other.atlassian.net' }),
     });
-    expect(elsewhere.status).toBe(400);
-    expect(elsewhere.body.message).toEqual([
-      `enginePayload.target.base_url must be ${sb.jira.url}: the target is connected by OAuth to that site (send email and api_token to use another)`,
-    ]);
+    // A grant is bound to what was consented (issue 17): another site is refused, not re-pointed.
+    expect(elsewhere.status).toBe(409);
+    expect(elsewhere.body).toMatchObject({
+      code: 'OAUTH_SCOPE_MISMATCH',
+      message: [
+        `enginePayload.target must name ${sb.jira.url} and project key ${config.jira.projectKey}: the target is connected by OAuth to them (send email and api_token to use another)`,
+      ],
+    });
     const started = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
       token: t.member.token,
       body: body({}),
     });
     expect(started.status).toBe(200);
     expect(orch.starts).toHaveLength(1);
-    // The grants stay: nothing pasted replaced them; where the source reads follows the body (an organisation
-    // name now, resolved against ADO_BASE_URL), the tokens untouched.
+    // The grants stay as consented: the body named the same organisation (by name, resolved against
+    // ADO_BASE_URL) and project, and nothing about the stored connection changed.
     const source = await loadSource(app.store, t.tenantId, projectId);
-    expect(source).toMatchObject({ method: 'oauth', creds: { organization_url: config.ado.org } });
+    expect(source?.method).toBe('oauth');
+    expect(source?.creds).toEqual(granted?.creds);
     expect((await loadTarget(app.store, t.tenantId, projectId))?.method).toBe('oauth');
     await app.call('POST', `/api/migrations/${started.body.id}/cancel`, { token: t.member.token });
   });

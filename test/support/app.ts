@@ -3,6 +3,9 @@
  * port serving the real handlers in this process (so tests can move the service clock).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../../functions/platform/logger.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
@@ -53,6 +56,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     DYNAMODB_ENDPOINT: endpoint,
     JWT_SECRET: secret.toString('base64'),
     CREDENTIALS_KEY: randomBytes(32).toString('base64'),
+    // Invitations are mailed: offline, to a local outbox.
+    MAIL_OUTBOX_DIR: mkdtempSync(join(tmpdir(), 'tms-test-outbox-')),
     ...env,
   });
   // The logger took its level when this file's imports loaded it (in Lambda the environment comes first).

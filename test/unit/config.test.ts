@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../functions/platform/config.ts';
+import { ConfigError, loadConfig, loadOutboundConfig } from '../../functions/platform/config.ts';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 
@@ -11,7 +11,8 @@ describe('configuration', () => {
   });
 
   it('takes the auth rate limit from the stage: 10 in prod, 100 in dev', () => {
-    expect(loadConfig({ TABLE_NAME: 't', JWT_SECRET: key, STAGE: 'prod' }).authRateLimitPerMinute).toBe(10);
+    const prod = { TABLE_NAME: 't', JWT_SECRET: key, STAGE: 'prod', APP_URL: 'https://app.example.com' };
+    expect(loadConfig(prod).authRateLimitPerMinute).toBe(10);
     expect(loadConfig({ TABLE_NAME: 't', JWT_SECRET: key }).authRateLimitPerMinute).toBe(100);
     expect(
       loadConfig({ TABLE_NAME: 't', JWT_SECRET: key, AUTH_RATE_LIMIT_PER_MINUTE: '7' })
@@ -25,5 +26,36 @@ describe('configuration', () => {
       'https://app.example.com',
     );
     expect(() => loadConfig({ TABLE_NAME: 't', APP_URL: 'javascript:alert(1)' })).toThrow(/APP_URL/);
+  });
+
+  it('needs APP_URL set explicitly in prod: no silent localhost (issue 17)', () => {
+    expect(() => loadConfig({ TABLE_NAME: 't', STAGE: 'prod' })).toThrow(
+      'Invalid configuration: APP_URL: is required when STAGE is prod',
+    );
+  });
+
+  it('reads the outbound policy: https only in prod, loopback only when told, the operator hosts', () => {
+    expect(loadOutboundConfig({ STAGE: 'prod' })).toEqual({
+      httpsOnly: true,
+      allowLoopback: false,
+      extraTrackerHosts: [],
+      maxResponseBytes: 32 * 1024 * 1024,
+    });
+    expect(
+      loadOutboundConfig({
+        OUTBOUND_ALLOW_LOOPBACK: '1',
+        OUTBOUND_ALLOWED_HOSTS: ' Jira.Example.com, *.tfs.example.org ',
+        OUTBOUND_MAX_RESPONSE_BYTES: '1000',
+      }),
+    ).toEqual({
+      httpsOnly: false,
+      allowLoopback: true,
+      extraTrackerHosts: ['jira.example.com', '*.tfs.example.org'],
+      maxResponseBytes: 1000,
+    });
+    expect(() => loadOutboundConfig({ OUTBOUND_ALLOWED_HOSTS: 'http://x.example/' })).toThrow(
+      /OUTBOUND_ALLOWED_HOSTS/,
+    );
+    expect(() => loadOutboundConfig({ OUTBOUND_ALLOW_LOOPBACK: 'yes' })).toThrow(/OUTBOUND_ALLOW_LOOPBACK/);
   });
 });

@@ -27,6 +27,7 @@ const principal: Principal = {
   email: 'owner@example.com',
   tenantId: 't-1',
   role: 'owner',
+  tokenVersion: 0,
 };
 const JWT_VARS = ['JWT_SECRET', 'JWT_SECRET_FILE', 'JWT_SECRET_ARN'] as const;
 
@@ -154,6 +155,8 @@ describe('without a signing key', () => {
       ARTIFACTS_BUCKET: 'tms-artifacts',
       CREDENTIALS_KMS_KEY_ID: 'arn:aws:kms:eu-west-2:123456789012:key/abc',
       POWERTOOLS_SERVICE_NAME: 'tracker-migration-engine',
+      // Every function gets the web app's URL (lib/engine.ts sharedEnvironment): prod refuses to start without it.
+      APP_URL: 'https://app.example.com',
     };
     expect(loadConfig(engineEnv)).toEqual({
       stage: 'prod',
@@ -161,7 +164,10 @@ describe('without a signing key', () => {
       region: 'eu-west-2',
       dynamodbEndpoint: undefined,
       authRateLimitPerMinute: 10,
-      appUrl: 'http://localhost:3000',
+      appUrl: 'https://app.example.com',
+      sessionCheckCacheSeconds: 3,
+      streamMaxPerUser: 5,
+      mail: undefined,
     });
     // The process's table (what the engine and the worker reach first) builds without any key.
     const { store } = await import('../../functions/store/index.ts');

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { catalogueEntry, PLUGIN_CATALOGUE, PLUGIN_KEYS } from '../../functions/domain/plugins.ts';
+import { REFUSED_MESSAGE } from '../../functions/outbound/rules.ts';
 import { LocalKeyCipher } from '../../functions/platform/credentials-cipher.ts';
 import {
   checkPluginConfig,
@@ -25,6 +26,17 @@ describe('plugin configuration', () => {
   it('is parsed by the plugin schema', () => {
     const config = { baseUrl: 'https://time.example.com', token: SECRET };
     expect(checkPluginConfig(timesheets, config)).toEqual(config);
+  });
+
+  it('is refused when its service URL is one the outbound policy refuses (issue 17), quoting nothing', () => {
+    for (const baseUrl of [
+      'https://169.254.169.254/latest',
+      'https://[fd00::1]/v2',
+      'https://u:p@time.example.com',
+    ])
+      expect(() => checkPluginConfig(timesheets, { baseUrl, token: SECRET }), baseUrl).toThrow(
+        `the timesheets configuration is not valid:\n  config.baseUrl: ${REFUSED_MESSAGE}`,
+      );
   });
 
   it('is refused with one sentence per problem, each naming its field and none quoting a value', () => {

@@ -10,7 +10,10 @@
  * needs the run (images, mentions, references), with attachments off too (images then show only if an earlier
  * run uploaded them), and writing it again writes the same document.
  */
+import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import { limitBytes, ResponseTooLarge } from '#outbound/fetch.ts';
+import { loggableUrl } from '#outbound/rules.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
 import { inPool } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
@@ -73,14 +76,26 @@ async function upload(
   ctx: PhaseContext,
   key: string,
   file: { url: string; fileName: string },
+  maxBytes: number,
 ): Promise<JiraAttachment> {
   // A test kills the worker in the middle of a file's bytes: the upload is cut off, then the crash surfaces.
   let killed: { error: unknown } | undefined;
+  // A file is read only up to the target's upload limit, whatever its relation or Content-Length claimed.
+  let tooLarge = false;
   const crash = ctx.deps.crash;
   const [attachment] = await ctx.deps.target
     .attach(key, file.fileName, async () => {
       const res = await ctx.deps.source.openAttachment(file.url);
-      const body = res.body as ReadableStream<Uint8Array>;
+      const declared = Number(res.headers.get('content-length'));
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        await res.body?.cancel();
+        tooLarge = true;
+        throw new ResponseTooLarge(maxBytes);
+      }
+      const body = limitBytes(res.body as ReadableStream<Uint8Array>, maxBytes, () => {
+        tooLarge = true;
+      });
+
       return {
         stream: crash
           ? body.pipeThrough(
@@ -102,9 +117,11 @@ async function upload(
       };
     })
     .catch((err: unknown) => {
+      if (tooLarge) throw new ResponseTooLarge(maxBytes);
       throw killed ? killed.error : err;
     });
   if (killed) throw killed.error;
+  if (tooLarge) throw new ResponseTooLarge(maxBytes);
   if (!attachment) throw new Error(`Jira answered no attachment for ${file.fileName}`);
   return attachment as JiraAttachment;
 }
@@ -251,12 +268,23 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
       outcome.skipped++;
       return;
     }
-    const files = everything ? attachedFiles(item) : [];
+    // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
+    // other URL an image or a relation names stays a link, with a warning, and is never fetched.
+    const organisation = deps.source.organizationUrl;
+    const ours = (f: { url: string }) => isOrganisationAttachment(f.url, organisation);
+    const foreign = [...(everything ? attachedFiles(item) : []), ...inlineUploads(item)].filter(
+      (f) => !ours(f),
+    );
+    for (const f of foreign)
+      outcome.log.push(
+        `#${entry.sourceId} warning: ${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`,
+      );
+    const files = everything ? attachedFiles(item).filter(ours) : [];
     // Inline images are looked for even with attachments off (an earlier run may have uploaded them): only
     // uploading them needs the option.
-    const inline = inlineUploads(item);
+    const inline = inlineUploads(item).filter(ours);
     // Mentions, references and images resolve only now: such a description is written again, final.
-    const rewrite = inline.length > 0 || namesOthers(item);
+    const rewrite = inline.length + foreign.length > 0 || namesOthers(item);
     // A description over Jira's limit was cut: its full text comes as a file (description.ts).
     const fullText = fullDescriptionOf(item, describe);
     // Its revision history too (attachHistory), with attachments off as well.
@@ -292,9 +320,13 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
         continue;
       }
       try {
-        existing.push(await upload(ctx, entry.targetKey, file));
+        existing.push(await upload(ctx, entry.targetKey, file, settings.uploadLimit));
         uploaded++;
       } catch (err) {
+        if (err instanceof ResponseTooLarge) {
+          problems.push(`${file.fileName} is over the target's upload limit of ${err.limit} bytes`);
+          continue;
+        }
         if (!(err instanceof TrackerHttpError)) throw err;
         problems.push(uploadProblem(file.fileName, err, file.size));
       }
@@ -320,12 +352,23 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
         if (!attachment) {
           // With attachments off an image shows in place only if an earlier run uploaded it.
           if (!everything) continue;
-          attachment = await upload(ctx, entry.targetKey, { url: image.url, fileName: image.uploadName });
+          attachment = await upload(
+            ctx,
+            entry.targetKey,
+            { url: image.url, fileName: image.uploadName },
+            settings.uploadLimit,
+          );
           existing.push(attachment);
           uploaded++;
         }
         mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
       } catch (err) {
+        if (err instanceof ResponseTooLarge) {
+          problems.push(
+            `inline image ${image.uploadName} is over the target's upload limit of ${err.limit} bytes`,
+          );
+          continue;
+        }
         if (!(err instanceof TrackerHttpError)) throw err;
         problems.push(uploadProblem(`inline image ${image.uploadName}`, err));
       }

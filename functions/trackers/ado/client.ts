@@ -1,6 +1,8 @@
 /**
  * The Azure DevOps (source) client, api-version 7.1, over the resilient HTTP layer. It reads only.
  */
+import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
+import { OutboundRefused } from '#outbound/fetch.ts';
 import { basicAuth, type HttpOptions, TrackerHttp } from '../http.ts';
 
 const API = '7.1';
@@ -214,9 +216,14 @@ export class AdoClient {
     return res.body.totalCount ?? 0;
   }
 
-  /** Opens an attachment (an AttachedFile relation URL or an inline image URL) as a stream. */
+  /**
+   * Opens an attachment (an AttachedFile relation URL or an inline image URL) as a stream: only one of this
+   * organisation's own (#domain/ado-attachments.ts), since the connection's credential goes with the request.
+   */
   async openAttachment(url: string): Promise<Response> {
-    const u = new URL(url);
+    if (!isOrganisationAttachment(url, this.organizationUrl))
+      throw new OutboundRefused('not an attachment of the connected organisation');
+    const u = new URL(url, this.organizationUrl);
     u.searchParams.set('api-version', API);
     u.searchParams.set('download', 'true');
     return this.http.stream(u.toString());

@@ -15,6 +15,7 @@ import {
   expiryOf,
   type OAuthProvider,
 } from '#domain/tracker-oauth.ts';
+import { OutboundRefused, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
 import { nowMs } from '#platform/clock.ts';
 
 export interface OAuthTokens {
@@ -88,6 +89,8 @@ const TokenResponse = z.object({
 });
 
 const TIMEOUT_MS = 15_000;
+/** A token response is a few kilobytes. */
+const TOKEN_MAX_BYTES = 256 * 1024;
 const trim = (url: string) => url.replace(/\/+$/, '');
 
 class Transient extends Error {}
@@ -108,7 +111,9 @@ async function tokenRequest(
     response = await policy.execute(async () => {
       let r: Response;
       try {
-        r = await fetch(url, {
+        // The outbound policy: the providers' hosts are on the tracker allow-list (functions/outbound/rules.ts).
+        r = await outboundFetch(url, {
+          destination: 'tracker',
           method: 'POST',
           headers: {
             Accept: 'application/json',
@@ -118,6 +123,7 @@ async function tokenRequest(
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });
       } catch (err) {
+        if (err instanceof OutboundRefused) throw err;
         throw new Transient(err instanceof Error ? err.name : 'network error');
       }
       if (r.status >= 500 || r.status === 429) {
@@ -129,7 +135,9 @@ async function tokenRequest(
   } catch (err) {
     throw new OAuthUnavailable(provider, err instanceof Error ? err.message : 'unreachable');
   }
-  const payload = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  const payload = (await readTextCapped(response, TOKEN_MAX_BYTES)
+    .then((text) => JSON.parse(text))
+    .catch(() => ({}))) as Record<string, unknown>;
   if (!response.ok) {
     const error =
       typeof payload.error === 'string' ? safeOAuthError(payload.error) : `http_${response.status}`;
@@ -193,17 +201,25 @@ export class AtlassianOAuth implements OAuthProviderClient {
 
   /** The Jira sites the grant reaches. A 401 here is a refusal like the token endpoint's. */
   async accessibleResources(accessToken: string): Promise<AtlassianSite[]> {
-    const response = await fetch(`${trim(this.endpoints.atlassianApiUrl)}/oauth/token/accessible-resources`, {
-      headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' },
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    }).catch((err: unknown) => {
+    const response = await outboundFetch(
+      `${trim(this.endpoints.atlassianApiUrl)}/oauth/token/accessible-resources`,
+      {
+        destination: 'tracker',
+        headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' },
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      },
+    ).catch((err: unknown) => {
       throw new OAuthUnavailable('atlassian', err instanceof Error ? err.name : 'unreachable');
     });
     if (response.status >= 500) throw new OAuthUnavailable('atlassian', `answered ${response.status}`);
     if (!response.ok) throw new OAuthRefusal('atlassian', response.status, 'accessible_resources_refused');
     const sites = z
       .array(z.object({ id: z.string(), url: z.string(), name: z.string().default('') }))
-      .safeParse(await response.json().catch(() => undefined));
+      .safeParse(
+        await readTextCapped(response)
+          .then((text) => JSON.parse(text))
+          .catch(() => undefined),
+      );
     if (!sites.success)
       throw new OAuthRefusal('atlassian', response.status, 'malformed_accessible_resources');
     return sites.data;

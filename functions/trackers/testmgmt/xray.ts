@@ -39,7 +39,9 @@ export class XrayClient implements TestManagementClient {
   readonly http: TrackerHttp;
 
   constructor(connection: XrayConnection, httpOptions: Partial<HttpOptions> = {}) {
+    // A plugin's service: any public host (the operator sets its URL), under the outbound policy's rules.
     this.http = new TrackerHttp({
+      destination: 'public',
       tracker: 'target',
       baseUrl: connection.baseUrl.replace(/\/+$/, ''),
       authorization:

@@ -46,7 +46,9 @@ export class TimesheetsClient {
   private readonly headers: Record<string, string>;
 
   constructor(connection: TimesheetsConnection, httpOptions: Partial<HttpOptions> = {}) {
+    // A plugin's service: any public host (the operator sets its URL), under the outbound policy's rules.
     this.http = new TrackerHttp({
+      destination: 'public',
       tracker: 'source',
       baseUrl: connection.baseUrl.replace(/\/+$/, ''),
       authorization: `Bearer ${connection.token}`,

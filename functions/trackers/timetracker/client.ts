@@ -42,7 +42,9 @@ export class TimetrackerClient {
   readonly http: TrackerHttp;
 
   constructor(connection: TimetrackerConnection, httpOptions: Partial<HttpOptions> = {}) {
+    // A plugin's service: any public host (the operator sets its URL), under the outbound policy's rules.
     this.http = new TrackerHttp({
+      destination: 'public',
       tracker: 'source',
       baseUrl: `${connection.baseUrl.replace(/\/+$/, '')}/rest`,
       authorization: `Bearer ${connection.token}`,

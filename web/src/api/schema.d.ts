@@ -64,6 +64,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: the link's holder sets a password and is signed in (sets the refresh cookie)
+         * @description Roles: public. Rate limited per client address.
+         */
+        post: operations["auth_acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/refresh": {
         parameters: {
             query?: never;
@@ -378,11 +398,51 @@ export interface paths {
         get: operations["team_list"];
         put?: never;
         /**
-         * Add a member (admins cannot make owners)
+         * Invite a member by e-mail (admins cannot make owners); nothing is created until the link is accepted
          * @description Roles: owner, admin.
          */
         post: operations["team_add"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/team/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pending invitations
+         * @description Roles: owner, admin.
+         */
+        get: operations["team_invitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/team/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a pending invitation
+         * @description Roles: owner, admin.
+         */
+        delete: operations["team_revokeInvitation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -808,7 +868,7 @@ export interface components {
             message: string | string[];
             error: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED";
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT";
         };
         /** @description One item and phase the run could not complete, and why (oldest first). */
         Failure: {
@@ -831,6 +891,18 @@ export interface components {
             targetKey: string;
             origin: string;
             runId: string;
+        };
+        Invitation: {
+            id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @constant */
+            status: "PENDING";
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            /** @description ISO 8601 timestamp */
+            expiresAt: string;
         };
         Mappings: {
             projectId: string;
@@ -1216,6 +1288,8 @@ export interface operations {
                     /** Format: email */
                     email: string;
                     password: string;
+                    /** Format: uuid */
+                    tenantId?: string;
                 };
             };
         };
@@ -1254,6 +1328,117 @@ export interface operations {
                         statusCode?: 401;
                         /** @enum {unknown} */
                         code?: "INVALID_CREDENTIALS";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 413;
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 415;
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 429;
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    auth_acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessToken"];
+                };
+            };
+            /** @description INVITATION_INVALID, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "INVITATION_INVALID" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description EMAIL_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "EMAIL_TAKEN";
                     };
                 };
             };
@@ -1525,7 +1710,7 @@ export interface operations {
                     "application/json": components["schemas"]["SsoConfig"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1535,7 +1720,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -1629,7 +1814,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1639,7 +1824,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -1745,7 +1930,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1755,7 +1940,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2036,7 +2221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectSummary"][];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2046,7 +2231,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2109,7 +2294,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2119,7 +2304,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2201,7 +2386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectDetail"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2211,7 +2396,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2263,7 +2448,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2273,7 +2458,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2355,7 +2540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mappings"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2365,7 +2550,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2440,25 +2625,15 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @default {} */
-                    types?: {
-                        [key: string]: string;
-                    };
+                    types?: unknown;
                     /** @default {} */
-                    states?: {
-                        [key: string]: string;
-                    };
+                    states?: unknown;
                     /** @default {} */
-                    fields?: {
-                        [key: string]: string;
-                    };
+                    fields?: unknown;
                     /** @default {} */
-                    users?: {
-                        [key: string]: string | null;
-                    };
+                    users?: unknown;
                     /** @default {} */
-                    linkTypes?: {
-                        [key: string]: string;
-                    };
+                    linkTypes?: unknown;
                 };
             };
         };
@@ -2486,7 +2661,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2496,7 +2671,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2634,7 +2809,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2644,7 +2819,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2807,7 +2982,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2817,7 +2992,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -2948,7 +3123,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2958,7 +3133,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3068,7 +3243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScanAudit"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3078,7 +3253,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3160,7 +3335,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3170,7 +3345,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3358,7 +3533,7 @@ export interface operations {
                     "application/json": components["schemas"]["Member"][];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3368,7 +3543,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3414,7 +3589,6 @@ export interface operations {
                 "application/json": {
                     /** Format: email */
                     email: string;
-                    password: string;
                     /** @enum {string} */
                     role: "owner" | "admin" | "member";
                 };
@@ -3422,12 +3596,12 @@ export interface operations {
         };
         responses: {
             /** @description Success */
-            201: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Member"];
+                    "application/json": components["schemas"]["Invitation"];
                 };
             };
             /** @description VALIDATION_FAILED */
@@ -3444,7 +3618,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3454,7 +3628,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3528,6 +3702,158 @@ export interface operations {
                     };
                 };
             };
+            /** @description MAIL_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 502;
+                        /** @enum {unknown} */
+                        code?: "MAIL_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    team_invitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    team_revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description INVITATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "INVITATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
         };
     };
     team_remove: {
@@ -3548,7 +3874,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3558,7 +3884,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3661,7 +3987,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3671,7 +3997,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3779,7 +4105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Billing"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3789,7 +4115,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3843,7 +4169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3853,7 +4179,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -3946,7 +4272,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3956,7 +4282,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4173,7 +4499,7 @@ export interface operations {
                     "application/json": components["schemas"]["Plugin"][];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4183,7 +4509,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4238,12 +4564,8 @@ export interface operations {
                             migrate_comments?: boolean;
                             migrate_links?: boolean;
                             dry_run?: boolean;
-                            type_overrides?: {
-                                [key: string]: string;
-                            };
-                            state_overrides?: {
-                                [key: string]: string;
-                            };
+                            type_overrides?: unknown;
+                            state_overrides?: unknown;
                         };
                     };
                 };
@@ -4273,7 +4595,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4283,7 +4605,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4301,7 +4623,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MIGRATION_ALREADY_RUNNING, PROJECT_NOT_READY, TOKEN_EXCHANGE_FAILED */
+            /** @description MIGRATION_ALREADY_RUNNING, PROJECT_NOT_READY, OAUTH_SCOPE_MISMATCH, TOKEN_EXCHANGE_FAILED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4311,7 +4633,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 409;
                         /** @enum {unknown} */
-                        code?: "MIGRATION_ALREADY_RUNNING" | "PROJECT_NOT_READY" | "TOKEN_EXCHANGE_FAILED";
+                        code?: "MIGRATION_ALREADY_RUNNING" | "PROJECT_NOT_READY" | "OAUTH_SCOPE_MISMATCH" | "TOKEN_EXCHANGE_FAILED";
                     };
                 };
             };
@@ -4408,7 +4730,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4418,7 +4740,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4472,7 +4794,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunStatusView"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4482,7 +4804,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4550,7 +4872,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4560,7 +4882,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4670,7 +4992,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4680,7 +5002,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4804,7 +5126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4814,7 +5136,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4924,7 +5246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"][];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4934,7 +5256,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -4988,7 +5310,7 @@ export interface operations {
                     "application/json": components["schemas"]["DryRunPreview"];
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4998,7 +5320,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -5069,7 +5391,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5079,7 +5401,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -5153,7 +5475,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED, TOKEN_EXPIRED */
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5163,7 +5485,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 401;
                         /** @enum {unknown} */
-                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED";
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
                     };
                 };
             };
@@ -5178,6 +5500,20 @@ export interface operations {
                         statusCode?: 404;
                         /** @enum {unknown} */
                         code?: "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description STREAM_LIMIT */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 429;
+                        /** @enum {unknown} */
+                        code?: "STREAM_LIMIT";
                     };
                 };
             };

@@ -1,5 +1,8 @@
-/** Team members: list, invite with a role, change a role, remove (owner and admins; admins cannot make owners). */
-import { Button, Card, Group, PasswordInput, Select, Table, TextInput, VisuallyHidden } from '@mantine/core';
+/**
+ * Team members: list, invite by e-mail with a role (the invitee sets a password from the e-mailed link), pending
+ * invitations (revoke), change a role, remove. Owner and admins; admins cannot make owners.
+ */
+import { Button, Card, Group, Select, Table, TextInput, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, unwrap } from '../api/client';
@@ -18,15 +21,24 @@ export function TeamPage() {
   const roles: Role[] = session?.role === 'owner' ? ['owner', 'admin', 'member'] : ['admin', 'member'];
   const refresh = () => void client.invalidateQueries({ queryKey: ['team'] });
   const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
   const [role, setRole] = useState<Role>('member');
   const add = useMutation({
-    mutationFn: async () => unwrap(await api.POST('/api/team/members', { body: { email, password, role } })),
+    mutationFn: async () => unwrap(await api.POST('/api/team/members', { body: { email, role } })),
     onSuccess: () => {
       setEmail('');
-      setPassword('');
       refresh();
     },
+  });
+  const invitations = useQuery({
+    queryKey: ['team', 'invitations'],
+    queryFn: async () => unwrap(await api.GET('/api/team/invitations')),
+  });
+  const revoke = useMutation({
+    mutationFn: async (invitationId: string) =>
+      unwrap(
+        await api.DELETE('/api/team/invitations/{invitationId}', { params: { path: { invitationId } } }),
+      ),
+    onSuccess: refresh,
   });
   const change = useMutation({
     mutationFn: async (v: { userId: string; role: Role }) =>
@@ -52,7 +64,7 @@ export function TeamPage() {
       <PageTitle>Team</PageTitle>
       <Card withBorder mb="lg" component="section" aria-label="Invite a member">
         <form onSubmit={submit}>
-          <ErrorNotice error={add.error} title="Could not add the member" />
+          <ErrorNotice error={add.error} title="Could not invite the member" />
           <Group align="end">
             <TextInput
               label="E-mail"
@@ -60,12 +72,6 @@ export function TeamPage() {
               required
               value={email}
               onChange={(e) => setEmail(e.currentTarget.value)}
-            />
-            <PasswordInput
-              label="Initial password"
-              required
-              value={password}
-              onChange={(e) => setPassword(e.currentTarget.value)}
             />
             <Select
               label="Role"
@@ -75,12 +81,42 @@ export function TeamPage() {
               onChange={(v) => setRole((v as Role) ?? 'member')}
             />
             <Button type="submit" loading={add.isPending}>
-              Add member
+              Invite member
             </Button>
           </Group>
         </form>
       </Card>
-      <ErrorNotice error={members.error ?? change.error ?? remove.error} />
+      {(invitations.data?.length ?? 0) > 0 && (
+        <Table aria-label="Pending invitations" mb="lg">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Invited</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Expires</Table.Th>
+              <Table.Th>
+                <VisuallyHidden>Actions</VisuallyHidden>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {(invitations.data ?? []).map((i) => (
+              <Table.Tr key={i.id}>
+                <Table.Td>{i.email}</Table.Td>
+                <Table.Td>{i.role}</Table.Td>
+                <Table.Td>{new Date(i.expiresAt).toLocaleDateString()}</Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="default" onClick={() => revoke.mutate(i.id)}>
+                    Revoke invitation for {i.email}
+                  </Button>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      <ErrorNotice
+        error={members.error ?? invitations.error ?? change.error ?? remove.error ?? revoke.error}
+      />
       <Table aria-label="Members" striped>
         <Table.Thead>
           <Table.Tr>

@@ -1,0 +1,176 @@
+/**
+ * The outbound policy's rules, pure: which URLs and which resolved addresses a request that a tenant (or a
+ * tracker's content) can influence may go to. The fetch adapter beside it (fetch.ts) applies them to every
+ * hop and pins the address it checked; the API edge applies the same rules to the URLs it is given.
+ *
+ * - Everywhere: no userinfo, no fragment, only http(s), and only public unicast addresses (loopback too
+ *   when the local runtime or the test harness says so explicitly: `allowLoopback`).
+ * - `httpsOnly` (STAGE=prod): https only, loopback exempt only when allowed explicitly (the offline sandboxes).
+ * - Trackers (and their plugins) by host allow-list: the real services' hosts plus the operator's list.
+ *
+ * Numeric host forms (`0x7f000001`, `2130706433`, `0177.0.0.1`, `[::ffff:7f00:1]`) need no parser of ours:
+ * the WHATWG URL parser turns them into the canonical dotted or bracketed form, which is what is checked.
+ */
+import ipaddr from 'ipaddr.js';
+
+export interface OutboundRules {
+  /** STAGE=prod: https only. */
+  httpsOnly: boolean;
+  /** Loopback destinations allowed: set explicitly by the local runtime and the test harness, never in AWS. */
+  allowLoopback: boolean;
+  /** Extra tracker hosts the operator allows (custom domains): `host` or `*.suffix`, lower case. */
+  extraTrackerHosts: readonly string[];
+}
+
+/**
+ * `tracker`: a tracker's API or its OAuth endpoints (allow-listed hosts only); `public`: any public host (an SSO
+ * provider the tenant names, whose discovery document names the other endpoints; a plugin's service).
+ */
+export type Destination = 'tracker' | 'public';
+
+/**
+ * The hosts of the real services (host or `*.suffix`). Azure DevOps Services answers on `dev.azure.com/{org}`
+ * and the older `{org}.visualstudio.com`, with identity and release areas on `vssps.dev.azure.com`,
+ * `app.vssps.visualstudio.com`, `vsrm.dev.azure.com`
+ * (https://learn.microsoft.com/en-us/azure/devops/organizations/security/allow-list-ip-url). Jira Cloud sites
+ * are `*.atlassian.net`; OAuth 2.0 (3LO) uses `auth.atlassian.com` and `api.atlassian.com`, attachment content
+ * redirects to `api.media.atlassian.com`
+ * (https://developer.atlassian.com/cloud/jira/platform/oauth-2-3lo-apps/). Entra ID's token endpoint is
+ * `login.microsoftonline.com`. (The plugins' services are any public host, `public`: only the operator names
+ * them.)
+ */
+export const TRACKER_HOSTS: readonly string[] = [
+  'dev.azure.com',
+  '*.dev.azure.com',
+  '*.visualstudio.com',
+  '*.atlassian.net',
+  'api.atlassian.com',
+  'auth.atlassian.com',
+  'api.media.atlassian.com',
+  'login.microsoftonline.com',
+];
+
+/**
+ * What a refused URL is told, one message whatever the reason (a private address, a name resolving to one,
+ * a host not allowed, a redirect elsewhere): nothing about what is or is not listening there.
+ */
+export const REFUSED_MESSAGE =
+  'the URL is not allowed: the service connects only to the public https addresses of supported trackers (and of hosts your operator allows)';
+
+/** A refusal: `reason` is for the operator's log (never holds userinfo); the caller is told REFUSED_MESSAGE. */
+export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
+
+const refused = (reason: string): UrlCheck => ({ ok: false, reason });
+
+/** The host without IPv6 brackets, lower case. */
+export const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+
+/** The address kinds ipaddr.js names that are neither public nor loopback are refused: only `unicast` passes. */
+export function addressAllowed(address: string, rules: Pick<OutboundRules, 'allowLoopback'>): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.parse(address);
+  const range = parsed.range();
+  if (range === 'unicast') return true;
+  // `::1` and 127/8 only: an IPv4-mapped loopback (`::ffff:127.0.0.1`) is refused like every mapped form.
+  return rules.allowLoopback && range === 'loopback';
+}
+
+/** An IP literal as the URL parser left it (dotted IPv4, or IPv6 without brackets); undefined for a name. */
+export function ipLiteral(url: URL): string | undefined {
+  const host = bareHost(url);
+  return ipaddr.isValid(host) && (url.hostname.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(host))
+    ? host
+    : undefined;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost']);
+
+/** A loopback host by its name or literal: only meaningful when loopback is allowed. */
+export function isLoopbackHost(url: URL): boolean {
+  const host = bareHost(url);
+  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return true;
+  const ip = ipLiteral(url);
+  return ip !== undefined && ipaddr.parse(ip).range() === 'loopback';
+}
+
+/** `host` matches `pattern` (`host` exactly, or `*.suffix`: any name under suffix, not suffix itself). */
+export function hostMatches(host: string, pattern: string): boolean {
+  const p = pattern.toLowerCase();
+  return p.startsWith('*.') ? host.endsWith(p.slice(1)) && host.length > p.length - 1 : host === p;
+}
+
+/** Is the URL's host one of the allowed tracker hosts? */
+export function trackerHostAllowed(url: URL, rules: OutboundRules): boolean {
+  const host = bareHost(url);
+  return [...TRACKER_HOSTS, ...rules.extraTrackerHosts].some((p) => hostMatches(host, p));
+}
+
+/**
+ * The checks that need no network: scheme, userinfo, fragment, IP literals, the tracker allow-list. A name
+ * passes here and is checked again, resolved, when the connection is made (fetch.ts).
+ */
+export function checkUrl(raw: string | URL, rules: OutboundRules, destination: Destination): UrlCheck {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refused('not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return refused(`scheme ${url.protocol}`);
+  if (url.username || url.password) return refused('userinfo');
+  // A `#` would silently drop the path appended after it: the caller would pick the whole path.
+  if (url.href.includes('#')) return refused('fragment');
+  const loopback = isLoopbackHost(url);
+  if (loopback && !rules.allowLoopback) return refused('loopback');
+  if (url.protocol === 'http:' && rules.httpsOnly && !loopback) return refused('http');
+  const ip = ipLiteral(url);
+  if (ip !== undefined && !addressAllowed(ip, rules)) return refused(`address ${ip}`);
+  if (destination === 'tracker' && !loopback && !trackerHostAllowed(url, rules))
+    return refused(`host ${bareHost(url)} not allowed`);
+  return { ok: true, url };
+}
+
+/** The URL as a log line may show it: no userinfo, no query, no fragment. */
+export function loggableUrl(raw: string | URL): string {
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** Request headers that carry a credential: dropped when a redirect leaves the origin. */
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'harvest-account-id',
+  'x-api-key',
+]);
+
+export const isCredentialHeader = (name: string) => CREDENTIAL_HEADERS.has(name.toLowerCase());
+
+/**
+ * The next hop of a redirect, as fetch (WHATWG Fetch, "HTTP-redirect fetch") would take it: the method becomes
+ * GET without a body on 303, and on 301/302 after a POST; 307/308 keep both.
+ */
+export function redirectHop(
+  from: URL,
+  status: number,
+  location: string,
+  method: string,
+): { url: URL; method: string; keepsBody: boolean } | undefined {
+  let url: URL;
+  try {
+    url = new URL(location, from);
+  } catch {
+    return undefined;
+  }
+  const m = method.toUpperCase();
+  const toGet = status === 303 ? m !== 'HEAD' : (status === 301 || status === 302) && m === 'POST';
+  return { url, method: toGet ? 'GET' : m, keepsBody: !toGet };
+}
+
+export const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+export const MAX_REDIRECTS = 5;

@@ -1,0 +1,130 @@
+/**
+ * Pending invitations. Each is two items written together: the one-time link's (by the SHA-256 of its token,
+ * global, since the link names no tenant; expires by TTL) and the tenant's (for its list and revocation).
+ * Accepting deletes the link's item under a condition, so a link works once even when clicked twice at once.
+ */
+import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { nowEpochSeconds } from '#platform/clock.ts';
+import type { Role } from '#platform/tokens.ts';
+import { keys } from './keys.ts';
+import { ifConditionHolds, queryAll, type Table, withoutKeys } from './table.ts';
+
+export interface Invitation {
+  id: string;
+  tenantId: string;
+  email: string;
+  role: Role;
+  invitedBy: string;
+  createdAt: string;
+  /** Epoch seconds. */
+  expiresAt: number;
+}
+
+type StoredInvitation = Invitation & { tokenHash: string };
+
+export class InvitationRepository {
+  constructor(private readonly table: Table) {}
+
+  async create(invitation: Invitation, tokenHash: string): Promise<void> {
+    const item = { ...invitation, tokenHash, ttl: invitation.expiresAt };
+    await this.table.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.table.name,
+              Item: { ...keys.invitation(tokenHash), ...item },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: this.table.name,
+              Item: { ...keys.tenantInvitation(invitation.tenantId, invitation.id), ...item },
+            },
+          },
+        ],
+      }),
+    );
+  }
+
+  /** Takes the invitation of this token, once: undefined when unknown, used, revoked or expired. */
+  async consume(tokenHash: string): Promise<Invitation | undefined> {
+    const out = await ifConditionHolds(
+      this.table.db.send(
+        new DeleteCommand({
+          TableName: this.table.name,
+          Key: keys.invitation(tokenHash),
+          ConditionExpression: 'attribute_exists(pk)',
+          ReturnValues: 'ALL_OLD',
+        }),
+      ),
+    );
+    const taken = out?.Attributes as StoredInvitation | undefined;
+    if (!taken) return undefined;
+    await this.table.db.send(
+      new DeleteCommand({ TableName: this.table.name, Key: keys.tenantInvitation(taken.tenantId, taken.id) }),
+    );
+    // TTL deletion is late (and absent offline): an expired invitation is gone all the same.
+    return taken.expiresAt > nowEpochSeconds() ? viewOf(taken) : undefined;
+  }
+
+  /** The tenant's pending invitations, oldest first (ids are UUIDv7). */
+  async list(tenantId: string): Promise<Invitation[]> {
+    const { pk, skPrefix } = keys.tenantInvitationPrefix(tenantId);
+    const items = await queryAll(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
+    });
+    const now = nowEpochSeconds();
+    return items
+      .map((i) => withoutKeys(i) as unknown as StoredInvitation)
+      .filter((i) => i.expiresAt > now)
+      .map(viewOf);
+  }
+
+  /**
+   * Takes the tenant's pending invitation of an address, if any (the most recent, should there be several; the
+   * others are withdrawn too): how single sign-on accepts it.
+   */
+  async takeForAddress(tenantId: string, email: string): Promise<Invitation | undefined> {
+    const pending = (await this.list(tenantId)).filter((i) => i.email === email.toLowerCase());
+    for (const i of pending) await this.revoke(tenantId, i.id);
+    return pending.at(-1);
+  }
+
+  /** Withdraws an invitation: its link stops working. False when the tenant has no such invitation. */
+  async revoke(tenantId: string, id: string): Promise<boolean> {
+    const out = await this.table.db.send(
+      new GetCommand({
+        TableName: this.table.name,
+        Key: keys.tenantInvitation(tenantId, id),
+        ConsistentRead: true,
+      }),
+    );
+    const found = out.Item as StoredInvitation | undefined;
+    if (!found) return false;
+    await this.table.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: this.table.name, Key: keys.invitation(found.tokenHash) } },
+          { Delete: { TableName: this.table.name, Key: keys.tenantInvitation(tenantId, id) } },
+        ],
+      }),
+    );
+    return true;
+  }
+}
+
+/** Never hand the token's hash out of the store. */
+function viewOf(i: StoredInvitation): Invitation {
+  return {
+    id: i.id,
+    tenantId: i.tenantId,
+    email: i.email,
+    role: i.role,
+    invitedBy: i.invitedBy,
+    createdAt: i.createdAt,
+    expiresAt: i.expiresAt,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * A user's open event streams, as leases in one item: `leases` maps a lease id to its expiry (epoch seconds).
+ * Taking a lease reads the item, drops lapsed leases and writes it back under a version condition, so two
+ * function instances admitting at once cannot both take the last place. A lease lapses by itself when the
+ * invocation that holds it must have ended, so a killed instance never holds a place for long; the item's TTL
+ * removes it once every lease has lapsed.
+ */
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from './keys.ts';
+import { conditionHeld, type Table } from './table.ts';
+
+interface LeaseItem {
+  leases?: Record<string, number>;
+  version?: number;
+}
+
+/** Tries before giving up on a busy item (each retry means another admission won a race: read again). */
+const ATTEMPTS = 10;
+
+export class StreamLeaseRepository {
+  constructor(private readonly table: Table) {}
+
+  /** Takes a place for `leaseId` until `expiresAt` unless `max` live leases exist; false when full. */
+  async acquire(
+    tenantId: string,
+    userId: string,
+    lease: { id: string; expiresAt: number },
+    max: number,
+    now: number,
+  ): Promise<boolean> {
+    const key = keys.streamLeases(tenantId, userId);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const out = await this.table.db.send(
+        new GetCommand({ TableName: this.table.name, Key: key, ConsistentRead: true }),
+      );
+      const item = out.Item as LeaseItem | undefined;
+      const live = Object.entries(item?.leases ?? {}).filter(([, expiry]) => expiry > now);
+      if (live.length >= max) return false;
+      const leases = Object.fromEntries([...live, [lease.id, lease.expiresAt]]);
+      const written = await conditionHeld(
+        this.table.db.send(
+          new PutCommand({
+            TableName: this.table.name,
+            Item: {
+              ...key,
+              leases,
+              version: (item?.version ?? 0) + 1,
+              ttl: Math.max(...Object.values(leases)),
+            },
+            ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(pk)',
+            ...(item ? { ExpressionAttributeValues: { ':v': item.version ?? 0 } } : {}),
+          }),
+        ),
+      );
+      if (written) return true;
+    }
+    return false;
+  }
+
+  /** Gives the place back (a lease already gone is nothing to do). */
+  async release(tenantId: string, userId: string, leaseId: string): Promise<void> {
+    await conditionHeld(
+      this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.streamLeases(tenantId, userId),
+          UpdateExpression: 'REMOVE leases.#id ADD version :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#id': leaseId },
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * Invitations instead of claims. Adding a member sends a one-time link (offline: a JSON file in the outbox);
+ * nothing exists until the link is accepted. Addresses are unique per tenant: a second tenant inviting the
+ * same address neither blocks the first nor learns anything, and a person may belong to both.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../functions/platform/passwords.ts';
+import { keys } from '../../functions/store/keys.ts';
+import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { runTms } from '../support/cli.ts';
+import { claimsOf } from '../support/http.ts';
+
+const outbox = mkdtempSync(join(tmpdir(), 'tms-outbox-'));
+let app: TestApp;
+let a: TestTenant;
+let b: TestTenant;
+
+beforeAll(async () => {
+  app = await startTestApp({ MAIL_OUTBOX_DIR: outbox });
+  [a, b] = await Promise.all([app.createTenant('Alpha'), app.createTenant('Beta')]);
+});
+afterAll(async () => {
+  await app.close();
+  rmSync(outbox, { recursive: true, force: true });
+});
+
+interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+const mailsTo = (address: string): Mail[] =>
+  readdirSync(outbox)
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(outbox, f), 'utf8')) as Mail)
+    .filter((m) => m.to === address);
+const tokenIn = (mail: Mail | undefined): string => {
+  const token = /#token=([\w-]+)/.exec(mail?.text ?? '')?.[1];
+  if (!token) throw new Error(`no invitation link in ${JSON.stringify(mail)}`);
+  return decodeURIComponent(token);
+};
+const invite = (t: TestTenant, email: string, role = 'member') =>
+  app.call('POST', '/api/team/members', { token: t.owner.token, body: { email, role } });
+const accept = (token: string, password = 'pat-chooses-this') =>
+  app.call('POST', '/api/invitations/accept', { body: { token, password } });
+const memberEmails = async (t: TestTenant) =>
+  ((await app.call('GET', '/api/team/members', { token: t.owner.token })).body as { email: string }[]).map(
+    (m) => m.email,
+  );
+
+describe('an invitation', () => {
+  it('is sent by mail, claims nothing until accepted, then signs the person in once', async () => {
+    const res = await invite(a, 'Pat@Corp-A.test');
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      email: 'pat@corp-a.test',
+      role: 'member',
+      status: 'PENDING',
+      createdAt: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    const mails = mailsTo('pat@corp-a.test');
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.subject).toBe('You are invited to Alpha on Tracker Migration Service');
+    for (const f of readdirSync(outbox)) expect(statSync(join(outbox, f)).mode & 0o777).toBe(0o600);
+    const listed = await app.call('GET', '/api/team/invitations', { token: a.admin.token });
+    expect(listed.body).toEqual([res.body]);
+
+    // Nothing claimed yet: no member, no login.
+    expect(await memberEmails(a)).not.toContain('pat@corp-a.test');
+    expect((await app.login('pat@corp-a.test', 'pat-chooses-this')).status).toBe(401);
+
+    const accepted = await accept(tokenIn(mails[0]));
+    expect(accepted.status).toBe(200);
+    expect(claimsOf(accepted.body.accessToken)).toMatchObject({
+      email: 'pat@corp-a.test',
+      tenantId: a.tenantId,
+      role: 'member',
+    });
+    expect(accepted.setCookies.some((c) => c.startsWith('refresh_token='))).toBe(true);
+    expect(await memberEmails(a)).toContain('pat@corp-a.test');
+    expect((await app.login('pat@corp-a.test', 'pat-chooses-this')).status).toBe(200);
+    expect((await app.call('GET', '/api/team/invitations', { token: a.admin.token })).body).toEqual([]);
+
+    const again = await accept(tokenIn(mails[0]));
+    expect(again.status).toBe(400);
+    expect(again.body).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'INVITATION_INVALID',
+      message: 'This invitation link is invalid, expired or was already used: ask for a new invitation',
+    });
+  });
+
+  it('refuses a role the inviter may not give, an address already in the tenant, and a revoked link', async () => {
+    const asAdmin = await app.call('POST', '/api/team/members', {
+      token: a.admin.token,
+      body: { email: 'boss@corp-a.test', role: 'owner' },
+    });
+    expect(asAdmin.status).toBe(403);
+    const dup = await invite(a, a.member.email);
+    expect(dup.status).toBe(409);
+    expect(dup.body.code).toBe('EMAIL_TAKEN');
+    const bad = await app.call('POST', '/api/team/members', {
+      token: a.owner.token,
+      body: { email: 'x@corp-a.test', role: 'member', password: 'admin-picked-it' },
+    });
+    expect(bad.status).toBe(400);
+
+    const pending = await invite(a, 'revoked@corp-a.test');
+    const revoked = await app.call('DELETE', `/api/team/invitations/${pending.body.id}`, {
+      token: a.owner.token,
+    });
+    expect(revoked.status).toBe(204);
+    expect((await accept(tokenIn(mailsTo('revoked@corp-a.test')[0]))).body.code).toBe('INVITATION_INVALID');
+  });
+});
+
+describe('another tenant', () => {
+  it('inviting an address first neither blocks the rightful tenant nor claims the address', async () => {
+    const squat = await invite(b, 'cfo@corp-a.test', 'owner');
+    expect(squat.status).toBe(202);
+    const rightful = await invite(a, 'cfo@corp-a.test', 'admin');
+    expect(rightful.status).toBe(202);
+    const [toB, toA] = mailsTo('cfo@corp-a.test');
+    expect((await accept(tokenIn(toA))).status).toBe(200);
+    expect(await memberEmails(b)).not.toContain('cfo@corp-a.test');
+    expect(toB?.subject).toContain('Beta');
+  });
+
+  it("learns nothing from inviting another tenant's member, and the person may belong to both", async () => {
+    const known = await invite(b, a.member.email);
+    const unknown = await invite(b, 'nobody-anywhere@corp-z.test');
+    expect(known.status).toBe(unknown.status);
+    expect(Object.keys(known.body).sort()).toEqual(Object.keys(unknown.body).sort());
+    expect(known.body.status).toBe(unknown.body.status);
+
+    // Alpha's member is untouched: still signs in, still in Alpha.
+    const before = await app.login(a.member.email);
+    expect(claimsOf(before.body.accessToken).tenantId).toBe(a.tenantId);
+
+    // Accepting Beta's invitation adds a second membership with its own password.
+    const joined = await accept(tokenIn(mailsTo(a.member.email).at(-1)), 'beta-password');
+    expect(joined.status).toBe(200);
+    expect(claimsOf(joined.body.accessToken).tenantId).toBe(b.tenantId);
+    // Without a tenant, login goes to the oldest membership; naming the tenant picks the other.
+    expect(claimsOf((await app.login(a.member.email)).body.accessToken).tenantId).toBe(a.tenantId);
+    const toBeta = await app.call('POST', '/api/auth/login', {
+      body: { email: a.member.email, password: 'beta-password', tenantId: b.tenantId },
+    });
+    expect(toBeta.status).toBe(200);
+    expect(claimsOf(toBeta.body.accessToken).tenantId).toBe(b.tenantId);
+    // Alpha's password does not open Beta's membership.
+    const crossed = await app.call('POST', '/api/auth/login', {
+      body: { email: a.member.email, password: 'correct-horse-battery', tenantId: b.tenantId },
+    });
+    expect(crossed.status).toBe(401);
+
+    // The CLI names the tenant the same way.
+    const cli = { api: `${app.url}/api`, home: mkdtempSync(join(tmpdir(), 'tms-invite-cli-')) };
+    const env = { TMS_PASSWORD: 'beta-password' };
+    expect(
+      (await runTms(['login', '--email', a.member.email, '--tenant', b.tenantId], { ...cli, env })).code,
+    ).toBe(0);
+    expect((await runTms(['login', '--email', a.member.email], { ...cli, env })).code).not.toBe(0);
+    rmSync(cli.home, { recursive: true, force: true });
+  });
+});
+
+describe('a user from before per-tenant addresses', () => {
+  it('keeps its tenant-less login, is found in its tenant, and may join another tenant', async () => {
+    // As the old code stored a user: the user row and one global claim `EMAIL#<address> / EMAIL`.
+    const userId = randomUUID();
+    const email = 'legacy.user@corp-a.test';
+    const now = new Date().toISOString();
+    await app.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: app.tableName,
+              Item: {
+                ...keys.user(a.tenantId, userId),
+                id: userId,
+                tenantId: a.tenantId,
+                email,
+                role: 'member',
+                passwordHash: await hashPassword('legacy-password'),
+                createdAt: now,
+                updatedAt: now,
+              },
+            },
+          },
+          {
+            Put: {
+              TableName: app.tableName,
+              Item: { ...keys.legacyEmail(email), tenantId: a.tenantId, userId },
+            },
+          },
+        ],
+      }),
+    );
+    expect((await invite(a, email)).status).toBe(409);
+    expect((await invite(b, email)).status).toBe(202);
+    expect((await accept(tokenIn(mailsTo(email).at(-1)), 'beta-password')).status).toBe(200);
+    const login = await app.login(email, 'legacy-password');
+    expect(login.status).toBe(200);
+    expect(claimsOf(login.body.accessToken).tenantId).toBe(a.tenantId);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Issue 17, point 3, at the HTTP layer every tracker, OAuth and SSO request goes through (functions/outbound/):
+ * in prod mode a name that resolves to loopback is refused by the connection's own lookup (the address the
+ * check saw is the one connected to), a redirect is checked hop by hop (a private or metadata address is
+ * refused), and a redirect to another origin loses the credential. Real listeners on loopback, real sockets.
+ */
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboundRefused, outboundFetch, ResponseTooLarge } from '../../functions/outbound/fetch.ts';
+import { type OutboundRules, REFUSED_MESSAGE } from '../../functions/outbound/rules.ts';
+import { TrackerHttp } from '../../functions/trackers/http.ts';
+import { type Answer, type Attacker, startAttacker } from '../support/attacker.ts';
+
+const OFFLINE: OutboundRules = { httpsOnly: false, allowLoopback: true, extraTrackerHosts: [] };
+/** This machine's own name: /etc/hosts maps it to a loopback address (checked in beforeAll). */
+const LOOPBACK_NAME = hostname().toLowerCase();
+const PROD: OutboundRules = { httpsOnly: true, allowLoopback: false, extraTrackerHosts: [LOOPBACK_NAME] };
+
+let attacker: Attacker;
+/** A "tracker" on loopback whose answers redirect wherever the path says. */
+let tracker: Attacker;
+beforeAll(async () => {
+  const { address } = await lookup(LOOPBACK_NAME);
+  expect(address, `${LOOPBACK_NAME} must resolve to loopback for this test`).toMatch(/^127\.|^::1$/);
+  attacker = await startAttacker();
+  tracker = await startAttacker((url): Answer => {
+    const to = new URL(url, 'http://x').searchParams.get('to');
+    if (to) return { status: 302, headers: { location: to } };
+    if (url.startsWith('/big'))
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: `"${'x'.repeat(5000)}"` };
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+  });
+});
+afterAll(async () => {
+  await attacker.close();
+  await tracker.close();
+});
+
+describe('the outbound fetch in prod mode', () => {
+  it('refuses a name that resolves to loopback when connecting, before any byte is sent', async () => {
+    const err = await outboundFetch(`https://${LOOPBACK_NAME}:${attacker.port}/org`, {
+      destination: 'tracker',
+      headers: { Authorization: 'Basic c2VjcmV0' },
+      rules: PROD,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutboundRefused);
+    expect((err as Error).message).toBe(REFUSED_MESSAGE);
+    expect((err as OutboundRefused).reason).toMatch(/resolves to (127\.|::1)/);
+    expect(attacker.requests).toEqual([]);
+  });
+
+  it('refuses loopback, http and a host off the allow-list without connecting', async () => {
+    for (const url of [
+      `https://127.0.0.1:${attacker.port}/`,
+      `https://0x7f000001:${attacker.port}/`,
+      `https://[::ffff:127.0.0.1]:${attacker.port}/`,
+      `http://${LOOPBACK_NAME}:${attacker.port}/`,
+      `https://user:pw@${LOOPBACK_NAME}:${attacker.port}/`,
+    ])
+      await expect(outboundFetch(url, { destination: 'tracker', rules: PROD }), url).rejects.toThrow(
+        REFUSED_MESSAGE,
+      );
+    expect(attacker.requests).toEqual([]);
+  });
+});
+
+describe('redirects, followed by hand', () => {
+  it('checks every hop: a redirect to a metadata, private or mapped address is refused', async () => {
+    for (const to of [
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      'http://10.0.0.1/',
+      'http://[fd00:ec2::254]/',
+      `http://[::ffff:127.0.0.1]:${attacker.port}/`,
+      `http://0.0.0.0:${attacker.port}/`,
+    ])
+      await expect(
+        outboundFetch(`${tracker.url}/r?to=${encodeURIComponent(to)}`, {
+          destination: 'public',
+          rules: OFFLINE,
+        }),
+        to,
+      ).rejects.toThrow(REFUSED_MESSAGE);
+    expect(attacker.requests).toEqual([]);
+  });
+
+  it('drops the credential when a redirect leaves the origin (the tracker layer, as the engine uses it)', async () => {
+    const http = new TrackerHttp({
+      tracker: 'source',
+      baseUrl: `${tracker.url}/org`,
+      authorization: 'Basic b3duZXItcGF0',
+      maxAttempts: 1,
+    });
+    const res = await http.request('GET', '/org/_apis/x', {
+      query: { to: `${attacker.url}/stolen` },
+    });
+    expect(res.body).toBe('secret from a loopback-only service');
+    // The same origin got the credential; the other origin got the request without it.
+    expect(tracker.requests.at(-1)?.authorization).toBe('Basic b3duZXItcGF0');
+    expect(attacker.requests).toEqual([{ method: 'GET', url: '/stolen', authorization: undefined }]);
+    attacker.requests.length = 0;
+  });
+
+  it('stops after a few hops', async () => {
+    let to = `${tracker.url}/end`;
+    for (let i = 0; i < 7; i++) to = `${tracker.url}/r?to=${encodeURIComponent(to)}`;
+    await expect(outboundFetch(to, { destination: 'public', rules: OFFLINE })).rejects.toThrow(
+      REFUSED_MESSAGE,
+    );
+  });
+});
+
+describe('answer sizes', () => {
+  it('refuses a tracker answer over the configured maximum', async () => {
+    const before = process.env.OUTBOUND_MAX_RESPONSE_BYTES;
+    process.env.OUTBOUND_MAX_RESPONSE_BYTES = '1000';
+    try {
+      const http = new TrackerHttp({
+        tracker: 'target',
+        baseUrl: tracker.url,
+        authorization: 'x',
+        maxAttempts: 1,
+      });
+      await expect(http.request('GET', '/big')).rejects.toBeInstanceOf(ResponseTooLarge);
+      expect((await http.request('GET', '/small')).body).toEqual({ ok: true });
+    } finally {
+      if (before === undefined) delete process.env.OUTBOUND_MAX_RESPONSE_BYTES;
+      else process.env.OUTBOUND_MAX_RESPONSE_BYTES = before;
+    }
+  });
+});
