@@ -38,6 +38,9 @@ const cspErrors: string[] = [];
 const until = (assertion: () => Promise<void>, timeout = 30_000) =>
   vi.waitFor(assertion, { timeout, interval: 100 });
 
+/** expect.poll waits 1 s by default: a loaded machine's tracker round trips take longer. */
+const WAIT = { timeout: 30_000, interval: 100 };
+
 /** A screenshot and the accessibility check of the page as it is now. */
 async function checkPage(name: string): Promise<void> {
   await screenshot(page, 'console', name);
@@ -134,7 +137,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByLabel('E-mail').fill('owner@demo.example.com');
     await page.getByLabel(/^Password/).fill('not-the-password');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Invalid credentials');
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('Invalid credentials');
   });
 
   it('signs the owner in, keeps the session across a reload by the refresh cookie, creates and deletes a project', async () => {
@@ -155,7 +158,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
 
     await page.getByRole('button', { name: 'Delete Browser project' }).click();
     const dialog = page.getByRole('dialog');
-    await expect.poll(() => dialog.textContent()).toContain('Browser project');
+    await expect.poll(() => dialog.textContent(), WAIT).toContain('Browser project');
     await checkPage('03-delete-confirmation');
     await dialog.getByRole('button', { name: 'Delete project' }).click();
     await until(async () =>
@@ -224,14 +227,14 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     const suggested = await firstTarget.inputValue();
     await firstTarget.fill('No Such Issue Type');
     await page.getByRole('button', { name: 'Save mappings' }).click();
-    await expect.poll(() => types.textContent()).toContain('has no issue type "No Such Issue Type"');
+    await expect.poll(() => types.textContent(), WAIT).toContain('has no issue type "No Such Issue Type"');
     await checkPage('06-mappings-error');
 
     await firstTarget.fill(suggested);
     await page.getByRole('button', { name: 'Save mappings' }).click();
-    await expect.poll(() => page.getByText('saved', { exact: true }).count()).toBeGreaterThan(0);
+    await expect.poll(() => page.getByText('saved', { exact: true }).count(), WAIT).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Confirm mappings' }).click();
-    await expect.poll(() => page.getByText('MAPPED', { exact: true }).count()).toBeGreaterThan(0);
+    await expect.poll(() => page.getByText('MAPPED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
   });
 
   it('accepts the quote (the instant provider pays offline)', async () => {
@@ -251,7 +254,9 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await checkPage('08-start-run');
     await page.getByRole('button', { name: 'Start the run' }).click();
     await page.getByRole('heading', { name: /^Run / }).waitFor();
-    await expect.poll(() => page.getByTestId('stream-state').textContent()).toMatch(/stream (open|ended)/);
+    await expect
+      .poll(() => page.getByTestId('stream-state').textContent(), WAIT)
+      .toMatch(/stream (open|ended)/);
 
     // Keyboard only: Tab to Pause, Enter; then to Resume, Enter. (The run may already be past pausing.)
     const paused = await page
@@ -322,7 +327,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByLabel(/^Client secret/).fill(provider.clientSecret);
     await page.getByLabel(/^Allowed e-mail domains/).fill('sso.example.com');
     await page.getByRole('button', { name: 'Save single sign-on' }).click();
-    await expect.poll(() => page.getByText('/api/auth/sso/demo-co/start').count()).toBe(1);
+    await expect.poll(() => page.getByText('/api/auth/sso/demo-co/start').count(), WAIT).toBe(1);
     await checkPage('16b-sso-configured');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
