@@ -103,7 +103,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     page.on('response', (r) => {
       if (r.status() >= 400) console.log(`browser got ${r.status()} for ${r.request().method()} ${r.url()}`);
     });
-  });
+    // Starting npm start (DynamoDB Local, both sandboxes, the seed) takes longer than a hook's 60 s on a loaded machine.
+  }, 180_000);
   // A failed step leaves a picture of what the browser showed.
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail' && page)
