@@ -34,6 +34,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
 import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
+import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
 
 export type Stage = 'dev' | 'prod';
@@ -304,7 +305,7 @@ export class Api extends Construct {
         description: string;
         timeout: Duration;
         memorySize: number;
-        environment: Record<string, string>;
+        environment: FunctionEnvironment;
       },
     ) => {
       const fn = new NodejsFunction(this, fid, {
@@ -348,7 +349,7 @@ export class Api extends Construct {
     for (const group of routeGroups()) {
       const access = GROUP_ACCESS[group];
       const streaming = isStreamingGroup(group);
-      const environment: Record<string, string> = {
+      const environment: FunctionEnvironment = {
         STAGE: stage,
         TABLE_NAME: props.table.tableName,
         POWERTOOLS_SERVICE_NAME: 'tracker-migration-api',
@@ -447,7 +448,7 @@ export class Api extends Construct {
       ? `https://${props.domainName}`
       : `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage}`;
     for (const group of routeGroups())
-      if (GROUP_ACCESS[group].redirects) functions[group].addEnvironment('API_URL', apiUrl);
+      if (GROUP_ACCESS[group].redirects) setEnvironment(functions[group], 'API_URL', apiUrl);
 
     const integrations = new Map<RouteGroup, LambdaIntegration>();
     const integrationOf = (group: RouteGroup): LambdaIntegration => {

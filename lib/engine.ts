@@ -20,6 +20,7 @@ import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { ENGINE_SERVICE_NAME } from '../functions/platform/metric-names.ts';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
+import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG } from './nag.ts';
 
 /**
@@ -46,10 +47,10 @@ export interface TrackerOAuth {
  */
 export function grantTrackerOAuth(fn: LambdaFunction, oauth: TrackerOAuth | undefined): void {
   if (!oauth) return;
-  fn.addEnvironment('TRACKER_OAUTH_SECRET_ARN', oauth.secret.secretArn);
-  if (oauth.atlassianClientId) fn.addEnvironment('ATLASSIAN_CLIENT_ID', oauth.atlassianClientId);
-  if (oauth.entraClientId) fn.addEnvironment('ENTRA_CLIENT_ID', oauth.entraClientId);
-  if (oauth.entraTenant) fn.addEnvironment('ENTRA_TENANT', oauth.entraTenant);
+  setEnvironment(fn, 'TRACKER_OAUTH_SECRET_ARN', oauth.secret.secretArn);
+  if (oauth.atlassianClientId) setEnvironment(fn, 'ATLASSIAN_CLIENT_ID', oauth.atlassianClientId);
+  if (oauth.entraClientId) setEnvironment(fn, 'ENTRA_CLIENT_ID', oauth.entraClientId);
+  if (oauth.entraTenant) setEnvironment(fn, 'ENTRA_TENANT', oauth.entraTenant);
   oauth.secret.grantRead(fn);
 }
 
@@ -60,7 +61,7 @@ export function grantTrackerOAuth(fn: LambdaFunction, oauth: TrackerOAuth | unde
 export function sharedEnvironment(props: {
   appUrl?: string | undefined;
   outboundAllowedHosts?: string | undefined;
-}): Record<string, string> {
+}): FunctionEnvironment {
   return {
     ...(props.appUrl ? { APP_URL: props.appUrl } : {}),
     ...(props.outboundAllowedHosts ? { OUTBOUND_ALLOWED_HOSTS: props.outboundAllowedHosts } : {}),
@@ -142,7 +143,7 @@ export class Engine extends Construct {
         // The alarms on custom metrics watch this service (lib/monitoring.ts): one constant for both.
         POWERTOOLS_SERVICE_NAME: ENGINE_SERVICE_NAME,
         ...sharedEnvironment(props),
-      },
+      } satisfies FunctionEnvironment,
       bundling: {
         format: OutputFormat.ESM,
         target: 'node22',

@@ -10,6 +10,7 @@ import { Api, type ThrottleSettings } from './api.ts';
 import { Console } from './console.ts';
 import { Data } from './data.ts';
 import { Engine, type TrackerOAuth } from './engine.ts';
+import { checkEnvironmentNames } from './environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { Secrets } from './secrets.ts';
 
@@ -64,6 +65,7 @@ export class MigrationServiceStack extends Stack {
 
   constructor(scope: Construct, id: string, props: MigrationServiceStackProps) {
     super(scope, id, props);
+    checkEnvironmentNames(this);
     this.data = new Data(this, 'Data', { stage: props.stage });
     // Optional (no warning without it, prod included): OAuth connections are an offer, pasted tokens suffice.
     const trackerOAuth: TrackerOAuth | undefined = props.trackerOAuthSecretArn

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { EnvName } from '../functions/platform/env.ts';
 import { setOrchestrator } from '../functions/services/migrations.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore, store } from '../functions/store/index.ts';
@@ -92,7 +93,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       DATA_DIR: dataDir,
       // Invitation mail is written here, one JSON file per message (no SES offline).
       MAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
-    });
+    } satisfies Partial<Record<EnvName, string>>);
     const raw = new DynamoDBClient({
       endpoint: dynamo.endpoint,
       region: LOCAL_REGION,

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { v7 as uuidv7 } from 'uuid';
+import { adapterSlot } from '#platform/adapter-slot.ts';
 import { nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 
@@ -55,14 +56,13 @@ export function sesMailer(from: string, client = new SESv2Client({ region: confi
   };
 }
 
-let shared: Mailer | undefined;
-
-/** The process's mailer, from MAIL_OUTBOX_DIR or MAIL_FROM; without either, sending fails with its reason. */
-export function mailer(): Mailer {
-  if (shared) return shared;
+/** The mailer this configuration names: MAIL_OUTBOX_DIR, else MAIL_FROM; without either, it fails with its reason. */
+export function mailerFromConfig(): Mailer {
   const mail = config().mail;
   if (!mail)
     throw new MailNotConfiguredError('no mail transport: set MAIL_OUTBOX_DIR (offline) or MAIL_FROM (SES)');
-  shared = mail.kind === 'outbox' ? outboxMailer(mail.dir) : sesMailer(mail.from);
-  return shared;
+  return mail.kind === 'outbox' ? outboxMailer(mail.dir) : sesMailer(mail.from);
 }
+
+/** The process's mailer (see platform/adapter-slot.ts): chosen at first use, then kept. */
+export const mailer = adapterSlot(mailerFromConfig);

@@ -13,14 +13,11 @@ import { config } from '#platform/config.ts';
 import { OAUTH_BINDING_COOKIE, oauthBindingCookie } from '#platform/cookies.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as connectors from '#services/connectors.ts';
-import { scanDispatcherFromEnv } from '#services/scan-dispatch.ts';
+import { scanDispatcher } from '#services/scan-dispatch.ts';
 import * as scans from '#services/scans.ts';
 import * as trackerOAuth from '#services/tracker-oauth.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
-
-/** Large scans go to the scan worker Lambda in AWS (SCAN_FUNCTION_NAME), to this process offline. */
-const dispatcher = scanDispatcherFromEnv(store);
 
 const auditView = (s: ScanRecord): z.input<typeof R.ScanAuditSchema> => ({
   scanId: s.scanId,
@@ -44,7 +41,8 @@ const scan: Operation = async (req) => {
     store(),
     req.principal,
     parseOrThrow(ScanRequestSchema, req.body),
-    dispatcher,
+    // Large scans go to the scan worker Lambda in AWS (SCAN_FUNCTION_NAME), to this process offline.
+    scanDispatcher(),
   );
   const { scan: s } = answer;
   if (answer.async) {

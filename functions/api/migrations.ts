@@ -1,7 +1,5 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
-import { SFNClient } from '@aws-sdk/client-sfn';
 import type * as z from 'zod';
-import { AwsOrchestrator } from '#adapters/orchestrator-aws.ts';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import {
@@ -16,18 +14,6 @@ import { parseOrThrow } from '#platform/validation.ts';
 import * as migrations from '#services/migrations.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { store } from '#store/index.ts';
-
-/**
- * In AWS (STATE_MACHINE_ARN set, lib/api.ts) runs go to Step Functions, wired at cold start. Offline the
- * variable is unset and the local runtime sets its own orchestrator (local/runtime.ts); tests set fakes.
- */
-const stateMachineArn = process.env.STATE_MACHINE_ARN;
-if (stateMachineArn) {
-  const region = process.env.AWS_REGION;
-  migrations.setOrchestrator(
-    new AwsOrchestrator({ sfn: new SFNClient(region ? { region } : {}), stateMachineArn }),
-  );
-}
 
 const start: Operation = async (req) => {
   // A tracker connected by OAuth needs no secret in the body: which are is the project's business.

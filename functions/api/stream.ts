@@ -9,7 +9,6 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import * as z from 'zod';
 import { routesOf } from '#api/routes.ts';
 import { storedId } from '#domain/ids.ts';
 import { sseRetry } from '#domain/sse.ts';
@@ -17,6 +16,7 @@ import { awslambda } from '#platform/awslambda.ts';
 import { nowEpochSeconds, nowMs } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 import { corsHeadersFor } from '#platform/cors.ts';
+import { readEnv } from '#platform/env.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { type Principal, verifyAccessToken } from '#platform/tokens.ts';
@@ -29,11 +29,7 @@ if (!route || route.access === 'public') throw new Error('route group stream lac
 const allowedRoles: readonly string[] = route.access;
 
 /** Tunable for tests and load: how often the store is polled, and the heartbeat interval. */
-const SettingsSchema = z.object({
-  STREAM_POLL_MS: z.coerce.number().int().positive().default(500),
-  STREAM_HEARTBEAT_MS: z.coerce.number().int().positive().default(15_000),
-});
-const settings = SettingsSchema.parse(process.env);
+const settings = readEnv(['STREAM_POLL_MS', 'STREAM_HEARTBEAT_MS']);
 
 /** A run's trailing events are written just after its status moves; see RunStreamOptions.settleMs. */
 const SETTLE_MS = 3_000;

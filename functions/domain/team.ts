@@ -15,3 +15,9 @@ export function mayRemoveMember(actor: Role, memberRole: Role): boolean {
   if (actor === 'owner') return true;
   return actor === 'admin' && memberRole !== 'owner';
 }
+
+/**
+ * Invitations one tenant may send in a UTC day (a fixed window). Each mails an address the tenant chose through our sender,
+ * so without a cap a tenant could use the service to mail strangers; an admin's real team fits well within it.
+ */
+export const INVITATIONS_PER_DAY = 50;

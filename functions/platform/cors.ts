@@ -8,6 +8,7 @@
  *   `Access-Control-Allow-Credentials: true` (the refresh cookie; the preflights allow credentials for a list).
  *   Whenever a list is configured the answer depends on the Origin, so `Vary: Origin` goes on every response.
  */
+import { type EnvInput, envValue } from './env.ts';
 
 export type AllowedOrigins = { any: true } | { any: false; origins: ReadonlySet<string> };
 
@@ -37,8 +38,8 @@ export function corsHeaders(allowed: AllowedOrigins, origin: string | undefined)
 let parsed: { raw: string | undefined; allowed: AllowedOrigins } | undefined;
 
 /** The process's allowed origins, from ALLOWED_ORIGINS (parsed once per value). */
-export function allowedOrigins(env: NodeJS.ProcessEnv = process.env): AllowedOrigins {
-  const raw = env.ALLOWED_ORIGINS;
+export function allowedOrigins(env?: EnvInput): AllowedOrigins {
+  const raw = envValue('ALLOWED_ORIGINS', env);
   if (!parsed || parsed.raw !== raw) parsed = { raw, allowed: parseAllowedOrigins(raw) };
   return parsed.allowed;
 }

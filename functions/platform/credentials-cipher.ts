@@ -7,6 +7,15 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { adapterSlot } from './adapter-slot.ts';
+import { type EnvInput, readEnv } from './env.ts';
+
+const CIPHER_VARIABLES = [
+  'CREDENTIALS_KMS_KEY_ID',
+  'CREDENTIALS_KEY',
+  'CREDENTIALS_KEY_FILE',
+  'AWS_REGION',
+] as const;
 
 export interface SealedSecret {
   v: 1;
@@ -107,22 +116,20 @@ export class KmsEnvelopeCipher implements CredentialCipher {
   }
 }
 
-let shared: CredentialCipher | undefined;
-
-/** The process's cipher, from configuration; fails with the variable's name when none is set. */
-export function credentialCipher(env: NodeJS.ProcessEnv = process.env): CredentialCipher {
-  if (shared) return shared;
-  if (env.CREDENTIALS_KMS_KEY_ID) {
-    shared = new KmsEnvelopeCipher(new KMSClient({ region: env.AWS_REGION }), env.CREDENTIALS_KMS_KEY_ID);
-  } else {
-    const encoded =
-      env.CREDENTIALS_KEY ??
-      (env.CREDENTIALS_KEY_FILE ? readFileSync(env.CREDENTIALS_KEY_FILE, 'utf8').trim() : undefined);
-    if (!encoded)
-      throw new Error(
-        'Invalid configuration: CREDENTIALS_KMS_KEY_ID, CREDENTIALS_KEY or CREDENTIALS_KEY_FILE is required',
-      );
-    shared = new LocalKeyCipher(Buffer.from(encoded, 'base64'));
-  }
-  return shared;
+/** The cipher this environment configures; fails with the variables' names when none is set. */
+export function cipherFromEnv(source?: EnvInput): CredentialCipher {
+  const env = readEnv(CIPHER_VARIABLES, source);
+  if (env.CREDENTIALS_KMS_KEY_ID)
+    return new KmsEnvelopeCipher(new KMSClient({ region: env.AWS_REGION }), env.CREDENTIALS_KMS_KEY_ID);
+  const encoded =
+    env.CREDENTIALS_KEY ??
+    (env.CREDENTIALS_KEY_FILE ? readFileSync(env.CREDENTIALS_KEY_FILE, 'utf8').trim() : undefined);
+  if (!encoded)
+    throw new Error(
+      'Invalid configuration: CREDENTIALS_KMS_KEY_ID, CREDENTIALS_KEY or CREDENTIALS_KEY_FILE is required',
+    );
+  return new LocalKeyCipher(Buffer.from(encoded, 'base64'));
 }
+
+/** The process's cipher (see adapter-slot.ts): chosen from the environment at first use, then kept. */
+export const credentialCipher = adapterSlot(() => cipherFromEnv());

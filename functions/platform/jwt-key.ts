@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { type EnvInput, readEnv } from './env.ts';
 
 export const MIN_JWT_KEY_BYTES = 32;
 const BASE64 = /^[A-Za-z0-9+/\-_]+={0,2}$/;
@@ -47,10 +48,8 @@ const defaultClient = (region: string | undefined) => () => {
 };
 
 /** Loads the key from the environment, uncached (see jwtKey). */
-export async function loadJwtKey(
-  env: NodeJS.ProcessEnv = process.env,
-  deps: JwtKeyDeps = {},
-): Promise<Uint8Array> {
+export async function loadJwtKey(source?: EnvInput, deps: JwtKeyDeps = {}): Promise<Uint8Array> {
+  const env = readEnv(['JWT_SECRET', 'JWT_SECRET_FILE', 'JWT_SECRET_ARN', 'AWS_REGION'], source);
   if (env.JWT_SECRET) return decodeJwtKey(env.JWT_SECRET, 'JWT_SECRET');
   if (env.JWT_SECRET_FILE) {
     let text: string;

@@ -11,6 +11,7 @@
  * POWERTOOLS_DEV turns them off as Powertools does. Off, nothing is buffered and nothing is written.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { type EnvInput, envText, readEnv, withProcessEnv } from './env.ts';
 import { logger } from './logger.ts';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from './metric-names.ts';
 
@@ -44,13 +45,21 @@ export interface MetricsRecorder {
   flush(): void;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+type Env = EnvInput;
+
+const SWITCHES = [
+  'POWERTOOLS_METRICS_DISABLED',
+  'METRICS',
+  'POWERTOOLS_DEV',
+  'AWS_LAMBDA_FUNCTION_NAME',
+] as const;
 
 const TRUTHY = new Set(['1', 'true', 'yes', 'on', 'y']);
 const FALSY = new Set(['0', 'false', 'no', 'off', 'n']);
 
 /** Whether metrics are emitted under this environment (see the module comment). */
-export function metricsEnabled(env: Env = process.env): boolean {
+export function metricsEnabled(source?: Env): boolean {
+  const env = readEnv(SWITCHES, source);
   const disabled = env.POWERTOOLS_METRICS_DISABLED?.trim().toLowerCase();
   if (disabled) return !TRUTHY.has(disabled);
   const opted = env.METRICS?.trim().toLowerCase();
@@ -78,10 +87,13 @@ const OFF: MetricsRecorder = {
 };
 
 /** A recorder for this environment: a no-op one when metrics are off. */
-export function createMetrics(env: Env = process.env): MetricsRecorder {
+export function createMetrics(env?: Env): MetricsRecorder {
   if (!metricsEnabled(env)) return OFF;
-  const serviceName = env.POWERTOOLS_SERVICE_NAME || 'tracker-migration';
-  const stage = env.STAGE || 'local';
+  const serviceName =
+    readEnv(['POWERTOOLS_SERVICE_NAME'], env).POWERTOOLS_SERVICE_NAME || 'tracker-migration';
+  // The raw STAGE, not the catalogue's parse (dev | prod, default dev): the dimension says `local` when unset,
+  // and tests name their own stage.
+  const stage = envText('STAGE', env) || 'local';
   const make = (dimensions: Record<string, string>, singleMetric = false) =>
     powertools({
       namespace: METRICS_NAMESPACE,
@@ -137,14 +149,7 @@ export function createMetrics(env: Env = process.env): MetricsRecorder {
  * POWERTOOLS_METRICS_DISABLED, outranks POWERTOOLS_DEV and is read only in the constructor: set for that call only.
  */
 function powertools(options: ConstructorParameters<typeof Metrics>[0]): Metrics {
-  const saved = process.env.POWERTOOLS_METRICS_DISABLED;
-  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-  try {
-    return new Metrics(options);
-  } finally {
-    if (saved === undefined) Reflect.deleteProperty(process.env, 'POWERTOOLS_METRICS_DISABLED');
-    else process.env.POWERTOOLS_METRICS_DISABLED = saved;
-  }
+  return withProcessEnv('POWERTOOLS_METRICS_DISABLED', 'false', () => new Metrics(options));
 }
 
 let current: MetricsRecorder | undefined;

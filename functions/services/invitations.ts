@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Mailer } from '#adapters/mail.ts';
 import { INVITATION_TTL_SECONDS, invitationLink, invitationMail } from '#domain/invitations.ts';
-import { mayAssignRole } from '#domain/team.ts';
+import { INVITATIONS_PER_DAY, mayAssignRole } from '#domain/team.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 import { errors } from '#platform/errors.ts';
@@ -18,6 +18,8 @@ import type { Store } from '#store/index.ts';
 import type { Invitation } from '#store/invitations.ts';
 import { type Session, startSession } from './auth.ts';
 import { currentRole } from './team.ts';
+
+const DAY_SECONDS = 86_400;
 
 export interface InvitationView {
   id: string;
@@ -49,6 +51,10 @@ export async function inviteMember(
   if (await store.users.findInTenant(actor.tenantId, email)) throw errors.emailTaken();
   const tenant = await store.tenants.get(actor.tenantId);
   if (!tenant) throw errors.forbidden();
+  const now = nowEpochSeconds();
+  const sent = await store.rateLimits.hit('invitations', actor.tenantId, now, DAY_SECONDS);
+  if (sent.count > INVITATIONS_PER_DAY)
+    throw errors.rateLimited(Math.max(1, sent.resetAt - now), INVITATIONS_PER_DAY, sent.resetAt);
   const token = randomBytes(32).toString('base64url');
   const invitation: Invitation = {
     id: uuidv7(),

@@ -5,6 +5,8 @@
  */
 
 import { createHash } from 'node:crypto';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { AwsOrchestrator } from '#adapters/orchestrator-aws.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
@@ -22,8 +24,10 @@ import { sameSite } from '#domain/tracker-oauth.ts';
 import { writeRunReports } from '#engine/reports.ts';
 import { outboundUrlProblems } from '#outbound/validate.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
+import { adapterSlot } from '#platform/adapter-slot.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { type EnvInput, readEnv } from '#platform/env.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
@@ -50,13 +54,27 @@ const noOrchestrator: Orchestrator = {
   },
   stop: async () => {},
 };
-let current: Orchestrator = noOrchestrator;
 
-/** The orchestrator the run API dispatches to (Step Functions in AWS, the local interpreter offline, fakes in tests). */
-export function setOrchestrator(o: Orchestrator | undefined): void {
-  current = o ?? noOrchestrator;
+/**
+ * The orchestrator this environment configures: Step Functions when STATE_MACHINE_ARN is set (lib/api.ts), else
+ * none (offline the local runtime puts the local interpreter in place, local/runtime.ts; tests put fakes).
+ */
+export function orchestratorFromEnv(source?: EnvInput): Orchestrator {
+  const { STATE_MACHINE_ARN: stateMachineArn, AWS_REGION: region } = readEnv(
+    ['STATE_MACHINE_ARN', 'AWS_REGION'],
+    source,
+  );
+  if (!stateMachineArn) return noOrchestrator;
+  return new AwsOrchestrator({ sfn: new SFNClient(region ? { region } : {}), stateMachineArn });
 }
-export const orchestrator = (): Orchestrator => current;
+
+/** The orchestrator the run API dispatches to (see adapter-slot.ts). */
+export const orchestrator = adapterSlot(() => orchestratorFromEnv());
+
+/** Puts this orchestrator in place (the local runtime, tests); undefined: none, until one is set. */
+export function setOrchestrator(o: Orchestrator | undefined): void {
+  orchestrator.use(o ?? noOrchestrator);
+}
 
 /** Another tenant's, an unknown and a malformed run id all give the same 404. */
 export async function findRun(store: Store, tenantId: string, runId: string): Promise<Run> {

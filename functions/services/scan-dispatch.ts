@@ -5,8 +5,10 @@
  * (runScanJob in ./scans.ts), so no credential travels in an invocation payload.
  */
 import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { adapterSlot } from '#platform/adapter-slot.ts';
+import { type EnvInput, readEnv } from '#platform/env.ts';
 import { logger } from '#platform/logger.ts';
-import type { Store } from '#store/index.ts';
+import { type Store, store } from '#store/index.ts';
 import { runScanJob, type ScanDispatcher, type ScanJob } from './scans.ts';
 
 export type { ScanDispatcher, ScanJob };
@@ -51,12 +53,14 @@ export class LambdaScanDispatcher implements ScanDispatcher {
 }
 
 /** The dispatcher of this deployment, chosen at cold start: the worker Lambda when SCAN_FUNCTION_NAME is set. */
-export function scanDispatcherFromEnv(
-  store: () => Store,
-  env: NodeJS.ProcessEnv = process.env,
-): ScanDispatcher {
-  const functionName = env.SCAN_FUNCTION_NAME;
+export function scanDispatcherFromEnv(store: () => Store, source?: EnvInput): ScanDispatcher {
+  const { SCAN_FUNCTION_NAME: functionName, AWS_REGION: region } = readEnv(
+    ['SCAN_FUNCTION_NAME', 'AWS_REGION'],
+    source,
+  );
   if (!functionName) return new InProcessScanDispatcher(store);
-  const region = env.AWS_REGION;
   return new LambdaScanDispatcher({ lambda: new LambdaClient(region ? { region } : {}), functionName });
 }
+
+/** The process's dispatcher (see adapter-slot.ts), over the process's store. */
+export const scanDispatcher = adapterSlot(() => scanDispatcherFromEnv(store));

@@ -3,6 +3,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { adapterSlot } from '#platform/adapter-slot.ts';
 import { config } from '#platform/config.ts';
 
 export function createDocumentClient(opts: {
@@ -26,10 +27,8 @@ export function createDocumentClient(opts: {
   });
 }
 
-let shared: DynamoDBDocumentClient | undefined;
-
-export function documentClient(): DynamoDBDocumentClient {
+/** The process's client (see platform/adapter-slot.ts): DynamoDB Local when DYNAMODB_ENDPOINT is set. */
+export const documentClient = adapterSlot(() => {
   const c = config();
-  shared ??= createDocumentClient({ region: c.region, endpoint: c.dynamodbEndpoint });
-  return shared;
-}
+  return createDocumentClient({ region: c.region, endpoint: c.dynamodbEndpoint });
+});

@@ -1,4 +1,5 @@
 /** The repositories over one table, built once per process (or per test table). */
+import { adapterSlot } from '#platform/adapter-slot.ts';
 import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
 import { IdMapRepository, RunFailureRepository } from './id-map.ts';
@@ -62,10 +63,5 @@ export function createStore(table: Table): Store {
   };
 }
 
-let shared: Store | undefined;
-
-/** The process's store over the configured table. */
-export function store(): Store {
-  shared ??= createStore(defaultTable());
-  return shared;
-}
+/** The process's store over the configured table (see platform/adapter-slot.ts). */
+export const store = adapterSlot(() => createStore(defaultTable()));

@@ -3,6 +3,7 @@
  * Used by `npm start` (unless SANDBOX=off) and alone by `npm run sandbox`.
  */
 import type { FastifyInstance } from 'fastify';
+import type { EnvName } from '../../functions/platform/env.ts';
 import { buildAdoSandbox } from './ado/index.ts';
 import { OAUTH_DEFAULTS, type SandboxConfig } from './common/config.ts';
 import type { SandboxControls } from './common/sandbox-app.ts';
@@ -58,7 +59,7 @@ export async function startSandboxes(opts: {
 export function sandboxOAuthEnv(
   sandboxes: Pick<RunningSandboxes, 'ado' | 'jira'>,
   config: Pick<SandboxConfig, 'oauth'>,
-): Record<string, string> {
+): Partial<Record<EnvName, string>> {
   const oauth = config.oauth ?? OAUTH_DEFAULTS;
   return {
     ATLASSIAN_AUTH_URL: sandboxes.jira.url,

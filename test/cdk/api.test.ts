@@ -9,31 +9,13 @@ import { type RouteGroup, routeGroups, routes } from '../../functions/api/routes
 import { GROUP_ACCESS, THROTTLE_DEFAULTS } from '../../lib/api.ts';
 import { JWT_SECRET_LENGTH } from '../../lib/secrets.ts';
 import { MigrationServiceStack, stackPropsFromContext } from '../../lib/stack.ts';
+import { NO_BUNDLING, PROD_CONTEXT } from '../support/cdk-context.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
 
-const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] as string[] };
 const _BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 const _NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
-
-/** The settings a prod deployment passes as context (`-c key=value`, hence strings). */
-const PROD_CONTEXT = {
-  stage: 'prod',
-  allowedOrigins: 'https://app.example.com, https://admin.example.com',
-  throttleRateLimit: '321',
-  domainName: 'api.example.com',
-  certificateArn: 'arn:aws:acm:eu-west-2:123456789012:certificate/11111111-2222-3333-4444-555555555555',
-  alarmEmail: 'ops@example.com',
-  stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
-  appUrl: 'https://app.example.com',
-  outboundAllowedHosts: 'jira.example.com,*.tfs.example.org',
-  mailFrom: 'invitations@mail.example.com',
-  trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
-  atlassianClientId: 'atlassian-client-id',
-  entraClientId: '00000000-1111-2222-3333-444444444444',
-  entraTenant: 'contoso.onmicrosoft.com',
-};
 
 /** The variables of the trackers' OAuth settings (functions/trackers/oauth/settings.ts). */
 const OAUTH_ENV = ['TRACKER_OAUTH_SECRET_ARN', 'ATLASSIAN_CLIENT_ID', 'ENTRA_CLIENT_ID', 'ENTRA_TENANT'];

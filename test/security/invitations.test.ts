@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INVITATIONS_PER_DAY } from '../../functions/domain/team.ts';
 import { hashPassword } from '../../functions/platform/passwords.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -213,5 +214,20 @@ describe('a user from before per-tenant addresses', () => {
     const login = await app.login(email, 'legacy-password');
     expect(login.status).toBe(200);
     expect(claimsOf(login.body.accessToken).tenantId).toBe(a.tenantId);
+  });
+});
+
+describe('the invitation mail', () => {
+  it('cannot be turned into a mailer: a tenant sends at most INVITATIONS_PER_DAY a day, then 429 and no mail', async () => {
+    const spam = await app.createTenant('Spammer');
+    for (let i = 0; i < INVITATIONS_PER_DAY; i++)
+      expect((await invite(spam, `target-${i}@victims.test`)).status).toBe(202);
+    const refused = await invite(spam, 'one-more@victims.test');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED', error: 'Too Many Requests' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(mailsTo('one-more@victims.test')).toEqual([]);
+    // Another tenant's invitations are its own count.
+    expect((await invite(b, 'still-fine@corp-b.test')).status).toBe(202);
   });
 });

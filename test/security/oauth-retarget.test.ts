@@ -144,3 +144,20 @@ describe("a member and the owner's OAuth grants", () => {
     expect(attacker.requests).toEqual([]);
   });
 });
+
+describe('an admin moving the OAuth connection', () => {
+  it('shows the new scope in the project detail at once, and the next start follows it', async () => {
+    const before = await app.call('GET', `/api/projects/${projectId}`, { token: t.member.token });
+    expect(JSON.stringify(before.body.connections)).toContain(config.jira.projectKey);
+    const moved = await connectByOAuth(app, t.admin.token, projectId, 'target', { project_key: 'ELSEWHERE' });
+    expect(moved.callback?.status).toBe(302);
+    const after = await app.call('GET', `/api/projects/${projectId}`, { token: t.member.token });
+    expect(JSON.stringify(after.body.connections)).toContain('ELSEWHERE');
+    expect((await loadTarget(app.store, t.tenantId, projectId))?.creds.project_key).toBe('ELSEWHERE');
+    // A start naming the old key now names another scope than the grant's: refused, not re-pointed back.
+    const old = await start(t.member.token, {}, { project_key: config.jira.projectKey });
+    expect(old.status).toBe(409);
+    expect(old.body.code).toBe('OAUTH_SCOPE_MISMATCH');
+    expect(attacker.requests).toEqual([]);
+  });
+});

@@ -8,7 +8,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import type Stripe from 'stripe';
 import { StripeCheckoutProvider } from '#adapters/stripe-checkout.ts';
 import type { PaymentProvider } from '#domain/payments.ts';
-import { ConfigError } from '#platform/config.ts';
+import { adapterSlot } from '#platform/adapter-slot.ts';
+import { ConfigError, type EnvInput, envText, processEnv, readEnv } from '#platform/env.ts';
 import { logger } from '#platform/logger.ts';
 import { InstantPaymentProvider } from './instant.ts';
 
@@ -16,16 +17,14 @@ export { StripeCheckoutProvider } from '#adapters/stripe-checkout.ts';
 export * from '#domain/payments.ts';
 export { InstantPaymentProvider } from './instant.ts';
 
-export function providerFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  stripeConfig?: Stripe.StripeConfig,
-): PaymentProvider {
-  const secretKey = env.STRIPE_SECRET_KEY?.trim();
+export function providerFromEnv(source?: EnvInput, stripeConfig?: Stripe.StripeConfig): PaymentProvider {
+  const env = readEnv(['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'], source);
+  const secretKey = env.STRIPE_SECRET_KEY;
   if (!secretKey) {
     logger.info('payment provider selected', { provider: 'instant' });
     return new InstantPaymentProvider();
   }
-  const webhookSecret = env.STRIPE_WEBHOOK_SECRET?.trim();
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET;
   // Without the signing secret no payment could ever be confirmed: fail at cold start, by name.
   if (!webhookSecret) {
     throw new ConfigError(
@@ -41,13 +40,15 @@ export function providerFromEnv(
 
 /** Reads `STRIPE_SECRET_ARN`'s secret into the two variables `providerFromEnv` reads; other variables as they are. */
 export async function resolveStripeSecret(
-  env: NodeJS.ProcessEnv = process.env,
+  env: EnvInput = processEnv(),
   client: () => SecretsManagerClient = () => new SecretsManagerClient({}),
-): Promise<NodeJS.ProcessEnv> {
-  if (env.STRIPE_SECRET_KEY || !env.STRIPE_SECRET_ARN) return env;
+): Promise<EnvInput> {
+  const { STRIPE_SECRET_ARN: arn } = readEnv(['STRIPE_SECRET_ARN'], env);
+  // The raw key: any text, even blank, is a key given directly (providerFromEnv then judges it).
+  if (envText('STRIPE_SECRET_KEY', env) || !arn) return env;
   let text: string | undefined;
   try {
-    text = (await client().send(new GetSecretValueCommand({ SecretId: env.STRIPE_SECRET_ARN }))).SecretString;
+    text = (await client().send(new GetSecretValueCommand({ SecretId: arn }))).SecretString;
   } catch (err) {
     // The SDK's error names the failure (AccessDenied, ResourceNotFound), never a value.
     throw new ConfigError(
@@ -68,21 +69,15 @@ export async function resolveStripeSecret(
   return { ...env, STRIPE_SECRET_KEY: parsed.secretKey, STRIPE_WEBHOOK_SECRET: parsed.webhookSecret };
 }
 
-let cached: Promise<PaymentProvider> | undefined;
-
-/** The process's provider: chosen at first use and kept (a failed choice is tried again at the next use). */
-export function paymentProvider(): Promise<PaymentProvider> {
-  if (!cached) {
-    const loading = resolveStripeSecret().then((env) => providerFromEnv(env));
-    cached = loading;
-    loading.catch(() => {
-      if (cached === loading) cached = undefined;
-    });
-  }
-  return cached;
-}
+/**
+ * The process's provider (see adapter-slot.ts): chosen at first use and kept (a failed choice is tried again at
+ * the next use).
+ */
+export const paymentProvider = adapterSlot(
+  (): Promise<PaymentProvider> => resolveStripeSecret().then((env) => providerFromEnv(env)),
+);
 
 /** Tests only: use this provider (undefined: choose from the environment again). */
 export function setPaymentProvider(provider: PaymentProvider | undefined): void {
-  cached = provider ? Promise.resolve(provider) : undefined;
+  paymentProvider.use(provider ? Promise.resolve(provider) : undefined);
 }

@@ -3,6 +3,7 @@
  */
 import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
 import { OutboundRefused } from '#outbound/fetch.ts';
+import { envValue } from '#platform/env.ts';
 import { basicAuth, type HttpOptions, TrackerHttp } from '../http.ts';
 
 const API = '7.1';
@@ -68,10 +69,7 @@ export interface AdoConnection {
 }
 
 /** `contoso` -> `${ADO_BASE_URL}/contoso`; a full URL is kept (without a trailing slash). */
-export function resolveOrganizationUrl(
-  organization: string,
-  adoBaseUrl = process.env.ADO_BASE_URL ?? 'https://dev.azure.com',
-): string {
+export function resolveOrganizationUrl(organization: string, adoBaseUrl = envValue('ADO_BASE_URL')): string {
   const trimmed = organization.trim().replace(/\/+$/, '');
   if (/^https?:\/\//i.test(trimmed)) return trimmed;
   return `${adoBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(trimmed)}`;

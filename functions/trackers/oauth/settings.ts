@@ -7,7 +7,7 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
-import { ConfigError } from '#platform/config.ts';
+import { ConfigError, type EnvInput, readEnv } from '#platform/env.ts';
 import { AtlassianOAuth, EntraOAuth, type OAuthEndpoints, type OAuthProviderClient } from './providers.ts';
 
 export interface OAuthProviders {
@@ -15,14 +15,16 @@ export interface OAuthProviders {
   entra?: EntraOAuth;
 }
 
-const trimmed = (v: string | undefined) => v?.trim() || undefined;
-
-export function endpointsFromEnv(env: NodeJS.ProcessEnv = process.env): OAuthEndpoints {
+export function endpointsFromEnv(source?: EnvInput): OAuthEndpoints {
+  const env = readEnv(
+    ['ATLASSIAN_AUTH_URL', 'ATLASSIAN_API_URL', 'ENTRA_AUTHORITY_URL', 'ENTRA_TENANT'],
+    source,
+  );
   return {
-    atlassianAuthUrl: trimmed(env.ATLASSIAN_AUTH_URL) ?? 'https://auth.atlassian.com',
-    atlassianApiUrl: trimmed(env.ATLASSIAN_API_URL) ?? 'https://api.atlassian.com',
-    entraAuthorityUrl: trimmed(env.ENTRA_AUTHORITY_URL) ?? 'https://login.microsoftonline.com',
-    entraTenant: trimmed(env.ENTRA_TENANT) ?? 'organizations',
+    atlassianAuthUrl: env.ATLASSIAN_AUTH_URL,
+    atlassianApiUrl: env.ATLASSIAN_API_URL,
+    entraAuthorityUrl: env.ENTRA_AUTHORITY_URL,
+    entraTenant: env.ENTRA_TENANT,
   };
 }
 
@@ -51,13 +53,23 @@ async function readSecret(arn: string, client: SecretsManagerClient) {
 
 /** The configured providers (the environment read each call: cheap, and tests change it between apps). */
 export async function oauthProviders(
-  env: NodeJS.ProcessEnv = process.env,
+  source?: EnvInput,
   secrets: () => SecretsManagerClient = () => new SecretsManagerClient({}),
 ): Promise<OAuthProviders> {
-  const endpoints = endpointsFromEnv(env);
-  let atlassianSecret = trimmed(env.ATLASSIAN_CLIENT_SECRET);
-  let entraSecret = trimmed(env.ENTRA_CLIENT_SECRET);
-  const arn = trimmed(env.TRACKER_OAUTH_SECRET_ARN);
+  const endpoints = endpointsFromEnv(source);
+  const env = readEnv(
+    [
+      'ATLASSIAN_CLIENT_ID',
+      'ATLASSIAN_CLIENT_SECRET',
+      'ENTRA_CLIENT_ID',
+      'ENTRA_CLIENT_SECRET',
+      'TRACKER_OAUTH_SECRET_ARN',
+    ],
+    source,
+  );
+  let atlassianSecret = env.ATLASSIAN_CLIENT_SECRET;
+  let entraSecret = env.ENTRA_CLIENT_SECRET;
+  const arn = env.TRACKER_OAUTH_SECRET_ARN;
   if (arn && (!atlassianSecret || !entraSecret)) {
     secretRead ??= readSecret(arn, secrets()).catch((err) => {
       secretRead = undefined; // a later call may try again
@@ -67,8 +79,8 @@ export async function oauthProviders(
     atlassianSecret ??= s.atlassianClientSecret;
     entraSecret ??= s.entraClientSecret;
   }
-  const atlassianId = trimmed(env.ATLASSIAN_CLIENT_ID);
-  const entraId = trimmed(env.ENTRA_CLIENT_ID);
+  const atlassianId = env.ATLASSIAN_CLIENT_ID;
+  const entraId = env.ENTRA_CLIENT_ID;
   return {
     ...(atlassianId && atlassianSecret
       ? { atlassian: new AtlassianOAuth({ clientId: atlassianId, clientSecret: atlassianSecret }, endpoints) }
