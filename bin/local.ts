@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { startLocalRuntime } from '../local/runtime.ts';
 import { sandboxConfigFromEnv } from '../local/sandbox/common/config.ts';
 import { DEMO_PASSWORD, DEMO_USERS } from '../local/seed.ts';
+import { CONSOLE_DIST, ensureConsoleBuilt } from './console-build.ts';
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -25,7 +26,12 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const env = parsed.data;
+  ensureConsoleBuilt((line) => console.log(line));
+  // Checkout, sign-in and OAuth send the browser back to the console, served here on the API's own origin.
+  if (env.PORT !== 0)
+    process.env.APP_URL ??= `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${env.PORT}`;
   const runtime = await startLocalRuntime({
+    consoleDir: CONSOLE_DIST,
     port: env.PORT,
     dataDir: env.DATA_DIR,
     dynamodbPort: env.DYNAMODB_PORT,
@@ -46,6 +52,7 @@ async function main(): Promise<void> {
   console.log(
     [
       '',
+      `Web console:      ${runtime.apiUrl}/`,
       `Tracker Migration Service (stage ${env.STAGE}) is running`,
       `  API:            ${runtime.apiUrl}/api   (health: ${runtime.apiUrl}/api/health)`,
       `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (data in ${env.DATA_DIR})`,

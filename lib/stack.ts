@@ -7,6 +7,7 @@ import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
+import { Console } from './console.ts';
 import { Data } from './data.ts';
 import { Engine, type TrackerOAuth } from './engine.ts';
 import { checkEnvironmentNames } from './environment.ts';
@@ -60,6 +61,7 @@ export class MigrationServiceStack extends Stack {
   readonly secrets: Secrets;
   readonly api: Api;
   readonly monitoring: Monitoring;
+  readonly console: Console;
 
   constructor(scope: Construct, id: string, props: MigrationServiceStackProps) {
     super(scope, id, props);
@@ -101,6 +103,8 @@ export class MigrationServiceStack extends Stack {
       domainName: props.domainName,
       certificateArn: props.certificateArn,
     });
+    // The web console and the API on one CloudFront origin (web/dist; lib/console.ts).
+    this.console = new Console(this, 'Console', { stage: props.stage, restApi: this.api.restApi });
     if (props.stage === 'prod' && !props.appUrl) {
       // The functions refuse to start in prod without APP_URL (functions/platform/config.ts).
       Annotations.of(this).addWarningV2(

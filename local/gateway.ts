@@ -9,6 +9,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { type Route, type RouteGroup, routes } from '../functions/api/routes.ts';
 import { isStreamingHandler, type StreamingHandler } from '../functions/platform/awslambda.ts';
 import { errors, type HttpError } from '../functions/platform/errors.ts';
+import { serveConsole } from './static-files.ts';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type HandlerLoader = (group: RouteGroup) => Promise<ApiHandler>;
@@ -169,6 +170,8 @@ export async function startGateway(opts: {
   host?: string;
   loadHandler?: HandlerLoader;
   onError?: (err: unknown) => void;
+  /** The built web console (web/dist), served for every path outside /api (local/static-files.ts). */
+  consoleDir?: string;
 }): Promise<Gateway> {
   const compiled = routes.map(compile);
   const load = opts.loadHandler ?? defaultHandlerLoader;
@@ -183,6 +186,10 @@ export async function startGateway(opts: {
       });
       const method = req.method ?? 'GET';
       const hit = candidates.find(({ c }) => c.route.method === method);
+      if (!hit && opts.consoleDir && !url.pathname.startsWith('/api/') && url.pathname !== '/api') {
+        req.resume();
+        if (await serveConsole(opts.consoleDir, req, res, url.pathname)) return;
+      }
       if (!hit) {
         req.resume();
         if (candidates.length === 0) return sendError(res, errors.routeNotFound(method, url.pathname));

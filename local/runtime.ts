@@ -30,6 +30,8 @@ export interface LocalRuntimeOptions {
   dynamodbPort: number;
   stage: 'dev' | 'prod';
   host?: string;
+  /** The built web console, served on the API's origin for every path outside /api (web/dist). */
+  consoleDir?: string;
   /** Sandbox trackers to start alongside, or undefined for none (SANDBOX=off). */
   sandbox?: { adoPort: number; jiraPort: number; config: SandboxConfig };
 }
@@ -114,6 +116,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
     const gateway = await startGateway({
       port: opts.port,
       host: opts.host ?? '127.0.0.1',
+      ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
       onError: (err) => console.error('gateway error:', err instanceof Error ? err.message : err),
     });
     const orchestrator = new LocalOrchestrator();

@@ -3,7 +3,9 @@
  * the payment provider's webhook (public: the provider's signature is its authentication).
  */
 
+import type * as z from 'zod';
 import { createApiHandler, json, type Operation, type PublicOperation } from '#api/handler.ts';
+import type * as R from '#api/responses.ts';
 import { AcceptQuoteSchema, returnUrlProblems } from '#domain/quotes.ts';
 import { config } from '#platform/config.ts';
 import { errors } from '#platform/errors.ts';
@@ -12,7 +14,11 @@ import { paymentProvider } from '#services/payments/index.ts';
 import * as quotes from '#services/quotes.ts';
 import { store } from '#store/index.ts';
 
-const view: Operation = async (req) => json(200, await quotes.billing(store(), req.principal.tenantId));
+const view: Operation = async (req) =>
+  json(
+    200,
+    (await quotes.billing(store(), req.principal.tenantId)) satisfies z.input<typeof R.BillingSchema>,
+  );
 
 const getQuote: Operation = async (req) =>
   json(200, await quotes.getQuote(store(), req.principal.tenantId, req.params.projectId ?? ''));
@@ -27,7 +33,7 @@ const acceptQuote: Operation = async (req) => {
     successUrl: `${page}?payment=success`,
     cancelUrl: `${page}?payment=cancelled`,
   });
-  return json(200, answer);
+  return json(200, answer satisfies z.input<typeof R.AcceptedQuoteSchema>);
 };
 
 const webhook: PublicOperation = async (req) =>

@@ -3,7 +3,9 @@
  * project's tracker: POST /api/projects/{projectId}/connections/{kind}/oauth, GET /api/connections/oauth/callback.
  */
 
+import type * as z from 'zod';
 import { createApiHandler, json, type Operation, type PublicOperation, redirect } from '#api/handler.ts';
+import type * as R from '#api/responses.ts';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { OAuthCallbackSchema } from '#domain/tracker-oauth.ts';
@@ -17,7 +19,7 @@ import * as trackerOAuth from '#services/tracker-oauth.ts';
 import { store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
 
-const auditView = (s: ScanRecord) => ({
+const auditView = (s: ScanRecord): z.input<typeof R.ScanAuditSchema> => ({
   scanId: s.scanId,
   projectId: s.projectId,
   status: s.status,

@@ -1,5 +1,7 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
+import type * as z from 'zod';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
+import type * as R from '#api/responses.ts';
 import {
   IdMapQuerySchema,
   ListRunsQuerySchema,
@@ -24,19 +26,21 @@ const start: Operation = async (req) => {
     req.params.projectId ?? '',
     input,
   );
-  return json(200, runView(run));
+  return json(200, runView(run) satisfies z.input<typeof R.RunSchema>);
 };
 
 const list: Operation = async (req) => {
   const q = parseOrThrow(ListRunsQuerySchema, req.query, 'query');
   const runs = await migrations.listMigrations(store(), req.principal.tenantId, q.projectId, q.status);
-  return json(200, runs.map(runListItem));
+  return json(200, runs.map(runListItem) satisfies z.input<typeof R.RunListItemSchema>[]);
 };
 
 const status: Operation = async (req) =>
   json(
     200,
-    runStatusView(await migrations.runStatus(store(), req.principal.tenantId, req.params.runId ?? '')),
+    runStatusView(
+      await migrations.runStatus(store(), req.principal.tenantId, req.params.runId ?? ''),
+    ) satisfies z.input<typeof R.RunStatusViewSchema>,
   );
 
 const pause: Operation = async (req) => {

@@ -1,6 +1,8 @@
 /** GET /api/plugins: the plugins the operator enabled for the caller's tenant; never their configuration. */
 
+import type * as z from 'zod';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
+import type * as R from '#api/responses.ts';
 import { findPlugin } from '#domain/plugins.ts';
 import { store } from '#store/index.ts';
 
@@ -21,7 +23,7 @@ const list: Operation = async (req) => {
         ]
       : [];
   });
-  return json(200, records);
+  return json(200, records satisfies z.input<typeof R.PluginSchema>[]);
 };
 
 export const handler = createApiHandler('plugins', { list });

@@ -1,6 +1,8 @@
 /** /api/projects: create, list, get, delete; a project's mappings: get, save, confirm. */
 
+import type * as z from 'zod';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
+import type * as R from '#api/responses.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
 import { parseOrThrow } from '#platform/validation.ts';
@@ -20,13 +22,24 @@ const create: Operation = async (req) => {
     description: p.description,
     status: p.status,
     createdAt: p.createdAt,
-  });
+  } satisfies z.input<typeof R.CreatedProjectSchema>);
 };
 
-const list: Operation = async (req) => json(200, await store().projects.list(req.principal.tenantId));
+const list: Operation = async (req) =>
+  json(
+    200,
+    (await store().projects.list(req.principal.tenantId)) satisfies z.input<typeof R.ProjectSummarySchema>[],
+  );
 
 const get: Operation = async (req) =>
-  json(200, await projects.getProjectDetail(store(), req.principal.tenantId, req.params.projectId ?? ''));
+  json(
+    200,
+    (await projects.getProjectDetail(
+      store(),
+      req.principal.tenantId,
+      req.params.projectId ?? '',
+    )) satisfies z.input<typeof R.ProjectDetailSchema>,
+  );
 
 const remove: Operation = async (req) => {
   await projects.deleteProject(store(), req.principal.tenantId, req.params.projectId ?? '');
@@ -34,7 +47,14 @@ const remove: Operation = async (req) => {
 };
 
 const getMappings: Operation = async (req) =>
-  json(200, await mappings.getMappings(store(), req.principal.tenantId, req.params.projectId ?? ''));
+  json(
+    200,
+    (await mappings.getMappings(
+      store(),
+      req.principal.tenantId,
+      req.params.projectId ?? '',
+    )) satisfies z.input<typeof R.MappingsSchema>,
+  );
 
 const saveMappings: Operation = async (req) =>
   json(
@@ -45,7 +65,14 @@ const saveMappings: Operation = async (req) =>
   );
 
 const confirmMappings: Operation = async (req) =>
-  json(200, await mappings.confirmMappings(store(), req.principal.tenantId, req.params.projectId ?? ''));
+  json(
+    200,
+    (await mappings.confirmMappings(
+      store(),
+      req.principal.tenantId,
+      req.params.projectId ?? '',
+    )) satisfies z.input<typeof R.ConfirmedMappingsSchema>,
+  );
 
 export const handler = createApiHandler('projects', {
   create,

@@ -43,6 +43,8 @@ const ownerOnly = ['owner'] as const;
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/api/health', group: 'health', operation: 'health', access: 'public' },
+  // The published contract (functions/api/openapi.ts), generated from this table: served by the same small function.
+  { method: 'GET', path: '/api/openapi.json', group: 'health', operation: 'openapi', access: 'public' },
 
   {
     method: 'POST',

@@ -2,7 +2,6 @@
  * Enterprise single sign-on: the owner's provider configuration (GET/PUT/DELETE /api/sso) and the browser's
  * sign-in legs (GET /api/auth/sso/{tenantSlug}/start, GET /api/auth/sso/callback).
  */
-import * as z from 'zod';
 import {
   type ApiRequest,
   createApiHandler,
@@ -11,6 +10,7 @@ import {
   type PublicOperation,
   redirect,
 } from '#api/handler.ts';
+import { SsoCallbackQuerySchema, SsoStartQuerySchema } from '#api/requests.ts';
 import { apiBaseUrl } from '#domain/redirects.ts';
 import { SSO_ATTEMPT_TTL_SECONDS, SsoConfigSchema } from '#domain/sso.ts';
 import { config } from '#platform/config.ts';
@@ -27,14 +27,6 @@ import { store } from '#store/index.ts';
 
 const apiBase = (req: ApiRequest) => apiBaseUrl(config().apiUrl, req.headers);
 
-const StartQuery = z.object({ returnTo: z.string().max(2048).optional() });
-const CallbackQuery = z.object({
-  state: z.string().max(512).optional(),
-  code: z.string().max(4096).optional(),
-  iss: z.string().max(2048).optional(),
-  error: z.string().max(256).optional(),
-});
-
 const getConfig: Operation = async (req) =>
   json(200, await ssoConfig.getConfig(store(), req.principal.tenantId, apiBase(req)));
 
@@ -49,7 +41,7 @@ const deleteConfig: Operation = async (req) => {
 };
 
 const start: PublicOperation = async (req) => {
-  const { returnTo } = parseOrThrow(StartQuery, req.query, 'query');
+  const { returnTo } = parseOrThrow(SsoStartQuerySchema, req.query, 'query');
   const slug = req.params.tenantSlug ?? '';
   const started = await sso.startSignIn(store(), slug, returnTo, apiBase(req));
   return redirect(started.location, {
@@ -59,7 +51,7 @@ const start: PublicOperation = async (req) => {
 
 /** Failures answer the JSON error body here (no redirect): see the README's single sign-on section. */
 const callback: PublicOperation = async (req) => {
-  const query = parseOrThrow(CallbackQuery, req.query, 'query');
+  const query = parseOrThrow(SsoCallbackQuerySchema, req.query, 'query');
   const done = await sso.completeSignIn(store(), {
     ...query,
     binding: req.cookies[SSO_BINDING_COOKIE] || undefined,

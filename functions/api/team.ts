@@ -1,20 +1,19 @@
 /** /api/team/members and /api/team/invitations: the owner and admins manage who belongs to the tenant. */
-import * as z from 'zod';
+import type * as z from 'zod';
 import { mailer } from '#adapters/mail.ts';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
-import { ROLES } from '#platform/tokens.ts';
+import { ChangeRoleSchema, InviteSchema } from '#api/requests.ts';
+import type * as R from '#api/responses.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as invitations from '#services/invitations.ts';
 import * as team from '#services/team.ts';
 import { store } from '#store/index.ts';
 
-const InviteSchema = z.strictObject({
-  email: z.email().max(254),
-  role: z.enum(ROLES),
-});
-const ChangeRoleSchema = z.strictObject({ role: z.enum(ROLES) });
-
-const list: Operation = async (req) => json(200, await team.listMembers(store(), req.principal.tenantId));
+const list: Operation = async (req) =>
+  json(
+    200,
+    (await team.listMembers(store(), req.principal.tenantId)) satisfies z.input<typeof R.MemberSchema>[],
+  );
 
 const add: Operation = async (req) =>
   json(
@@ -33,7 +32,12 @@ const remove: Operation = async (req) => {
 };
 
 const listInvitations: Operation = async (req) =>
-  json(200, await invitations.listInvitations(store(), req.principal.tenantId));
+  json(
+    200,
+    (await invitations.listInvitations(store(), req.principal.tenantId)) satisfies z.input<
+      typeof R.InvitationSchema
+    >[],
+  );
 
 const revokeInvitation: Operation = async (req) => {
   await invitations.revokeInvitation(store(), req.principal, req.params.invitationId ?? '');

@@ -68,10 +68,10 @@ export function newProject(input: CreateProjectInput, tenantId: string, id: stri
 }
 
 /** The detail view: the project, its connections (without secrets), the latest scan summary and quote. */
-export function projectDetail(
+export function projectDetail<Q, C extends ConnectionView>(
   project: Project,
-  connections: { source: ConnectionView | null; target: ConnectionView | null },
-  quote: unknown,
+  connections: { source: C | null; target: C | null },
+  quote: Q | null | undefined,
 ) {
   const { quoteId: _current, ...shown } = project;
   return { ...shown, scanSummary: project.scanSummary ?? null, quote: quote ?? null, connections };

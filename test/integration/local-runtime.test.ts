@@ -2,13 +2,14 @@
  * `npm start` as a newcomer runs it: a child process with its own data directory and ports. It must print the
  * URLs and demo logins, enforce the prod rate limit, stop cleanly on SIGTERM and keep its data across a restart.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
+import { startService as startChild } from '../support/local-service.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tms-runtime-'));
 let child: ChildProcess | undefined;
@@ -18,34 +19,10 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Started {
-  proc: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-async function startService(env: Record<string, string>): Promise<Started> {
-  const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
-    // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
-    env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  proc.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  while (!out.includes('Ctrl-C stops the service.')) {
-    if (proc.exitCode !== null) throw new Error(`service exited early:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`service did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { proc, output: () => out, exited };
+async function startService(env: Record<string, string>) {
+  const started = await startChild(env);
+  child = started.proc;
+  return started;
 }
 
 describe('npm start', () => {
@@ -68,6 +45,9 @@ describe('npm start', () => {
 
     const first = await startService(env);
     const banner = first.output();
+    // The console's URL first: the page a newcomer opens.
+    expect(banner).toContain(`Web console:      ${base}/`);
+    expect(banner.indexOf('Web console:')).toBeLessThan(banner.indexOf('Tracker Migration Service'));
     expect(banner).toContain(`API:            ${base}/api`);
     expect(banner).toContain(`DynamoDB Local: http://127.0.0.1:${dynamodbPort}`);
     expect(banner).toContain(`Azure DevOps sandbox: http://127.0.0.1:${adoPort}`);

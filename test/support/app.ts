@@ -13,6 +13,7 @@ import { createTenant, createUser } from '../../functions/services/operator.ts';
 import type { Store } from '../../functions/store/index.ts';
 import { type Gateway, startGateway } from '../../local/gateway.ts';
 import { type HttpResponse, http, type RequestOptions } from './http.ts';
+import { checkAgainstOwnDocument } from './own-openapi.ts';
 import { freshTable } from './table.ts';
 
 export const TEST_PASSWORD = 'correct-horse-battery';
@@ -63,7 +64,21 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   if (env.POWERTOOLS_LOG_LEVEL)
     logger.setLogLevel(env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
   const gateway = await startGateway({ port: 0 });
-  const call = (method: string, path: string, opts?: RequestOptions) => http(gateway.url, method, path, opts);
+  // Every answer is held to our own published document: a drift fails the test that saw it.
+  const call = async (method: string, path: string, opts?: RequestOptions) => {
+    const res = await http(gateway.url, method, path, opts);
+    const contentType = res.headers['content-type'];
+    const problems = checkAgainstOwnDocument({
+      method,
+      path,
+      status: res.status,
+      contentType: Array.isArray(contentType) ? contentType[0] : contentType,
+      body: res.body,
+      text: res.text,
+    });
+    if (problems.length) throw new Error(`answer off the OpenAPI document:\n${problems.join('\n')}`);
+    return res;
+  };
   const login = (email: string, password = TEST_PASSWORD, localAddress?: string) =>
     call('POST', '/api/auth/login', { body: { email, password }, ...(localAddress ? { localAddress } : {}) });
 

@@ -1,6 +1,7 @@
 /** One in-memory DynamoDB Local for the whole run; each test file makes its own table on it. */
 import { createServer } from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { ensureConsoleBuilt } from '../../bin/console-build.ts';
 import { startDynamoLocal } from '../../local/dynamodb.ts';
 
 declare module 'vitest' {
@@ -21,6 +22,9 @@ export async function freePort(): Promise<number> {
 }
 
 export default async function setup(project: TestProject) {
+  // Once, before any file: the browser tests and `npm start` children serve web/dist, and two builds at once
+  // would empty each other's output.
+  ensureConsoleBuilt();
   const dynamo = await startDynamoLocal({ port: await freePort() });
   project.provide('dynamodbEndpoint', dynamo.endpoint);
   return async () => dynamo.stop();

@@ -1,0 +1,342 @@
+/**
+ * The API's answers as zod schemas: the published OpenAPI document (./openapi.ts) is generated from them and
+ * the handlers type their results with them (`satisfies z.input<typeof X>`), so the two cannot drift apart.
+ * Loose objects where an answer carries open-ended data (a connection's tracker summary, a dry-run preview).
+ */
+import * as z from 'zod';
+import { MAPPING_SOURCES } from '#domain/mappings.ts';
+import { PROJECT_STATUSES, SOURCE_SYSTEMS, TARGET_SYSTEMS } from '#domain/projects.ts';
+import { PAYMENT_STATUSES, QUOTE_STATUSES } from '#domain/quotes.ts';
+import { RUN_STATUSES, RUN_TYPES } from '#domain/runs.ts';
+import { SSO_ROLES } from '#domain/sso.ts';
+import { ErrorCode } from '#platform/errors.ts';
+import { ROLES } from '#platform/tokens.ts';
+
+const isoTime = z.string().describe('ISO 8601 timestamp');
+const nullableTime = isoTime.nullable();
+
+export const ErrorBodySchema = z
+  .object({
+    statusCode: z.int(),
+    message: z.union([z.string(), z.array(z.string())]),
+    error: z.string(),
+    code: z.enum(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]),
+  })
+  .meta({ id: 'ErrorBody', description: 'Every error: `message` is an array of sentences for a 400.' });
+
+export const HealthSchema = z.object({ status: z.literal('ok'), time: isoTime }).meta({ id: 'Health' });
+
+export const AccessTokenSchema = z.object({ accessToken: z.string() }).meta({
+  id: 'AccessToken',
+  description: 'The refresh token travels in the HttpOnly `refresh_token` cookie.',
+});
+
+export const ProjectStatusSchema = z.enum(PROJECT_STATUSES).meta({ id: 'ProjectStatus' });
+
+export const ProjectSummarySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    status: ProjectStatusSchema,
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'ProjectSummary' });
+
+/** A project's own fields, as the create answer and the detail view both show them. */
+const ProjectFields = {
+  id: z.string(),
+  tenantId: z.string(),
+  name: z.string(),
+  sourceSystem: z.enum(SOURCE_SYSTEMS),
+  targetSystem: z.enum(TARGET_SYSTEMS),
+  description: z.string(),
+  status: ProjectStatusSchema,
+  createdAt: isoTime,
+};
+
+export const CreatedProjectSchema = z.object(ProjectFields).meta({ id: 'CreatedProject' });
+
+export const ConnectionViewSchema = z
+  .looseObject({
+    ok: z.boolean(),
+    message: z.string(),
+    testedAt: nullableTime,
+    method: z.enum(['token', 'oauth']),
+    provider: z.string().optional(),
+    reconnectRequired: z.boolean(),
+  })
+  .meta({ id: 'ConnectionView', description: 'A stored connection: never its credentials.' });
+
+const PricingShape = {
+  totalItems: z.number(),
+  attachmentGb: z.number(),
+  basePrice: z.number(),
+  discountPercent: z.number(),
+  finalPriceGbp: z.number(),
+  currency: z.string(),
+};
+
+export const QuoteSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    scanId: z.string(),
+    status: z.enum(QUOTE_STATUSES),
+    ...PricingShape,
+    createdAt: isoTime,
+    acceptedAt: nullableTime,
+    paidAt: nullableTime,
+    checkoutUrl: z.string().nullable(),
+  })
+  .meta({ id: 'Quote' });
+
+export const ProjectDetailSchema = z
+  .object({
+    ...ProjectFields,
+    updatedAt: isoTime,
+    scanSummary: z.record(z.string(), z.unknown()).nullable(),
+    quote: QuoteSchema.nullable(),
+    connections: z.object({
+      source: ConnectionViewSchema.nullable(),
+      target: ConnectionViewSchema.nullable(),
+    }),
+  })
+  .meta({ id: 'ProjectDetail' });
+
+export const MappingsSchema = z
+  .object({
+    projectId: z.string(),
+    types: z.record(z.string(), z.string()),
+    states: z.record(z.string(), z.string()),
+    fields: z.record(z.string(), z.string()),
+    users: z.record(z.string(), z.string().nullable()),
+    linkTypes: z.record(z.string(), z.string()),
+    source: z.enum(MAPPING_SOURCES),
+    confirmedAt: nullableTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'Mappings' });
+
+export const ConfirmedMappingsSchema = MappingsSchema.extend({ projectStatus: ProjectStatusSchema }).meta({
+  id: 'ConfirmedMappings',
+});
+
+export const ConnectionTestResultSchema = z
+  .object({
+    success: z.boolean(),
+    message: z.string(),
+    metadata: z
+      .looseObject({ organisation: z.string(), project: z.string(), itemCount: z.number() })
+      .partial()
+      .optional(),
+  })
+  .meta({ id: 'ConnectionTestResult', description: 'A failed test is a 200 with `success: false`.' });
+
+export const ScanReportSchema = z
+  .object({
+    totalWorkItems: z.number(),
+    typeCounts: z.record(z.string(), z.number()),
+    iterationPaths: z.array(
+      z.object({ path: z.string(), startDate: z.string(), endDate: z.string(), itemCount: z.number() }),
+    ),
+    areaPaths: z.array(z.object({ path: z.string(), depth: z.number(), itemCount: z.number() })),
+    customFields: z.array(
+      z.object({ referenceName: z.string(), name: z.string(), type: z.string(), itemCount: z.number() }),
+    ),
+    attachmentTotalGb: z.number(),
+    commentCount: z.number(),
+    pricing: z.object(PricingShape),
+  })
+  .meta({ id: 'ScanReport' });
+
+const ScanStatusSchema = z.enum(['RUNNING', 'COMPLETED', 'FAILED']);
+const ScanProgressSchema = z.object({ processed: z.number(), total: z.number(), percent: z.number() });
+
+export const ScanDoneSchema = ScanReportSchema.extend({ scanId: z.string(), status: ScanStatusSchema }).meta({
+  id: 'ScanDone',
+});
+
+export const ScanAcceptedSchema = z
+  .object({
+    scanId: z.string(),
+    status: ScanStatusSchema,
+    totalWorkItems: z.number(),
+    progress: ScanProgressSchema,
+    statusUrl: z.string(),
+  })
+  .meta({ id: 'ScanAccepted', description: 'A large scan runs in the background: poll `statusUrl`.' });
+
+export const ScanAuditSchema = z
+  .object({
+    scanId: z.string(),
+    projectId: z.string().nullable(),
+    status: ScanStatusSchema,
+    progress: ScanProgressSchema,
+    startedAt: isoTime,
+    finishedAt: nullableTime,
+    report: ScanReportSchema.nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'ScanAudit' });
+
+export const OAuthStartedSchema = z.object({ authorizationUrl: z.string(), expiresAt: isoTime }).meta({
+  id: 'OAuthStarted',
+  description: 'Send the browser to `authorizationUrl` (a binding cookie is set).',
+});
+
+export const InvitationSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    role: z.enum(ROLES),
+    status: z.literal('PENDING'),
+    createdAt: isoTime,
+    expiresAt: isoTime,
+  })
+  .meta({ id: 'Invitation' });
+
+export const MemberSchema = z
+  .object({ id: z.string(), email: z.string(), role: z.enum(ROLES), createdAt: isoTime, updatedAt: isoTime })
+  .meta({ id: 'Member' });
+
+const PaymentSchema = z
+  .object({
+    id: z.string(),
+    provider: z.string(),
+    projectId: z.string(),
+    quoteId: z.string(),
+    amountGbp: z.number(),
+    currency: z.string(),
+    status: z.enum(PAYMENT_STATUSES),
+    createdAt: isoTime,
+    paidAt: nullableTime,
+  })
+  .meta({ id: 'Payment' });
+
+export const BillingSchema = z
+  .object({
+    currency: z.string(),
+    totalSpentGbp: z.number(),
+    spendByProject: z.array(
+      z.object({
+        projectId: z.string(),
+        projectName: z.string().nullable(),
+        totalGbp: z.number(),
+        payments: z.number(),
+      }),
+    ),
+    quotes: z.array(QuoteSchema),
+    payments: z.array(PaymentSchema),
+  })
+  .meta({ id: 'Billing' });
+
+export const AcceptedQuoteSchema = z.object({ quote: QuoteSchema, projectStatus: ProjectStatusSchema }).meta({
+  id: 'AcceptedQuote',
+  description: 'With a card provider, send the browser to `quote.checkoutUrl`.',
+});
+
+export const WebhookAnswerSchema = z
+  .object({ received: z.literal(true), outcome: z.enum(['applied', 'duplicate', 'stale', 'ignored']) })
+  .meta({ id: 'WebhookAnswer' });
+
+export const PluginSchema = z
+  .object({
+    pluginKey: z.string(),
+    displayName: z.string(),
+    description: z.string(),
+    icon: z.string(),
+    enabledAt: isoTime,
+  })
+  .meta({ id: 'Plugin' });
+
+export const SsoConfigViewSchema = z
+  .object({
+    slug: z.string(),
+    issuer: z.string(),
+    clientId: z.string(),
+    clientSecretSet: z.boolean(),
+    allowedDomains: z.array(z.string()),
+    defaultRole: z.enum(SSO_ROLES),
+    enabled: z.boolean(),
+    redirectUri: z.string(),
+    startUrl: z.string(),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'SsoConfig' });
+
+const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus' });
+
+export const RunSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    status: RunStatusSchema,
+    type: z.enum(RUN_TYPES),
+    totalItems: z.number(),
+    successCount: z.number(),
+    failureCount: z.number(),
+    progressPercent: z.number(),
+    startedAt: nullableTime,
+    createdAt: isoTime,
+  })
+  .meta({ id: 'Run' });
+
+export const RunListItemSchema = RunSchema.extend({
+  skippedCount: z.number(),
+  currentPhase: z.number(),
+  dryRun: z.boolean(),
+  finishedAt: nullableTime,
+}).meta({ id: 'RunListItem' });
+
+export const RunStatusViewSchema = z
+  .object({
+    id: z.string(),
+    status: RunStatusSchema,
+    totalItems: z.number(),
+    successCount: z.number(),
+    failureCount: z.number(),
+    skippedCount: z.number(),
+    progressPercent: z.number(),
+    currentPhase: z.number(),
+    startedAt: nullableTime,
+    pauseReason: z.string().nullable(),
+  })
+  .meta({ id: 'RunStatusView' });
+
+export const RunControlAnswerSchema = z
+  .object({ id: z.string(), status: RunStatusSchema })
+  .meta({ id: 'RunControlAnswer' });
+
+export const FailureSchema = z
+  .object({
+    sourceId: z.number(),
+    sourceType: z.string(),
+    phase: z.number(),
+    phaseName: z.string(),
+    reasons: z.array(z.string()),
+    targetKey: z.string().nullable(),
+  })
+  .meta({
+    id: 'Failure',
+    description: 'One item and phase the run could not complete, and why (oldest first).',
+  });
+
+export const PreviewSchema = z
+  .looseObject({})
+  .meta({ id: 'DryRunPreview', description: 'What a dry run would have created (free-form report).' });
+
+export const IdMapRowSchema = z
+  .object({
+    sourceId: z.number(),
+    sourceType: z.string(),
+    targetKey: z.string(),
+    origin: z.string(),
+    runId: z.string(),
+  })
+  .meta({ id: 'IdMapRow' });
+
+export const OpenApiDocumentSchema = z
+  .looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) })
+  .meta({ id: 'OpenApiDocument', description: "OpenAPI 3.1 (its own schema is OpenAPI's)." });

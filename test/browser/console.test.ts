@@ -1,0 +1,390 @@
+/**
+ * The web console in a real browser (Debian's Chromium under playwright-core) against `npm start` itself (a
+ * child process with the sandbox trackers): the customer journey from sign-in to a COMPLETED run with its id
+ * map downloaded, a failed connection test showing the API's exact message, a mapping error on its row, a run
+ * paused and resumed with the keyboard only, and the member's view. Every page: a screenshot under
+ * test-artifacts/console/ and axe-core with zero serious or critical violations. One browser, one page.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  ARTIFACTS_DIR,
+  browserAvailable,
+  browserRequired,
+  CHROMIUM,
+  screenshot,
+  seriousA11yViolations,
+} from '../support/browser.ts';
+import { freePort } from '../support/global-setup.ts';
+import { http } from '../support/http.ts';
+import { type StartedService, startService } from '../support/local-service.ts';
+import { startOidcProvider, type TestProvider } from '../support/oidc-provider.ts';
+
+if (!browserAvailable && !browserRequired)
+  console.warn(`console browser test: no Chromium at ${CHROMIUM} (apt-get install chromium): skipped`);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
+let service: StartedService | undefined;
+let browser: Browser;
+let page: Page;
+let idp: TestProvider | undefined;
+let base: string;
+let password: string;
+const cspErrors: string[] = [];
+
+const until = (assertion: () => Promise<void>, timeout = 30_000) =>
+  vi.waitFor(assertion, { timeout, interval: 100 });
+
+/** expect.poll waits 1 s by default: a loaded machine's tracker round trips take longer. */
+const WAIT = { timeout: 30_000, interval: 100 };
+
+/** A screenshot and the accessibility check of the page as it is now. */
+async function checkPage(name: string): Promise<void> {
+  await screenshot(page, 'console', name);
+  expect(await seriousA11yViolations(page), name).toEqual([]);
+}
+
+async function signIn(email: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel(/^Password/).fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+}
+
+/** Presses Tab until the focused element is the named button, then returns (keyboard-only use). */
+async function tabTo(name: string): Promise<void> {
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(
+      () =>
+        (
+          globalThis as unknown as { document: { activeElement: { textContent: string } | null } }
+        ).document.activeElement?.textContent?.trim() ?? '',
+    );
+    if (focused === name) return;
+  }
+  throw new Error(`no focusable "${name}" reached with Tab`);
+}
+
+describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
+  beforeAll(async () => {
+    const [port, dynamodbPort, adoPort, jiraPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    service = await startService({
+      PORT: String(port),
+      DYNAMODB_PORT: String(dynamodbPort),
+      SANDBOX_ADO_PORT: String(adoPort),
+      SANDBOX_JIRA_PORT: String(jiraPort),
+      SANDBOX_ITEMS: '60',
+      DATA_DIR: dataDir,
+    });
+    base = `http://127.0.0.1:${port}`;
+    password = /password for every demo login: (\S+)/.exec(service.output())?.[1] as string;
+    // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
+    idp = await startOidcProvider({ redirectUri: `${base}/api/auth/sso/callback` });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const context = await browser.newContext({
+      acceptDownloads: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+      if (m.type() === 'error') console.log(`browser console: ${m.text()}`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) console.log(`browser got ${r.status()} for ${r.request().method()} ${r.url()}`);
+    });
+    // Starting npm start (DynamoDB Local, both sandboxes, the seed) takes longer than a hook's 60 s on a loaded machine.
+  }, 180_000);
+  // A failed step leaves a picture of what the browser showed.
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail' && page)
+      await screenshot(page, 'console', `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(
+        () => {},
+      );
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await idp?.close();
+    service?.proc.kill('SIGTERM');
+    await service?.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is served on the API origin with its security headers, and asks a visitor to sign in', async () => {
+    const index = await http(base, 'GET', '/projects/anything');
+    expect(index.status).toBe(200);
+    expect(index.headers['content-type']).toMatch(/^text\/html/);
+    expect(index.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(index.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(index.headers['strict-transport-security']).toMatch(/^max-age=\d+/);
+    // The API keeps its own answers: an unknown API path is the API's 404, not the console.
+    expect((await http(base, 'GET', '/api/nope')).body.code).toBe('ROUTE_NOT_FOUND');
+
+    await page.goto(`${base}/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    await checkPage('01-sign-in');
+
+    await page.getByLabel('E-mail').fill('owner@demo.example.com');
+    await page.getByLabel(/^Password/).fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('Invalid credentials');
+  });
+
+  it('signs the owner in, keeps the session across a reload by the refresh cookie, creates and deletes a project', async () => {
+    await signIn('owner@demo.example.com');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    // The access token lives in memory only.
+    const storage = await page.evaluate(() => {
+      const w = globalThis as unknown as { localStorage: object; sessionStorage: object };
+      return JSON.stringify({ ...w.localStorage, ...w.sessionStorage });
+    });
+    expect(storage).toBe('{}');
+
+    await page.getByLabel('Project name').fill('Browser project');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.getByRole('link', { name: 'Browser project' }).waitFor();
+    await checkPage('02-projects');
+
+    await page.getByRole('button', { name: 'Delete Browser project' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect.poll(() => dialog.textContent(), WAIT).toContain('Browser project');
+    await checkPage('03-delete-confirmation');
+    await dialog.getByRole('button', { name: 'Delete project' }).click();
+    await until(async () =>
+      expect(await page.getByRole('link', { name: 'Browser project' }).count()).toBe(0),
+    );
+  });
+
+  it('connects the trackers: a refused token shows the connection test message, the stored ones connect', async () => {
+    await page.getByRole('link', { name: /^Demo/ }).click();
+    await page.getByRole('tab', { name: 'Connect' }).waitFor();
+    const source = page.getByRole('region', { name: 'Source: Azure DevOps' });
+    await source.getByLabel('Organization URL').fill(`${await sandboxAdoUrl()}/sandbox-org`);
+    await source.getByLabel('Project').fill('Contoso');
+    await source.getByLabel('Personal access token').fill('wrong-pat');
+    await source.getByRole('button', { name: 'Test and save source' }).click();
+    const result = source.getByTestId('connection-result');
+    await result.waitFor();
+    // The exact message the API's connection test gives for these credentials.
+    const token = await accessTokenOf('owner@demo.example.com');
+    const expected = await http(base, 'POST', '/api/connectors/test', {
+      token,
+      body: {
+        type: 'azure_devops',
+        credentials: {
+          organization_url: `${await sandboxAdoUrl()}/sandbox-org`,
+          project: 'Contoso',
+          personal_access_token: 'wrong-pat',
+        },
+      },
+    });
+    expect(expected.body.success).toBe(false);
+    expect(await result.textContent()).toContain(expected.body.message);
+    await checkPage('04-connect-failed');
+
+    // A pasted token replaces the stored connection: the right one connects the source.
+    await source.getByLabel('Personal access token').fill('sandbox-ado-pat');
+    await source.getByRole('button', { name: 'Test and save source' }).click();
+    await until(async () =>
+      expect(await source.getByTestId('connection-result').textContent()).toContain('Connection works'),
+    );
+    const target = page.getByRole('region', { name: 'Target: Jira Cloud' });
+    await target.getByRole('button', { name: 'Test stored connection' }).click();
+    await until(async () =>
+      expect(await target.getByTestId('connection-result').textContent()).toContain('Connection works'),
+    );
+    await until(async () =>
+      expect(await page.getByText('CONNECTED', { exact: true }).count()).toBeGreaterThan(0),
+    );
+  });
+
+  it('scans and shows the report with its charts and price', async () => {
+    await page.getByRole('tab', { name: 'Scan report' }).click();
+    await page.getByRole('button', { name: 'Scan the source' }).click();
+    const report = page.getByTestId('scan-report');
+    await report.waitFor({ timeout: 30_000 });
+    expect(await report.textContent()).toContain('Work items60');
+    expect(await page.locator('.recharts-bar-rectangle').count()).toBeGreaterThan(0);
+    await checkPage('05-scan-report');
+  });
+
+  it('shows a mapping problem on its row, then saves and confirms the suggested mappings', async () => {
+    await page.getByRole('tab', { name: 'Mappings' }).click();
+    const types = page.getByRole('table', { name: 'Work item types' });
+    await types.waitFor();
+    const firstTarget = types.getByRole('combobox').first();
+    const suggested = await firstTarget.inputValue();
+    await firstTarget.fill('No Such Issue Type');
+    await page.getByRole('button', { name: 'Save mappings' }).click();
+    await expect.poll(() => types.textContent(), WAIT).toContain('has no issue type "No Such Issue Type"');
+    await checkPage('06-mappings-error');
+
+    await firstTarget.fill(suggested);
+    await page.getByRole('button', { name: 'Save mappings' }).click();
+    await expect.poll(() => page.getByText('saved', { exact: true }).count(), WAIT).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Confirm mappings' }).click();
+    await expect.poll(() => page.getByText('MAPPED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
+  });
+
+  it('accepts the quote (the instant provider pays offline)', async () => {
+    await page.getByRole('tab', { name: 'Quote' }).click();
+    await page.getByTestId('quote').waitFor();
+    await checkPage('07-quote');
+    await page.getByRole('button', { name: /^Accept and pay/ }).click();
+    await expect
+      .poll(() => page.getByText('READY', { exact: true }).count(), { timeout: 15_000 })
+      .toBeGreaterThan(0);
+  });
+
+  it('starts a run and follows it live; pause and resume with the keyboard only; downloads the id map', async () => {
+    await page.getByRole('tab', { name: 'Start a run' }).click();
+    await page.getByLabel('Personal access token').fill('sandbox-ado-pat');
+    await page.getByLabel('API token').fill('sandbox-jira-token');
+    await checkPage('08-start-run');
+    await page.getByRole('button', { name: 'Start the run' }).click();
+    await page.getByRole('heading', { name: /^Run / }).waitFor();
+    await expect
+      .poll(() => page.getByTestId('stream-state').textContent(), WAIT)
+      .toMatch(/stream (open|ended)/);
+
+    // Keyboard only: Tab to Pause, Enter; then to Resume, Enter. (The run may already be past pausing.)
+    const paused = await page
+      .getByRole('button', { name: 'Pause' })
+      .waitFor({ timeout: 10_000 })
+      .then(() => true)
+      .catch(() => false);
+    if (paused) {
+      await page.locator('body').focus();
+      await tabTo('Pause');
+      await page.keyboard.press('Enter');
+      await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 20_000 });
+      await checkPage('09-run-paused');
+      await page.locator('body').focus();
+      await tabTo('Resume');
+      await page.keyboard.press('Enter');
+    }
+    await expect
+      .poll(() => page.getByText('COMPLETED', { exact: true }).count(), {
+        timeout: 120_000,
+        interval: 500,
+      })
+      .toBeGreaterThan(0);
+    expect(paused).toBe(true);
+    expect(Number(await page.getByTestId('counter-created').textContent())).toBeGreaterThan(0);
+    expect(await page.getByTestId('run-log').textContent()).not.toContain('Waiting for events');
+    await checkPage('10-run-completed');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download id map (CSV)' }).click(),
+    ]);
+    const file = join(ARTIFACTS_DIR, 'console', 'id-map.csv');
+    await download.saveAs(file);
+    expect(readFileSync(file, 'utf8').split(/\r?\n/)[0]).toBe(
+      'source_id,source_type,target_key,origin,run_id',
+    );
+
+    await page.goBack();
+    await page.getByRole('tab', { name: 'Run history' }).click();
+    await page.getByRole('table', { name: 'Runs' }).waitFor();
+    await checkPage('11-run-history');
+  });
+
+  it("renders the owner's other pages: team, billing, plugins, single sign-on, API reference", async () => {
+    for (const [link, heading, shot] of [
+      ['Team', 'Team', '12-team'],
+      ['Billing', 'Billing', '13-billing'],
+      ['Plugins', 'Plugins', '14-plugins'],
+      ['Single sign-on', 'Single sign-on', '15-sso'],
+      ['API reference', 'API reference', '16-api-reference'],
+    ] as const) {
+      await page.getByRole('navigation').getByRole('link', { name: link }).click();
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      if (link === 'API reference') await page.getByTestId('api-operations').waitFor();
+      if (link === 'Billing') await page.getByRole('table', { name: 'Payments' }).waitFor();
+      await checkPage(shot);
+    }
+    expect(await page.getByText('/api/projects/{projectId}/quote/accept').count()).toBeGreaterThan(0);
+  });
+
+  it("configures single sign-on on the owner's page; a user then signs in through the tenant's provider", async () => {
+    const provider = idp as TestProvider;
+    await page.getByRole('navigation').getByRole('link', { name: 'Single sign-on' }).click();
+    await page.getByLabel(/^Sign-in name/).fill('demo-co');
+    await page.getByLabel(/^Issuer URL/).fill(provider.issuer);
+    await page.getByLabel(/^Client id/).fill(provider.clientId);
+    await page.getByLabel(/^Client secret/).fill(provider.clientSecret);
+    await page.getByLabel(/^Allowed e-mail domains/).fill('sso.example.com');
+    await page.getByRole('button', { name: 'Save single sign-on' }).click();
+    await expect.poll(() => page.getByText('/api/auth/sso/demo-co/start').count(), WAIT).toBe(1);
+    await checkPage('16b-sso-configured');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    provider.accounts.set('sso-user', { email: 'jo@sso.example.com', email_verified: true });
+    provider.nextLogin = 'sso-user';
+    await page.getByLabel(/^Company sign-in name/).fill('demo-co');
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(await page.getByText('jo@sso.example.com (member)').count()).toBe(1);
+    expect(new URL(page.url()).origin).toBe(base);
+  });
+
+  it("shows an admin the team but not the owner's billing, single sign-on or quote acceptance", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await signIn('admin@demo.example.com');
+    const nav = page.getByRole('navigation');
+    await nav.getByRole('link', { name: 'Team' }).waitFor();
+    for (const hidden of ['Billing', 'Single sign-on'])
+      expect(await nav.getByRole('link', { name: hidden }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(1);
+    await page.getByRole('link', { name: /^Demo/ }).click();
+    await page.getByRole('tab', { name: 'Quote' }).click();
+    await page.getByTestId('quote').waitFor();
+    expect(await page.getByText('Only the account owner can accept the quote.').count()).toBe(1);
+    await checkPage('17-admin-quote');
+  });
+
+  it('shows a member no button the API would refuse', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await signIn('member@demo.example.com');
+    await page.getByRole('link', { name: /^Demo/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Delete / }).count()).toBe(0);
+    const nav = page.getByRole('navigation');
+    for (const hidden of ['Team', 'Billing', 'Single sign-on'])
+      expect(await nav.getByRole('link', { name: hidden }).count()).toBe(0);
+    await checkPage('18-member-projects');
+    await page.getByRole('link', { name: /^Demo/ }).click();
+    await page.getByRole('tab', { name: 'Quote' }).click();
+    await page.getByTestId('quote').waitFor();
+    expect(await page.getByRole('button', { name: /^Accept and pay/ }).count()).toBe(0);
+    expect(cspErrors).toEqual([]);
+  });
+});
+
+async function sandboxAdoUrl(): Promise<string> {
+  return /Azure DevOps sandbox: (\S+)/.exec(service?.output() ?? '')?.[1] as string;
+}
+
+async function accessTokenOf(email: string): Promise<string> {
+  const res = await http(base, 'POST', '/api/auth/login', {
+    body: { email, password },
+    localAddress: '127.0.0.41',
+  });
+  return res.body.accessToken as string;
+}

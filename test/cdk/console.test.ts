@@ -1,0 +1,122 @@
+/**
+ * The console in the stack (lib/console.ts): a private bucket read by CloudFront through Origin Access Control,
+ * `/api/*` routed to the REST API uncached with the viewer's headers, query and cookies, the console's security
+ * headers (CSP without inline scripts, HSTS, no framing), app routes rewritten to index.html on the console's
+ * behaviour only, and the build deployed into the bucket.
+ */
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP } from '../../lib/console-headers.ts';
+import { MigrationServiceStack, stackPropsFromContext } from '../../lib/stack.ts';
+
+let template: Template;
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], stage: 'dev' } });
+  const stack = new MigrationServiceStack(app, 'T', stackPropsFromContext(app));
+  template = Template.fromStack(stack);
+});
+
+type Json = Record<string, unknown>;
+const distributionConfig = (): Json => {
+  const [d] = Object.values(template.findResources('AWS::CloudFront::Distribution'));
+  return (d as { Properties: { DistributionConfig: Json } }).Properties.DistributionConfig;
+};
+
+describe('the console in the stack', () => {
+  it('keeps the files in a private bucket that only CloudFront reads, through Origin Access Control', () => {
+    template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: Match.objectLike({
+        OriginAccessControlOriginType: 's3',
+        SigningBehavior: 'always',
+      }),
+    });
+    const consoleBuckets = template.findResources('AWS::S3::Bucket', {
+      Properties: { PublicAccessBlockConfiguration: Match.anyValue() },
+    });
+    const files = Object.entries(consoleBuckets).find(([id]) => id.startsWith('ConsoleFiles'));
+    expect(files?.[1]).toMatchObject({
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+      },
+    });
+    // The bucket policy lets the CloudFront service read, for this distribution only.
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudfront.amazonaws.com' },
+            Action: 's3:GetObject',
+            Condition: { StringEquals: { 'AWS:SourceArn': Match.anyValue() } },
+          }),
+        ]),
+      }),
+    });
+  });
+
+  it('sends /api/* to the REST API stage, uncached, with every viewer header but Host', () => {
+    const config = distributionConfig();
+    const api = (config.CacheBehaviors as Json[]).find((b) => b.PathPattern === '/api/*');
+    expect(api).toMatchObject({
+      AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad', // AWS managed CachingDisabled
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac', // AWS managed AllViewerExceptHostHeader
+      ViewerProtocolPolicy: 'https-only',
+      Compress: false,
+    });
+    expect(api?.FunctionAssociations).toBeUndefined();
+    const origin = (config.Origins as Json[]).find((o) => o.Id === api?.TargetOriginId);
+    expect(JSON.stringify(origin?.DomainName)).toContain('execute-api');
+    // The stage's path, taken from the API's URL (`/<stage>`), so `/api/x` reaches the stage's `/api/x`.
+    expect(JSON.stringify(origin?.OriginPath)).toContain('execute-api');
+    expect(origin).toMatchObject({
+      CustomOriginConfig: { OriginReadTimeout: 60, OriginProtocolPolicy: 'https-only' },
+    });
+  });
+
+  it('answers the console with its security headers and its routes with index.html', () => {
+    template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: Match.objectLike({
+        SecurityHeadersConfig: Match.objectLike({
+          ContentSecurityPolicy: { ContentSecurityPolicy: CONSOLE_CSP, Override: true },
+          StrictTransportSecurity: Match.objectLike({
+            AccessControlMaxAgeSec: 31_536_000,
+            IncludeSubdomains: true,
+          }),
+          FrameOptions: { FrameOption: 'DENY', Override: true },
+        }),
+      }),
+    });
+    expect(CONSOLE_CSP).toMatch(/script-src 'self'(;|$)/);
+    expect(CONSOLE_CSP).toContain("frame-ancestors 'none'");
+    const config = distributionConfig();
+    expect(config).toMatchObject({ DefaultRootObject: 'index.html', HttpVersion: 'http2' });
+    const defaults = config.DefaultCacheBehavior as Json;
+    expect(defaults).toMatchObject({
+      ViewerProtocolPolicy: 'redirect-to-https',
+      FunctionAssociations: [
+        {
+          EventType: 'viewer-request',
+          FunctionARN: { 'Fn::GetAtt': [expect.stringMatching(/^ConsoleAppRoutes/), 'FunctionARN'] },
+        },
+      ],
+    });
+    // No distribution-wide error page: the API's JSON 404s stay JSON.
+    expect(config.CustomErrorResponses).toBeUndefined();
+    template.hasResourceProperties('AWS::CloudFront::Function', {
+      FunctionCode: Match.stringLikeRegexp("request.uri = '/index.html'"),
+    });
+  });
+
+  it('deploys the built console into the bucket and names its URL', () => {
+    template.resourceCountIs('Custom::CDKBucketDeployment', 1);
+    template.hasOutput('*', { Description: Match.stringLikeRegexp('web console') });
+  });
+});

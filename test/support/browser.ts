@@ -1,0 +1,67 @@
+/**
+ * Browser-test helpers: Debian's Chromium under playwright-core (no browser download), axe-core run inside the
+ * page (zero serious or critical violations wanted), and screenshots written as test artifacts under
+ * test-artifacts/ (gitignored).
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const browserRequired = process.env.REQUIRE_BROWSER === '1';
+export const browserAvailable = existsSync(CHROMIUM);
+
+export const ARTIFACTS_DIR = resolve(import.meta.dirname, '../../test-artifacts');
+
+export async function screenshot(page: Page, folder: string, name: string): Promise<void> {
+  const dir = resolve(ARTIFACTS_DIR, folder);
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: resolve(dir, `${name}.png`), fullPage: true });
+}
+
+const axeSource = readFileSync(
+  resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js'),
+  'utf8',
+);
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[]; failureSummary?: string }[];
+}
+
+/**
+ * axe-core's WCAG 2.x A/AA rules on the page as it is now; the serious and critical violations. axe is
+ * evaluated through the DevTools protocol, which the page's CSP (no inline script) does not apply to.
+ */
+export async function seriousA11yViolations(
+  page: Page,
+): Promise<{ id: string; help: string; targets: string[] }[]> {
+  // Colours mid-transition (a dialog fading in) are not what a reader sees: wait for them to settle.
+  await page.mouse.move(0, 0);
+  await page.waitForFunction(() =>
+    (globalThis as unknown as { document: { getAnimations(): { playState: string }[] } }).document
+      .getAnimations()
+      .every((a) => a.playState !== 'running'),
+  );
+  await page.evaluate(axeSource);
+  const violations = (await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: unknown[] }> };
+      }
+    ).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] },
+    });
+    return result.violations;
+  })) as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({
+      id: v.id,
+      help: v.help,
+      targets: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`),
+    }));
+}

@@ -1,0 +1,31 @@
+/** `npm start` as a newcomer runs it: bin/local.ts in a child process, waited for until its banner is out. */
+import { type ChildProcess, spawn } from 'node:child_process';
+
+export interface StartedService {
+  proc: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+export async function startService(env: Record<string, string>): Promise<StartedService> {
+  const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
+    // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
+    env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  proc.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 90_000;
+  while (!out.includes('Ctrl-C stops the service.')) {
+    if (proc.exitCode !== null) throw new Error(`service exited early:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`service did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { proc, output: () => out, exited };
+}

@@ -1,0 +1,60 @@
+/** Routes: sign-in for a visitor, the console's pages for a signed-in user. */
+import { Center, Loader } from '@mantine/core';
+import { lazy, Suspense } from 'react';
+import { Redirect, Route, Switch } from 'wouter';
+import { useAuth } from './auth';
+import { Layout } from './components/Layout';
+import { ProjectsPage } from './pages/ProjectsPage';
+import { SignInPage } from './pages/SignInPage';
+
+// The first pages a person sees load with the app; the rest (charts, the API reference) when first opened.
+const ProjectPage = lazy(() => import('./pages/ProjectPage').then((m) => ({ default: m.ProjectPage })));
+const RunPage = lazy(() => import('./pages/RunPage').then((m) => ({ default: m.RunPage })));
+const TeamPage = lazy(() => import('./pages/TeamPage').then((m) => ({ default: m.TeamPage })));
+const BillingPage = lazy(() => import('./pages/BillingPage').then((m) => ({ default: m.BillingPage })));
+const PluginsPage = lazy(() => import('./pages/PluginsPage').then((m) => ({ default: m.PluginsPage })));
+const SsoPage = lazy(() => import('./pages/SsoPage').then((m) => ({ default: m.SsoPage })));
+const ApiReferencePage = lazy(() =>
+  import('./pages/ApiReferencePage').then((m) => ({ default: m.ApiReferencePage })),
+);
+
+export function App() {
+  const { session, loading } = useAuth();
+  if (loading)
+    return (
+      <Center h="100vh" component="main">
+        <Loader aria-label="Loading" />
+      </Center>
+    );
+  if (!session)
+    return (
+      <Switch>
+        <Route path="/signin" component={SignInPage} />
+        <Route>
+          <Redirect to={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`} />
+        </Route>
+      </Switch>
+    );
+  return (
+    <Layout>
+      <Suspense fallback={<Loader aria-label="Loading the page" />}>
+        <Switch>
+          <Route path="/" component={ProjectsPage} />
+          <Route path="/signin">
+            <Redirect to="/" />
+          </Route>
+          <Route path="/projects/:projectId" component={ProjectPage} />
+          <Route path="/runs/:runId" component={RunPage} />
+          <Route path="/team" component={TeamPage} />
+          <Route path="/billing" component={BillingPage} />
+          <Route path="/plugins" component={PluginsPage} />
+          <Route path="/sso" component={SsoPage} />
+          <Route path="/api-reference" component={ApiReferencePage} />
+          <Route>
+            <Redirect to="/" />
+          </Route>
+        </Switch>
+      </Suspense>
+    </Layout>
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * The mappings editor: each Azure DevOps type, state, field, person and link relation beside its Jira target.
+ * Suggestions come from the scan and the Jira project's metadata; each problem the API finds on save
+ * (`types.Bug: Jira project MIG has no issue type "Defect"`) is shown on its row. Save, then confirm.
+ */
+import { Alert, Autocomplete, Badge, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { ApiError, api, type Schemas, unwrap } from '../../api/client';
+import { allowed } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+
+type Project = Schemas['ProjectDetail'];
+type Mappings = Schemas['Mappings'];
+const TABLES = [
+  ['types', 'Work item types', 'Jira issue type'],
+  ['states', 'States', 'Jira status'],
+  ['fields', 'Fields', 'Jira field id'],
+  ['users', 'People', 'Jira account id'],
+  ['linkTypes', 'Link relations', 'Jira link type'],
+] as const;
+type TableName = (typeof TABLES)[number][0];
+type Tables = Pick<Mappings, TableName>;
+
+/** `types.Bug: ...` -> the problem of row Bug of table types. */
+function problemsByRow(error: unknown): Map<string, string[]> {
+  const rows = new Map<string, string[]>();
+  if (!(error instanceof ApiError) || error.body.code !== 'VALIDATION_FAILED') return rows;
+  for (const m of error.messages) {
+    const match = /^(types|states|fields|users|linkTypes)\.(.+?): (.*)$/.exec(m);
+    if (match)
+      rows.set(`${match[1]}.${match[2]}`, [...(rows.get(`${match[1]}.${match[2]}`) ?? []), match[3] ?? '']);
+  }
+  return rows;
+}
+
+export function MappingsSection({ project }: { project: Project }) {
+  const { session } = useAuth();
+  const client = useQueryClient();
+  const mappings = useQuery({
+    queryKey: ['mappings', project.id],
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/api/projects/{projectId}/mappings', { params: { path: { projectId: project.id } } }),
+      ),
+  });
+  const [draft, setDraft] = useState<Tables | undefined>();
+  useEffect(() => {
+    const m = mappings.data;
+    // Only the tables go back: the record's other fields are the server's.
+    if (m)
+      setDraft({
+        types: m.types,
+        states: m.states,
+        fields: m.fields,
+        users: m.users,
+        linkTypes: m.linkTypes,
+      });
+  }, [mappings.data]);
+  const save = useMutation({
+    mutationFn: async (tables: Tables) =>
+      unwrap(
+        await api.PUT('/api/projects/{projectId}/mappings', {
+          params: { path: { projectId: project.id } },
+          body: tables,
+        }),
+      ),
+    onSuccess: (saved) => client.setQueryData(['mappings', project.id], saved),
+  });
+  const confirm = useMutation({
+    mutationFn: async () =>
+      unwrap(
+        await api.POST('/api/projects/{projectId}/mappings/confirm', {
+          params: { path: { projectId: project.id } },
+        }),
+      ),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['mappings', project.id] });
+      void client.invalidateQueries({ queryKey: ['project', project.id] });
+    },
+  });
+  const canEdit = allowed('PUT /api/projects/{projectId}/mappings', session?.role);
+  if (mappings.error) return <ErrorNotice error={mappings.error} title="No mappings yet" />;
+  if (!draft || !mappings.data) return <Text>Loading the mappings…</Text>;
+  const problems = problemsByRow(save.error);
+  const edit = (table: TableName, key: string, value: string) =>
+    setDraft((d) =>
+      d ? { ...d, [table]: { ...d[table], [key]: table === 'users' && value === '' ? null : value } } : d,
+    );
+  return (
+    <Stack>
+      <Group>
+        <Badge variant="light">{mappings.data.source}</Badge>
+        {mappings.data.confirmedAt && (
+          <Text size="sm">Confirmed {new Date(mappings.data.confirmedAt).toLocaleString()}</Text>
+        )}
+      </Group>
+      {save.error && problems.size > 0 && (
+        <Alert color="red" role="alert" title="Some targets do not exist in Jira">
+          {problems.size} row(s) need a change: see below.
+        </Alert>
+      )}
+      {save.error && problems.size === 0 && <ErrorNotice error={save.error} title="Could not save" />}
+      <ErrorNotice error={confirm.error} title="Could not confirm" />
+      {TABLES.map(([table, title, target]) => {
+        const suggestions = [
+          ...new Set(Object.values(mappings.data[table]).filter((v): v is string => Boolean(v))),
+        ];
+        return (
+          <Card withBorder key={table} component="section" aria-labelledby={`map-${table}`}>
+            <Title order={2} size="h4" id={`map-${table}`} mb="sm">
+              {title}
+            </Title>
+            <Table aria-label={title}>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Azure DevOps</Table.Th>
+                  <Table.Th>{target}</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {Object.entries(draft[table]).map(([key, value]) => {
+                  const rowProblems = problems.get(`${table}.${key}`);
+                  return (
+                    <Table.Tr key={key}>
+                      <Table.Td>{key}</Table.Td>
+                      <Table.Td>
+                        <Autocomplete
+                          aria-label={`${target} for ${key}`}
+                          data={suggestions}
+                          value={value ?? ''}
+                          readOnly={!canEdit}
+                          onChange={(v) => edit(table, key, v)}
+                          error={rowProblems?.join('; ')}
+                        />
+                      </Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </Card>
+        );
+      })}
+      {canEdit && (
+        <Group>
+          <Button onClick={() => save.mutate(draft)} loading={save.isPending}>
+            Save mappings
+          </Button>
+          <Button
+            variant="default"
+            onClick={() => confirm.mutate()}
+            loading={confirm.isPending}
+            disabled={mappings.data.source === 'suggested'}
+          >
+            Confirm mappings
+          </Button>
+        </Group>
+      )}
+    </Stack>
+  );
+}
