@@ -162,7 +162,13 @@ export const contracts: Record<string, RouteContract> = {
     summary: 'Scan the source project: the report at once, or 202 and a background scan when large',
     body: ScanRequestSchema,
     responses: { 200: R.ScanDoneSchema, 202: R.ScanAcceptedSchema },
-    errors: [E.PROJECT_NOT_FOUND, E.CONNECTION_REQUIRED, E.SOURCE_TRACKER_ERROR, E.TOKEN_EXCHANGE_FAILED],
+    errors: [
+      E.PROJECT_NOT_FOUND,
+      E.CONNECTION_REQUIRED,
+      E.SOURCE_TRACKER_ERROR,
+      E.TOKEN_EXCHANGE_FAILED,
+      E.ENGINE_DISPATCH_FAILED,
+    ],
   },
   'GET /api/audit/{scanId}': {
     summary: "A scan's progress and report",
@@ -173,7 +179,8 @@ export const contracts: Record<string, RouteContract> = {
     summary: 'Start connecting a tracker by OAuth (`kind`: source or target); sets a binding cookie',
     body: [StartSourceOAuthSchema, StartTargetOAuthSchema],
     responses: { 200: R.OAuthStartedSchema },
-    errors: [E.OAUTH_NOT_CONFIGURED, E.TARGET_TRACKER_ERROR],
+    // FORBIDDEN: a member naming another scope than the stored grant's (moving it is for an owner or admin).
+    errors: [E.OAUTH_NOT_CONFIGURED, E.TARGET_TRACKER_ERROR, E.FORBIDDEN],
   },
   'GET /api/connections/oauth/callback': {
     summary: "Browser leg: the tracker's OAuth redirect back; redirects to the console",
@@ -188,7 +195,8 @@ export const contracts: Record<string, RouteContract> = {
       'Invite a member by e-mail (admins cannot make owners); nothing is created until the link is accepted',
     body: InviteSchema,
     responses: { 202: R.InvitationSchema },
-    errors: [E.EMAIL_TAKEN, E.MAIL_UNAVAILABLE],
+    // RATE_LIMITED: past the tenant's invitations of the day (INVITATIONS_PER_DAY).
+    errors: [E.EMAIL_TAKEN, E.MAIL_UNAVAILABLE, E.RATE_LIMITED],
   },
   'GET /api/team/invitations': {
     summary: 'Pending invitations',

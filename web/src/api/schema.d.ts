@@ -3207,7 +3207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SOURCE_TRACKER_ERROR */
+            /** @description SOURCE_TRACKER_ERROR, ENGINE_DISPATCH_FAILED */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -3217,7 +3217,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 502;
                         /** @enum {unknown} */
-                        code?: "SOURCE_TRACKER_ERROR";
+                        code?: "SOURCE_TRACKER_ERROR" | "ENGINE_DISPATCH_FAILED";
                     };
                 };
             };
@@ -3346,6 +3346,20 @@ export interface operations {
                         statusCode?: 401;
                         /** @enum {unknown} */
                         code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
                     };
                 };
             };
@@ -3685,6 +3699,20 @@ export interface operations {
                         statusCode?: 415;
                         /** @enum {unknown} */
                         code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 429;
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
                     };
                 };
             };
