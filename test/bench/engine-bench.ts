@@ -25,6 +25,8 @@ import {
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+// The sandboxes listen on loopback, which the outbound policy refuses unless told (as npm start's runtime tells it).
+process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 const PROFILE = (process.env.BENCH_PROFILE ?? 'realistic') as 'realistic' | 'off';
