@@ -11,6 +11,7 @@ import {
   type DashboardRunFrame,
   ProgressThrottle,
 } from '../../functions/domain/dashboard-events.ts';
+import { tellWaits } from '../../functions/engine/throttle-notices.ts';
 import type { Store } from '../../functions/store/index.ts';
 
 describe('the $default route', () => {
@@ -82,5 +83,51 @@ describe('the notifier', () => {
     n.resumed('t', run);
     // The post never answers; settle returns all the same (else this test would time out).
     await expect(n.settle(50)).resolves.toBeUndefined();
+  });
+});
+
+describe("a tracker's long wait", () => {
+  it("is told to the dashboard as run.waiting, beside the stream's log line", async () => {
+    const sent: DashboardRunFrame[] = [];
+    const notifier = new RunEventsNotifier(
+      () => ({}) as Store,
+      async (_s, _t, frame) => {
+        sent.push(frame);
+      },
+    );
+    const listeners: ((notice: unknown) => void)[] = [];
+    const http = {
+      onThrottleWait: (fn: (notice: unknown) => void) => {
+        listeners.push(fn);
+        return () => undefined;
+      },
+    };
+    const lines: unknown[] = [];
+    const deps = {
+      store: { runs: { appendEvent: async (...args: unknown[]) => void lines.push(args[4]) } },
+      target: { http },
+      runEvents: notifier,
+    };
+    const run = { id: 'run-1', projectId: 'p-1', tenantId: 't-1', cursor: { phase: 2, index: 0 } };
+    const off = tellWaits(deps as never, run as never);
+    listeners[0]?.({
+      tracker: 'target',
+      reason: 'jira-quota-global-based',
+      until: new Date('2026-11-26T14:00:00Z'),
+    });
+    off();
+    await notifier.settle();
+    expect(sent).toEqual([
+      {
+        type: 'run.waiting',
+        runId: 'run-1',
+        projectId: 'p-1',
+        at: expect.any(String),
+        tracker: 'target',
+        reason: 'jira-quota-global-based',
+        until: '2026-11-26T14:00:00.000Z',
+      },
+    ]);
+    expect(lines).toEqual([{ type: 'log', message: "Waiting for Jira's hourly quota until 14:00 UTC" }]);
   });
 });
