@@ -122,6 +122,47 @@ export const ConfirmedMappingsSchema = MappingsSchema.extend({ projectStatus: Pr
   id: 'ConfirmedMappings',
 });
 
+const TargetStatusSchema = z
+  .object({ id: z.string(), name: z.string(), category: z.string().nullable() })
+  .meta({ id: 'TargetStatus', description: "A Jira status; `category` is its status category's key." });
+
+export const TargetMetadataSchema = z
+  .object({
+    projectKey: z.string(),
+    projectName: z.string(),
+    issueTypes: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        subtask: z.boolean(),
+        hierarchyLevel: z.int().nullable(),
+        statuses: z.array(TargetStatusSchema).describe("The statuses of the issue type's workflow"),
+      }),
+    ),
+    statuses: z.array(TargetStatusSchema).describe("Every status of the project's workflows, once each"),
+    priorities: z.array(z.object({ id: z.string(), name: z.string(), isDefault: z.boolean() })),
+    fields: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        custom: z.boolean(),
+        type: z.string().nullable().describe("The field schema's JSON type (`string`, `number`, `array`...)"),
+        items: z.string().nullable().describe("An array field's element type"),
+        customType: z.string().nullable().describe("A custom field's type key"),
+      }),
+    ),
+    linkTypes: z.array(
+      z.object({ id: z.string(), name: z.string(), inward: z.string(), outward: z.string() }),
+    ),
+    users: z
+      .array(
+        z.object({ accountId: z.string(), displayName: z.string(), emailAddress: z.string().nullable() }),
+      )
+      .describe('Active users who can be assigned issues of the project'),
+    fetchedAt: isoTime,
+  })
+  .meta({ id: 'TargetMetadata' });
+
 export const ConnectionTestResultSchema = z
   .object({
     success: z.boolean(),
