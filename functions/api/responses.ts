@@ -33,6 +33,19 @@ export const AccessTokenSchema = z.object({ accessToken: z.string() }).meta({
 
 export const ProjectStatusSchema = z.enum(PROJECT_STATUSES).meta({ id: 'ProjectStatus' });
 
+const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus' });
+
+export const LastRunSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(RUN_TYPES),
+    status: RunStatusSchema,
+    createdAt: isoTime,
+    startedAt: nullableTime,
+    finishedAt: nullableTime,
+  })
+  .meta({ id: 'LastRun', description: "The project's latest run (by start), as it stands now" });
+
 export const ProjectSummarySchema = z
   .object({
     id: z.string(),
@@ -40,6 +53,7 @@ export const ProjectSummarySchema = z
     status: ProjectStatusSchema,
     createdAt: isoTime,
     updatedAt: isoTime,
+    lastRun: LastRunSchema.optional().describe('Absent until the project has run once'),
   })
   .meta({ id: 'ProjectSummary' });
 
@@ -96,6 +110,7 @@ export const ProjectDetailSchema = z
     ...ProjectFields,
     updatedAt: isoTime,
     scanSummary: z.record(z.string(), z.unknown()).nullable(),
+    lastRun: LastRunSchema.optional().describe('Absent until the project has run once'),
     quote: QuoteSchema.nullable(),
     connections: z.object({
       source: ConnectionViewSchema.nullable(),
@@ -306,8 +321,6 @@ export const SsoConfigViewSchema = z
     updatedAt: isoTime,
   })
   .meta({ id: 'SsoConfig' });
-
-const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus' });
 
 export const RunSchema = z
   .object({

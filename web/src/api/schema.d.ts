@@ -924,6 +924,17 @@ export interface components {
             /** @description ISO 8601 timestamp */
             expiresAt: string;
         };
+        /** @description The project's latest run (by start), as it stands now */
+        LastRun: {
+            id: string;
+            /** @enum {string} */
+            type: "FULL" | "SAMPLE" | "INCREMENTAL";
+            status: components["schemas"]["RunStatus"];
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
         Mappings: {
             projectId: string;
             types: {
@@ -1013,6 +1024,8 @@ export interface components {
             scanSummary: {
                 [key: string]: unknown;
             } | null;
+            /** @description Absent until the project has run once */
+            lastRun?: components["schemas"]["LastRun"];
             quote: components["schemas"]["Quote"] | null;
             connections: {
                 source: components["schemas"]["ConnectionView"] | null;
@@ -1029,6 +1042,8 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 timestamp */
             updatedAt: string;
+            /** @description Absent until the project has run once */
+            lastRun?: components["schemas"]["LastRun"];
         };
         Quote: {
             id: string;
