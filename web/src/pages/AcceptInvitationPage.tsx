@@ -69,7 +69,7 @@ export function AcceptInvitationPage() {
                 <Anchor href="/signin">Sign in</Anchor>
               </Text>
             )}
-            {!spent && (
+            {!spent && !taken && (
               <form onSubmit={accept}>
                 <Stack>
                   <Text size="sm">Choose the password you will sign in with.</Text>
