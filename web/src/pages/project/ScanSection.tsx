@@ -190,8 +190,9 @@ export function ScanSection({ project }: { project: Project }) {
       </Group>
       <ErrorNotice error={scan.error ?? audit.error} title="The scan failed" />
       {running && progress && (
-        <Progress.Root size="xl" aria-label="Scan progress">
-          <Progress.Section value={progress.percent}>
+        <Progress.Root size="xl">
+          {/* The name goes on the section: it is the element with role="progressbar" (the root has none). */}
+          <Progress.Section value={progress.percent} aria-label="Scan progress">
             <Progress.Label>
               {progress.processed} / {progress.total}
             </Progress.Label>
