@@ -231,6 +231,9 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
       await dialog.waitFor({ state: 'hidden', timeout: 30_000 });
       await expect.poll(() => page.getByText('CANCELLED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
       expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+      // Its reports are offered; a preview only a dry run has is not (it would answer 404).
+      await page.getByRole('button', { name: 'Download failure report' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Download dry-run preview' }).count()).toBe(0);
       await check('08-run-cancelled');
     } finally {
       await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 0 } });

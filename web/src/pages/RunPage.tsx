@@ -99,6 +99,17 @@ export function RunPage() {
   const percent = ended
     ? (run?.progressPercent ?? stream.progress?.percent ?? 0)
     : (progress?.percent ?? run?.progressPercent ?? 0);
+  // Only a dry run leaves a preview; the run's status does not say whether it was one, so ask once it ended.
+  const hasPreview = useQuery({
+    queryKey: ['run', runId, 'preview'],
+    enabled: ended,
+    queryFn: async () => {
+      const answer = await api.GET('/api/migrations/{runId}/preview', { params: { path: { runId } } });
+      if (answer.response.status === 404) return false;
+      unwrap(answer);
+      return true;
+    },
+  });
   // The stream said the run ended: read its final figures now rather than at the next poll.
   useEffect(() => {
     if (ended) void client.invalidateQueries({ queryKey: ['run', runId] });
@@ -188,12 +199,14 @@ export function RunPage() {
             >
               Download id map (CSV)
             </Button>
-            <Button
-              variant="default"
-              onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}
-            >
-              Download dry-run preview
-            </Button>
+            {hasPreview.data && (
+              <Button
+                variant="default"
+                onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}
+              >
+                Download dry-run preview
+              </Button>
+            )}
           </>
         )}
       </Group>
