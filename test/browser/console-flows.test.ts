@@ -180,11 +180,15 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
 
   it("shows the payment's return pages: success and cancelled", async () => {
     // Where the API sends the browser back from Checkout (functions/api/billing.ts): the project's page.
+    // Each opens on the quote, whose status says where the payment stands.
     await page.goto(`${h.base}/projects/${demoId}?payment=success`);
     await page.getByText('Payment received').waitFor();
+    await page.getByTestId('quote').waitFor();
+    expect(await page.getByRole('tab', { name: 'Quote', selected: true }).count()).toBe(1);
     await check('04-payment-success');
     await page.goto(`${h.base}/projects/${demoId}?payment=cancelled`);
     await page.getByText('Payment cancelled').waitFor();
+    await page.getByTestId('quote').waitFor();
     expect(await page.getByText('Payment received').count()).toBe(0);
     await check('05-payment-cancelled');
   });
