@@ -6,11 +6,9 @@
  * progress events: from the engine's write of the event (its checkpoint's `at` in the table) to the run page's
  * DOM showing it (a MutationObserver in the page).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Page } from 'playwright-core';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../bin/console-build.ts';
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { createStore } from '../../functions/store/index.ts';
@@ -18,10 +16,9 @@ import { LOCAL_TABLE_NAME } from '../../local/runtime.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import type { RunningSandboxes } from '../../local/sandbox/index.ts';
 import { browserAvailable, CHROMIUM } from '../support/browser.ts';
-import { freePort } from '../support/global-setup.ts';
+import { type ConsoleHarness, signIn, startConsole } from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 import { prepareProjectOverHttp } from '../support/lifecycle.ts';
-import { startService } from '../support/local-service.ts';
 import { sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
 const RUNS = 9;
@@ -61,30 +58,10 @@ console.log(
 if (!browserAvailable) {
   console.log(`time to first render: skipped (no Chromium at ${CHROMIUM})`);
 } else {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-bench-'));
-  const [port, dynamodbPort, adoPort, jiraPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  const service = await startService({
-    PORT: String(port),
-    DYNAMODB_PORT: String(dynamodbPort),
-    SANDBOX_ADO_PORT: String(adoPort),
-    SANDBOX_JIRA_PORT: String(jiraPort),
-    SANDBOX_ITEMS: String(STREAM_ITEMS),
-    DATA_DIR: dataDir,
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const password = /password for every demo login: (\S+)/.exec(service.output())?.[1] ?? '';
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const h = await startConsole(STREAM_ITEMS, false);
+  const { base, page } = h;
   try {
-    const page = await browser.newPage();
-    await page.goto(`${base}/signin`);
-    await page.getByLabel('E-mail').fill('owner@demo.example.com');
-    await page.getByLabel(/^Password/).fill(password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signIn(h, 'owner@demo.example.com');
     await page.getByRole('link', { name: /^Demo/ }).waitFor();
     const samples: number[] = [];
     for (let i = 0; i < RUNS; i++) {
@@ -98,11 +75,7 @@ if (!browserAvailable) {
     console.log(
       `projects page, navigation to first rows       median ${median.toFixed(0)} ms  (min ${samples[0]?.toFixed(0)}, max ${samples.at(-1)?.toFixed(0)}, n=${RUNS}, signed-in reload)`,
     );
-    const latency = await streamToScreen(page, base, password, {
-      ado: /Azure DevOps sandbox: (\S+)/.exec(service.output())?.[1] ?? '',
-      jira: /Jira sandbox: (\S+)/.exec(service.output())?.[1] ?? '',
-      dynamodb: `http://127.0.0.1:${dynamodbPort}`,
-    });
+    const latency = await streamToScreen(h);
     const shown = latency.samples;
     console.log(
       shown.length
@@ -110,10 +83,7 @@ if (!browserAvailable) {
         : `progress event, store write to DOM           no event shown (${latency.written} written)`,
     );
   } finally {
-    await browser.close();
-    service.proc.kill('SIGTERM');
-    await service.exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    await h.close();
   }
 }
 
@@ -128,11 +98,9 @@ function percentile(sorted: number[], share: number): number {
  * engine writes `at` with, on this machine), then matches each shown text to its stored progress event.
  */
 async function streamToScreen(
-  page: Page,
-  base: string,
-  password: string,
-  urls: { ado: string; jira: string; dynamodb: string },
+  h: ConsoleHarness,
 ): Promise<{ samples: number[]; written: number; pollMs: number }> {
+  const { base, page, password } = h;
   const call = (method: string, path: string, options?: { token?: string; body?: unknown }) =>
     http(base, method, path, options ?? {});
   const login = await call('POST', '/api/auth/login', {
@@ -145,7 +113,7 @@ async function streamToScreen(
     body: { name: 'Stream bench', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
   });
   const projectId = project.body.id as string;
-  const sandboxes = { ado: { url: urls.ado }, jira: { url: urls.jira } } as RunningSandboxes;
+  const sandboxes = { ado: { url: h.adoUrl }, jira: { url: h.jiraUrl } } as RunningSandboxes;
   const config = sandboxConfigFromEnv({});
   await prepareProjectOverHttp(call, token, projectId, sandboxCredentials(sandboxes, config));
 
@@ -179,7 +147,7 @@ async function streamToScreen(
   )) as { text: string; at: number }[];
 
   const store = createStore({
-    db: createDocumentClient({ region: 'eu-west-2', endpoint: urls.dynamodb }),
+    db: createDocumentClient({ region: 'eu-west-2', endpoint: h.dynamodbEndpoint }),
     name: LOCAL_TABLE_NAME,
   });
   const written = (await store.runs.events(tenantId, projectId, runId, undefined, 10_000)).flatMap((e) =>

@@ -26,6 +26,8 @@ export interface ConsoleHarness {
   /** The sandbox trackers' base URLs (their control endpoints: /_sandbox/...). */
   adoUrl: string;
   jiraUrl: string;
+  /** DynamoDB Local's endpoint, for reading what the service wrote. */
+  dynamodbEndpoint: string;
   close(): Promise<void>;
 }
 
@@ -35,8 +37,11 @@ export const WAIT = { timeout: 30_000, interval: 100 };
 export const until = (assertion: () => Promise<void>, timeout = 30_000) =>
   vi.waitFor(assertion, { timeout, interval: 100 });
 
-/** Starts `npm start` with `items` sandbox work items, and a browser page on it. */
-export async function startConsole(items: number): Promise<ConsoleHarness> {
+/**
+ * Starts `npm start` with `items` sandbox work items, and a browser page on it; `logBrowser` prints the page's
+ * console errors and 4xx/5xx answers (what a failing test wants to see; a benchmark's output does not).
+ */
+export async function startConsole(items: number, logBrowser = true): Promise<ConsoleHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
   const [port, dynamodbPort, adoPort, jiraPort] = [
     await freePort(),
@@ -59,10 +64,11 @@ export async function startConsole(items: number): Promise<ConsoleHarness> {
   const cspErrors: string[] = [];
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-    if (m.type() === 'error') console.log(`browser console: ${m.text()}`);
+    if (logBrowser && m.type() === 'error') console.log(`browser console: ${m.text()}`);
   });
   page.on('response', (r) => {
-    if (r.status() >= 400) console.log(`browser got ${r.status()} for ${r.request().method()} ${r.url()}`);
+    if (logBrowser && r.status() >= 400)
+      console.log(`browser got ${r.status()} for ${r.request().method()} ${r.url()}`);
   });
   return {
     base: `http://127.0.0.1:${port}`,
@@ -73,6 +79,7 @@ export async function startConsole(items: number): Promise<ConsoleHarness> {
     cspErrors,
     adoUrl: /Azure DevOps sandbox: (\S+)/.exec(output)?.[1] as string,
     jiraUrl: /Jira sandbox: (\S+)/.exec(output)?.[1] as string,
+    dynamodbEndpoint: `http://127.0.0.1:${dynamodbPort}`,
     async close() {
       await browser.close();
       service.proc.kill('SIGTERM');
