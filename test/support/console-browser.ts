@@ -42,21 +42,7 @@ export const until = (assertion: () => Promise<void>, timeout = 30_000) =>
  * console errors and 4xx/5xx answers (what a failing test wants to see; a benchmark's output does not).
  */
 export async function startConsole(items: number, logBrowser = true): Promise<ConsoleHarness> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
-  const [port, dynamodbPort, adoPort, jiraPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  const service = await startService({
-    PORT: String(port),
-    DYNAMODB_PORT: String(dynamodbPort),
-    SANDBOX_ADO_PORT: String(adoPort),
-    SANDBOX_JIRA_PORT: String(jiraPort),
-    SANDBOX_ITEMS: String(items),
-    DATA_DIR: dataDir,
-  });
+  const { service, dataDir, port, dynamodbPort } = await startOnFreePorts(items);
   const output = service.output();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
@@ -87,6 +73,39 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `npm start` on four ports the kernel just said were free. Between that answer and the service's bind (seconds
+ * later: DynamoDB Local and the sandboxes start first) another process may take one, e.g. as the local port of
+ * an outgoing connection; then it starts again on new ports rather than failing the file.
+ */
+async function startOnFreePorts(
+  items: number,
+): Promise<{ service: StartedService; dataDir: string; port: number; dynamodbPort: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
+    const [port, dynamodbPort, adoPort, jiraPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    try {
+      const service = await startService({
+        PORT: String(port),
+        DYNAMODB_PORT: String(dynamodbPort),
+        SANDBOX_ADO_PORT: String(adoPort),
+        SANDBOX_JIRA_PORT: String(jiraPort),
+        SANDBOX_ITEMS: String(items),
+        DATA_DIR: dataDir,
+      });
+      return { service, dataDir, port, dynamodbPort };
+    } catch (err) {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (attempt >= 3 || !String(err).includes('EADDRINUSE')) throw err;
+    }
+  }
 }
 
 /** A screenshot under test-artifacts/<folder>/ and the accessibility check of the page as it is now. */
