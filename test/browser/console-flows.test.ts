@@ -153,6 +153,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
   it('scans a large source in the background: a progress bar, then the report', async () => {
     const seed = (items: number) => http(h.adoUrl, 'POST', '/_sandbox/seed', { body: { items } });
     expect((await seed(LARGE_SCAN_ITEMS)).status).toBe(200);
+    // A little latency per request (about 50 of them) keeps the bar on screen for a few seconds on a fast machine.
+    await http(h.adoUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 50 } });
     try {
       await page.goto(`${h.base}/projects/${demoId}?tab=scan`);
       await page.getByRole('button', { name: 'Scan the source' }).click();
@@ -169,6 +171,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
       expect(await perType.getByRole('row').count()).toBeGreaterThan(1);
     } finally {
       // Back to lean data for the runs.
+      await http(h.adoUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 0 } });
       expect((await seed(ITEMS)).status).toBe(200);
     }
     // A small scan runs within the request: the report at once, no progress bar.
