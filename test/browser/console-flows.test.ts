@@ -161,6 +161,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
       const bar = page.getByRole('progressbar', { name: 'Scan progress' });
       await bar.waitFor(WAIT);
       expect(await bar.textContent()).toMatch(new RegExp(`^\\d+ / ${LARGE_SCAN_ITEMS}$`));
+      // One scan at a time: no second one can be started while this one runs.
+      expect(await page.getByRole('button', { name: /^Scan/ }).isDisabled()).toBe(true);
       await check('03-scan-progress');
       const report = page.getByTestId('scan-report');
       await report.waitFor({ timeout: 120_000 });
