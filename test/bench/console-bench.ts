@@ -15,8 +15,8 @@ import { createStore } from '../../functions/store/index.ts';
 import { LOCAL_TABLE_NAME } from '../../local/runtime.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import type { RunningSandboxes } from '../../local/sandbox/index.ts';
-import { browserAvailable, CHROMIUM } from '../support/browser.ts';
-import { type ConsoleHarness, signIn, startConsole } from '../support/console-browser.ts';
+import { browserAvailable, CHROMIUM, signInThroughForm } from '../support/browser.ts';
+import { type ConsoleHarness, startConsole } from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 import { prepareProjectOverHttp } from '../support/lifecycle.ts';
 import { sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixtures.ts';
@@ -61,7 +61,7 @@ if (!browserAvailable) {
   const h = await startConsole(STREAM_ITEMS, false);
   const { base, page } = h;
   try {
-    await signIn(h, 'owner@demo.example.com');
+    await signInThroughForm(page, base, 'owner@demo.example.com', h.password);
     await page.getByRole('link', { name: /^Demo/ }).waitFor();
     const samples: number[] = [];
     for (let i = 0; i < RUNS; i++) {

@@ -14,17 +14,11 @@ import {
   browserAvailable,
   browserRequired,
   CHROMIUM,
-  screenshot,
-} from '../support/browser.ts';
-import {
-  accessTokenOf,
-  type ConsoleHarness,
   checkPage,
-  signIn,
-  startConsole,
-  until,
-  WAIT,
-} from '../support/console-browser.ts';
+  screenshot,
+  signInThroughForm,
+} from '../support/browser.ts';
+import { accessTokenOf, type ConsoleHarness, startConsole, until, WAIT } from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 
 if (!browserAvailable && !browserRequired)
@@ -40,7 +34,8 @@ let page: Page;
 let token: string;
 let demoId: string;
 
-const check = (name: string) => checkPage(page, 'console-flows', name);
+/** A screenshot and zero serious or critical accessibility violations. */
+const check = async (name: string) => expect(await checkPage(page, 'console-flows', name)).toEqual([]);
 
 /** Downloads what the named button saves; the file's text. */
 async function download(button: string, filename: string): Promise<string> {
@@ -76,7 +71,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
         (await http(h.base, 'POST', '/api/connectors/test', { token, body: { type, projectId: demoId } }))
           .body.success,
       ).toBe(true);
-    await signIn(h, 'owner@demo.example.com');
+    await signInThroughForm(page, h.base, 'owner@demo.example.com', h.password);
     // npm start (DynamoDB Local, both sandboxes, the seed) takes longer than a hook's 60 s on a loaded machine.
   }, 180_000);
   afterEach(async (ctx) => {

@@ -14,12 +14,12 @@ import {
   browserAvailable,
   browserRequired,
   CHROMIUM,
+  checkPage as checkPageOf,
   screenshot,
+  signInThroughForm,
 } from '../support/browser.ts';
 import {
   type ConsoleHarness,
-  checkPage as checkConsolePage,
-  signIn as signInAs,
   startConsole,
   accessTokenOf as tokenOf,
   until,
@@ -38,8 +38,10 @@ let base: string;
 let cspErrors: string[] = [];
 
 /** A screenshot and the accessibility check of the page as it is now. */
-const checkPage = (name: string) => checkConsolePage(page, 'console', name);
-const signIn = (email: string) => signInAs(h as ConsoleHarness, email);
+async function checkPage(name: string): Promise<void> {
+  expect(await checkPageOf(page, 'console', name)).toEqual([]);
+}
+const signIn = (email: string) => signInThroughForm(page, base, email, (h as ConsoleHarness).password);
 
 /** Presses Tab until the focused element is the named button, then returns (keyboard-only use). */
 async function tabTo(name: string): Promise<void> {

@@ -1,17 +1,17 @@
 /**
- * What the console's browser test files share: `npm start` itself in a child process (DynamoDB Local, both
- * sandbox trackers with their rate limits off, the demo seed), Debian's Chromium with one page, and the
- * waits a loaded machine needs. One harness per file.
+ * What the console's browser test files and its bench share: `npm start` itself in a child process (DynamoDB
+ * Local, both sandbox trackers with their rate limits off, the demo seed), Debian's Chromium with one page, and
+ * the waits a loaded machine needs. One harness per file. (Screenshots with the axe check and the sign-in form:
+ * test/support/browser.ts.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { expect, vi } from 'vitest';
-import { CHROMIUM, screenshot, seriousA11yViolations } from './browser.ts';
-import { freePort } from './global-setup.ts';
+import { vi } from 'vitest';
+import { CHROMIUM } from './browser.ts';
 import { http } from './http.ts';
-import { type StartedService, startService } from './local-service.ts';
+import { type StartedService, startServiceOnFreePorts } from './local-service.ts';
 
 export interface ConsoleHarness {
   /** The API's and the console's origin. */
@@ -42,7 +42,11 @@ export const until = (assertion: () => Promise<void>, timeout = 30_000) =>
  * console errors and 4xx/5xx answers (what a failing test wants to see; a benchmark's output does not).
  */
 export async function startConsole(items: number, logBrowser = true): Promise<ConsoleHarness> {
-  const { service, dataDir, port, dynamodbPort } = await startOnFreePorts(items);
+  const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
+  const { service, base, password } = await startServiceOnFreePorts({
+    SANDBOX_ITEMS: String(items),
+    DATA_DIR: dataDir,
+  });
   const output = service.output();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
@@ -57,15 +61,15 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
       console.log(`browser got ${r.status()} for ${r.request().method()} ${r.url()}`);
   });
   return {
-    base: `http://127.0.0.1:${port}`,
-    password: /password for every demo login: (\S+)/.exec(output)?.[1] as string,
+    base,
+    password,
     service,
     browser,
     page,
     cspErrors,
     adoUrl: /Azure DevOps sandbox: (\S+)/.exec(output)?.[1] as string,
     jiraUrl: /Jira sandbox: (\S+)/.exec(output)?.[1] as string,
-    dynamodbEndpoint: `http://127.0.0.1:${dynamodbPort}`,
+    dynamodbEndpoint: /DynamoDB Local: (\S+)/.exec(output)?.[1] as string,
     async close() {
       await browser.close();
       service.proc.kill('SIGTERM');
@@ -73,54 +77,6 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * `npm start` on four ports the kernel just said were free. Between that answer and the service's bind (seconds
- * later: DynamoDB Local and the sandboxes start first) another process may take one, e.g. as the local port of
- * an outgoing connection; then it starts again on new ports rather than failing the file.
- */
-async function startOnFreePorts(
-  items: number,
-): Promise<{ service: StartedService; dataDir: string; port: number; dynamodbPort: number }> {
-  for (let attempt = 1; ; attempt++) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
-    const [port, dynamodbPort, adoPort, jiraPort] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
-    try {
-      const service = await startService({
-        PORT: String(port),
-        DYNAMODB_PORT: String(dynamodbPort),
-        SANDBOX_ADO_PORT: String(adoPort),
-        SANDBOX_JIRA_PORT: String(jiraPort),
-        SANDBOX_ITEMS: String(items),
-        DATA_DIR: dataDir,
-      });
-      return { service, dataDir, port, dynamodbPort };
-    } catch (err) {
-      rmSync(dataDir, { recursive: true, force: true });
-      if (attempt >= 3 || !String(err).includes('EADDRINUSE')) throw err;
-    }
-  }
-}
-
-/** A screenshot under test-artifacts/<folder>/ and the accessibility check of the page as it is now. */
-export async function checkPage(page: Page, folder: string, name: string): Promise<void> {
-  await screenshot(page, folder, name);
-  expect(await seriousA11yViolations(page), name).toEqual([]);
-}
-
-/** Signs in through the sign-in page and waits for the projects page. */
-export async function signIn(h: ConsoleHarness, email: string): Promise<void> {
-  await h.page.goto(`${h.base}/`);
-  await h.page.getByLabel('E-mail').fill(email);
-  await h.page.getByLabel(/^Password/).fill(h.password);
-  await h.page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await h.page.getByRole('heading', { name: 'Projects' }).waitFor();
 }
 
 /** An access token for API calls a test makes beside the browser (from its own loopback address). */
