@@ -3,7 +3,7 @@
  * invitations (invite, listed, revoke), both trackers connected by OAuth (the browser goes to the sandbox's
  * authorization server and comes back connected), a background scan's progress bar then its report, the
  * payment's return pages, a dry run's reports downloaded (preview, failure report, id map), and a run cancelled
- * after its confirmation. Every page: a screenshot in test-artifacts/console-flows/ and axe-core.
+ * with the keyboard only through its confirmation. Every page: a screenshot in test-artifacts/console-flows/ and axe-core.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,14 @@ import {
   screenshot,
   signInThroughForm,
 } from '../support/browser.ts';
-import { accessTokenOf, type ConsoleHarness, startConsole, until, WAIT } from '../support/console-browser.ts';
+import {
+  accessTokenOf,
+  type ConsoleHarness,
+  startConsole,
+  tabToButton,
+  until,
+  WAIT,
+} from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 
 if (!browserAvailable && !browserRequired)
@@ -219,7 +226,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     expect(idMap.split(/\r?\n/)[0]).toBe('source_id,source_type,target_key,origin,run_id');
   });
 
-  it('cancels a running run after its confirmation: CANCELLED shown', async () => {
+  it('cancels a running run with the keyboard only, through its confirmation: CANCELLED shown', async () => {
     await page.goto(`${h.base}/projects/${demoId}?tab=quote`);
     await page.getByRole('button', { name: /^Accept and pay/ }).click();
     await expect.poll(() => page.getByText('READY', { exact: true }).count(), WAIT).toBeGreaterThan(0);
@@ -227,11 +234,18 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 300 } });
     try {
       await startRunFromTheConsole({ dryRun: false });
-      await page.getByRole('button', { name: 'Cancel run' }).click();
+      // Keyboard only: Tab to the page's Cancel run, Enter; the dialog keeps the focus inside; Tab to its own.
+      await page.getByRole('button', { name: 'Cancel run' }).waitFor();
+      await page.locator('body').focus();
+      await tabToButton(page, 'Cancel run');
+      await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog', { name: 'Cancel this run?' });
       await dialog.waitFor();
       await check('07-cancel-confirmation');
-      await dialog.getByRole('button', { name: 'Cancel run' }).click();
+      await tabToButton(page, 'Cancel run');
+      // The focus is on the dialog's button, not the page's one behind it.
+      expect(await dialog.evaluate((d) => d.contains(d.ownerDocument.activeElement))).toBe(true);
+      await page.keyboard.press('Enter');
       await dialog.waitFor({ state: 'hidden', timeout: 30_000 });
       await expect.poll(() => page.getByText('CANCELLED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
       expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);

@@ -21,6 +21,7 @@ import {
 import {
   type ConsoleHarness,
   startConsole,
+  tabToButton,
   accessTokenOf as tokenOf,
   until,
   WAIT,
@@ -43,20 +44,7 @@ async function checkPage(name: string): Promise<void> {
 }
 const signIn = (email: string) => signInThroughForm(page, base, email, (h as ConsoleHarness).password);
 
-/** Presses Tab until the focused element is the named button, then returns (keyboard-only use). */
-async function tabTo(name: string): Promise<void> {
-  for (let i = 0; i < 80; i++) {
-    await page.keyboard.press('Tab');
-    const focused = await page.evaluate(
-      () =>
-        (
-          globalThis as unknown as { document: { activeElement: { textContent: string } | null } }
-        ).document.activeElement?.textContent?.trim() ?? '',
-    );
-    if (focused === name) return;
-  }
-  throw new Error(`no focusable "${name}" reached with Tab`);
-}
+const tabTo = (name: string) => tabToButton(page, name);
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {

@@ -87,3 +87,18 @@ export async function accessTokenOf(h: ConsoleHarness, email: string): Promise<s
   });
   return res.body.accessToken as string;
 }
+
+/** Presses Tab until the focused element is the named button (keyboard-only use); throws if none is reached. */
+export async function tabToButton(page: Page, name: string): Promise<void> {
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(
+      () =>
+        (
+          globalThis as unknown as { document: { activeElement: { textContent: string } | null } }
+        ).document.activeElement?.textContent?.trim() ?? '',
+    );
+    if (focused === name) return;
+  }
+  throw new Error(`no focusable "${name}" reached with Tab`);
+}
