@@ -3,7 +3,8 @@
  * invitations (invite, listed, revoke), both trackers connected by OAuth (the browser goes to the sandbox's
  * authorization server and comes back connected), a background scan's progress bar then its report, the
  * payment's return pages, a dry run's reports downloaded (preview, failure report, id map), and a run cancelled
- * with the keyboard only through its confirmation. Every page: a screenshot in test-artifacts/console-flows/ and axe-core.
+ * with the keyboard only through its confirmation. Every page: a screenshot in test-artifacts/console-flows/ and
+ * axe-core.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

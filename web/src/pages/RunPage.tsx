@@ -112,7 +112,7 @@ export function RunPage() {
   });
   // The stream said the run ended: read its final figures now rather than at the next poll.
   useEffect(() => {
-    if (ended) void client.invalidateQueries({ queryKey: ['run', runId] });
+    if (ended) void client.invalidateQueries({ queryKey: ['run', runId], exact: true });
   }, [ended, client, runId]);
   const eta =
     progress && progress.speed > 0
