@@ -23,6 +23,7 @@ interface State {
   Resource?: string;
   Retry?: { ErrorEquals: string[]; MaxAttempts?: number }[];
   Catch?: { ErrorEquals: string[]; Next: string }[];
+  Parameters?: Record<string, unknown>;
   Next?: string;
 }
 const definition = loadDefinition(values) as { States: Record<string, State> };
@@ -45,6 +46,7 @@ describe('statemachine/migration.asl.json', () => {
       ([, s]) => s.Resource === values.EngineFunctionArn,
     );
     expect(engineTasks.map(([name]) => name).sort()).toEqual([
+      'CheckWait',
       'Finalize',
       'MarkFailed',
       'Preflight',
@@ -60,7 +62,7 @@ describe('statemachine/migration.asl.json', () => {
         ].sort(),
       );
     }
-    for (const step of ['Preflight', 'RunBatch', 'Finalize'])
+    for (const step of ['Preflight', 'RunBatch', 'Finalize', 'CheckWait'])
       expect(definition.States[step]?.Catch).toEqual([
         { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' },
       ]);
@@ -82,7 +84,7 @@ describe('the flow', () => {
 
   it('goes Start -> Preflight, and every engine step answers into the one Answer choice', () => {
     expect(definition.States.Start?.Next).toBe('Preflight');
-    for (const step of ['Preflight', 'RunBatch', 'Finalize'])
+    for (const step of ['Preflight', 'RunBatch', 'Finalize', 'CheckWait'])
       expect(definition.States[step]?.Next).toBe('Answer');
     expect(definition.States.Loop?.Next).toBe('RunBatch');
   });
@@ -93,12 +95,24 @@ describe('the flow', () => {
       batch: 'WithinBudget',
       'phase-done': 'WithinBudget',
       finalize: 'Finalize',
+      wait: 'ThrottleWait',
       done: 'Done',
       paused: 'Paused',
       cancelled: 'Cancelled',
       failed: 'RunFailed',
     });
     expect(answer.Default).toBe('UnexpectedAnswer');
+    // A tracker's long wait is waited in a Wait state (no Lambda sleeps), slice by slice, each checked by the engine.
+    expect(definition.States.ThrottleWait).toMatchObject({
+      Type: 'Wait',
+      SecondsPath: '$.batch.waitSeconds',
+      Next: 'CheckWait',
+    });
+    expect(definition.States.CheckWait?.Parameters).toMatchObject({
+      action: 'wait',
+      'until.$': '$.batch.waitUntil',
+      'iterations.$': '$.batch.iterations',
+    });
     for (const end of ['Done', 'Paused', 'Cancelled', 'RunFailed'])
       expect(definition.States[end]?.Type).toBe('Succeed');
   });
