@@ -267,10 +267,10 @@ describe('the local orchestrator over the real state machine', () => {
   });
 
   it('waits out a Jira quota longer than the invocation in the Wait state, then completes', async () => {
-    // 120 points a 6-second window: spent within a second or two of each window's start, so the wait for the next
+    // 200 points a 6-second window: spent within a second or two of each window's start, so the wait for the next
     // one (4 s or more) outlasts what the invocation may sit out (1.5 s: its time less the runner's margin).
     await h.control('jira', 'PUT', '/_sandbox/limits', {
-      limits: { quota: { enabled: true, points: 120, windowSeconds: 6, apiTokenExempt: false } },
+      limits: { quota: { enabled: true, points: 200, windowSeconds: 6, apiTokenExempt: false } },
     });
     try {
       const project = await connectedProject('Quota wait');
@@ -312,7 +312,7 @@ describe('the local orchestrator over the real state machine', () => {
 
   it('carries out a pause asked for while the run waits for a Jira quota', async () => {
     await h.control('jira', 'PUT', '/_sandbox/limits', {
-      limits: { quota: { enabled: true, points: 120, windowSeconds: 6, apiTokenExempt: false } },
+      limits: { quota: { enabled: true, points: 200, windowSeconds: 6, apiTokenExempt: false } },
     });
     try {
       const project = await connectedProject('Quota pause');
