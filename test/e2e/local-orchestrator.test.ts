@@ -266,75 +266,59 @@ describe('the local orchestrator over the real state machine', () => {
     expect(await second.resumeInterrupted(h.app.store)).toEqual([]);
   });
 
-  it('waits out a Jira quota longer than the invocation in the Wait state, then completes', async () => {
-    // 200 points a 6-second window: spent within a second or two of each window's start, so the wait for the next
-    // one (4 s or more) outlasts what the invocation may sit out (1.5 s: its time less the runner's margin).
+  /**
+   * A run under a Jira quota of 200 points a 6-second window, driven by an orchestrator whose invocations may sit
+   * out 1.5 s of waiting (their time less the runner's margin): the points are spent within a second or two of each
+   * window's start, so the wait for the next one (4 s or more) is handed back to the state machine.
+   */
+  async function quotaRun(name: string, before?: (runId: string, event: EngineEvent) => Promise<void>) {
     await h.control('jira', 'PUT', '/_sandbox/limits', {
       limits: { quota: { enabled: true, points: 200, windowSeconds: 6, apiTokenExempt: false } },
     });
+    const project = await connectedProject(name);
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    const calls: string[] = [];
+    const o = new LocalOrchestrator({
+      handler: watched(engine, calls, before && ((event) => before(run.id, event))),
+      generationBudget: 400,
+      remainingMs: MIN_BUDGET_MS + 1500,
+    });
     try {
-      const project = await connectedProject('Quota wait');
-      const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
-      const calls: string[] = [];
-      const o = new LocalOrchestrator({
-        handler: watched(engine, calls),
-        generationBudget: 400,
-        remainingMs: MIN_BUDGET_MS + 1500,
-      });
       await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
       await o.idle(run.id);
-
-      const done = await getRun(run.id);
-      expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0, successCount: done.totalItems });
-      await expectOneIssuePerItem(run.id);
-      // The engine handed the wait back (`batch:wait`) and the state machine waited, checking between slices.
-      expect(calls).toContain('batch:wait');
-      expect(calls.filter((c) => c.startsWith('wait:')).length).toBeGreaterThan(0);
-      expect(calls.filter((c) => c.startsWith('wait:')).every((c) => /^wait:(wait|batch)$/.test(c))).toBe(
-        true,
-      );
-      expect(calls.at(-1)).toBe('finalize:done');
-      const log = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
-        status: number;
-        reason?: string;
-      }[];
-      expect(log.filter((e) => e.status === 429).every((e) => e.reason === 'jira-quota-global-based')).toBe(
-        true,
-      );
-      const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 1000);
-      expect(events.map((e) => (e.event.type === 'log' ? e.event.message : ''))).toContainEqual(
-        expect.stringMatching(/^Waiting for Jira's hourly quota until \d\d:\d\d(:\d\d)? UTC$/),
-      );
     } finally {
-      await h.control('jira', 'POST', '/_sandbox/reset');
+      // The issues stay for the checks; only the quota goes.
+      await h.control('jira', 'PUT', '/_sandbox/limits', { limits: { quota: { enabled: false } } });
     }
+    return { project, run, calls, o };
+  }
+
+  it('waits out a Jira quota longer than the invocation in the Wait state, then completes', async () => {
+    const { project, run, calls } = await quotaRun('Quota wait');
+    const done = await getRun(run.id);
+    expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0, successCount: done.totalItems });
+    await expectOneIssuePerItem(run.id);
+    // The engine handed the wait back (`batch:wait`) and the state machine waited, checking between slices.
+    expect(calls).toContain('batch:wait');
+    const checks = calls.filter((c) => c.startsWith('wait:'));
+    expect(checks.length).toBeGreaterThan(0);
+    expect(checks.every((c) => /^wait:(wait|batch)$/.test(c))).toBe(true);
+    expect(calls.at(-1)).toBe('finalize:done');
+    const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 1000);
+    expect(events.map((e) => (e.event.type === 'log' ? e.event.message : ''))).toContainEqual(
+      expect.stringMatching(/^Waiting for Jira's hourly quota until \d\d:\d\d(:\d\d)? UTC$/),
+    );
   });
 
   it('carries out a pause asked for while the run waits for a Jira quota', async () => {
-    await h.control('jira', 'PUT', '/_sandbox/limits', {
-      limits: { quota: { enabled: true, points: 200, windowSeconds: 6, apiTokenExempt: false } },
+    // The admin pauses as soon as the run waits outside the engine.
+    const { run, calls, o } = await quotaRun('Quota pause', async (runId, event) => {
+      if (event.action === 'wait') await setRunControl(h.app.store, h.tenant.tenantId, runId, 'pause');
     });
-    try {
-      const project = await connectedProject('Quota pause');
-      const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
-      const calls: string[] = [];
-      // The admin pauses as soon as the run waits outside the engine.
-      const pauseWhileWaiting = async (event: EngineEvent) => {
-        if (event.action === 'wait') await setRunControl(h.app.store, h.tenant.tenantId, run.id, 'pause');
-      };
-      const o = new LocalOrchestrator({
-        handler: watched(engine, calls, pauseWhileWaiting),
-        generationBudget: 400,
-        remainingMs: MIN_BUDGET_MS + 1500,
-      });
-      await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
-      await o.idle(run.id);
-      expect((await getRun(run.id)).status).toBe('PAUSED');
-      expect(calls.slice(-2)).toEqual(['batch:wait', 'wait:paused']);
-      expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
-    } finally {
-      await h.control('jira', 'POST', '/_sandbox/reset');
-    }
+    expect((await getRun(run.id)).status).toBe('PAUSED');
+    expect(calls.at(-2)).toMatch(/^(preflight|batch):wait$/);
+    expect(calls.at(-1)).toBe('wait:paused');
+    expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
   });
 
   it('logs no credential on the way', () => {
