@@ -18,8 +18,14 @@ import { TrackerHttpError } from '#trackers/http.ts';
 
 /** Manifest items one window covers: 20 chunks of the attachments phase. */
 export const WINDOW_ITEMS = 1000;
-/** The most revisions a window holds (about 50 KB each at worst with every long text field: 1.25 GB is never reached). */
+/** The most revisions a window holds (a few KB each, long text included: tens of MB). */
 export const MAX_HELD_REVISIONS = 25_000;
+
+export interface WindowLimits {
+  items: number;
+  heldRevisions: number;
+}
+const LIMITS: WindowLimits = { items: WINDOW_ITEMS, heldRevisions: MAX_HELD_REVISIONS };
 
 interface Window {
   from: number;
@@ -60,6 +66,7 @@ async function fill(
   manifest: readonly { id: number; type: string }[],
   window: Window,
   asked: number,
+  maxHeld: number,
 ): Promise<void> {
   const slice = manifest.slice(window.from, window.to);
   const position = new Map(slice.map((m, i) => [m.id, window.from + i]));
@@ -73,7 +80,7 @@ async function fill(
       else window.revisions.set(r.id, [r]);
       held++;
     }
-    if (held <= MAX_HELD_REVISIONS) continue;
+    if (held <= maxHeld) continue;
     // Too much for one window: keep the first half (at least the chunk asked for), give the rest up.
     window.to = Math.max(asked + CHUNK_SIZE, window.from + Math.floor((window.to - window.from) / 2));
     held = 0;
@@ -85,7 +92,11 @@ async function fill(
 }
 
 /** The item's revisions, oldest first: from the run's batched read when it has them whole, else per item. */
-export async function historyRevisions(ctx: PhaseContext, item: AdoWorkItem): Promise<AdoWorkItem[]> {
+export async function historyRevisions(
+  ctx: Pick<PhaseContext, 'deps' | 'run' | 'preflight'>,
+  item: AdoWorkItem,
+  limits: WindowLimits = LIMITS,
+): Promise<AdoWorkItem[]> {
   const source = ctx.deps.source;
   if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function')
     return source.revisions(item.id);
@@ -103,11 +114,12 @@ export async function historyRevisions(ctx: PhaseContext, item: AdoWorkItem): Pr
     const from = at - (at % CHUNK_SIZE);
     const fresh: Window = {
       from,
-      to: Math.min(manifest.length, from + WINDOW_ITEMS),
+      // Never less than the chunk: its items wait for this window.
+      to: Math.min(manifest.length, from + Math.max(limits.items, CHUNK_SIZE)),
       revisions: new Map(),
       ready: Promise.resolve(),
     };
-    fresh.ready = fill(source, manifest, fresh, from).catch((err: unknown) => {
+    fresh.ready = fill(source, manifest, fresh, from, limits.heldRevisions).catch((err: unknown) => {
       // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
       if (!(err instanceof TrackerHttpError)) throw err;
       fresh.refused = true;
@@ -118,6 +130,6 @@ export async function historyRevisions(ctx: PhaseContext, item: AdoWorkItem): Pr
   await window.ready;
   if (window.refused) return source.revisions(item.id);
   // The window may have shrunk while it filled: an item it gave up starts the next one.
-  if (at >= window.to) return historyRevisions(ctx, item);
+  if (at >= window.to) return historyRevisions(ctx, item, limits);
   return whole(window.revisions.get(item.id), item.rev) ?? source.revisions(item.id);
 }
