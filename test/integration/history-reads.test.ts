@@ -52,7 +52,7 @@ async function readAll(source: AdoClient, limits?: WindowLimits, type: Run['type
   for (let i = 0; i < items.length; i += CHUNK_SIZE) {
     const chunk = items.slice(i, i + CHUNK_SIZE);
     const got = await Promise.all(chunk.map((item) => historyRevisions(ctx, item, limits)));
-    chunk.forEach((item, k) => out.set(item.id, got[k]!));
+    for (const [k, item] of chunk.entries()) out.set(item.id, got[k]!);
   }
   return out;
 }
