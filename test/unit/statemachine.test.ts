@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { WAIT_SLICE_SECONDS, waitSlice } from '../../functions/engine/control.ts';
 import { failureReason } from '../../functions/engine/handler.ts';
 import {
   DEFINITION_FILE,
@@ -130,5 +131,20 @@ describe('failureReason', () => {
     );
     expect(failureReason({ Error: 'Error', Cause: 'x'.repeat(5_000) })).toHaveLength(1_000);
     expect(failureReason(undefined)).toBe('engine error unknown');
+  });
+});
+
+describe('waitSlice (what the Wait state waits, and when the run goes on)', () => {
+  const now = Date.parse('2026-11-26T13:20:00Z');
+  it('waits a minute at a time until the reset, then the run goes on', () => {
+    expect(waitSlice('2026-11-26T14:00:00.000Z', now)).toEqual({
+      answer: 'wait',
+      waitUntil: '2026-11-26T14:00:00.000Z',
+      waitSeconds: WAIT_SLICE_SECONDS,
+    });
+    // The last slice is what is left, in whole seconds rounded up (never zero while the reset is ahead).
+    expect(waitSlice('2026-11-26T13:20:02.300Z', now)).toMatchObject({ answer: 'wait', waitSeconds: 3 });
+    expect(waitSlice('2026-11-26T13:20:00.000Z', now)).toEqual({ answer: 'batch' });
+    expect(waitSlice('not a date', now)).toEqual({ answer: 'batch' });
   });
 });
