@@ -223,7 +223,7 @@ async function workPool(
             return false;
           }
           const now = await readRun(deps, { tenantId: run.tenantId, runId: run.id });
-          return now.status === 'RUNNING' && !now.control;
+          return now.status === 'RUNNING' && now.control === 'run';
         },
       });
     } finally {

@@ -37,10 +37,11 @@ describe('one pool per phase', () => {
     const ids = await migratedUnits(ctx, 'transitions-units.json');
     const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, ids);
     const keyAt = (i: number) => entries.get(ids[i]!)!.targetKey;
-    const [slowKey, laterKey] = [keyAt(30), keyAt(79)];
+    const slowKey = keyAt(30);
+    const laterKeys = new Set(ids.slice(50).map((_, n) => keyAt(50 + n)));
 
-    // Unit 30 reads its issue only once unit 79 (in the next chunk of 50) has read its own. One pool lets unit
-    // 79 start as soon as units 0-29 are checkpointed; chunk by chunk it could not start before unit 30 ended.
+    // Unit 30 reads its issue only once a unit of the next chunk of 50 has read its own. One pool lets units 50-79
+    // start as soon as units 0-29 are checkpointed; chunk by chunk none could start before unit 30 ended.
     // The wait has a far deadline only so that a runner holding unit 79 back fails instead of hanging.
     let laterStarted!: () => void;
     const later = new Promise<'started'>((resolve) => {
@@ -49,7 +50,7 @@ describe('one pool per phase', () => {
     let slowSaw: string | undefined;
     class SlowJira extends JiraClient {
       override async getIssue(key: string, fields?: string[]) {
-        if (key === laterKey) laterStarted();
+        if (laterKeys.has(key)) laterStarted();
         if (key === slowKey && slowSaw === undefined)
           slowSaw = await Promise.race([
             later,
@@ -104,9 +105,10 @@ describe('one pool per phase', () => {
     let links = 0;
     let remote = 0;
     for (const issue of issues) {
-      const markers = commentsOf(issue).map(
-        (c) => JSON.stringify(c.body).match(/Azure DevOps comment (\d+)/)?.[1],
-      );
+      // Our comments carry their ADO comment's id; the others are the notes of links (one per link).
+      const texts = commentsOf(issue).map((c) => textOf(c.body));
+      expect(new Set(texts).size, `comments of ${issue.key}`).toBe(texts.length);
+      const markers = texts.flatMap((t) => /\(Azure DevOps comment (\d+)\)/.exec(t)?.[1] ?? []);
       expect(new Set(markers).size, `comments of ${issue.key}`).toBe(markers.length);
       comments += markers.length;
       const linked = linksOf(issue);
@@ -123,8 +125,13 @@ describe('one pool per phase', () => {
   }, 300_000);
 });
 
+interface AdfText {
+  text?: string;
+  content?: AdfText[];
+}
 const commentsOf = (issue: JiraIssueDump) =>
-  (issue.fields.comment as { comments?: { body: unknown }[] } | undefined)?.comments ?? [];
+  (issue.fields.comment as { comments?: { body: AdfText }[] } | undefined)?.comments ?? [];
+const textOf = (node: AdfText): string => (node.text ?? '') + (node.content ?? []).map(textOf).join('');
 
 /** The issue's links, each as "type, direction, other issue". */
 const linksOf = (issue: JiraIssueDump) =>
