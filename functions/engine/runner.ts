@@ -1,8 +1,10 @@
 /**
- * The generic runner: works the run's current phase from its checkpoint, a chunk of at most 50 at a time,
- * reading the pause/cancel flag before every chunk, until the time budget runs low. It answers what comes
- * next; the state machine (or a test) calls it again. A chunk's events (one log line per unit, then progress)
- * are written in the checkpoint's own transaction: a retried chunk cannot log twice, a crash cannot lose them.
+ * The generic runner: works the run's current phase from its checkpoint until the time budget runs low: a phase
+ * with a unit worker through one pool (at most 50 units not yet checkpointed under way, the checkpoint moving over
+ * the finished prefix, the pause/cancel flag read at each move: unit-pool.ts), the others a chunk of at most 50 at
+ * a time, the flag read before every chunk. It answers what comes next; the state machine (or a test) calls it
+ * again. The events of what a move covers (one log line per unit, then progress) are written in the checkpoint's
+ * own transaction (checkpoint.ts): units worked again cannot log twice, a crash cannot lose them.
  * This module is the RunBatch step; the others live beside it: Preflight (preflight-step.ts), Finalize
  * (finalize.ts), and the run's control shared by all of them (control.ts).
  */
@@ -47,7 +49,7 @@ export { failRun, pauseForCredentials } from './control.ts';
 export { finalizeStep } from './finalize.ts';
 export { preflightStep } from './preflight-step.ts';
 
-/** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
+/** A chunk or a unit takes a few seconds at worst; below this budget, start none, checkpoint, let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
 
 /** The core phases 2-7 (phase 1, preflight, is its own step: preflight-step.ts); plugins follow as 8+. */
@@ -147,9 +149,9 @@ async function workPhases(
         phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
       return 'phase-done';
     }
-    const moves = new CheckpointMoves(deps, run, total, lastPhase, () => {
+    const moves: CheckpointMoves = new CheckpointMoves(deps, run, total, lastPhase, () => {
       const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
-      return Math.round((worked / minutes) * 10) / 10;
+      return Math.round(((worked + moves.worked) / minutes) * 10) / 10;
     });
     if (module.open) {
       const answer = await workPool(ctx, module.open, total, moves, remainingMs);
