@@ -1,5 +1,6 @@
 /** `npm start` as a newcomer runs it: bin/local.ts in a child process, waited for until its banner is out. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './global-setup.ts';
 
 export interface StartedService {
   proc: ChildProcess;
@@ -28,4 +29,25 @@ export async function startService(env: Record<string, string>): Promise<Started
     await new Promise((r) => setTimeout(r, 100));
   }
   return { proc, output: () => out, exited };
+}
+
+/** `npm start` on free ports with the sandboxes' `items` work items: the service, its URL and the demo password. */
+export async function startServiceOnFreePorts(
+  env: Record<string, string>,
+): Promise<{ service: StartedService; base: string; password: string }> {
+  const [port, dynamodbPort, adoPort, jiraPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const service = await startService({
+    PORT: String(port),
+    DYNAMODB_PORT: String(dynamodbPort),
+    SANDBOX_ADO_PORT: String(adoPort),
+    SANDBOX_JIRA_PORT: String(jiraPort),
+    ...env,
+  });
+  const password = /password for every demo login: (\S+)/.exec(service.output())?.[1] ?? '';
+  return { service, base: `http://127.0.0.1:${port}`, password };
 }
