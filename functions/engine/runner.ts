@@ -203,6 +203,8 @@ async function workPool(
   const { deps, run } = ctx;
   let refused: CredentialsUnavailable | undefined;
   let lost = false;
+  // Read before the pass (by the caller) and at each move, as it was before each chunk: at least every 50 units.
+  let inBudget = true;
   try {
     const worker = await open(ctx);
     try {
@@ -212,7 +214,7 @@ async function workPool(
         window: CHUNK_SIZE,
         minMove: MIN_MOVE,
         work: (i, stopped) => worker.work(i, stopped),
-        canStart: () => remainingMs() >= MIN_BUDGET_MS,
+        canStart: () => inBudget,
         move: async (_from, results) => {
           if (refused || lost) return false;
           // A unit that caught the refusal still worked nothing: not checkpointed.
@@ -224,6 +226,7 @@ async function workPool(
             lost = true; // another invocation moved it first; it owns the run now
             return false;
           }
+          inBudget = remainingMs() >= MIN_BUDGET_MS;
           const now = await readRun(deps, { tenantId: run.tenantId, runId: run.id });
           return now.status === 'RUNNING' && now.control === 'run';
         },
