@@ -25,11 +25,13 @@ import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { CheckpointMoves } from './checkpoint.ts';
 import {
   credentialsRefusal,
+  deferredWait,
   lastPhaseOf,
   obeyControl,
   pauseForCredentials,
   type RunnerAnswer,
   readRun,
+  throwIfWaitDeferred,
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
@@ -167,12 +169,14 @@ async function workPhases(
       if (refused) return pauseForCredentials(deps.store, run, refused);
       // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
       // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
-      if (!plugin || err instanceof SimulatedCrash) throw err;
+      if (!plugin || err instanceof SimulatedCrash || deferredWait(deps, err)) throw err;
       outcome = await failPluginChunk(ctx, plugin, index, total, err);
     }
     // A phase that caught the refusal item by item still worked nothing: not checkpointed.
     const refused = credentialsRefusal(deps);
     if (refused) return pauseForCredentials(deps.store, run, refused);
+    // Nor one whose tracker handed back a long wait: the handler answers `wait` (control.ts waitForReset).
+    throwIfWaitDeferred(deps);
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
       throw new Error(`phase ${phase} processed ${outcome.processed} units`);
     const moved = await moves.move(outcome.processed, outcome);
@@ -220,6 +224,8 @@ async function workPool(
           // A unit that caught the refusal still worked nothing: not checkpointed.
           refused = credentialsRefusal(deps);
           if (refused) return false;
+          // Nor one whose tracker handed back a long wait: thrown, the pass ends, the handler answers `wait`.
+          throwIfWaitDeferred(deps);
           const outcome = emptyOutcome();
           for (const r of results) addOutcome(outcome, r);
           if (!(await moves.move(results.length, outcome))) {
