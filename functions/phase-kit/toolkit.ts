@@ -109,18 +109,30 @@ export function chunkFromUnits(
 /**
  * Reads shared by a block of CHUNK_SIZE consecutive units (one ADO call, one id map read for 50 items), done
  * once, when the block's first unit asks. The runner's window spans at most two blocks, so a unit pass makes
- * the same batched reads a chunk did; blocks two behind are forgotten.
+ * the same batched reads a chunk did; blocks two behind are forgotten. Given the phase's `total` units, the
+ * next block is read as soon as one is asked for, so the window's units never wait on a block's round trips
+ * (they are a chain: the id map, then the issues it names); a read nobody asks for yet keeps its error for
+ * whoever does.
  */
-export function blockReads<T>(read: (from: number, to: number) => Promise<T>): (index: number) => Promise<T> {
+export function blockReads<T>(
+  read: (from: number, to: number) => Promise<T>,
+  total = 0,
+): (index: number) => Promise<T> {
   const blocks = new Map<number, Promise<T>>();
-  return (index) => {
-    const block = Math.floor(index / CHUNK_SIZE);
+  const start = (block: number): Promise<T> => {
     let got = blocks.get(block);
     if (!got) {
       got = read(block * CHUNK_SIZE, (block + 1) * CHUNK_SIZE);
+      got.catch(() => {}); // read ahead: its error surfaces when a unit of that block awaits it
       blocks.set(block, got);
-      for (const b of blocks.keys()) if (b < block - 1) blocks.delete(b);
     }
+    return got;
+  };
+  return (index) => {
+    const block = Math.floor(index / CHUNK_SIZE);
+    const got = start(block);
+    if ((block + 1) * CHUNK_SIZE < total) start(block + 1);
+    for (const b of blocks.keys()) if (b < block - 1) blocks.delete(b);
     return got;
   };
 }

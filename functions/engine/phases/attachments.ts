@@ -256,7 +256,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
           }),
         );
     return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe };
-  });
+  }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
   let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
   // With attachments off, only the full text of a cut description is uploaded (its note points at it); the

@@ -222,7 +222,7 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       (open.length ? await source.workItems(open, { expand: 'none' }) : []).map((i) => [i.id, i]),
     );
     return { entries, items };
-  });
+  }, all.length);
 
   const people = await PeopleMap.load(deps, runArtifactKey(run, PEOPLE_ARTIFACT), ctx.preflight);
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');

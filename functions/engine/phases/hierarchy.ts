@@ -163,7 +163,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
     });
     const states = children.length ? await readIssueStates(target, children) : new Map<string, IssueState>();
     return { entries, states };
-  });
+  }, plan.units.length);
   const fail = (out: UnitOutcome, sourceId: number, reason: string) => {
     out.failure++;
     out.log.push(`#${sourceId} hierarchy failed: ${reason}`);

@@ -6,6 +6,7 @@
  */
 import { textToAdf } from '#domain/adf/index.ts';
 import type { Run } from '#domain/runs.ts';
+import { inPool } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
@@ -27,6 +28,8 @@ export interface IssueState {
 
 /** Jira's search takes at most this many ids for read-after-write consistency (`reconcileIssues`). */
 const RECONCILE_MAX = 50;
+/** Searches of issue states in flight at once (each reads up to RECONCILE_MAX issues). */
+const STATE_READS_IN_FLIGHT = 8;
 
 /**
  * The current parent and issue links of these issues (by Jira id), read so that our own recent writes show:
@@ -45,8 +48,11 @@ export async function readIssueStates(target: JiraClient, ids: string[]): Promis
       links: (f.issuelinks as IssueLinkView[] | undefined) ?? [],
     });
   };
-  for (let i = 0; i < unique.length; i += RECONCILE_MAX) {
-    const slice = unique.slice(i, i + RECONCILE_MAX);
+  const slices: string[][] = [];
+  for (let i = 0; i < unique.length; i += RECONCILE_MAX) slices.push(unique.slice(i, i + RECONCILE_MAX));
+  // Side by side: a phase's plan reads every migrated issue, and one search after another made a 2,000-item
+  // plan a chain of 40 round trips; the HTTP layer holds the search endpoint to what Jira takes.
+  await inPool(slices, STATE_READS_IN_FLIGHT, async (slice) => {
     try {
       const found = await target.search(`id in (${slice.join(', ')})`, {
         fields: ['parent', 'issuelinks'],
@@ -63,7 +69,7 @@ export async function readIssueStates(target: JiraClient, ids: string[]): Promis
         }
       }
     }
-  }
+  });
   return states;
 }
 

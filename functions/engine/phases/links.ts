@@ -342,7 +342,7 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
       units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
     );
     return { entries, states, remotes };
-  });
+  }, plan.units.length);
 
   const done = (out: UnitOutcome, u: LinkUnit, what: string, existed: boolean) => {
     if (existed && u.kind !== 'unmigrated' && u.present) out.skipped++;

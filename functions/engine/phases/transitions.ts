@@ -104,7 +104,7 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
       (await source.workItems(ids, { expand: 'none' })).map((i) => [i.id, i]),
     );
     return { entries, items };
-  });
+  }, units.length);
 
   const one = async (index: number, id: number): Promise<ItemResult> => {
     const { entries, items } = await block(index);
