@@ -24,20 +24,9 @@ import { allowed } from '../api/roles';
 import { useAuth } from '../auth';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
+import { isActive, RUN_PHASES } from '../dashboard/board';
 import { useRunStream } from '../hooks/useRunStream';
 import { StatusBadge } from './ProjectsPage';
-
-const PHASES = [
-  'Preflight',
-  'Create',
-  'Hierarchy',
-  'Links',
-  'Attachments',
-  'Transitions',
-  'Comments',
-  'Plugins',
-];
-const ACTIVE = new Set(['PENDING', 'RUNNING', 'PAUSED']);
 
 function Counter({ label, value }: { label: string; value: number | string }) {
   return (
@@ -74,7 +63,7 @@ export function RunPage() {
     queryKey: ['run', runId],
     queryFn: async () =>
       unwrap(await api.GET('/api/migrations/{runId}/status', { params: { path: { runId } } })),
-    refetchInterval: (q) => (q.state.data && !ACTIVE.has(q.state.data.status) ? false : 2000),
+    refetchInterval: (q) => (q.state.data && !isActive(q.state.data.status) ? false : 2000),
   });
   const control = useMutation({
     mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
@@ -91,15 +80,15 @@ export function RunPage() {
   const [downloadError, setDownloadError] = useState<unknown>();
   const run = status.data;
   const runStatus =
-    stream.status && run && ACTIVE.has(run.status) ? stream.status : (run?.status ?? stream.status);
+    stream.status && run && isActive(run.status) ? stream.status : (run?.status ?? stream.status);
   const progress = stream.progress;
   const percent = progress?.percent ?? run?.progressPercent ?? 0;
   const eta =
     progress && progress.speed > 0
       ? Math.round((progress.total - progress.current) / progress.speed)
       : undefined;
-  const phase = Math.min(run?.currentPhase ?? 1, PHASES.length);
-  const ended = runStatus !== undefined && !ACTIVE.has(runStatus);
+  const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
+  const ended = runStatus !== undefined && !isActive(runStatus);
   const role = session?.role;
 
   const save = (path: string, filename: string) => {
@@ -125,11 +114,11 @@ export function RunPage() {
       <ErrorNotice error={status.error ?? control.error} />
       {run?.pauseReason && <ErrorNotice error={new Error(run.pauseReason)} title="Paused by the service" />}
       <Stepper
-        active={ended && runStatus === 'COMPLETED' ? PHASES.length : phase - 1}
+        active={ended && runStatus === 'COMPLETED' ? RUN_PHASES.length : phase - 1}
         size="sm"
         aria-label="Phases"
       >
-        {PHASES.map((p, i) => (
+        {RUN_PHASES.map((p, i) => (
           <Stepper.Step key={p} label={`${i + 1}. ${p}`} />
         ))}
       </Stepper>
