@@ -13,7 +13,7 @@ export type TenantConnection = 'connecting' | 'live' | 'polling';
 
 const BATCH_MS = 250;
 const PING_MS = 30_000;
-const BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+const BACKOFF_MS = [1_000, 2_000, 5_000, 10_000];
 
 export function tenantSocketUrl(token: string): string {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
@@ -40,7 +40,7 @@ export function useTenantEvents(onEvents: (events: TenantEvent[]) => void): Tena
     const reconnect = () => {
       if (stopped) return;
       setConnection('polling');
-      const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)] ?? 30_000;
+      const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)] ?? 10_000;
       failures++;
       retry = setTimeout(() => {
         void refreshSession().then(() => {

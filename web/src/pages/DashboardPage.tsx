@@ -166,7 +166,7 @@ function RunCard({ run, projectName }: { run: BoardRun; projectName: string | un
         </Group>
       </Group>
       <Text size="sm" mb={4}>
-        {phaseLabel(run)} (of {RUN_PHASES.length}+)
+        {active ? `${phaseLabel(run)} (of ${RUN_PHASES.length}+)` : 'Ended'}
       </Text>
       <Progress
         value={run.percent}
@@ -177,7 +177,7 @@ function RunCard({ run, projectName }: { run: BoardRun; projectName: string | un
       <Text size="sm" mt={4}>
         {run.percent}%
         {active && run.progress
-          ? ` (${run.progress.current} of ${run.progress.total} in this phase, ${run.progress.speed.toFixed(1)} items/s)`
+          ? ` (${run.progress.current} of ${run.progress.total} in this phase, ${run.progress.speed.toFixed(1)} a minute)`
           : ''}
       </Text>
       {run.waiting && (
