@@ -14,16 +14,15 @@ import {
   type Board,
   type BoardRun,
   emptyBoard,
-  isActive,
   type ListedRun,
   mergeList,
   phaseLabel,
-  RUN_PHASES,
   type TenantEvent,
   visibleRuns,
   waitingText,
 } from '../dashboard/board';
 import { type TenantConnection, useTenantEvents } from '../hooks/useTenantEvents';
+import { isActive, RUN_PHASES, speedText } from '../runs/figures';
 import { projectsQuery, StatusBadge } from './ProjectsPage';
 
 /** How often the runs lists are read while the socket is down. */
@@ -177,7 +176,7 @@ function RunCard({ run, projectName }: { run: BoardRun; projectName: string | un
       <Text size="sm" mt={4}>
         {run.percent}%
         {active && run.progress
-          ? ` (${run.progress.current} of ${run.progress.total} in this phase, ${run.progress.speed.toFixed(1)} a minute)`
+          ? ` (${run.progress.current} of ${run.progress.total} in this phase, ${speedText(run.progress)})`
           : ''}
       </Text>
       {run.waiting && (

@@ -24,8 +24,9 @@ import { allowed } from '../api/roles';
 import { useAuth } from '../auth';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
-import { isActive, RUN_PHASES } from '../dashboard/board';
+
 import { useRunStream } from '../hooks/useRunStream';
+import { etaText, isActive, RUN_PHASES, speedText } from '../runs/figures';
 import { StatusBadge } from './ProjectsPage';
 
 function Counter({ label, value }: { label: string; value: number | string }) {
@@ -83,10 +84,7 @@ export function RunPage() {
     stream.status && run && isActive(run.status) ? stream.status : (run?.status ?? stream.status);
   const progress = stream.progress;
   const percent = progress?.percent ?? run?.progressPercent ?? 0;
-  const eta =
-    progress && progress.speed > 0
-      ? Math.round((progress.total - progress.current) / progress.speed)
-      : undefined;
+  const eta = progress ? etaText(progress) : undefined;
   const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
   const ended = runStatus !== undefined && !isActive(runStatus);
   const role = session?.role;
@@ -131,8 +129,8 @@ export function RunPage() {
       />
       <Text size="sm">
         {percent}% {progress ? `(${progress.current} of ${progress.total} in this phase)` : ''}
-        {progress ? `, ${progress.speed.toFixed(1)} items/s` : ''}
-        {eta !== undefined ? `, about ${eta} s left` : ''}
+        {progress ? `, ${speedText(progress)}` : ''}
+        {eta ? `, ${eta}` : ''}
       </Text>
       <SimpleGrid cols={{ base: 2, md: 4 }}>
         <Counter label="Items" value={run?.totalItems ?? 0} />
