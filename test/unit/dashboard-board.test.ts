@@ -8,6 +8,7 @@ import {
   type ListedRun,
   mergeList,
   parseTenantEvent,
+  pausedText,
   phaseLabel,
   type TenantEvent,
   visibleRuns,
@@ -195,6 +196,9 @@ describe('the dashboard board', () => {
     expect(phaseLabel({ phase: 4, phaseName: 'links' })).toBe('Phase 4: Links');
     expect(phaseLabel({ phase: 3 })).toBe('Phase 3: Hierarchy');
     expect(phaseLabel({ phase: 9 })).toBe('Phase 9: Plugin 2');
+    expect(pausedText('requested')).toBe('Paused on request');
+    expect(pausedText('Jira token revoked')).toBe('Paused: Jira token revoked');
+    expect(pausedText(undefined)).toBe('Paused');
     expect(
       waitingText({ tracker: 'source', reason: 'ado-rate-limited', until: '2026-11-26T10:03:20.000Z' }),
     ).toBe('Waiting for Azure DevOps: it asked the run to slow down (rate limited) until 10:03:20 UTC');

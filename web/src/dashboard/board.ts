@@ -255,6 +255,12 @@ export function phaseLabel(run: Pick<BoardRun, 'phase' | 'phaseName'>): string {
   return `Phase ${run.phase}: ${name.charAt(0).toUpperCase()}${name.slice(1)}`;
 }
 
+/** A pause for people: the server says `requested` for a person's pause, else the engine's reason. */
+export function pausedText(reason: string | undefined): string {
+  if (!reason) return 'Paused';
+  return reason === 'requested' ? 'Paused on request' : `Paused: ${reason}`;
+}
+
 /** `14:00` at a whole minute, `14:03:20` otherwise, UTC (as the engine's log line says it). */
 function clockTime(iso: string): string {
   const at = new Date(iso);

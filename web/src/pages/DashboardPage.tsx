@@ -16,6 +16,7 @@ import {
   emptyBoard,
   type ListedRun,
   mergeList,
+  pausedText,
   phaseLabel,
   type TenantEvent,
   visibleRuns,
@@ -186,7 +187,7 @@ function RunCard({ run, projectName }: { run: BoardRun; projectName: string | un
       )}
       {run.status === 'PAUSED' && (
         <Text size="sm" mt="xs" data-testid="run-paused">
-          Paused{run.pauseReason ? `: ${run.pauseReason}` : ''}
+          {pausedText(run.pauseReason)}
         </Text>
       )}
       {run.stats && (
