@@ -18,9 +18,8 @@ import {
   screenshot,
   seriousA11yViolations,
 } from '../support/browser.ts';
-import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
-import { type StartedService, startService } from '../support/local-service.ts';
+import { type StartedService, startServiceOnFreePorts } from '../support/local-service.ts';
 import { startOidcProvider, type TestProvider } from '../support/oidc-provider.ts';
 
 if (!browserAvailable && !browserRequired)
@@ -72,21 +71,12 @@ async function tabTo(name: string): Promise<void> {
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {
-    const [port, dynamodbPort, adoPort, jiraPort] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
-    service = await startService({
-      PORT: String(port),
-      DYNAMODB_PORT: String(dynamodbPort),
-      SANDBOX_ADO_PORT: String(adoPort),
-      SANDBOX_JIRA_PORT: String(jiraPort),
+    const started = await startServiceOnFreePorts({
       SANDBOX_ITEMS: '60',
       DATA_DIR: dataDir,
     });
-    base = `http://127.0.0.1:${port}`;
+    service = started;
+    base = started.base;
     password = /password for every demo login: (\S+)/.exec(service.output())?.[1] as string;
     // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
     idp = await startOidcProvider({ redirectUri: `${base}/api/auth/sso/callback` });

@@ -1,5 +1,6 @@
 /** `npm start` as a newcomer runs it: bin/local.ts in a child process, waited for until its banner is out. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './global-setup.ts';
 
 export interface StartedService {
   proc: ChildProcess;
@@ -28,4 +29,24 @@ export async function startService(env: Record<string, string>): Promise<Started
     await new Promise((r) => setTimeout(r, 100));
   }
   return { proc, output: () => out, exited };
+}
+
+/** `npm start` with the sandboxes on free ports (the gateway, DynamoDB Local, both trackers); answers its URL too. */
+export async function startServiceOnFreePorts(
+  env: Record<string, string>,
+): Promise<StartedService & { base: string }> {
+  const [port, dynamodbPort, adoPort, jiraPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const service = await startService({
+    PORT: String(port),
+    DYNAMODB_PORT: String(dynamodbPort),
+    SANDBOX_ADO_PORT: String(adoPort),
+    SANDBOX_JIRA_PORT: String(jiraPort),
+    ...env,
+  });
+  return { ...service, base: `http://127.0.0.1:${port}` };
 }

@@ -161,6 +161,13 @@ function placeholder(e: TenantEvent): BoardRun {
   };
 }
 
+/** A new phase's work starts from nothing: the previous phase's counts do not carry over. */
+function enterPhase(run: BoardRun, phase: number, phaseName: string): void {
+  if (phase !== run.phase) delete run.progress;
+  run.phase = phase;
+  run.phaseName = phaseName;
+}
+
 function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
   if (run.lastEventAt && e.at < run.lastEventAt) return run;
   // Nothing moves an ended run but its own end event again (a replay) or a later list.
@@ -173,9 +180,7 @@ function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
       if (next.status === 'PENDING') next.status = 'RUNNING';
       break;
     case 'run.progress':
-      if (e.phase !== run.phase) delete next.progress;
-      next.phase = e.phase;
-      next.phaseName = e.phaseName;
+      enterPhase(next, e.phase, e.phaseName);
       next.percent = e.percent;
       next.progress = { current: e.current, total: e.total, speed: e.speed };
       // Items moving: whatever the run waited for is over.
@@ -183,9 +188,7 @@ function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
       if (next.status === 'PENDING') next.status = 'RUNNING';
       break;
     case 'run.phase':
-      if (e.phase !== run.phase) delete next.progress;
-      next.phase = e.phase;
-      next.phaseName = e.phaseName;
+      enterPhase(next, e.phase, e.phaseName);
       break;
     case 'run.paused':
       next.status = 'PAUSED';
