@@ -1,7 +1,8 @@
 /**
- * The tenant dashboard's state, pure: every run of the tenant as one row, fed by the runs list (on load, and
- * polled while the socket is down) and by the live events of the tenant's WebSocket (`/api/ws`, docs/console.md).
- * No React, no DOM: the hook and the page only call these functions (unit-tested in test/unit/dashboard-board.test.ts).
+ * The tenant dashboard's state, pure: every run of the tenant as one row, fed by the runs lists (on load,
+ * and polled while the socket is down) and by the live events of the tenant's WebSocket (`/api/ws`,
+ * docs/console.md). No React, no DOM: the hook and the page only call these functions (unit-tested in
+ * test/unit/dashboard-board.test.ts).
  */
 // With its extension: the unit tests' type check (the root tsconfig, NodeNext) reads this module too.
 import { isActive, RUN_PHASES } from '../runs/figures.ts';
@@ -80,7 +81,7 @@ export interface BoardRun {
   lastEventAt?: string;
 }
 
-/** The runs by id. Immutable: every function answers a new board when something changed, the same one if not. */
+/** The runs by id. Immutable: a function answers a new board when something changed, the same one if not. */
 export type Board = ReadonlyMap<string, BoardRun>;
 export const emptyBoard: Board = new Map();
 

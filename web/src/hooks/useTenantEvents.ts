@@ -1,12 +1,13 @@
 /**
  * The tenant's live run events over the WebSocket `/api/ws?token=…` (same origin; docs/console.md). Frames are
  * handed to `onEvents` in batches (at most one per BATCH_MS). A ping every PING_MS keeps the socket alive
- * through idle timeouts. When the socket is refused or drops, the session is refreshed (an expired token is the
- * usual refusal) and the socket reopened with a growing backoff; meanwhile the state says `polling` and the page
- * polls the runs list instead.
+ * through idle timeouts. When the socket is refused or drops, it is reopened with a growing backoff, after a
+ * session refresh if the token is at its end (the usual refusal); meanwhile the state says `polling` and the
+ * page polls the runs lists instead (those requests refresh an expired token by themselves: api/client.ts).
  */
 import { useEffect, useRef, useState } from 'react';
 import { currentToken, refreshSession } from '../api/client';
+import { expiresWithin } from '../api/tokenExpiry';
 import { createBatcher, parseTenantEvent, type TenantEvent } from '../dashboard/board';
 
 export type TenantConnection = 'connecting' | 'live' | 'polling';
@@ -14,6 +15,7 @@ export type TenantConnection = 'connecting' | 'live' | 'polling';
 const BATCH_MS = 250;
 const PING_MS = 30_000;
 const BACKOFF_MS = [1_000, 2_000, 5_000, 10_000];
+const REFRESH_MARGIN_MS = 60_000;
 
 export function tenantSocketUrl(token: string): string {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
@@ -43,7 +45,12 @@ export function useTenantEvents(onEvents: (events: TenantEvent[]) => void): Tena
       const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)] ?? 10_000;
       failures++;
       retry = setTimeout(() => {
-        void refreshSession().then(() => {
+        // Only a token at its end is worth a refresh (an expired token is the refusal a refresh cures), and
+        // the refresh route is rate-limited: a proxy that blocks WebSockets must not make every retry one.
+        const token = currentToken();
+        const fresh =
+          token && !expiresWithin(token, REFRESH_MARGIN_MS) ? Promise.resolve() : refreshSession();
+        void fresh.then(() => {
           if (!stopped) open();
         });
       }, delay);

@@ -1,6 +1,6 @@
 /**
  * A run's figures for people, shared by the live run page and the dashboard. Pure (unit-tested in
- * test/unit/run-figures.test.ts). The engine's `speed` is units of the current phase per minute (docs/api.md).
+ * test/unit/run-figures.test.ts). The engine's `speed` is units of the current phase a minute (docs/api.md).
  */
 
 export const RUN_PHASES = [
