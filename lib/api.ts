@@ -185,7 +185,7 @@ export const API_FUNCTION_TIMEOUT = Duration.seconds(28);
 export const STREAM_TIMEOUT = Duration.minutes(15);
 
 /** Same bundling as the engine (lib/engine.ts): ESM, minified, source maps, a require for CommonJS deps. */
-const BUNDLING: NodejsFunctionProps['bundling'] = {
+export const BUNDLING: NodejsFunctionProps['bundling'] = {
   format: OutputFormat.ESM,
   target: 'node22',
   minify: true,

@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { IWebSocketApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   AllowedMethods,
   CachePolicy,
@@ -25,13 +26,14 @@ import {
   FunctionRuntime,
   HeadersFrameOption,
   HeadersReferrerPolicy,
+  OriginProtocolPolicy,
   OriginRequestPolicy,
   PriceClass,
   ResponseHeadersPolicy,
   SecurityPolicyProtocol,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
-import { RestApiOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { HttpOrigin, RestApiOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
@@ -43,6 +45,8 @@ export const CONSOLE_DIST = resolve(import.meta.dirname, '../web/dist');
 export interface ConsoleProps {
   stage: 'dev' | 'prod';
   restApi: RestApi;
+  /** The tenant dashboard's WebSocket API and its stage, served at /api/ws (lib/dashboard.ts). */
+  webSocket?: { api: IWebSocketApi; stageName: string };
   /** The built console; absent (not built yet), the bucket is left empty and synth warns. */
   distDir?: string;
 }
@@ -51,6 +55,16 @@ export interface ConsoleProps {
 const SPA_REWRITE = `function handler(event) {
   var request = event.request;
   if (request.uri.indexOf('.') === -1) request.uri = '/index.html';
+  return request;
+}`;
+
+/**
+ * A WebSocket API takes no path after its stage (a path is a 403), so `/api/ws` is rewritten to the stage
+ * itself; the query (the access token) is left as it is.
+ */
+export const webSocketRewrite = (stageName: string) => `function handler(event) {
+  var request = event.request;
+  request.uri = '/${stageName}';
   return request;
 }`;
 
@@ -111,6 +125,32 @@ export class Console extends Construct {
         functionAssociations: [{ function: rewrite, eventType: FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
+        // Before /api/*: CloudFront takes the first pattern that matches, in this order.
+        ...(props.webSocket
+          ? {
+              '/api/ws': {
+                origin: new HttpOrigin(
+                  `${props.webSocket.api.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`,
+                  { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY },
+                ),
+                viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+                cachePolicy: CachePolicy.CACHING_DISABLED,
+                // Every viewer header but Host (the Sec-WebSocket-* handshake headers among them) and the query.
+                originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+                compress: false,
+                functionAssociations: [
+                  {
+                    function: new CfFunction(this, 'WebSocketPath', {
+                      code: FunctionCode.fromInline(webSocketRewrite(props.webSocket.stageName)),
+                      runtime: FunctionRuntime.JS_2_0,
+                      comment: 'The dashboard WebSocket: /api/ws to the API stage',
+                    }),
+                    eventType: FunctionEventType.VIEWER_REQUEST,
+                  },
+                ],
+              },
+            }
+          : {}),
         '/api/*': {
           origin: new RestApiOrigin(props.restApi, { readTimeout: Duration.seconds(60) }),
           viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,

@@ -45,6 +45,13 @@ export interface MonitoringProps {
   stateMachine: IStateMachine;
   /** When given: API 4xx/5xx/latency graphs and the 5xx rate alarm. */
   restApi?: IRestApi;
+  /** The tenant dashboard's WebSocket API and stage (lib/dashboard.ts): its integration-error alarm. */
+  webSocket?: { apiId: string; stageName: string };
+  /**
+   * WebSocket integration errors in 5 minutes at or above which its alarm fires (default 25): a refused $connect
+   * (an expired token) counts as one too, so a few are normal.
+   */
+  webSocketIntegrationErrorThreshold?: number;
   /** Subscribed to the alarm topic when given (the address confirms the subscription). */
   alarmEmail?: string;
   /** The `service` dimension the alarms on custom metrics watch (the engine's POWERTOOLS_SERVICE_NAME). */
@@ -218,6 +225,30 @@ export class Monitoring extends Construct {
         percent,
         `${percent}% or more of the API's answers in 5 minutes were 5xx`,
       );
+    }
+
+    if (props.webSocket) {
+      const threshold = props.webSocketIntegrationErrorThreshold ?? 25;
+      alarm(
+        'dashboardSocketIntegrationErrors',
+        new Metric({
+          namespace: 'AWS/ApiGateway',
+          metricName: 'IntegrationError',
+          dimensionsMap: { ApiId: props.webSocket.apiId, Stage: props.webSocket.stageName },
+          statistic: 'Sum',
+          period: FIVE_MINUTES,
+        }),
+        threshold,
+        `The dashboard WebSocket's integration answered ${threshold} or more errors in 5 minutes (refused connects included)`,
+      );
+      const dashboardFunction = props.apiFunctions.dashboard;
+      if (dashboardFunction)
+        alarm(
+          'dashboardSocketErrors',
+          dashboardFunction.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+          1,
+          "The dashboard WebSocket's Lambda threw (invocation errors)",
+        );
     }
 
     // --- Dashboard.

@@ -8,9 +8,10 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
 import { Console } from './console.ts';
+import { DashboardSocket } from './dashboard.ts';
 import { Data } from './data.ts';
 import { Engine, type TrackerOAuth } from './engine.ts';
-import { checkEnvironmentNames } from './environment.ts';
+import { checkEnvironmentNames, setEnvironment } from './environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { Secrets } from './secrets.ts';
 
@@ -60,6 +61,8 @@ export class MigrationServiceStack extends Stack {
   readonly engine: Engine;
   readonly secrets: Secrets;
   readonly api: Api;
+  /** The tenant dashboard's WebSocket API (lib/dashboard.ts). */
+  readonly dashboard: DashboardSocket;
   readonly monitoring: Monitoring;
   readonly console: Console;
 
@@ -103,8 +106,24 @@ export class MigrationServiceStack extends Stack {
       domainName: props.domainName,
       certificateArn: props.certificateArn,
     });
-    // The web console and the API on one CloudFront origin (web/dist; lib/console.ts).
-    this.console = new Console(this, 'Console', { stage: props.stage, restApi: this.api.restApi });
+    this.dashboard = new DashboardSocket(this, 'DashboardSocket', {
+      stage: props.stage,
+      table: this.data.table,
+      jwtSecret: this.secrets.jwtSecret,
+      appUrl: props.appUrl,
+    });
+    // Run events are posted by the engine and by the run API (pause, resume, cancel): those two only.
+    for (const poster of [this.engine.function, this.api.functions.migrations]) {
+      this.dashboard.grantPost(poster);
+      setEnvironment(poster, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
+    }
+    // The web console and the API on one CloudFront origin (web/dist; lib/console.ts), the dashboard's
+    // WebSocket under /api/ws on it too.
+    this.console = new Console(this, 'Console', {
+      stage: props.stage,
+      restApi: this.api.restApi,
+      webSocket: { api: this.dashboard.api, stageName: this.dashboard.stage.stageName },
+    });
     if (props.stage === 'prod' && !props.appUrl) {
       // The functions refuse to start in prod without APP_URL (functions/platform/config.ts).
       Annotations.of(this).addWarningV2(
@@ -122,7 +141,12 @@ export class MigrationServiceStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: props.stage,
       engineFunction: this.engine.function,
-      apiFunctions: { ...this.api.functions, scanWorker: this.api.scanWorker },
+      apiFunctions: {
+        ...this.api.functions,
+        scanWorker: this.api.scanWorker,
+        dashboard: this.dashboard.function,
+      },
+      webSocket: { apiId: this.dashboard.api.apiId, stageName: this.dashboard.stage.stageName },
       stateMachine: this.engine.stateMachine,
       restApi: this.api.restApi,
       alarmEmail: props.alarmEmail,

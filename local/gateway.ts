@@ -10,6 +10,7 @@ import { type Route, type RouteGroup, routes } from '../functions/api/routes.ts'
 import { isStreamingHandler, type StreamingHandler } from '../functions/platform/awslambda.ts';
 import { errors, type HttpError } from '../functions/platform/errors.ts';
 import { serveConsole } from './static-files.ts';
+import { type DashboardSocketHandler, LocalWebSockets } from './websockets.ts';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type HandlerLoader = (group: RouteGroup) => Promise<ApiHandler>;
@@ -162,6 +163,8 @@ async function stream(
 export interface Gateway {
   server: Server;
   url: string;
+  /** The dashboard's WebSockets (`/api/ws`), and the stand-in for the management API that posts to them. */
+  websockets: LocalWebSockets;
   close(): Promise<void>;
 }
 
@@ -176,6 +179,11 @@ export async function startGateway(opts: {
   const compiled = routes.map(compile);
   const load = opts.loadHandler ?? defaultHandlerLoader;
   const handlers = new Map<RouteGroup, Promise<ApiHandler>>();
+
+  const websockets = new LocalWebSockets(async () => {
+    const mod = (await import('../functions/api/dashboard.ts')) as { handler: DashboardSocketHandler };
+    return mod.handler;
+  }, opts.onError);
 
   const server = createServer(async (req, res) => {
     try {
@@ -222,12 +230,15 @@ export async function startGateway(opts: {
     server.once('error', reject);
     server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
   });
+  websockets.attach(server);
   const { port } = server.address() as AddressInfo;
   return {
     server,
+    websockets,
     url: `http://${opts.host === '0.0.0.0' ? '127.0.0.1' : (opts.host ?? '127.0.0.1')}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        websockets.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

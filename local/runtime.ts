@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { connectionPoster } from '../functions/adapters/dashboard-channel.ts';
 import type { EnvName } from '../functions/platform/env.ts';
 import { setOrchestrator } from '../functions/services/migrations.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
@@ -119,6 +120,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
       onError: (err) => console.error('gateway error:', err instanceof Error ? err.message : err),
     });
+    // Run events for the dashboard go to the gateway's own sockets (no management API offline).
+    connectionPoster.use(gateway.websockets);
     const orchestrator = new LocalOrchestrator();
     setOrchestrator(orchestrator);
     // A run the last process left RUNNING goes on from its checkpoint (ARCHITECTURE.md §5).
@@ -136,6 +139,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
         // Executions end here; their runs stay RUNNING and resume at the next start.
         orchestrator.close();
         setOrchestrator(undefined);
+        connectionPoster.use(undefined);
         await gateway.close();
         await sandboxes?.stop();
         await dynamo.stop();

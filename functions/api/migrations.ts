@@ -1,5 +1,6 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
 import type * as z from 'zod';
+import { RunEventsNotifier, withRunEvents } from '#adapters/run-events.ts';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import {
@@ -14,6 +15,16 @@ import { parseOrThrow } from '#platform/validation.ts';
 import * as migrations from '#services/migrations.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { store } from '#store/index.ts';
+
+/** A resume or a cancel here is told to the tenant dashboard (adapters/run-events.ts) before the answer. */
+const runEvents = new RunEventsNotifier(store);
+async function telling<T>(work: (s: ReturnType<typeof store>) => Promise<T>): Promise<T> {
+  try {
+    return await work(withRunEvents(store(), runEvents));
+  } finally {
+    await runEvents.settle();
+  }
+}
 
 const start: Operation = async (req) => {
   // A tracker connected by OAuth needs no secret in the body: which are is the project's business.
@@ -49,22 +60,21 @@ const pause: Operation = async (req) => {
 };
 
 const resume: Operation = async (req) => {
-  const run = await migrations.resumeMigration(
-    store(),
-    migrations.orchestrator(),
-    req.principal.tenantId,
-    req.params.runId ?? '',
+  const run = await telling((s) =>
+    migrations.resumeMigration(s, migrations.orchestrator(), req.principal.tenantId, req.params.runId ?? ''),
   );
   return json(200, { id: run.id, status: run.status });
 };
 
 const cancel: Operation = async (req) => {
-  const run = await migrations.cancelMigration(
-    store(),
-    migrations.orchestrator(),
-    artifacts(),
-    req.principal.tenantId,
-    req.params.runId ?? '',
+  const run = await telling((s) =>
+    migrations.cancelMigration(
+      s,
+      migrations.orchestrator(),
+      artifacts(),
+      req.principal.tenantId,
+      req.params.runId ?? '',
+    ),
   );
   return json(200, { id: run.id, status: run.status });
 };

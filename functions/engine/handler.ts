@@ -5,6 +5,7 @@
  * nor returned.
  */
 import type { Context } from 'aws-lambda';
+import { RunEventsNotifier, withRunEvents } from '#adapters/run-events.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
@@ -42,6 +43,8 @@ export interface EngineHandlerOptions {
   artifacts: () => ArtifactStore;
   /** How long Jira's search may lag behind a write (see EngineDeps.indexLagMs). */
   indexLagMs: number;
+  /** Tells the tenant dashboard how the run moves (adapters/run-events.ts); none: nothing is told. */
+  runEvents?: RunEventsNotifier;
 }
 
 /** Jira Cloud's search usually catches up within seconds; the create phase waits this out only after a crash. */
@@ -85,13 +88,21 @@ export function failureReason(error: EngineEvent['error']): string {
 export function createEngineHandler(opts: EngineHandlerOptions) {
   type Step = 'preflight' | 'batch' | 'finalize';
 
+  /** The store the steps write through: its checkpoints and transitions also tell the dashboard. */
+  const storeOf = () => (opts.runEvents ? withRunEvents(opts.store(), opts.runEvents) : opts.store());
+
   async function step(action: Step, event: EngineEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) {
-    const s = opts.store();
+    const s = storeOf();
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) throw new Error(`run ${event.runId} not found`);
     const iterations = event.iterations ?? 0;
     // Before any work: a resume then starts after this generation, whatever happens to this execution.
     if (iterations === 0) await s.runs.recordGeneration(run.tenantId, run.id, event.generation);
+    // The run's first step: the dashboard learns it started, in its first phase.
+    if (action === 'preflight' && iterations === 0 && event.generation === 0) {
+      opts.runEvents?.started(run.tenantId, run);
+      opts.runEvents?.phase(run.tenantId, run, run.cursor.phase);
+    }
     const source = await stored(() => loadSource(s, run.tenantId, run.projectId), run.projectId, 'source');
     const target = await stored(() => loadTarget(s, run.tenantId, run.projectId), run.projectId, 'target');
     // Every tracker call's log line names the tenant and run it was made for.
@@ -121,6 +132,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       // The plugin registry is the entry point's choice, handed to the engine (which imports no plugin).
       pluginDefinitions: PLUGIN_DEFINITIONS,
       credentialsRefused: () => tokenSources.find((t) => t.stopped)?.stopped,
+      ...(opts.runEvents ? { runEvents: opts.runEvents } : {}),
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
     const answer =
@@ -140,7 +152,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
   }
 
   async function fail(event: EngineEvent) {
-    const s = opts.store();
+    const s = storeOf();
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) return { failed: false };
     const reason = failureReason(event.error);
@@ -167,6 +179,8 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     } finally {
       // What this invocation counted (items, tracker calls, run ends), published as one EMF document.
       flushMetrics();
+      // The dashboard frames still on their way (bounded: a slow post never holds the execution for long).
+      await opts.runEvents?.settle();
     }
   };
 }
@@ -178,4 +192,6 @@ export const handler: EngineHandler = createEngineHandler({
   store,
   artifacts,
   indexLagMs: DEFAULT_INDEX_LAG_MS,
+  // One per process: its once-a-second progress limit holds across the run's invocations here.
+  runEvents: new RunEventsNotifier(store),
 });

@@ -1,5 +1,5 @@
 /**
- * Tells the run's stream when a tracker makes the whole run wait (Jira's hourly quota spent, Azure DevOps blocking
+ * Tells the run's stream (and the tenant dashboard: `run.waiting`) when a tracker makes the whole run wait (Jira's hourly quota spent, Azure DevOps blocking
  * the identity): "Waiting for Jira's hourly quota until 14:00 UTC". The HTTP layer does the waiting; this only
  * writes the line.
  */
@@ -23,8 +23,12 @@ export function waitLine(notice: ThrottleWaitNotice): string {
 }
 
 /** Subscribes the run's stream to both trackers' long waits; answers the unsubscribe. */
-export function tellWaits(deps: Pick<EngineDeps, 'store' | 'source' | 'target'>, run: Run): () => void {
+export function tellWaits(
+  deps: Pick<EngineDeps, 'store' | 'source' | 'target' | 'runEvents'>,
+  run: Run,
+): () => void {
   const tell = (notice: ThrottleWaitNotice) => {
+    deps.runEvents?.waiting(run.tenantId, run, notice);
     deps.store.runs
       .appendEvent(
         run.tenantId,

@@ -1,5 +1,7 @@
 /** What the engine's phases and the plugins work with: the store, the artifacts and both tracker clients. */
+
 import type * as z from 'zod';
+import type { RunEventsNotifier } from '#adapters/run-events.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
 import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
@@ -43,6 +45,8 @@ export interface EngineDeps {
   credentialsRefused?: () => CredentialsUnavailable | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
+  /** Tells the tenant dashboard of a tracker's long wait (adapters/run-events.ts); absent: nobody is told. */
+  runEvents?: Pick<RunEventsNotifier, 'waiting'>;
 }
 
 /** A sprint preflight set up (or, in a dry run, would) for an iteration in-scope items use. */

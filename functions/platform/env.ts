@@ -24,7 +24,8 @@ export const API_FUNCTIONS = [
   'stream',
   'sso',
 ] as const;
-export const LAMBDA_FUNCTIONS = [...API_FUNCTIONS, 'engine', 'scanWorker'] as const;
+/** `dashboard`: the tenant dashboard's WebSocket API ($connect, $disconnect, $default; lib/dashboard.ts). */
+export const LAMBDA_FUNCTIONS = [...API_FUNCTIONS, 'engine', 'scanWorker', 'dashboard'] as const;
 export type LambdaName = (typeof LAMBDA_FUNCTIONS)[number];
 
 /**
@@ -57,15 +58,15 @@ const API = API_FUNCTIONS;
 /** Every function but the liveness probe: the store's users. */
 const STORE = LAMBDA_FUNCTIONS.filter((f) => f !== 'health');
 /** API groups that verify or sign access tokens. */
-const TOKENS = API_FUNCTIONS.filter((f) => f !== 'health');
+const TOKENS = [...API_FUNCTIONS.filter((f) => f !== 'health'), 'dashboard'] as const;
 /** Functions that seal or unseal tracker credentials. */
 const CREDENTIALS = ['projects', 'connectors', 'migrations', 'sso', 'engine', 'scanWorker'] as const;
 /** Functions that build tracker clients from an OAuth connection (refreshing its tokens) or run the OAuth flow. */
 const TRACKER_OAUTH = ['projects', 'connectors', 'engine', 'scanWorker'] as const;
 /** Functions that build tracker clients. */
 const TRACKERS = ['projects', 'connectors', 'migrations', 'engine', 'scanWorker'] as const;
-/** Functions that record metrics (functions/platform/metrics.ts): all but the stream. */
-const METRICS = LAMBDA_FUNCTIONS.filter((f) => f !== 'stream');
+/** Functions that record metrics (functions/platform/metrics.ts): all but the stream and the dashboard socket. */
+const METRICS = LAMBDA_FUNCTIONS.filter((f) => f !== 'stream' && f !== 'dashboard');
 const ARTIFACTS = ['migrations', 'engine'] as const;
 /** Functions that call out under the outbound policy (functions/outbound/): trackers, identity providers. */
 const OUTBOUND = ['projects', 'connectors', 'migrations', 'sso', 'engine', 'scanWorker'] as const;
@@ -167,6 +168,22 @@ export const ENV = {
     set: 'never',
     about:
       'event streams one user may hold open at once, across every function instance (429 `STREAM_LIMIT` beyond)',
+  }),
+  DASHBOARD_MAX_PER_USER: entry({
+    schema: z.coerce.number().int().min(1).max(100).default(5),
+    default: '5',
+    readBy: ['dashboard'],
+    set: 'never',
+    about:
+      'dashboard WebSockets one user may hold open at once, across every function instance (429 `STREAM_LIMIT` at `$connect` beyond); counted apart from the event streams',
+  }),
+  DASHBOARD_WS_ENDPOINT: entry({
+    schema: httpUrl.optional(),
+    default: '—',
+    readBy: ['engine', 'migrations'],
+    set: 'required',
+    about:
+      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to; unset offline, where the local gateway's sockets are used",
   }),
   MAIL_OUTBOX_DIR: entry({
     schema: z.string().min(1).optional(),

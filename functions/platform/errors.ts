@@ -286,6 +286,14 @@ export const errors = {
       `You already have ${max} event streams open, the most one user may hold; close one and retry`,
       { 'Retry-After': '5' },
     ),
+  /** The tenant dashboard's WebSockets, counted apart from the event streams (same code: a place is full). */
+  dashboardLimit: (max: number) =>
+    new HttpError(
+      429,
+      ErrorCode.STREAM_LIMIT,
+      `You already have ${max} dashboard connections open, the most one user may hold; close one and retry`,
+      { 'Retry-After': '5' },
+    ),
   /** The tenant has no SSO configuration; at the start URL also an unknown slug or a disabled one, alike. */
   ssoNotConfigured: (message = 'Single sign-on is not configured for this tenant') =>
     new HttpError(404, ErrorCode.SSO_NOT_CONFIGURED, message),

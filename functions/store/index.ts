@@ -2,6 +2,7 @@
 import { adapterSlot } from '#platform/adapter-slot.ts';
 import { BillingRepository } from './billing.ts';
 import { ConnectionRepository } from './connections.ts';
+import { DashboardConnectionRepository } from './dashboard-connections.ts';
 import { IdMapRepository, RunFailureRepository } from './id-map.ts';
 import { InvitationRepository } from './invitations.ts';
 import { MappingsRepository } from './mappings.ts';
@@ -38,6 +39,7 @@ export interface Store {
   oauthAttempts: OAuthAttemptRepository;
   sso: SsoRepository;
   streamLeases: StreamLeaseRepository;
+  dashboardConnections: DashboardConnectionRepository;
 }
 
 export function createStore(table: Table): Store {
@@ -60,6 +62,7 @@ export function createStore(table: Table): Store {
     oauthAttempts: new OAuthAttemptRepository(table),
     sso: new SsoRepository(table),
     streamLeases: new StreamLeaseRepository(table),
+    dashboardConnections: new DashboardConnectionRepository(table),
   };
 }
 

@@ -79,6 +79,29 @@ export const keys = {
     sk: `STREAMS#${userId}`,
   }),
 
+  /**
+   * A user's open dashboard WebSockets, as leases (one per connection id) like `streamLeases`: counted apart
+   * from the SSE streams, with their own cap.
+   */
+  dashboardLeases: (tenantId: string, userId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `DASHLEASES#${userId}`,
+  }),
+  /** An open dashboard WebSocket of the tenant: the engine's posts fan out over these (one query). */
+  dashboardConnection: (tenantId: string, connectionId: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `DASHCONN#${connectionId}`,
+  }),
+  dashboardConnectionPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'DASHCONN#' }),
+  /**
+   * The same connection by its id alone: `$disconnect` names only the connection, so this finds its tenant and
+   * user (ids only, no tenant data of its own).
+   */
+  dashboardConnectionById: (connectionId: string): Key => ({
+    pk: `DASHCONN#${connectionId}`,
+    sk: 'DASHCONN',
+  }),
+
   rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({
     pk: `RATE#${bucket}#${clientAddress}`,
     sk: `WINDOW#${windowStart}`,

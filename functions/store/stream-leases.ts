@@ -6,7 +6,7 @@
  * removes it once every lease has lapsed.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from './keys.ts';
+import { type Key, keys } from './keys.ts';
 import { conditionHeld, type Table } from './table.ts';
 
 interface LeaseItem {
@@ -18,7 +18,11 @@ interface LeaseItem {
 const ATTEMPTS = 10;
 
 export class StreamLeaseRepository {
-  constructor(private readonly table: Table) {}
+  /** `keyOf`: whose leases (the SSE streams' by default; the dashboard's WebSockets keep their own item). */
+  constructor(
+    private readonly table: Table,
+    private readonly keyOf: (tenantId: string, userId: string) => Key = keys.streamLeases,
+  ) {}
 
   /** Takes a place for `leaseId` until `expiresAt` unless `max` live leases exist; false when full. */
   async acquire(
@@ -28,7 +32,7 @@ export class StreamLeaseRepository {
     max: number,
     now: number,
   ): Promise<boolean> {
-    const key = keys.streamLeases(tenantId, userId);
+    const key = this.keyOf(tenantId, userId);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const out = await this.table.db.send(
         new GetCommand({ TableName: this.table.name, Key: key, ConsistentRead: true }),
@@ -63,7 +67,7 @@ export class StreamLeaseRepository {
       this.table.db.send(
         new UpdateCommand({
           TableName: this.table.name,
-          Key: keys.streamLeases(tenantId, userId),
+          Key: this.keyOf(tenantId, userId),
           UpdateExpression: 'REMOVE leases.#id ADD version :one',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#id': leaseId },

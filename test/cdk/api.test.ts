@@ -219,6 +219,8 @@ describe('the API construct', () => {
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
         ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
         ...(access.redirects ? ['API_URL'] : []),
+        // The run API tells the tenant dashboard of a resume or cancel (lib/dashboard.ts, set by the stack).
+        ...(group === 'migrations' ? ['DASHBOARD_WS_ENDPOINT'] : []),
       ];
       expect(Object.keys(env).sort(), group).toEqual(expected.sort());
       expect(env.STAGE).toBe('dev');

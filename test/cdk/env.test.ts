@@ -48,6 +48,7 @@ function synthesize(context: Record<string, unknown>): FunctionEnvs {
     ...routeGroups().map((g): [LambdaName, string] => [g, idOf(stack.api.functions[g])]),
     ['scanWorker', idOf(stack.api.scanWorker)],
     ['engine', idOf(stack.engine.function)],
+    ['dashboard', idOf(stack.dashboard.function)],
   ];
   return new Map(
     functions.map(([name, id]) => [

@@ -1,0 +1,29 @@
+/**
+ * The dashboard's ConnectionPoster in AWS: API Gateway's management API, `PostToConnection` on the WebSocket
+ * API's callback URL (DASHBOARD_WS_ENDPOINT). A connection that no longer exists is answered 410
+ * `GoneException` (https://docs.aws.amazon.com/apigateway/latest/api/API_PostToConnection.html): `gone`.
+ */
+import {
+  type ApiGatewayManagementApiClient,
+  GoneException,
+  PostToConnectionCommand,
+} from '@aws-sdk/client-apigatewaymanagementapi';
+import type { ConnectionPoster } from '#domain/dashboard-publisher.ts';
+
+const encoder = new TextEncoder();
+
+export class AwsConnectionPoster implements ConnectionPoster {
+  constructor(private readonly client: ApiGatewayManagementApiClient) {}
+
+  async post(connectionId: string, data: string): Promise<'sent' | 'gone'> {
+    try {
+      await this.client.send(
+        new PostToConnectionCommand({ ConnectionId: connectionId, Data: encoder.encode(data) }),
+      );
+      return 'sent';
+    } catch (err) {
+      if (err instanceof GoneException || (err as Error | undefined)?.name === 'GoneException') return 'gone';
+      throw err;
+    }
+  }
+}
