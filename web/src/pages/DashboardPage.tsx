@@ -129,6 +129,8 @@ export function DashboardPage() {
   );
 }
 
+const shortId = (id: string) => id.slice(-8);
+
 function RunCard({ run, projectName }: { run: BoardRun; projectName: string | undefined }) {
   const titleId = `run-${run.id}-title`;
   const name = projectName ?? `Project ${run.projectId.slice(0, 8)}`;
@@ -160,8 +162,9 @@ function RunCard({ run, projectName }: { run: BoardRun; projectName: string | un
         </Group>
         <Group gap="xs">
           <StatusBadge status={run.status} />
-          <Link href={`/runs/${run.id}`} aria-label={`Open run ${run.id.slice(0, 8)} of ${name}`}>
-            Run {run.id.slice(0, 8)}
+          {/* Run ids are UUIDv7: their first characters are a timestamp, alike for runs started together. */}
+          <Link href={`/runs/${run.id}`} aria-label={`Open run …${shortId(run.id)} of ${name}`}>
+            Run …{shortId(run.id)}
           </Link>
         </Group>
       </Group>
