@@ -206,7 +206,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
     await jiraLatency(60);
     const runId = await startRun(projects.Alpha, { dry_run: true });
     const card = page.locator(`[data-run-id="${runId}"]`);
-    await card.waitFor({ timeout: 30_000 });
+    // A run of an idle project shows at the next full read of the lists (every fifth poll).
+    await card.waitFor({ timeout: 60_000 });
     expect(await card.getByText('dry run', { exact: true }).count()).toBe(1);
     await jiraLatency(0);
     await expect

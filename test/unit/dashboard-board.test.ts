@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   applyEvents,
   type Board,
+  busyProjects,
   createBatcher,
   emptyBoard,
   type ListedRun,
@@ -174,6 +175,21 @@ describe('the dashboard board', () => {
       listed(`r${i}`, { createdAt: at(i), status: i === 0 ? 'RUNNING' : 'COMPLETED' }),
     );
     expect(visibleRuns(mergeList(emptyBoard, items), 2).map((r) => r.id)).toEqual(['r4', 'r3', 'r0']);
+  });
+
+  it('names the projects a poll between full reads reads: an active run, or migrating', () => {
+    const board = mergeList(emptyBoard, [
+      listed('a', { projectId: P1, status: 'PAUSED' }),
+      listed('b', { projectId: P2, status: 'COMPLETED' }),
+      listed('c', { projectId: 'gone', status: 'RUNNING' }),
+    ]);
+    const projects = [
+      { id: P1, status: 'READY' },
+      { id: P2, status: 'COMPLETED' },
+      { id: 'p3', status: 'MIGRATING' },
+      { id: 'p4', status: 'READY' },
+    ];
+    expect(busyProjects(board, projects)).toEqual(['p3', P1]);
   });
 
   it('answers the same board when nothing arrives', () => {

@@ -251,6 +251,18 @@ export function visibleRuns(board: Board, endedLimit = 20): BoardRun[] {
   return newestFirst.filter((r) => isActive(r.status) || ended++ < endedLimit);
 }
 
+/**
+ * The projects worth reading again on a poll between full reads: those with a run the board shows active, and
+ * those the API says are migrating (a run started since the last read). A new SAMPLE or dry run of an idle
+ * project waits for the next full read.
+ */
+export function busyProjects(board: Board, projects: readonly { id: string; status: string }[]): string[] {
+  const busy = new Set(projects.filter((p) => p.status === 'MIGRATING').map((p) => p.id));
+  for (const run of board.values()) if (isActive(run.status)) busy.add(run.projectId);
+  const known = new Set(projects.map((p) => p.id));
+  return [...busy].filter((id) => known.has(id)).sort();
+}
+
 /** The phase for people: the event's name when there is one, the console's name for the number otherwise. */
 export function phaseLabel(run: Pick<BoardRun, 'phase' | 'phaseName'>): string {
   const name =

@@ -13,6 +13,7 @@ import {
   applyEvents,
   type Board,
   type BoardRun,
+  busyProjects,
   emptyBoard,
   type ListedRun,
   mergeList,
@@ -28,6 +29,8 @@ import { projectsQuery, StatusBadge } from './ProjectsPage';
 
 /** How often the runs lists are read while the socket is down. */
 const POLL_MS = 3_000;
+/** Every how many polls all projects are read (a run of an idle project shows within 15 s). */
+const FULL_READ_EVERY = 5;
 
 /**
  * Every project's runs (the runs list is per project: `projectId` is required). A paused run's reason is only
@@ -81,9 +84,18 @@ export function DashboardPage() {
 
   const projects = useQuery({ ...projectsQuery, refetchInterval: live ? false : POLL_MS });
   const projectIds = (projects.data ?? []).map((p) => p.id).sort();
+  // A poll reads every project's runs only every FULL_READ_EVERY polls (and to catch up); in between, only the
+  // busy projects' (an active run, or migrating): the runs list is per project, and a tenant may have many.
+  const reads = useRef(0);
+  const fullReadNext = useRef(true);
   const runs = useQuery({
     queryKey: ['dashboard-runs', projectIds],
-    queryFn: () => loadRuns(projectIds),
+    queryFn: () => {
+      const full = fullReadNext.current || reads.current % FULL_READ_EVERY === 0;
+      reads.current++;
+      fullReadNext.current = false;
+      return loadRuns(full ? projectIds : busyProjects(boardRef.current, projects.data ?? []));
+    },
     enabled: projects.data !== undefined,
     refetchInterval: live ? false : POLL_MS,
   });
@@ -95,6 +107,7 @@ export function DashboardPage() {
   // Back to live (or a run nobody told us about): catch up on what happened meanwhile.
   useEffect(() => {
     if (live || unknownSeen > 0) {
+      fullReadNext.current = true;
       void refetchProjects();
       void refetchRuns();
     }
