@@ -1,28 +1,72 @@
 /**
- * The tenant dashboard's WebSocket (`GET /api/ws`) over a real WebSocket client against the local gateway:
- * refusals before the upgrade, the ping route, connections kept in the table and removed on close.
+ * The tenant dashboard's WebSocket (`GET /api/ws`) over a real WebSocket client against the local gateway, one
+ * test app for the file: refusals before the upgrade, the ping route, connections kept in the table and removed
+ * on close; then a real run (the local ASL interpreter, the engine over the sandbox trackers) seen as events in
+ * order, paused and resumed through the API, never by another tenant; a connection the stand-in reports gone
+ * (410) removed from the table; a reconnect.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionPoster } from '../../functions/adapters/dashboard-channel.ts';
+import { RunEventsNotifier } from '../../functions/adapters/run-events.ts';
+import { DashboardFrame, type DashboardRunFrame } from '../../functions/domain/dashboard-events.ts';
+import { createEngineHandler } from '../../functions/engine/handler.ts';
+import { setOrchestrator } from '../../functions/services/migrations.ts';
+import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { LocalOrchestrator } from '../../local/orchestrator.ts';
+import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
-import { connectDashboard, openDashboard } from '../support/dashboard-socket.ts';
+import { connectDashboard, type DashboardSocket, openDashboard } from '../support/dashboard-socket.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
+import { createRun } from '../support/runs.ts';
+import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
+const dir = mkdtempSync(join(tmpdir(), 'tms-dashboard-ws-'));
+let sandboxes: RunningSandboxes;
+let config: SandboxConfig;
 let app: TestApp;
 let a: TestTenant;
+let orchestrator: LocalOrchestrator;
 
 beforeAll(async () => {
-  app = await startTestApp({ DASHBOARD_MAX_PER_USER: '3' });
+  config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '80', SANDBOX_SEED: '7' });
+  sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url, DATA_DIR: dir, DASHBOARD_MAX_PER_USER: '3' });
   a = await app.createTenant('Alpha');
+  // As `npm start` wires it: the engine tells the dashboard, whose frames reach the gateway's sockets.
+  connectionPoster.use(app.gateway.websockets);
+  const engine = createEngineHandler({
+    store: () => app.store,
+    artifacts: () => new DiskArtifactStore(join(dir, 'artifacts')),
+    indexLagMs: 0,
+    runEvents: new RunEventsNotifier(() => app.store),
+  });
+  orchestrator = new LocalOrchestrator({ handler: engine });
+  setOrchestrator(orchestrator);
+}, 120_000);
+
+afterAll(async () => {
+  orchestrator?.close();
+  setOrchestrator(undefined);
+  connectionPoster.use(undefined);
+  await app?.close();
+  await sandboxes?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
-afterAll(async () => app.close());
 
 const unauthorized = { statusCode: 401, message: 'Invalid or expired access token', error: 'Unauthorized' };
 
 /** Waits until the tenant's connections in the table are exactly `ids` (a close reaches the table a moment later). */
 async function connectionsBecome(tenantId: string, expected: (ids: string[]) => boolean): Promise<string[]> {
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const ids = (await app.store.dashboardConnections.listByTenant(tenantId, 0)).map((c) => c.connectionId);
     if (expected(ids)) return ids.sort();
+    if (Date.now() > deadline) throw new Error(`the tenant's connections stayed ${JSON.stringify(ids)}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -103,5 +147,146 @@ describe('an open connection', () => {
       { type: 'error', code: 'UNKNOWN_ACTION' },
     ]);
     await socket.close();
+  });
+});
+
+const jira = (method: string, path: string, body?: unknown) =>
+  sandboxControl(sandboxes.jira.url, method, path, body);
+
+async function readyProject(tenant: TestTenant, name: string): Promise<string> {
+  const res = await app.call('POST', '/api/projects', {
+    token: tenant.owner.token,
+    body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+  });
+  expect(res.status).toBe(201);
+  // Paid, by arrangement: the flow to READY over HTTP is project-lifecycle.test.ts's.
+  await markProjectStatus(app.store, tenant.tenantId, res.body.id, 'READY');
+  return res.body.id;
+}
+
+const control = (tenant: TestTenant, runId: string, action: 'pause' | 'resume' | 'cancel') =>
+  app.call('POST', `/api/migrations/${runId}/${action}`, { token: tenant.admin.token });
+
+const runFrames = (socket: DashboardSocket, runId?: string) =>
+  socket.frames.filter(
+    (f): f is DashboardRunFrame & { receivedAt: number } =>
+      f.type.startsWith('run.') && (runId === undefined || (f as DashboardRunFrame).runId === runId),
+  );
+
+describe('a real run, live on the dashboard', () => {
+  it("tells the run's tenant every step in order, progress at most once a second, and nothing to another tenant", async () => {
+    const b = await app.createTenant('Bravo');
+    const watcher = await openDashboard(app.url, a.member.token);
+    const outsider = await openDashboard(app.url, b.owner.token);
+    const projectId = await readyProject(a, 'Live on the dashboard');
+    // A slower Jira, so the run lasts a few seconds and the pause lands while the create phase is at work.
+    await jira('PUT', '/_sandbox/faults', { latencyMs: 40 });
+    const started = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
+      token: a.admin.token,
+      body: sandboxStartBody(sandboxes, config),
+    });
+    expect(started.status).toBe(200);
+    const runId = started.body.id as string;
+
+    await watcher.next((f) => f.type === 'run.progress' && f.runId === runId);
+    expect((await control(a, runId, 'pause')).status).toBe(200);
+    await watcher.next((f) => f.type === 'run.paused' && f.runId === runId);
+    await orchestrator.idle(runId);
+    await jira('PUT', '/_sandbox/faults', { latencyMs: 0 });
+    expect((await control(a, runId, 'resume')).status).toBe(200);
+    const ended = await watcher.next((f) => f.type === 'run.ended' && f.runId === runId);
+    await orchestrator.idle(runId);
+    const run = (await app.call('GET', `/api/migrations/${runId}/status`, { token: a.member.token })).body;
+
+    // Every frame is one of the protocol's, about this run of this project.
+    const frames = runFrames(watcher, runId);
+    for (const { receivedAt: _, ...frame } of frames) expect(DashboardFrame.parse(frame)).toEqual(frame);
+    expect(frames.every((f) => f.projectId === projectId)).toBe(true);
+    const types = frames.map((f) => f.type);
+    expect(types[0]).toBe('run.started');
+    expect(frames[0]).toMatchObject({ runType: 'FULL', dryRun: false });
+    expect(types.at(-1)).toBe('run.ended');
+    expect(types.filter((t) => t === 'run.ended')).toHaveLength(1);
+    expect(ended).toMatchObject({
+      status: 'COMPLETED',
+      stats: { created: run.totalItems, skipped: 0, failed: 0 },
+    });
+    // Paused (a user's request), then resumed, between the start and the end.
+    const paused = types.indexOf('run.paused');
+    expect(paused).toBeGreaterThan(0);
+    expect(frames[paused]).toMatchObject({ reason: 'requested' });
+    expect(types.indexOf('run.resumed')).toBeGreaterThan(paused);
+    // Phases in order, each entered once; progress within the phase last entered.
+    const phases = frames.flatMap((f) => (f.type === 'run.phase' ? [f.phase] : []));
+    expect(phases[0]).toBe(1);
+    expect(phases).toEqual([...new Set(phases)].sort((x, y) => x - y));
+    expect(phases.length).toBeGreaterThanOrEqual(3);
+    let phase = 0;
+    for (const f of frames) {
+      if (f.type === 'run.phase') phase = f.phase;
+      if (f.type === 'run.progress') expect(f.phase).toBe(phase);
+    }
+    // At most one progress frame a second (the engine checkpoints far more often).
+    const progressAt = frames.filter((f) => f.type === 'run.progress').map((f) => Date.parse(f.at));
+    expect(progressAt.length).toBeGreaterThanOrEqual(1);
+    for (let i = 1; i < progressAt.length; i++)
+      expect((progressAt[i] as number) - (progressAt[i - 1] as number)).toBeGreaterThanOrEqual(1000);
+    // The other tenant's socket, open the whole time, got nothing of it.
+    expect(runFrames(outsider)).toEqual([]);
+    // Never a secret: no frame carries the trackers' credentials.
+    const text = JSON.stringify(watcher.frames);
+    for (const secret of [config.ado.pat, config.jira.apiToken]) expect(text).not.toContain(secret);
+    await Promise.all([watcher.close(), outsider.close()]);
+  }, 180_000);
+});
+
+describe('connections that go away', () => {
+  it('removes a connection the management API reports gone (410) at the next post', async () => {
+    const c = await app.createTenant('Charlie');
+    const projectId = await readyProject(c, 'Gone');
+    const kept = await openDashboard(app.url, c.owner.token);
+    const lost = await openDashboard(app.url, c.admin.token);
+    await connectionsBecome(c.tenantId, (list) => list.length === 2);
+    const byUser = async (userId: string) =>
+      (await app.store.dashboardConnections.listByTenant(c.tenantId, 0)).find((x) => x.userId === userId)
+        ?.connectionId as string;
+    const [keptId, goneId] = await Promise.all([byUser(c.owner.id), byUser(c.admin.id)]);
+    // API Gateway can lose a connection without a $disconnect: posts to it are answered 410 from then on.
+    expect(app.gateway.websockets.lose(goneId)).toBe(true);
+    expect(await app.store.dashboardConnections.get(goneId, 0)).toBeDefined();
+
+    const run = await createRun(app.store, c.tenantId, projectId, 'FULL');
+    expect((await control(c, run.id, 'cancel')).status).toBe(200);
+    // The cancel's run.ended went to the live connection; the gone one is no longer in the table.
+    expect(await kept.next((f) => f.type === 'run.ended' && f.runId === run.id)).toMatchObject({
+      status: 'CANCELLED',
+    });
+    expect(await connectionsBecome(c.tenantId, (list) => list.length === 1)).toEqual([keptId]);
+    expect(await app.store.dashboardConnections.get(goneId, 0)).toBeUndefined();
+    expect(runFrames(lost)).toEqual([]);
+    await Promise.all([kept.close(), lost.close()]);
+  });
+
+  it('serves a client that reconnects: the new connection gets what happens after', async () => {
+    const d = await app.createTenant('Delta');
+    const projectId = await readyProject(d, 'Reconnect');
+    const first = await openDashboard(app.url, d.member.token);
+    const before = await createRun(app.store, d.tenantId, projectId, 'FULL');
+    expect((await control(d, before.id, 'cancel')).status).toBe(200);
+    await first.next((f) => f.type === 'run.ended' && f.runId === before.id);
+    await first.close();
+    await connectionsBecome(d.tenantId, (list) => list.length === 0);
+
+    const again = await openDashboard(app.url, d.member.token);
+    const after = await createRun(app.store, d.tenantId, projectId, 'FULL');
+    expect((await control(d, after.id, 'cancel')).status).toBe(200);
+    expect(await again.next((f) => f.type === 'run.ended' && f.runId === after.id)).toMatchObject({
+      runId: after.id,
+      projectId,
+      status: 'CANCELLED',
+    });
+    // What happened while it was away is the runs list's to tell, not replayed here.
+    expect(runFrames(again, before.id)).toEqual([]);
+    await again.close();
   });
 });
