@@ -23,7 +23,7 @@ import {
   visibleRuns,
   waitingText,
 } from '../dashboard/board';
-import { type TenantConnection, useTenantEvents } from '../hooks/useTenantEvents';
+import { useTenantEvents } from '../hooks/useTenantEvents';
 import { isActive, RUN_PHASES, speedText } from '../runs/figures';
 import { projectsQuery, StatusBadge } from './ProjectsPage';
 
@@ -33,29 +33,27 @@ const POLL_MS = 3_000;
 const FULL_READ_EVERY = 5;
 
 /**
- * Every project's runs (the runs list is per project: `projectId` is required). A paused run's reason is only
- * on its status view, so it is read for those few.
+ * Every named project's runs (the runs list is per project: `projectId` is required). A paused run's reason is
+ * only on its status view: read once a pause (`reasonsRead` holds the runs read while they stay paused). A
+ * project deleted since the projects list was read has no runs.
  */
-async function loadRuns(projectIds: readonly string[]): Promise<ListedRun[]> {
+async function loadRuns(projectIds: readonly string[], reasonsRead: Set<string>): Promise<ListedRun[]> {
   const lists = await Promise.all(
-    projectIds.map(async (projectId) =>
-      unwrap(await api.GET('/api/migrations', { params: { query: { projectId } } })),
-    ),
+    projectIds.map(async (projectId) => {
+      const res = await api.GET('/api/migrations', { params: { query: { projectId } } });
+      return res.response.status === 404 ? [] : unwrap(res);
+    }),
   );
   return Promise.all(
     lists.flat().map(async (run): Promise<ListedRun> => {
-      if (run.status !== 'PAUSED') return run;
+      if (run.status !== 'PAUSED') reasonsRead.delete(run.id);
+      if (run.status !== 'PAUSED' || reasonsRead.has(run.id)) return run;
+      reasonsRead.add(run.id);
       const status = await api.GET('/api/migrations/{runId}/status', { params: { path: { runId: run.id } } });
       return { ...run, pauseReason: status.data?.pauseReason ?? null };
     }),
   );
 }
-
-const CONNECTION_TEXT: Record<TenantConnection, string> = {
-  connecting: 'connecting',
-  live: 'live',
-  polling: 'polling',
-};
 
 export function DashboardPage() {
   const boardRef = useRef<Board>(emptyBoard);
@@ -88,13 +86,15 @@ export function DashboardPage() {
   // busy projects' (an active run, or migrating): the runs list is per project, and a tenant may have many.
   const reads = useRef(0);
   const fullReadNext = useRef(true);
+  const reasonsRead = useRef(new Set<string>());
   const runs = useQuery({
     queryKey: ['dashboard-runs', projectIds],
     queryFn: () => {
       const full = fullReadNext.current || reads.current % FULL_READ_EVERY === 0;
       reads.current++;
       fullReadNext.current = false;
-      return loadRuns(full ? projectIds : busyProjects(boardRef.current, projects.data ?? []));
+      const ids = full ? projectIds : busyProjects(boardRef.current, projects.data ?? []);
+      return loadRuns(ids, reasonsRead.current);
     },
     enabled: projects.data !== undefined,
     refetchInterval: live ? false : POLL_MS,
@@ -125,10 +125,10 @@ export function DashboardPage() {
           variant="outline"
           color={live ? 'teal' : 'dark'}
           role="status"
-          aria-label={`Updates: ${CONNECTION_TEXT[connection]}`}
+          aria-label={`Updates: ${connection}`}
           data-testid="dashboard-connection"
         >
-          {CONNECTION_TEXT[connection]}
+          {connection}
         </Badge>
       </Group>
       <ErrorNotice error={projects.error ?? runs.error} />
