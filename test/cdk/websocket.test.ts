@@ -125,9 +125,8 @@ describe('the dashboard WebSocket API', () => {
   });
 
   it("gives the handler the table and the signing key, and nothing of the engine's", () => {
-    const role = (
-      resources[logicalId(stack.dashboard.function)]?.Properties.Role as { 'Fn::GetAtt': string[] }
-    )['Fn::GetAtt'][0];
+    const fn = resources[logicalId(stack.dashboard.function)] as Resource;
+    const role = (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
     const policy = ofType('AWS::IAM::Policy').find(([, p]) =>
       (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role),
     )?.[1];
