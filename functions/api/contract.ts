@@ -146,6 +146,12 @@ export const contracts: Record<string, RouteContract> = {
     responses: { 200: R.MappingsSchema },
     errors: [E.CONNECTION_REQUIRED, E.TARGET_TRACKER_ERROR, E.SOURCE_TRACKER_ERROR],
   },
+  'GET /api/projects/{projectId}/target-metadata': {
+    summary:
+      "What the connected Jira project offers the mappings' targets: issue types with their workflow's statuses, statuses, priorities, fields, link types, assignable users (read through the stored connection, kept a minute)",
+    responses: { 200: R.TargetMetadataSchema },
+    errors: [E.CONNECTION_REQUIRED, E.TARGET_TRACKER_ERROR],
+  },
   'POST /api/projects/{projectId}/mappings/confirm': {
     summary: 'Confirm the saved mappings (SCANNED -> MAPPED)',
     responses: { 200: R.ConfirmedMappingsSchema },

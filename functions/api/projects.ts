@@ -1,4 +1,4 @@
-/** /api/projects: create, list, get, delete; a project's mappings: get, save, confirm. */
+/** /api/projects: create, list, get, delete; a project's mappings: get, save, confirm; its Jira pickers' metadata. */
 
 import type * as z from 'zod';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
@@ -8,6 +8,7 @@ import { CreateProjectSchema } from '#domain/projects.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as mappings from '#services/mappings.ts';
 import * as projects from '#services/projects.ts';
+import { targetPickers } from '#services/target-metadata.ts';
 import { store } from '#store/index.ts';
 
 const create: Operation = async (req) => {
@@ -74,6 +75,14 @@ const confirmMappings: Operation = async (req) =>
     )) satisfies z.input<typeof R.ConfirmedMappingsSchema>,
   );
 
+const targetMetadata: Operation = async (req) =>
+  json(
+    200,
+    (await targetPickers(store(), req.principal.tenantId, req.params.projectId ?? '')) satisfies z.input<
+      typeof R.TargetMetadataSchema
+    >,
+  );
+
 export const handler = createApiHandler('projects', {
   create,
   list,
@@ -82,4 +91,5 @@ export const handler = createApiHandler('projects', {
   getMappings,
   saveMappings,
   confirmMappings,
+  targetMetadata,
 });

@@ -33,6 +33,19 @@ export const AccessTokenSchema = z.object({ accessToken: z.string() }).meta({
 
 export const ProjectStatusSchema = z.enum(PROJECT_STATUSES).meta({ id: 'ProjectStatus' });
 
+const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus' });
+
+export const LastRunSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(RUN_TYPES),
+    status: RunStatusSchema,
+    createdAt: isoTime,
+    startedAt: nullableTime,
+    finishedAt: nullableTime,
+  })
+  .meta({ id: 'LastRun', description: "The project's latest run (by start), as it stands now" });
+
 export const ProjectSummarySchema = z
   .object({
     id: z.string(),
@@ -40,6 +53,7 @@ export const ProjectSummarySchema = z
     status: ProjectStatusSchema,
     createdAt: isoTime,
     updatedAt: isoTime,
+    lastRun: LastRunSchema.optional().describe('Absent until the project has run once'),
   })
   .meta({ id: 'ProjectSummary' });
 
@@ -96,6 +110,7 @@ export const ProjectDetailSchema = z
     ...ProjectFields,
     updatedAt: isoTime,
     scanSummary: z.record(z.string(), z.unknown()).nullable(),
+    lastRun: LastRunSchema.optional().describe('Absent until the project has run once'),
     quote: QuoteSchema.nullable(),
     connections: z.object({
       source: ConnectionViewSchema.nullable(),
@@ -121,6 +136,47 @@ export const MappingsSchema = z
 export const ConfirmedMappingsSchema = MappingsSchema.extend({ projectStatus: ProjectStatusSchema }).meta({
   id: 'ConfirmedMappings',
 });
+
+const TargetStatusSchema = z
+  .object({ id: z.string(), name: z.string(), category: z.string().nullable() })
+  .meta({ id: 'TargetStatus', description: "A Jira status; `category` is its status category's key." });
+
+export const TargetMetadataSchema = z
+  .object({
+    projectKey: z.string(),
+    projectName: z.string(),
+    issueTypes: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        subtask: z.boolean(),
+        hierarchyLevel: z.int().nullable(),
+        statuses: z.array(TargetStatusSchema).describe("The statuses of the issue type's workflow"),
+      }),
+    ),
+    statuses: z.array(TargetStatusSchema).describe("Every status of the project's workflows, once each"),
+    priorities: z.array(z.object({ id: z.string(), name: z.string(), isDefault: z.boolean() })),
+    fields: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        custom: z.boolean(),
+        type: z.string().nullable().describe("The field schema's JSON type (`string`, `number`, `array`...)"),
+        items: z.string().nullable().describe("An array field's element type"),
+        customType: z.string().nullable().describe("A custom field's type key"),
+      }),
+    ),
+    linkTypes: z.array(
+      z.object({ id: z.string(), name: z.string(), inward: z.string(), outward: z.string() }),
+    ),
+    users: z
+      .array(
+        z.object({ accountId: z.string(), displayName: z.string(), emailAddress: z.string().nullable() }),
+      )
+      .describe('Active users who can be assigned issues of the project'),
+    fetchedAt: isoTime,
+  })
+  .meta({ id: 'TargetMetadata' });
 
 export const ConnectionTestResultSchema = z
   .object({
@@ -265,8 +321,6 @@ export const SsoConfigViewSchema = z
     updatedAt: isoTime,
   })
   .meta({ id: 'SsoConfig' });
-
-const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus' });
 
 export const RunSchema = z
   .object({

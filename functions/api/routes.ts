@@ -127,6 +127,14 @@ export const routes: readonly Route[] = [
     access: managers,
   },
   {
+    // The mappings editor's pickers: what the connected Jira project offers (roles as reading the mappings).
+    method: 'GET',
+    path: '/api/projects/{projectId}/target-metadata',
+    group: 'projects',
+    operation: 'targetMetadata',
+    access: everyone,
+  },
+  {
     method: 'POST',
     path: '/api/projects/{projectId}/mappings/confirm',
     group: 'projects',

@@ -1,6 +1,7 @@
 /** Projects: the accepted tracker systems, the statuses, and how a new project looks. Pure. */
 import * as z from 'zod';
 import { plainLines, plainName } from './plain-text.ts';
+import type { LastRunSummary } from './runs.ts';
 
 /** The wire values naming the trackers (the spec's <SOURCE_SYSTEM> and <TARGET_SYSTEM>). */
 export const SOURCE_SYSTEMS = ['AZURE_DEVOPS'] as const;
@@ -41,6 +42,8 @@ export interface Project {
   scanSummary?: Record<string, unknown>;
   /** The current quote (functions/domain/quotes.ts): the latest scan's price until one is paid. */
   quoteId?: string;
+  /** The latest run (by start), written by the run's creation and each of its status changes. */
+  lastRun?: LastRunSummary;
 }
 
 /** What the project detail shows of a stored tracker connection: never the credentials. */
@@ -51,7 +54,7 @@ export interface ConnectionView {
   [summary: string]: unknown;
 }
 
-export type ProjectSummary = Pick<Project, 'id' | 'name' | 'status' | 'createdAt' | 'updatedAt'>;
+export type ProjectSummary = Pick<Project, 'id' | 'name' | 'status' | 'createdAt' | 'updatedAt' | 'lastRun'>;
 
 export function newProject(input: CreateProjectInput, tenantId: string, id: string, now: string): Project {
   return {

@@ -82,6 +82,18 @@ export interface Run {
   generation?: number;
 }
 
+/** What the projects list shows of a project's latest run; kept on the project item by the run's own writes. */
+export type LastRunSummary = Pick<Run, 'id' | 'type' | 'status' | 'createdAt' | 'startedAt' | 'finishedAt'>;
+
+export const lastRunSummary = (run: Run): LastRunSummary => ({
+  id: run.id,
+  type: run.type,
+  status: run.status,
+  createdAt: run.createdAt,
+  startedAt: run.startedAt,
+  finishedAt: run.finishedAt,
+});
+
 /**
  * Percent done: create counts for most of a run (it is where items come into being); each later phase adds
  * an equal share. Never lower than what was already reported, and 100 only at the end.

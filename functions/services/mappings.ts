@@ -17,10 +17,11 @@ import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
-import { openSourceClient, openTargetClient } from '#trackers/connections.ts';
+import { openSourceClient } from '#trackers/connections.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { describeTrackerFailure, requireStored } from './connectors.ts';
 import { findProject } from './projects.ts';
+import { fromTarget, openTarget } from './target-metadata.ts';
 
 /** Items read at a time for their people (the engine's preflight slice). */
 const READ_SLICE = 1000;
@@ -36,20 +37,7 @@ const openCredentials = <K extends ConnectionKind>(
   kind: K,
 ) => requireStored(store, tenantId, projectId, kind, () => errors.connectionRequired(kind, projectId));
 
-async function target(store: Store, project: Project): Promise<{ client: JiraClient; key: string }> {
-  const stored = await openCredentials(store, project.tenantId, project.id, 'target');
-  const client = await fromTarget(() => openTargetClient(store, project.tenantId, project.id, stored));
-  return { client, key: stored.creds.project_key };
-}
-
-/** Runs a read of the target, turning what Jira answered into the API's 502 with the spec's message. */
-async function fromTarget<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (err) {
-    throw errors.targetTracker(describeTrackerFailure('target', err, 'target project key not found'));
-  }
-}
+const target = (store: Store, project: Project) => openTarget(store, project.tenantId, project.id);
 
 async function fromSource<T>(read: () => Promise<T>): Promise<T> {
   try {

@@ -28,13 +28,16 @@ export class ProjectRepository {
     return out.Item ? (withoutKeys(out.Item) as unknown as Project) : undefined;
   }
 
-  /** Most recent first: project ids are UUIDv7, so key order is creation order. */
+  /**
+   * Most recent first: project ids are UUIDv7, so key order is creation order. One query: each item carries
+   * its last run's summary (`lastRun`), so the list needs no read per project.
+   */
   async list(tenantId: string): Promise<ProjectSummary[]> {
     const { pk, skPrefix } = keys.projectPrefix(tenantId);
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-      ProjectionExpression: 'id, #name, #status, createdAt, updatedAt',
+      ProjectionExpression: 'id, #name, #status, createdAt, updatedAt, lastRun',
       ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
       ScanIndexForward: false,
     });

@@ -11,7 +11,7 @@ import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
-import type { Run, RunCursor, RunStatus } from '#domain/runs.ts';
+import { lastRunSummary, type Run, type RunCursor, type RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
 import { conditionHeld, ifConditionHolds, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
@@ -69,7 +69,7 @@ export class RunRepository {
    */
   async createLocked(run: Run, fingerprint: string, replacing?: string): Promise<boolean> {
     const lock: RunLock = { runId: run.id, fingerprint, acquiredAt: run.createdAt };
-    return conditionHeld(
+    const created = await conditionHeld(
       this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
@@ -96,6 +96,32 @@ export class RunRepository {
         }),
       ),
       0,
+    );
+    if (created) await this.noteOnProject(run, 'newer');
+    return created;
+  }
+
+  /**
+   * Writes the run's summary on its project item (`lastRun`, what the projects list shows): a new run takes
+   * the place of any older one (run ids are UUIDv7, so ordered by creation); a status change updates it only
+   * while it is still the project's latest, so a late write of an older run cannot bring it back. Conditional
+   * and repeatable; a project deleted meanwhile is left deleted.
+   */
+  private async noteOnProject(run: Run, when: 'newer' | 'same'): Promise<void> {
+    const condition =
+      when === 'newer'
+        ? 'attribute_exists(pk) AND (attribute_not_exists(lastRun) OR lastRun.id <= :id)'
+        : 'attribute_exists(pk) AND lastRun.id = :id';
+    await conditionHeld(
+      this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.project(run.tenantId, run.projectId),
+          UpdateExpression: 'SET lastRun = :summary',
+          ConditionExpression: condition,
+          ExpressionAttributeValues: { ':summary': lastRunSummary(run), ':id': run.id },
+        }),
+      ),
     );
   }
 
@@ -363,8 +389,9 @@ export class RunRepository {
       ),
     );
     if (!out) return false;
-    if (isTerminalRun(to) && out.Attributes)
-      await this.afterEnd(withoutKeys(out.Attributes) as unknown as Run);
+    const run = out.Attributes ? (withoutKeys(out.Attributes) as unknown as Run) : undefined;
+    if (run) await this.noteOnProject(run, 'same');
+    if (isTerminalRun(to) && run) await this.afterEnd(run);
     return true;
   }
 

@@ -18,8 +18,9 @@ import {
   screenshot,
   seriousA11yViolations,
 } from '../support/browser.ts';
+import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
-import { type StartedService, startServiceOnFreePorts } from '../support/local-service.ts';
+import { type StartedService, startService } from '../support/local-service.ts';
 import { startOidcProvider, type TestProvider } from '../support/oidc-provider.ts';
 
 if (!browserAvailable && !browserRequired)
@@ -71,12 +72,21 @@ async function tabTo(name: string): Promise<void> {
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {
-    const started = await startServiceOnFreePorts({
+    const [port, dynamodbPort, adoPort, jiraPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    service = await startService({
+      PORT: String(port),
+      DYNAMODB_PORT: String(dynamodbPort),
+      SANDBOX_ADO_PORT: String(adoPort),
+      SANDBOX_JIRA_PORT: String(jiraPort),
       SANDBOX_ITEMS: '60',
       DATA_DIR: dataDir,
     });
-    service = started;
-    base = started.base;
+    base = `http://127.0.0.1:${port}`;
     password = /password for every demo login: (\S+)/.exec(service.output())?.[1] as string;
     // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
     idp = await startOidcProvider({ redirectUri: `${base}/api/auth/sso/callback` });

@@ -15,8 +15,9 @@ import {
   browserAvailable,
   browserRequired,
   CHROMIUM,
+  checkPage as checkPageOf,
   screenshot,
-  seriousA11yViolations,
+  signInThroughForm,
 } from '../support/browser.ts';
 import { http } from '../support/http.ts';
 import { prepareProjectOverHttp } from '../support/lifecycle.ts';
@@ -74,8 +75,7 @@ async function watch(done: (samples: CardState[][]) => boolean, timeout: number)
 }
 
 async function checkPage(name: string): Promise<void> {
-  await screenshot(page, 'dashboard', name);
-  expect(await seriousA11yViolations(page), name).toEqual([]);
+  expect(await checkPageOf(page, 'dashboard', name)).toEqual([]);
 }
 
 async function startRun(projectId: string, options: Record<string, unknown> = {}): Promise<string> {
@@ -94,14 +94,9 @@ const WAIT = { timeout: 30_000, interval: 100 };
 
 describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', () => {
   beforeAll(async () => {
-    const started = await startServiceOnFreePorts({
-      SANDBOX_ITEMS: '40',
-      DATA_DIR: dataDir,
-    });
-    service = started;
-    base = started.base;
+    let password: string;
+    ({ service, base, password } = await startServiceOnFreePorts({ SANDBOX_ITEMS: '40', DATA_DIR: dataDir }));
     const out = service.output();
-    const password = /password for every demo login: (\S+)/.exec(out)?.[1] as string;
     const ado = /Azure DevOps sandbox: (\S+)/.exec(out)?.[1] as string;
     const jira = /Jira sandbox: (\S+)/.exec(out)?.[1] as string;
     sandboxes = { ado: { url: ado }, jira: { url: jira } } as RunningSandboxes;
@@ -136,11 +131,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
       if (refuseSocket) ws.close({ code: 1011, reason: 'refused by the test' });
       else ws.connectToServer();
     });
-    await page.goto(`${base}/`);
-    await page.getByLabel('E-mail').fill('owner@demo.example.com');
-    await page.getByLabel(/^Password/).fill(password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await signInThroughForm(page, base, 'owner@demo.example.com', password);
   }, 240_000);
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail' && page)

@@ -80,6 +80,14 @@ async function newProject(name: string): Promise<string> {
 const detail = async (id: string) =>
   (await app.call('GET', `/api/projects/${id}`, { token: t.member.token })).body;
 const statusOf = async (id: string) => (await detail(id)).status;
+/** The project's last run as the projects list shows it. */
+const lastRunOf = async (id: string) =>
+  (
+    (await app.call('GET', '/api/projects', { token: t.member.token })).body as {
+      id: string;
+      lastRun?: unknown;
+    }[]
+  ).find((p) => p.id === id)?.lastRun;
 const start = (id: string, body: unknown, token = t.member.token) =>
   app.call('POST', `/api/migrations/project/${id}/start`, { token, body });
 const accept = (id: string, token = t.owner.token, body: unknown = {}) =>
@@ -208,6 +216,15 @@ describe('DRAFT -> COMPLETED through the API', () => {
     expect(['MIGRATING', 'COMPLETED']).toContain(await statusOf(id));
     expect(await waitForRun(run.body.id, ['COMPLETED', 'PARTIAL', 'FAILED'])).toBe('COMPLETED');
     expect(await statusOf(id)).toBe('COMPLETED');
+    // The projects list shows the last run without a query per project.
+    expect(await lastRunOf(id)).toEqual({
+      id: run.body.id,
+      type: 'FULL',
+      status: 'COMPLETED',
+      createdAt: run.body.createdAt,
+      startedAt: expect.any(String),
+      finishedAt: expect.any(String),
+    });
     const issues = (await sandboxControl(sb.jira.url, 'GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
     const finished = (
       await app.call('GET', `/api/migrations/${run.body.id}/status`, { token: t.member.token })
@@ -227,6 +244,11 @@ describe('DRAFT -> COMPLETED through the API', () => {
     const again = await start(id, startBody('INCREMENTAL'));
     expect(again.status).toBe(200);
     expect(await waitForRun(again.body.id, ['COMPLETED', 'PARTIAL', 'FAILED'])).toBe('COMPLETED');
+    expect(await lastRunOf(id)).toMatchObject({
+      id: again.body.id,
+      type: 'INCREMENTAL',
+      status: 'COMPLETED',
+    });
     expect(await statusOf(id)).toBe('COMPLETED');
 
     // The owner's billing view: one quote, one payment, the spend for this project.

@@ -1,5 +1,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
+import { newRun } from '../../functions/services/runs.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 
@@ -97,6 +99,46 @@ describe('GET /api/projects', () => {
       expect(Object.keys(p).sort()).toEqual(['createdAt', 'id', 'name', 'status', 'updatedAt']);
       expect(p.status).toBe('DRAFT');
     }
+  });
+
+  it("shows each project's last run, kept up to date by the run's own status changes", async () => {
+    const tenant = await app.createTenant('LastRuns');
+    const id = (await app.call('POST', '/api/projects', { token: tenant.owner.token, body: valid })).body.id;
+    const listed = async () =>
+      (
+        (await app.call('GET', '/api/projects', { token: tenant.member.token })).body as {
+          lastRun?: unknown;
+        }[]
+      )[0]?.lastRun;
+    expect(await listed()).toBeUndefined();
+
+    // Started as the start API does (run and lock in one write), then moved through the run lifecycle.
+    const older = newRun(tenant.tenantId, id, 'SAMPLE');
+    expect(await app.store.runs.createLocked(older, 'fp')).toBe(true);
+    expect(await listed()).toEqual({
+      id: older.id,
+      type: 'SAMPLE',
+      status: older.status,
+      createdAt: older.createdAt,
+      startedAt: older.startedAt,
+      finishedAt: null,
+    });
+    expect(await app.store.runs.transition(tenant.tenantId, older.id, RUN_TRANSITIONS.pause)).toBe(true);
+    expect(await listed()).toMatchObject({ id: older.id, status: 'PAUSED' });
+
+    // A newer run takes the ended-or-not run's place; a late change of the older run does not bring it back.
+    const newer = newRun(tenant.tenantId, id, 'FULL');
+    expect(await app.store.runs.createLocked(newer, 'fp', older.id)).toBe(true);
+    expect(await listed()).toMatchObject({ id: newer.id, type: 'FULL', status: 'RUNNING' });
+    const finishedAt = new Date().toISOString();
+    expect(
+      await app.store.runs.transition(tenant.tenantId, older.id, RUN_TRANSITIONS.cancel, { finishedAt }),
+    ).toBe(true);
+    expect(await listed()).toMatchObject({ id: newer.id, status: 'RUNNING', finishedAt: null });
+    expect(
+      await app.store.runs.transition(tenant.tenantId, newer.id, RUN_TRANSITIONS.complete, { finishedAt }),
+    ).toBe(true);
+    expect(await listed()).toMatchObject({ id: newer.id, status: 'COMPLETED', finishedAt });
   });
 
   it('answers [] for a tenant without projects', async () => {

@@ -346,6 +346,13 @@ describe('using, refreshing and losing the grant', () => {
     expect(scan.body.totalWorkItems).toBe(40);
     const mappings = await app.call('GET', `/api/projects/${projectId}/mappings`, { token: t.member.token });
     expect(mappings.status).toBe(200);
+    // The mappings pickers' metadata reads through the grant too (Atlassian's gateway, not the site's host).
+    const metadata = await app.call('GET', `/api/projects/${projectId}/target-metadata`, {
+      token: t.member.token,
+    });
+    expect(metadata.status).toBe(200);
+    expect(metadata.body.projectKey).toBe(config.jira.projectKey);
+    expect(metadata.body.users.length).toBeGreaterThan(0);
 
     await markProjectStatus(app.store, t.tenantId, projectId, 'READY');
     const orch = new RecordingOrchestrator();

@@ -96,6 +96,9 @@ describe('OpenAPI conformance', () => {
     sample('GET', '/rest/api/3/user/search', () =>
       exchange('GET', `/rest/api/3/user/search?query=${encodeURIComponent(config.jira.email)}`),
     );
+    sample('GET', '/rest/api/3/user/assignable/search', () =>
+      exchange('GET', `/rest/api/3/user/assignable/search?project=${KEY}`),
+    );
     sample('GET', '/rest/api/3/project/:projectIdOrKey', () => exchange('GET', `/rest/api/3/project/${KEY}`));
     sample('GET', '/rest/api/3/issuetype/project', () =>
       exchange('GET', '/rest/api/3/issuetype/project?projectId=10000'),

@@ -496,6 +496,29 @@ describe('users and components', () => {
     expect((await call('GET', '/rest/api/3/user/search')).status).toBe(400);
   });
 
+  it('lists the users assignable in the project (active accounts), paged, filtered by query', async () => {
+    const all = await call('GET', `/rest/api/3/user/assignable/search?project=${KEY}&maxResults=1000`);
+    expect(all.status).toBe(200);
+    const jiraPeople = sandboxPeople(config.seed).filter((p) => p.on !== 'ado');
+    const ids = (all.body as { accountId: string }[]).map((u) => u.accountId);
+    for (const p of jiraPeople) expect(ids).toContain(p.jiraAccountId);
+    expect(ids).not.toContain(sandboxPeople(config.seed).find((p) => p.on === 'ado')?.jiraAccountId);
+    const person = jiraPeople[0]!;
+    const one = await call(
+      'GET',
+      `/rest/api/3/user/assignable/search?project=${KEY}&query=${encodeURIComponent(person.email)}`,
+    );
+    expect(one.body).toEqual([expect.objectContaining({ accountId: person.jiraAccountId })]);
+    const page = await call(
+      'GET',
+      `/rest/api/3/user/assignable/search?project=${KEY}&startAt=1&maxResults=2`,
+    );
+    expect(page.body.map((u: { accountId: string }) => u.accountId)).toEqual(ids.slice(1, 3));
+    // Jira needs a project or an issue to know what "assignable" means, and knows only its own projects.
+    expect((await call('GET', '/rest/api/3/user/assignable/search')).status).toBe(400);
+    expect((await call('GET', '/rest/api/3/user/assignable/search?project=NOPE')).status).toBe(404);
+  });
+
   it('creates components (names unique) and lists them on the project', async () => {
     expect(
       (await call('POST', '/rest/api/3/component', { name: 'UI', project: KEY, description: 'Front end' }))

@@ -65,3 +65,23 @@ export async function seriousA11yViolations(
       targets: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`),
     }));
 }
+
+/** A screenshot under test-artifacts/<folder>/ and the accessibility check of the page as it is now. */
+export async function checkPage(page: Page, folder: string, name: string): Promise<string[]> {
+  await screenshot(page, folder, name);
+  return (await seriousA11yViolations(page)).map((v) => `${name}: ${v.id} ${v.help} ${v.targets.join(' ')}`);
+}
+
+/** Signs in through the console's form and waits for the projects page. */
+export async function signInThroughForm(
+  page: Page,
+  base: string,
+  email: string,
+  password: string,
+): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel(/^Password/).fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+}

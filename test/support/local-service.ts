@@ -31,10 +31,10 @@ export async function startService(env: Record<string, string>): Promise<Started
   return { proc, output: () => out, exited };
 }
 
-/** `npm start` with the sandboxes on free ports (the gateway, DynamoDB Local, both trackers); answers its URL too. */
+/** `npm start` on free ports with the sandboxes' `items` work items: the service, its URL and the demo password. */
 export async function startServiceOnFreePorts(
   env: Record<string, string>,
-): Promise<StartedService & { base: string }> {
+): Promise<{ service: StartedService; base: string; password: string }> {
   const [port, dynamodbPort, adoPort, jiraPort] = [
     await freePort(),
     await freePort(),
@@ -48,5 +48,6 @@ export async function startServiceOnFreePorts(
     SANDBOX_JIRA_PORT: String(jiraPort),
     ...env,
   });
-  return { ...service, base: `http://127.0.0.1:${port}` };
+  const password = /password for every demo login: (\S+)/.exec(service.output())?.[1] ?? '';
+  return { service, base: `http://127.0.0.1:${port}`, password };
 }

@@ -1,9 +1,10 @@
 /** Routes: sign-in for a visitor, the console's pages for a signed-in user. */
 import { Center, Loader } from '@mantine/core';
 import { lazy, Suspense } from 'react';
-import { Redirect, Route, Switch } from 'wouter';
+import { Redirect, Route, Switch, useRoute } from 'wouter';
 import { useAuth } from './auth';
 import { Layout } from './components/Layout';
+import { AcceptInvitationPage } from './pages/AcceptInvitationPage';
 import { ProjectsPage } from './pages/ProjectsPage';
 import { SignInPage } from './pages/SignInPage';
 
@@ -21,6 +22,9 @@ const ApiReferencePage = lazy(() =>
 
 export function App() {
   const { session, loading } = useAuth();
+  // The invitation link's page stands alone, signed in or not: accepting signs its new member in.
+  const [accepting] = useRoute('/invitations/accept');
+  if (accepting && !loading) return <AcceptInvitationPage />;
   if (loading)
     return (
       <Center h="100vh" component="main">

@@ -94,6 +94,8 @@ export interface JiraPriority {
 const COMMENT_PAGE = 100;
 /** Priorities read a page at a time (the spec's default page). */
 const PRIORITY_PAGE = 50;
+/** Jira's window for assignable users: it never looks past the 1,000th user. */
+const ASSIGNABLE_WINDOW = 1000;
 /** Resolutions read a page at a time (the spec's default page). */
 const RESOLUTION_PAGE = 50;
 
@@ -181,6 +183,18 @@ export class JiraClient {
     const wanted = email.toLowerCase();
     return (await this.findUsersByEmail(email)).find((u) => u.emailAddress?.toLowerCase() === wanted)
       ?.accountId;
+  }
+
+  /**
+   * The users who can be assigned issues of the project. Jira filters only the first 1,000 users of the site
+   * (startAt + maxResults), so one request of 1,000 reads every answer it will ever give
+   * (https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-user-search/#api-rest-api-3-user-assignable-search-get).
+   */
+  async assignableUsers(projectKey: string): Promise<JiraUser[]> {
+    const res = await this.http.request<JiraUser[]>('GET', '/rest/api/3/user/assignable/search', {
+      query: { project: projectKey, startAt: 0, maxResults: ASSIGNABLE_WINDOW },
+    });
+    return Array.isArray(res.body) ? res.body : [];
   }
 
   /** Whether Jira knows this accountId (GET /user answers 404 for an unknown one). */

@@ -1,7 +1,7 @@
 /**
  * The site and project metadata a migrator reads before writing: who am I and what may I do, the project
- * with its issue types, statuses per issue type, fields, priorities, resolutions, users (search by e-mail),
- * project roles (administrators only) and components (created by administrators only).
+ * with its issue types, statuses per issue type, fields, priorities, resolutions, users (search by e-mail,
+ * assignable in the project), project roles (administrators only) and components (created by administrators only).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { currentAccount, requireProjectAdmin } from './auth.ts';
@@ -64,6 +64,38 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
       );
       const render = Render.of(store, req);
       return matches.slice(startAt, startAt + maxResults).map((u) => render.user(u));
+    },
+  );
+
+  // The users who can be assigned a new issue of the project: in the sandbox (one project, no permission
+  // schemes) every active account. Jira filters a window of at most 1,000 users (startAt + maxResults), then
+  // matches `query` on the start of the display name's words and of the e-mail, as the user search does.
+  app.get<{ Querystring: { project?: string; query?: string; startAt?: string; maxResults?: string } }>(
+    '/rest/api/3/user/assignable/search',
+    async (req, reply) => {
+      const { project, query } = req.query;
+      if (!project)
+        return sendError(reply, 400, ["The 'project', 'issueKey' or 'issueId' parameter is required."]);
+      if (!store.projectMatches(project)) return projectNotFound(reply, project);
+      const startAt = intParam(req.query.startAt, 0);
+      const maxResults = intParam(req.query.maxResults, 50);
+      if (Number.isNaN(startAt) || Number.isNaN(maxResults))
+        return sendError(reply, 400, ["'startAt' and 'maxResults' must be non-negative integers."]);
+      const window = [...store.users.values()].slice(startAt, Math.min(startAt + maxResults, 1000));
+      const q = (query ?? '').toLowerCase();
+      const render = Render.of(store, req);
+      return window
+        .filter((u) => u.active)
+        .filter(
+          (u) =>
+            !q ||
+            u.email.toLowerCase().startsWith(q) ||
+            u.displayName
+              .toLowerCase()
+              .split(/\s+/)
+              .some((w) => w.startsWith(q)),
+        )
+        .map((u) => render.user(u));
     },
   );
 

@@ -264,6 +264,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/target-metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the connected Jira project offers the mappings' targets: issue types with their workflow's statuses, statuses, priorities, fields, link types, assignable users (read through the stored connection, kept a minute)
+         * @description Roles: owner, admin, member.
+         */
+        get: operations["projects_targetMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/mappings/confirm": {
         parameters: {
             query?: never;
@@ -904,6 +924,17 @@ export interface components {
             /** @description ISO 8601 timestamp */
             expiresAt: string;
         };
+        /** @description The project's latest run (by start), as it stands now */
+        LastRun: {
+            id: string;
+            /** @enum {string} */
+            type: "FULL" | "SAMPLE" | "INCREMENTAL";
+            status: components["schemas"]["RunStatus"];
+            /** @description ISO 8601 timestamp */
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
         Mappings: {
             projectId: string;
             types: {
@@ -993,6 +1024,8 @@ export interface components {
             scanSummary: {
                 [key: string]: unknown;
             } | null;
+            /** @description Absent until the project has run once */
+            lastRun?: components["schemas"]["LastRun"];
             quote: components["schemas"]["Quote"] | null;
             connections: {
                 source: components["schemas"]["ConnectionView"] | null;
@@ -1009,6 +1042,8 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 timestamp */
             updatedAt: string;
+            /** @description Absent until the project has run once */
+            lastRun?: components["schemas"]["LastRun"];
         };
         Quote: {
             id: string;
@@ -1191,6 +1226,56 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 timestamp */
             updatedAt: string;
+        };
+        TargetMetadata: {
+            projectKey: string;
+            projectName: string;
+            issueTypes: {
+                id: string;
+                name: string;
+                subtask: boolean;
+                hierarchyLevel: number | null;
+                /** @description The statuses of the issue type's workflow */
+                statuses: components["schemas"]["TargetStatus"][];
+            }[];
+            /** @description Every status of the project's workflows, once each */
+            statuses: components["schemas"]["TargetStatus"][];
+            priorities: {
+                id: string;
+                name: string;
+                isDefault: boolean;
+            }[];
+            fields: {
+                id: string;
+                name: string;
+                custom: boolean;
+                /** @description The field schema's JSON type (`string`, `number`, `array`...) */
+                type: string | null;
+                /** @description An array field's element type */
+                items: string | null;
+                /** @description A custom field's type key */
+                customType: string | null;
+            }[];
+            linkTypes: {
+                id: string;
+                name: string;
+                inward: string;
+                outward: string;
+            }[];
+            /** @description Active users who can be assigned issues of the project */
+            users: {
+                accountId: string;
+                displayName: string;
+                emailAddress: string | null;
+            }[];
+            /** @description ISO 8601 timestamp */
+            fetchedAt: string;
+        };
+        /** @description A Jira status; `category` is its status category's key. */
+        TargetStatus: {
+            id: string;
+            name: string;
+            category: string | null;
         };
         WebhookAnswer: {
             /** @constant */
@@ -2770,6 +2855,98 @@ export interface operations {
                         statusCode?: 502;
                         /** @enum {unknown} */
                         code?: "TARGET_TRACKER_ERROR" | "SOURCE_TRACKER_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    projects_targetMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetMetadata"];
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description PROJECT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONNECTION_REQUIRED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "CONNECTION_REQUIRED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description TARGET_TRACKER_ERROR */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 502;
+                        /** @enum {unknown} */
+                        code?: "TARGET_TRACKER_ERROR";
                     };
                 };
             };

@@ -63,7 +63,8 @@ export function ApiReferencePage() {
                     <Badge color="dark" variant="outline" w={70}>
                       {method.toUpperCase()}
                     </Badge>
-                    <Code>{path}</Code>
+                    {/* A long path keeps its width (a squeezed one becomes a scroll box a keyboard cannot reach). */}
+                    <Code style={{ flexShrink: 0 }}>{path}</Code>
                     <Text size="sm">{op.summary}</Text>
                   </Group>
                 </Accordion.Control>

@@ -36,6 +36,22 @@ export function StatusBadge({ status }: { status: string }) {
   );
 }
 
+/** The project's latest run: its type and status, when it ended (or started), linked to its page. */
+function LastRun({ run }: { run: Schemas['LastRun'] | undefined }) {
+  if (!run) return <Text size="sm">Never run</Text>;
+  const at = run.finishedAt ?? run.startedAt ?? run.createdAt;
+  return (
+    <Link href={`/runs/${run.id}`} data-testid="last-run">
+      <Group gap={6} wrap="nowrap" component="span">
+        <StatusBadge status={run.status} />
+        <Text size="sm" component="span">
+          {run.type}, {run.finishedAt ? 'ended' : 'started'} {new Date(at).toLocaleString()}
+        </Text>
+      </Group>
+    </Link>
+  );
+}
+
 export function ProjectsPage() {
   const { session } = useAuth();
   const role = session?.role;
@@ -51,6 +67,7 @@ export function ProjectsPage() {
           <Table.Tr>
             <Table.Th>Name</Table.Th>
             <Table.Th>Status</Table.Th>
+            <Table.Th>Last run</Table.Th>
             <Table.Th>Created</Table.Th>
             <Table.Th>Updated</Table.Th>
             {allowed('DELETE /api/projects/{projectId}', role) && (
@@ -68,6 +85,9 @@ export function ProjectsPage() {
               </Table.Td>
               <Table.Td>
                 <StatusBadge status={p.status} />
+              </Table.Td>
+              <Table.Td>
+                <LastRun run={p.lastRun} />
               </Table.Td>
               <Table.Td>{new Date(p.createdAt).toLocaleString()}</Table.Td>
               <Table.Td>{new Date(p.updatedAt).toLocaleString()}</Table.Td>

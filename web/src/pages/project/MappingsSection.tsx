@@ -1,9 +1,23 @@
 /**
  * The mappings editor: each Azure DevOps type, state, field, person and link relation beside its Jira target.
- * Suggestions come from the scan and the Jira project's metadata; each problem the API finds on save
- * (`types.Bug: Jira project MIG has no issue type "Defect"`) is shown on its row. Save, then confirm.
+ * Suggestions come from the scan and the Jira project's metadata; each row's picker offers what the connected
+ * Jira project has (GET /api/projects/{id}/target-metadata), typing stays free and each problem the API finds on
+ * save (`types.Bug: Jira project MIG has no issue type "Defect"`) is shown on its row. Save, then confirm.
  */
-import { Alert, Autocomplete, Badge, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
+import {
+  Alert,
+  Autocomplete,
+  Badge,
+  Button,
+  Card,
+  type ComboboxItem,
+  Group,
+  type OptionsFilter,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { ApiError, api, type Schemas, unwrap } from '../../api/client';
@@ -22,6 +36,50 @@ const TABLES = [
 ] as const;
 type TableName = (typeof TABLES)[number][0];
 type Tables = Pick<Mappings, TableName>;
+type TargetMetadata = Schemas['TargetMetadata'];
+
+/** A picker's choices: the values a row may hold, each with what a person reads for it. */
+type Choices = { values: string[]; labels: Map<string, string> };
+
+const choices = (entries: [value: string, label: string][]): Choices => ({
+  values: [...new Set(entries.map(([v]) => v))],
+  labels: new Map(entries),
+});
+
+/** What the Jira project offers each table: names for types, statuses and link types, ids for fields and people. */
+function choicesOf(meta: TargetMetadata): Record<TableName, Choices> {
+  const typesWith = (status: string) =>
+    meta.issueTypes.filter((t) => t.statuses.some((s) => s.name === status)).map((t) => t.name);
+  return {
+    types: choices(meta.issueTypes.map((t) => [t.name, t.subtask ? `${t.name} (sub-task)` : t.name])),
+    states: choices(meta.statuses.map((s) => [s.name, `${s.name}: ${typesWith(s.name).join(', ')}`])),
+    fields: choices(
+      meta.fields.map((f) => [
+        f.id,
+        `${f.name} (${f.id}${f.type ? `, ${f.items ? `${f.type} of ${f.items}` : f.type}` : ''})`,
+      ]),
+    ),
+    users: choices(
+      meta.users.map((u) => [
+        u.accountId,
+        u.emailAddress ? `${u.displayName} <${u.emailAddress}>` : u.displayName,
+      ]),
+    ),
+    linkTypes: choices(meta.linkTypes.map((l) => [l.name, `${l.name} (${l.outward} / ${l.inward})`])),
+  };
+}
+
+/** Every choice while the row holds one of them exactly (a picker, not a search); else those matching the text. */
+const pickerFilter =
+  (labels: Map<string, string>): OptionsFilter =>
+  ({ options, search, limit }) => {
+    const items = options as ComboboxItem[];
+    const q = search.trim().toLowerCase();
+    if (!q || items.some((o) => o.value.toLowerCase() === q)) return items.slice(0, limit);
+    return items
+      .filter((o) => `${o.value} ${labels.get(o.value) ?? ''}`.toLowerCase().includes(q))
+      .slice(0, limit);
+  };
 
 /** `types.Bug: ...` -> the problem of row Bug of table types. */
 function problemsByRow(error: unknown): Map<string, string[]> {
@@ -44,6 +102,17 @@ export function MappingsSection({ project }: { project: Project }) {
       unwrap(
         await api.GET('/api/projects/{projectId}/mappings', { params: { path: { projectId: project.id } } }),
       ),
+  });
+  // What the Jira project offers; without it (Jira unreachable) the pickers offer the suggested targets.
+  const metadata = useQuery({
+    queryKey: ['target-metadata', project.id],
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/api/projects/{projectId}/target-metadata', {
+          params: { path: { projectId: project.id } },
+        }),
+      ),
+    staleTime: 60_000,
   });
   const [draft, setDraft] = useState<Tables | undefined>();
   useEffect(() => {
@@ -103,10 +172,15 @@ export function MappingsSection({ project }: { project: Project }) {
       )}
       {save.error && problems.size === 0 && <ErrorNotice error={save.error} title="Could not save" />}
       <ErrorNotice error={confirm.error} title="Could not confirm" />
+      {metadata.error && <ErrorNotice error={metadata.error} title="Jira's choices are not available" />}
       {TABLES.map(([table, title, target]) => {
-        const suggestions = [
-          ...new Set(Object.values(mappings.data[table]).filter((v): v is string => Boolean(v))),
-        ];
+        const offered = metadata.data
+          ? choicesOf(metadata.data)[table]
+          : choices(
+              Object.values(mappings.data[table])
+                .filter((v): v is string => Boolean(v))
+                .map((v) => [v, v]),
+            );
         return (
           <Card withBorder key={table} component="section" aria-labelledby={`map-${table}`}>
             <Title order={2} size="h4" id={`map-${table}`} mb="sm">
@@ -128,11 +202,20 @@ export function MappingsSection({ project }: { project: Project }) {
                       <Table.Td>
                         <Autocomplete
                           aria-label={`${target} for ${key}`}
-                          data={suggestions}
+                          data={offered.values}
+                          filter={pickerFilter(offered.labels)}
+                          renderOption={({ option }) => offered.labels.get(option.value) ?? option.value}
+                          limit={200}
                           value={value ?? ''}
                           readOnly={!canEdit}
                           onChange={(v) => edit(table, key, v)}
                           error={rowProblems?.join('; ')}
+                          // An id means little to a person: say which field or account it is.
+                          description={
+                            table === 'fields' || table === 'users'
+                              ? offered.labels.get(value ?? '')
+                              : undefined
+                          }
                         />
                       </Table.Td>
                     </Table.Tr>

@@ -1,0 +1,240 @@
+/**
+ * The console's pages fed by the API's newer answers, in Debian's Chromium against `npm start` itself: the
+ * mappings pickers offer what the sandbox Jira project has (its issue types, its statuses) and a picked value
+ * saves; the projects list shows the last run; an invitation accepted from the mail in the offline outbox signs
+ * the new member in (and the spent link says so). Screenshots under test-artifacts/console-metadata/, axe-core
+ * with zero serious or critical violations on each new view. One service, one browser, one page for the file.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import {
+  browserAvailable,
+  browserRequired,
+  CHROMIUM,
+  checkPage as checkPageOf,
+  screenshot,
+  signInThroughForm,
+} from '../support/browser.ts';
+import { http } from '../support/http.ts';
+import { type StartedService, startServiceOnFreePorts } from '../support/local-service.ts';
+
+if (!browserAvailable && !browserRequired)
+  console.warn(`console-metadata browser test: no Chromium at ${CHROMIUM}: skipped`);
+
+const sandbox = sandboxConfigFromEnv({});
+const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-metadata-'));
+let service: StartedService | undefined;
+let browser: Browser;
+let page: Page;
+let base: string;
+let jiraUrl: string;
+let password: string;
+let ownerToken: string;
+let projectId: string;
+
+const WAIT = { timeout: 30_000, interval: 100 };
+
+async function checkPage(name: string): Promise<void> {
+  expect(await checkPageOf(page, 'console-metadata', name)).toEqual([]);
+}
+
+const signIn = (email: string) => signInThroughForm(page, base, email, password);
+
+/** Calls the API as the owner; a refusal fails the test with the API's answer. */
+async function api(method: string, path: string, body?: unknown) {
+  const res = await http(base, method, path, { token: ownerToken, body });
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** The texts of the open picker's options. */
+async function openOptions(): Promise<string[]> {
+  const options = page.getByRole('listbox').getByRole('option');
+  await options.first().waitFor();
+  return options.allTextContents();
+}
+
+describe.skipIf(!browserAvailable && !browserRequired)('the console on the target metadata', () => {
+  beforeAll(async () => {
+    ({ service, base, password } = await startServiceOnFreePorts({ SANDBOX_ITEMS: '20', DATA_DIR: dataDir }));
+    const out = service.output();
+    jiraUrl = /Jira sandbox: (\S+)/.exec(out)?.[1] as string;
+    ownerToken = (
+      await http(base, 'POST', '/api/auth/login', {
+        body: { email: 'owner@demo.example.com', password },
+        localAddress: '127.0.0.42',
+      })
+    ).body.accessToken;
+    // The demo project, connected and scanned through the API: the pages under test come after that.
+    projectId = ((await api('GET', '/api/projects')) as { id: string; name: string }[]).find((p) =>
+      p.name.startsWith('Demo'),
+    )?.id as string;
+    for (const type of ['azure_devops', 'jira'])
+      expect(
+        ((await api('POST', '/api/connectors/test', { type, projectId })) as { success: boolean }).success,
+      ).toBe(true);
+    await api('POST', '/api/connectors/scan', { type: 'azure_devops', projectId });
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') console.log(`browser console: ${m.text()}`);
+    });
+  }, 180_000);
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail' && page)
+      await screenshot(
+        page,
+        'console-metadata',
+        `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`,
+      ).catch(() => {});
+  });
+  afterAll(async () => {
+    await browser?.close();
+    service?.proc.kill('SIGTERM');
+    await service?.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("offers the Jira project's issue types and statuses in the mapping pickers, and saves a picked one", async () => {
+    const jira = (path: string) =>
+      http(jiraUrl, 'GET', path, {
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${sandbox.jira.email}:${sandbox.jira.apiToken}`).toString('base64')}`,
+        },
+      });
+    const issueTypes = (
+      (await jira(`/rest/api/3/project/${sandbox.jira.projectKey}`)).body.issueTypes as {
+        name: string;
+        subtask: boolean;
+      }[]
+    ).map((t) => (t.subtask ? `${t.name} (sub-task)` : t.name));
+    const statuses = new Set(
+      (
+        (await jira(`/rest/api/3/project/${sandbox.jira.projectKey}/statuses`)).body as {
+          statuses: { name: string }[];
+        }[]
+      ).flatMap((t) => t.statuses.map((s) => s.name)),
+    );
+
+    await signIn('owner@demo.example.com');
+    await page.getByRole('link', { name: /^Demo/ }).click();
+    await page.getByRole('tab', { name: 'Mappings' }).click();
+    const types = page.getByRole('table', { name: 'Work item types' });
+    const firstType = types.getByRole('combobox').first();
+    await firstType.waitFor();
+    const row = (await types.getByRole('row').nth(1).getByRole('cell').first().textContent()) as string;
+    const suggested = await firstType.inputValue();
+
+    // The row holds one of Jira's choices: the picker offers every issue type of the project, as Jira lists them.
+    await firstType.click();
+    expect(await openOptions()).toEqual(issueTypes);
+    await checkPage('01-type-picker');
+    const picked = issueTypes.find((t) => t !== suggested && !t.endsWith('(sub-task)')) as string;
+    await page.getByRole('option', { name: picked, exact: true }).click();
+    expect(await firstType.inputValue()).toBe(picked);
+    await page.keyboard.press('Escape');
+
+    // The states picker offers the statuses of the project's workflows, each naming the issue types that have it.
+    const firstState = page.getByRole('table', { name: 'States' }).getByRole('combobox').first();
+    await firstState.click();
+    const stateOptions = await openOptions();
+    expect(new Set(stateOptions.map((o) => o.split(':')[0]))).toEqual(statuses);
+    expect(stateOptions.every((o) => /: \S/.test(o))).toBe(true);
+    await page.keyboard.press('Escape');
+
+    await page.getByRole('button', { name: 'Save mappings' }).click();
+    await expect.poll(() => page.getByText('saved', { exact: true }).count(), WAIT).toBeGreaterThan(0);
+    const saved = (await api('GET', `/api/projects/${projectId}/mappings`)) as {
+      source: string;
+      types: Record<string, string>;
+    };
+    expect(saved.source).toBe('saved');
+    expect(saved.types[row]).toBe(picked);
+    await checkPage('02-mappings-saved');
+  });
+
+  it('shows the last run of each project in the projects list', async () => {
+    await page.getByRole('button', { name: 'Confirm mappings' }).click();
+    await expect.poll(() => page.getByText('MAPPED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
+    const run = (await api('POST', `/api/migrations/project/${projectId}/start`, {
+      type: 'SAMPLE',
+      enginePayload: {
+        source: { org: sandbox.ado.org, project: sandbox.ado.project, pat: sandbox.ado.pat },
+        target: {
+          base_url: jiraUrl,
+          email: sandbox.jira.email,
+          api_token: sandbox.jira.apiToken,
+          project_key: sandbox.jira.projectKey,
+        },
+        options: { dry_run: true, migrate_attachments: false, migrate_comments: false },
+      },
+    })) as { id: string };
+    await expect
+      .poll(
+        async () => ((await api('GET', `/api/migrations/${run.id}/status`)) as { status: string }).status,
+        {
+          timeout: 60_000,
+          interval: 250,
+        },
+      )
+      .toBe('COMPLETED');
+
+    await page.getByRole('link', { name: 'Projects' }).first().click();
+    const lastRun = page.getByRole('row', { name: /^Demo/ }).getByTestId('last-run');
+    await expect.poll(() => lastRun.textContent(), WAIT).toMatch(/^COMPLETEDSAMPLE, ended /);
+    expect(await lastRun.getAttribute('href')).toBe(`/runs/${run.id}`);
+    await checkPage('03-projects-last-run');
+  });
+
+  it('accepts an invitation from the mail in the outbox: the new member is signed in, the spent link says so', async () => {
+    const email = 'new.member@demo.example.com';
+    await api('POST', '/api/team/members', { email, role: 'member' });
+    const outbox = join(dataDir, 'outbox');
+    const mail = readdirSync(outbox)
+      .map((f) => JSON.parse(readFileSync(join(outbox, f), 'utf8')) as { to: string; text: string })
+      .find((m) => m.to === email);
+    const link = /(http\S+\/invitations\/accept#token=\S+)/.exec(mail?.text ?? '')?.[1] as string;
+    expect(link).toBeDefined();
+    const token = decodeURIComponent(new URL(link).hash.replace('#token=', ''));
+
+    // The token stays in the fragment: no request's address or Referer carries it (Chromium's protocol does not
+    // show a fetch body built as a stream, so the accept call is checked by its answer instead).
+    const carriers: string[] = [];
+    page.on('request', (r) => {
+      const referer = r.headers().referer ?? '';
+      if (r.url().includes(token) || referer.includes(token)) carriers.push(`${r.method()} ${r.url()}`);
+    });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Accept your invitation' }).waitFor();
+    await checkPage('04-accept-invitation');
+    await page.getByLabel(/^New password/).fill('a-new-password-1');
+    await page.getByLabel(/^Repeat the password/).fill('a-new-password-1');
+    const accepted = page.waitForResponse((r) => r.url() === `${base}/api/invitations/accept`);
+    await page.getByRole('button', { name: 'Accept and sign in' }).click();
+    expect((await accepted).status()).toBe(200);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(await page.getByText(`${email} (member)`).count()).toBe(1);
+    expect(new URL(page.url()).hash).toBe('');
+    expect(carriers).toEqual([]);
+
+    // The link works once.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.goto(link);
+    await page.getByLabel(/^New password/).fill('another-password');
+    await page.getByLabel(/^Repeat the password/).fill('another-password');
+    await page.getByRole('button', { name: 'Accept and sign in' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').textContent(), WAIT)
+      .toContain('This invitation link is invalid, expired or was already used');
+    expect(await page.getByRole('link', { name: 'Sign in' }).count()).toBe(1);
+    await checkPage('05-invitation-spent');
+  });
+});
