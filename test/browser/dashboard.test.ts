@@ -197,8 +197,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
     await jiraLatency(60);
     const runId = await startRun(projects.Alpha, { dry_run: true });
     const card = page.locator(`[data-run-id="${runId}"]`);
-    // A run of an idle project shows at the next full read of the lists (every fifth poll).
-    await card.waitFor({ timeout: 60_000 });
+    // Found by a poll: the projects list names it as Alpha's last run, and Alpha's runs list is read.
+    await card.waitFor({ timeout: 30_000 });
     expect(await card.getByText('dry run', { exact: true }).count()).toBe(1);
     await jiraLatency(0);
     await expect

@@ -177,19 +177,21 @@ describe('the dashboard board', () => {
     expect(visibleRuns(mergeList(emptyBoard, items), 2).map((r) => r.id)).toEqual(['r4', 'r3', 'r0']);
   });
 
-  it('names the projects a poll between full reads reads: an active run, or migrating', () => {
+  it('names the projects a poll reads: an active run, a last run active or not seen yet, migrating', () => {
     const board = mergeList(emptyBoard, [
       listed('a', { projectId: P1, status: 'PAUSED' }),
       listed('b', { projectId: P2, status: 'COMPLETED' }),
       listed('c', { projectId: 'gone', status: 'RUNNING' }),
     ]);
     const projects = [
-      { id: P1, status: 'READY' },
-      { id: P2, status: 'COMPLETED' },
+      { id: P1, status: 'READY', lastRun: { id: 'a', status: 'PAUSED' } },
+      { id: P2, status: 'COMPLETED', lastRun: { id: 'b', status: 'COMPLETED' } },
       { id: 'p3', status: 'MIGRATING' },
       { id: 'p4', status: 'READY' },
+      { id: 'p5', status: 'COMPLETED', lastRun: { id: 'new dry run', status: 'COMPLETED' } },
+      { id: 'p6', status: 'READY', lastRun: { id: 'b', status: 'RUNNING' } },
     ];
-    expect(busyProjects(board, projects)).toEqual(['p3', P1]);
+    expect(busyProjects(board, projects)).toEqual(['p3', 'p5', 'p6', P1]);
   });
 
   it('answers the same board when nothing arrives', () => {

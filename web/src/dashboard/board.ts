@@ -251,16 +251,28 @@ export function visibleRuns(board: Board, endedLimit = 20): BoardRun[] {
   return newestFirst.filter((r) => isActive(r.status) || ended++ < endedLimit);
 }
 
+/** A project as the projects list gives it; the fields the board reads. */
+export interface ListedProject {
+  id: string;
+  status: string;
+  /** Kept on the project by its runs' creation and status changes (absent for a project without one). */
+  lastRun?: { id: string; status: string };
+}
+
 /**
- * The projects worth reading again on a poll between full reads: those with a run the board shows active, and
- * those the API says are migrating (a run started since the last read). A new SAMPLE or dry run of an idle
- * project waits for the next full read.
+ * The projects whose runs lists a poll reads: those with a run the board shows active, and those whose last run
+ * (from the projects list) is active or one the board has not seen (started since the last read).
  */
-export function busyProjects(board: Board, projects: readonly { id: string; status: string }[]): string[] {
-  const busy = new Set(projects.filter((p) => p.status === 'MIGRATING').map((p) => p.id));
-  for (const run of board.values()) if (isActive(run.status)) busy.add(run.projectId);
+export function busyProjects(board: Board, projects: readonly ListedProject[]): string[] {
+  const busy = new Set<string>();
+  for (const p of projects) {
+    const last = p.lastRun;
+    if (p.status === 'MIGRATING' || (last && (isActive(last.status) || !board.has(last.id)))) busy.add(p.id);
+  }
   const known = new Set(projects.map((p) => p.id));
-  return [...busy].filter((id) => known.has(id)).sort();
+  for (const run of board.values())
+    if (isActive(run.status) && known.has(run.projectId)) busy.add(run.projectId);
+  return [...busy].sort();
 }
 
 /** The phase for people: the event's name when there is one, the console's name for the number otherwise. */

@@ -29,8 +29,6 @@ import { projectsQuery, StatusBadge } from './ProjectsPage';
 
 /** How often the runs lists are read while the socket is down. */
 const POLL_MS = 3_000;
-/** Every how many polls all projects are read (a run of an idle project shows within 15 s). */
-const FULL_READ_EVERY = 5;
 
 /**
  * Every named project's runs (the runs list is per project: `projectId` is required). A paused run's reason is
@@ -82,16 +80,14 @@ export function DashboardPage() {
 
   const projects = useQuery({ ...projectsQuery, refetchInterval: live ? false : POLL_MS });
   const projectIds = (projects.data ?? []).map((p) => p.id).sort();
-  // A poll reads every project's runs only every FULL_READ_EVERY polls (and to catch up); in between, only the
-  // busy projects' (an active run, or migrating): the runs list is per project, and a tenant may have many.
-  const reads = useRef(0);
+  // The runs list is per project, and a tenant may have many: a poll reads only the busy projects' (the
+  // projects list, polled too, tells of a new run by its last run); the first read and a catch-up read all.
   const fullReadNext = useRef(true);
   const reasonsRead = useRef(new Set<string>());
   const runs = useQuery({
     queryKey: ['dashboard-runs', projectIds],
     queryFn: () => {
-      const full = fullReadNext.current || reads.current % FULL_READ_EVERY === 0;
-      reads.current++;
+      const full = fullReadNext.current;
       fullReadNext.current = false;
       const ids = full ? projectIds : busyProjects(boardRef.current, projects.data ?? []);
       return loadRuns(ids, reasonsRead.current);
