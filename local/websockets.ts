@@ -22,6 +22,8 @@ const newConnectionId = () => randomBytes(10).toString('base64');
 
 export class LocalWebSockets implements ConnectionPoster {
   private readonly open = new Map<string, WebSocket>();
+  /** Sockets `lose` took out of `open`: still connected, closed with the gateway. */
+  private readonly lost = new Set<WebSocket>();
   /** Admitted by `$connect`, upgrade under way: a post now is dropped, not answered gone. */
   private readonly upgrading = new Set<string>();
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -51,6 +53,7 @@ export class LocalWebSockets implements ConnectionPoster {
     const socket = this.open.get(connectionId);
     if (!socket) return false;
     this.open.delete(connectionId);
+    this.lost.add(socket);
     socket.removeAllListeners('close');
     socket.removeAllListeners('message');
     return true;
@@ -67,8 +70,14 @@ export class LocalWebSockets implements ConnectionPoster {
   }
 
   close(): void {
-    for (const socket of this.open.values()) socket.terminate();
+    // No $disconnect on the way out (the table may be going too): a row left behind is answered gone at the next
+    // post after a restart, and removed then (or by its TTL).
+    for (const socket of [...this.open.values(), ...this.lost]) {
+      socket.removeAllListeners('close');
+      socket.terminate();
+    }
     this.open.clear();
+    this.lost.clear();
     this.wss.close();
   }
 

@@ -17,7 +17,14 @@ import { AwsConnectionPoster } from './dashboard-poster-aws.ts';
 /** The poster in place; undefined: no dashboard channel here (a test, a CLI), frames are dropped. */
 export const connectionPoster = adapterSlot<ConnectionPoster | undefined>(() => {
   const endpoint = readEnv(['DASHBOARD_WS_ENDPOINT']).DASHBOARD_WS_ENDPOINT;
-  return endpoint ? new AwsConnectionPoster(new ApiGatewayManagementApiClient({ endpoint })) : undefined;
+  if (!endpoint) return undefined;
+  // A post that hangs must not hold the run's later frames for long (the SDK sets no timeout by default).
+  const client = new ApiGatewayManagementApiClient({
+    endpoint,
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000 },
+  });
+  return new AwsConnectionPoster(client);
 });
 
 /** What one fan-out did (the bench and tests read it). */

@@ -59,10 +59,12 @@ export class RunEventsNotifier {
 
   /** At most one a second per run: the others are dropped (the next one says more anyway). */
   progress(tenantId: string, run: FrameRun, phase: number, p: Extract<RunEvent, { type: 'progress' }>): void {
-    if (!this.throttle.admit(run.id, nowMs())) return;
+    // One reading of the clock for both: frames' `at` are then a second apart at least, as admitted.
+    const now = nowMs();
+    if (!this.throttle.admit(run.id, now)) return;
     this.send(
       tenantId,
-      runFrame('run.progress', run, nowIso(), {
+      runFrame('run.progress', run, new Date(now).toISOString(), {
         phase,
         phaseName: phaseName(phase),
         current: p.current,

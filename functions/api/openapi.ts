@@ -3,7 +3,9 @@
  * ./contract.ts: the same schemas the handlers parse requests with and type their answers by. Nothing here is
  * written by hand twice; `npm run openapi` writes it to docs/openapi.json and GET /api/openapi.json serves it.
  */
+
 import * as z from 'zod';
+import { ClientMessage, DASHBOARD_WS_PATH, DashboardFrame } from '#domain/dashboard-events.ts';
 import { ErrorCode } from '#platform/errors.ts';
 import { contracts, type ResponseBody, type RouteContract } from './contract.ts';
 import { ErrorBodySchema } from './responses.ts';
@@ -270,6 +272,22 @@ export function buildOpenApiDocument(): Json {
     },
     tags: [...new Set(routes.map((r) => r.group))].map((name) => ({ name })),
     paths,
+    // Not a REST path (OpenAPI has no WebSocket operations): described beside them, frames as JSON Schema.
+    'x-websockets': {
+      [DASHBOARD_WS_PATH]: {
+        summary: 'Tenant dashboard: every run of the tenant, live',
+        description:
+          '`GET /api/ws?token=<access token>`, upgraded to a WebSocket. Refusals come before the upgrade as HTTP ' +
+          'answers with the error body: 401 UNAUTHORIZED / TOKEN_EXPIRED / SESSION_REVOKED, 429 STREAM_LIMIT ' +
+          "(DASHBOARD_MAX_PER_USER). The server sends JSON text frames (`serverFrames`) of the connection's own " +
+          'tenant only; a client may send `clientMessages` (`{"action":"ping"}`, answered `{"type":"pong"}`; ' +
+          'anything else `{"type":"error","code":"UNKNOWN_ACTION"}`). docs/api.md, "Tenant dashboard (WebSocket)".',
+        'x-roles': ['owner', 'admin', 'member'],
+        'x-error-codes': ['UNAUTHORIZED', 'TOKEN_EXPIRED', 'SESSION_REVOKED', 'STREAM_LIMIT'],
+        serverFrames: schemas.convert(DashboardFrame, 'output'),
+        clientMessages: schemas.convert(ClientMessage, 'input'),
+      },
+    },
     components: {
       schemas: Object.fromEntries(Object.entries(schemas.components).sort(([a], [b]) => a.localeCompare(b))),
       securitySchemes: {

@@ -1,7 +1,7 @@
 /**
- * Tells the run's stream (and the tenant dashboard: `run.waiting`) when a tracker makes the whole run wait (Jira's hourly quota spent, Azure DevOps blocking
- * the identity): "Waiting for Jira's hourly quota until 14:00 UTC". The HTTP layer does the waiting; this only
- * writes the line.
+ * Tells the run's stream (and the tenant dashboard: `run.waiting`) when a tracker makes the whole run wait (Jira's
+ * hourly quota spent, Azure DevOps blocking the identity): "Waiting for Jira's hourly quota until 14:00 UTC". The
+ * HTTP layer does the waiting; this only writes the line.
  */
 import { statusEventId } from '#domain/run-events.ts';
 import type { Run } from '#domain/runs.ts';

@@ -2,18 +2,12 @@
  * `npm run bench`: figures, never assertions. Starts DynamoDB Local in memory and the real gateway, then
  * measures the API paths the foundation owns. Later issues add the migration benchmark here.
  */
-import { randomBytes } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
-const { startDynamoLocal } = await import('../../local/dynamodb.ts');
-const { ensureTable } = await import('../../local/table.ts');
+const { startBenchTable } = await import('./bench-table.ts');
 const { startGateway } = await import('../../local/gateway.ts');
-const { createStore } = await import('../../functions/store/index.ts');
-const { createDocumentClient } = await import('../../functions/store/client.ts');
 const { createTenant, createUser } = await import('../../functions/services/operator.ts');
 
 function stats(samples: number[]) {
@@ -37,26 +31,8 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-const dynamo = await startDynamoLocal({ port: await freePort() });
-const table = 'bench';
-Object.assign(process.env, {
-  STAGE: 'dev',
-  TABLE_NAME: table,
-  AWS_REGION: 'eu-west-2',
-  DYNAMODB_ENDPOINT: dynamo.endpoint,
-  JWT_SECRET: randomBytes(48).toString('base64'),
-  AUTH_RATE_LIMIT_PER_MINUTE: '100000',
-});
-const raw = new DynamoDBClient({
-  endpoint: dynamo.endpoint,
-  region: 'eu-west-2',
-  credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-});
-await ensureTable(raw, table);
-const store = createStore({
-  db: createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint }),
-  name: table,
-});
+const bench = await startBenchTable('bench');
+const store = bench.store;
 const tenant = await createTenant(store, { name: 'Bench' });
 await createUser(store, {
   tenantId: tenant.id,
@@ -122,6 +98,5 @@ for (let i = 0; i < 200; i++) health.push(await timed(() => call('GET', '/api/he
 row('GET /api/health', health);
 
 await gateway.close();
-raw.destroy();
-await dynamo.stop();
+await bench.stop();
 process.exit(0);

@@ -4,19 +4,13 @@
  * (`withRunEvents`, the engine's own path): the time from a checkpoint's write being done to its `run.phase`
  * frame arriving on every socket (the table query of the tenant's connections and N posts included).
  */
-import { randomBytes } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import WebSocket from 'ws';
-import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
-const { startDynamoLocal } = await import('../../local/dynamodb.ts');
-const { ensureTable } = await import('../../local/table.ts');
+const { startBenchTable } = await import('./bench-table.ts');
 const { startGateway } = await import('../../local/gateway.ts');
-const { createStore } = await import('../../functions/store/index.ts');
-const { createDocumentClient } = await import('../../functions/store/client.ts');
 const { createTenant, createUser } = await import('../../functions/services/operator.ts');
 const { connectionPoster } = await import('../../functions/adapters/dashboard-channel.ts');
 const { RunEventsNotifier, withRunEvents } = await import('../../functions/adapters/run-events.ts');
@@ -31,27 +25,8 @@ function stats(samples: number[]) {
   return { n: s.length, p50: at(0.5), p95: at(0.95) };
 }
 
-const dynamo = await startDynamoLocal({ port: await freePort() });
-const table = 'bench';
-Object.assign(process.env, {
-  STAGE: 'dev',
-  TABLE_NAME: table,
-  AWS_REGION: 'eu-west-2',
-  DYNAMODB_ENDPOINT: dynamo.endpoint,
-  JWT_SECRET: randomBytes(48).toString('base64'),
-  AUTH_RATE_LIMIT_PER_MINUTE: '100000',
-  DASHBOARD_MAX_PER_USER: '100',
-});
-const raw = new DynamoDBClient({
-  endpoint: dynamo.endpoint,
-  region: 'eu-west-2',
-  credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-});
-await ensureTable(raw, table);
-const store = createStore({
-  db: createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint }),
-  name: table,
-});
+const bench = await startBenchTable('bench', { DASHBOARD_MAX_PER_USER: '100' });
+const store = bench.store;
 const gateway = await startGateway({ port: 0 });
 connectionPoster.use(gateway.websockets);
 const tenant = await createTenant(store, { name: 'Bench' });
@@ -126,6 +101,5 @@ for (const n of SOCKETS) {
 
 connectionPoster.use(undefined);
 await gateway.close();
-raw.destroy();
-await dynamo.stop();
+await bench.stop();
 process.exit(0);

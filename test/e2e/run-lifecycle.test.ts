@@ -18,7 +18,7 @@ import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/co
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import type { JiraIssueDump } from '../support/engine-harness.ts';
-import { markProjectStatus } from '../support/lifecycle.ts';
+import { readyProject } from '../support/lifecycle.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
 import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
@@ -73,16 +73,7 @@ const jira = (method: string, path: string, body?: unknown) =>
 
 const startBody = (source: Record<string, unknown> = {}) => sandboxStartBody(sandboxes, config, source);
 
-async function newProject(name: string): Promise<string> {
-  const res = await app.call('POST', '/api/projects', {
-    token: tenant.owner.token,
-    body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
-  });
-  expect(res.status).toBe(201);
-  // Paid, by arrangement: the flow to READY over HTTP is project-lifecycle.test.ts's.
-  await markProjectStatus(app.store, tenant.tenantId, res.body.id, 'READY');
-  return res.body.id;
-}
+const newProject = (name: string) => readyProject(app, tenant, name);
 
 const start = (projectId: string, body: unknown = startBody()) =>
   app.call('POST', `/api/migrations/project/${projectId}/start`, { token: tenant.admin.token, body });

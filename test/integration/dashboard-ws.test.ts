@@ -8,7 +8,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionPoster } from '../../functions/adapters/dashboard-channel.ts';
 import { RunEventsNotifier } from '../../functions/adapters/run-events.ts';
@@ -19,9 +18,9 @@ import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
-import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { expiredOwnerToken, startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { connectDashboard, type DashboardSocket, openDashboard } from '../support/dashboard-socket.ts';
-import { markProjectStatus } from '../support/lifecycle.ts';
+import { readyProject } from '../support/lifecycle.ts';
 import { createRun } from '../support/runs.ts';
 import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
@@ -80,15 +79,7 @@ describe('refusals at $connect, before the upgrade', () => {
   });
 
   it('answers 401 TOKEN_EXPIRED for an expired token', async () => {
-    const now = Math.floor(Date.now() / 1000);
-    const expired = await new SignJWT({ email: a.owner.email, tenantId: a.tenantId, role: 'owner' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(a.owner.id)
-      .setIssuer('tracker-migration-service')
-      .setAudience('tracker-migration-api')
-      .setIssuedAt(now - 3600)
-      .setExpirationTime(now - 60)
-      .sign(app.jwtSecret);
+    const expired = await expiredOwnerToken(app, a);
     expect(await connectDashboard(app.url, expired)).toEqual({
       status: 401,
       body: { ...unauthorized, code: 'TOKEN_EXPIRED' },
@@ -153,17 +144,6 @@ describe('an open connection', () => {
 const jira = (method: string, path: string, body?: unknown) =>
   sandboxControl(sandboxes.jira.url, method, path, body);
 
-async function readyProject(tenant: TestTenant, name: string): Promise<string> {
-  const res = await app.call('POST', '/api/projects', {
-    token: tenant.owner.token,
-    body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
-  });
-  expect(res.status).toBe(201);
-  // Paid, by arrangement: the flow to READY over HTTP is project-lifecycle.test.ts's.
-  await markProjectStatus(app.store, tenant.tenantId, res.body.id, 'READY');
-  return res.body.id;
-}
-
 const control = (tenant: TestTenant, runId: string, action: 'pause' | 'resume' | 'cancel') =>
   app.call('POST', `/api/migrations/${runId}/${action}`, { token: tenant.admin.token });
 
@@ -178,7 +158,7 @@ describe('a real run, live on the dashboard', () => {
     const b = await app.createTenant('Bravo');
     const watcher = await openDashboard(app.url, a.member.token);
     const outsider = await openDashboard(app.url, b.owner.token);
-    const projectId = await readyProject(a, 'Live on the dashboard');
+    const projectId = await readyProject(app, a, 'Live on the dashboard');
     // A slower Jira, so the run lasts a few seconds and the pause lands while the create phase is at work.
     await jira('PUT', '/_sandbox/faults', { latencyMs: 40 });
     const started = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
@@ -243,7 +223,7 @@ describe('a real run, live on the dashboard', () => {
 describe('connections that go away', () => {
   it('removes a connection the management API reports gone (410) at the next post', async () => {
     const c = await app.createTenant('Charlie');
-    const projectId = await readyProject(c, 'Gone');
+    const projectId = await readyProject(app, c, 'Gone');
     const kept = await openDashboard(app.url, c.owner.token);
     const lost = await openDashboard(app.url, c.admin.token);
     await connectionsBecome(c.tenantId, (list) => list.length === 2);
@@ -269,7 +249,7 @@ describe('connections that go away', () => {
 
   it('serves a client that reconnects: the new connection gets what happens after', async () => {
     const d = await app.createTenant('Delta');
-    const projectId = await readyProject(d, 'Reconnect');
+    const projectId = await readyProject(app, d, 'Reconnect');
     const first = await openDashboard(app.url, d.member.token);
     const before = await createRun(app.store, d.tenantId, projectId, 'FULL');
     expect((await control(d, before.id, 'cancel')).status).toBe(200);

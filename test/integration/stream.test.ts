@@ -4,12 +4,11 @@
  */
 import { type ClientRequest, request } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { RunRepository } from '../../functions/store/runs.ts';
-import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { expiredOwnerToken, startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { createRun } from '../support/runs.ts';
 
 // Short intervals so a test sees several polls and heartbeats in well under a second.
@@ -286,15 +285,7 @@ describe('refusals, before any stream starts', () => {
 
   it('answers 401 TOKEN_EXPIRED for an expired token', async () => {
     const run = await newRun();
-    const now = Math.floor(Date.now() / 1000);
-    const expired = await new SignJWT({ email: a.owner.email, tenantId: a.tenantId, role: 'owner' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(a.owner.id)
-      .setIssuer('tracker-migration-service')
-      .setAudience('tracker-migration-api')
-      .setIssuedAt(now - 3600)
-      .setExpirationTime(now - 60)
-      .sign(app.jwtSecret);
+    const expired = await expiredOwnerToken(app, a);
     const s = await openStream(streamPath(run.id, expired));
     await s.ended;
     expect(s.status).toBe(401);

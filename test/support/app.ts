@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SignJWT } from 'jose';
 import { logger } from '../../functions/platform/logger.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
 import { createTenant, createUser } from '../../functions/services/operator.ts';
@@ -111,4 +112,17 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     },
     close: () => gateway.close(),
   };
+}
+
+/** An access token of the tenant's owner, as the service signs them, that expired a minute ago. */
+export async function expiredOwnerToken(app: TestApp, tenant: TestTenant): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ email: tenant.owner.email, tenantId: tenant.tenantId, role: 'owner' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(tenant.owner.id)
+    .setIssuer('tracker-migration-service')
+    .setAudience('tracker-migration-api')
+    .setIssuedAt(now - 3600)
+    .setExpirationTime(now - 60)
+    .sign(app.jwtSecret);
 }

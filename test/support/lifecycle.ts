@@ -8,6 +8,7 @@
  */
 import type { ProjectStatus } from '../../functions/domain/projects.ts';
 import type { Store } from '../../functions/store/index.ts';
+import type { TestApp, TestTenant } from './app.ts';
 
 /** Sets the project's status directly (arrangement only: see the module comment). */
 export async function markProjectStatus(
@@ -20,6 +21,18 @@ export async function markProjectStatus(
   if (!project) throw new Error(`markProjectStatus: no project ${projectId}`);
   if (!(await store.projects.transition(tenantId, projectId, [project.status], status)))
     throw new Error(`markProjectStatus: project ${projectId} moved meanwhile`);
+}
+
+/** A project created over HTTP by the tenant's owner, then marked READY (paid, by arrangement); its id. */
+export async function readyProject(app: TestApp, tenant: TestTenant, name: string): Promise<string> {
+  const res = await app.call('POST', '/api/projects', {
+    token: tenant.owner.token,
+    body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+  });
+  if (res.status !== 201) throw new Error(`project not created: ${res.status} ${res.text}`);
+  // The flow to READY over HTTP is project-lifecycle.test.ts's.
+  await markProjectStatus(app.store, tenant.tenantId, res.body.id, 'READY');
+  return res.body.id;
 }
 
 export interface CallOptions {

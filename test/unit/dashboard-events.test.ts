@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { RunEventsNotifier } from '../../functions/adapters/run-events.ts';
+import { buildOpenApiDocument } from '../../functions/api/openapi.ts';
 import {
   answerClientMessage,
   DashboardFrame,
@@ -129,5 +130,39 @@ describe("a tracker's long wait", () => {
       },
     ]);
     expect(lines).toEqual([{ type: 'log', message: "Waiting for Jira's hourly quota until 14:00 UTC" }]);
+  });
+});
+
+describe('the published document', () => {
+  it('describes /api/ws beside the REST paths (not as one), with its frames and messages', () => {
+    const doc = buildOpenApiDocument() as {
+      paths: Record<string, unknown>;
+      'x-websockets': Record<
+        string,
+        { serverFrames: unknown; clientMessages: unknown; 'x-error-codes': string[] }
+      >;
+    };
+    expect(doc.paths['/api/ws']).toBeUndefined();
+    const ws = doc['x-websockets']['/api/ws'];
+    expect(ws?.['x-error-codes']).toEqual([
+      'UNAUTHORIZED',
+      'TOKEN_EXPIRED',
+      'SESSION_REVOKED',
+      'STREAM_LIMIT',
+    ]);
+    const text = JSON.stringify(ws?.serverFrames);
+    for (const type of [
+      'run.started',
+      'run.progress',
+      'run.phase',
+      'run.paused',
+      'run.resumed',
+      'run.waiting',
+      'run.ended',
+      'pong',
+      'error',
+    ])
+      expect(text).toContain(`"${type}"`);
+    expect(JSON.stringify(ws?.clientMessages)).toContain('"ping"');
   });
 });
