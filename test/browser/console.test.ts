@@ -5,104 +5,53 @@
  * paused and resumed with the keyboard only, and the member's view. Every page: a screenshot under
  * test-artifacts/console/ and axe-core with zero serious or critical violations. One browser, one page.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ARTIFACTS_DIR,
   browserAvailable,
   browserRequired,
   CHROMIUM,
+  checkPage as checkPageOf,
   screenshot,
-  seriousA11yViolations,
+  signInThroughForm,
 } from '../support/browser.ts';
-import { freePort } from '../support/global-setup.ts';
+import {
+  type ConsoleHarness,
+  startConsole,
+  tabToButton,
+  accessTokenOf as tokenOf,
+  until,
+  WAIT,
+} from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
-import { type StartedService, startService } from '../support/local-service.ts';
 import { startOidcProvider, type TestProvider } from '../support/oidc-provider.ts';
 
 if (!browserAvailable && !browserRequired)
   console.warn(`console browser test: no Chromium at ${CHROMIUM} (apt-get install chromium): skipped`);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
-let service: StartedService | undefined;
-let browser: Browser;
+let h: ConsoleHarness | undefined;
 let page: Page;
 let idp: TestProvider | undefined;
 let base: string;
-let password: string;
-const cspErrors: string[] = [];
-
-const until = (assertion: () => Promise<void>, timeout = 30_000) =>
-  vi.waitFor(assertion, { timeout, interval: 100 });
-
-/** expect.poll waits 1 s by default: a loaded machine's tracker round trips take longer. */
-const WAIT = { timeout: 30_000, interval: 100 };
+let cspErrors: string[] = [];
 
 /** A screenshot and the accessibility check of the page as it is now. */
 async function checkPage(name: string): Promise<void> {
-  await screenshot(page, 'console', name);
-  expect(await seriousA11yViolations(page), name).toEqual([]);
+  expect(await checkPageOf(page, 'console', name)).toEqual([]);
 }
+const signIn = (email: string) => signInThroughForm(page, base, email, (h as ConsoleHarness).password);
 
-async function signIn(email: string): Promise<void> {
-  await page.goto(`${base}/`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel(/^Password/).fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
-}
-
-/** Presses Tab until the focused element is the named button, then returns (keyboard-only use). */
-async function tabTo(name: string): Promise<void> {
-  for (let i = 0; i < 80; i++) {
-    await page.keyboard.press('Tab');
-    const focused = await page.evaluate(
-      () =>
-        (
-          globalThis as unknown as { document: { activeElement: { textContent: string } | null } }
-        ).document.activeElement?.textContent?.trim() ?? '',
-    );
-    if (focused === name) return;
-  }
-  throw new Error(`no focusable "${name}" reached with Tab`);
-}
+const tabTo = (name: string) => tabToButton(page, name);
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {
-    const [port, dynamodbPort, adoPort, jiraPort] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
-    service = await startService({
-      PORT: String(port),
-      DYNAMODB_PORT: String(dynamodbPort),
-      SANDBOX_ADO_PORT: String(adoPort),
-      SANDBOX_JIRA_PORT: String(jiraPort),
-      SANDBOX_ITEMS: '60',
-      DATA_DIR: dataDir,
-    });
-    base = `http://127.0.0.1:${port}`;
-    password = /password for every demo login: (\S+)/.exec(service.output())?.[1] as string;
+    h = await startConsole(60);
+    ({ page, base, cspErrors } = h);
     // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
     idp = await startOidcProvider({ redirectUri: `${base}/api/auth/sso/callback` });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    const context = await browser.newContext({
-      acceptDownloads: true,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-      if (m.type() === 'error') console.log(`browser console: ${m.text()}`);
-    });
-    page.on('response', (r) => {
-      if (r.status() >= 400) console.log(`browser got ${r.status()} for ${r.request().method()} ${r.url()}`);
-    });
     // Starting npm start (DynamoDB Local, both sandboxes, the seed) takes longer than a hook's 60 s on a loaded machine.
   }, 180_000);
   // A failed step leaves a picture of what the browser showed.
@@ -113,11 +62,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
       );
   });
   afterAll(async () => {
-    await browser?.close();
     await idp?.close();
-    service?.proc.kill('SIGTERM');
-    await service?.exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    await h?.close();
   });
 
   it('is served on the API origin with its security headers, and asks a visitor to sign in', async () => {
@@ -378,13 +324,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
 });
 
 async function sandboxAdoUrl(): Promise<string> {
-  return /Azure DevOps sandbox: (\S+)/.exec(service?.output() ?? '')?.[1] as string;
+  return (h as ConsoleHarness).adoUrl;
 }
 
-async function accessTokenOf(email: string): Promise<string> {
-  const res = await http(base, 'POST', '/api/auth/login', {
-    body: { email, password },
-    localAddress: '127.0.0.41',
-  });
-  return res.body.accessToken as string;
-}
+const accessTokenOf = (email: string) => tokenOf(h as ConsoleHarness, email);

@@ -4,10 +4,7 @@
  * with the socket refused, the page polling the runs lists and still showing a run's end. Screenshots under
  * test-artifacts/dashboard/ and axe-core with zero serious or critical violations. One service, one browser.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import type { RunningSandboxes } from '../../local/sandbox/index.ts';
@@ -19,18 +16,16 @@ import {
   screenshot,
   signInThroughForm,
 } from '../support/browser.ts';
+import { type ConsoleHarness, startConsole, WAIT } from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 import { prepareProjectOverHttp } from '../support/lifecycle.ts';
-import { type StartedService, startServiceOnFreePorts } from '../support/local-service.ts';
 import { sandboxControl, sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
 if (!browserAvailable && !browserRequired)
   console.warn(`dashboard browser test: no Chromium at ${CHROMIUM} (apt-get install chromium): skipped`);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'tms-dashboard-'));
 const config = sandboxConfigFromEnv({});
-let service: StartedService | undefined;
-let browser: Browser;
+let harness: ConsoleHarness | undefined;
 let page: Page;
 let base: string;
 let token: string;
@@ -90,16 +85,13 @@ const jiraLatency = (latencyMs: number) =>
   sandboxControl(sandboxes.jira.url, 'PUT', '/_sandbox/faults', { latencyMs });
 
 const connection = () => page.getByTestId('dashboard-connection').textContent();
-const WAIT = { timeout: 30_000, interval: 100 };
 
 describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', () => {
   beforeAll(async () => {
-    let password: string;
-    ({ service, base, password } = await startServiceOnFreePorts({ SANDBOX_ITEMS: '40', DATA_DIR: dataDir }));
-    const out = service.output();
-    const ado = /Azure DevOps sandbox: (\S+)/.exec(out)?.[1] as string;
-    const jira = /Jira sandbox: (\S+)/.exec(out)?.[1] as string;
-    sandboxes = { ado: { url: ado }, jira: { url: jira } } as RunningSandboxes;
+    harness = await startConsole(40);
+    ({ base, page } = harness);
+    const { password } = harness;
+    sandboxes = { ado: { url: harness.adoUrl }, jira: { url: harness.jiraUrl } } as RunningSandboxes;
     const login = await http(base, 'POST', '/api/auth/login', {
       body: { email: 'owner@demo.example.com', password },
       localAddress: '127.0.0.42',
@@ -121,12 +113,6 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
       );
     }
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') console.log(`browser console: ${m.text()}`);
-    });
     await page.routeWebSocket(/\/api\/ws/, (ws) => {
       if (refuseSocket) ws.close({ code: 1011, reason: 'refused by the test' });
       else ws.connectToServer();
@@ -140,10 +126,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
       );
   });
   afterAll(async () => {
-    await browser?.close();
-    service?.proc.kill('SIGTERM');
-    await service?.exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    await harness?.close();
   });
 
   it('moves two runs of two projects at once over the socket, then shows both COMPLETED', async () => {
@@ -210,5 +193,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
     // The socket back: the page goes live again by itself.
     refuseSocket = false;
     await expect.poll(connection, { timeout: 60_000, interval: 250 }).toBe('live');
+    // The socket under the console's CSP: `connect-src 'self'` covers it.
+    expect(harness?.cspErrors).toEqual([]);
   });
 });

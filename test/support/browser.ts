@@ -38,12 +38,22 @@ export interface AxeViolation {
 export async function seriousA11yViolations(
   page: Page,
 ): Promise<{ id: string; help: string; targets: string[] }[]> {
-  // Colours mid-transition (a dialog fading in) are not what a reader sees: wait for them to settle.
+  // Colours mid-transition (a dialog fading in) are not what a reader sees: wait for them to settle. An endless
+  // animation (a running run's striped progress bar) never settles and changes no colour: not waited for.
   await page.mouse.move(0, 0);
   await page.waitForFunction(() =>
-    (globalThis as unknown as { document: { getAnimations(): { playState: string }[] } }).document
+    (
+      globalThis as unknown as {
+        document: {
+          getAnimations(): {
+            playState: string;
+            effect: { getComputedTiming(): { iterations?: number } } | null;
+          }[];
+        };
+      }
+    ).document
       .getAnimations()
-      .every((a) => a.playState !== 'running'),
+      .every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().iterations === Infinity),
   );
   await page.evaluate(axeSource);
   const violations = (await page.evaluate(async () => {

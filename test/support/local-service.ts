@@ -31,23 +31,34 @@ export async function startService(env: Record<string, string>): Promise<Started
   return { proc, output: () => out, exited };
 }
 
-/** `npm start` on free ports with the sandboxes' `items` work items: the service, its URL and the demo password. */
+/**
+ * `npm start` on free ports (`env` adds SANDBOX_ITEMS, DATA_DIR, ...): the service, its URL and the demo password.
+ * Between the kernel's "free" and the service's bind (seconds later: DynamoDB Local and the sandboxes start first)
+ * another process may take a port, e.g. as the local port of an outgoing connection: then it starts again on new
+ * ports rather than failing the file.
+ */
 export async function startServiceOnFreePorts(
   env: Record<string, string>,
 ): Promise<{ service: StartedService; base: string; password: string }> {
-  const [port, dynamodbPort, adoPort, jiraPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  const service = await startService({
-    PORT: String(port),
-    DYNAMODB_PORT: String(dynamodbPort),
-    SANDBOX_ADO_PORT: String(adoPort),
-    SANDBOX_JIRA_PORT: String(jiraPort),
-    ...env,
-  });
-  const password = /password for every demo login: (\S+)/.exec(service.output())?.[1] ?? '';
-  return { service, base: `http://127.0.0.1:${port}`, password };
+  for (let attempt = 1; ; attempt++) {
+    const [port, dynamodbPort, adoPort, jiraPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    try {
+      const service = await startService({
+        PORT: String(port),
+        DYNAMODB_PORT: String(dynamodbPort),
+        SANDBOX_ADO_PORT: String(adoPort),
+        SANDBOX_JIRA_PORT: String(jiraPort),
+        ...env,
+      });
+      const password = /password for every demo login: (\S+)/.exec(service.output())?.[1] ?? '';
+      return { service, base: `http://127.0.0.1:${port}`, password };
+    } catch (err) {
+      if (attempt >= 3 || !String(err).includes('EADDRINUSE')) throw err;
+    }
+  }
 }

@@ -25,8 +25,9 @@ export function ProjectPage() {
   const { projectId = '' } = useParams<{ projectId: string }>();
   const [params, setParams] = useSearchParams();
   const project = useQuery(projectQuery(projectId));
-  const tab = TABS.find((t) => t === params.get('tab')) ?? 'connect';
   const payment = params.get('payment');
+  // Back from Checkout (`?payment=…`, functions/api/billing.ts): the quote says where the payment stands.
+  const tab = TABS.find((t) => t === params.get('tab')) ?? (payment ? 'quote' : 'connect');
   if (project.isLoading) return <Loader aria-label="Loading the project" />;
   if (!project.data) return <ErrorNotice error={project.error} title="Could not load the project" />;
   const p = project.data;

@@ -17,7 +17,7 @@ import {
   Title,
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
 import { api, currentToken, unwrap } from '../api/client';
 import { allowed } from '../api/roles';
@@ -82,11 +82,29 @@ export function RunPage() {
   const run = status.data;
   const runStatus =
     stream.status && run && isActive(run.status) ? stream.status : (run?.status ?? stream.status);
-  const progress = stream.progress;
-  const percent = progress?.percent ?? run?.progressPercent ?? 0;
-  const eta = progress ? etaText(progress) : undefined;
   const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
   const ended = runStatus !== undefined && !isActive(runStatus);
+  // The stream's last progress event is a phase's; once the run ended, the run's own figure is the truth.
+  const progress = ended ? undefined : stream.progress;
+  const percent = ended
+    ? (run?.progressPercent ?? stream.progress?.percent ?? 0)
+    : (progress?.percent ?? run?.progressPercent ?? 0);
+  // Only a dry run leaves a preview; the run's status does not say whether it was one, so ask once it ended.
+  const hasPreview = useQuery({
+    queryKey: ['run', runId, 'preview'],
+    enabled: ended,
+    queryFn: async () => {
+      const answer = await api.GET('/api/migrations/{runId}/preview', { params: { path: { runId } } });
+      if (answer.response.status === 404) return false;
+      unwrap(answer);
+      return true;
+    },
+  });
+  // The stream said the run ended: read its final figures now rather than at the next poll.
+  useEffect(() => {
+    if (ended) void client.invalidateQueries({ queryKey: ['run', runId], exact: true });
+  }, [ended, client, runId]);
+  const eta = progress ? etaText(progress) : undefined;
   const role = session?.role;
 
   const save = (path: string, filename: string) => {
@@ -168,12 +186,14 @@ export function RunPage() {
             >
               Download id map (CSV)
             </Button>
-            <Button
-              variant="default"
-              onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}
-            >
-              Download dry-run preview
-            </Button>
+            {hasPreview.data && (
+              <Button
+                variant="default"
+                onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}
+              >
+                Download dry-run preview
+              </Button>
+            )}
           </>
         )}
       </Group>

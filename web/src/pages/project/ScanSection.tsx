@@ -181,8 +181,9 @@ export function ScanSection({ project }: { project: Project }) {
   return (
     <Stack>
       <Group>
-        <Button onClick={() => scan.mutate()} loading={scan.isPending}>
-          {scanId ? 'Scan again' : 'Scan the source'}
+        {/* One scan at a time: a second one started meanwhile would race the first to the project's report. */}
+        <Button onClick={() => scan.mutate()} loading={scan.isPending} disabled={running}>
+          {running ? 'Scanning in the background' : scanId ? 'Scan again' : 'Scan the source'}
         </Button>
         <Text size="sm">
           Reads every work item of the source project (nothing is written) and prices the migration.
@@ -190,8 +191,9 @@ export function ScanSection({ project }: { project: Project }) {
       </Group>
       <ErrorNotice error={scan.error ?? audit.error} title="The scan failed" />
       {running && progress && (
-        <Progress.Root size="xl" aria-label="Scan progress">
-          <Progress.Section value={progress.percent}>
+        <Progress.Root size="xl">
+          {/* The name goes on the section: it is the element with role="progressbar" (the root has none). */}
+          <Progress.Section value={progress.percent} aria-label="Scan progress">
             <Progress.Label>
               {progress.processed} / {progress.total}
             </Progress.Label>
