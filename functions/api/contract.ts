@@ -189,10 +189,12 @@ export const contracts: Record<string, RouteContract> = {
     errors: [E.OAUTH_NOT_CONFIGURED, E.TARGET_TRACKER_ERROR, E.FORBIDDEN],
   },
   'GET /api/connections/oauth/callback': {
-    summary: "Browser leg: the tracker's OAuth redirect back; redirects to the console",
+    summary:
+      "Browser leg: the tracker's OAuth redirect back; redirects to the console, with `status=connected|failed`, or `status=error&code=…&message=…` when the grant was declined or could not be exchanged",
     query: OAuthCallbackSchema,
     responses: { 302: redirect },
-    errors: [E.OAUTH_STATE_INVALID, E.TOKEN_EXCHANGE_FAILED, E.TARGET_TRACKER_ERROR, E.SOURCE_TRACKER_ERROR],
+    // Only an attempt that cannot be found has no console to go back to.
+    errors: [E.OAUTH_STATE_INVALID],
   },
 
   'GET /api/team/members': { summary: "The tenant's members", responses: { 200: R.MemberSchema.array() } },

@@ -10,15 +10,19 @@ import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
+import { ThrottleWaitDeferred } from '#trackers/http.ts';
 import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import { writeRunReports } from './reports.ts';
+import { waitLine } from './throttle-notices.ts';
 
 /**
  * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
- * call RunBatch again; `finalize`: every phase is done, call Finalize; the others end the execution.
+ * call RunBatch again; `wait`: a tracker asked for a wait beyond this invocation, wait (`WaitAnswer`) then call
+ * RunBatch again; `finalize`: every phase is done, call Finalize; the others end the execution.
  */
 export type RunnerAnswer =
   | 'ready'
+  | 'wait'
   | 'batch'
   | 'phase-done'
   | 'finalize'
@@ -156,4 +160,69 @@ export async function readRun(deps: EngineDeps, ref: { tenantId: string; runId: 
   const run = await deps.store.runs.get(ref.tenantId, ref.runId);
   if (!run) throw new Error(`run ${ref.runId} not found`);
   return run;
+}
+
+/**
+ * The state machine's Wait between two engine calls: `waitSeconds` (what its Wait state's SecondsPath reads) is at
+ * most this, so a pause asked for during a long wait is carried out within a minute (the engine's `wait` action
+ * reads the run's control flag after each slice); a cancel also stops the execution itself.
+ */
+export const WAIT_SLICE_SECONDS = 60;
+
+/** `wait` with the reset time and the next slice; `batch` once the reset is reached. */
+export type WaitAnswer = { answer: 'wait'; waitUntil: string; waitSeconds: number } | { answer: 'batch' };
+
+/** What to answer while waiting until `until` (ISO 8601): pure, for the `wait` action and the first deferral. */
+export function waitSlice(until: string, now = Date.now()): WaitAnswer {
+  const left = Date.parse(until) - now;
+  if (!(left > 0)) return { answer: 'batch' };
+  return {
+    answer: 'wait',
+    waitUntil: until,
+    waitSeconds: Math.min(WAIT_SLICE_SECONDS, Math.ceil(left / 1000)),
+  };
+}
+
+/** A whole-client wait a tracker client handed back during this invocation (`err`, or one a phase swallowed). */
+export function deferredWait(
+  deps: Pick<EngineDeps, 'waitDeferred'>,
+  err?: unknown,
+): ThrottleWaitDeferred | undefined {
+  if (err instanceof ThrottleWaitDeferred) return err;
+  return deps.waitDeferred?.();
+}
+
+/** Throws the wait a client handed back, if any: the chunk under way is not checkpointed (it is worked again). */
+export function throwIfWaitDeferred(deps: Pick<EngineDeps, 'waitDeferred'>): void {
+  const wait = deps.waitDeferred?.();
+  if (wait) throw wait;
+}
+
+/**
+ * The run waits outside the engine for a tracker's reset (Jira's hourly quota beyond this invocation's time): the
+ * stream is told ("Waiting for Jira's hourly quota until 14:00 UTC"), the run stays RUNNING at its checkpoint,
+ * and the state machine waits, then calls RunBatch again.
+ */
+export async function waitForReset(
+  deps: Pick<EngineDeps, 'store' | 'runEvents'>,
+  run: Run,
+  deferral: ThrottleWaitDeferred,
+): Promise<WaitAnswer> {
+  const until = deferral.notice.until.toISOString();
+  deps.runEvents?.waiting(run.tenantId, run, deferral.notice);
+  logger.info('run waits for a tracker outside the engine', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    tracker: deferral.notice.tracker,
+    reason: deferral.notice.reason,
+    until,
+  });
+  await deps.store.runs.appendEvent(
+    run.tenantId,
+    run.projectId,
+    run.id,
+    statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+    { type: 'log', message: waitLine(deferral.notice) },
+  );
+  return waitSlice(until);
 }

@@ -1,6 +1,6 @@
 /**
- * The engine Lambda: the state machine's Preflight ('preflight'), RunBatch ('batch'), Finalize ('finalize') and
- * MarkFailed ('fail') tasks. The event carries
+ * The engine Lambda: the state machine's Preflight ('preflight'), RunBatch ('batch'), Finalize ('finalize'),
+ * CheckWait ('wait': between slices of a wait for a tracker's reset) and MarkFailed ('fail') tasks. The event carries
  * ids only; the project's tracker credentials are unsealed here, used for this invocation, and never logged
  * nor returned.
  */
@@ -16,9 +16,11 @@ import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import { type Store, store } from '#store/index.ts';
 import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
 import { CredentialsUnavailable, type OAuthTokenSource } from '#trackers/oauth/token-source.ts';
+import { deferredWait, obeyControl, waitForReset, waitSlice } from './control.ts';
 import {
   failRun,
   finalizeStep,
+  MIN_BUDGET_MS,
   pauseForCredentials,
   preflightStep,
   type RunnerAnswer,
@@ -26,17 +28,22 @@ import {
 } from './runner.ts';
 
 export interface EngineEvent {
-  action: 'preflight' | 'batch' | 'finalize' | 'fail';
+  action: 'preflight' | 'batch' | 'finalize' | 'wait' | 'fail';
   tenantId: string;
   runId: string;
   generation: number;
   /** Engine calls this execution made so far (the state machine's count for continue-as-new). */
   iterations?: number;
+  /** 'wait': the tracker's reset (ISO 8601) the run waits for, from the previous answer's `waitUntil`. */
+  until?: string;
   /** 'fail': what the state machine caught ({Error, Cause}). */
   error?: { Error?: string; Cause?: string };
 }
 
-export type EngineResult = { answer: RunnerAnswer; iterations: number } | { failed: boolean };
+/** `waitUntil`/`waitSeconds` with the answer `wait`: the state machine's Wait state reads `waitSeconds`. */
+export type EngineResult =
+  | { answer: RunnerAnswer; iterations: number; waitUntil?: string; waitSeconds?: number }
+  | { failed: boolean };
 
 export interface EngineHandlerOptions {
   store: () => Store;
@@ -109,7 +116,8 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     const logKeys = { tenantId: run.tenantId, runId: run.id };
     const tokenSources: OAuthTokenSource[] = [];
     const clientOptions = {
-      http: { logKeys },
+      // A wait of the whole client that would outlast this invocation is handed back: the state machine waits.
+      http: { logKeys, waitBudgetMs: () => context.getRemainingTimeInMillis() - MIN_BUDGET_MS },
       logKeys,
       onTokenSource: (t: OAuthTokenSource) => tokenSources.push(t),
     };
@@ -132,15 +140,24 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       // The plugin registry is the entry point's choice, handed to the engine (which imports no plugin).
       pluginDefinitions: PLUGIN_DEFINITIONS,
       credentialsRefused: () => tokenSources.find((t) => t.stopped)?.stopped,
+      waitDeferred: () => clients.target.http?.deferredWait ?? clients.source.http?.deferredWait,
       ...(opts.runEvents ? { runEvents: opts.runEvents } : {}),
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
-    const answer =
-      action === 'preflight'
-        ? await preflightStep(deps, ref, target.creds.project_key)
-        : action === 'finalize'
-          ? await finalizeStep(deps, ref)
-          : await runBatch(deps, ref, () => context.getRemainingTimeInMillis(), target.creds.project_key);
+    let answer: RunnerAnswer;
+    try {
+      answer =
+        action === 'preflight'
+          ? await preflightStep(deps, ref, target.creds.project_key)
+          : action === 'finalize'
+            ? await finalizeStep(deps, ref)
+            : await runBatch(deps, ref, () => context.getRemainingTimeInMillis(), target.creds.project_key);
+    } catch (err) {
+      const wait = deferredWait(deps, err);
+      if (!wait) throw err;
+      const current = (await s.runs.get(run.tenantId, run.id)) ?? run;
+      return { ...(await waitForReset(deps, current, wait)), iterations: iterations + 1 };
+    }
     logger.info(`engine ${action}`, {
       tenantId: run.tenantId,
       runId: run.id,
@@ -149,6 +166,22 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       answer,
     });
     return { answer, iterations: iterations + 1 };
+  }
+
+  /**
+   * The state machine's check between two slices of a wait for a tracker's reset: a pause or cancel asked for
+   * meanwhile is carried out; otherwise wait on (`wait`, the next slice) or, once the reset is reached, `batch`.
+   * No tracker is called.
+   */
+  async function checkWait(event: EngineEvent): Promise<EngineResult> {
+    // Through the dashboard's store too: a pause or cancel carried out here is told like any other.
+    const s = storeOf();
+    const run = await s.runs.get(event.tenantId, event.runId);
+    if (!run) throw new Error(`run ${event.runId} not found`);
+    const iterations = (event.iterations ?? 0) + 1;
+    const stop = await obeyControl({ store: s, artifacts: opts.artifacts() } as EngineDeps, run);
+    if (stop) return { answer: stop, iterations };
+    return { ...waitSlice(event.until ?? ''), iterations };
   }
 
   async function fail(event: EngineEvent) {
@@ -174,6 +207,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     try {
       if (event.action === 'preflight' || event.action === 'batch' || event.action === 'finalize')
         return await step(event.action, event, context);
+      if (event.action === 'wait') return await checkWait(event);
       if (event.action === 'fail') return await fail(event);
       throw new Error(`unknown engine action ${String((event as { action?: unknown }).action)}`);
     } finally {

@@ -12,6 +12,7 @@ import {
   pauseForCredentials,
   type RunnerAnswer,
   readRun,
+  throwIfWaitDeferred,
 } from './control.ts';
 import { PreflightError, runPreflight } from './phases/preflight.ts';
 
@@ -35,6 +36,8 @@ export async function preflightStep(
   } catch (err) {
     const refused = credentialsRefusal(deps, err);
     if (refused) return pauseForCredentials(deps.store, run, refused);
+    // A long wait handed back by a tracker (however preflight reported it) is the handler's to answer.
+    throwIfWaitDeferred(deps);
     if (!(err instanceof PreflightError)) throw err;
     await failRun(
       deps.store,

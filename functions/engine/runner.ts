@@ -20,12 +20,14 @@ import { logger } from '#platform/logger.ts';
 import { countItems, phaseDuration } from '#platform/metrics.ts';
 import {
   credentialsRefusal,
+  deferredWait,
   lastPhaseOf,
   MAX_LOG_EVENTS,
   obeyControl,
   pauseForCredentials,
   type RunnerAnswer,
   readRun,
+  throwIfWaitDeferred,
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
@@ -68,7 +70,7 @@ function watchingFailures(deps: EngineDeps, failed: Set<number>): EngineDeps {
   watched.record = async (tenantId, projectId, runId, failure) => {
     // Once a tracker connection is refused, what fails is the connection, not the item: the run pauses and
     // the chunk is worked again after the reconnect.
-    if (deps.credentialsRefused?.()) return false;
+    if (deps.credentialsRefused?.() || deps.waitDeferred?.()) return false;
     failed.add(failure.sourceId);
     return runFailures.record(tenantId, projectId, runId, failure);
   };
@@ -185,12 +187,14 @@ async function workPhases(
       if (refused) return pauseForCredentials(deps.store, run, refused);
       // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
       // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
-      if (!plugin || err instanceof SimulatedCrash) throw err;
+      if (!plugin || err instanceof SimulatedCrash || deferredWait(deps, err)) throw err;
       outcome = await failPluginChunk(ctx, plugin, index, total, err);
     }
     // A phase that caught the refusal item by item still worked nothing: not checkpointed.
     const refused = credentialsRefusal(deps);
     if (refused) return pauseForCredentials(deps.store, run, refused);
+    // Nor one whose tracker handed back a long wait: the handler answers `wait` (control.ts waitForReset).
+    throwIfWaitDeferred(deps);
     deps.crash?.('before-checkpoint');
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
       throw new Error(`phase ${phase} processed ${outcome.processed} units`);

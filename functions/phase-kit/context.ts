@@ -9,6 +9,7 @@ import type { Run } from '#domain/runs.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
+import type { ThrottleWaitDeferred } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 
@@ -43,6 +44,12 @@ export interface EngineDeps {
    * recording the chunk's items as failed.
    */
   credentialsRefused?: () => CredentialsUnavailable | undefined;
+  /**
+   * A wait of a whole tracker client (Jira's hourly quota) longer than this invocation may sit out, handed back by
+   * the client (HttpOptions.waitBudgetMs): the runner then stops at its checkpoint without recording the chunk's
+   * items as failed, and the state machine waits for the reset.
+   */
+  waitDeferred?: () => ThrottleWaitDeferred | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
   /** Tells the tenant dashboard of a tracker's long wait (adapters/run-events.ts); absent: nobody is told. */

@@ -26,7 +26,7 @@ import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 import { OAUTH_CALLBACK_PATH } from '#platform/cookies.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
-import { errors } from '#platform/errors.ts';
+import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import type { Principal } from '#platform/tokens.ts';
 import { sha256Url } from '#platform/tokens.ts';
@@ -222,6 +222,27 @@ export async function completeOAuthConnection(
   if (!found || !binding || !sameHash(sha256(binding), found.bindingHash)) throw errors.oauthStateInvalid();
   const attempt = await store.oauthAttempts.take(stateHash);
   if (!attempt || attempt.expiresAt < nowEpochSeconds()) throw errors.oauthStateInvalid();
+  try {
+    return await finishAttempt(store, input, attempt);
+  } catch (err) {
+    // The attempt is known and spent: the browser goes back to where the connection started, told why, rather
+    // than left on a JSON page. The message is one of our own (the provider's error code is sanitised).
+    if (!(err instanceof HttpError)) throw err;
+    const location = new URL(attempt.returnTo);
+    location.searchParams.set('connection', attempt.kind);
+    location.searchParams.set('status', 'error');
+    location.searchParams.set('code', err.code);
+    location.searchParams.set('message', err.message);
+    return { location: location.toString() };
+  }
+}
+
+/** The callback's work once its attempt is taken: exchange, store sealed, test; where the browser goes next. */
+async function finishAttempt(
+  store: Store,
+  input: CallbackInput,
+  attempt: OAuthAttempt,
+): Promise<{ location: string }> {
   const ids = { tenantId: attempt.tenantId, projectId: attempt.projectId, kind: attempt.kind };
   if (input.error) {
     const error = safeOAuthError(input.error);

@@ -56,6 +56,13 @@ export interface HttpOptions {
   perIssueWindows?: PacingOptions['perIssueWindows'];
   /** Throttled waits of one request beyond this much in total fail it (default 3 hours: a quota turns hourly). */
   maxThrottleWaitMs?: number;
+  /**
+   * The longest wait of the whole client (Jira's hourly quota, Azure DevOps blocking) sat out here, asked at each
+   * such 429 (the engine: its invocation's remaining time less a margin). A longer one is not slept: every request
+   * of the client, then and later, ends with ThrottleWaitDeferred, so the engine can stop at its checkpoint and the
+   * state machine wait for the reset. Without it every wait is sat out.
+   */
+  waitBudgetMs?: () => number;
   stats?: TrackerCallStats;
   /** Ids added to every log line of this client (the engine's tenant and run): which run made the call. */
   logKeys?: Readonly<Record<string, string>>;
@@ -134,6 +141,17 @@ class RetryableAnswer extends Error {
   }
 }
 
+/**
+ * A whole-client wait longer than the client may sit out (`waitBudgetMs`): the request was not sent again, and no
+ * other request of this client will be. Not a failure of the item at hand: the caller stops and waits elsewhere.
+ */
+export class ThrottleWaitDeferred extends Error {
+  override name = 'ThrottleWaitDeferred';
+  constructor(readonly notice: ThrottleWaitNotice) {
+    super(`${notice.tracker} tracker asked for a wait until ${notice.until.toISOString()}`);
+  }
+}
+
 /** A 429, retried by the request's own loop once its scope's wait is over (never by the 5xx/network policy). */
 class Throttled extends Error {
   constructor(readonly until: number) {
@@ -201,8 +219,16 @@ export class TrackerHttp {
   private readonly policy;
   private readonly origin: string;
   private readonly waitListeners = new Set<(notice: ThrottleWaitNotice) => void>();
+  /** Set once a whole-client wait is handed back (waitBudgetMs): every request from then on ends with it. */
+  private deferral: ThrottleWaitDeferred | undefined;
+  /** Rejected with the deferral: requests queued behind the client's pause stop queuing. */
+  private rejectQueued: (err: ThrottleWaitDeferred) => void = () => {};
+  private readonly queuedStop = new Promise<never>((_, reject) => {
+    this.rejectQueued = reject;
+  });
 
   constructor(private readonly opts: HttpOptions) {
+    this.queuedStop.catch(() => {}); // rejected on purpose; only racing requests care
     this.stats = opts.stats ?? { calls: 0, throttled: 0, retries: 0, errors: 0 };
     this.pacer = new TrackerPacer({
       ...(opts.initialConcurrency !== undefined ? { initialConcurrency: opts.initialConcurrency } : {}),
@@ -231,6 +257,11 @@ export class TrackerHttp {
   onThrottleWait(listener: (notice: ThrottleWaitNotice) => void): () => void {
     this.waitListeners.add(listener);
     return () => this.waitListeners.delete(listener);
+  }
+
+  /** The whole-client wait handed back to the caller (waitBudgetMs), if any. */
+  get deferredWait(): ThrottleWaitDeferred | undefined {
+    return this.deferral;
   }
 
   /** The longest one attempt may take: a write begun at T has landed, if at all, by T + this. */
@@ -316,12 +347,37 @@ export class TrackerHttp {
     });
     await response.body?.cancel();
     const until = Date.now() + hint;
+    if (scope === 'client' && this.opts.waitBudgetMs && hint > this.opts.waitBudgetMs()) {
+      this.defer(new ThrottleWaitDeferred({ tracker: this.opts.tracker, reason, until: new Date(until) }));
+    }
+    if (this.deferral) throw this.deferral;
     if (scope === 'client' && (reason === 'jira-quota-global-based' || hint >= NOTICE_AFTER_MS)) {
       const notice = { tracker: this.opts.tracker, reason, until: new Date(until) };
       logger.warn('tracker throttled: waiting', { ...this.opts.logKeys, ...notice });
       for (const listener of this.waitListeners) listener(notice);
     }
     throw new Throttled(until);
+  }
+
+  /** Hands a whole-client wait back once (the latest reset wins if two 429s race); queued requests stop. */
+  private defer(deferral: ThrottleWaitDeferred): void {
+    logger.warn('tracker throttled: wait handed back', { ...this.opts.logKeys, ...deferral.notice });
+    if (this.deferral && this.deferral.notice.until >= deferral.notice.until) return;
+    const first = !this.deferral;
+    this.deferral = deferral;
+    if (first) this.rejectQueued(deferral);
+  }
+
+  /** The pacer's slot, unless the client handed a wait back meanwhile (the slot is then given back at once). */
+  private async acquire(key: RequestKey): Promise<() => void> {
+    if (this.deferral) throw this.deferral;
+    const acquiring = this.pacer.acquire(key);
+    try {
+      return await Promise.race([acquiring, this.queuedStop]);
+    } catch (err) {
+      void acquiring.then((release) => release());
+      throw this.deferral ?? err;
+    }
   }
 
   /** Azure DevOps delayed this answer: slow what follows (X-RateLimit-Delay, seconds). */
@@ -336,7 +392,7 @@ export class TrackerHttp {
     try {
       return await this.untilNotThrottled(method, logPath, (throttles) =>
         this.policy.execute(async ({ attempt }) => {
-          const release = await this.pacer.acquire(key);
+          const release = await this.acquire(key);
           const started = performance.now();
           try {
             let response: Response;

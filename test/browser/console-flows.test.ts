@@ -153,6 +153,35 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     expect(new URL(page.url()).searchParams.get('status')).toBe('connected');
   });
 
+  it('brings the browser back with the reason when the consent is declined, and connects nothing', async () => {
+    const created = await http(h.base, 'POST', '/api/projects', {
+      token,
+      body: { name: 'Declined project', sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+    });
+    const projectId = created.body.id as string;
+    const oauth = (body: unknown) => http(h.adoUrl, 'PUT', '/_sandbox/ado/oauth', { body });
+    expect((await oauth({ decline: true })).status).toBeLessThan(300);
+    try {
+      await page.goto(`${h.base}/projects/${projectId}?tab=connect`);
+      const source = page.getByRole('region', { name: 'Source: Azure DevOps' });
+      await source.getByLabel('Organization URL').fill(`${h.adoUrl}/sandbox-org`);
+      await source.getByLabel('Project').fill('Contoso');
+      await source.getByRole('button', { name: 'Connect with Microsoft' }).click();
+      await page.waitForURL(/status=error/, WAIT);
+      // Back on the console's page (not a JSON answer of the API), the reason on the tracker's card.
+      expect(new URL(page.url()).pathname).toBe(`/projects/${projectId}`);
+      const alert = source.getByRole('alert');
+      await expect
+        .poll(() => alert.textContent(), WAIT)
+        .toContain('The Azure DevOps sign-in answered access_denied: the connection was not made');
+      await check('02b-oauth-declined');
+      const detail = await http(h.base, 'GET', `/api/projects/${projectId}`, { token });
+      expect(detail.body.connections.source).toBeNull();
+    } finally {
+      await oauth({ decline: false });
+    }
+  });
+
   it('scans a large source in the background: a progress bar, then the report', async () => {
     const seed = (items: number) => http(h.adoUrl, 'POST', '/_sandbox/seed', { body: { items } });
     expect((await seed(LARGE_SCAN_ITEMS)).status).toBe(200);

@@ -97,7 +97,15 @@ describe('the CDK stack', () => {
     expect(machines).toHaveLength(1);
     const machine = machines[0]?.Properties;
     const asl = JSON.parse(readFileSync(DEFINITION_FILE, 'utf8'));
-    expect(JSON.parse(String(machine?.DefinitionString))).toEqual(asl);
+    const deployed = JSON.parse(String(machine?.DefinitionString));
+    expect(deployed).toEqual(asl);
+    // A tracker's long wait is a Wait state of the machine (no Lambda sleeps), checked by the engine between slices.
+    expect(deployed.States.ThrottleWait).toMatchObject({ Type: 'Wait', SecondsPath: '$.batch.waitSeconds' });
+    expect(deployed.States.CheckWait).toMatchObject({
+      Type: 'Task',
+      Resource: `\${${SUBSTITUTION_NAMES.engineFunctionArn}}`,
+      Parameters: { action: 'wait' },
+    });
     expect(machine?.DefinitionSubstitutions).toEqual({
       [SUBSTITUTION_NAMES.engineFunctionArn]: { 'Fn::GetAtt': [fnId, 'Arn'] },
       [SUBSTITUTION_NAMES.generationBudget]: String(AWS_GENERATION_BUDGET),

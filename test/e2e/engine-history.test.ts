@@ -81,6 +81,27 @@ describe('the revision history file', () => {
     expect(revisions).toBeGreaterThan(withHistory * 2);
   });
 
+  it("reads a FULL run's revisions in batches of the whole project, not one call per item", async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    await h.control('ado', 'DELETE', '/_sandbox/requests');
+    const project = await h.newProject('History batched');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      migrateAttachments: false,
+      migrateComments: false,
+    });
+    expect((await h.drive(run.id)).at(-1)).toBe('done');
+    const log = (await h.control('ado', 'GET', '/_sandbox/requests')) as { method: string; path: string }[];
+    const perItem = log.filter((r) => /\/workitems\/\d+\/revisions/i.test(r.path));
+    const batched = log.filter((r) => /\/reporting\/workitemrevisions/i.test(r.path));
+    // The project's revisions, as many batches of 200 as the stream needs, read once for the run's items.
+    let revisions = 0;
+    for await (const batch of h.deps().source.reportingRevisions()) revisions += batch.length;
+    expect(perItem).toEqual([]);
+    expect(batched.length).toBe(Math.ceil(revisions / 200));
+    const { withHistory } = await expectOneHistoryPerItem();
+    expect(withHistory).toBeGreaterThan(batched.length * 5);
+  });
+
   it('with attachments off and crashes before the checkpoint, still exactly one', async () => {
     await h.control('jira', 'POST', '/_sandbox/reset');
     const project = await h.newProject('History crash');

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { nextGeneration } from '../../functions/domain/orchestration.ts';
 import { createEngineHandler, type EngineEvent, type EngineHandler } from '../../functions/engine/handler.ts';
+import { MIN_BUDGET_MS } from '../../functions/engine/runner.ts';
 import { credentialCipher } from '../../functions/platform/credentials-cipher.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
@@ -263,6 +264,62 @@ describe('the local orchestrator over the real state machine', () => {
     await expectOneIssuePerItem(run.id);
     // Nothing is left to resume.
     expect(await second.resumeInterrupted(h.app.store)).toEqual([]);
+  });
+
+  /**
+   * A run under a Jira quota of 200 points a 6-second window, driven by an orchestrator whose invocations may sit
+   * out 1.5 s of waiting (their time less the runner's margin): the points are spent within a second or two of each
+   * window's start, so the wait for the next one (4 s or more) is handed back to the state machine.
+   */
+  async function quotaRun(name: string, before?: (runId: string, event: EngineEvent) => Promise<void>) {
+    await h.control('jira', 'PUT', '/_sandbox/limits', {
+      limits: { quota: { enabled: true, points: 200, windowSeconds: 6, apiTokenExempt: false } },
+    });
+    const project = await connectedProject(name);
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    const calls: string[] = [];
+    const o = new LocalOrchestrator({
+      handler: watched(engine, calls, before && ((event) => before(run.id, event))),
+      generationBudget: 400,
+      remainingMs: MIN_BUDGET_MS + 1500,
+    });
+    try {
+      await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
+      await o.idle(run.id);
+    } finally {
+      // The issues stay for the checks; only the quota goes.
+      await h.control('jira', 'PUT', '/_sandbox/limits', { limits: { quota: { enabled: false } } });
+    }
+    return { project, run, calls, o };
+  }
+
+  it('waits out a Jira quota longer than the invocation in the Wait state, then completes', async () => {
+    const { project, run, calls } = await quotaRun('Quota wait');
+    const done = await getRun(run.id);
+    expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0, successCount: done.totalItems });
+    await expectOneIssuePerItem(run.id);
+    // The engine handed the wait back (`batch:wait`, or `preflight:wait` when preflight spent the points) and the
+    // state machine waited, checking between slices.
+    expect(calls.some((c) => /^(preflight|batch):wait$/.test(c))).toBe(true);
+    const checks = calls.filter((c) => c.startsWith('wait:'));
+    expect(checks.length).toBeGreaterThan(0);
+    expect(checks.every((c) => /^wait:(wait|batch)$/.test(c))).toBe(true);
+    expect(calls.at(-1)).toBe('finalize:done');
+    const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 1000);
+    expect(events.map((e) => (e.event.type === 'log' ? e.event.message : ''))).toContainEqual(
+      expect.stringMatching(/^Waiting for Jira's hourly quota until \d\d:\d\d(:\d\d)? UTC$/),
+    );
+  });
+
+  it('carries out a pause asked for while the run waits for a Jira quota', async () => {
+    // The admin pauses as soon as the run waits outside the engine.
+    const { run, calls, o } = await quotaRun('Quota pause', async (runId, event) => {
+      if (event.action === 'wait') await setRunControl(h.app.store, h.tenant.tenantId, runId, 'pause');
+    });
+    expect((await getRun(run.id)).status).toBe('PAUSED');
+    expect(calls.at(-2)).toMatch(/^(preflight|batch):wait$/);
+    expect(calls.at(-1)).toBe('wait:paused');
+    expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
   });
 
   it('logs no credential on the way', () => {

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { logger } from '../../functions/platform/logger.ts';
 import {
   basicAuth,
+  ThrottleWaitDeferred,
   TrackerHttp,
   TrackerHttpError,
   TrackerUnreachableError,
@@ -70,6 +71,36 @@ describe('the tracker HTTP layer', () => {
     expect(http.stats).toMatchObject({ calls: 4, throttled: 3, retries: 3 });
     // A 429 naming no limit concerns the whole client: every lane halved (8 -> 1), all paused.
     expect(http.pacer.laneState('GET /ping').limit).toBe(1);
+  });
+
+  it('hands back a whole-client wait longer than its budget: nothing more is sent, the caller waits elsewhere', async () => {
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 5, retryAfterSeconds: 30 } },
+    });
+    const http = client({ waitBudgetMs: () => 1000 });
+    const before = Date.now();
+    const first = await http.request('GET', '/ping').catch((err: unknown) => err);
+    expect(first).toBeInstanceOf(ThrottleWaitDeferred);
+    const { notice } = first as ThrottleWaitDeferred;
+    expect(notice.tracker).toBe('target');
+    expect(notice.until.getTime()).toBeGreaterThanOrEqual(before + 30_000);
+    expect(http.deferredWait).toBe(first);
+    // Any later request, to any endpoint, ends the same way without being sent.
+    await expect(http.request('POST', '/write', { body: {} })).rejects.toBe(first);
+    expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /ping 429']);
+  });
+
+  it('sits out a whole-client wait within its budget', async () => {
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 1, retryAfterSeconds: 1 } },
+    });
+    const http = client({ waitBudgetMs: () => 10_000 });
+    expect((await http.request<{ ok: boolean }>('GET', '/ping')).body).toEqual({ ok: true });
+    expect(http.deferredWait).toBeUndefined();
   });
 
   it('retries 5xx and dropped connections until an answer comes', async () => {

@@ -77,6 +77,12 @@ afterAll(async () => {
   await sb.stop();
 });
 
+/** Where a failed callback sent the browser: the console's path and what it was told. */
+function returnedTo(location: unknown) {
+  const url = new URL(String(location));
+  return { path: url.pathname, ...Object.fromEntries(url.searchParams) };
+}
+
 describe('connecting by OAuth', () => {
   it('connects the source through Entra ID with PKCE and the target through Atlassian, and the project is CONNECTED', async () => {
     const projectId = await newProject('Both by OAuth');
@@ -184,8 +190,12 @@ describe('connecting by OAuth', () => {
     const projectId = await newProject('Refused code');
     await control('jira', 'POST', '/fail-next', { grant: 'authorization_code' });
     const dance = await connectByOAuth(app, t.member.token, projectId, 'target', targetBody());
-    expect(dance.callback?.status).toBe(400);
-    expect(dance.callback?.body).toMatchObject({
+    // The browser goes back to the console with the reason, not to a raw JSON page.
+    expect(dance.callback?.status).toBe(302);
+    expect(returnedTo(dance.callback?.headers.location)).toEqual({
+      path: `/projects/${projectId}`,
+      connection: 'target',
+      status: 'error',
       code: 'TOKEN_EXCHANGE_FAILED',
       message: 'Token exchange failed: atlassian answered invalid_grant; connect again',
     });
@@ -196,10 +206,16 @@ describe('connecting by OAuth', () => {
     const projectId = await newProject('Declined');
     await control('ado', 'PUT', '', { decline: true });
     const dance = await connectByOAuth(app, t.member.token, projectId, 'source', sourceBody());
-    expect(dance.callback?.status).toBe(400);
-    expect(dance.callback?.body.message).toBe(
-      'The Azure DevOps sign-in answered access_denied: the connection was not made',
-    );
+    expect(dance.callback?.status).toBe(302);
+    expect(returnedTo(dance.callback?.headers.location)).toEqual({
+      path: `/projects/${projectId}`,
+      connection: 'source',
+      status: 'error',
+      code: 'TOKEN_EXCHANGE_FAILED',
+      message: 'The Azure DevOps sign-in answered access_denied: the connection was not made',
+    });
+    // The attempt is spent: the same redirect again is an unknown state.
+    expect((await callBack(app, dance)).body.code).toBe('OAUTH_STATE_INVALID');
     expect((await detail(projectId)).connections.source).toBeNull();
   });
 

@@ -90,6 +90,15 @@ function samples(): Sample[] {
       path: `wit/workItems/${revised.id}/revisions?$expand=all`,
     },
     {
+      route: 'GET /:organization/:project/_apis/wit/reporting/workitemrevisions',
+      path: 'wit/reporting/workitemrevisions?$expand=fields&includeIdentityRef=true&$maxPageSize=20',
+    },
+    {
+      route: 'POST /:organization/:project/_apis/wit/reporting/workitemrevisions',
+      path: 'wit/reporting/workitemrevisions?continuationToken=40',
+      opts: { method: 'POST', json: { types: ['Bug'], fields: ['System.Title', 'System.State'] } },
+    },
+    {
       route: 'GET /:organization/:project/_apis/wit/workItems/:id/revisions/:revisionNumber',
       path: `wit/workItems/${revised.id}/revisions/2`,
     },

@@ -10,7 +10,9 @@
  *  5. Jira Agile operations without response schemas: only the status is checked.
  * And one the provenance note does not list: ADO specs collection answers as bare arrays, while the service
  * wraps them as `{count, value}`; such a body is checked by its `value`. ADO's `${type}` segment (POST
- * workitems/$Task) is a parameter after a literal `$`.
+ * workitems/$Task) is a parameter after a literal `$`. ADO's generic `StreamedBatch<T>` says its `values` are
+ * `{type: string, format: T}` (the type parameter); the reporting revisions batch holds WorkItems, so its values
+ * are checked as those.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -96,6 +98,23 @@ function liftMsPaths(doc: Json): void {
   }
 }
 
+/** The generic `StreamedBatch<T>` made concrete where the spec names T's batch (see the header). */
+const STREAMED_BATCHES: Record<string, string> = {
+  ReportingWorkItemRevisionsBatch: '#/definitions/WorkItem',
+};
+
+function typeStreamedBatches(doc: Json): void {
+  const defs = doc.definitions as Record<string, Json> | undefined;
+  const streamed = defs?.StreamedBatch;
+  if (!defs || !streamed) return;
+  for (const [name, ref] of Object.entries(STREAMED_BATCHES)) {
+    if (!defs[name] || !defs[ref.split('/').at(-1) as string]) continue;
+    const properties = JSON.parse(JSON.stringify(streamed.properties)) as Record<string, Json>;
+    if (properties.values) properties.values.items = { $ref: ref };
+    defs[name] = { ...streamed, properties };
+  }
+}
+
 /** Quirk 1: the team-less WIQL path the real service serves. */
 function addTeamlessWiql(doc: Json): void {
   const paths = doc.paths as Record<string, Json>;
@@ -123,6 +142,7 @@ async function loadDocument(name: SpecName): Promise<Json> {
   if (!swagger2) return raw;
   liftMsPaths(raw);
   addTeamlessWiql(raw);
+  typeStreamedBatches(raw);
   // A fresh copy: the converter refuses objects referenced from two places (it takes them for YAML anchors).
   const copy = JSON.parse(JSON.stringify(raw)) as Json;
   const converted = (await swagger2openapi.convertObj(copy, { patch: true, warnOnly: true })) as {

@@ -12,8 +12,10 @@ import {
   type DashboardRunFrame,
   ProgressThrottle,
 } from '../../functions/domain/dashboard-events.ts';
+import { waitForReset } from '../../functions/engine/control.ts';
 import { tellWaits } from '../../functions/engine/throttle-notices.ts';
 import type { Store } from '../../functions/store/index.ts';
+import { ThrottleWaitDeferred } from '../../functions/trackers/http.ts';
 
 describe('the $default route', () => {
   it('answers a ping with a pong, anything else with UNKNOWN_ACTION', () => {
@@ -130,6 +132,30 @@ describe("a tracker's long wait", () => {
       },
     ]);
     expect(lines).toEqual([{ type: 'log', message: "Waiting for Jira's hourly quota until 14:00 UTC" }]);
+  });
+});
+
+describe('a wait beyond the invocation (the state machine waits)', () => {
+  it('is told to the dashboard as run.waiting too', async () => {
+    const sent: DashboardRunFrame[] = [];
+    const notifier = new RunEventsNotifier(
+      () => ({}) as Store,
+      async (_s, _t, frame) => {
+        sent.push(frame);
+      },
+    );
+    const deps = { store: { runs: { appendEvent: async () => undefined } }, runEvents: notifier };
+    const run = { id: 'run-2', projectId: 'p-2', tenantId: 't-1', cursor: { phase: 4, index: 50 } };
+    const until = new Date(Date.now() + 3_600_000);
+    await waitForReset(
+      deps as never,
+      run as never,
+      new ThrottleWaitDeferred({ tracker: 'target', reason: 'jira-quota-global-based', until }),
+    );
+    await notifier.settle();
+    expect(sent).toMatchObject([
+      { type: 'run.waiting', runId: 'run-2', tracker: 'target', until: until.toISOString() },
+    ]);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { WAIT_SLICE_SECONDS, waitSlice } from '../../functions/engine/control.ts';
 import { failureReason } from '../../functions/engine/handler.ts';
 import {
   DEFINITION_FILE,
@@ -23,6 +24,7 @@ interface State {
   Resource?: string;
   Retry?: { ErrorEquals: string[]; MaxAttempts?: number }[];
   Catch?: { ErrorEquals: string[]; Next: string }[];
+  Parameters?: Record<string, unknown>;
   Next?: string;
 }
 const definition = loadDefinition(values) as { States: Record<string, State> };
@@ -45,6 +47,7 @@ describe('statemachine/migration.asl.json', () => {
       ([, s]) => s.Resource === values.EngineFunctionArn,
     );
     expect(engineTasks.map(([name]) => name).sort()).toEqual([
+      'CheckWait',
       'Finalize',
       'MarkFailed',
       'Preflight',
@@ -60,7 +63,7 @@ describe('statemachine/migration.asl.json', () => {
         ].sort(),
       );
     }
-    for (const step of ['Preflight', 'RunBatch', 'Finalize'])
+    for (const step of ['Preflight', 'RunBatch', 'Finalize', 'CheckWait'])
       expect(definition.States[step]?.Catch).toEqual([
         { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' },
       ]);
@@ -82,7 +85,7 @@ describe('the flow', () => {
 
   it('goes Start -> Preflight, and every engine step answers into the one Answer choice', () => {
     expect(definition.States.Start?.Next).toBe('Preflight');
-    for (const step of ['Preflight', 'RunBatch', 'Finalize'])
+    for (const step of ['Preflight', 'RunBatch', 'Finalize', 'CheckWait'])
       expect(definition.States[step]?.Next).toBe('Answer');
     expect(definition.States.Loop?.Next).toBe('RunBatch');
   });
@@ -93,12 +96,24 @@ describe('the flow', () => {
       batch: 'WithinBudget',
       'phase-done': 'WithinBudget',
       finalize: 'Finalize',
+      wait: 'ThrottleWait',
       done: 'Done',
       paused: 'Paused',
       cancelled: 'Cancelled',
       failed: 'RunFailed',
     });
     expect(answer.Default).toBe('UnexpectedAnswer');
+    // A tracker's long wait is waited in a Wait state (no Lambda sleeps), slice by slice, each checked by the engine.
+    expect(definition.States.ThrottleWait).toMatchObject({
+      Type: 'Wait',
+      SecondsPath: '$.batch.waitSeconds',
+      Next: 'CheckWait',
+    });
+    expect(definition.States.CheckWait?.Parameters).toMatchObject({
+      action: 'wait',
+      'until.$': '$.batch.waitUntil',
+      'iterations.$': '$.batch.iterations',
+    });
     for (const end of ['Done', 'Paused', 'Cancelled', 'RunFailed'])
       expect(definition.States[end]?.Type).toBe('Succeed');
   });
@@ -116,5 +131,20 @@ describe('failureReason', () => {
     );
     expect(failureReason({ Error: 'Error', Cause: 'x'.repeat(5_000) })).toHaveLength(1_000);
     expect(failureReason(undefined)).toBe('engine error unknown');
+  });
+});
+
+describe('waitSlice (what the Wait state waits, and when the run goes on)', () => {
+  const now = Date.parse('2026-11-26T13:20:00Z');
+  it('waits a minute at a time until the reset, then the run goes on', () => {
+    expect(waitSlice('2026-11-26T14:00:00.000Z', now)).toEqual({
+      answer: 'wait',
+      waitUntil: '2026-11-26T14:00:00.000Z',
+      waitSeconds: WAIT_SLICE_SECONDS,
+    });
+    // The last slice is what is left, in whole seconds rounded up (never zero while the reset is ahead).
+    expect(waitSlice('2026-11-26T13:20:02.300Z', now)).toMatchObject({ answer: 'wait', waitSeconds: 3 });
+    expect(waitSlice('2026-11-26T13:20:00.000Z', now)).toEqual({ answer: 'batch' });
+    expect(waitSlice('not a date', now)).toEqual({ answer: 'batch' });
   });
 });

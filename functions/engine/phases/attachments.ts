@@ -23,6 +23,7 @@ import { TrackerHttpError } from '#trackers/http.ts';
 import { descriptionOf, fullDescriptionOf, inlineImagesOf } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
 import { historyFileName, historyHtml, isHistoryFileOf } from './history.ts';
+import { historyRevisions } from './history-reads.ts';
 
 interface JiraAttachment {
   id: string;
@@ -153,8 +154,8 @@ async function attachHistory(
   let uploaded = 0;
   let current = existing.find((a) => a.filename === historyFileName(item.id, item.rev));
   if (!current) {
-    // ADO answers 200 revisions a page: one call for most items.
-    const revisions = await ctx.deps.source.revisions(item.id);
+    // From the run's batched read of the project's revisions (history-reads.ts), or one call for most items.
+    const revisions = await historyRevisions(ctx, item);
     const lastRev = revisions.reduce((m, r) => Math.max(m, r.rev), item.rev);
     const fileName = historyFileName(item.id, lastRev);
     current = existing.find((a) => a.filename === fileName);

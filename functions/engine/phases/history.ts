@@ -15,6 +15,10 @@ import type { AdoWorkItem } from '#trackers/ado/client.ts';
 export const NOISE_FIELDS: ReadonlySet<string> = new Set([
   'System.Id',
   'System.Rev',
+  // Ids and the node name the reporting revisions API adds beside the paths the page shows.
+  'System.AreaId',
+  'System.IterationId',
+  'System.NodeName',
   'System.Watermark',
   'System.AuthorizedDate',
   'System.RevisedDate',

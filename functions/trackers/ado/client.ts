@@ -188,6 +188,35 @@ export class AdoClient {
     }
   }
 
+  /**
+   * The project's revisions in the order they were made, a batch at a time (the reporting revisions API: one call
+   * per batch of the whole project's revisions, not one per item), with every field (`$expand=fields`: long text
+   * too) and identities as references, as `revisions` gives them. Follows `continuationToken` until `isLastBatch`.
+   * https://learn.microsoft.com/en-us/rest/api/azure/devops/wit/reporting-work-item-revisions/read-reporting-revisions-post?view=azure-devops-rest-7.1
+   */
+  async *reportingRevisions(filter: { types?: string[] } = {}): AsyncGenerator<AdoWorkItem[]> {
+    let continuationToken: string | undefined;
+    for (;;) {
+      const res = await this.http.request<{
+        values?: AdoWorkItem[];
+        continuationToken?: string;
+        isLastBatch?: boolean;
+      }>('POST', `${this.projectPath}/wit/reporting/workitemrevisions`, {
+        query: { 'api-version': API, $expand: 'fields', continuationToken },
+        body: { ...(filter.types?.length ? { types: filter.types } : {}), includeIdentityRef: true },
+      });
+      yield res.body.values ?? [];
+      // A batch that names no way on, or the same place again, ends the read too (never loop on one batch).
+      if (
+        res.body.isLastBatch !== false ||
+        !res.body.continuationToken ||
+        res.body.continuationToken === continuationToken
+      )
+        return;
+      continuationToken = res.body.continuationToken;
+    }
+  }
+
   /** Every comment of an item, oldest first, page by page (continuationToken). */
   async *comments(id: number): AsyncGenerator<AdoComment> {
     let continuationToken: string | undefined;

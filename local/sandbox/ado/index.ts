@@ -10,6 +10,8 @@
  *   POST  {org}/{project}/_apis/wit/workitems/${type}          creates (JSON Patch); routes/create.ts
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/revisions[/{rev}]
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/updates[/{n}]   derived from the revisions
+ *   GET   {org}/{project}/_apis/wit/reporting/workitemrevisions   the project's revisions in change order, batches
+ *   POST  {org}/{project}/_apis/wit/reporting/workitemrevisions   of ≤ 200 by watermark; routes/reporting.ts
  *   GET   {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, pages of ≤ 200
  *   POST  {org}/{project}/_apis/wit/workItems/{id}/comments    7.1-preview.4, a new revision too
  *   POST  {org}/{project}/_apis/wit/attachments                simple upload (octet-stream)
@@ -43,6 +45,7 @@ import { registerAttachments } from './routes/attachments.ts';
 import { registerComments } from './routes/comments.ts';
 import { registerDiscovery } from './routes/discovery.ts';
 import { registerMetadata } from './routes/metadata.ts';
+import { registerReporting } from './routes/reporting.ts';
 import { registerUpdate } from './routes/update.ts';
 import { registerUpdates } from './routes/updates.ts';
 import { registerWiql } from './routes/wiql.ts';
@@ -151,6 +154,7 @@ export async function buildAdoSandbox(
   });
   registerWiql(app, state);
   registerWorkItems(app, state);
+  registerReporting(app, state);
   registerUpdate(app, state);
   registerComments(app, state);
   registerUpdates(app, state);

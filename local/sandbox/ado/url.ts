@@ -47,6 +47,14 @@ export function canonicalUrl(url: string): string {
       segs[i + 2] = 'workItems';
       segs[i + 4] = child;
     } else segs[i + 2] = 'workitems';
+  } else if (
+    resource === 'reporting' &&
+    segs.length === i + 4 &&
+    segs[i + 3]?.toLowerCase() === 'workitemrevisions'
+  ) {
+    // reporting/workItemRevisions (the service's own nextLink spells it so) as the spec: reporting/workitemrevisions.
+    segs[i + 2] = 'reporting';
+    segs[i + 3] = segs[i + 3]!.toLowerCase();
   } else if (resource in RESOURCES) {
     segs[i + 2] = RESOURCES[resource]!;
   }

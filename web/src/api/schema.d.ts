@@ -392,7 +392,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Browser leg: the tracker's OAuth redirect back; redirects to the console
+         * Browser leg: the tracker's OAuth redirect back; redirects to the console, with `status=connected|failed`, or `status=error&code=…&message=…` when the grant was declined or could not be exchanged
          * @description Roles: public. Rate limited per client address.
          */
         get: operations["connectors_oauthCallback"];
@@ -3634,7 +3634,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description OAUTH_STATE_INVALID, TOKEN_EXCHANGE_FAILED, VALIDATION_FAILED */
+            /** @description OAUTH_STATE_INVALID, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3644,21 +3644,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 400;
                         /** @enum {unknown} */
-                        code?: "OAUTH_STATE_INVALID" | "TOKEN_EXCHANGE_FAILED" | "VALIDATION_FAILED";
-                    };
-                };
-            };
-            /** @description TOKEN_EXCHANGE_FAILED */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        /** @constant */
-                        statusCode?: 409;
-                        /** @enum {unknown} */
-                        code?: "TOKEN_EXCHANGE_FAILED";
+                        code?: "OAUTH_STATE_INVALID" | "VALIDATION_FAILED";
                     };
                 };
             };
@@ -3687,20 +3673,6 @@ export interface operations {
                         statusCode?: 500;
                         /** @enum {unknown} */
                         code?: "INTERNAL_ERROR";
-                    };
-                };
-            };
-            /** @description TARGET_TRACKER_ERROR, SOURCE_TRACKER_ERROR */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        /** @constant */
-                        statusCode?: 502;
-                        /** @enum {unknown} */
-                        code?: "TARGET_TRACKER_ERROR" | "SOURCE_TRACKER_ERROR";
                     };
                 };
             };

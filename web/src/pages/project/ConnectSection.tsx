@@ -16,6 +16,7 @@ import {
 } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { useSearchParams } from 'wouter';
 import { api, type JsonBody, type Schemas, unwrap } from '../../api/client';
 import { ErrorNotice } from '../../components/ErrorNotice';
 
@@ -136,6 +137,7 @@ function TrackerForm({ project, spec }: { project: Project; spec: TrackerSpec })
         {spec.title}
       </Title>
       <Stored connection={stored} />
+      <OAuthReturn kind={spec.kind} />
       <form onSubmit={submit}>
         <Stack mt="sm">
           {spec.fields.map((f) => {
@@ -181,6 +183,20 @@ function TrackerForm({ project, spec }: { project: Project; spec: TrackerSpec })
       <ErrorNotice error={test.error ?? oauth.error} />
       <Result result={test.data} />
     </Card>
+  );
+}
+
+/**
+ * Back from the provider (`?connection=<kind>&status=error&code&message`, functions/services/tracker-oauth.ts):
+ * why the OAuth connection was not made, on the tracker's own card. The message is the API's, shown as text.
+ */
+function OAuthReturn({ kind }: { kind: 'source' | 'target' }) {
+  const [params] = useSearchParams();
+  if (params.get('connection') !== kind || params.get('status') !== 'error') return null;
+  return (
+    <Alert color="red" mt="sm" title="The OAuth connection was not made" role="alert">
+      {params.get('message') ?? 'The provider did not grant access'}
+    </Alert>
   );
 }
 

@@ -1,0 +1,135 @@
+/**
+ * The revisions the history files (history.ts) are made of, read in batches: the reporting revisions API answers
+ * the whole project's revisions in change order, 200 a call, where the per-item route costs a call per item. It
+ * has no filter by id, so the run's items are read a window at a time: the next `WINDOW_ITEMS` items of the
+ * manifest from the one asked for, their revisions kept as the stream goes by and everything else dropped at once.
+ * Memory is bounded by the window (and by `MAX_HELD_REVISIONS`: past it the window shrinks to what fits, and the
+ * items it gave up are read by a later window), not by the project. A window lives as long as the invocation's
+ * source client (one per engine invocation): the chunks after the first one of a window cost no source call.
+ *
+ * An item the stream did not bring whole (changed since the read, moved in from another project, its type
+ * changed) is read by the per-item route, as is every item of a run the batched read does not pay for: an
+ * incremental run or an area filter takes a small part of what the stream carries.
+ */
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import type { PhaseContext } from '#phase-kit/context.ts';
+import type { AdoClient, AdoWorkItem } from '#trackers/ado/client.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+
+/** Manifest items one window covers: 20 chunks of the attachments phase. */
+export const WINDOW_ITEMS = 1000;
+/** The most revisions a window holds (a few KB each, long text included: tens of MB). */
+export const MAX_HELD_REVISIONS = 25_000;
+
+export interface WindowLimits {
+  items: number;
+  heldRevisions: number;
+}
+const LIMITS: WindowLimits = { items: WINDOW_ITEMS, heldRevisions: MAX_HELD_REVISIONS };
+
+interface Window {
+  from: number;
+  to: number;
+  revisions: Map<number, AdoWorkItem[]>;
+  ready: Promise<void>;
+  /** The service refused the batched read (an older server, a proxy): this window's items are read one by one. */
+  refused?: boolean;
+}
+
+interface Reader {
+  window?: Window;
+  positions?: { manifest: readonly { id: number }[]; at: Map<number, number> };
+}
+
+const readers = new WeakMap<AdoClient, Reader>();
+
+/** Whether reading the whole project's revisions pays off: a FULL run of the whole project (of some types). */
+export function batchedHistoryReads(ctx: Pick<PhaseContext, 'run'>): boolean {
+  return ctx.run.type === 'FULL' && !ctx.run.options.areaFilter;
+}
+
+function positionOf(reader: Reader, manifest: readonly { id: number }[], id: number): number | undefined {
+  if (reader.positions?.manifest !== manifest)
+    reader.positions = { manifest, at: new Map(manifest.map((m, i) => [m.id, i])) };
+  return reader.positions.at.get(id);
+}
+
+/** Revisions 1..rev, each once: what the item's history file needs. */
+function whole(revisions: AdoWorkItem[] | undefined, rev: number): AdoWorkItem[] | undefined {
+  if (!revisions || revisions.length !== rev) return undefined;
+  const sorted = [...revisions].sort((a, b) => a.rev - b.rev);
+  return sorted.every((r, i) => r.rev === i + 1) ? sorted : undefined;
+}
+
+async function fill(
+  source: AdoClient,
+  manifest: readonly { id: number; type: string }[],
+  window: Window,
+  asked: number,
+  maxHeld: number,
+): Promise<void> {
+  const slice = manifest.slice(window.from, window.to);
+  const position = new Map(slice.map((m, i) => [m.id, window.from + i]));
+  let held = 0;
+  for await (const batch of source.reportingRevisions({ types: [...new Set(slice.map((m) => m.type))] })) {
+    for (const r of batch) {
+      const at = position.get(r.id);
+      if (at === undefined || at >= window.to) continue;
+      const list = window.revisions.get(r.id);
+      if (list) list.push(r);
+      else window.revisions.set(r.id, [r]);
+      held++;
+    }
+    if (held <= maxHeld) continue;
+    // Too much for one window: keep the first half (at least the chunk asked for), give the rest up.
+    window.to = Math.max(asked + CHUNK_SIZE, window.from + Math.floor((window.to - window.from) / 2));
+    held = 0;
+    for (const [id, list] of window.revisions) {
+      if ((position.get(id) ?? window.to) >= window.to) window.revisions.delete(id);
+      else held += list.length;
+    }
+  }
+}
+
+/** The item's revisions, oldest first: from the run's batched read when it has them whole, else per item. */
+export async function historyRevisions(
+  ctx: Pick<PhaseContext, 'deps' | 'run' | 'preflight'>,
+  item: AdoWorkItem,
+  limits: WindowLimits = LIMITS,
+): Promise<AdoWorkItem[]> {
+  const source = ctx.deps.source;
+  if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function')
+    return source.revisions(item.id);
+  let reader = readers.get(source);
+  if (!reader) {
+    reader = {};
+    readers.set(source, reader);
+  }
+  const manifest = ctx.preflight.manifest;
+  const at = positionOf(reader, manifest, item.id);
+  if (at === undefined) return source.revisions(item.id);
+  let window = reader.window;
+  if (!window || at < window.from || at >= window.to) {
+    // From the start of the item's chunk: the chunk's items ask side by side, in no set order.
+    const from = at - (at % CHUNK_SIZE);
+    const fresh: Window = {
+      from,
+      // Never less than the chunk: its items wait for this window.
+      to: Math.min(manifest.length, from + Math.max(limits.items, CHUNK_SIZE)),
+      revisions: new Map(),
+      ready: Promise.resolve(),
+    };
+    fresh.ready = fill(source, manifest, fresh, from, limits.heldRevisions).catch((err: unknown) => {
+      // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
+      if (!(err instanceof TrackerHttpError)) throw err;
+      fresh.refused = true;
+    });
+    reader.window = fresh;
+    window = fresh;
+  }
+  await window.ready;
+  if (window.refused) return source.revisions(item.id);
+  // The window may have shrunk while it filled: an item it gave up starts the next one.
+  if (at >= window.to) return historyRevisions(ctx, item, limits);
+  return whole(window.revisions.get(item.id), item.rev) ?? source.revisions(item.id);
+}
