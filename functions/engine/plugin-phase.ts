@@ -13,7 +13,6 @@ import type {
   PhaseModule,
   PluginDefinition,
 } from '#phase-kit/context.ts';
-import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { logger } from '#platform/logger.ts';
 import { needsConfig, openPluginConfig, PluginConfigError, redactConfig } from '#plugins/config.ts';
@@ -136,14 +135,6 @@ export async function failPluginChunk(
   const message = plugin.redact(errorMessage(err));
   const reason = `${plugin.key}: ${message}`;
   const items = [...new Set(scope.items)];
-  for (const sourceId of items) {
-    await ctx.deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
-      sourceId,
-      phase: run.cursor.phase,
-      reason,
-      at: nowIso(),
-    });
-  }
   logger.warn('plugin chunk failed', {
     tenantId: run.tenantId,
     runId: run.id,
@@ -158,6 +149,7 @@ export async function failPluginChunk(
     failure: items.length,
     skipped: 0,
     log: items.map((id) => `#${id} ${plugin.key} failed: ${message}`),
+    failures: items.map((sourceId) => ({ sourceId, reason })),
   };
 }
 

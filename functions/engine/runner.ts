@@ -1,28 +1,32 @@
 /**
- * The generic runner: works the run's current phase from its checkpoint, a chunk of at most 50 at a time,
- * reading the pause/cancel flag before every chunk, until the time budget runs low. It answers what comes
- * next; the state machine (or a test) calls it again. A chunk's events (one log line per unit, then progress)
- * are written in the checkpoint's own transaction: a retried chunk cannot log twice, a crash cannot lose them.
+ * The generic runner: works the run's current phase from its checkpoint until the time budget runs low: a phase
+ * with a unit worker through one pool (at most 50 units not yet checkpointed under way, the checkpoint moving over
+ * the finished prefix, the pause/cancel flag read at each move: unit-pool.ts), the others a chunk of at most 50 at
+ * a time, the flag read before every chunk. It answers what comes next; the state machine (or a test) calls it
+ * again. The events of what a move covers (one log line per unit, then progress) are written in the checkpoint's
+ * own transaction (checkpoint.ts): units worked again cannot log twice, a crash cannot lose them.
  * This module is the RunBatch step; the others live beside it: Preflight (preflight-step.ts), Finalize
  * (finalize.ts), and the run's control shared by all of them (control.ts).
  */
-import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
 import { CHUNK_SIZE, LAST_CORE_PHASE, PHASES, phaseName, progressPercent, type Run } from '#domain/runs.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
+  emptyOutcome,
   type PhaseContext,
   type PhaseModule,
   type Preflight,
   SimulatedCrash,
+  type UnitOutcome,
 } from '#phase-kit/context.ts';
-import { logger } from '#platform/logger.ts';
-import { countItems, phaseDuration } from '#platform/metrics.ts';
+import { addOutcome } from '#phase-kit/toolkit.ts';
+import { phaseDuration } from '#platform/metrics.ts';
+import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { CheckpointMoves } from './checkpoint.ts';
 import {
   credentialsRefusal,
   deferredWait,
   lastPhaseOf,
-  MAX_LOG_EVENTS,
   obeyControl,
   pauseForCredentials,
   type RunnerAnswer,
@@ -40,13 +44,14 @@ import { transitionsPhase } from './phases/transitions.ts';
 import { failPluginChunk, type PluginPhase, resolvePluginPhase } from './plugin-phase.ts';
 import { preflightStep } from './preflight-step.ts';
 import { tellWaits } from './throttle-notices.ts';
+import { workUnitPool } from './unit-pool.ts';
 
 export type { RunnerAnswer } from './control.ts';
 export { failRun, pauseForCredentials } from './control.ts';
 export { finalizeStep } from './finalize.ts';
 export { preflightStep } from './preflight-step.ts';
 
-/** A chunk takes a few seconds at worst; below this budget, stop at the checkpoint and let the next call go on. */
+/** A chunk or a unit takes a few seconds at worst; below this budget, start none, checkpoint, let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
 
 /** The core phases 2-7 (phase 1, preflight, is its own step: preflight-step.ts); plugins follow as 8+. */
@@ -63,20 +68,6 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.comments]: commentsPhase,
 };
 
-/** The same dependencies, noting every item a phase records as failed (the runner counts items, not units). */
-function watchingFailures(deps: EngineDeps, failed: Set<number>): EngineDeps {
-  const runFailures = deps.store.runFailures;
-  const watched: typeof runFailures = Object.create(runFailures);
-  watched.record = async (tenantId, projectId, runId, failure) => {
-    // Once a tracker connection is refused, what fails is the connection, not the item: the run pauses and
-    // the chunk is worked again after the reconnect.
-    if (deps.credentialsRefused?.() || deps.waitDeferred?.()) return false;
-    failed.add(failure.sourceId);
-    return runFailures.record(tenantId, projectId, runId, failure);
-  };
-  return { ...deps, store: { ...deps.store, runFailures: watched } };
-}
-
 /** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */
 async function pluginPhase(
   deps: EngineDeps,
@@ -89,24 +80,6 @@ async function pluginPhase(
   if (!key) return undefined;
   if (!opened.has(key)) opened.set(key, await resolvePluginPhase(deps, run.tenantId, key));
   return opened.get(key);
-}
-
-/** The chunk's events: one log line per unit (any overflow folded into the last), then progress. */
-function chunkEvents(
-  phase: number,
-  index: number,
-  lines: string[],
-  progress: RunEvent,
-  maxLines = MAX_LOG_EVENTS,
-): { id: string; event: RunEvent }[] {
-  const kept =
-    lines.length > maxLines ? [...lines.slice(0, maxLines - 1), lines.slice(maxLines - 1).join('\n')] : lines;
-  const events: { id: string; event: RunEvent }[] = kept.map((message, n) => ({
-    id: chunkEventId(phase, index, n),
-    event: { type: 'log', message },
-  }));
-  events.push({ id: chunkEventId(phase, index, kept.length), event: progress });
-  return events;
 }
 
 /**
@@ -163,8 +136,7 @@ async function workPhases(
 
     const plugin = await pluginPhase(deps, run, preflight, phase, openedPlugins);
     const module = phase <= LAST_CORE_PHASE ? PHASE_MODULES[phase] : plugin?.module;
-    const failedItems = new Set<number>();
-    const ctx: PhaseContext = { deps: watchingFailures(deps, failedItems), run, preflight };
+    const ctx: PhaseContext = { deps, run, preflight };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
@@ -178,6 +150,16 @@ async function workPhases(
       if (ended && run.phaseStartedAt)
         phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
       return 'phase-done';
+    }
+    const moves: CheckpointMoves = new CheckpointMoves(deps, run, total, lastPhase, () => {
+      const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
+      return Math.round(((worked + moves.worked) / minutes) * 10) / 10;
+    });
+    if (module.open) {
+      const answer = await workPool(ctx, module.open, total, moves, remainingMs);
+      worked += moves.worked;
+      if (answer) return answer;
+      continue;
     }
     let outcome: ChunkOutcome;
     try {
@@ -195,51 +177,74 @@ async function workPhases(
     if (refused) return pauseForCredentials(deps.store, run, refused);
     // Nor one whose tracker handed back a long wait: the handler answers `wait` (control.ts waitForReset).
     throwIfWaitDeferred(deps);
-    deps.crash?.('before-checkpoint');
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
       throw new Error(`phase ${phase} processed ${outcome.processed} units`);
-    const to = { phase, index: index + outcome.processed };
-    worked += outcome.processed;
-    const percent = progressPercent(run.progressPercent, phase, to.index, total, lastPhase);
-    const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
-    const progress: RunEvent = {
-      type: 'progress',
-      current: to.index,
-      total,
-      percent,
-      speed: Math.round((worked / minutes) * 10) / 10,
-    };
-    // The run counts items: one whose work failed in any phase counts once, whatever else of it failed.
-    const counted = failedItems.size
-      ? await deps.store.runFailures.counted(run.tenantId, run.projectId, run.id, [...failedItems])
-      : new Set<number>();
-    const newlyFailed = [...failedItems].filter((id) => !counted.has(id)).sort((a, b) => a - b);
-    if (newlyFailed.length > MAX_LOG_EVENTS - 1)
-      throw new Error(`phase ${phase} failed ${newlyFailed.length} items in one chunk`);
-    const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
-      from: run.cursor,
-      to,
-      // The run's counters count items: created or skipped once, in the create phase; any later phase adds
-      // only failures (an item whose attachment failed makes the run PARTIAL).
-      success: phase === PHASES.create ? outcome.success : 0,
-      skipped: phase === PHASES.create ? outcome.skipped : 0,
-      failure: newlyFailed.length,
-      newlyFailedItems: newlyFailed,
-      progressPercent: percent,
-      events: chunkEvents(phase, index, outcome.log, progress, MAX_LOG_EVENTS - newlyFailed.length),
-    });
-    logger.debug('chunk', {
-      tenantId: run.tenantId,
-      runId: run.id,
-      phase,
-      index,
-      processed: outcome.processed,
-    });
+    const moved = await moves.move(outcome.processed, outcome);
+    worked += moves.worked;
     if (!moved) return 'batch'; // another invocation advanced this chunk first; it owns the run now
-    countItems({
-      created: phase === PHASES.create ? outcome.success : 0,
-      skipped: phase === PHASES.create ? outcome.skipped : 0,
-      failed: newlyFailed.length,
-    });
   }
+}
+
+/**
+ * A prefix this long is checkpointed at once (a shorter one when nothing else is under way): the window refills
+ * as the checkpoint moves, so moves come often, but not one DynamoDB transaction per unit.
+ */
+const MIN_MOVE = 10;
+
+/**
+ * Works the phase's units through one pool (unit-pool.ts) from the checkpoint: at most 50 not yet checkpointed
+ * under way, the checkpoint moving over the finished prefix, the pause/cancel flag read at each move, no unit
+ * started once the budget runs low. Undefined: go on (the caller reads the run again: phase done, paused, out of
+ * time); otherwise what to answer.
+ */
+async function workPool(
+  ctx: PhaseContext,
+  open: NonNullable<PhaseModule['open']>,
+  total: number,
+  moves: CheckpointMoves,
+  remainingMs: () => number,
+): Promise<RunnerAnswer | undefined> {
+  const { deps, run } = ctx;
+  let refused: CredentialsUnavailable | undefined;
+  let lost = false;
+  // Read before the pass (by the caller) and at each move, as it was before each chunk: at least every 50 units.
+  let inBudget = true;
+  try {
+    const worker = await open(ctx);
+    try {
+      await workUnitPool<UnitOutcome>({
+        from: run.cursor.index,
+        total,
+        window: CHUNK_SIZE,
+        minMove: MIN_MOVE,
+        work: (i, stopped) => worker.work(i, stopped),
+        canStart: () => inBudget,
+        move: async (_from, results) => {
+          if (refused || lost) return false;
+          // A unit that caught the refusal still worked nothing: not checkpointed.
+          refused = credentialsRefusal(deps);
+          if (refused) return false;
+          // Nor one whose tracker handed back a long wait: thrown, the pass ends, the handler answers `wait`.
+          throwIfWaitDeferred(deps);
+          const outcome = emptyOutcome();
+          for (const r of results) addOutcome(outcome, r);
+          if (!(await moves.move(results.length, outcome))) {
+            lost = true; // another invocation moved it first; it owns the run now
+            return false;
+          }
+          inBudget = remainingMs() >= MIN_BUDGET_MS;
+          const now = await readRun(deps, { tenantId: run.tenantId, runId: run.id });
+          return now.status === 'RUNNING' && now.control === 'run';
+        },
+      });
+    } finally {
+      await worker.close?.();
+    }
+  } catch (err) {
+    const refusal = credentialsRefusal(deps, err);
+    if (refusal) return pauseForCredentials(deps.store, run, refusal);
+    throw err;
+  }
+  if (refused) return pauseForCredentials(deps.store, run, refused);
+  return lost ? 'batch' : undefined;
 }

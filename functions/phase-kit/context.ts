@@ -130,13 +130,52 @@ export interface PhaseContext {
   preflight: Preflight;
 }
 
-/** The outcome of one processed chunk, for counters and the run's events. */
-export interface ChunkOutcome {
-  processed: number;
+/** An item a unit (or chunk) failed on, with the reason for the run's failure report. */
+export interface ItemFailure {
+  sourceId: number;
+  reason: string;
+}
+
+/**
+ * What working one unit (or a chunk of them) came to, as data: the counts, the log lines for the run's stream,
+ * and the items that failed. The runner records the failures (and counts each item once) in the checkpoint
+ * that covers the unit; a phase never writes them itself.
+ */
+export interface UnitOutcome {
   success: number;
   failure: number;
   skipped: number;
   log: string[];
+  failures: ItemFailure[];
+}
+
+/** The outcome of one processed chunk, for counters and the run's events. */
+export interface ChunkOutcome extends UnitOutcome {
+  processed: number;
+}
+
+/** An empty outcome to add to. */
+export const emptyOutcome = (): UnitOutcome => ({
+  success: 0,
+  failure: 0,
+  skipped: 0,
+  log: [],
+  failures: [],
+});
+
+/**
+ * A phase's units worked one at a time, side by side, by the runner's pool (engine/unit-pool.ts): opened once per
+ * pass of the runner over the phase (what the pass shares: plans, block reads, the people map), closed when the
+ * pass ends.
+ */
+export interface UnitWorker {
+  /**
+   * Works unit `index` (0 <= index < units). Must be safe to work again after a crash. `stopped()` turns true
+   * when the pass is abandoned (another unit threw): a long unit checks it between writes.
+   */
+  work(index: number, stopped: () => boolean): Promise<UnitOutcome>;
+  /** Once every unit the pass started has settled: keeps what the pass learnt (artifacts). */
+  close?(): Promise<void>;
 }
 
 /** The units a chunk covers and the source items they belong to (see PhaseModule.chunkScope). */
@@ -162,6 +201,13 @@ export interface PhaseModule {
   prepare?(ctx: PhaseContext, remainingMs: () => number): Promise<boolean>;
   /** Computed once at the phase's start from what earlier phases left (id map, artifacts); stable for the run. */
   units(ctx: PhaseContext): Promise<number> | number;
+  /**
+   * The phase's units one at a time: the runner keeps up to 50 not yet checkpointed in flight and moves the
+   * checkpoint over the finished prefix. A phase that has it is worked this way; `chunk` is then the same work
+   * 50 units at a time (for callers that drive a phase by hand).
+   */
+  open?(ctx: PhaseContext): Promise<UnitWorker> | UnitWorker;
+  /** A chunk of at most 50 units from `index` (a bulk create); `processed` says how many it covered. */
   chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;
   /**
    * Plugin phases: how many units the chunk at `index` covers and the source items (work item ids) they belong

@@ -5,9 +5,15 @@
  * "Jira is gone" (the chunk is thrown and worked again).
  */
 import type { Run } from '#domain/runs.ts';
-import { nowIso } from '#platform/clock.ts';
+import { CHUNK_SIZE } from '#domain/runs.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import type { ChunkOutcome, PhaseContext } from './context.ts';
+import {
+  type ChunkOutcome,
+  emptyOutcome,
+  type PhaseContext,
+  type UnitOutcome,
+  type UnitWorker,
+} from './context.ts';
 
 /** An artifact of this run, next to the preflight one. */
 export const runArtifactKey = (run: Pick<Run, 'tenantId' | 'id'>, name: string) =>
@@ -68,30 +74,55 @@ export async function inPool<T, R>(
   return results;
 }
 
-/** What one unit adds to its chunk's outcome. */
-export type UnitOutcome = Pick<ChunkOutcome, 'success' | 'failure' | 'skipped' | 'log'>;
+/** Adds `part` to `into` (counts, lines, failures). */
+export function addOutcome(into: UnitOutcome, part: UnitOutcome): void {
+  into.success += part.success;
+  into.failure += part.failure;
+  into.skipped += part.skipped;
+  into.log.push(...part.log);
+  into.failures.push(...part.failures);
+}
 
 /**
- * `inPool` for units that tally into the chunk's outcome: each works on an outcome of its own, added to the
- * chunk's in unit order once all are done (the log reads as if they had run one after another).
+ * A phase's `chunk` from its unit worker: the units [index, index + 50) side by side through one worker, their
+ * outcomes added in unit order. For callers that drive a phase chunk by chunk; the runner pools units itself.
  */
-export async function poolInOrder<T>(
-  items: readonly T[],
-  limit: number,
-  outcome: ChunkOutcome,
-  work: (item: T, out: UnitOutcome) => Promise<void>,
-): Promise<void> {
-  const parts = await inPool(items, limit, async (item) => {
-    const out: UnitOutcome = { success: 0, failure: 0, skipped: 0, log: [] };
-    await work(item, out);
-    return out;
-  });
-  for (const p of parts) {
-    outcome.success += p.success;
-    outcome.failure += p.failure;
-    outcome.skipped += p.skipped;
-    outcome.log.push(...p.log);
-  }
+export function chunkFromUnits(
+  open: (ctx: PhaseContext) => Promise<UnitWorker> | UnitWorker,
+  units: (ctx: PhaseContext) => Promise<number> | number,
+): (ctx: PhaseContext, index: number) => Promise<ChunkOutcome> {
+  return async (ctx, index) => {
+    const total = await units(ctx);
+    const indexes = Array.from(
+      { length: Math.max(0, Math.min(CHUNK_SIZE, total - index)) },
+      (_, n) => index + n,
+    );
+    const worker = await open(ctx);
+    const parts = await inPool(indexes, ITEM_CONCURRENCY, (i, stopped) => worker.work(i, stopped));
+    await worker.close?.();
+    const outcome: ChunkOutcome = { processed: indexes.length, ...emptyOutcome() };
+    for (const p of parts) addOutcome(outcome, p);
+    return outcome;
+  };
+}
+
+/**
+ * Reads shared by a block of CHUNK_SIZE consecutive units (one ADO call, one id map read for 50 items), done
+ * once, when the block's first unit asks. The runner's window spans at most two blocks, so a unit pass makes
+ * the same batched reads a chunk did; blocks two behind are forgotten.
+ */
+export function blockReads<T>(read: (from: number, to: number) => Promise<T>): (index: number) => Promise<T> {
+  const blocks = new Map<number, Promise<T>>();
+  return (index) => {
+    const block = Math.floor(index / CHUNK_SIZE);
+    let got = blocks.get(block);
+    if (!got) {
+      got = read(block * CHUNK_SIZE, (block + 1) * CHUNK_SIZE);
+      blocks.set(block, got);
+      for (const b of blocks.keys()) if (b < block - 1) blocks.delete(b);
+    }
+    return got;
+  };
 }
 
 /** Thrown by a unit that stops because another unit of its chunk failed. */
@@ -120,26 +151,21 @@ export interface ItemResult {
   reason?: string;
 }
 
-/** Adds pooled per-item results to the chunk's outcome, recording each failure with its reason. */
-export async function tallyResults(
-  ctx: PhaseContext,
-  phase: number,
-  ids: number[],
-  results: ItemResult[],
-  outcome: ChunkOutcome,
-): Promise<void> {
-  const { store } = ctx.deps;
-  const { run } = ctx;
+/** One item's result as a unit's outcome (a failure carries its reason, for the runner to record). */
+export function unitResult(sourceId: number, r: ItemResult): UnitOutcome {
+  const out = emptyOutcome();
+  out[r.kind]++;
+  out.log.push(r.line);
+  if (r.kind === 'failure') out.failures.push({ sourceId, reason: r.reason ?? 'refused by Jira' });
+  return out;
+}
+
+/** Adds pooled per-item results to the chunk's outcome, each failure with its reason (the runner records them). */
+export function tallyResults(ids: number[], results: ItemResult[], outcome: ChunkOutcome): void {
   for (const [i, r] of results.entries()) {
     outcome[r.kind]++;
     outcome.log.push(r.line);
-    if (r.kind === 'failure') {
-      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
-        sourceId: ids[i] as number,
-        phase,
-        reason: r.reason ?? 'refused by Jira',
-        at: nowIso(),
-      });
-    }
+    if (r.kind === 'failure')
+      outcome.failures.push({ sourceId: ids[i] as number, reason: r.reason ?? 'refused by Jira' });
   }
 }

@@ -4,7 +4,7 @@
  * turned into an item's reason.
  */
 import { CHUNK_SIZE } from '#domain/runs.ts';
-import type { ChunkOutcome, ChunkScope, PhaseContext } from '#phase-kit/context.ts';
+import { type ChunkOutcome, type ChunkScope, emptyOutcome, type PhaseContext } from '#phase-kit/context.ts';
 import {
   ITEM_CONCURRENCY,
   type ItemResult,
@@ -124,7 +124,7 @@ export async function itemsChunk(
   prepare: (ids: number[]) => Promise<(item: MigratedItem, stopped: () => boolean) => Promise<ItemResult>>,
 ): Promise<ChunkOutcome> {
   const { deps, run } = ctx;
-  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
+  const outcome: ChunkOutcome = { processed: 0, ...emptyOutcome() };
   const ids = units.slice(index, index + CHUNK_SIZE);
   if (ids.length === 0) return outcome;
   outcome.processed = ids.length;
@@ -137,6 +137,6 @@ export async function itemsChunk(
     return work({ id, key, label: `#${id} ${key}` }, stopped);
   };
   const results = await inPool(ids, ITEM_CONCURRENCY, one);
-  await tallyResults(ctx, run.cursor.phase, ids, results, outcome);
+  tallyResults(ids, results, outcome);
   return outcome;
 }

@@ -390,8 +390,11 @@ export class RunRepository {
     );
     if (!out) return false;
     const run = out.Attributes ? (withoutKeys(out.Attributes) as unknown as Run) : undefined;
-    if (run) await this.noteOnProject(run, 'same');
+    // The project's move follows the run's end at once (before the list's summary): a client that saw the run end
+    // and reads the project finds it moved but for a moment's race, which a crash between the writes can widen
+    // only until the next start takes the lock over.
     if (isTerminalRun(to) && run) await this.afterEnd(run);
+    if (run) await this.noteOnProject(run, 'same');
     return true;
   }
 

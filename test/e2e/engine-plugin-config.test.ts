@@ -43,7 +43,14 @@ function working(key: string, fail?: (index: number) => Error | undefined): Phas
       const failure = fail?.(index);
       if (failure) throw failure;
       seen.worked.set(key, [...(seen.worked.get(key) ?? []), ...slice.map((m) => m.id)]);
-      return { processed: slice.length, success: slice.length, failure: 0, skipped: 0, log: [] };
+      return {
+        processed: slice.length,
+        success: slice.length,
+        failure: 0,
+        skipped: 0,
+        log: [],
+        failures: [],
+      };
     },
   };
 }

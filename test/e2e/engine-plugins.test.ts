@@ -44,6 +44,7 @@ function recordingPlugin(name: string, crashAtChunk?: number) {
         failure: 0,
         skipped: 0,
         log: slice.map((m) => `#${m.id} ${name} done`),
+        failures: [],
       };
     },
   };

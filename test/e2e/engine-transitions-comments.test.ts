@@ -30,7 +30,7 @@ import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
-import { createRun } from '../support/runs.ts';
+import { createRun, recordFailures } from '../support/runs.ts';
 
 const SEED = 11;
 const ITEMS = 60;
@@ -106,7 +106,7 @@ async function work(
   afterChunk?: (outcome: ChunkOutcome) => Promise<void>,
 ) {
   const units = await module.units(ctx);
-  const totals: Totals = { units, chunks: 0, success: 0, failure: 0, skipped: 0, log: [] };
+  const totals: Totals = { units, chunks: 0, success: 0, failure: 0, skipped: 0, log: [], failures: [] };
   for (let index = 0; index < units; ) {
     let outcome: ChunkOutcome;
     try {
@@ -119,8 +119,11 @@ async function work(
     expect(outcome.processed).toBeGreaterThan(0);
     expect(outcome.processed).toBeLessThanOrEqual(50);
     expect(outcome.success + outcome.skipped + outcome.failure).toBe(outcome.processed);
+    // As the runner does: the failures the units carried are recorded with the checkpoint.
+    await recordFailures(ctx, module === commentsPhase ? PHASES.comments : PHASES.transitions, outcome);
     await afterChunk?.(outcome);
     totals.chunks++;
+    totals.failures.push(...outcome.failures);
     totals.success += outcome.success;
     totals.failure += outcome.failure;
     totals.skipped += outcome.skipped;
@@ -447,7 +450,7 @@ describe('a thread of more than a thousand comments', () => {
   const linesOf = (log: string[], item: Migrated) => log.filter((l) => l.startsWith(`#${item.sourceId} `));
   const partNumber = (line: string) => Number(/\(part (\d+)\/\d+\)/.exec(line)?.[1]);
 
-  it('is worked in parts over many chunks, each comment posted once and in order, through crashes mid-thread', async () => {
+  it('is worked in parts, each comment posted once and in order, through crashes mid-thread', async () => {
     await h.control('jira', 'POST', '/_sandbox/reset');
     const { project, runId } = await createIssues('Long thread');
     const items = await migratedItems(project.id);
@@ -487,14 +490,13 @@ describe('a thread of more than a thousand comments', () => {
       });
 
       expect(crashes).toEqual([...crashAt]);
-      // One unit per part, each in a chunk of its own, in order; none posted more than a part's worth.
-      expect(chunksWithLong.map((lines) => lines.map(partNumber))).toEqual(
-        Array.from({ length: parts }, (_, k) => [k + 1]),
-      );
+      // One unit per part, in order (a part waits for the one before it, in a chunk or across chunks); none
+      // posted more than a part's worth.
+      expect(chunksWithLong.flat().map(partNumber)).toEqual(Array.from({ length: parts }, (_, k) => k + 1));
       const posted = chunksWithLong.flat().map((l) => Number(/: (\d+) comments posted/.exec(l)?.[1] ?? 0));
       expect(Math.max(...posted)).toBeLessThanOrEqual(COMMENTS_PER_UNIT);
       // The part whose chunk died after its last comment found it all there when worked again.
-      expect(chunksWithLong[6]?.[0]).toMatch(/\(part 7\/13\): comments 601-700 already in Jira: skipped$/);
+      expect(chunksWithLong.flat()[6]).toMatch(/\(part 7\/13\): comments 601-700 already in Jira: skipped$/);
       expect(totals.failure).toBe(0);
       expect(totals.units).toBe(
         (await Promise.all(items.map((i) => adoComments(i.sourceId)))).reduce(

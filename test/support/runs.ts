@@ -46,3 +46,21 @@ export async function setRunControl(
     }),
   );
 }
+
+/**
+ * What the runner does with a chunk's outcome when it checkpoints it: records the failures its units carried
+ * (for tests that drive a phase chunk by chunk themselves).
+ */
+export async function recordFailures(
+  ctx: { deps: { store: Store }; run: Run },
+  phase: number,
+  outcome: { failures: { sourceId: number; reason: string }[] },
+): Promise<void> {
+  const { run } = ctx;
+  for (const f of outcome.failures)
+    await ctx.deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
+      ...f,
+      phase,
+      at: nowIso(),
+    });
+}

@@ -14,8 +14,14 @@ import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { limitBytes, ResponseTooLarge } from '#outbound/fetch.ts';
 import { loggableUrl } from '#outbound/rules.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
-import { inPool } from '#phase-kit/toolkit.ts';
+import {
+  emptyOutcome,
+  type PhaseContext,
+  type PhaseModule,
+  type UnitOutcome,
+  type UnitWorker,
+} from '#phase-kit/context.ts';
+import { blockReads, chunkFromUnits } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -222,53 +228,68 @@ export function inlineUploads(item: AdoWorkItem): { url: string; fileName: strin
   });
 }
 
-async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+/**
+ * The phase's units (manifest positions) one at a time; the id map entries, the ADO items with their relations
+ * and what their descriptions name read 50 positions at a time.
+ */
+async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run } = ctx;
-  const { processed, entries } = await entriesAt(ctx, index);
-  const outcome: ChunkOutcome = { processed, success: 0, failure: 0, skipped: 0, log: [] };
-  const items = new Map(
-    (
-      await deps.source.workItems(
-        entries.map((e) => e.sourceId),
-        { expand: 'relations' },
-      )
-    ).map((i) => [i.id, i]),
-  );
+  const block = blockReads(async (from) => {
+    const { entries } = await entriesAt(ctx, from);
+    const items = new Map(
+      (
+        await deps.source.workItems(
+          entries.map((e) => e.sourceId),
+          { expand: 'relations' },
+        )
+      ).map((i) => [i.id, i]),
+    );
+    // What descriptions name (people, items), resolved now that every item of the run exists: the final
+    // description is written here, whatever the run's options (a dry run only needs the footer's measure).
+    const describe = run.options.dryRun
+      ? { itemUrl: (i: AdoWorkItem) => itemWebUrl(ctx, i) }
+      : await descriptionContextFor(
+          ctx,
+          entries.flatMap((e) => {
+            const item = items.get(e.sourceId);
+            return item && !e.phasesDone.includes(PHASES.attachments) ? [item] : [];
+          }),
+        );
+    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe };
+  });
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
-  const settings = entries.length
-    ? await deps.target.attachmentSettings()
-    : { enabled: true, uploadLimit: 0 };
-  const tooLarge = (size: number) => !settings.enabled || (size >= 0 && size > settings.uploadLimit);
-  const limitProblem = (label: string, size: number) =>
-    settings.enabled
-      ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
-      : `${label}: attachments are disabled on the Jira site`;
+  let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
   // With attachments off, only the full text of a cut description is uploaded (its note points at it); the
   // item is not marked done, so a later run with attachments on still brings its files.
   const everything = run.options.migrateAttachments !== false;
   // A dry run records nothing (its entries may be stand-ins for issues it would create).
   const record = everything && !run.options.dryRun;
-  const done: IdMapEntry[] = [];
-  // What descriptions name (people, items), resolved now that every item of the run exists: the final
-  // description is written here, whatever the run's options (a dry run only needs the footer's measure).
-  const describe = run.options.dryRun
-    ? { itemUrl: (i: AdoWorkItem) => itemWebUrl(ctx, i) }
-    : await descriptionContextFor(
-        ctx,
-        entries.flatMap((e) => {
-          const item = items.get(e.sourceId);
-          return item && !e.phasesDone.includes(PHASES.attachments) ? [item] : [];
-        }),
-      );
-  // Items of a chunk are independent: worked together, the HTTP layer bounding what reaches each tracker. The
-  // pool lets every upload under way settle before an error is thrown: none may land after the chunk is
-  // worked again (that would be a duplicate file).
-  await inPool(entries, entries.length, async (entry) => {
+
+  // Items are independent: worked side by side by the runner's pool, the HTTP layer bounding what reaches each
+  // tracker. The pool lets every upload under way settle before an error is thrown: none may land after the
+  // unit is worked again (that would be a duplicate file).
+  const work = async (index: number): Promise<UnitOutcome> => {
+    const outcome = emptyOutcome();
+    const { entries, items, describe } = await block(index);
+    const entry = entries.get((ctx.preflight.manifest[index] as { id: number }).id);
+    // Not in the id map (its creation failed, its own failure recorded by phase 2): passed over.
+    if (!entry) return outcome;
     const item = items.get(entry.sourceId);
     if (entry.phasesDone.includes(PHASES.attachments) || !item) {
       outcome.skipped++;
-      return;
+      return outcome;
     }
+    const markDone = () =>
+      deps.store.idMap.putMany(run.tenantId, run.projectId, [
+        { ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() },
+      ]);
+    siteSettings ??= deps.target.attachmentSettings();
+    const settings = await siteSettings;
+    const tooLarge = (size: number) => !settings.enabled || (size >= 0 && size > settings.uploadLimit);
+    const limitProblem = (label: string, size: number) =>
+      settings.enabled
+        ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
+        : `${label}: attachments are disabled on the Jira site`;
     // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
     // other URL an image or a relation names stays a link, with a warning, and is never fetched.
     const organisation = deps.source.organizationUrl;
@@ -292,9 +313,8 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
     const history = item.rev > 1 ? 1 : 0;
     if (files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0) {
       outcome.skipped++;
-      if (record)
-        done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
-      return;
+      if (record) await markDone();
+      return outcome;
     }
     if (run.options.dryRun) {
       outcome.skipped++;
@@ -303,7 +323,7 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
         `#${entry.sourceId} would attach ${files.length + (fullText ? 1 : 0) + history} file(s) and ${everything ? inline.length : 0} inline image(s)` +
           over.map((f) => `; warning: ${limitProblem(f.fileName, f.size)}`).join(''),
       );
-      return;
+      return outcome;
     }
     const issue = await deps.target.getIssue(entry.targetKey, ['attachment']);
     const existing = ((issue.fields?.attachment as JiraAttachment[] | undefined) ?? []).map((a) => ({
@@ -389,30 +409,25 @@ async function chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
     if (problems.length > 0) {
       outcome.failure++;
       const reason = problems.join('; ');
-      await deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
-        sourceId: entry.sourceId,
-        phase: PHASES.attachments,
-        reason,
-        at: nowIso(),
-      });
+      outcome.failures.push({ sourceId: entry.sourceId, reason });
       outcome.log.push(`#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${reason}`);
-      return;
+      return outcome;
     }
     outcome.success++;
     outcome.log.push(
       `#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${uploaded} file(s) attached`,
     );
-    if (record)
-      done.push({ ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() });
-  });
-  // Log lines in item order, whatever order the uploads finished in.
-  outcome.log.sort((a, b) => Number(/^#(\d+)/.exec(a)?.[1] ?? 0) - Number(/^#(\d+)/.exec(b)?.[1] ?? 0));
-  await deps.store.idMap.putMany(run.tenantId, run.projectId, done);
-  return outcome;
+    if (record) await markDone();
+    return outcome;
+  };
+  return { work };
 }
 
+// Every item, even with attachments off: a description cut at Jira's limit still needs its full text.
+const attachmentsUnits = (ctx: PhaseContext) => ctx.preflight.manifest.length;
+
 export const attachmentsPhase: PhaseModule = {
-  // Every item, even with attachments off: a description cut at Jira's limit still needs its full text.
-  units: (ctx) => ctx.preflight.manifest.length,
-  chunk,
+  units: attachmentsUnits,
+  open: openAttachments,
+  chunk: chunkFromUnits(openAttachments, attachmentsUnits),
 };

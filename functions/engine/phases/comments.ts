@@ -28,15 +28,16 @@
 import { Readable } from 'node:stream';
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
+import type { PhaseContext, PhaseModule, UnitOutcome, UnitWorker } from '#phase-kit/context.ts';
 import {
+  blockReads,
   ChunkAbandoned,
+  chunkFromUnits,
   ITEM_CONCURRENCY,
-  inPool,
   migratedUnits,
   refusalOf,
   runArtifactKey,
-  tallyResults,
+  unitResult,
 } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
@@ -194,14 +195,6 @@ export async function commentsUnits(ctx: PhaseContext): Promise<number> {
 
 type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
 
-/** Comments a unit sets out to post: its slice of the thread (the last part, whatever is left). */
-function costOf(unit: CommentUnit, item: AdoWorkItem | undefined): number {
-  const count = commentCountOf(item);
-  const parts = unit.parts ?? 1;
-  if ((unit.part ?? 1) < parts) return COMMENTS_PER_UNIT;
-  return count === undefined ? 1 : Math.max(1, count - (parts - 1) * COMMENTS_PER_UNIT);
-}
-
 /** Warnings of an item's comments, each distinct message once, with how often it came. */
 function summarise(messages: string[]): string {
   const counts = new Map<string, number>();
@@ -209,40 +202,27 @@ function summarise(messages: string[]): string {
   return [...counts].map(([m, n]) => (n > 1 ? `${m} (x${n})` : m)).join('; ');
 }
 
-export async function commentsChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+/**
+ * The phase's units one at a time; id map entries and ADO items read 50 units at a time. A part of a thread
+ * starts once the thread's previous part, if this pass worked it, has ended: an issue's comments go in order.
+ */
+export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run } = ctx;
   const { store, source, target } = deps;
-  const outcome: ChunkOutcome = { processed: 0, success: 0, failure: 0, skipped: 0, log: [] };
-  if (!migrateComments(ctx)) return outcome;
-  const candidates = (await unitsOf(ctx)).slice(index, index + CHUNK_SIZE);
-  if (candidates.length === 0) return outcome;
+  const all = migrateComments(ctx) ? await unitsOf(ctx) : [];
   const dryRun = run.options.dryRun === true;
   const recheck = run.type === 'INCREMENTAL';
-
-  const candidateIds = [...new Set(candidates.map((u) => u.id))];
-  const entries = await store.idMap.getMany(run.tenantId, run.projectId, candidateIds);
-  const isDone = (id: number) => !recheck && (entries.get(id)?.phasesDone ?? []).includes(PHASES.comments);
-  const items = new Map<number, AdoWorkItem>(
-    (
-      await source.workItems(
-        candidateIds.filter((id) => !isDone(id)),
-        { expand: 'none' },
-      )
-    ).map((i) => [i.id, i]),
-  );
-  // The chunk's extent: long threads make short chunks, and two parts of a thread never run side by side.
-  let budget = 0;
-  const units: CommentUnit[] = [];
-  const taken = new Set<number>();
-  for (const unit of candidates) {
-    if (taken.has(unit.id) && !isDone(unit.id)) break;
-    const cost = isDone(unit.id) ? 0 : costOf(unit, items.get(unit.id));
-    if (units.length > 0 && budget + cost > COMMENT_BUDGET) break;
-    budget += cost;
-    units.push(unit);
-    taken.add(unit.id);
-  }
-  outcome.processed = units.length;
+  const isDone = (entry: IdMapEntry | undefined) =>
+    !recheck && (entry?.phasesDone ?? []).includes(PHASES.comments);
+  const block = blockReads(async (from, to) => {
+    const ids = [...new Set(all.slice(from, to).map((u) => u.id))];
+    const entries = await store.idMap.getMany(run.tenantId, run.projectId, ids);
+    const open = ids.filter((id) => !isDone(entries.get(id)));
+    const items = new Map<number, AdoWorkItem>(
+      (open.length ? await source.workItems(open, { expand: 'none' }) : []).map((i) => [i.id, i]),
+    );
+    return { entries, items };
+  });
 
   const people = await PeopleMap.load(deps, runArtifactKey(run, PEOPLE_ARTIFACT), ctx.preflight);
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');
@@ -252,17 +232,23 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
     const phasesDone = [...new Set([...(entry.phasesDone ?? []), PHASES.comments])];
     await store.idMap.putMany(run.tenantId, run.projectId, [{ ...entry, phasesDone, updatedAt: nowIso() }]);
   };
-  // Items whose comments this run already stopped at a refusal (read only when a part finds a gap).
+  // Items whose comments this run already stopped at a refusal: recorded by an earlier checkpoint (read only
+  // when a part finds a gap), or by this pass (not recorded yet: the runner records failures as it checkpoints).
   let stoppedItems: Promise<Set<number>> | undefined;
+  const stoppedNow = new Set<number>();
   const stoppedEarlier = async (id: number) => {
+    if (stoppedNow.has(id)) return true;
     stoppedItems ??= store.runFailures
       .list(run.tenantId, run.projectId, run.id)
-      .then((all) => new Set(all.filter((f) => f.phase === PHASES.comments).map((f) => f.sourceId)));
+      .then(
+        (failures) => new Set(failures.filter((f) => f.phase === PHASES.comments).map((f) => f.sourceId)),
+      );
     return (await stoppedItems).has(id);
   };
 
-  const one = async (unit: CommentUnit, stopped: () => boolean): Promise<ItemResult> => {
+  const one = async (index: number, unit: CommentUnit, stopped: () => boolean): Promise<ItemResult> => {
     const { id } = unit;
+    const { entries, items } = await block(index);
     const part = unit.part ?? 1;
     const parts = unit.parts ?? 1;
     const last = part === parts;
@@ -270,7 +256,7 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
     const entry = entries.get(id);
     if (!entry) return { kind: 'skipped', line: `#${id}${partOf}: not in the id map: skipped` };
     const label = `#${id} ${entry.targetKey}${partOf}`;
-    if (isDone(id)) return { kind: 'skipped', line: `${label}: comments already in Jira: skipped` };
+    if (isDone(entry)) return { kind: 'skipped', line: `${label}: comments already in Jira: skipped` };
     const item = items.get(id);
     if (!item) return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
     // This unit's slice of the thread: [start, end), the last part to the end whatever the count is now.
@@ -380,16 +366,29 @@ export async function commentsChunk(ctx: PhaseContext, index: number): Promise<C
     }
   };
 
-  const results = await inPool(units, ITEM_CONCURRENCY, one);
-  await people.save();
-  await tallyResults(
-    ctx,
-    PHASES.comments,
-    units.map((u) => u.id),
-    results,
-    outcome,
-  );
-  return outcome;
+  // The thread's last part under way in this pass, by item: its next part waits for it.
+  const threads = new Map<number, Promise<unknown>>();
+  const work = async (index: number, stopped: () => boolean): Promise<UnitOutcome> => {
+    const unit = all[index] as CommentUnit;
+    const before = threads.get(unit.id);
+    const result = (async () => {
+      await before?.catch(() => undefined);
+      const r = await one(index, unit, stopped);
+      if (r.kind === 'failure') stoppedNow.add(unit.id);
+      return r;
+    })();
+    threads.set(unit.id, result);
+    try {
+      return unitResult(unit.id, await result);
+    } finally {
+      if (threads.get(unit.id) === result) threads.delete(unit.id);
+    }
+  };
+  return { work, close: () => people.save() };
 }
 
-export const commentsPhase: PhaseModule = { units: commentsUnits, chunk: commentsChunk };
+export const commentsPhase: PhaseModule = {
+  units: commentsUnits,
+  open: openComments,
+  chunk: chunkFromUnits(openComments, commentsUnits),
+};

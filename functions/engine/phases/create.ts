@@ -10,7 +10,7 @@
  */
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext } from '#phase-kit/context.ts';
+import { type ChunkOutcome, emptyOutcome, type PhaseContext } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -31,7 +31,7 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
   const { deps, run, preflight } = ctx;
   const { store, source, target } = deps;
   const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
-  const outcome: ChunkOutcome = { processed: chunk.length, success: 0, failure: 0, skipped: 0, log: [] };
+  const outcome: ChunkOutcome = { processed: chunk.length, ...emptyOutcome() };
   const ids = chunk.map((c) => c.id);
   const known = await store.idMap.getMany(run.tenantId, run.projectId, ids);
   let todo = chunk.filter((c) => !known.has(c.id));
@@ -169,12 +169,7 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
           ...(error.elementErrors?.errorMessages ?? []),
           ...Object.entries(error.elementErrors?.errors ?? {}).map(([k, v]) => `${k}: ${v}`),
         ].join('; ') || 'rejected by Jira';
-      await store.runFailures.record(run.tenantId, run.projectId, run.id, {
-        sourceId: t.id,
-        phase: PHASES.create,
-        reason,
-        at: nowIso(),
-      });
+      outcome.failures.push({ sourceId: t.id, reason });
       outcome.failure++;
       outcome.log.push(`#${t.id} ${t.type} failed: ${reason}`);
       continue;

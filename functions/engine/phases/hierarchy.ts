@@ -17,12 +17,17 @@
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule, Preflight } from '#phase-kit/context.ts';
-import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from '#phase-kit/toolkit.ts';
-import { nowIso } from '#platform/clock.ts';
+import {
+  emptyOutcome,
+  type PhaseContext,
+  type PhaseModule,
+  type Preflight,
+  type UnitOutcome,
+  type UnitWorker,
+} from '#phase-kit/context.ts';
+import { blockReads, chunkFromUnits } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import {
-  chunkOf,
   hasIssueLink,
   type IssueState,
   loadOrComputePlan,
@@ -140,59 +145,62 @@ function hierarchyNote(child: IdMapEntry, parent: IdMapEntry, why: string): stri
   );
 }
 
-export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+/** The phase's units one at a time; id map entries and the children's Jira state read 50 pairs at a time. */
+export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run, preflight } = ctx;
   const { store, target } = deps;
   const plan = await planOf(ctx);
-  const units = chunkOf(plan.units, index);
-  const outcome: ChunkOutcome = { processed: units.length, success: 0, failure: 0, skipped: 0, log: [] };
   const dryRun = run.options.dryRun;
-  const fail = async (out: UnitOutcome, sourceId: number, reason: string) => {
+  const block = blockReads(async (from, to) => {
+    const units = plan.units.slice(from, to);
+    const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
+      ...units.map((u) => u.child),
+      ...units.map((u) => u.parent),
+    ]);
+    const children = units.flatMap((u) => {
+      const child = entries.get(u.child);
+      return child && entries.has(u.parent) && !child.phasesDone.includes(PHASE) ? [child.targetId] : [];
+    });
+    const states = children.length ? await readIssueStates(target, children) : new Map<string, IssueState>();
+    return { entries, states };
+  });
+  const fail = (out: UnitOutcome, sourceId: number, reason: string) => {
     out.failure++;
     out.log.push(`#${sourceId} hierarchy failed: ${reason}`);
-    await store.runFailures.record(run.tenantId, run.projectId, run.id, {
-      sourceId,
-      phase: PHASE,
-      reason,
-      at: nowIso(),
-    });
+    out.failures.push({ sourceId, reason });
   };
-  const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
-    ...units.map((u) => u.child),
-    ...units.map((u) => u.parent),
-  ]);
 
-  const todo: { child: IdMapEntry; parent: IdMapEntry }[] = [];
-  for (const u of units) {
+  const work = async (index: number): Promise<UnitOutcome> => {
+    const u = plan.units[index] as HierarchyUnit;
+    const out = emptyOutcome();
+    const { entries, states } = await block(index);
     const child = entries.get(u.child);
     const parent = entries.get(u.parent);
     if (child?.phasesDone.includes(PHASE)) {
-      outcome.success++;
-      outcome.log.push(`#${u.child} under #${u.parent}: done before an interruption`);
-    } else if (dryRun && (!child || !parent)) {
+      out.success++;
+      out.log.push(`#${u.child} under #${u.parent}: done before an interruption`);
+      return out;
+    }
+    if (dryRun && (!child || !parent)) {
       const kept = child && parent && !parentFieldFits(preflight, child.sourceType, parent.sourceType);
-      outcome.success++;
-      outcome.log.push(`#${u.child} would be placed under #${u.parent}${kept ? ' (as a Relates link)' : ''}`);
-    } else if (!child) {
-      outcome.skipped++;
-      outcome.log.push(`#${u.child} is not in Jira: nothing to place under #${u.parent}`);
-    } else if (!parent) {
-      await fail(outcome, u.child, `its Azure DevOps parent #${u.parent} was not created in Jira`);
-    } else todo.push({ child, parent });
-  }
-  if (todo.length === 0) return outcome;
-
-  const states = await readIssueStates(
-    target,
-    todo.map((t) => t.child.targetId),
-  );
-  // Pairs side by side: each writes only its own child (or a link of its own).
-  await poolInOrder(todo, ITEM_CONCURRENCY, outcome, async ({ child, parent }, out) => {
+      out.success++;
+      out.log.push(`#${u.child} would be placed under #${u.parent}${kept ? ' (as a Relates link)' : ''}`);
+      return out;
+    }
+    if (!child) {
+      out.skipped++;
+      out.log.push(`#${u.child} is not in Jira: nothing to place under #${u.parent}`);
+      return out;
+    }
+    if (!parent) {
+      fail(out, u.child, `its Azure DevOps parent #${u.parent} was not created in Jira`);
+      return out;
+    }
     const state = states.get(child.targetId);
     const pair = `#${child.sourceId} ${child.targetKey} under #${parent.sourceId} ${parent.targetKey}`;
     if (!state) {
-      await fail(out, child.sourceId, `${child.targetKey} no longer exists in Jira`);
-      return;
+      fail(out, child.sourceId, `${child.targetKey} no longer exists in Jira`);
+      return out;
     }
     const fits = parentFieldFits(preflight, child.sourceType, parent.sourceType);
     if (represented(preflight, plan.relatesType, child, parent, state)) {
@@ -200,12 +208,12 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
       out.success++;
       out.log.push(`${pair}: confirmed in Jira after an interruption`);
       if (!dryRun) await markPhaseDone(store, run, [child], PHASE);
-      return;
+      return out;
     }
     if (dryRun) {
       out.success++;
       out.log.push(`${pair}: would be ${fits ? 'set as parent' : 'kept as a Relates link'}`);
-      return;
+      return out;
     }
     try {
       const jiraType = (t: string) => preflight.typeMap[t]?.name ?? t;
@@ -218,7 +226,7 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
           out.success++;
           out.log.push(`${pair}: parent set${state.parentKey ? ` (was under ${state.parentKey})` : ''}`);
           await markPhaseDone(store, run, [child], PHASE);
-          return;
+          return out;
         }
         why = `Jira refused it as the parent (${refused}).`;
         // After a refusal, the link may already be there from an attempt interrupted after it was written.
@@ -226,12 +234,12 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
           out.success++;
           out.log.push(`${pair}: kept as a Relates link (${why})`);
           await markPhaseDone(store, run, [child], PHASE);
-          return;
+          return out;
         }
       }
       if (!plan.relatesType) {
-        await fail(out, child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
-        return;
+        fail(out, child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
+        return out;
       }
       await writeIssueLink(target, {
         type: plan.relatesType,
@@ -245,10 +253,11 @@ export async function hierarchyChunk(ctx: PhaseContext, index: number): Promise<
     } catch (err) {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
-      await fail(out, child.sourceId, `${pair}: ${reason}`);
+      fail(out, child.sourceId, `${pair}: ${reason}`);
     }
-  });
-  return outcome;
+    return out;
+  };
+  return { work };
 }
 
 /**
@@ -281,8 +290,11 @@ async function setParent(
 }
 
 /** Phase 3, for the runner's PHASE_MODULES. */
+const hierarchyUnits = async (ctx: PhaseContext) => (await planOf(ctx)).units.length;
+
 export const hierarchyPhase: PhaseModule = {
   prepare: preparePlan,
-  units: async (ctx) => (await planOf(ctx)).units.length,
-  chunk: hierarchyChunk,
+  units: hierarchyUnits,
+  open: openHierarchy,
+  chunk: chunkFromUnits(openHierarchy, hierarchyUnits),
 };

@@ -5,7 +5,7 @@
  * worked again).
  */
 import { textToAdf } from '#domain/adf/index.ts';
-import { CHUNK_SIZE, type Run } from '#domain/runs.ts';
+import type { Run } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
@@ -163,9 +163,6 @@ export async function loadOrComputePlan<T>(
   planCache.set(key, plan);
   return plan;
 }
-
-/** The units of a chunk starting at `index`. */
-export const chunkOf = <T>(units: T[], index: number): T[] => units.slice(index, index + CHUNK_SIZE);
 
 /** Manifest items one slice of a phase's plan covers: its reads fit well inside one invocation's budget. */
 export const PLAN_SLICE = 1000;

@@ -23,14 +23,17 @@
  * started is counted as skipped; what appears since (our own write before an interruption) as success.
  */
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
-import { PHASES } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
-import { ITEM_CONCURRENCY, poolInOrder, type UnitOutcome } from '#phase-kit/toolkit.ts';
-import { nowIso } from '#platform/clock.ts';
+import {
+  emptyOutcome,
+  type PhaseContext,
+  type PhaseModule,
+  type UnitOutcome,
+  type UnitWorker,
+} from '#phase-kit/context.ts';
+import { blockReads, chunkFromUnits, ITEM_CONCURRENCY } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import {
-  chunkOf,
   hasIssueLink,
   type IssueState,
   loadOrComputePlan,
@@ -41,7 +44,6 @@ import {
   writeIssueLink,
 } from './links-jira.ts';
 
-const PHASE = PHASES.links;
 const TITLE_MAX = 255;
 
 export type LinkUnit =
@@ -317,48 +319,46 @@ const planOf = async (ctx: PhaseContext) => {
   });
 };
 
-export async function linksChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+/** The phase's units one at a time; the id map, issue links and remote links read 50 units at a time. */
+export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run } = ctx;
   const { store, target } = deps;
   const plan = await planOf(ctx);
-  const units = chunkOf(plan.units, index);
-  const outcome: ChunkOutcome = { processed: units.length, success: 0, failure: 0, skipped: 0, log: [] };
-  if (index === 0) outcome.log.push(...plan.warnings);
   const dryRun = run.options.dryRun;
-  const entries = await store.idMap.getMany(
-    run.tenantId,
-    run.projectId,
-    units.flatMap((u) => (u.kind === 'remote' ? [u.on] : [u.from, u.to])),
-  );
-  const mapped = (id: number) => entries.get(id);
-
-  const states: Map<string, IssueState> = await readIssueStates(
-    target,
-    units.flatMap((u) => (u.kind === 'issue' && mapped(u.to) ? (mapped(u.from)?.targetId ?? []) : [])),
-  );
-  const remotes = await remoteLinksOf(
-    target,
-    units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
-  );
+  const block = blockReads(async (from, to) => {
+    const units = plan.units.slice(from, to);
+    const entries = await store.idMap.getMany(
+      run.tenantId,
+      run.projectId,
+      units.flatMap((u) => (u.kind === 'remote' ? [u.on] : [u.from, u.to])),
+    );
+    const mapped = (id: number) => entries.get(id);
+    const states: Map<string, IssueState> = await readIssueStates(
+      target,
+      units.flatMap((u) => (u.kind === 'issue' && mapped(u.to) ? (mapped(u.from)?.targetId ?? []) : [])),
+    );
+    const remotes = await remoteLinksOf(
+      target,
+      units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
+    );
+    return { entries, states, remotes };
+  });
 
   const done = (out: UnitOutcome, u: LinkUnit, what: string, existed: boolean) => {
     if (existed && u.kind !== 'unmigrated' && u.present) out.skipped++;
     else out.success++;
     out.log.push(what);
   };
-  const fail = async (out: UnitOutcome, sourceId: number, what: string, reason: string) => {
+  const fail = (out: UnitOutcome, sourceId: number, what: string, reason: string) => {
     out.failure++;
     out.log.push(`${what} failed: ${reason}`);
-    await store.runFailures.record(run.tenantId, run.projectId, run.id, {
-      sourceId,
-      phase: PHASE,
-      reason: `${what}: ${reason}`,
-      at: nowIso(),
-    });
+    out.failures.push({ sourceId, reason: `${what}: ${reason}` });
   };
 
-  // Links side by side: each writes a link of its own.
-  await poolInOrder(units, ITEM_CONCURRENCY, outcome, async (u, out) => {
+  // Each unit writes a link of its own.
+  const one = async (u: LinkUnit, out: UnitOutcome, index: number): Promise<void> => {
+    const { entries, states, remotes } = await block(index);
+    const mapped = (id: number) => entries.get(id);
     if (u.kind === 'unmigrated') {
       out.skipped++;
       out.log.push(`#${u.from} ${u.type} #${u.to}: neither item is in Jira, nothing to link`);
@@ -369,12 +369,12 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
       const what = `#${u.from} ${from?.targetKey ?? ''} ${u.type} #${u.to} ${to?.targetKey ?? ''}`;
       if (!from || !to) {
         if (dryRun) done(out, u, `${what}: would be linked`, false);
-        else await fail(out, u.from, what, 'an end is no longer in the id map');
+        else fail(out, u.from, what, 'an end is no longer in the id map');
         return;
       }
       const state = states.get(from.targetId);
       if (!state) {
-        await fail(out, u.from, what, `${from.targetKey} no longer exists in Jira`);
+        fail(out, u.from, what, `${from.targetKey} no longer exists in Jira`);
         return;
       }
       if (hasIssueLink(state, u.type, to.targetKey, plan.symmetric.includes(u.type.toLowerCase()))) {
@@ -401,7 +401,7 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
       } catch (err) {
         const reason = refusalOf(err);
         if (reason === undefined) throw err;
-        await fail(out, u.from, what, reason);
+        fail(out, u.from, what, reason);
       }
       return;
     }
@@ -409,12 +409,12 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
     const what = `#${u.on} ${on?.targetKey ?? ''} -> ${u.title}`;
     if (!on) {
       if (dryRun) done(out, u, `${what}: would be added as a remote link`, false);
-      else await fail(out, u.on, what, 'the item is no longer in the id map');
+      else fail(out, u.on, what, 'the item is no longer in the id map');
       return;
     }
     const existing = remotes.get(on.targetKey);
     if (!existing) {
-      await fail(out, u.on, what, `${on.targetKey} no longer exists in Jira`);
+      fail(out, u.on, what, `${on.targetKey} no longer exists in Jira`);
       return;
     }
     if (existing.has(u.globalId)) {
@@ -431,15 +431,25 @@ export async function linksChunk(ctx: PhaseContext, index: number): Promise<Chun
     } catch (err) {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
-      await fail(out, u.on, what, reason);
+      fail(out, u.on, what, reason);
     }
-  });
-  return outcome;
+  };
+  return {
+    work: async (index) => {
+      const out = emptyOutcome();
+      if (index === 0) out.log.push(...plan.warnings);
+      await one(plan.units[index] as LinkUnit, out, index);
+      return out;
+    },
+  };
 }
 
 /** Phase 4, for the runner's PHASE_MODULES. A run that migrates no links has the backlinks only. */
+const linksUnits = async (ctx: PhaseContext) => (await planOf(ctx)).units.length;
+
 export const linksPhase: PhaseModule = {
   prepare: (ctx, remainingMs) => preparePlan(ctx, remainingMs),
-  units: async (ctx) => (await planOf(ctx)).units.length,
-  chunk: linksChunk,
+  units: linksUnits,
+  open: openLinks,
+  chunk: chunkFromUnits(openLinks, linksUnits),
 };

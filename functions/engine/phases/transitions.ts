@@ -12,15 +12,14 @@
  *   for one (Removed: "Won't Do") and the step enters a done status.
  */
 import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
-import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import type { ChunkOutcome, PhaseContext, PhaseModule } from '#phase-kit/context.ts';
+import type { PhaseContext, PhaseModule, UnitWorker } from '#phase-kit/context.ts';
 import {
-  ITEM_CONCURRENCY,
-  inPool,
+  blockReads,
+  chunkFromUnits,
   migratedUnits,
   refusalOf,
   runArtifactKey,
-  tallyResults,
+  unitResult,
 } from '#phase-kit/toolkit.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
@@ -90,24 +89,25 @@ export async function transitionsUnits(ctx: PhaseContext): Promise<number> {
 
 type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
 
-export async function transitionsChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+/** The phase's units one at a time; the ADO states and id map entries read 50 items a call (blockReads). */
+export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run } = ctx;
   const { store, source, target } = deps;
   const units = await unitsOf(ctx);
-  const ids = units.slice(index, index + CHUNK_SIZE);
-  const outcome: ChunkOutcome = { processed: ids.length, success: 0, failure: 0, skipped: 0, log: [] };
-  if (ids.length === 0) return outcome;
   const plan = await statePlan(ctx);
-  if (index === 0) outcome.log.push(...plan.mapping.warnings.map((w) => `warning: ${w}`));
-
-  const entries = await store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const items = new Map<number, AdoWorkItem>(
-    (await source.workItems(ids, { expand: 'none' })).map((i) => [i.id, i]),
-  );
   const graphs = await WorkflowGraphs.load(deps.artifacts, runArtifactKey(run, GRAPH_ARTIFACT));
   const dryRun = run.options.dryRun === true;
+  const block = blockReads(async (from, to) => {
+    const ids = units.slice(from, to);
+    const entries = await store.idMap.getMany(run.tenantId, run.projectId, ids);
+    const items = new Map<number, AdoWorkItem>(
+      (await source.workItems(ids, { expand: 'none' })).map((i) => [i.id, i]),
+    );
+    return { entries, items };
+  });
 
-  const one = async (id: number): Promise<ItemResult> => {
+  const one = async (index: number, id: number): Promise<ItemResult> => {
+    const { entries, items } = await block(index);
     const entry = entries.get(id);
     if (!entry && !dryRun) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
     const label = `#${id} ${entry?.targetKey ?? '(new issue)'}`;
@@ -161,10 +161,20 @@ export async function transitionsChunk(ctx: PhaseContext, index: number): Promis
     }
   };
 
-  const results = await inPool(ids, ITEM_CONCURRENCY, one);
-  await graphs.save();
-  await tallyResults(ctx, PHASES.transitions, ids, results, outcome);
-  return outcome;
+  return {
+    work: async (index) => {
+      const id = units[index] as number;
+      const out = unitResult(id, await one(index, id));
+      // Known before the first unit: the state map's warnings are logged there.
+      if (index === 0) out.log.unshift(...plan.mapping.warnings.map((w) => `warning: ${w}`));
+      return out;
+    },
+    close: () => graphs.save(),
+  };
 }
 
-export const transitionsPhase: PhaseModule = { units: transitionsUnits, chunk: transitionsChunk };
+export const transitionsPhase: PhaseModule = {
+  units: transitionsUnits,
+  open: openTransitions,
+  chunk: chunkFromUnits(openTransitions, transitionsUnits),
+};

@@ -93,9 +93,7 @@ export async function updateKnownItems(
     return { kind: 'success', line: `#${entry.sourceId} ${m.type} -> ${entry.targetKey} updated${suffix}` };
   });
   await deps.store.idMap.putMany(run.tenantId, run.projectId, updated);
-  await tallyResults(
-    ctx,
-    PHASES.create,
+  tallyResults(
     entries.map((e) => e.sourceId),
     results,
     outcome,

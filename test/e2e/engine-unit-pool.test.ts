@@ -1,0 +1,142 @@
+/**
+ * The runner's one pool per phase, through the real runner, sandboxes and DynamoDB Local: a slow unit holds back
+ * the checkpoint only, never the units past its chunk's end; and crashes at the checkpoint mid-window resume
+ * with one Jira issue, link, remote link and comment per source.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PHASES } from '../../functions/domain/runs.ts';
+import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
+import { transitionsPhase } from '../../functions/engine/phases/transitions.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { migratedUnits } from '../../functions/phase-kit/toolkit.ts';
+import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
+
+let h: EngineHarness;
+
+beforeAll(async () => {
+  h = await startEngineHarness({ items: 110, seed: 61 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('one pool per phase', () => {
+  it('a slow unit does not hold back the units past its chunk: the window moves on over the finished prefix', async () => {
+    const project = await h.newProject('Slow unit');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      migrateComments: false,
+    });
+    await h.driveThrough(run.id, PHASES.transitions - 1);
+    const now = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
+    const deps = h.deps();
+    const ctx = { deps, run: now, preflight: await loadPreflight(deps, now) };
+    // The phase's units, as the runner will count them (kept as an artifact: the same list).
+    expect(await transitionsPhase.units(ctx)).toBeGreaterThan(80);
+    const ids = await migratedUnits(ctx, 'transitions-units.json');
+    const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, ids);
+    const keyAt = (i: number) => entries.get(ids[i]!)!.targetKey;
+    const slowKey = keyAt(30);
+    const laterKeys = new Set(ids.slice(50).map((_, n) => keyAt(50 + n)));
+
+    // Unit 30 reads its issue only once a unit of the next chunk of 50 has read its own. One pool lets units 50-79
+    // start as soon as units 0-29 are checkpointed; chunk by chunk none could start before unit 30 ended.
+    // The wait has a far deadline only so that a runner holding unit 79 back fails instead of hanging.
+    let laterStarted!: () => void;
+    const later = new Promise<'started'>((resolve) => {
+      laterStarted = () => resolve('started');
+    });
+    let slowSaw: string | undefined;
+    class SlowJira extends JiraClient {
+      override async getIssue(key: string, fields?: string[]) {
+        if (laterKeys.has(key)) laterStarted();
+        if (key === slowKey && slowSaw === undefined)
+          slowSaw = await Promise.race([
+            later,
+            new Promise<string>((resolve) => setTimeout(() => resolve('held back'), 60_000)),
+          ]);
+        return super.getIssue(key, fields);
+      }
+    }
+    const target = new SlowJira(
+      { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
+      { initialDelayMs: 20 },
+    );
+    await h.driveThrough(run.id, PHASES.transitions, h.deps({ target }));
+    expect(slowSaw).toBe('started');
+    const after = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
+    expect(after.cursor.phase).toBe(PHASES.transitions + 1);
+    expect(after.failureCount).toBe(0);
+  }, 300_000);
+
+  it('crashes at the checkpoint mid-window resume with one issue, link, remote link and comment per source', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const project = await h.newProject('Crash mid-window');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    // Killed at every third checkpoint of phases 3-7 (the pooled ones), with units of the window under way.
+    let checkpoints = 0;
+    const crashedIn = new Set<number>();
+    const deps = h.deps({
+      crash: (point) => {
+        if (point !== 'before-checkpoint') return;
+        checkpoints++;
+        if (checkpoints % 3 !== 0) return;
+        throw new SimulatedCrash('killed before the checkpoint');
+      },
+    });
+    const answers = await h.drive(run.id, deps, (err) => {
+      if (!(err instanceof SimulatedCrash)) throw err;
+      void h.app.store.runs.get(h.tenant.tenantId, run.id).then((r) => r && crashedIn.add(r.cursor.phase));
+    });
+    expect(answers.at(-1)).toBe('done');
+    const ended = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
+    expect(ended.status).toMatch(/^(COMPLETED|PARTIAL)$/);
+    for (const phase of [PHASES.hierarchy, PHASES.links, PHASES.attachments, PHASES.comments])
+      expect(crashedIn, `crashed in phase ${phase}`).toContain(phase);
+
+    const issues = await h.jiraIssues();
+    const labels = issues.flatMap((i) => (i.fields.labels ?? []).filter((l) => l.startsWith('src-id-')));
+    expect(issues).toHaveLength(labels.length);
+    expect(new Set(labels).size).toBe(labels.length);
+    expect(labels.length).toBe(ended.totalItems);
+    const target = h.deps().target;
+    let comments = 0;
+    let links = 0;
+    let remote = 0;
+    for (const issue of issues) {
+      // Our comments carry their ADO comment's id; the others are the notes of links (one per link).
+      const texts = commentsOf(issue).map((c) => textOf(c.body));
+      expect(new Set(texts).size, `comments of ${issue.key}`).toBe(texts.length);
+      const markers = texts.flatMap((t) => /\(Azure DevOps comment (\d+)\)/.exec(t)?.[1] ?? []);
+      expect(new Set(markers).size, `comments of ${issue.key}`).toBe(markers.length);
+      comments += markers.length;
+      const linked = linksOf(issue);
+      expect(new Set(linked).size, `issue links of ${issue.key}`).toBe(linked.length);
+      links += linked.length;
+      const globalIds = (await target.remoteLinks(issue.key)).map((l) => l.globalId);
+      expect(new Set(globalIds).size, `remote links of ${issue.key}`).toBe(globalIds.length);
+      remote += globalIds.length;
+    }
+    // The project has all three (else the check above proves nothing).
+    expect(comments).toBeGreaterThan(50);
+    expect(links).toBeGreaterThan(10);
+    expect(remote).toBeGreaterThanOrEqual(issues.length);
+  }, 300_000);
+});
+
+interface AdfText {
+  text?: string;
+  content?: AdfText[];
+}
+const commentsOf = (issue: JiraIssueDump) =>
+  (issue.fields.comment as { comments?: { body: AdfText }[] } | undefined)?.comments ?? [];
+const textOf = (node: AdfText): string => (node.text ?? '') + (node.content ?? []).map(textOf).join('');
+
+/** The issue's links, each as "type, direction, other issue". */
+const linksOf = (issue: JiraIssueDump) =>
+  (
+    (issue.fields.issuelinks as
+      | { type: { name: string }; outwardIssue?: { key: string }; inwardIssue?: { key: string } }[]
+      | undefined) ?? []
+  ).map((l) => `${l.type.name} ${l.outwardIssue ? `-> ${l.outwardIssue.key}` : `<- ${l.inwardIssue?.key}`}`);
