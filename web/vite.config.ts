@@ -9,6 +9,9 @@ export default defineConfig({
   plugins: [react()],
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 1500 },
   server: {
-    proxy: { '/api': { target: process.env.API_URL ?? 'http://127.0.0.1:3000', changeOrigin: false } },
+    // ws: the tenant dashboard's socket (/api/ws) goes through the same proxy.
+    proxy: {
+      '/api': { target: process.env.API_URL ?? 'http://127.0.0.1:3000', changeOrigin: false, ws: true },
+    },
   },
 });

@@ -10,6 +10,7 @@ import { SignInPage } from './pages/SignInPage';
 
 // The first pages a person sees load with the app; the rest (charts, the API reference) when first opened.
 const ProjectPage = lazy(() => import('./pages/ProjectPage').then((m) => ({ default: m.ProjectPage })));
+const DashboardPage = lazy(() => import('./pages/DashboardPage').then((m) => ({ default: m.DashboardPage })));
 const RunPage = lazy(() => import('./pages/RunPage').then((m) => ({ default: m.RunPage })));
 const TeamPage = lazy(() => import('./pages/TeamPage').then((m) => ({ default: m.TeamPage })));
 const BillingPage = lazy(() => import('./pages/BillingPage').then((m) => ({ default: m.BillingPage })));
@@ -48,6 +49,7 @@ export function App() {
             <Redirect to="/" />
           </Route>
           <Route path="/projects/:projectId" component={ProjectPage} />
+          <Route path="/dashboard" component={DashboardPage} />
           <Route path="/runs/:runId" component={RunPage} />
           <Route path="/team" component={TeamPage} />
           <Route path="/billing" component={BillingPage} />

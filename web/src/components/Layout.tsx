@@ -11,6 +11,7 @@ export function Layout({ children }: { children: ReactNode }) {
   const role = session?.role;
   const links = [
     { href: '/', label: 'Projects', show: true },
+    { href: '/dashboard', label: 'Dashboard', show: true },
     { href: '/team', label: 'Team', show: allowed('GET /api/team/members', role) },
     { href: '/billing', label: 'Billing', show: allowed('GET /api/billing', role) },
     { href: '/plugins', label: 'Plugins', show: true },

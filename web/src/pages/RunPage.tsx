@@ -24,20 +24,10 @@ import { allowed } from '../api/roles';
 import { useAuth } from '../auth';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
-import { useRunStream } from '../hooks/useRunStream';
-import { StatusBadge } from './ProjectsPage';
 
-const PHASES = [
-  'Preflight',
-  'Create',
-  'Hierarchy',
-  'Links',
-  'Attachments',
-  'Transitions',
-  'Comments',
-  'Plugins',
-];
-const ACTIVE = new Set(['PENDING', 'RUNNING', 'PAUSED']);
+import { useRunStream } from '../hooks/useRunStream';
+import { etaText, isActive, RUN_PHASES, speedText } from '../runs/figures';
+import { StatusBadge } from './ProjectsPage';
 
 function Counter({ label, value }: { label: string; value: number | string }) {
   return (
@@ -74,7 +64,7 @@ export function RunPage() {
     queryKey: ['run', runId],
     queryFn: async () =>
       unwrap(await api.GET('/api/migrations/{runId}/status', { params: { path: { runId } } })),
-    refetchInterval: (q) => (q.state.data && !ACTIVE.has(q.state.data.status) ? false : 2000),
+    refetchInterval: (q) => (q.state.data && !isActive(q.state.data.status) ? false : 2000),
   });
   const control = useMutation({
     mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
@@ -91,9 +81,9 @@ export function RunPage() {
   const [downloadError, setDownloadError] = useState<unknown>();
   const run = status.data;
   const runStatus =
-    stream.status && run && ACTIVE.has(run.status) ? stream.status : (run?.status ?? stream.status);
-  const phase = Math.min(run?.currentPhase ?? 1, PHASES.length);
-  const ended = runStatus !== undefined && !ACTIVE.has(runStatus);
+    stream.status && run && isActive(run.status) ? stream.status : (run?.status ?? stream.status);
+  const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
+  const ended = runStatus !== undefined && !isActive(runStatus);
   // The stream's last progress event is a phase's; once the run ended, the run's own figure is the truth.
   const progress = ended ? undefined : stream.progress;
   const percent = ended
@@ -114,10 +104,7 @@ export function RunPage() {
   useEffect(() => {
     if (ended) void client.invalidateQueries({ queryKey: ['run', runId], exact: true });
   }, [ended, client, runId]);
-  const eta =
-    progress && progress.speed > 0
-      ? Math.round((progress.total - progress.current) / progress.speed)
-      : undefined;
+  const eta = progress ? etaText(progress) : undefined;
   const role = session?.role;
 
   const save = (path: string, filename: string) => {
@@ -143,11 +130,11 @@ export function RunPage() {
       <ErrorNotice error={status.error ?? control.error} />
       {run?.pauseReason && <ErrorNotice error={new Error(run.pauseReason)} title="Paused by the service" />}
       <Stepper
-        active={ended && runStatus === 'COMPLETED' ? PHASES.length : phase - 1}
+        active={ended && runStatus === 'COMPLETED' ? RUN_PHASES.length : phase - 1}
         size="sm"
         aria-label="Phases"
       >
-        {PHASES.map((p, i) => (
+        {RUN_PHASES.map((p, i) => (
           <Stepper.Step key={p} label={`${i + 1}. ${p}`} />
         ))}
       </Stepper>
@@ -160,8 +147,8 @@ export function RunPage() {
       />
       <Text size="sm">
         {percent}% {progress ? `(${progress.current} of ${progress.total} in this phase)` : ''}
-        {progress ? `, ${progress.speed.toFixed(1)} items/s` : ''}
-        {eta !== undefined ? `, about ${eta} s left` : ''}
+        {progress ? `, ${speedText(progress)}` : ''}
+        {eta ? `, ${eta}` : ''}
       </Text>
       <SimpleGrid cols={{ base: 2, md: 4 }}>
         <Counter label="Items" value={run?.totalItems ?? 0} />

@@ -1,0 +1,35 @@
+/**
+ * A run's figures for people, shared by the live run page and the dashboard. Pure (unit-tested in
+ * test/unit/run-figures.test.ts). The engine's `speed` is units of the current phase a minute (docs/api.md).
+ */
+
+export const RUN_PHASES = [
+  'Preflight',
+  'Create',
+  'Hierarchy',
+  'Links',
+  'Attachments',
+  'Transitions',
+  'Comments',
+  'Plugins',
+] as const;
+
+export const ACTIVE_RUN_STATUSES: ReadonlySet<string> = new Set(['PENDING', 'RUNNING', 'PAUSED']);
+export const isActive = (status: string) => ACTIVE_RUN_STATUSES.has(status);
+
+export interface PhaseProgress {
+  current: number;
+  total: number;
+  speed: number;
+}
+
+export function speedText(p: PhaseProgress): string {
+  return `${p.speed.toFixed(1)} a minute`;
+}
+
+/** What is left of the current phase at the current speed; undefined while nothing moves. */
+export function etaText(p: PhaseProgress): string | undefined {
+  if (p.speed <= 0) return undefined;
+  const seconds = Math.round(((p.total - p.current) / p.speed) * 60);
+  return seconds < 120 ? `about ${seconds} s left` : `about ${Math.round(seconds / 60)} min left`;
+}
