@@ -84,7 +84,15 @@ export class CheckpointMoves {
       failure: newlyFailed.length,
       newlyFailedItems: newlyFailed,
       progressPercent: percent,
-      events: chunkEvents(phase, index, outcome.log, progress, MAX_LOG_EVENTS - newlyFailed.length),
+      // A transaction holds 100 writes: the run, the newly failed items, the warnings' item and the events.
+      events: chunkEvents(
+        phase,
+        index,
+        outcome.log,
+        progress,
+        MAX_LOG_EVENTS - newlyFailed.length - (outcome.warnings.length ? 1 : 0),
+      ),
+      warnings: { id: chunkEventId(phase, index, 0), messages: outcome.warnings },
     });
     logger.debug('checkpoint', { tenantId: run.tenantId, runId: run.id, phase, index, processed: count });
     if (!moved) return false;

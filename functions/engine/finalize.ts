@@ -14,28 +14,6 @@ import { loadPreflight } from './phases/preflight.ts';
 import { writeRunReports } from './reports.ts';
 
 /**
- * The warnings the phases logged on the way (unmapped states, unreachable statuses, files over the upload
- * limit ...): the log lines that say "warning:", read back from the run's events.
- */
-async function phaseWarnings(deps: EngineDeps, run: Run): Promise<string[]> {
-  const found: string[] = [];
-  for (let after: string | undefined; ; ) {
-    const page = await deps.store.runs.events(run.tenantId, run.projectId, run.id, after);
-    if (page.length === 0) return found;
-    for (const { event } of page) {
-      if (event.type !== 'log') continue;
-      // A line may carry several ("...; warning: a; warning: b"): one entry each, named by the line's item.
-      for (const line of event.message.split('\n')) {
-        const [head, ...warnings] = line.split(/;?\s*\bwarning:\s*/i);
-        const item = /^#\d+/.exec(head ?? '')?.[0];
-        for (const w of warnings) found.push(item ? `${item}: ${w}` : w);
-      }
-    }
-    after = page.at(-1)?.id;
-  }
-}
-
-/**
  * The dry-run preview: what a real run would do, and every warning, so the admin can fix the mapping before
  * anything is written to Jira.
  */
@@ -58,7 +36,12 @@ async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
     wouldUpdate: run.type === 'INCREMENTAL' ? known.size : 0,
     mapping: { types: Object.fromEntries(Object.entries(preflight.typeMap).map(([k, v]) => [k, v.name])) },
     unmappedUsers: preflight.unmappedUsers,
-    warnings: [...preflight.warnings, ...(await phaseWarnings(deps, run))],
+    // The phases' warnings as their outcomes carried them, kept with each checkpoint move (never read back from
+    // log lines, whose text a work item's state names or file names could make say "warning:").
+    warnings: [
+      ...preflight.warnings,
+      ...(await deps.store.runs.warnings(run.tenantId, run.projectId, run.id)),
+    ],
     // Phase 1's setup: what a real run would create in Jira, and what it would reuse.
     sprints: (preflight.sprints ?? []).map((s) => ({
       name: s.name,

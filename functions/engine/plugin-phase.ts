@@ -150,6 +150,7 @@ export async function failPluginChunk(
     skipped: 0,
     log: items.map((id) => `#${id} ${plugin.key} failed: ${message}`),
     failures: items.map((sourceId) => ({ sourceId, reason })),
+    warnings: [],
   };
 }
 

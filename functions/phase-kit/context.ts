@@ -147,12 +147,21 @@ export interface UnitOutcome {
   skipped: number;
   log: string[];
   failures: ItemFailure[];
+  /**
+   * What could not be carried over as it is (an unmapped state, a file over the upload limit ...), one entry
+   * each, named by the item (`#12: ...`): kept with the checkpoint for the dry run's preview. The same words are
+   * on the unit's log line for the stream; the preview never reads them back from there.
+   */
+  warnings: string[];
 }
 
 /** The outcome of one processed chunk, for counters and the run's events. */
 export interface ChunkOutcome extends UnitOutcome {
   processed: number;
 }
+
+/** A line about an item for its unit's log and, when it is a warning, the warning's words apart. */
+export type ItemNote = (line: string, warning?: string) => void;
 
 /** An empty outcome to add to. */
 export const emptyOutcome = (): UnitOutcome => ({
@@ -161,6 +170,7 @@ export const emptyOutcome = (): UnitOutcome => ({
   skipped: 0,
   log: [],
   failures: [],
+  warnings: [],
 });
 
 /**

@@ -10,6 +10,7 @@ import { TrackerHttpError } from '#trackers/http.ts';
 import {
   type ChunkOutcome,
   emptyOutcome,
+  type ItemNote,
   type PhaseContext,
   type UnitOutcome,
   type UnitWorker,
@@ -74,13 +75,22 @@ export async function inPool<T, R>(
   return results;
 }
 
-/** Adds `part` to `into` (counts, lines, failures). */
+/** An ItemNote writing into `outcome`: each line to its log, each warning to its warnings under the item's name. */
+export function noteInto(outcome: UnitOutcome, sourceId: number): ItemNote {
+  return (line, warning) => {
+    outcome.log.push(line);
+    if (warning !== undefined) outcome.warnings.push(`#${sourceId}: ${warning}`);
+  };
+}
+
+/** Adds `part` to `into` (counts, lines, failures, warnings). */
 export function addOutcome(into: UnitOutcome, part: UnitOutcome): void {
   into.success += part.success;
   into.failure += part.failure;
   into.skipped += part.skipped;
   into.log.push(...part.log);
   into.failures.push(...part.failures);
+  into.warnings.push(...part.warnings);
 }
 
 /**
@@ -161,6 +171,8 @@ export interface ItemResult {
   kind: 'success' | 'skipped' | 'failure';
   line: string;
   reason?: string;
+  /** The item's warnings, each without the item's name (the outcome names it). */
+  warnings?: string[];
 }
 
 /** One item's result as a unit's outcome (a failure carries its reason, for the runner to record). */
@@ -169,6 +181,7 @@ export function unitResult(sourceId: number, r: ItemResult): UnitOutcome {
   out[r.kind]++;
   out.log.push(r.line);
   if (r.kind === 'failure') out.failures.push({ sourceId, reason: r.reason ?? 'refused by Jira' });
+  for (const w of r.warnings ?? []) out.warnings.push(`#${sourceId}: ${w}`);
   return out;
 }
 
@@ -179,5 +192,6 @@ export function tallyResults(ids: number[], results: ItemResult[], outcome: Chun
     outcome.log.push(r.line);
     if (r.kind === 'failure')
       outcome.failures.push({ sourceId: ids[i] as number, reason: r.reason ?? 'refused by Jira' });
+    for (const w of r.warnings ?? []) outcome.warnings.push(`#${ids[i]}: ${w}`);
   }
 }

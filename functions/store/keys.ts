@@ -200,6 +200,15 @@ export const keys = {
     pk: projectPk(tenantId, projectId),
     skPrefix: `EVENT#${runId}#`,
   }),
+  /** The warnings of one checkpoint move, keyed by where the move started (its first event's id). */
+  runWarnings: (tenantId: string, projectId: string, runId: string, moveId: string): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `WARN#${runId}#${moveId}`,
+  }),
+  runWarningsPrefix: (tenantId: string, projectId: string, runId: string) => ({
+    pk: projectPk(tenantId, projectId),
+    skPrefix: `WARN#${runId}#`,
+  }),
 
   scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),
   scanPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'SCAN#' }),

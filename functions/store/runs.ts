@@ -40,6 +40,11 @@ export interface CheckpointUpdate {
    * their number), so an item counts once and a chunk worked again after a crash cannot count it twice.
    */
   newlyFailedItems?: number[];
+  /**
+   * The move's warnings (`#12: ...`), kept in one item in the same transaction (so a move worked again after a
+   * crash cannot keep them twice), keyed by `warningsId`; no TTL: the dry run's preview reads them at the end.
+   */
+  warnings?: { id: string; messages: string[] };
 }
 
 /** The project's one-active-run lock (`keys.runLock`). */
@@ -266,6 +271,20 @@ export class RunRepository {
                 Item: { ...keys.failedItem(tenantId, run.projectId, runId, sourceId), sourceId, at },
               },
             })),
+            ...(u.warnings?.messages.length
+              ? [
+                  {
+                    Put: {
+                      TableName: this.table.name,
+                      Item: {
+                        ...keys.runWarnings(tenantId, run.projectId, runId, u.warnings.id),
+                        messages: u.warnings.messages,
+                        at,
+                      },
+                    },
+                  },
+                ]
+              : []),
             ...(u.events ?? []).map((e) => ({
               Put: {
                 TableName: this.table.name,
@@ -283,6 +302,17 @@ export class RunRepository {
       ),
       0,
     );
+  }
+
+  /** Every warning the run's moves kept, in the order of the moves. */
+  async warnings(tenantId: string, projectId: string, runId: string): Promise<string[]> {
+    const { pk, skPrefix } = keys.runWarningsPrefix(tenantId, projectId, runId);
+    const items = await queryAll(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      ConsistentRead: true,
+    });
+    return items.flatMap((item) => (item.messages as string[] | undefined) ?? []);
   }
 
   /** Appends one event outside a checkpoint (status changes, done). */

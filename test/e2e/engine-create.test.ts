@@ -230,7 +230,8 @@ describe('a dry run', () => {
     const project = await newProject('Dry');
     const run = await createRun(app.store, t.tenantId, project.id, 'FULL', {
       dryRun: true,
-      stateOverrides: { Resolved: 'Verified' }, // no such status in the sandbox's workflows
+      // No such statuses in the sandbox's workflows; the second names one whose text says "warning:".
+      stateOverrides: { Resolved: 'Verified', Closed: 'Shut; warning: not a warning' },
     });
     expect((await drive(deps(), run.id)).at(-1)).toBe('done');
     const log = (await (await fetch(`${sb.jira.url}/_sandbox/requests`)).json()) as {
@@ -261,6 +262,13 @@ describe('a dry run', () => {
     expect(warnings).toContainEqual(
       expect.stringMatching(/^options\.state_overrides maps "Resolved" to "Verified", which the workflow/),
     );
+    // A warning is kept as the phase said it, whole: never cut where its words (here, the admin's) say "warning:".
+    const named = warnings.filter((w) => w.includes('not a warning'));
+    expect(named.length).toBeGreaterThan(0);
+    for (const w of named)
+      expect(w).toMatch(
+        /^options\.state_overrides maps "Closed" to "Shut; warning: not a warning", which the workflow/,
+      );
     for (const email of preview.unmappedUsers as string[])
       expect(warnings.some((w) => /^#\d+: (assignee|reporter) /.test(w) && w.includes(email))).toBe(true);
     // The people only in Azure DevOps are named.

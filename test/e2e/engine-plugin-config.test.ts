@@ -50,6 +50,7 @@ function working(key: string, fail?: (index: number) => Error | undefined): Phas
         skipped: 0,
         log: [],
         failures: [],
+        warnings: [],
       };
     },
   };

@@ -45,6 +45,7 @@ function recordingPlugin(name: string, crashAtChunk?: number) {
         skipped: 0,
         log: slice.map((m) => `#${m.id} ${name} done`),
         failures: [],
+        warnings: [],
       };
     },
   };

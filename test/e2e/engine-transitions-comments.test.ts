@@ -20,6 +20,7 @@ import { runBatch } from '../../functions/engine/runner.ts';
 import {
   type ChunkOutcome,
   type EngineDeps,
+  emptyOutcome,
   type PhaseContext,
   type PhaseModule,
   SimulatedCrash,
@@ -106,7 +107,7 @@ async function work(
   afterChunk?: (outcome: ChunkOutcome) => Promise<void>,
 ) {
   const units = await module.units(ctx);
-  const totals: Totals = { units, chunks: 0, success: 0, failure: 0, skipped: 0, log: [], failures: [] };
+  const totals: Totals = { units, chunks: 0, ...emptyOutcome() };
   for (let index = 0; index < units; ) {
     let outcome: ChunkOutcome;
     try {

@@ -21,7 +21,7 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, chunkFromUnits } from '#phase-kit/toolkit.ts';
+import { blockReads, chunkFromUnits, noteInto } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -297,10 +297,11 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const foreign = [...(everything ? attachedFiles(item) : []), ...inlineUploads(item)].filter(
       (f) => !ours(f),
     );
-    for (const f of foreign)
-      outcome.log.push(
-        `#${entry.sourceId} warning: ${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`,
-      );
+    for (const f of foreign) {
+      const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
+      outcome.log.push(`#${entry.sourceId} warning: ${warning}`);
+      outcome.warnings.push(`#${entry.sourceId}: ${warning}`);
+    }
     const files = everything ? attachedFiles(item).filter(ours) : [];
     // Inline images are looked for even with attachments off (an earlier run may have uploaded them): only
     // uploading them needs the option.
@@ -318,11 +319,12 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     }
     if (run.options.dryRun) {
       outcome.skipped++;
-      const over = files.filter((f) => tooLarge(f.size));
+      const over = files.filter((f) => tooLarge(f.size)).map((f) => limitProblem(f.fileName, f.size));
       outcome.log.push(
         `#${entry.sourceId} would attach ${files.length + (fullText ? 1 : 0) + history} file(s) and ${everything ? inline.length : 0} inline image(s)` +
-          over.map((f) => `; warning: ${limitProblem(f.fileName, f.size)}`).join(''),
+          over.map((w) => `; warning: ${w}`).join(''),
       );
+      outcome.warnings.push(...over.map((w) => `#${entry.sourceId}: ${w}`));
       return outcome;
     }
     const issue = await deps.target.getIssue(entry.targetKey, ['attachment']);
@@ -395,7 +397,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       }
     }
     if (rewrite) {
-      const description = descriptionOf(item, (w) => outcome.log.push(w), {
+      const description = descriptionOf(item, noteInto(outcome, entry.sourceId), {
         ...describe,
         // Unmapped mentions were reported when the issue was written in phase 2.
         report: ['unresolved-reference'],

@@ -34,6 +34,7 @@ import {
   ChunkAbandoned,
   chunkFromUnits,
   ITEM_CONCURRENCY,
+  type ItemResult,
   migratedUnits,
   refusalOf,
   runArtifactKey,
@@ -192,8 +193,6 @@ export async function commentsUnits(ctx: PhaseContext): Promise<number> {
   if (!migrateComments(ctx)) return 0;
   return (await unitsOf(ctx)).length;
 }
-
-type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
 
 /** Warnings of an item's comments, each distinct message once, with how often it came. */
 function summarise(messages: string[]): string {

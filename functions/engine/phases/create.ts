@@ -11,6 +11,7 @@
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { type ChunkOutcome, emptyOutcome, type PhaseContext } from '#phase-kit/context.ts';
+import { noteInto } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -131,7 +132,7 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
       byId.get(t.id) as AdoWorkItem,
       t,
       t.parentId !== null ? parents.get(t.parentId) : undefined,
-      (w) => outcome.log.push(w),
+      noteInto(outcome, t.id),
       placement.of(byId.get(t.id) as AdoWorkItem, (w) => outcome.log.push(w)),
       describe,
     ),
@@ -140,6 +141,8 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
   // What could not be carried over (a person without an account, a priority the scheme lacks ...), on the
   // item's own line: the dry run's preview collects these.
   const notes = payloads.map((p) => p.warnings.map((w) => `; warning: ${w}`).join(''));
+  for (const [i, t] of todo.entries())
+    outcome.warnings.push(...(payloads[i]?.warnings ?? []).map((w) => `#${t.id}: ${w}`));
   if (run.options.dryRun) {
     for (const [i, t] of todo.entries())
       outcome.log.push(

@@ -30,6 +30,7 @@ import {
   validateAdf,
 } from '#domain/adf/index.ts';
 import { summaryFromTitle } from '#domain/mapping/index.ts';
+import type { ItemNote } from '#phase-kit/context.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 
 const escapeHtml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
@@ -115,7 +116,7 @@ export function footerOf(item: AdoWorkItem, itemUrl?: (item: AdoWorkItem) => str
   return segments;
 }
 
-function build(item: AdoWorkItem, warn: (message: string) => void, ctx: DescriptionContext) {
+function build(item: AdoWorkItem, warn: ItemNote, ctx: DescriptionContext) {
   const sections = sectionsOf(item);
   const note = cutNote(
     `Jira takes at most ${JIRA_TEXT_LIMIT.toLocaleString('en-US')} characters in a description: this one was cut here. ` +
@@ -144,23 +145,25 @@ function build(item: AdoWorkItem, warn: (message: string) => void, ctx: Descript
     const counts = new Map<string, number>();
     for (const w of warnings)
       if (ctx.report?.includes(w.code)) counts.set(w.message, (counts.get(w.message) ?? 0) + 1);
-    for (const [message, n] of counts)
-      warn(`#${item.id}: warning: description: ${message}${n > 1 ? ` (x${n})` : ''}`);
+    for (const [message, n] of counts) {
+      const warning = `description: ${message}${n > 1 ? ` (x${n})` : ''}`;
+      warn(`#${item.id}: warning: ${warning}`, warning);
+    }
   }
   return { source: { ...source, content: [...source.content, ...footer] }, fitted };
 }
 
-export function descriptionOf(
-  item: AdoWorkItem,
-  warn: (message: string) => void,
-  ctx: DescriptionContext = {},
-): AdfDoc {
-  const { source, fitted } = build(item, warn, ctx);
+/**
+ * The item's description as Jira's ADF. `note` gets each line worth logging and, for a warning, its words apart
+ * (without the item's name) for the outcome's warnings (`noteInto` in phase-kit/toolkit.ts).
+ */
+export function descriptionOf(item: AdoWorkItem, note: ItemNote, ctx: DescriptionContext = {}): AdfDoc {
+  const { source, fitted } = build(item, note, ctx);
   if (fitted.cut) {
-    warn(
-      `#${item.id}: warning: description measures ${adfLength(source)} characters as ADF, over Jira's limit of ${JIRA_TEXT_LIMIT}: ` +
-        `cut to ${adfLength(fitted.doc)}; the full text goes into ${fullDescriptionName(item.id)}`,
-    );
+    const warning =
+      `description measures ${adfLength(source)} characters as ADF, over Jira's limit of ${JIRA_TEXT_LIMIT}: ` +
+      `cut to ${adfLength(fitted.doc)}; the full text goes into ${fullDescriptionName(item.id)}`;
+    note(`#${item.id}: warning: ${warning}`, warning);
   }
   return fitted.doc;
 }

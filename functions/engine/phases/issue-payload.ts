@@ -9,7 +9,7 @@ import {
   type IssueFields,
   type IssueFieldsContext,
 } from '#domain/mapping/index.ts';
-import type { Preflight } from '#phase-kit/context.ts';
+import type { ItemNote, Preflight } from '#phase-kit/context.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { type DescriptionContext, descriptionOf } from './description.ts';
@@ -23,7 +23,7 @@ export function issueFieldsFor(
   item: AdoWorkItem,
   m: ManifestItem,
   parent: IdMapEntry | undefined,
-  log: (line: string) => void,
+  log: ItemNote,
   /** Phase 1's sprint and component, for a created issue. */
   placement: Pick<IssueFieldsContext, 'sprint' | 'componentIds'> = {},
   /** What the description's mentions and references resolve to, and its footer's link (description-context.ts). */

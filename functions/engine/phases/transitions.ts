@@ -16,6 +16,7 @@ import type { PhaseContext, PhaseModule, UnitWorker } from '#phase-kit/context.t
 import {
   blockReads,
   chunkFromUnits,
+  type ItemResult,
   migratedUnits,
   refusalOf,
   runArtifactKey,
@@ -87,8 +88,6 @@ export async function transitionsUnits(ctx: PhaseContext): Promise<number> {
   return units.length;
 }
 
-type ItemResult = { kind: 'success' | 'skipped' | 'failure'; line: string; reason?: string };
-
 /** The phase's units one at a time; the ADO states and id map entries read 50 items a call (blockReads). */
 export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run } = ctx;
@@ -116,11 +115,10 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
     const type = String(item.fields['System.WorkItemType'] ?? entry?.sourceType);
     const state = String(item.fields['System.State'] ?? '');
     const wanted = plan.mapping.map[type]?.[state];
-    if (!wanted)
-      return {
-        kind: 'skipped',
-        line: `${label}: warning: "${type}" state "${state}" has no Jira status: left as it is (skipped)`,
-      };
+    if (!wanted) {
+      const warning = `"${type}" state "${state}" has no Jira status: left as it is (skipped)`;
+      return { kind: 'skipped', line: `${label}: warning: ${warning}`, warnings: [warning] };
+    }
     // A dry run's new issue: its workflow can only be learnt on an issue, so the target status is the answer.
     if (!entry) return { kind: 'success', line: `${label} ${state}: would move to "${wanted.status.name}"` };
     try {
@@ -139,14 +137,18 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
       const resolution = wanted.resolution ? ` (resolution ${wanted.resolution})` : '';
       if (moved.outcome === 'already')
         return { kind: 'skipped', line: `${label} ${state}: already "${from}": skipped` };
-      if (moved.outcome === 'unreachable')
+      if (moved.outcome === 'unreachable') {
+        const warning = `"${wanted.status.name}" is unreachable from "${from}" in the ${issueType} workflow: left in "${moved.status}"${moved.path.length > 1 ? ` after exploring ${moved.path.join(' -> ')}` : ''} (skipped)`;
         return {
           kind: 'skipped',
-          line: `${label} ${state}: warning: "${wanted.status.name}" is unreachable from "${from}" in the ${issueType} workflow: left in "${moved.status}"${moved.path.length > 1 ? ` after exploring ${moved.path.join(' -> ')}` : ''} (skipped)${notes}`,
+          line: `${label} ${state}: warning: ${warning}${notes}`,
+          warnings: [warning, ...moved.warnings],
         };
+      }
       return {
         kind: 'success',
         line: `${label} ${state}: ${dryRun ? 'would move ' : ''}${moved.path.join(' -> ')}${dryRun && moved.path.length === 1 ? ` -> "${wanted.status.name}"` : ''}${resolution}${notes}`,
+        warnings: moved.warnings,
       };
     } catch (err) {
       const reason = refusalOf(err);
@@ -166,7 +168,10 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
       const id = units[index] as number;
       const out = unitResult(id, await one(index, id));
       // Known before the first unit: the state map's warnings are logged there.
-      if (index === 0) out.log.unshift(...plan.mapping.warnings.map((w) => `warning: ${w}`));
+      if (index === 0) {
+        out.log.unshift(...plan.mapping.warnings.map((w) => `warning: ${w}`));
+        out.warnings.unshift(...plan.mapping.warnings);
+      }
       return out;
     },
     close: () => graphs.save(),

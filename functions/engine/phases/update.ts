@@ -48,12 +48,16 @@ export async function updateKnownItems(
     const m = manifest.get(entry.sourceId) as ManifestItem;
     const item = byId.get(entry.sourceId) as AdoWorkItem;
     const notes: string[] = [];
+    const warnings: string[] = [];
     const { fields } = issueFieldsFor(
       preflight,
       item,
       m,
       m.parentId !== null ? parents.get(m.parentId) : undefined,
-      (w) => notes.push(w),
+      (line, warning) => {
+        notes.push(line);
+        if (warning !== undefined) warnings.push(warning);
+      },
       {},
       describe,
     );
@@ -90,7 +94,11 @@ export async function updateKnownItems(
       updatedAt: nowIso(),
     });
     const suffix = notes.length ? ` (${notes.join('; ')})` : '';
-    return { kind: 'success', line: `#${entry.sourceId} ${m.type} -> ${entry.targetKey} updated${suffix}` };
+    return {
+      kind: 'success',
+      line: `#${entry.sourceId} ${m.type} -> ${entry.targetKey} updated${suffix}`,
+      warnings,
+    };
   });
   await deps.store.idMap.putMany(run.tenantId, run.projectId, updated);
   tallyResults(
