@@ -1,4 +1,5 @@
 /** Run artifacts on disk (offline: DATA_DIR/artifacts), written atomically. */
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
@@ -18,7 +19,8 @@ export class DiskArtifactStore implements ArtifactStore {
   private async tmpFor(key: string): Promise<{ file: string; tmp: string }> {
     const file = this.path(key);
     await mkdir(dirname(file), { recursive: true });
-    return { file, tmp: `${file}.${process.pid}.${Date.now()}.tmp` };
+    // One name per write: two writes of one key in the same millisecond (the phase pool's units) must not share it.
+    return { file, tmp: `${file}.${randomUUID()}.tmp` };
   }
 
   /** Written to a temporary file and renamed: a reader never sees half an artifact. */

@@ -191,6 +191,16 @@ describe('the disk artifact store', () => {
     expect(await disk.get(key)).toBe('a,b\r\n1,2\r\n');
     expect(readdirSync(join(dir, 'tenants', tenantId, 'runs', runId))).toEqual(['id-map.csv']);
   });
+
+  it('takes many writes of one key at once: the last one whole, none failing (the pool saves side by side)', async () => {
+    const dir = tempDir();
+    const disk = new DiskArtifactStore(dir);
+    const key = artifactKeys.idMapExport(tenantId, runId);
+    const bodies = Array.from({ length: 40 }, (_, i) => `body ${i}`);
+    await Promise.all(bodies.map((body) => disk.put(key, body)));
+    expect(bodies).toContain(await disk.get(key));
+    expect(readdirSync(join(dir, 'tenants', tenantId, 'runs', runId))).toEqual(['id-map.csv']);
+  });
 });
 
 describe('choosing the artifact store', () => {

@@ -24,8 +24,25 @@ const ITEM_SLICE = 1000;
 export const itemWebUrl = (ctx: PhaseContext, item: AdoWorkItem): string =>
   workItemWebUrl(ctx.deps.source, item.id, item.fields);
 
+/**
+ * One people map per phase context: the read-ahead builds two blocks' contexts at once, and each would
+ * otherwise read the whole scope and save its own copy of the map.
+ */
+const peopleByContext = new WeakMap<PhaseContext, Promise<PeopleMap>>();
+
+function peopleOf(ctx: PhaseContext): Promise<PeopleMap> {
+  let people = peopleByContext.get(ctx);
+  if (!people) {
+    people = loadPeople(ctx);
+    peopleByContext.set(ctx, people);
+    // A failed read is tried again by the next block, not remembered.
+    people.catch(() => peopleByContext.delete(ctx));
+  }
+  return people;
+}
+
 /** The run's people map for descriptions; the first time, learnt from every item of the scope. */
-async function peopleOf(ctx: PhaseContext): Promise<PeopleMap> {
+async function loadPeople(ctx: PhaseContext): Promise<PeopleMap> {
   const { deps, run, preflight } = ctx;
   const key = runArtifactKey(run, PEOPLE_ARTIFACT);
   if (await deps.artifacts.get(key)) return PeopleMap.load(deps, key, preflight);
