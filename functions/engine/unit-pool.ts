@@ -12,6 +12,7 @@
  * is thrown: what was not moved is worked again by the next call (units are safe to work again). Pure: the
  * runner brings the work and the checkpoint's write.
  */
+import { flowProbe } from '#platform/flow-probe.ts';
 
 export interface UnitPoolOptions<R> {
   /** The checkpoint: the first unit not yet covered. */
@@ -36,6 +37,7 @@ export interface UnitPoolEnd {
 }
 
 export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEnd> {
+  const probe = flowProbe();
   const finished = new Map<number, R>();
   let checkpoint = o.from;
   let next = o.from;
@@ -47,6 +49,7 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
 
   const start = (index: number) => {
     running++;
+    probe?.unit(1);
     o.work(index, stopped)
       .then(
         (result) => finished.set(index, result),
@@ -56,6 +59,7 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
       )
       .finally(() => {
         running--;
+        probe?.unit(-1);
         wake();
       });
   };
@@ -68,6 +72,7 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
       }
       start(next++);
     }
+    probe?.windowFull(!failed && !halted && next < o.total && next >= checkpoint + o.window);
     if (failed) {
       if (running === 0) throw failed.error;
     } else {

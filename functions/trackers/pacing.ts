@@ -10,6 +10,7 @@
  * Jira: https://developer.atlassian.com/cloud/jira/platform/rate-limiting ; Azure DevOps:
  * https://learn.microsoft.com/en-us/azure/devops/integrate/concepts/rate-limits
  */
+import { flowProbe, type RequestWait } from '#platform/flow-probe.ts';
 
 export interface PacingClock {
   now(): number;
@@ -222,6 +223,15 @@ export class TrackerPacer {
    * client's pause. Answers the release to call once the answer is in.
    */
   async acquire(key: RequestKey): Promise<() => void> {
+    const probe = flowProbe();
+    let at = probe ? this.clock.now() : 0;
+    /** Tells the probe how long the request waited on `on` since the last step. */
+    const waited = (on: RequestWait) => {
+      if (!probe) return;
+      const now = this.clock.now();
+      if (now > at) probe.waited(on, key.endpoint, now - at);
+      at = now;
+    };
     // An issue is held once paused, or once the site showed it limits writes per issue.
     const known = key.write && key.issue ? this.issues.get(key.issue) : undefined;
     const issue =
@@ -229,19 +239,23 @@ export class TrackerPacer {
     if (issue) {
       for (let wait = issue.take(this.clock.now()); wait > 0; wait = issue.take(this.clock.now()))
         await this.clock.sleep(wait);
+      waited('issue');
     }
     const lane = this.lane(key.endpoint);
     await lane.slot();
+    waited('lane');
     for (;;) {
       const now = this.clock.now();
       const paused = Math.max(this.clientPausedUntil, lane.pausedUntil) - now;
       if (paused > 0) {
         await this.clock.sleep(paused);
+        waited('pause');
         continue;
       }
       const pace = lane.paceWait(now);
       if (pace <= 0) break;
       await this.clock.sleep(pace);
+      waited('pace');
     }
     let released = false;
     return () => {

@@ -22,6 +22,7 @@ import {
   phaseFloor,
   type SandboxSettings,
 } from './floors.ts';
+import { type FlowFigures, FlowStats, flowLines } from './flow-stats.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
@@ -47,6 +48,9 @@ const { PLUGIN_DEFINITIONS } = await import('../../functions/plugins/index.ts');
 const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts');
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
 const { JiraClient } = await import('../../functions/trackers/jira/client.ts');
+const { setFlowProbe } = await import('../../functions/platform/flow-probe.ts');
+const flow = new FlowStats();
+setFlowProbe(flow);
 
 let peakRss = 0;
 const sampler = setInterval(() => {
@@ -125,6 +129,7 @@ interface PhaseRow {
   ms: number;
   jira: LogEntry[];
   ado: LogEntry[];
+  flow: FlowFigures;
 }
 const phaseRows: PhaseRow[] = [];
 const requests = async (url: string) =>
@@ -137,6 +142,7 @@ for (let guard = 0; guard < 10_000; guard++) {
   const before = (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0;
   const [jiraBefore, adoBefore] = [(await requests(sb.jira.url)).length, (await requests(sb.ado.url)).length];
   const t0 = performance.now();
+  flow.take();
   let answer = 'batch';
   while (answer === 'batch') {
     usage.invocations++;
@@ -163,6 +169,7 @@ for (let guard = 0; guard < 10_000; guard++) {
     ms,
     jira: (await requests(sb.jira.url)).slice(jiraBefore),
     ado: (await requests(sb.ado.url)).slice(adoBefore),
+    flow: flow.take(),
   });
   if (answer !== 'phase-done') break;
 }
@@ -208,6 +215,7 @@ for (const r of phaseRows) {
     console.log(
       `      ${String(e.count).padStart(6)} ${e.endpoint}  (${e.rate}/s: ${e.seconds.toFixed(1)} s)`,
     );
+  for (const line of flowLines(r.flow, r.jira, r.ado)) console.log(line);
 }
 console.log(
   `\nstatus ${done?.status}, created ${done?.successCount}, skipped ${done?.skippedCount}, failed ${done?.failureCount}`,

@@ -18,6 +18,8 @@ export interface LogEntry {
   status: number;
   endpoint?: string;
   reason?: string;
+  /** The answer's time at the sandbox. */
+  ms?: number;
 }
 
 export interface SandboxSettings<L> {
