@@ -47,8 +47,21 @@ export interface RunOptions {
 
 export interface RunCursor {
   phase: number;
-  /** Index of the next unit of the phase's work list. */
+  /** Index of the first unit of the phase's work list not yet worked (every unit before it is). */
   index: number;
+  /**
+   * Units past `index` worked already (finished out of order, ascending): a resume passes over them. At most
+   * the pool's reach past `index` (engine/unit-pool.ts); absent or empty in a chunked phase.
+   */
+  done?: number[];
+}
+
+/**
+ * How many of the phase's units the cursor covers: grows with every checkpoint move, so it places the move's
+ * events (and the status events after them) in order, and a move's condition can tell two cursors apart.
+ */
+export function coveredUnits(cursor: RunCursor): number {
+  return cursor.index + (cursor.done?.length ?? 0);
 }
 
 export interface Run {

@@ -4,7 +4,7 @@
  * just before): a unit worked again cannot log twice, a crash cannot lose them.
  */
 import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
-import { PHASES, progressPercent, type Run, type RunCursor } from '#domain/runs.ts';
+import { coveredUnits, PHASES, progressPercent, type Run, type RunCursor } from '#domain/runs.ts';
 import type { EngineDeps, UnitOutcome } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
@@ -50,10 +50,19 @@ export class CheckpointMoves {
     this.percent = run.progressPercent;
   }
 
-  /** Moves the checkpoint over the next `count` units and their outcome; false: the run moved elsewhere. */
-  async move(count: number, outcome: UnitOutcome & { success: number; skipped: number }): Promise<boolean> {
+  /**
+   * Moves the checkpoint over `count` units and their outcome, to `to` (a chunk: the next `count` units, by
+   * default; a pool: its first unworked unit and those worked past it); false: the run moved elsewhere.
+   */
+  async move(
+    count: number,
+    outcome: UnitOutcome & { success: number; skipped: number },
+    to: { index: number; done?: number[] } = { index: this.cursor.index + count },
+  ): Promise<boolean> {
     const { deps, run, total } = this;
-    const { phase, index } = this.cursor;
+    const { phase } = this.cursor;
+    // The move's events sit at the units it covered before: in order, and never two moves at one place.
+    const index = coveredUnits(this.cursor);
     deps.crash?.('before-checkpoint');
     for (const f of outcome.failures)
       await deps.store.runFailures.record(run.tenantId, run.projectId, run.id, {
@@ -70,13 +79,14 @@ export class CheckpointMoves {
     const newlyFailed = failedItems.filter((id) => !counted.has(id)).sort((a, b) => a - b);
     if (newlyFailed.length > MAX_LOG_EVENTS - 1)
       throw new Error(`phase ${phase} failed ${newlyFailed.length} items in one move`);
-    const to = { phase, index: index + count };
+    const next: RunCursor = { phase, index: to.index, ...(to.done?.length ? { done: to.done } : {}) };
     this.worked += count;
-    const percent = progressPercent(this.percent, phase, to.index, total, this.lastPhase);
-    const progress: RunEvent = { type: 'progress', current: to.index, total, percent, speed: this.speed() };
+    const current = coveredUnits(next);
+    const percent = progressPercent(this.percent, phase, current, total, this.lastPhase);
+    const progress: RunEvent = { type: 'progress', current, total, percent, speed: this.speed() };
     const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
       from: this.cursor,
-      to,
+      to: next,
       // The run's counters count items: created or skipped once, in the create phase; any later phase adds
       // only failures (an item whose attachment failed makes the run PARTIAL).
       success: phase === PHASES.create ? outcome.success : 0,
@@ -96,7 +106,7 @@ export class CheckpointMoves {
     });
     logger.debug('checkpoint', { tenantId: run.tenantId, runId: run.id, phase, index, processed: count });
     if (!moved) return false;
-    this.cursor = to;
+    this.cursor = next;
     this.percent = percent;
     countItems({
       created: phase === PHASES.create ? outcome.success : 0,

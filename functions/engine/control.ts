@@ -5,7 +5,7 @@
  */
 import { statusEventId } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
-import { LAST_CORE_PHASE, type Run, type RunStatus } from '#domain/runs.ts';
+import { coveredUnits, LAST_CORE_PHASE, type Run, type RunStatus } from '#domain/runs.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
@@ -46,7 +46,7 @@ export async function announce(
   status: RunStatus,
   offsetMs = 0,
 ): Promise<void> {
-  const id = statusEventId(run.cursor.phase, run.cursor.index, Date.now() + offsetMs);
+  const id = statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now() + offsetMs);
   await deps.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, {
     type: 'status',
     status: status.toLowerCase(),
@@ -74,7 +74,7 @@ export async function failRun(
       run.tenantId,
       run.projectId,
       run.id,
-      statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+      statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
       { type: 'log', message: line },
     );
     await announce({ store }, run, 'FAILED', 1);
@@ -109,7 +109,7 @@ export async function pauseForCredentials(
       run.tenantId,
       run.projectId,
       run.id,
-      statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+      statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
       {
         type: 'log',
         // A refused grant needs a reconnect first; an unreachable provider only time.
@@ -221,7 +221,7 @@ export async function waitForReset(
     run.tenantId,
     run.projectId,
     run.id,
-    statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+    statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
     { type: 'log', message: waitLine(deferral.notice) },
   );
   return waitSlice(until);

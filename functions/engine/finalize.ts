@@ -4,7 +4,7 @@
  */
 import { statusEventId } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
-import type { Run } from '#domain/runs.ts';
+import { coveredUnits, type Run } from '#domain/runs.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { countRun } from '#platform/metrics.ts';
@@ -76,7 +76,7 @@ async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
       run.tenantId,
       run.projectId,
       run.id,
-      statusEventId(run.cursor.phase, run.cursor.index, Date.now() + 1),
+      statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now() + 1),
       {
         type: 'done',
         stats: { created: run.successCount, skipped: run.skippedCount, failed: run.failureCount },

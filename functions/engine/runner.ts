@@ -186,10 +186,16 @@ async function workPhases(
 }
 
 /**
- * A prefix this long is checkpointed at once (a shorter one when nothing else is under way): the window refills
- * as the checkpoint moves, so moves come often, but not one DynamoDB transaction per unit.
+ * This many finished units are checkpointed at once (fewer when nothing else is under way): the window refills as
+ * the checkpoint moves, so moves come often, but not one DynamoDB transaction per unit.
  */
 const MIN_MOVE = 10;
+
+/**
+ * A unit starts at most this far past the first unworked one: a slow unit lets the pool go on over this many
+ * positions, and the checkpoint records at most this many worked units past it (a few hundred bytes of the run).
+ */
+export const POOL_REACH = 500;
 
 /**
  * Works the phase's units through one pool (unit-pool.ts) from the checkpoint: at most 50 not yet checkpointed
@@ -214,12 +220,14 @@ async function workPool(
     try {
       await workUnitPool<UnitOutcome>({
         from: run.cursor.index,
+        done: run.cursor.done ?? [],
         total,
         window: CHUNK_SIZE,
+        reach: POOL_REACH,
         minMove: MIN_MOVE,
         work: (i, stopped) => worker.work(i, stopped),
         canStart: () => inBudget,
-        move: async (_from, results) => {
+        move: async ({ units, to }) => {
           if (refused || lost) return false;
           // A unit that caught the refusal still worked nothing: not checkpointed.
           refused = credentialsRefusal(deps);
@@ -227,8 +235,8 @@ async function workPool(
           // Nor one whose tracker handed back a long wait: thrown, the pass ends, the handler answers `wait`.
           throwIfWaitDeferred(deps);
           const outcome = emptyOutcome();
-          for (const r of results) addOutcome(outcome, r);
-          if (!(await moves.move(results.length, outcome))) {
+          for (const u of units) addOutcome(outcome, u.result);
+          if (!(await moves.move(units.length, outcome, to))) {
             lost = true; // another invocation moved it first; it owns the run now
             return false;
           }

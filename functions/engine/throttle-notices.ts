@@ -4,7 +4,7 @@
  * HTTP layer does the waiting; this only writes the line.
  */
 import { statusEventId } from '#domain/run-events.ts';
-import type { Run } from '#domain/runs.ts';
+import { coveredUnits, type Run } from '#domain/runs.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import type { ThrottleWaitNotice } from '#trackers/http.ts';
@@ -34,7 +34,7 @@ export function tellWaits(
         run.tenantId,
         run.projectId,
         run.id,
-        statusEventId(run.cursor.phase, run.cursor.index, Date.now()),
+        statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
         {
           type: 'log',
           message: waitLine(notice),

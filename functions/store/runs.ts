@@ -236,6 +236,7 @@ export class RunRepository {
     if (!run) return false;
     const at = nowIso();
     const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
+    const fromDone = u.from.done?.length ?? 0;
     return conditionHeld(
       this.table.db.send(
         new TransactWriteCommand({
@@ -249,8 +250,13 @@ export class RunRepository {
                   (u.totalItems !== undefined ? ', totalItems = :total' : '') +
                   (u.to.phase !== u.from.phase ? ', phaseStartedAt = :now' : '') +
                   ' ADD successCount :s, failureCount :f, skippedCount :k',
-                ConditionExpression: '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex',
-                ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index' },
+                // The units covered past the index tell two cursors at one index apart (their count only grows).
+                ConditionExpression:
+                  '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex AND ' +
+                  (fromDone > 0
+                    ? 'size(#cursor.#done) = :fromDone'
+                    : '(attribute_not_exists(#cursor.#done) OR size(#cursor.#done) = :fromDone)'),
+                ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index', '#done': 'done' },
                 ExpressionAttributeValues: {
                   ':to': u.to,
                   ':phase': u.to.phase,
@@ -261,6 +267,7 @@ export class RunRepository {
                   ':k': u.skipped ?? 0,
                   ':fromPhase': u.from.phase,
                   ':fromIndex': u.from.index,
+                  ':fromDone': fromDone,
                   ...(u.totalItems !== undefined ? { ':total': u.totalItems } : {}),
                 },
               },

@@ -1,29 +1,40 @@
 /** The runner's pool over a phase's units (engine/unit-pool.ts), with a fake phase: units are promises we settle. */
 import { describe, expect, it } from 'vitest';
-import { type UnitPoolOptions, workUnitPool } from '../../functions/engine/unit-pool.ts';
+import { type PoolMove, type UnitPoolOptions, workUnitPool } from '../../functions/engine/unit-pool.ts';
 
 /** A fake phase of `total` units, each settled by the test (or at once, when `auto` says so). */
-function fakePhase(total: number, auto: (i: number) => boolean = () => true, from = 0) {
+function fakePhase(
+  total: number,
+  auto: (i: number) => boolean = () => true,
+  from: { index: number; done?: number[] } = { index: 0 },
+  reach = 500,
+) {
   const release = new Map<number, (fail?: Error) => void>();
   const started: number[] = [];
   const finished = new Set<number>();
-  const moves: { from: number; to: number }[] = [];
-  let checkpoint = from;
-  let maxAhead = 0;
+  const moves: { units: number[]; to: { index: number; done: number[] } }[] = [];
+  // What the checkpoint covers: every unit before `cursor.index`, and `cursor.done`.
+  let cursor = { index: from.index, done: from.done ?? [] };
+  const covered = (i: number) => i < cursor.index || cursor.done.includes(i);
+  let maxUnrecorded = 0;
   const listeners: (() => void)[] = [];
   const changed = () => {
     for (const l of listeners.splice(0)) l();
   };
   const options: UnitPoolOptions<number> = {
-    from,
+    from: from.index,
+    done: from.done ?? [],
     total,
     window: 50,
+    reach,
     minMove: 10,
     canStart: () => true,
     work: (i) => {
+      expect(covered(i), `unit ${i} worked again after it was covered`).toBe(false);
+      expect(i).toBeLessThan(cursor.index + reach);
       started.push(i);
-      // Units started and not yet checkpointed, this one included.
-      maxAhead = Math.max(maxAhead, i + 1 - checkpoint);
+      // Units started and not yet covered by the checkpoint, this one included: what a crash would lose.
+      maxUnrecorded = Math.max(maxUnrecorded, started.filter((s) => !covered(s)).length);
       changed();
       return new Promise<number>((resolve, reject) => {
         const settle = (fail?: Error) => {
@@ -38,14 +49,25 @@ function fakePhase(total: number, auto: (i: number) => boolean = () => true, fro
         else release.set(i, settle);
       });
     },
-    move: async (from, results) => {
-      expect(from).toBe(checkpoint);
-      expect(results).toEqual(results.map((_, n) => from + n)); // the units' own results, in order
-      // Only a finished prefix is covered.
-      for (const i of results) expect(finished.has(i), `unit ${i} finished`).toBe(true);
-      expect(results.length).toBeLessThanOrEqual(50);
-      moves.push({ from, to: from + results.length });
-      checkpoint = from + results.length;
+    move: async ({ units, to }: PoolMove<number>) => {
+      const indexes = units.map((u) => u.index);
+      expect(units.map((u) => u.result)).toEqual(indexes); // the units' own results
+      expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+      for (const i of indexes) {
+        expect(finished.has(i), `unit ${i} finished`).toBe(true);
+        expect(covered(i), `unit ${i} covered twice`).toBe(false);
+      }
+      expect(indexes.length).toBeLessThanOrEqual(50);
+      // The new cursor covers exactly what it covered and these units.
+      const all = new Set([...cursor.done, ...indexes]);
+      for (let i = cursor.index; i < to.index; i++) {
+        expect(all.has(i), `unit ${i} below the new index`).toBe(true);
+        all.delete(i);
+      }
+      expect(all.has(to.index)).toBe(false);
+      expect(to.done).toEqual([...all].sort((a, b) => a - b));
+      moves.push({ units: indexes, to });
+      cursor = to;
       changed();
       return true;
     },
@@ -61,69 +83,69 @@ function fakePhase(total: number, auto: (i: number) => boolean = () => true, fro
     moves,
     until,
     release: (i: number, fail?: Error) => release.get(i)?.(fail),
-    maxAhead: () => maxAhead,
-    checkpoint: () => checkpoint,
+    maxUnrecorded: () => maxUnrecorded,
+    cursor: () => cursor,
   };
 }
 
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
 describe('workUnitPool', () => {
-  it('works every unit once, never more than 50 past the checkpoint, and moves it over all of them', async () => {
+  it('works every unit once, never more than 50 not yet covered, and moves the checkpoint over all of them', async () => {
     const p = fakePhase(237);
     expect(await workUnitPool(p.options)).toEqual({ checkpoint: 237, ended: 'done' });
-    expect([...p.started].sort((a, b) => a - b)).toEqual(Array.from({ length: 237 }, (_, i) => i));
-    expect(p.maxAhead()).toBeLessThanOrEqual(50);
-    expect(p.moves.at(-1)?.to).toBe(237);
+    expect([...p.started].sort((a, b) => a - b)).toEqual(range(0, 237));
+    expect(p.maxUnrecorded()).toBeLessThanOrEqual(50);
+    expect(p.cursor()).toEqual({ index: 237, done: [] });
   });
 
-  it('a slow head unit does not stop the 49 behind it; the checkpoint waits for it, then moves over all 50', async () => {
-    const p = fakePhase(120, (i) => i !== 0);
+  it('a slow unit holds back no other: the units past it are covered as done, up to the reach', async () => {
+    const p = fakePhase(300, (i) => i !== 30, { index: 0 }, 120);
     const pool = workUnitPool(p.options);
-    await p.until(() => p.finished.size === 49);
-    expect([...p.finished].sort((a, b) => a - b)).toEqual(Array.from({ length: 49 }, (_, i) => i + 1));
-    // Nothing covered yet, and nothing past the window started.
-    expect(p.moves).toEqual([]);
-    expect(Math.max(...p.started)).toBe(49);
-    p.release(0);
-    expect(await pool).toEqual({ checkpoint: 120, ended: 'done' });
-    expect(p.moves[0]).toEqual({ from: 0, to: 50 });
-    expect(p.maxAhead()).toBeLessThanOrEqual(50);
-  });
-
-  it('a slow unit mid-window holds back the checkpoint only: the units after the window refill it', async () => {
-    const p = fakePhase(200, (i) => i !== 30);
-    const pool = workUnitPool(p.options);
-    // Units 0-29 are checkpointed, and units up to 79 (30 + 50 - 1) start while unit 30 is still under way.
-    await p.until(() => p.started.includes(79));
-    await p.until(() => p.finished.size === 79);
-    expect(p.checkpoint()).toBe(30);
-    expect(Math.max(...p.started)).toBe(79);
-    expect(p.finished.has(30)).toBe(false);
+    // Units far past 30 + 50 start and are covered while unit 30 is under way, up to 30 + 120 - 1.
+    await p.until(() => p.finished.size === 149);
+    expect(Math.max(...p.started)).toBe(149);
+    expect(p.cursor().index).toBe(30);
+    // Covered as done past it, but for fewer than 10 (a move's least, while a unit is under way).
+    expect(p.cursor().done).toEqual(range(31, 31 + p.cursor().done.length));
+    expect(p.cursor().done.length).toBeGreaterThan(149 - 31 - 10);
+    expect(p.maxUnrecorded()).toBeLessThanOrEqual(50);
     p.release(30);
-    expect(await pool).toEqual({ checkpoint: 200, ended: 'done' });
-    expect(p.maxAhead()).toBeLessThanOrEqual(50);
+    expect(await pool).toEqual({ checkpoint: 300, ended: 'done' });
+    expect(p.started).toHaveLength(300);
   });
 
-  it('a unit that throws: no more start, those under way end, nothing more is moved, the error is thrown', async () => {
-    const p = fakePhase(150, (i) => i < 20 || i > 40);
-    const pool = workUnitPool(p.options);
-    await p.until(() => p.started.includes(69));
-    p.release(25, new Error('crash in unit 25'));
-    // The others of the window still settle (a unit under way is never left writing).
-    for (let i = 20; i <= 40; i++) if (i !== 25) p.release(i);
-    await expect(pool).rejects.toThrow('crash in unit 25');
-    expect(p.checkpoint()).toBe(20); // units 20-24 finished, but nothing is moved after an error
-    expect(Math.max(...p.started)).toBeLessThan(p.checkpoint() + 50 + 1);
+  it('a resume passes over the units the checkpoint covers past its index, and works only the others', async () => {
+    const done = [12, 13, 20, 47, 60];
+    const p = fakePhase(80, () => true, { index: 10, done });
+    expect(await workUnitPool(p.options)).toEqual({ checkpoint: 80, ended: 'done' });
+    expect([...p.started].sort((a, b) => a - b)).toEqual(range(10, 80).filter((i) => !done.includes(i)));
+    // A cursor whose done list starts at its index moves its index over them first.
+    const q = fakePhase(20, () => true, { index: 5, done: [5, 6, 9] });
+    expect(await workUnitPool(q.options)).toEqual({ checkpoint: 20, ended: 'done' });
+    expect(q.started.sort((a, b) => a - b)).toEqual([7, 8, ...range(10, 20)]);
+  });
 
-    // Worked again from the checkpoint (units are safe to work again): everything covered, once each move.
-    const again = fakePhase(150, () => true, p.checkpoint());
-    const end = await workUnitPool(again.options);
-    expect(end).toEqual({ checkpoint: 150, ended: 'done' });
-    let at = 0;
-    for (const m of [...p.moves, ...again.moves]) {
-      expect(m.from).toBe(at);
-      at = m.to;
-    }
-    expect(at).toBe(150);
+  it('a crash after out-of-order moves: the next call works again only what was not covered, at most 50 units', async () => {
+    const p = fakePhase(200, (i) => i !== 25 && (i < 90 || i > 110));
+    const pool = workUnitPool(p.options);
+    await p.until(() => p.started.includes(110) && p.finished.size >= 80);
+    p.release(95, new Error('crash in unit 95'));
+    // The others under way still settle (a unit under way is never left writing).
+    for (const i of [25, ...range(90, 111)]) if (i !== 95) p.release(i);
+    await expect(pool).rejects.toThrow('crash in unit 95');
+    const atCrash = p.cursor();
+    expect(atCrash.done.length).toBeGreaterThan(0); // units past a slow one were covered out of order
+    const coveredAtCrash = (i: number) => i < atCrash.index || atCrash.done.includes(i);
+    const lost = p.started.filter((i) => !coveredAtCrash(i));
+    expect(lost.length).toBeLessThanOrEqual(50);
+
+    // Worked again from the checkpoint (units are safe to work again): what it covers never, the lost units once.
+    const again = fakePhase(200, () => true, atCrash);
+    expect(await workUnitPool(again.options)).toEqual({ checkpoint: 200, ended: 'done' });
+    for (const i of again.started) expect(coveredAtCrash(i), `unit ${i} worked again`).toBe(false);
+    for (const i of lost) expect(again.started).toContain(i);
+    expect(new Set([...p.started.filter(coveredAtCrash), ...again.started]).size).toBe(200);
   });
 
   it('a move that throws (killed before the checkpoint) is a crash too: nothing after it is moved', async () => {
@@ -131,9 +153,9 @@ describe('workUnitPool', () => {
     let moves = 0;
     const crashing: UnitPoolOptions<number> = {
       ...p.options,
-      move: async (from, results) => {
+      move: async (step) => {
         if (++moves === 2) throw new Error('killed before the checkpoint');
-        return p.options.move(from, results);
+        return p.options.move(step);
       },
     };
     await expect(workUnitPool(crashing)).rejects.toThrow('killed before the checkpoint');
@@ -144,11 +166,11 @@ describe('workUnitPool', () => {
     const paused = fakePhase(300);
     const pauseAfterFirst: UnitPoolOptions<number> = {
       ...paused.options,
-      move: async (from, results) => (await paused.options.move(from, results)) && from > 100,
+      move: async (step) => (await paused.options.move(step)) && step.to.index > 100,
     };
     const end = await workUnitPool(pauseAfterFirst);
     expect(end.ended).toBe('stopped');
-    // Every unit started was worked and covered; none past the window of the move that said stop.
+    // Every unit started was worked and covered.
     expect(end.checkpoint).toBe(paused.started.length);
     expect(end.checkpoint).toBeLessThan(300);
 
