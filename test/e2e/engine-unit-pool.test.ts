@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PHASES } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { transitionsPhase } from '../../functions/engine/phases/transitions.ts';
+import { runBatch } from '../../functions/engine/runner.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { migratedUnits } from '../../functions/phase-kit/toolkit.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
@@ -65,6 +66,86 @@ describe('one pool per phase', () => {
     );
     await h.driveThrough(run.id, PHASES.transitions, h.deps({ target }));
     expect(slowSaw).toBe('started');
+    const after = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
+    expect(after.cursor.phase).toBe(PHASES.transitions + 1);
+    expect(after.failureCount).toBe(0);
+  }, 300_000);
+
+  it('a crash after out-of-order moves: the resume works no unit the checkpoint covered, at most 50 again', async () => {
+    const project = await h.newProject('Out of order');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      migrateComments: false,
+    });
+    await h.driveThrough(run.id, PHASES.transitions - 1);
+    const now = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
+    const deps = h.deps();
+    const ctx = { deps, run: now, preflight: await loadPreflight(deps, now) };
+    expect(await transitionsPhase.units(ctx)).toBeGreaterThan(80);
+    const ids = await migratedUnits(ctx, 'transitions-units.json');
+    const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, ids);
+    const keyAt = (i: number) => entries.get(ids[i]!)!.targetKey;
+    const slowKey = keyAt(5);
+    const farKeys = new Set(ids.slice(60).map((_, n) => keyAt(60 + n)));
+
+    // Unit 5 is held until a unit 55 or more past it has started: only a checkpoint that covers the units finished
+    // past unit 5 lets the pool get there (at most 50 units worked and not covered). Then the next move is killed.
+    let farStarted!: () => void;
+    const far = new Promise<'started'>((resolve) => {
+      farStarted = () => resolve('started');
+    });
+    let slowSaw: string | undefined;
+    let crashNow = false;
+    const read = new Set<string>();
+    class SlowJira extends JiraClient {
+      override async getIssue(key: string, fields?: string[]) {
+        read.add(key);
+        if (farKeys.has(key)) {
+          farStarted();
+          crashNow = true;
+        }
+        if (key === slowKey && slowSaw === undefined)
+          slowSaw = await Promise.race([
+            far,
+            new Promise<string>((resolve) => setTimeout(() => resolve('held back'), 60_000)),
+          ]);
+        return super.getIssue(key, fields);
+      }
+    }
+    const target = new SlowJira(
+      { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
+      { initialDelayMs: 20 },
+    );
+    const crash = (point: string) => {
+      if (point === 'before-checkpoint' && crashNow) throw new SimulatedCrash('killed before the checkpoint');
+    };
+    await expect(
+      runBatch(
+        h.deps({ target, crash }),
+        { tenantId: h.tenant.tenantId, runId: run.id },
+        () => 900_000,
+        h.config.jira.projectKey,
+      ),
+    ).rejects.toThrow(SimulatedCrash);
+    expect(slowSaw).toBe('started');
+    const atCrash = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!.cursor;
+    expect(atCrash.phase).toBe(PHASES.transitions);
+    expect(atCrash.done?.length ?? 0).toBeGreaterThan(0);
+    const covered = new Set(
+      ids.flatMap((_, i) => (i < atCrash.index || atCrash.done?.includes(i) ? [keyAt(i)] : [])),
+    );
+
+    const logged = ((await h.control('jira', 'GET', '/_sandbox/requests')) as { path: string }[]).length;
+    await h.driveThrough(run.id, PHASES.transitions);
+    const resumed = ((await h.control('jira', 'GET', '/_sandbox/requests')) as { path: string }[]).slice(
+      logged,
+    );
+    const touched = new Set(
+      resumed.flatMap((r) => /\/rest\/api\/3\/issue\/([A-Z]+-\d+)/.exec(r.path)?.[1] ?? []),
+    );
+    for (const key of covered) expect(touched.has(key), `${key} worked again`).toBe(false);
+    // Worked again: only units started and not covered when the run was killed, at most 50.
+    const again = [...touched].filter((k) => read.has(k));
+    expect(again.length).toBeLessThanOrEqual(50);
     const after = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
     expect(after.cursor.phase).toBe(PHASES.transitions + 1);
     expect(after.failureCount).toBe(0);
