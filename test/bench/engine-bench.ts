@@ -49,7 +49,9 @@ const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts')
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
 const { JiraClient } = await import('../../functions/trackers/jira/client.ts');
 const { setFlowProbe } = await import('../../functions/platform/flow-probe.ts');
-const flow = new FlowStats();
+// Lanes are the clients' (made below): an endpoint's in-flight limit, from whichever pacer knows it.
+let laneLimit: (endpoint: string) => number | undefined = () => undefined;
+const flow = new FlowStats((endpoint) => laneLimit(endpoint));
 setFlowProbe(flow);
 
 let peakRss = 0;
@@ -112,6 +114,10 @@ const target = new JiraClient({
   email: config.jira.email,
   token: config.jira.apiToken,
 });
+laneLimit = (endpoint) =>
+  endpoint.startsWith('GET /sandbox-org') || endpoint.includes('/_apis/')
+    ? source.http.pacer.laneState(endpoint).limit
+    : target.http.pacer.laneState(endpoint).limit;
 const deps = {
   store,
   artifacts: countArtifacts(new DiskArtifactStore(dir), usage),

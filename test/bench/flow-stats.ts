@@ -14,8 +14,8 @@ export interface FlowFigures {
   windowMs: number;
   /** Request-milliseconds waited, by what on. */
   waits: Record<RequestWait, number>;
-  /** The endpoints whose requests waited longest for a lane slot. */
-  laneWaits: { endpoint: string; ms: number }[];
+  /** The endpoints whose requests waited longest for a lane slot, with the lane's in-flight limit at the end. */
+  laneWaits: { endpoint: string; ms: number; limit?: number }[];
 }
 
 export class FlowStats implements FlowProbe {
@@ -28,6 +28,9 @@ export class FlowStats implements FlowProbe {
   private windowMs = 0;
   private waits: Record<RequestWait, number> = { issue: 0, lane: 0, pause: 0, pace: 0 };
   private laneWaits = new Map<string, number>();
+
+  /** `laneLimit`: an endpoint's in-flight limit now (the pacers'), for the figures. */
+  constructor(private readonly laneLimit: (endpoint: string) => number | undefined = () => undefined) {}
 
   unit(delta: 1 | -1): void {
     this.advance();
@@ -63,7 +66,8 @@ export class FlowStats implements FlowProbe {
       laneWaits: [...this.laneWaits.entries()]
         .map(([endpoint, w]) => ({ endpoint, ms: w }))
         .sort((a, b) => b.ms - a.ms)
-        .slice(0, 3),
+        .slice(0, 3)
+        .map((l) => ({ ...l, limit: this.laneLimit(l.endpoint) })),
     };
     this.since = this.at;
     this.unitArea = 0;
@@ -113,6 +117,6 @@ export function flowLines(
     .join(', ');
   return [
     `    flow: units in flight avg ${f.avgUnits.toFixed(1)}, peak ${f.peakUnits}; window full ${s(f.windowMs)}; requests waited on issue ${s(f.waits.issue)}, lane ${s(f.waits.lane)}, pause ${s(f.waits.pause)}, pace ${s(f.waits.pace)}`,
-    `    in flight: ${flights || '-'}${f.laneWaits.length ? `; lane waits: ${f.laneWaits.map((l) => `${l.endpoint} ${s(l.ms)}`).join(', ')}` : ''}`,
+    `    in flight: ${flights || '-'}${f.laneWaits.length ? `; lane waits: ${f.laneWaits.map((l) => `${l.endpoint} ${s(l.ms)}${l.limit ? ` (limit ${l.limit})` : ''}`).join(', ')}` : ''}`,
   ];
 }
