@@ -21,7 +21,7 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, chunkFromUnits, inPool, noteInto } from '#phase-kit/toolkit.ts';
+import { blockReads, chunkFromUnits, noteInto } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -131,18 +131,6 @@ async function upload(
   if (tooLarge) throw new ResponseTooLarge(maxBytes);
   if (!attachment) throw new Error(`Jira answered no attachment for ${file.fileName}`);
   return attachment as JiraAttachment;
-}
-
-/** `items` in groups of one key, each group in the order of `items`, the groups in order of their first item. */
-function groupBy<T>(items: readonly T[], key: (item: T) => string): T[][] {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const group = groups.get(k) ?? [];
-    group.push(item);
-    groups.set(k, group);
-  }
-  return [...groups.values()];
 }
 
 /** What the run reports when Jira refuses a file: the limit by name, anything else by status. */
@@ -347,104 +335,67 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const has = (name: string, size?: number) =>
       existing.find((a) => a.filename === name && (size === undefined || size < 0 || a.size === size));
     const problems: string[] = [];
-    // Files go side by side, the description waits for them all. Files of one name go one after another (the
-    // second may find the first there, as it always did); an inline image may be an attached file, so images
-    // wait for the files. inPool lets every upload settle before an error is thrown: none lands after the unit
-    // is worked again (a duplicate file). Each task keeps its own problems, joined in the order of the tasks.
-    const sideBySide = async <T>(groups: T[][], one: (item: T, problems: string[]) => Promise<number>) => {
-      const parts = await inPool(groups, groups.length, async (group) => {
-        const own: string[] = [];
-        let count = 0;
-        for (const item of group) count += await one(item, own);
-        return { count, own };
-      });
-      for (const part of parts) problems.push(...part.own);
-      return parts.reduce((n, part) => n + part.count, 0);
-    };
-    type Upload =
-      | { kind: 'file'; file: (typeof files)[number] }
-      | { kind: 'full'; full: NonNullable<typeof fullText> }
-      | { kind: 'history' };
-    const uploads: Upload[] = [
-      ...files.map((file): Upload => ({ kind: 'file', file })),
-      ...(fullText ? [{ kind: 'full', full: fullText } as Upload] : []),
-    ];
-    const nameOf = (u: Upload) =>
-      u.kind === 'file' ? u.file.fileName : u.kind === 'full' ? u.full.fileName : '';
-    let uploaded = await sideBySide(
-      [...groupBy(uploads, nameOf), [{ kind: 'history' }]],
-      async (u, own): Promise<number> => {
-        if (u.kind === 'history') return attachHistory(ctx, entry.targetKey, item, existing, own);
-        if (u.kind === 'full') {
-          const full = u.full;
-          if (has(full.fileName, full.size)) return 0;
-          try {
-            const [attachment] = await deps.target.attach(entry.targetKey, full.fileName, async () => ({
-              stream: new Blob([full.html]).stream(),
-              contentType: 'text/html; charset=utf-8',
-            }));
-            if (attachment) existing.push(attachment as JiraAttachment);
-            return 1;
-          } catch (err) {
-            if (!(err instanceof TrackerHttpError)) throw err;
-            own.push(uploadProblem(`full description ${full.fileName}`, err, full.size));
-            return 0;
-          }
+    let uploaded = 0;
+    for (const file of files) {
+      if (has(file.fileName, file.size)) continue;
+      if (tooLarge(file.size)) {
+        problems.push(limitProblem(file.fileName, file.size));
+        continue;
+      }
+      try {
+        existing.push(await upload(ctx, entry.targetKey, file, settings.uploadLimit));
+        uploaded++;
+      } catch (err) {
+        if (err instanceof ResponseTooLarge) {
+          problems.push(`${file.fileName} is over the target's upload limit of ${err.limit} bytes`);
+          continue;
         }
-        const file = u.file;
-        if (has(file.fileName, file.size)) return 0;
-        if (tooLarge(file.size)) {
-          own.push(limitProblem(file.fileName, file.size));
-          return 0;
-        }
-        try {
-          existing.push(await upload(ctx, entry.targetKey, file, settings.uploadLimit));
-          return 1;
-        } catch (err) {
-          if (err instanceof ResponseTooLarge) {
-            own.push(`${file.fileName} is over the target's upload limit of ${err.limit} bytes`);
-            return 0;
-          }
-          if (!(err instanceof TrackerHttpError)) throw err;
-          own.push(uploadProblem(file.fileName, err, file.size));
-          return 0;
-        }
-      },
-    );
+        if (!(err instanceof TrackerHttpError)) throw err;
+        problems.push(uploadProblem(file.fileName, err, file.size));
+      }
+    }
+    if (fullText && !has(fullText.fileName, fullText.size)) {
+      try {
+        const [attachment] = await deps.target.attach(entry.targetKey, fullText.fileName, async () => ({
+          stream: new Blob([fullText.html]).stream(),
+          contentType: 'text/html; charset=utf-8',
+        }));
+        if (attachment) existing.push(attachment as JiraAttachment);
+        uploaded++;
+      } catch (err) {
+        if (!(err instanceof TrackerHttpError)) throw err;
+        problems.push(uploadProblem(`full description ${fullText.fileName}`, err, fullText.size));
+      }
+    }
+    uploaded += await attachHistory(ctx, entry.targetKey, item, existing, problems);
     const mediaBySrc = new Map<string, string>();
-    uploaded += await sideBySide(
-      groupBy(inline, (i) => i.uploadName),
-      async (image, own) => {
-        try {
-          let attachment = has(image.uploadName);
-          let count = 0;
-          if (!attachment) {
-            // With attachments off an image shows in place only if an earlier run uploaded it.
-            if (!everything) return 0;
-            attachment = await upload(
-              ctx,
-              entry.targetKey,
-              { url: image.url, fileName: image.uploadName },
-              settings.uploadLimit,
-            );
-            existing.push(attachment);
-            count = 1;
-          }
-          mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
-          return count;
-        } catch (err) {
-          if (err instanceof ResponseTooLarge) {
-            own.push(
-              `inline image ${image.uploadName} is over the target's upload limit of ${err.limit} bytes`,
-            );
-            return 0;
-          }
-          if (!(err instanceof TrackerHttpError)) throw err;
-          own.push(uploadProblem(`inline image ${image.uploadName}`, err));
-          return 0;
+    for (const image of inline) {
+      try {
+        let attachment = has(image.uploadName);
+        if (!attachment) {
+          // With attachments off an image shows in place only if an earlier run uploaded it.
+          if (!everything) continue;
+          attachment = await upload(
+            ctx,
+            entry.targetKey,
+            { url: image.url, fileName: image.uploadName },
+            settings.uploadLimit,
+          );
+          existing.push(attachment);
+          uploaded++;
         }
-      },
-    );
+        mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
+      } catch (err) {
+        if (err instanceof ResponseTooLarge) {
+          problems.push(
+            `inline image ${image.uploadName} is over the target's upload limit of ${err.limit} bytes`,
+          );
+          continue;
+        }
+        if (!(err instanceof TrackerHttpError)) throw err;
+        problems.push(uploadProblem(`inline image ${image.uploadName}`, err));
+      }
+    }
     if (rewrite) {
       const description = descriptionOf(item, noteInto(outcome, entry.sourceId), {
         ...describe,
