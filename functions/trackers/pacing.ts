@@ -23,7 +23,7 @@ export const REAL_CLOCK: PacingClock = {
 };
 
 export interface PacingOptions {
-  /** In-flight requests per endpoint to begin with. */
+  /** In-flight requests per endpoint to begin with (default: INITIAL_IN_FLIGHT by method). */
   initialConcurrency?: number;
   /** The most in flight per endpoint. */
   maxConcurrency?: number;
@@ -53,6 +53,16 @@ export interface ThrottleInfo {
   /** `X-RateLimit-Limit`: for a burst 429, the endpoint's rate per second. */
   limit?: number;
 }
+
+/**
+ * In-flight requests an endpoint's lane starts at, before it grows: about what the endpoint takes at a real site,
+ * rate x latency (Jira's burst defaults, 100/s for GET and POST, 50/s for PUT, DELETE and PATCH, at a write's
+ * ~300 ms: 30 and 15), so that a phase's first requests do not queue behind a lane still growing. Jira's bucket
+ * holds a second's worth, so this start alone cannot overrun it; a burst 429 cuts the lane as before.
+ * https://developer.atlassian.com/cloud/jira/platform/rate-limiting
+ */
+export const INITIAL_IN_FLIGHT = { default: 32, slowerMethods: 16 } as const;
+const SLOWER_METHODS = new Set(['PUT', 'DELETE', 'PATCH']);
 
 /** Jira's documented per-issue write limits. */
 export const JIRA_PER_ISSUE_WINDOWS = [
@@ -189,19 +199,23 @@ export class TrackerPacer {
   /** Set by the first per-issue 429: from then on every issue's writes are held under `perIssueWindows`. */
   private perIssueLimited = false;
   private readonly clock: PacingClock;
-  private readonly initial: number;
+  private readonly initial: number | undefined;
   private readonly ceiling: number;
 
   constructor(private readonly opts: PacingOptions = {}) {
     this.clock = opts.clock ?? REAL_CLOCK;
-    this.initial = opts.initialConcurrency ?? 8;
-    this.ceiling = Math.max(this.initial, opts.maxConcurrency ?? 64);
+    this.initial = opts.initialConcurrency;
+    this.ceiling = Math.max(this.initial ?? 1, opts.maxConcurrency ?? 64);
   }
 
   lane(endpoint: string): Lane {
     let lane = this.lanes.get(endpoint);
     if (!lane) {
-      lane = new Lane(this.initial, this.ceiling);
+      const method = endpoint.split(' ')[0] ?? '';
+      const initial =
+        this.initial ??
+        (SLOWER_METHODS.has(method) ? INITIAL_IN_FLIGHT.slowerMethods : INITIAL_IN_FLIGHT.default);
+      lane = new Lane(Math.min(initial, this.ceiling), this.ceiling);
       this.lanes.set(endpoint, lane);
     }
     return lane;

@@ -12,6 +12,7 @@ import {
   TrackerHttpError,
   TrackerUnreachableError,
 } from '../../functions/trackers/http.ts';
+import { INITIAL_IN_FLIGHT } from '../../functions/trackers/pacing.ts';
 import { createSandboxApp, type SandboxControls } from '../../local/sandbox/common/sandbox-app.ts';
 import { freePort } from '../support/global-setup.ts';
 
@@ -69,8 +70,8 @@ describe('the tracker HTTP layer', () => {
     for (let i = 1; i < times.length; i++)
       expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(990);
     expect(http.stats).toMatchObject({ calls: 4, throttled: 3, retries: 3 });
-    // A 429 naming no limit concerns the whole client: every lane halved (8 -> 1), all paused.
-    expect(http.pacer.laneState('GET /ping').limit).toBe(1);
+    // A 429 naming no limit concerns the whole client: every lane halved at each (32 -> 4), all paused.
+    expect(http.pacer.laneState('GET /ping').limit).toBe(INITIAL_IN_FLIGHT.default / 8);
   });
 
   it('hands back a whole-client wait longer than its budget: nothing more is sent, the caller waits elsewhere', async () => {

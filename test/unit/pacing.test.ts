@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   endpointOf,
+  INITIAL_IN_FLIGHT,
   issueOf,
   JIRA_PER_ISSUE_WINDOWS,
   type PacingClock,
@@ -143,5 +144,16 @@ describe('in-flight requests per endpoint', () => {
     expect(pacer.laneState(read.endpoint).limit).toBe(5);
     expect(peak).toBe(5);
     expect(pacer.laneState(read.endpoint).active).toBe(0);
+  });
+
+  it('starts a lane at about what the endpoint takes: 32 for GET and POST, 16 for PUT, DELETE and PATCH', () => {
+    const pacer = new TrackerPacer();
+    expect(pacer.laneState('GET /rest/api/3/issue/{}').limit).toBe(INITIAL_IN_FLIGHT.default);
+    expect(pacer.laneState('POST /rest/api/3/issueLink').limit).toBe(32);
+    expect(pacer.laneState('PUT /rest/api/3/issue/{}').limit).toBe(INITIAL_IN_FLIGHT.slowerMethods);
+    expect(pacer.laneState('DELETE /rest/api/3/attachment/{}').limit).toBe(16);
+    // Never above the ceiling; a given start wins.
+    expect(new TrackerPacer({ maxConcurrency: 5 }).laneState('GET /x').limit).toBe(5);
+    expect(new TrackerPacer({ initialConcurrency: 3 }).laneState('PUT /x').limit).toBe(3);
   });
 });
