@@ -148,17 +148,6 @@ describe('workUnitPool', () => {
     expect(new Set([...p.started.filter(coveredAtCrash), ...again.started]).size).toBe(200);
   });
 
-  it('a full window moves its finished units at once, fewer than a move takes, so the next units start', async () => {
-    // Units 0-48 stay under way; unit 49 finishes: one finished unit fills the window of 50.
-    const p = fakePhase(120, (i) => i >= 49);
-    const pool = workUnitPool(p.options);
-    await p.until(() => p.started.includes(50));
-    expect(p.moves[0]?.units).toEqual([49]);
-    for (let i = 0; i < 49; i++) p.release(i);
-    expect(await pool).toEqual({ checkpoint: 120, ended: 'done' });
-    expect(p.maxUnrecorded()).toBeLessThanOrEqual(50);
-  });
-
   it('a move that throws (killed before the checkpoint) is a crash too: nothing after it is moved', async () => {
     const p = fakePhase(100);
     let moves = 0;
