@@ -118,11 +118,11 @@ export function chunkFromUnits(
 
 /**
  * Reads shared by a block of CHUNK_SIZE consecutive units (one ADO call, one id map read for 50 items), done
- * once, when the block's first unit asks. The runner's window spans at most two blocks, so a unit pass makes
- * the same batched reads a chunk did; blocks two behind are forgotten. Given the phase's `total` units, the
- * next block is read as soon as one is asked for, so the window's units never wait on a block's round trips
- * (they are a chain: the id map, then the issues it names); a read nobody asks for yet keeps its error for
- * whoever does.
+ * once, when the block's first unit asks. The runner's pool starts units in order, so a unit pass makes the same
+ * batched reads a chunk did; blocks two behind are forgotten (a unit under way keeps what it read). Given the
+ * phase's `total` units, the next block is read as soon as one is asked for, so the window's units never wait on
+ * a block's round trips (they are a chain: the id map, then the issues it names); a read nobody asks for yet
+ * keeps its error for whoever does.
  */
 export function blockReads<T>(
   read: (from: number, to: number) => Promise<T>,
