@@ -23,100 +23,74 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A run driven through the phases before transitions: the transitions phase's units and each one's Jira key. */
+async function atTransitions(name: string) {
+  const project = await h.newProject(name);
+  const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', { migrateComments: false });
+  await h.driveThrough(run.id, PHASES.transitions - 1);
+  const now = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
+  const deps = h.deps();
+  const ctx = { deps, run: now, preflight: await loadPreflight(deps, now) };
+  // The phase's units, as the runner will count them (kept as an artifact: the same list).
+  expect(await transitionsPhase.units(ctx)).toBeGreaterThan(80);
+  const ids = await migratedUnits(ctx, 'transitions-units.json');
+  const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, ids);
+  return { run, ids, keyAt: (i: number) => entries.get(ids[i]!)!.targetKey };
+}
+
+/**
+ * A Jira client whose read of `slowKey` waits until one of `laterKeys` is read; the wait has a far deadline only
+ * so that a runner holding those back fails ('held back') instead of hanging. `read`: every issue it read.
+ */
+function slowJira(slowKey: string, laterKeys: Set<string>) {
+  let laterStarted!: () => void;
+  const later = new Promise<'started'>((resolve) => {
+    laterStarted = () => resolve('started');
+  });
+  const seen = { slow: undefined as string | undefined, later: false, read: new Set<string>() };
+  class SlowJira extends JiraClient {
+    override async getIssue(key: string, fields?: string[]) {
+      seen.read.add(key);
+      if (laterKeys.has(key)) {
+        seen.later = true;
+        laterStarted();
+      }
+      if (key === slowKey && seen.slow === undefined)
+        seen.slow = await Promise.race([
+          later,
+          new Promise<string>((resolve) => setTimeout(() => resolve('held back'), 60_000)),
+        ]);
+      return super.getIssue(key, fields);
+    }
+  }
+  const target = new SlowJira(
+    { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
+    { initialDelayMs: 20 },
+  );
+  return { target, seen };
+}
+
 describe('one pool per phase', () => {
   it('a slow unit does not hold back the units past its chunk: the window moves on over the finished prefix', async () => {
-    const project = await h.newProject('Slow unit');
-    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
-      migrateComments: false,
-    });
-    await h.driveThrough(run.id, PHASES.transitions - 1);
-    const now = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
-    const deps = h.deps();
-    const ctx = { deps, run: now, preflight: await loadPreflight(deps, now) };
-    // The phase's units, as the runner will count them (kept as an artifact: the same list).
-    expect(await transitionsPhase.units(ctx)).toBeGreaterThan(80);
-    const ids = await migratedUnits(ctx, 'transitions-units.json');
-    const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, ids);
-    const keyAt = (i: number) => entries.get(ids[i]!)!.targetKey;
-    const slowKey = keyAt(30);
-    const laterKeys = new Set(ids.slice(50).map((_, n) => keyAt(50 + n)));
-
+    const { run, ids, keyAt } = await atTransitions('Slow unit');
     // Unit 30 reads its issue only once a unit of the next chunk of 50 has read its own. One pool lets units 50-79
     // start as soon as units 0-29 are checkpointed; chunk by chunk none could start before unit 30 ended.
-    // The wait has a far deadline only so that a runner holding unit 79 back fails instead of hanging.
-    let laterStarted!: () => void;
-    const later = new Promise<'started'>((resolve) => {
-      laterStarted = () => resolve('started');
-    });
-    let slowSaw: string | undefined;
-    class SlowJira extends JiraClient {
-      override async getIssue(key: string, fields?: string[]) {
-        if (laterKeys.has(key)) laterStarted();
-        if (key === slowKey && slowSaw === undefined)
-          slowSaw = await Promise.race([
-            later,
-            new Promise<string>((resolve) => setTimeout(() => resolve('held back'), 60_000)),
-          ]);
-        return super.getIssue(key, fields);
-      }
-    }
-    const target = new SlowJira(
-      { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
-      { initialDelayMs: 20 },
-    );
+    const { target, seen } = slowJira(keyAt(30), new Set(ids.slice(50).map((_, n) => keyAt(50 + n))));
     await h.driveThrough(run.id, PHASES.transitions, h.deps({ target }));
-    expect(slowSaw).toBe('started');
+    expect(seen.slow).toBe('started');
     const after = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
     expect(after.cursor.phase).toBe(PHASES.transitions + 1);
     expect(after.failureCount).toBe(0);
   }, 300_000);
 
   it('a crash after out-of-order moves: the resume works no unit the checkpoint covered, at most 50 again', async () => {
-    const project = await h.newProject('Out of order');
-    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
-      migrateComments: false,
-    });
-    await h.driveThrough(run.id, PHASES.transitions - 1);
-    const now = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
-    const deps = h.deps();
-    const ctx = { deps, run: now, preflight: await loadPreflight(deps, now) };
-    expect(await transitionsPhase.units(ctx)).toBeGreaterThan(80);
-    const ids = await migratedUnits(ctx, 'transitions-units.json');
-    const entries = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, ids);
-    const keyAt = (i: number) => entries.get(ids[i]!)!.targetKey;
-    const slowKey = keyAt(5);
-    const farKeys = new Set(ids.slice(60).map((_, n) => keyAt(60 + n)));
-
+    const { run, ids, keyAt } = await atTransitions('Out of order');
     // Unit 5 is held until a unit 55 or more past it has started: only a checkpoint that covers the units finished
     // past unit 5 lets the pool get there (at most 50 units worked and not covered). Then the next move is killed.
-    let farStarted!: () => void;
-    const far = new Promise<'started'>((resolve) => {
-      farStarted = () => resolve('started');
-    });
-    let slowSaw: string | undefined;
-    let crashNow = false;
-    const read = new Set<string>();
-    class SlowJira extends JiraClient {
-      override async getIssue(key: string, fields?: string[]) {
-        read.add(key);
-        if (farKeys.has(key)) {
-          farStarted();
-          crashNow = true;
-        }
-        if (key === slowKey && slowSaw === undefined)
-          slowSaw = await Promise.race([
-            far,
-            new Promise<string>((resolve) => setTimeout(() => resolve('held back'), 60_000)),
-          ]);
-        return super.getIssue(key, fields);
-      }
-    }
-    const target = new SlowJira(
-      { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
-      { initialDelayMs: 20 },
-    );
+    const { target, seen } = slowJira(keyAt(5), new Set(ids.slice(60).map((_, n) => keyAt(60 + n))));
     const crash = (point: string) => {
-      if (point === 'before-checkpoint' && crashNow) throw new SimulatedCrash('killed before the checkpoint');
+      if (point === 'before-checkpoint' && seen.later)
+        throw new SimulatedCrash('killed before the checkpoint');
     };
     await expect(
       runBatch(
@@ -126,7 +100,7 @@ describe('one pool per phase', () => {
         h.config.jira.projectKey,
       ),
     ).rejects.toThrow(SimulatedCrash);
-    expect(slowSaw).toBe('started');
+    expect(seen.slow).toBe('started');
     const atCrash = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!.cursor;
     expect(atCrash.phase).toBe(PHASES.transitions);
     expect(atCrash.done?.length ?? 0).toBeGreaterThan(0);
@@ -144,7 +118,7 @@ describe('one pool per phase', () => {
     );
     for (const key of covered) expect(touched.has(key), `${key} worked again`).toBe(false);
     // Worked again: only units started and not covered when the run was killed, at most 50.
-    const again = [...touched].filter((k) => read.has(k));
+    const again = [...touched].filter((k) => seen.read.has(k));
     expect(again.length).toBeLessThanOrEqual(50);
     const after = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
     expect(after.cursor.phase).toBe(PHASES.transitions + 1);
