@@ -72,7 +72,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
   ensurePrivateDir(dataDir);
   const keyFile = ensureKeyFile(dataDir, 'jwt-signing-key', 48);
   const credentialsKeyFile = ensureKeyFile(dataDir, 'credentials-key', 32);
-  const dynamo = await startDynamoLocal({ port: opts.dynamodbPort, dbPath: join(dataDir, 'dynamodb') });
+  const dynamo = await startDynamoLocal({
+    port: opts.dynamodbPort,
+    dbPath: join(dataDir, 'dynamodb'),
+    session: 'short',
+  });
   let sandboxes: RunningSandboxes | undefined;
   try {
     if (opts.sandbox) {
