@@ -28,11 +28,15 @@ export const toMember = (u: User): Member => ({
  */
 /**
  * A role change or a removal ends the user's sessions: this instance forgets its cached read at once (others
- * within SESSION_CHECK_CACHE_SECONDS), and every refresh-token family of the user is revoked.
+ * within SESSION_CHECK_CACHE_SECONDS), every refresh-token family of the user is revoked, and their dashboard
+ * connections are forgotten, so no run event reaches them (a socket would otherwise live up to 2 hours).
  */
 async function endSessions(store: Store, tenantId: string, userId: string): Promise<void> {
   forgetSession(tenantId, userId);
-  await store.refreshTokens.revokeUserFamilies(tenantId, userId);
+  await Promise.all([
+    store.refreshTokens.revokeUserFamilies(tenantId, userId),
+    store.dashboardConnections.removeUser(tenantId, userId),
+  ]);
 }
 
 export async function currentRole(store: Store, actor: Principal): Promise<Role> {

@@ -80,6 +80,20 @@ export class DashboardConnectionRepository {
     return items.map((i) => toConnection(i as unknown as DashboardConnection));
   }
 
+  /**
+   * Forgets every connection of one user in the tenant (removed, or their role changed): no frame reaches them
+   * from then on, though API Gateway keeps the socket itself open until it closes (docs/api.md).
+   */
+  async removeUser(tenantId: string, userId: string): Promise<void> {
+    const { pk, skPrefix } = keys.dashboardConnectionPrefix(tenantId);
+    const items = await queryAll(this.table, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      FilterExpression: 'userId = :user',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':user': userId },
+    });
+    await Promise.all(items.map((i) => this.remove(toConnection(i as unknown as DashboardConnection))));
+  }
+
   /** Forgets the connection (closed, or gone) and gives its user's place back; unknown ids are nothing to do. */
   async remove(connection: Pick<DashboardConnection, 'connectionId' | 'tenantId' | 'userId'>): Promise<void> {
     const { tenantId, userId, connectionId } = connection;

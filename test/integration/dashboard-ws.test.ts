@@ -247,6 +247,33 @@ describe('connections that go away', () => {
     await Promise.all([kept.close(), lost.close()]);
   });
 
+  it('stops sending to a member the moment they are removed or their role changes', async () => {
+    const e = await app.createTenant('Echo');
+    const projectId = await readyProject(app, e, 'Removed watcher');
+    const owner = await openDashboard(app.url, e.owner.token);
+    const removed = await openDashboard(app.url, e.member.token);
+    const demoted = await openDashboard(app.url, e.admin.token);
+    await connectionsBecome(e.tenantId, (list) => list.length === 3);
+    const gone = await app.call('DELETE', `/api/team/members/${e.member.id}`, { token: e.owner.token });
+    expect(gone.status).toBe(204);
+    const changed = await app.call('PATCH', `/api/team/members/${e.admin.id}`, {
+      token: e.owner.token,
+      body: { role: 'member' },
+    });
+    expect(changed.status).toBe(200);
+    // Their sessions ended, and so did their place on the dashboard: only the owner's connection is left.
+    const ownerOnly = await connectionsBecome(e.tenantId, (list) => list.length === 1);
+    expect((await app.store.dashboardConnections.get(ownerOnly[0] as string, 0))?.userId).toBe(e.owner.id);
+
+    const run = await createRun(app.store, e.tenantId, projectId, 'FULL');
+    const cancelled = await app.call('POST', `/api/migrations/${run.id}/cancel`, { token: e.owner.token });
+    expect(cancelled.status).toBe(200);
+    await owner.next((f) => f.type === 'run.ended' && f.runId === run.id);
+    expect(runFrames(removed)).toEqual([]);
+    expect(runFrames(demoted)).toEqual([]);
+    await Promise.all([owner.close(), removed.close(), demoted.close()]);
+  });
+
   it('serves a client that reconnects: the new connection gets what happens after', async () => {
     const d = await app.createTenant('Delta');
     const projectId = await readyProject(app, d, 'Reconnect');
