@@ -22,7 +22,8 @@ import {
 } from '../functions/services/operator.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore, type Store } from '../functions/store/index.ts';
-import { LOCAL_TABLE_NAME } from '../local/runtime.ts';
+// Not from local/runtime.ts: that would load the whole local service (gateway, sandboxes) into every command.
+import { LOCAL_TABLE_NAME } from '../local/table.ts';
 
 const USAGE = `Usage: npm run operator -- <command> [options]
 

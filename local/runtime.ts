@@ -17,12 +17,13 @@ import { LocalOrchestrator } from './orchestrator.ts';
 import type { SandboxConfig } from './sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from './sandbox/index.ts';
 import { seedDemo, seedDemoProject } from './seed.ts';
-import { ensureTable } from './table.ts';
+import { ensureTable, LOCAL_TABLE_NAME } from './table.ts';
 
 // Offline we run on Node 20; the deployed functions run on Node 22, so the SDK's Node 20 notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-export const LOCAL_TABLE_NAME = 'tracker-migration-local';
+export { LOCAL_TABLE_NAME };
+
 const LOCAL_REGION = 'eu-west-2';
 
 export interface LocalRuntimeOptions {
@@ -72,7 +73,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
   ensurePrivateDir(dataDir);
   const keyFile = ensureKeyFile(dataDir, 'jwt-signing-key', 48);
   const credentialsKeyFile = ensureKeyFile(dataDir, 'credentials-key', 32);
-  const dynamo = await startDynamoLocal({ port: opts.dynamodbPort, dbPath: join(dataDir, 'dynamodb') });
+  const dynamo = await startDynamoLocal({
+    port: opts.dynamodbPort,
+    dbPath: join(dataDir, 'dynamodb'),
+    session: 'short',
+  });
   let sandboxes: RunningSandboxes | undefined;
   try {
     if (opts.sandbox) {

@@ -8,6 +8,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { tableDefinition } from '../lib/table-definition.ts';
 
+/** The table `npm start` keeps in DATA_DIR (the operator CLI's default store). */
+export const LOCAL_TABLE_NAME = 'tracker-migration-local';
+
 export async function ensureTable(
   client: DynamoDBClient,
   tableName: string,

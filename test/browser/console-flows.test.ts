@@ -9,19 +9,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ARTIFACTS_DIR,
   browserAvailable,
   browserRequired,
   CHROMIUM,
-  checkPage,
-  screenshot,
   signInThroughForm,
 } from '../support/browser.ts';
 import {
   accessTokenOf,
   type ConsoleHarness,
+  expectCleanPage,
+  screenshotOnFailure,
   startConsole,
   tabToButton,
   until,
@@ -42,8 +42,7 @@ let page: Page;
 let token: string;
 let demoId: string;
 
-/** A screenshot and zero serious or critical accessibility violations. */
-const check = async (name: string) => expect(await checkPage(page, 'console-flows', name)).toEqual([]);
+const check = (name: string) => expectCleanPage(page, 'console-flows', name);
 
 /** Downloads what the named button saves; the file's text. */
 async function download(button: string, filename: string): Promise<string> {
@@ -82,14 +81,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     await signInThroughForm(page, h.base, 'owner@demo.example.com', h.password);
     // npm start (DynamoDB Local, both sandboxes, the seed) takes longer than a hook's 60 s on a loaded machine.
   }, 180_000);
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && page)
-      await screenshot(
-        page,
-        'console-flows',
-        `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`,
-      ).catch(() => {});
-  });
+  screenshotOnFailure('console-flows', () => page);
   afterAll(async () => {
     await h?.close();
   });

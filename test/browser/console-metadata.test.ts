@@ -5,44 +5,35 @@
  * the new member in (and the spent link says so). Screenshots under test-artifacts/console-metadata/, axe-core
  * with zero serious or critical violations on each new view. One service, one browser, one page for the file.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
+import { browserAvailable, browserRequired, CHROMIUM, signInThroughForm } from '../support/browser.ts';
 import {
-  browserAvailable,
-  browserRequired,
-  CHROMIUM,
-  checkPage as checkPageOf,
-  screenshot,
-  signInThroughForm,
-} from '../support/browser.ts';
+  accessTokenOf,
+  type ConsoleHarness,
+  expectCleanPage,
+  screenshotOnFailure,
+  startConsole,
+  WAIT,
+} from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
-import { type StartedService, startServiceOnFreePorts } from '../support/local-service.ts';
 
 if (!browserAvailable && !browserRequired)
   console.warn(`console-metadata browser test: no Chromium at ${CHROMIUM}: skipped`);
 
 const sandbox = sandboxConfigFromEnv({});
-const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-metadata-'));
-let service: StartedService | undefined;
-let browser: Browser;
+let h: ConsoleHarness;
 let page: Page;
 let base: string;
 let jiraUrl: string;
-let password: string;
 let ownerToken: string;
 let projectId: string;
 
-const WAIT = { timeout: 30_000, interval: 100 };
-
-async function checkPage(name: string): Promise<void> {
-  expect(await checkPageOf(page, 'console-metadata', name)).toEqual([]);
-}
-
-const signIn = (email: string) => signInThroughForm(page, base, email, password);
+const checkPage = (name: string) => expectCleanPage(page, 'console-metadata', name);
+const signIn = (email: string) => signInThroughForm(page, base, email, h.password);
 
 /** Calls the API as the owner; a refusal fails the test with the API's answer. */
 async function api(method: string, path: string, body?: unknown) {
@@ -60,15 +51,9 @@ async function openOptions(): Promise<string[]> {
 
 describe.skipIf(!browserAvailable && !browserRequired)('the console on the target metadata', () => {
   beforeAll(async () => {
-    ({ service, base, password } = await startServiceOnFreePorts({ SANDBOX_ITEMS: '20', DATA_DIR: dataDir }));
-    const out = service.output();
-    jiraUrl = /Jira sandbox: (\S+)/.exec(out)?.[1] as string;
-    ownerToken = (
-      await http(base, 'POST', '/api/auth/login', {
-        body: { email: 'owner@demo.example.com', password },
-        localAddress: '127.0.0.42',
-      })
-    ).body.accessToken;
+    h = await startConsole(20);
+    ({ page, base, jiraUrl } = h);
+    ownerToken = await accessTokenOf(h, 'owner@demo.example.com');
     // The demo project, connected and scanned through the API: the pages under test come after that.
     projectId = ((await api('GET', '/api/projects')) as { id: string; name: string }[]).find((p) =>
       p.name.startsWith('Demo'),
@@ -78,26 +63,10 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
         ((await api('POST', '/api/connectors/test', { type, projectId })) as { success: boolean }).success,
       ).toBe(true);
     await api('POST', '/api/connectors/scan', { type: 'azure_devops', projectId });
-
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') console.log(`browser console: ${m.text()}`);
-    });
   }, 180_000);
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && page)
-      await screenshot(
-        page,
-        'console-metadata',
-        `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`,
-      ).catch(() => {});
-  });
+  screenshotOnFailure('console-metadata', () => page);
   afterAll(async () => {
-    await browser?.close();
-    service?.proc.kill('SIGTERM');
-    await service?.exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    await h?.close();
   });
 
   it("offers the Jira project's issue types and statuses in the mapping pickers, and saves a picked one", async () => {
@@ -194,7 +163,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
   it('accepts an invitation from the mail in the outbox: the new member is signed in, the spent link says so', async () => {
     const email = 'new.member@demo.example.com';
     await api('POST', '/api/team/members', { email, role: 'member' });
-    const outbox = join(dataDir, 'outbox');
+    const outbox = join(h.dataDir, 'outbox');
     const mail = readdirSync(outbox)
       .map((f) => JSON.parse(readFileSync(join(outbox, f), 'utf8')) as { to: string; text: string })
       .find((m) => m.to === email);

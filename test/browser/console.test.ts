@@ -8,21 +8,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ARTIFACTS_DIR,
   browserAvailable,
   browserRequired,
   CHROMIUM,
-  checkPage as checkPageOf,
-  screenshot,
   signInThroughForm,
 } from '../support/browser.ts';
 import {
+  accessTokenOf,
   type ConsoleHarness,
+  expectCleanPage,
+  screenshotOnFailure,
   startConsole,
   tabToButton,
-  accessTokenOf as tokenOf,
   until,
   WAIT,
 } from '../support/console-browser.ts';
@@ -32,51 +32,38 @@ import { startOidcProvider, type TestProvider } from '../support/oidc-provider.t
 if (!browserAvailable && !browserRequired)
   console.warn(`console browser test: no Chromium at ${CHROMIUM} (apt-get install chromium): skipped`);
 
-let h: ConsoleHarness | undefined;
+let h: ConsoleHarness;
 let page: Page;
 let idp: TestProvider | undefined;
-let base: string;
-let cspErrors: string[] = [];
 
-/** A screenshot and the accessibility check of the page as it is now. */
-async function checkPage(name: string): Promise<void> {
-  expect(await checkPageOf(page, 'console', name)).toEqual([]);
-}
-const signIn = (email: string) => signInThroughForm(page, base, email, (h as ConsoleHarness).password);
-
-const tabTo = (name: string) => tabToButton(page, name);
+const checkPage = (name: string) => expectCleanPage(page, 'console', name);
+const signIn = (email: string) => signInThroughForm(page, h.base, email, h.password);
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {
     h = await startConsole(60);
-    ({ page, base, cspErrors } = h);
+    page = h.page;
     // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
-    idp = await startOidcProvider({ redirectUri: `${base}/api/auth/sso/callback` });
-    // Starting npm start (DynamoDB Local, both sandboxes, the seed) takes longer than a hook's 60 s on a loaded machine.
+    idp = await startOidcProvider({ redirectUri: `${h.base}/api/auth/sso/callback` });
+    // A hang guard above the default: npm start (DynamoDB Local, both sandboxes, the seed) on a loaded machine.
   }, 180_000);
-  // A failed step leaves a picture of what the browser showed.
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && page)
-      await screenshot(page, 'console', `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(
-        () => {},
-      );
-  });
+  screenshotOnFailure('console', () => page);
   afterAll(async () => {
     await idp?.close();
     await h?.close();
   });
 
   it('is served on the API origin with its security headers, and asks a visitor to sign in', async () => {
-    const index = await http(base, 'GET', '/projects/anything');
+    const index = await http(h.base, 'GET', '/projects/anything');
     expect(index.status).toBe(200);
     expect(index.headers['content-type']).toMatch(/^text\/html/);
     expect(index.headers['content-security-policy']).toContain("script-src 'self'");
     expect(index.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(index.headers['strict-transport-security']).toMatch(/^max-age=\d+/);
     // The API keeps its own answers: an unknown API path is the API's 404, not the console.
-    expect((await http(base, 'GET', '/api/nope')).body.code).toBe('ROUTE_NOT_FOUND');
+    expect((await http(h.base, 'GET', '/api/nope')).body.code).toBe('ROUTE_NOT_FOUND');
 
-    await page.goto(`${base}/`);
+    await page.goto(`${h.base}/`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/signin');
     await checkPage('01-sign-in');
@@ -117,20 +104,20 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByRole('link', { name: /^Demo/ }).click();
     await page.getByRole('tab', { name: 'Connect' }).waitFor();
     const source = page.getByRole('region', { name: 'Source: Azure DevOps' });
-    await source.getByLabel('Organization URL').fill(`${await sandboxAdoUrl()}/sandbox-org`);
+    await source.getByLabel('Organization URL').fill(`${h.adoUrl}/sandbox-org`);
     await source.getByLabel('Project').fill('Contoso');
     await source.getByLabel('Personal access token').fill('wrong-pat');
     await source.getByRole('button', { name: 'Test and save source' }).click();
     const result = source.getByTestId('connection-result');
     await result.waitFor();
     // The exact message the API's connection test gives for these credentials.
-    const token = await accessTokenOf('owner@demo.example.com');
-    const expected = await http(base, 'POST', '/api/connectors/test', {
+    const token = await accessTokenOf(h, 'owner@demo.example.com');
+    const expected = await http(h.base, 'POST', '/api/connectors/test', {
       token,
       body: {
         type: 'azure_devops',
         credentials: {
-          organization_url: `${await sandboxAdoUrl()}/sandbox-org`,
+          organization_url: `${h.adoUrl}/sandbox-org`,
           project: 'Contoso',
           personal_access_token: 'wrong-pat',
         },
@@ -213,12 +200,12 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
       .catch(() => false);
     if (paused) {
       await page.locator('body').focus();
-      await tabTo('Pause');
+      await tabToButton(page, 'Pause');
       await page.keyboard.press('Enter');
       await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 20_000 });
       await checkPage('09-run-paused');
       await page.locator('body').focus();
-      await tabTo('Resume');
+      await tabToButton(page, 'Resume');
       await page.keyboard.press('Enter');
     }
     await expect
@@ -285,7 +272,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     expect(await page.getByText('jo@sso.example.com (member)').count()).toBe(1);
-    expect(new URL(page.url()).origin).toBe(base);
+    expect(new URL(page.url()).origin).toBe(h.base);
   });
 
   it("shows an admin the team but not the owner's billing, single sign-on or quote acceptance", async () => {
@@ -319,12 +306,6 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByRole('tab', { name: 'Quote' }).click();
     await page.getByTestId('quote').waitFor();
     expect(await page.getByRole('button', { name: /^Accept and pay/ }).count()).toBe(0);
-    expect(cspErrors).toEqual([]);
+    expect(h.cspErrors).toEqual([]);
   });
 });
-
-async function sandboxAdoUrl(): Promise<string> {
-  return (h as ConsoleHarness).adoUrl;
-}
-
-const accessTokenOf = (email: string) => tokenOf(h as ConsoleHarness, email);

@@ -5,18 +5,17 @@
  * test-artifacts/dashboard/ and axe-core with zero serious or critical violations. One service, one browser.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import type { RunningSandboxes } from '../../local/sandbox/index.ts';
+import { browserAvailable, browserRequired, CHROMIUM, signInThroughForm } from '../support/browser.ts';
 import {
-  browserAvailable,
-  browserRequired,
-  CHROMIUM,
-  checkPage as checkPageOf,
-  screenshot,
-  signInThroughForm,
-} from '../support/browser.ts';
-import { type ConsoleHarness, startConsole, WAIT } from '../support/console-browser.ts';
+  type ConsoleHarness,
+  expectCleanPage,
+  screenshotOnFailure,
+  startConsole,
+  WAIT,
+} from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 import { prepareProjectOverHttp } from '../support/lifecycle.ts';
 import { sandboxControl, sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixtures.ts';
@@ -69,9 +68,7 @@ async function watch(done: (samples: CardState[][]) => boolean, timeout: number)
   }
 }
 
-async function checkPage(name: string): Promise<void> {
-  expect(await checkPageOf(page, 'dashboard', name)).toEqual([]);
-}
+const checkPage = (name: string) => expectCleanPage(page, 'dashboard', name);
 
 async function startRun(projectId: string, options: Record<string, unknown> = {}): Promise<string> {
   const body = sandboxStartBody(sandboxes, config);
@@ -119,12 +116,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the tenant dashboard', (
     });
     await signInThroughForm(page, base, 'owner@demo.example.com', password);
   }, 240_000);
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && page)
-      await screenshot(page, 'dashboard', `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(
-        () => {},
-      );
-  });
+  screenshotOnFailure('dashboard', () => page);
   afterAll(async () => {
     await harness?.close();
   });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
+import { preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
 import { createProject } from '../../functions/services/projects.ts';
@@ -156,14 +156,6 @@ describe('the create phase', () => {
   it('survives being killed at random points, with the search index lagging, without a duplicate or a gap', async () => {
     await control(sb.jira.url, 'POST', '/_sandbox/reset');
     expect(await jiraIssues()).toEqual([]);
-    // The sandbox's index lags exactly as long as the engine assumes (500 ms), and requests take 300 ms, so a
-    // write lands after it began: a resume waiting the lag from the write's *start* would miss it and write it
-    // again (this test failed that way before the wait counted the write's timeout too).
-    await control(sb.jira.url, 'PUT', '/_sandbox/faults', {
-      searchLagMs: 500,
-      dropRate: 0.02,
-      latencyMs: 300,
-    });
     const project = await newProject('Crashes');
     const random = seededRandom(1234);
     const crashes: Record<string, number> = {};
@@ -180,6 +172,19 @@ describe('the create phase', () => {
       { baseUrl: sb.jira.url, email: config.jira.email, token: config.jira.apiToken },
       { initialDelayMs: 20, timeoutMs: 3_000 },
     );
+    // Preflight (people, sprints, components: ~100 calls) runs before the faults: they are for the create phase.
+    expect(await preflightStep(deps(), { tenantId: t.tenantId, runId: run.id }, config.jira.projectKey)).toBe(
+      'ready',
+    );
+    // The sandbox's index lags exactly as long as the engine assumes (500 ms), and requests take 50 ms, so a
+    // write lands after it began: a resume waiting the lag from the write's *start* would miss it and write it
+    // again (this test failed that way before the wait counted the write's timeout too, and still does with that
+    // wait taken out, at 50 ms as at the 300 ms it had; 50 keeps the ~100 sprint calls ending the phase short).
+    await control(sb.jira.url, 'PUT', '/_sandbox/faults', {
+      searchLagMs: 500,
+      dropRate: 0.02,
+      latencyMs: 50,
+    });
     // Driven through the create phase, which this test is about, as the state machine would after each death.
     const d = deps({ crash, indexLagMs: 500, target });
     for (let calls = 0; calls < 500; calls++) {
@@ -219,9 +224,7 @@ describe('the create phase', () => {
     console.log(
       `crash test: ${JSON.stringify(crashes)}, ${dropped} dropped connections, ${done?.successCount} created, ${recovered} confirmed by label after a crash`,
     );
-    // Longer than the default: at 300 ms a request, leaving the create phase also starts and closes the ~50
-    // past sprints its items use, one call at a time (Jira's one-active-sprint rule).
-  }, 180_000);
+  });
 });
 
 describe('a dry run', () => {

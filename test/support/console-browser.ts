@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { vi } from 'vitest';
-import { CHROMIUM } from './browser.ts';
+import { afterEach, expect, vi } from 'vitest';
+import { CHROMIUM, checkPage, screenshot } from './browser.ts';
 import { http } from './http.ts';
 import { type StartedService, startServiceOnFreePorts } from './local-service.ts';
 
@@ -28,6 +28,8 @@ export interface ConsoleHarness {
   jiraUrl: string;
   /** DynamoDB Local's endpoint, for reading what the service wrote. */
   dynamodbEndpoint: string;
+  /** The service's DATA_DIR (its mail outbox: `outbox/`). */
+  dataDir: string;
   close(): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
     adoUrl: /Azure DevOps sandbox: (\S+)/.exec(output)?.[1] as string,
     jiraUrl: /Jira sandbox: (\S+)/.exec(output)?.[1] as string,
     dynamodbEndpoint: /DynamoDB Local: (\S+)/.exec(output)?.[1] as string,
+    dataDir,
     async close() {
       await browser.close();
       service.proc.kill('SIGTERM');
@@ -77,6 +80,22 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A screenshot under test-artifacts/<folder>/ and zero serious or critical accessibility violations. */
+export async function expectCleanPage(page: Page, folder: string, name: string): Promise<void> {
+  expect(await checkPage(page, folder, name)).toEqual([]);
+}
+
+/** After each failed test of the file, a picture of what the browser showed (test-artifacts/<folder>/failed-*). */
+export function screenshotOnFailure(folder: string, page: () => Page | undefined): void {
+  afterEach(async (ctx) => {
+    const shown = page();
+    if (ctx.task.result?.state === 'fail' && shown)
+      await screenshot(shown, folder, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(
+        () => {},
+      );
+  });
 }
 
 /** An access token for API calls a test makes beside the browser (from its own loopback address). */

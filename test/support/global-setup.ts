@@ -25,7 +25,7 @@ export default async function setup(project: TestProject) {
   // Once, before any file: the browser tests and `npm start` children serve web/dist, and two builds at once
   // would empty each other's output.
   ensureConsoleBuilt();
-  const dynamo = await startDynamoLocal({ port: await freePort() });
+  const dynamo = await startDynamoLocal({ port: await freePort(), session: 'short' });
   project.provide('dynamodbEndpoint', dynamo.endpoint);
   return async () => dynamo.stop();
 }
