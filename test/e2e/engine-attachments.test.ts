@@ -3,6 +3,8 @@
  * images show in place through media nodes, a re-run uploads nothing, and a file over Jira's limit is reported.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attachmentsPhase } from '../../functions/engine/phases/attachments.ts';
+import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
@@ -131,6 +133,48 @@ describe('the attachments phase', () => {
       files += attached.length;
     }
     expect(files).toBeGreaterThan(10);
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
+      status: 'COMPLETED',
+      failureCount: 0,
+    });
+  });
+
+  it("reads a block's issues with the block, ahead of its units, each once per pass", async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
+    const project = await h.newProject('Read ahead');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      migrateComments: false,
+    });
+    await h.driveThrough(run.id, 4);
+    const deps = h.deps();
+    const at5 = await h.app.store.runs.get(h.tenant.tenantId, run.id);
+    if (!at5) throw new Error('run not found');
+    expect(at5.cursor).toMatchObject({ phase: 5, index: 0 });
+    const ctx = { deps, run: at5, preflight: await loadPreflight(deps, at5) };
+    const firstBlock = ctx.preflight.manifest.slice(0, 50).map((m) => m.id);
+    const keyOf = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, firstBlock);
+    const blockKeys = new Set([...keyOf.values()].map((e) => e.targetKey));
+    const unitZeroKey = keyOf.get(firstBlock[0] as number)?.targetKey;
+    const issueReads = async () =>
+      ((await h.control('jira', 'GET', '/_sandbox/requests')) as { method: string; path: string }[])
+        .filter((r) => r.method === 'GET' && /[?&]fields=attachment(&|$)/.test(r.path))
+        .map((r) => decodeURIComponent(/\/rest\/api\/3\/issue\/([^/?]+)/.exec(r.path)?.[1] ?? ''));
+
+    // One unit worked: the issues of its whole block have been read (as far as they have work), once each.
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    const worker = await attachmentsPhase.open?.(ctx);
+    await worker?.work(0, () => false);
+    const ahead = (await issueReads()).filter((k) => blockKeys.has(k));
+    expect(new Set(ahead).size).toBe(ahead.length);
+    expect(ahead.length).toBeGreaterThan(10);
+
+    // The runner's pass (a new worker) reads them again, as it must: the same issues, those with work to do.
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    expect((await h.drive(run.id)).at(-1)).toBe('done');
+    const inPass = (await issueReads()).filter((k) => blockKeys.has(k));
+    expect(new Set(inPass).size).toBe(inPass.length);
+    expect(inPass.sort()).toEqual(ahead.filter((k) => k !== unitZeroKey).sort());
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
       status: 'COMPLETED',
       failureCount: 0,

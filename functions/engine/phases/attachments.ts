@@ -228,12 +228,54 @@ export function inlineUploads(item: AdoWorkItem): { url: string; fileName: strin
   });
 }
 
+/** The files a Jira issue has, each with its size as a number. */
+async function attachmentsOf(ctx: PhaseContext, key: string): Promise<JiraAttachment[]> {
+  const issue = await ctx.deps.target.getIssue(key, ['attachment']);
+  return ((issue.fields?.attachment as JiraAttachment[] | undefined) ?? []).map((a) => ({
+    ...a,
+    size: Number(a.size),
+  }));
+}
+
 /**
- * The phase's units (manifest positions) one at a time; the id map entries, the ADO items with their relations
- * and what their descriptions name read 50 positions at a time.
+ * What a unit has to do for its item: the files and inline images to bring, whether its description is written
+ * again, its full text and history files; `idle` when there is none of it (the issue is then not read).
+ */
+function planOf(
+  organisation: string,
+  item: AdoWorkItem,
+  describe: Parameters<typeof fullDescriptionOf>[1],
+  everything: boolean,
+) {
+  // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
+  // other URL an image or a relation names stays a link, with a warning, and is never fetched.
+  const ours = (f: { url: string }) => isOrganisationAttachment(f.url, organisation);
+  const foreign = [...(everything ? attachedFiles(item) : []), ...inlineUploads(item)].filter(
+    (f) => !ours(f),
+  );
+  const files = everything ? attachedFiles(item).filter(ours) : [];
+  // Inline images are looked for even with attachments off (an earlier run may have uploaded them): only
+  // uploading them needs the option.
+  const inline = inlineUploads(item).filter(ours);
+  // Mentions, references and images resolve only now: such a description is written again, final.
+  const rewrite = inline.length + foreign.length > 0 || namesOthers(item);
+  // A description over Jira's limit was cut: its full text comes as a file (description.ts).
+  const fullText = fullDescriptionOf(item, describe);
+  // Its revision history too (attachHistory), with attachments off as well.
+  const history = item.rev > 1 ? 1 : 0;
+  const idle = files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0;
+  return { foreign, files, inline, rewrite, fullText, history, idle };
+}
+
+/**
+ * The phase's units (manifest positions) one at a time; the id map entries, the ADO items with their relations,
+ * what their descriptions name and the files their issues have read 50 positions at a time, one block ahead.
  */
 async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run } = ctx;
+  // With attachments off, only the full text of a cut description is uploaded (its note points at it); the
+  // item is not marked done, so a later run with attachments on still brings its files.
+  const everything = run.options.migrateAttachments !== false;
   const block = blockReads(async (from) => {
     const { entries } = await entriesAt(ctx, from);
     const items = new Map(
@@ -255,13 +297,24 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
             return item && !e.phasesDone.includes(PHASES.attachments) ? [item] : [];
           }),
         );
-    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe };
+    // The files each issue already has, read with the block (one GET per issue, side by side; Jira's search is
+    // not consistent, so it is not used), so a unit's chain starts at its first upload. Still true when the unit
+    // starts: the unit runs once per worker (a throw ends the pass after the pool settles; the next pass opens
+    // a new worker and reads again), only this unit writes attachments to its issue during the run, and a unit
+    // that finds its read taken already reads again.
+    const issues = new Map<number, Promise<JiraAttachment[]>>();
+    if (!run.options.dryRun)
+      for (const e of entries) {
+        const item = items.get(e.sourceId);
+        if (!item || e.phasesDone.includes(PHASES.attachments)) continue;
+        if (planOf(deps.source.organizationUrl, item, describe, everything).idle) continue;
+        issues.set(e.sourceId, attachmentsOf(ctx, e.targetKey));
+      }
+    await Promise.allSettled(issues.values()); // each unit awaits its own read (and its error)
+    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues };
   }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
   let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
-  // With attachments off, only the full text of a cut description is uploaded (its note points at it); the
-  // item is not marked done, so a later run with attachments on still brings its files.
-  const everything = run.options.migrateAttachments !== false;
   // A dry run records nothing (its entries may be stand-ins for issues it would create).
   const record = everything && !run.options.dryRun;
 
@@ -270,7 +323,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // unit is worked again (that would be a duplicate file).
   const work = async (index: number): Promise<UnitOutcome> => {
     const outcome = emptyOutcome();
-    const { entries, items, describe } = await block(index);
+    const { entries, items, describe, issues } = await block(index);
     const entry = entries.get((ctx.preflight.manifest[index] as { id: number }).id);
     // Not in the id map (its creation failed, its own failure recorded by phase 2): passed over.
     if (!entry) return outcome;
@@ -290,29 +343,18 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       settings.enabled
         ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
         : `${label}: attachments are disabled on the Jira site`;
-    // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
-    // other URL an image or a relation names stays a link, with a warning, and is never fetched.
-    const organisation = deps.source.organizationUrl;
-    const ours = (f: { url: string }) => isOrganisationAttachment(f.url, organisation);
-    const foreign = [...(everything ? attachedFiles(item) : []), ...inlineUploads(item)].filter(
-      (f) => !ours(f),
+    const { foreign, files, inline, rewrite, fullText, history, idle } = planOf(
+      deps.source.organizationUrl,
+      item,
+      describe,
+      everything,
     );
     for (const f of foreign) {
       const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
       outcome.log.push(`#${entry.sourceId} warning: ${warning}`);
       outcome.warnings.push(`#${entry.sourceId}: ${warning}`);
     }
-    const files = everything ? attachedFiles(item).filter(ours) : [];
-    // Inline images are looked for even with attachments off (an earlier run may have uploaded them): only
-    // uploading them needs the option.
-    const inline = inlineUploads(item).filter(ours);
-    // Mentions, references and images resolve only now: such a description is written again, final.
-    const rewrite = inline.length + foreign.length > 0 || namesOthers(item);
-    // A description over Jira's limit was cut: its full text comes as a file (description.ts).
-    const fullText = fullDescriptionOf(item, describe);
-    // Its revision history too (attachHistory), with attachments off as well.
-    const history = item.rev > 1 ? 1 : 0;
-    if (files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0) {
+    if (idle) {
       outcome.skipped++;
       if (record) await markDone();
       return outcome;
@@ -327,11 +369,10 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       outcome.warnings.push(...over.map((w) => `#${entry.sourceId}: ${w}`));
       return outcome;
     }
-    const issue = await deps.target.getIssue(entry.targetKey, ['attachment']);
-    const existing = ((issue.fields?.attachment as JiraAttachment[] | undefined) ?? []).map((a) => ({
-      ...a,
-      size: Number(a.size),
-    }));
+    // The block's read, once: a unit worked again by this worker reads again.
+    const ahead = issues.get(entry.sourceId);
+    issues.delete(entry.sourceId);
+    const existing = await (ahead ?? attachmentsOf(ctx, entry.targetKey));
     const has = (name: string, size?: number) =>
       existing.find((a) => a.filename === name && (size === undefined || size < 0 || a.size === size));
     const problems: string[] = [];
