@@ -14,7 +14,20 @@ import type { RunTransition } from '#domain/run-lifecycle.ts';
 import { lastRunSummary, type Run, type RunCursor, type RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
-import { conditionHeld, ifConditionHolds, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
+import {
+  conditionHeld,
+  failedConditions,
+  ifConditionHolds,
+  isTransactionConflict,
+  queryAll,
+  statusIn,
+  type Table,
+  withoutKeys,
+} from './table.ts';
+
+type RunStatusExtra = Partial<
+  Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control' | 'pauseReason'>
+>;
 
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
@@ -150,29 +163,6 @@ export class RunRepository {
           Key: keys.runLock(tenantId, projectId),
           ConditionExpression: 'runId = :id',
           ExpressionAttributeValues: { ':id': runId },
-        }),
-      ),
-    );
-  }
-
-  /**
-   * What follows a run's end, wherever it happens (engine or API): the project's lock is released, and a real
-   * run that moved its project (FULL or INCREMENTAL, not dry: domain/lifecycle.ts) moves it out of MIGRATING. Each write is conditional and repeatable; a crash in
-   * between leaves a lock that the next start takes over (it names a run that has ended).
-   */
-  private async afterEnd(run: Run): Promise<void> {
-    await this.releaseLock(run.tenantId, run.projectId, run.id);
-    const projectStatus = projectStatusAfterRun(run.status);
-    if (!runMovesProject(run.type, run.options?.dryRun ?? false) || !projectStatus) return;
-    await conditionHeld(
-      this.table.db.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.project(run.tenantId, run.projectId),
-          UpdateExpression: 'SET #status = :to, updatedAt = :now',
-          ConditionExpression: 'attribute_exists(pk) AND #status = :migrating',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':to': projectStatus, ':migrating': 'MIGRATING', ':now': nowIso() },
         }),
       ),
     );
@@ -392,17 +382,38 @@ export class RunRepository {
   /**
    * The conditional write under `transition` (tests arrange statuses with it directly).
    * Moves the status only from one of `from`; answers whether it moved. A move to an end status (COMPLETED,
-   * PARTIAL, FAILED, CANCELLED) also releases the project's lock and moves the project (`afterEnd`).
+   * PARTIAL, FAILED, CANCELLED) is `end`: one transaction with the project's side.
    */
   async setStatus(
     tenantId: string,
     runId: string,
     from: RunStatus[],
     to: RunStatus,
-    extra: Partial<
-      Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control' | 'pauseReason'>
-    > = {},
+    extra: RunStatusExtra = {},
   ): Promise<boolean> {
+    if (isTerminalRun(to)) return this.end(tenantId, runId, from, to, extra);
+    const out = await ifConditionHolds(
+      this.table.db.send(
+        new UpdateCommand({
+          ...this.statusUpdate(tenantId, runId, from, to, extra),
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (!out) return false;
+    const run = out.Attributes ? (withoutKeys(out.Attributes) as unknown as Run) : undefined;
+    if (run) await this.noteOnProject(run, 'same');
+    return true;
+  }
+
+  /** The run item's status write, guarded by `from`. */
+  private statusUpdate(
+    tenantId: string,
+    runId: string,
+    from: RunStatus[],
+    to: RunStatus,
+    extra: RunStatusExtra,
+  ) {
     const names: Record<string, string> = { '#status': 'status' };
     const guard = statusIn(from);
     const values: Record<string, unknown> = { ':to': to, ...guard.values };
@@ -412,27 +423,97 @@ export class RunRepository {
       values[`:e${i}`] = v;
       sets.push(`#e${i} = :e${i}`);
     });
-    const out = await ifConditionHolds(
-      this.table.db.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(tenantId, runId),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: guard.condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    if (!out) return false;
-    const run = out.Attributes ? (withoutKeys(out.Attributes) as unknown as Run) : undefined;
-    // The project's move follows the run's end at once (before the list's summary): a client that saw the run end
-    // and reads the project finds it moved but for a moment's race, which a crash between the writes can widen
-    // only until the next start takes the lock over.
-    if (isTerminalRun(to) && run) await this.afterEnd(run);
-    if (run) await this.noteOnProject(run, 'same');
-    return true;
+    return {
+      TableName: this.table.name,
+      Key: keys.run(tenantId, runId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: guard.condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
+  }
+
+  /**
+   * A run's end, wherever it happens (engine or API), in one transaction: the run's status, the project's lock
+   * released (if still this run's), the project moved out of MIGRATING (a real run: FULL or INCREMENTAL, not dry;
+   * domain/lifecycle.ts) and its list summary (`lastRun`, if still this run). So no reader sees the run ended and
+   * its project not, and no crash leaves one half. The project's side is decided on a consistent read and its
+   * conditions pin what was read; a change in between cancels the transaction and the end is decided again.
+   */
+  private async end(
+    tenantId: string,
+    runId: string,
+    from: RunStatus[],
+    to: RunStatus,
+    extra: RunStatusExtra,
+  ): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get(tenantId, runId);
+      if (!current || !from.includes(current.status)) return false;
+      const ended: Run = { ...current, ...extra, status: to };
+      const [projectOut, lock] = await Promise.all([
+        this.table.db.send(
+          new GetCommand({
+            TableName: this.table.name,
+            Key: keys.project(tenantId, current.projectId),
+            ConsistentRead: true,
+          }),
+        ),
+        this.getLock(tenantId, current.projectId),
+      ]);
+      const project = projectOut.Item as { status?: string; lastRun?: { id?: string } } | undefined;
+      const writes: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
+        { Update: this.statusUpdate(tenantId, runId, from, to, extra) },
+      ];
+      if (lock?.runId === runId)
+        writes.push({
+          Delete: {
+            TableName: this.table.name,
+            Key: keys.runLock(tenantId, current.projectId),
+            ConditionExpression: 'runId = :id',
+            ExpressionAttributeValues: { ':id': runId },
+          },
+        });
+      const moveTo = runMovesProject(current.type, current.options?.dryRun ?? false)
+        ? projectStatusAfterRun(to)
+        : undefined;
+      const sets: string[] = [];
+      const conditions = ['attribute_exists(pk)'];
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      if (project?.lastRun?.id === runId) {
+        sets.push('lastRun = :summary');
+        conditions.push('lastRun.id = :id');
+        values[':summary'] = lastRunSummary(ended);
+        values[':id'] = runId;
+      }
+      if (moveTo && project?.status === 'MIGRATING') {
+        sets.push('#status = :moveTo', 'updatedAt = :now');
+        conditions.push('#status = :migrating');
+        names['#status'] = 'status';
+        Object.assign(values, { ':moveTo': moveTo, ':migrating': 'MIGRATING', ':now': nowIso() });
+      }
+      if (sets.length > 0)
+        writes.push({
+          Update: {
+            TableName: this.table.name,
+            Key: keys.project(tenantId, current.projectId),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: conditions.join(' AND '),
+            ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+            ExpressionAttributeValues: values,
+          },
+        });
+      try {
+        await this.table.db.send(new TransactWriteCommand({ TransactItems: writes }));
+        return true;
+      } catch (err) {
+        // A condition that no longer holds (the run moved, the project or lock changed) or a write racing this
+        // one (another end, a checkpoint): decide again from a fresh read, which answers false once the run has
+        // left `from`. Anything else is thrown.
+        if (!(failedConditions(err)?.length || isTransactionConflict(err)) || attempt >= 5) throw err;
+      }
+    }
   }
 
   /**

@@ -113,6 +113,13 @@ export async function conditionHeld(write: Promise<unknown>, item?: number): Pro
   return (await ifConditionHolds(write, item)) !== undefined;
 }
 
+/** A transaction cancelled because another write to one of its items was under way (worth trying again). */
+export function isTransactionConflict(err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return false;
+  const reasons = (err as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.some((r) => r.Code === 'TransactionConflict');
+}
+
 /** For a cancelled transaction: the indexes of the operations whose condition failed. */
 export function failedConditions(err: unknown): number[] | undefined {
   if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return undefined;

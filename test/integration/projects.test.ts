@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
 import { newRun } from '../../functions/services/runs.ts';
@@ -139,6 +139,65 @@ describe('GET /api/projects', () => {
       await app.store.runs.transition(tenant.tenantId, newer.id, RUN_TRANSITIONS.complete, { finishedAt }),
     ).toBe(true);
     expect(await listed()).toMatchObject({ id: newer.id, status: 'COMPLETED', finishedAt });
+  });
+
+  it("ends a run with its project in one write: no reader sees the run ended and the project's view not", async () => {
+    const tenant = await app.createTenant('OneWrite');
+    const id = (await app.call('POST', '/api/projects', { token: tenant.owner.token, body: valid })).body.id;
+    const projectKey = keys.project(tenant.tenantId, id);
+    const db = app.store.table.db;
+    const send = db.send.bind(db) as (command: unknown) => Promise<Record<string, unknown>>;
+    await send(
+      new UpdateCommand({
+        TableName: app.store.table.name,
+        Key: projectKey,
+        UpdateExpression: 'SET #s = :m',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':m': 'MIGRATING' },
+      }),
+    );
+    const run = newRun(tenant.tenantId, id, 'FULL');
+    expect(await app.store.runs.createLocked(run, 'fp')).toBe(true);
+
+    // After every write the run's end makes, what a reader of the run and of the project sees.
+    const seen: { run: unknown; project: unknown; lastRun: unknown; lock: boolean }[] = [];
+    const read = async (Key: { pk: string; sk: string }) =>
+      ((await send(new GetCommand({ TableName: app.store.table.name, Key, ConsistentRead: true }))).Item ??
+        undefined) as Record<string, unknown> | undefined;
+    db.send = (async (command: { constructor: { name: string } }) => {
+      const out = await send(command);
+      if (!/^(Get|Query|BatchGet)Command$/.test(command.constructor.name)) {
+        const [r, p, l] = await Promise.all([
+          read(keys.run(tenant.tenantId, run.id)),
+          read(projectKey),
+          read(keys.runLock(tenant.tenantId, id)),
+        ]);
+        seen.push({
+          run: r?.status,
+          project: p?.status,
+          lastRun: (p?.lastRun as { status?: unknown } | undefined)?.status,
+          lock: l !== undefined,
+        });
+      }
+      return out;
+    }) as typeof db.send;
+    try {
+      const finishedAt = new Date().toISOString();
+      expect(
+        await app.store.runs.transition(tenant.tenantId, run.id, RUN_TRANSITIONS.complete, { finishedAt }),
+      ).toBe(true);
+    } finally {
+      db.send = send as typeof db.send;
+    }
+    const ended = seen.filter((s) => s.run === 'COMPLETED');
+    expect(ended.length).toBeGreaterThan(0);
+    for (const s of ended)
+      expect(s).toEqual({ run: 'COMPLETED', project: 'COMPLETED', lastRun: 'COMPLETED', lock: false });
+    expect(seen.filter((s) => s.run !== 'COMPLETED')).toEqual(
+      seen
+        .filter((s) => s.run !== 'COMPLETED')
+        .map(() => ({ run: 'RUNNING', project: 'MIGRATING', lastRun: 'RUNNING', lock: true })),
+    );
   });
 
   it('answers [] for a tenant without projects', async () => {
