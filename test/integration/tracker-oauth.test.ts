@@ -344,8 +344,16 @@ describe('using, refreshing and losing the grant', () => {
     // A provider that issues short tokens (2 minutes, inside the margin) is asked once per token, not per call.
     await control('ado', 'PUT', '', { accessTokenTtlSeconds: 120 });
     await control('ado', 'POST', '/expire-access-tokens');
-    expect((await testStored('azure_devops')).body.success).toBe(true); // 401, refreshed: a 2-minute token
-    expect((await testStored('azure_devops')).body.success).toBe(true);
+    // A clock that ticks at every reading: the lifetime must come from one instant, not two.
+    const steady = clock.now;
+    let ticks = 0;
+    clock.now = () => new Date(steady().getTime() + ticks++);
+    try {
+      expect((await testStored('azure_devops')).body.success).toBe(true); // 401, refreshed: a 2-minute token
+      expect((await testStored('azure_devops')).body.success).toBe(true);
+    } finally {
+      clock.now = steady;
+    }
     expect((await stats('ado')).refreshExchanges).toBe(refreshes + 2);
     const stored = OAuthSourceCredentialsSchema.parse(
       (await loadSource(app.store, t.tenantId, projectId))?.creds,

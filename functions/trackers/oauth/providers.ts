@@ -146,11 +146,14 @@ async function tokenRequest(
   const parsed = TokenResponse.safeParse(payload);
   if (!parsed.success) throw new OAuthRefusal(provider, response.status, 'malformed_token_response');
   const t = parsed.data;
+  // One instant for both: read twice, the clock could tick between, and the token's lifetime (which decides when
+  // it is refreshed) came out a millisecond short.
+  const obtained = nowMs();
   return {
     accessToken: t.access_token,
     ...(t.refresh_token ? { refreshToken: t.refresh_token } : {}),
-    expiresAt: expiryOf(t.expires_in, nowMs()),
-    obtainedAt: new Date(nowMs()).toISOString(),
+    expiresAt: expiryOf(t.expires_in, obtained),
+    obtainedAt: new Date(obtained).toISOString(),
     scope: t.scope,
   };
 }
