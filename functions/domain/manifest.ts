@@ -77,3 +77,32 @@ export function sampleManifest(ordered: ManifestItem[], perType = 5): ManifestIt
   }
   return ordered.filter((i) => keep.has(i.id));
 }
+
+/**
+ * A parents-first manifest reordered by rank (ascending, stable), each item's ancestors not yet placed moved up
+ * just before it, so the result is still parents first. The create phase ranks items by the sprint step that
+ * waits for them (engine/phases/sprint-order.ts): a sprint's issues then come together, early, and it can be
+ * closed while later items are still being created. Unranked items (`Infinity`) keep their order at the end.
+ */
+export function orderByRank(ordered: ManifestItem[], rankOf: (item: ManifestItem) => number): ManifestItem[] {
+  const byId = new Map(ordered.map((i) => [i.id, i]));
+  const position = new Map(ordered.map((i, n) => [i.id, n]));
+  const ranked = [...ordered].sort(
+    (a, b) => rankOf(a) - rankOf(b) || (position.get(a.id) as number) - (position.get(b.id) as number),
+  );
+  const placed = new Set<number>();
+  const out: ManifestItem[] = [];
+  for (const item of ranked) {
+    const chain: ManifestItem[] = [];
+    for (
+      let cur: ManifestItem | undefined = item;
+      cur && !placed.has(cur.id);
+      cur = cur.parentId !== null ? byId.get(cur.parentId) : undefined
+    ) {
+      chain.push(cur);
+      placed.add(cur.id); // also breaks a (corrupt) cycle
+    }
+    out.push(...chain.reverse());
+  }
+  return out;
+}

@@ -64,6 +64,12 @@ export interface PreflightSprint extends PlannedSprint {
   jiraState: SprintState;
   /** Created by this run's preflight (or would be, in a dry run); otherwise found by name and reused. */
   created: boolean;
+  /**
+   * For a sprint the run starts or closes: the create phase's checkpoint from which every issue that belongs in
+   * it exists (phases/sprint-order.ts), so its steps may be taken then. Absent (no step, or a preflight from
+   * before it was recorded): the steps wait for the phase's end.
+   */
+  closableAt?: number;
 }
 
 /** A project component preflight set up (or would) for the area paths in-scope items use. */

@@ -128,8 +128,20 @@ describe('sprints and components', () => {
 
   it('lands every item in the sprint of its iteration and the component of its area; past sprints closed, the current one active', async () => {
     const project = await h.newProject('Sprints');
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
     const { done } = await run(project.id);
     expect(done?.status).toBe('COMPLETED');
+    // Sprints are started and closed while later items are still being created (their own issues all exist
+    // by then: checked below), not only after the last bulk create.
+    const requests = await jiraRequests();
+    const lastBulk = requests.findLastIndex(
+      (r) => r.method === 'POST' && r.path === '/rest/api/3/issue/bulk',
+    );
+    const steps = requests.flatMap((r, n) =>
+      r.method === 'POST' && /^\/rest\/agile\/1\.0\/sprint\/\d+$/.test(r.path) ? [n] : [],
+    );
+    expect(requests.filter((r) => r.path === '/rest/api/3/issue/bulk').length).toBeGreaterThan(1);
+    expect(steps.filter((n) => n < lastBulk).length).toBeGreaterThan(0);
     const expected = expectations();
     const issues = await h.jiraIssues();
     expect(issues.map(sourceIdOf).sort((a, b) => a - b)).toEqual([...expected.keys()].sort((a, b) => a - b));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orderParentsFirst, parentIdOf } from '../../functions/domain/manifest.ts';
+import { orderByRank, orderParentsFirst, parentIdOf } from '../../functions/domain/manifest.ts';
 
 describe('the run manifest', () => {
   it('puts every parent before its children, then orders by id', () => {
@@ -40,6 +40,27 @@ describe('the run manifest', () => {
       { id: 2, type: 'Task', parentId: 1 },
     ]);
     expect(ordered.map((i) => i.id).sort()).toEqual([1, 2]);
+  });
+
+  it('reorders by rank, stable, with each ancestor moved up just before its first ranked descendant', () => {
+    const ordered = orderParentsFirst([
+      { id: 1, type: 'Epic', parentId: null },
+      { id: 2, type: 'Feature', parentId: 1 },
+      { id: 3, type: 'User Story', parentId: 2 },
+      { id: 4, type: 'Bug', parentId: null },
+      { id: 5, type: 'Task', parentId: 3 },
+      { id: 6, type: 'User Story', parentId: null },
+      { id: 7, type: 'Bug', parentId: null },
+    ]);
+    // Ranks: the story 3 and its task 5 wait on the first step, bug 7 on the second, 4 and 6 on none.
+    const rank: Record<number, number> = { 3: 0, 5: 0, 7: 1 };
+    const byRank = orderByRank(ordered, (i) => rank[i.id] ?? Number.POSITIVE_INFINITY);
+    expect(byRank.map((i) => i.id)).toEqual([1, 2, 3, 5, 7, 4, 6]);
+    const position = new Map(byRank.map((i, n) => [i.id, n]));
+    for (const i of byRank)
+      if (i.parentId !== null) expect(position.get(i.parentId)).toBeLessThan(position.get(i.id) as number);
+    // Nothing ranked: the order is kept.
+    expect(orderByRank(ordered, () => Number.POSITIVE_INFINITY)).toEqual(ordered);
   });
 
   it('reads the parent from ADO relations', () => {

@@ -17,7 +17,7 @@ import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
-import { PlacementIndex } from './sprints.ts';
+import { PlacementIndex, stepSprintsAhead } from './sprints.ts';
 import { updateKnownItems } from './update.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,7 +28,23 @@ async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {
   if (wait > 0) await sleep(wait);
 }
 
+/**
+ * One chunk: its items created, and beside them the sprint steps whose issues all exist before it (past sprints
+ * closed while later items are being created: sprints.ts `stepSprintsAhead`), told on the chunk's log. Both
+ * settle before the chunk answers or throws.
+ */
 export async function createChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const [created, stepped] = await Promise.allSettled([
+    createItems(ctx, index),
+    stepSprintsAhead(ctx, index),
+  ]);
+  if (created.status === 'rejected') throw created.reason;
+  if (stepped.status === 'rejected') throw stepped.reason;
+  created.value.log.push(...stepped.value);
+  return created.value;
+}
+
+async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
   const { deps, run, preflight } = ctx;
   const { store, source, target } = deps;
   const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
@@ -123,7 +139,7 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
   const parentIds = todo.map((t) => t.parentId).filter((p): p is number => p !== null);
   const parents = await store.idMap.getMany(run.tenantId, run.projectId, parentIds);
   // Phase 1's sprint and component of each item (sprints.ts).
-  const placement = new PlacementIndex(preflight);
+  const placement = new PlacementIndex(preflight, index);
   // Mentions and references to items already in Jira resolve now; phase 5 writes the final description.
   const describe = await descriptionContextFor(ctx, items);
   const payloads = todo.map((t) =>

@@ -15,6 +15,7 @@ import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { runnablePlugins } from '../plugin-phase.ts';
 import { idsToMigrate } from './scope.ts';
 import { setupComponents, setupSprints } from './setup.ts';
+import { orderForSprints } from './sprint-order.ts';
 
 export class PreflightError extends Error {
   override name = 'PreflightError';
@@ -185,8 +186,10 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     components: componentSetup.components,
     ...(mappings ? { mappings } : {}),
   };
-  await deps.artifacts.put(artifactKeys.preflight(run.tenantId, run.id), JSON.stringify(preflight));
-  return preflight;
+  // Each sprint's issues together, in the order the sprints are closed: the create phase closes them as it goes.
+  const ordered: Preflight = { ...preflight, ...orderForSprints(preflight, inScope) };
+  await deps.artifacts.put(artifactKeys.preflight(run.tenantId, run.id), JSON.stringify(ordered));
+  return ordered;
 }
 
 export async function loadPreflight(deps: EngineDeps, run: Run): Promise<Preflight> {

@@ -5,7 +5,7 @@
  */
 
 import type { IssueFieldsContext } from '#domain/mapping/issue-fields.ts';
-import { type SprintInJira, sprintSteps } from '#domain/mapping/sprints.ts';
+import { type SprintInJira, type SprintStep, sprintSteps } from '#domain/mapping/sprints.ts';
 import { chunkEventId } from '#domain/run-events.ts';
 import { PHASES } from '#domain/runs.ts';
 import type { PhaseContext, Preflight, PreflightComponent, PreflightSprint } from '#phase-kit/context.ts';
@@ -23,7 +23,14 @@ export class PlacementIndex {
   private readonly sprints = new Map<string, PreflightSprint>();
   private readonly components = new Map<string, PreflightComponent>();
 
-  constructor(private readonly preflight: Preflight) {
+  /**
+   * `chunkIndex`: the create chunk's position, for an item that moved into a sprint after phase 1: a past sprint
+   * whose issues (as phase 1 saw them) all come before it may already be closed (`stepSprintsAhead`).
+   */
+  constructor(
+    private readonly preflight: Preflight,
+    private readonly chunkIndex?: number,
+  ) {
     for (const s of preflight.sprints ?? []) this.sprints.set(s.iterationPath.toLowerCase(), s);
     for (const c of preflight.components ?? [])
       for (const path of c.areaPaths) this.components.set(path.toLowerCase(), c);
@@ -46,32 +53,49 @@ export class PlacementIndex {
       warn(`#${item.id}: sprint "${sprint.name}" was already closed in Jira: created outside it`);
       return placement;
     }
+    const closable = sprint.closableAt;
+    if (
+      sprint.state === 'closed' &&
+      closable !== undefined &&
+      this.chunkIndex !== undefined &&
+      closable <= this.chunkIndex
+    ) {
+      warn(
+        `#${item.id}: sprint "${sprint.name}" may already be closed by this run (the item moved into it after the run began): created outside it`,
+      );
+      return placement;
+    }
     placement.sprint = { fieldId, id: sprint.id };
     return placement;
   }
 }
 
-/**
- * The create phase's `complete` hook: past sprints started (when still future) and closed, in date order, then
- * the current one started. Idempotent: the steps come from the sprints' states in Jira now. Jira refusing a
- * step (another sprint already active on the board, without parallel sprints) is a warning: the sprint stays.
- */
-export async function completeSprints({ deps, run, preflight }: PhaseContext): Promise<void> {
+/** A sprint as Jira has it now; a reused sprint may lack dates, which Jira needs to start it (sent then). */
+interface SprintNow extends SprintInJira {
+  datesInJira: { startDate: boolean; endDate: boolean };
+}
+
+/** The run's sprints as Jira has them now, and what to tell about those it cannot bring to their states. */
+async function sprintsInJira(
+  { deps, preflight }: PhaseContext,
+  boardId: number,
+): Promise<{ sprints: SprintNow[]; notices: string[] }> {
   const planned = (preflight.sprints ?? []).filter(
     (s): s is PreflightSprint & { id: number } => s.id !== null,
   );
-  if (planned.length === 0 || preflight.boardId === null || preflight.boardId === undefined) return;
-  const inJira = new Map((await deps.target.sprints(preflight.boardId)).map((s) => [s.id, s]));
-  const lines: string[] = [];
-  const sprints: SprintInJira[] = [];
+  const inJira = new Map((await deps.target.sprints(boardId)).map((s) => [s.id, s]));
+  const notices: string[] = [];
+  const sprints: SprintNow[] = [];
   for (const p of planned) {
     const j = inJira.get(p.id);
     if (!j) {
-      lines.push(`sprint "${p.name}" is no longer on board ${preflight.boardId}: its state is left alone`);
+      notices.push(`sprint "${p.name}" is no longer on board ${boardId}: its state is left alone`);
       continue;
     }
     if (p.state === 'active' && j.state === 'closed')
-      lines.push(`sprint "${p.name}" is current in Azure DevOps but closed in Jira, which cannot reopen it`);
+      notices.push(
+        `sprint "${p.name}" is current in Azure DevOps but closed in Jira, which cannot reopen it`,
+      );
     sprints.push({
       id: p.id,
       name: p.name,
@@ -79,41 +103,59 @@ export async function completeSprints({ deps, run, preflight }: PhaseContext): P
       endDate: j.endDate ?? p.endDate,
       state: p.state,
       jiraState: j.state,
+      datesInJira: { startDate: Boolean(j.startDate), endDate: Boolean(j.endDate) },
     });
   }
+  return { sprints, notices };
+}
+
+/** One step; the line that tells it, or, when Jira refused it, the refusal (the sprint stays as it was). */
+async function takeStep(
+  { deps }: PhaseContext,
+  step: SprintStep,
+  sprint: SprintNow,
+): Promise<{ line: string; refused?: true }> {
+  try {
+    if (step.action === 'start')
+      await deps.target.updateSprint(step.id, {
+        state: 'active',
+        ...(sprint.datesInJira.startDate ? {} : { startDate: sprint.startDate }),
+        ...(sprint.datesInJira.endDate ? {} : { endDate: sprint.endDate }),
+      });
+    else await deps.target.updateSprint(step.id, { state: 'closed' });
+  } catch (err) {
+    if (!(err instanceof TrackerHttpError) || err.status !== 400) throw err;
+    // A call retried after its answer was lost is refused once the first attempt landed: look first.
+    const now = (await deps.target.sprint(step.id)).state;
+    if (step.action === 'start' ? now === 'future' : now !== 'closed') {
+      const was = step.action === 'start' ? sprint.jiraState : 'active';
+      return {
+        line: `sprint "${step.name}" could not be ${step.action === 'start' ? 'started' : 'closed'} (${jiraMessage(err)}): left ${was}`,
+        refused: true,
+      };
+    }
+  }
+  return { line: `sprint "${step.name}" ${step.action === 'start' ? 'started' : 'closed'}` };
+}
+
+/**
+ * The create phase's `complete` hook: past sprints started (when still future) and closed, in date order, then
+ * the current one started: those `stepSprintsAhead` did not reach while the items were created. Idempotent: the
+ * steps come from the sprints' states in Jira now. Jira refusing a step (another sprint already active on the
+ * board, without parallel sprints) is a warning: the sprint stays.
+ */
+export async function completeSprints(ctx: PhaseContext): Promise<void> {
+  const { deps, run, preflight } = ctx;
+  const boardId = preflight.boardId;
+  if (!preflight.sprints?.some((s) => s.id !== null) || boardId === null || boardId === undefined) return;
+  const { sprints, notices: lines } = await sprintsInJira(ctx, boardId);
   const byId = new Map(sprints.map((s) => [s.id, s]));
   const stuck = new Set<number>();
   for (const step of sprintSteps(sprints)) {
     if (stuck.has(step.id)) continue; // its start was refused: it cannot be closed either
-    const s = byId.get(step.id) as SprintInJira;
-    const j = inJira.get(step.id);
-    try {
-      if (step.action === 'start') {
-        // Jira starts only a sprint with both dates; a reused sprint may lack them.
-        await deps.target.updateSprint(step.id, {
-          state: 'active',
-          ...(j?.startDate ? {} : { startDate: s.startDate }),
-          ...(j?.endDate ? {} : { endDate: s.endDate }),
-        });
-        lines.push(`sprint "${step.name}" started`);
-      } else {
-        await deps.target.updateSprint(step.id, { state: 'closed' });
-        lines.push(`sprint "${step.name}" closed`);
-      }
-    } catch (err) {
-      if (!(err instanceof TrackerHttpError) || err.status !== 400) throw err;
-      // A call retried after its answer was lost is refused once the first attempt landed: look first.
-      const now = (await deps.target.sprint(step.id)).state;
-      if (step.action === 'start' ? now !== 'future' : now === 'closed') {
-        lines.push(`sprint "${step.name}" ${step.action === 'start' ? 'started' : 'closed'}`);
-        continue;
-      }
-      stuck.add(step.id);
-      const was = step.action === 'start' ? s.jiraState : 'active';
-      lines.push(
-        `sprint "${step.name}" could not be ${step.action === 'start' ? 'started' : 'closed'} (${jiraMessage(err)}): left ${was}`,
-      );
-    }
+    const taken = await takeStep(ctx, step, byId.get(step.id) as SprintNow);
+    if (taken.refused) stuck.add(step.id);
+    lines.push(taken.line);
   }
   if (lines.length === 0) return;
   logger.debug('sprints completed', { tenantId: run.tenantId, runId: run.id, lines: lines.length });
@@ -127,4 +169,53 @@ export async function completeSprints({ deps, run, preflight }: PhaseContext): P
       chunkEventId(PHASES.create, index, n),
       { type: 'log', message },
     );
+}
+
+/** What one invocation knows of the sprints' states while it steps them ahead (read once, then kept). */
+interface Ahead {
+  sprints: SprintNow[];
+  /** Jira refused a step: the rest waits for the phase's end, which tells it. */
+  stopped: boolean;
+}
+const aheadByInvocation = new WeakMap<Preflight, Promise<Ahead>>();
+
+/**
+ * Called by each create chunk, beside its creates: the sprint steps whose sprints' issues all exist once the
+ * checkpoint is at `index` (`closableAt`, phase 1: sprint-order.ts), in the order `completeSprints` takes them,
+ * stopping at the first that must wait. Answers the lines that tell them, for the chunk's log. Idempotent like
+ * `completeSprints`: the states are read from Jira at the invocation's first chunk (then this invocation's own
+ * steps are the only change). A refusal is not told here: stepping ahead stops, and the phase's end takes the
+ * step again and tells it as before. Nothing is stepped for a preflight without `closableAt` (an older one).
+ */
+export async function stepSprintsAhead(ctx: PhaseContext, index: number): Promise<string[]> {
+  const { run, preflight } = ctx;
+  const boardId = preflight.boardId;
+  const closableAt = new Map(
+    (preflight.sprints ?? []).flatMap((s) =>
+      s.id !== null && s.closableAt !== undefined ? [[s.id, s.closableAt] as const] : [],
+    ),
+  );
+  if (run.options.dryRun || closableAt.size === 0 || boardId === null || boardId === undefined) return [];
+  const ready = (id: number) => (closableAt.get(id) ?? Number.POSITIVE_INFINITY) <= index;
+  let known = aheadByInvocation.get(preflight);
+  if (!known) {
+    // Nothing to take yet: no read of Jira either.
+    if (![...closableAt.keys()].some(ready)) return [];
+    known = sprintsInJira(ctx, boardId).then(({ sprints }) => ({ sprints, stopped: false }));
+    aheadByInvocation.set(preflight, known);
+  }
+  const ahead = await known;
+  const lines: string[] = [];
+  for (const step of sprintSteps(ahead.sprints)) {
+    if (ahead.stopped || !ready(step.id)) break;
+    const sprint = ahead.sprints.find((s) => s.id === step.id) as SprintNow;
+    const taken = await takeStep(ctx, step, sprint);
+    if (taken.refused) {
+      ahead.stopped = true;
+      break;
+    }
+    lines.push(taken.line);
+    sprint.jiraState = step.action === 'start' ? 'active' : 'closed';
+  }
+  return lines;
 }
