@@ -7,14 +7,16 @@
  *  3. found ones are recorded as skipped with their key; only the others are created;
  *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
  *     between is recovered by step 2 on resume.
+ * Steps 1-2 (reads only) of the next chunk run while a chunk writes (`readsOf`); one bulk create at a time.
  */
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import { type ChunkOutcome, emptyOutcome, type PhaseContext } from '#phase-kit/context.ts';
+import { type ChunkOutcome, emptyOutcome, type PhaseContext, type Preflight } from '#phase-kit/context.ts';
 import { noteInto } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
-import type { IdMapEntry } from '#store/id-map.ts';
+import type { IdMapEntry, PendingWrite } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { JiraIssue } from '#trackers/jira/client.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
 import { PlacementIndex, stepSprintsAhead } from './sprints.ts';
@@ -44,13 +46,74 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
   return created.value;
 }
 
-async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+/**
+ * What a chunk reads before it writes: the id map's entries for its items, the pending journal, the label search
+ * for the items the id map does not know, and those items from Azure DevOps (read beside the search).
+ */
+interface ChunkReads {
+  known: Map<number, IdMapEntry>;
+  pending: PendingWrite | undefined;
+  labelled: JiraIssue[];
+  items: AdoWorkItem[];
+}
+
+async function readChunk(ctx: PhaseContext, index: number): Promise<ChunkReads> {
   const { deps, run, preflight } = ctx;
   const { store, source, target } = deps;
   const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
+  const known = await store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    chunk.map((c) => c.id),
+  );
+  const todo = chunk.filter((c) => !known.has(c.id));
+  if (todo.length === 0) return { known, pending: undefined, labelled: [], items: [] };
+  const pending = await store.idMap.pending(run.tenantId, run.projectId, run.id, PHASES.create);
+  if (pending?.sourceIds.some((id) => todo.some((t) => t.id === id)))
+    // The interrupted write may have landed as late as its request timeout after it began; Jira's index lag
+    // runs from there. Only after both is a "not found" by label to be believed.
+    await waitForIndex(pending.startedAt, target.http.timeoutMs + deps.indexLagMs);
+  const [labelled, items] = await Promise.all([
+    target.findByLabels(
+      preflight.projectKey,
+      todo.map((t) => sourceIdLabel(t.id)),
+    ),
+    source.workItems(
+      todo.map((t) => t.id),
+      { expand: 'relations' },
+    ),
+  ]);
+  return { known, pending, labelled, items };
+}
+
+/**
+ * The next chunk's reads, started as a chunk begins (one invocation's, by its preflight). Safe to read early: no
+ * chunk writes another's items, and an interrupted attempt at a chunk is always the first one a resume works (the
+ * checkpoint is at it), so its journal is read when that chunk is read. Only one bulk create is ever in flight.
+ */
+const readAhead = new WeakMap<Preflight, Map<number, Promise<ChunkReads>>>();
+
+function readsOf(ctx: PhaseContext, index: number): Promise<ChunkReads> {
+  const ahead = readAhead.get(ctx.preflight) ?? new Map<number, Promise<ChunkReads>>();
+  readAhead.set(ctx.preflight, ahead);
+  const reads = ahead.get(index) ?? readChunk(ctx, index);
+  ahead.clear();
+  const next = index + CHUNK_SIZE;
+  if (next < ctx.preflight.manifest.length) {
+    const early = readChunk(ctx, next);
+    early.catch(() => {}); // the chunk that takes it sees the failure (or reads again in a new invocation)
+    ahead.set(next, early);
+  }
+  return reads;
+}
+
+async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+  const { deps, run, preflight } = ctx;
+  const { store, target } = deps;
+  const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
   const outcome: ChunkOutcome = { processed: chunk.length, ...emptyOutcome() };
-  const ids = chunk.map((c) => c.id);
-  const known = await store.idMap.getMany(run.tenantId, run.projectId, ids);
+  const reads = await readsOf(ctx, index);
+  const { known } = reads;
   let todo = chunk.filter((c) => !known.has(c.id));
   // Known ones: written by this run before an interruption (created), or by an earlier run (skipped; an
   // incremental run updates them from their source instead).
@@ -75,18 +138,9 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
   await updateKnownItems(ctx, toUpdate, new Map(chunk.map((c) => [c.id, c])), outcome);
   if (todo.length === 0) return outcome;
 
-  const pending = await store.idMap.pending(run.tenantId, run.projectId, run.id, PHASES.create);
-  const ourWrite = new Set(pending?.sourceIds ?? []);
-  if (pending?.sourceIds.some((id) => todo.some((t) => t.id === id)))
-    // The interrupted write may have landed as late as its request timeout after it began; Jira's index lag
-    // runs from there. Only after both is a "not found" by label to be believed.
-    await waitForIndex(pending.startedAt, target.http.timeoutMs + deps.indexLagMs);
-  const labelled = await target.findByLabels(
-    preflight.projectKey,
-    todo.map((t) => sourceIdLabel(t.id)),
-  );
+  const ourWrite = new Set(reads.pending?.sourceIds ?? []);
   const foundBySource = new Map<number, { key: string; id: string }>();
-  for (const issue of labelled) {
+  for (const issue of reads.labelled) {
     const labels = (issue.fields?.labels as string[] | undefined) ?? [];
     for (const l of labels) {
       const m = /^src-id-(\d+)$/.exec(l);
@@ -131,10 +185,7 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
     return outcome;
   }
 
-  const items = await source.workItems(
-    todo.map((t) => t.id),
-    { expand: 'relations' },
-  );
+  const items = reads.items.filter((i) => !foundBySource.has(i.id));
   const byId = new Map(items.map((i) => [i.id, i]));
   const parentIds = todo.map((t) => t.parentId).filter((p): p is number => p !== null);
   const parents = await store.idMap.getMany(run.tenantId, run.projectId, parentIds);
