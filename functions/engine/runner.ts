@@ -35,7 +35,7 @@ import {
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
-import { createChunk } from './phases/create.ts';
+import { createChunk, releaseCreate } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
 import { loadPreflight } from './phases/preflight.ts';
@@ -60,6 +60,7 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
     units: (ctx) => ctx.preflight.manifest.length,
     chunk: createChunk,
     complete: completeSprints,
+    release: releaseCreate,
   },
   [PHASES.hierarchy]: hierarchyPhase,
   [PHASES.links]: linksPhase,
@@ -95,14 +96,17 @@ export async function runBatch(
 ): Promise<RunnerAnswer> {
   // A long wait of a tracker (Jira's hourly quota) is told on the run's stream while this invocation works.
   const untell = tellWaits(deps, await readRun(deps, ref));
+  const releases: (() => Promise<void>)[] = [];
   try {
-    return await workPhases(deps, ref, remainingMs, projectKey);
+    return await workPhases(deps, ref, remainingMs, projectKey, releases);
   } catch (err) {
     // A refusal outside a chunk (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
     const refused = credentialsRefusal(deps, err);
     if (!refused) throw err;
     return pauseForCredentials(deps.store, await readRun(deps, ref), refused);
   } finally {
+    // Work a chunked phase left going on beside its chunks ends with the invocation.
+    for (const release of releases) await release();
     untell();
   }
 }
@@ -112,6 +116,7 @@ async function workPhases(
   ref: { tenantId: string; runId: string },
   remainingMs: () => number,
   projectKey: string,
+  releases: (() => Promise<void>)[],
 ): Promise<RunnerAnswer> {
   let preflight: Preflight | undefined;
   const openedPlugins = new Map<string, PluginPhase | undefined>();
@@ -161,6 +166,8 @@ async function workPhases(
       if (answer) return answer;
       continue;
     }
+    const { release } = module;
+    if (release && releases.length === 0) releases.push(() => release(ctx));
     let outcome: ChunkOutcome;
     try {
       outcome = await module.chunk(ctx, index);

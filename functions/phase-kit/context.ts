@@ -236,6 +236,11 @@ export interface PhaseModule {
    * issues are in). A crash can run it again: it must be idempotent.
    */
   complete?(ctx: PhaseContext): Promise<void>;
+  /**
+   * A chunked phase whose chunks leave work going on beside them (the create phase's sprint steps): called when
+   * an invocation ends inside the phase (out of time, paused, a crash), so nothing goes on after it.
+   */
+  release?(ctx: PhaseContext): Promise<void>;
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOptions } from '../../functions/domain/runs.ts';
+import type { Preflight } from '../../functions/phase-kit/context.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
@@ -97,6 +98,20 @@ async function jiraRequests() {
   return (await h.control('jira', 'GET', '/_sandbox/requests')) as { method: string; path: string }[];
 }
 
+/** Where in Jira's request log the last bulk create came, and the sprint steps (start, close) taken before it. */
+async function stepsBeforeLastBulkCreate() {
+  const requests = await jiraRequests();
+  const lastBulk = requests.findLastIndex((r) => r.method === 'POST' && r.path === '/rest/api/3/issue/bulk');
+  const steps = requests.flatMap((r, n) =>
+    r.method === 'POST' && /^\/rest\/agile\/1\.0\/sprint\/\d+$/.test(r.path) ? [n] : [],
+  );
+  return {
+    bulkCreates: requests.filter((r) => r.path === '/rest/api/3/issue/bulk').length,
+    steps: steps.length,
+    before: steps.filter((n) => n < lastBulk).length,
+  };
+}
+
 describe('sprints and components', () => {
   it('a dry run writes nothing to Jira and previews the sprints and components it would create', async () => {
     await h.control('jira', 'DELETE', '/_sandbox/requests');
@@ -133,15 +148,9 @@ describe('sprints and components', () => {
     expect(done?.status).toBe('COMPLETED');
     // Sprints are started and closed while later items are still being created (their own issues all exist
     // by then: checked below), not only after the last bulk create.
-    const requests = await jiraRequests();
-    const lastBulk = requests.findLastIndex(
-      (r) => r.method === 'POST' && r.path === '/rest/api/3/issue/bulk',
-    );
-    const steps = requests.flatMap((r, n) =>
-      r.method === 'POST' && /^\/rest\/agile\/1\.0\/sprint\/\d+$/.test(r.path) ? [n] : [],
-    );
-    expect(requests.filter((r) => r.path === '/rest/api/3/issue/bulk').length).toBeGreaterThan(1);
-    expect(steps.filter((n) => n < lastBulk).length).toBeGreaterThan(0);
+    const order = await stepsBeforeLastBulkCreate();
+    expect(order.bulkCreates).toBeGreaterThan(1);
+    expect(order.before).toBeGreaterThan(0);
     const expected = expectations();
     const issues = await h.jiraIssues();
     expect(issues.map(sourceIdOf).sort((a, b) => a - b)).toEqual([...expected.keys()].sort((a, b) => a - b));
@@ -283,5 +292,70 @@ describe('sprints and components', () => {
     const after = (await boardSprints()).filter((s) => s.id !== team.id);
     expect(new Map(after.map((s) => [s.name, s.state]))).toEqual(wanted);
     expect(after.map((s) => s.id).sort()).toEqual(ours.map((s) => s.id).sort());
+  });
+
+  it('resumes a run whose preflight predates closableAt: every sprint step waits for the phase end, as before', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const project = await h.newProject('Older preflight');
+    const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
+    await h.driveThrough(created.id, 1);
+    const key = artifactKeys.preflight(h.tenant.tenantId, created.id);
+    const preflight = JSON.parse((await h.deps().artifacts.get(key)) ?? '{}');
+    expect(preflight.sprints.some((s: { closableAt?: number }) => s.closableAt !== undefined)).toBe(true);
+    for (const s of preflight.sprints) delete s.closableAt;
+    await h.deps().artifacts.put(key, JSON.stringify(preflight));
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    await h.drive(created.id);
+    expect((await h.app.store.runs.get(h.tenant.tenantId, created.id))?.status).toBe('COMPLETED');
+    const order = await stepsBeforeLastBulkCreate();
+    expect(order.steps).toBeGreaterThan(0);
+    expect(order.before).toBe(0);
+    const wanted = new Map(
+      [...expectations().values()].flatMap((e) =>
+        e.sprint ? [[e.sprint.name, e.sprint.state] as const] : [],
+      ),
+    );
+    expect(new Map((await boardSprints()).map((sp) => [sp.name, sp.state]))).toEqual(wanted);
+  });
+
+  it('creates an item that moved into a past sprint after preflight outside it, with a warning, once that sprint may be closed', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const project = await h.newProject('Moved in');
+    const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
+    await h.driveThrough(created.id, 1);
+    const preflight = JSON.parse(
+      (await h.deps().artifacts.get(artifactKeys.preflight(h.tenant.tenantId, created.id))) ?? '{}',
+    ) as Preflight;
+    // A past sprint whose issues are all in the first chunk, and an item of the second chunk moved into it.
+    const sprint = preflight.sprints?.find(
+      (s) => s.state === 'closed' && s.closableAt !== undefined && s.closableAt <= 50,
+    );
+    const moved = preflight.manifest
+      .slice(50)
+      .find((m) => preflight.typeLevels[preflight.typeMap[m.type]?.name ?? ''] !== -1);
+    expect(sprint).toBeDefined();
+    expect(moved).toBeDefined();
+    const auth = Buffer.from(`:${h.config.ado.pat}`).toString('base64');
+    const patched = await fetch(
+      `${h.sandboxes.ado.url}/${h.config.ado.org}/${h.config.ado.project}/_apis/wit/workitems/${moved?.id}?api-version=7.1`,
+      {
+        method: 'PATCH',
+        headers: { Authorization: `Basic ${auth}`, 'Content-Type': 'application/json-patch+json' },
+        body: JSON.stringify([
+          { op: 'add', path: '/fields/System.IterationPath', value: sprint?.iterationPath },
+        ]),
+      },
+    );
+    expect(patched.status).toBe(200);
+    await h.drive(created.id);
+    const done = await h.app.store.runs.get(h.tenant.tenantId, created.id);
+    expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0 });
+    const issue = (await h.jiraIssues()).find((i) => sourceIdOf(i) === moved?.id) as JiraIssueDump;
+    expect(sprintsOf(issue)).toEqual([]);
+    const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, created.id, undefined, 5000);
+    expect(events.map((e) => (e.event.type === 'log' ? e.event.message : ''))).toContain(
+      `#${moved?.id}: sprint "${sprint?.name}" may already be closed by this run (the item moved into it after the run began): created outside it`,
+    );
+    expect((await boardSprints()).find((s) => s.id === sprint?.id)?.state).toBe('closed');
   });
 });

@@ -19,7 +19,7 @@ import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { JiraIssue } from '#trackers/jira/client.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { issueFieldsFor } from './issue-payload.ts';
-import { PlacementIndex, stepSprintsAhead } from './sprints.ts';
+import { PlacementIndex, SprintsAhead } from './sprints.ts';
 import { updateKnownItems } from './update.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -31,19 +31,30 @@ async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {
 }
 
 /**
- * One chunk: its items created, and beside them the sprint steps whose issues all exist before it (past sprints
- * closed while later items are being created: sprints.ts `stepSprintsAhead`), told on the chunk's log. Both
- * settle before the chunk answers or throws.
+ * One chunk: its items created, while the sprint steps whose issues all exist go on beside it (sprints.ts
+ * `SprintsAhead`: past sprints closed while later items are being created); the lines of the steps taken so far
+ * go on the chunk's log. Once its items are created (and in the id map), the steps waiting for them may go on,
+ * during the checkpoint and the next chunk.
  */
 export async function createChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
-  const [created, stepped] = await Promise.allSettled([
-    createItems(ctx, index),
-    stepSprintsAhead(ctx, index),
-  ]);
-  if (created.status === 'rejected') throw created.reason;
-  if (stepped.status === 'rejected') throw stepped.reason;
-  created.value.log.push(...stepped.value);
-  return created.value;
+  const ahead = SprintsAhead.of(ctx);
+  ahead?.advance(index, index);
+  let outcome: ChunkOutcome;
+  try {
+    outcome = await createItems(ctx, index);
+  } catch (err) {
+    await ahead?.settle().catch(() => {}); // no step goes on after a chunk that throws
+    throw err;
+  }
+  if (!ahead) return outcome;
+  ahead.advance(index + outcome.processed, index);
+  outcome.log.push(...ahead.take());
+  return outcome;
+}
+
+/** The create phase's end of an invocation inside the phase: the steps under way end first. */
+export async function releaseCreate(ctx: PhaseContext): Promise<void> {
+  await SprintsAhead.of(ctx)?.release();
 }
 
 /**

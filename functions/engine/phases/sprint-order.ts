@@ -3,7 +3,7 @@
  * be closed only once every issue that belongs in it exists. The items are ordered by the sprint step that waits
  * for them (past sprints in the order they close, then the current ones), parents still first, and each sprint
  * records `closableAt`, the create phase's checkpoint from which all of its issues exist: the create phase then
- * starts and closes sprints while later items are still being created (`stepSprintsAhead`, sprints.ts).
+ * starts and closes sprints while later items are still being created (`SprintsAhead`, sprints.ts).
  * A sub-task has no sprint of its own (Jira keeps it in its parent's), so it counts in its parent's.
  */
 import { type ManifestItem, orderByRank } from '#domain/manifest.ts';

@@ -25,7 +25,7 @@ export class PlacementIndex {
 
   /**
    * `chunkIndex`: the create chunk's position, for an item that moved into a sprint after phase 1: a past sprint
-   * whose issues (as phase 1 saw them) all come before it may already be closed (`stepSprintsAhead`).
+   * whose issues (as phase 1 saw them) all come before it may already be closed (`SprintsAhead`).
    */
   constructor(
     private readonly preflight: Preflight,
@@ -140,15 +140,18 @@ async function takeStep(
 
 /**
  * The create phase's `complete` hook: past sprints started (when still future) and closed, in date order, then
- * the current one started: those `stepSprintsAhead` did not reach while the items were created. Idempotent: the
+ * the current one started: those `SprintsAhead` did not reach while the items were created. Idempotent: the
  * steps come from the sprints' states in Jira now. Jira refusing a step (another sprint already active on the
  * board, without parallel sprints) is a warning: the sprint stays.
  */
 export async function completeSprints(ctx: PhaseContext): Promise<void> {
   const { deps, run, preflight } = ctx;
   const boardId = preflight.boardId;
+  // The steps taken ahead in this invocation end first, and are told first.
+  const ahead = (await SprintsAhead.of(ctx)?.settle()) ?? [];
   if (!preflight.sprints?.some((s) => s.id !== null) || boardId === null || boardId === undefined) return;
-  const { sprints, notices: lines } = await sprintsInJira(ctx, boardId);
+  const { sprints, notices } = await sprintsInJira(ctx, boardId);
+  const lines = [...ahead, ...notices];
   const byId = new Map(sprints.map((s) => [s.id, s]));
   const stuck = new Set<number>();
   for (const step of sprintSteps(sprints)) {
@@ -171,51 +174,120 @@ export async function completeSprints(ctx: PhaseContext): Promise<void> {
     );
 }
 
-/** What one invocation knows of the sprints' states while it steps them ahead (read once, then kept). */
-interface Ahead {
-  sprints: SprintNow[];
-  /** Jira refused a step: the rest waits for the phase's end, which tells it. */
-  stopped: boolean;
-}
-const aheadByInvocation = new WeakMap<Preflight, Promise<Ahead>>();
-
 /**
- * Called by each create chunk, beside its creates: the sprint steps whose sprints' issues all exist once the
- * checkpoint is at `index` (`closableAt`, phase 1: sprint-order.ts), in the order `completeSprints` takes them,
- * stopping at the first that must wait. Answers the lines that tell them, for the chunk's log. Idempotent like
- * `completeSprints`: the states are read from Jira at the invocation's first chunk (then this invocation's own
- * steps are the only change). A refusal is not told here: stepping ahead stops, and the phase's end takes the
- * step again and tells it as before. Nothing is stepped for a preflight without `closableAt` (an older one).
+ * The sprint steps taken while the create phase's chunks go on (one per invocation, by its preflight): a step is
+ * taken once every issue of its sprint exists (`closableAt`, phase 1: sprint-order.ts), in the order
+ * `completeSprints` takes them, one after another in the background, so the chain of steps runs beside the
+ * chunks' creates instead of after them. Idempotent like `completeSprints`: the states are read from Jira at the
+ * invocation's first step (then this invocation's own steps are the only change). A refusal is not told here:
+ * stepping ahead stops, and the phase's end takes the step again and tells it as before. Nothing is stepped for
+ * a dry run or a preflight without `closableAt` (an older one): the phase's end takes every step then.
  */
-export async function stepSprintsAhead(ctx: PhaseContext, index: number): Promise<string[]> {
-  const { run, preflight } = ctx;
-  const boardId = preflight.boardId;
-  const closableAt = new Map(
-    (preflight.sprints ?? []).flatMap((s) =>
-      s.id !== null && s.closableAt !== undefined ? [[s.id, s.closableAt] as const] : [],
-    ),
-  );
-  if (run.options.dryRun || closableAt.size === 0 || boardId === null || boardId === undefined) return [];
-  const ready = (id: number) => (closableAt.get(id) ?? Number.POSITIVE_INFINITY) <= index;
-  let known = aheadByInvocation.get(preflight);
-  if (!known) {
-    // Nothing to take yet: no read of Jira either.
-    if (![...closableAt.keys()].some(ready)) return [];
-    known = sprintsInJira(ctx, boardId).then(({ sprints }) => ({ sprints, stopped: false }));
-    aheadByInvocation.set(preflight, known);
+export class SprintsAhead {
+  private index = 0;
+  /** The last chunk that advanced the steps, for lines told when the invocation ends (`release`). */
+  private lastChunk = 0;
+  private sprints: SprintNow[] | undefined;
+  private stopped = false;
+  private failure: { err: unknown } | undefined;
+  private lines: string[] = [];
+  private passes: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly ctx: PhaseContext,
+    private readonly boardId: number,
+    private readonly closableAt: ReadonlyMap<number, number>,
+  ) {}
+
+  private static readonly byInvocation = new WeakMap<Preflight, SprintsAhead | undefined>();
+
+  /** This invocation's steps ahead; undefined when nothing is stepped before the phase's end. */
+  static of(ctx: PhaseContext): SprintsAhead | undefined {
+    const { run, preflight } = ctx;
+    if (SprintsAhead.byInvocation.has(preflight)) return SprintsAhead.byInvocation.get(preflight);
+    const closableAt = new Map(
+      (preflight.sprints ?? []).flatMap((s) =>
+        s.id !== null && s.closableAt !== undefined ? [[s.id, s.closableAt] as const] : [],
+      ),
+    );
+    const boardId = preflight.boardId;
+    const ahead =
+      run.options.dryRun || closableAt.size === 0 || boardId === null || boardId === undefined
+        ? undefined
+        : new SprintsAhead(ctx, boardId, closableAt);
+    SprintsAhead.byInvocation.set(preflight, ahead);
+    return ahead;
   }
-  const ahead = await known;
-  const lines: string[] = [];
-  for (const step of sprintSteps(ahead.sprints)) {
-    if (ahead.stopped || !ready(step.id)) break;
-    const sprint = ahead.sprints.find((s) => s.id === step.id) as SprintNow;
-    const taken = await takeStep(ctx, step, sprint);
-    if (taken.refused) {
-      ahead.stopped = true;
-      break;
+
+  /** Every item before `index` exists in Jira (created by chunk `chunk`): the steps that waited for them go on. */
+  advance(index: number, chunk: number): void {
+    this.lastChunk = Math.max(this.lastChunk, chunk);
+    if (index <= this.index) return;
+    this.index = index;
+    this.passes = this.passes
+      .then(() => this.pass())
+      .catch((err: unknown) => {
+        this.failure ??= { err };
+      });
+  }
+
+  /** The lines of the steps taken since the last call; throws what a step threw (the chunk is then worked again). */
+  take(): string[] {
+    if (this.failure) throw this.failure.err;
+    return this.lines.splice(0);
+  }
+
+  /** Waits until no step is under way, then `take`. */
+  async settle(): Promise<string[]> {
+    await this.passes;
+    return this.take();
+  }
+
+  /**
+   * The invocation ends inside the phase (out of time, a pause, a crash): no step goes on after it. The lines not
+   * yet told follow the last chunk's events (a later invocation reads the states from Jira again).
+   */
+  async release(): Promise<void> {
+    let lines: string[];
+    try {
+      lines = await this.settle();
+    } catch {
+      return; // the next invocation takes the step again
     }
-    lines.push(taken.line);
-    sprint.jiraState = step.action === 'start' ? 'active' : 'closed';
+    const { deps, run } = this.ctx;
+    for (const [n, message] of lines.entries())
+      await deps.store.runs.appendEvent(
+        run.tenantId,
+        run.projectId,
+        run.id,
+        chunkEventId(PHASES.create, this.lastChunk, RELEASED_LINES + n),
+        { type: 'log', message },
+      );
   }
-  return lines;
+
+  private ready(id: number): boolean {
+    return (this.closableAt.get(id) ?? Number.POSITIVE_INFINITY) <= this.index;
+  }
+
+  private async pass(): Promise<void> {
+    if (this.failure || this.stopped) return;
+    if (!this.sprints) {
+      if (![...this.closableAt.keys()].some((id) => this.ready(id))) return; // no read of Jira yet
+      this.sprints = (await sprintsInJira(this.ctx, this.boardId)).sprints;
+    }
+    for (const step of sprintSteps(this.sprints)) {
+      if (!this.ready(step.id)) return;
+      const sprint = this.sprints.find((s) => s.id === step.id) as SprintNow;
+      const taken = await takeStep(this.ctx, step, sprint);
+      if (taken.refused) {
+        this.stopped = true;
+        return;
+      }
+      this.lines.push(taken.line);
+      sprint.jiraState = step.action === 'start' ? 'active' : 'closed';
+    }
+  }
 }
+
+/** Event numbers of the lines told when an invocation ends, after any chunk's own (at most MAX_LOG_EVENTS). */
+const RELEASED_LINES = 9000;
