@@ -184,7 +184,7 @@ export async function completeSprints(ctx: PhaseContext): Promise<void> {
  * a dry run or a preflight without `closableAt` (an older one): the phase's end takes every step then.
  */
 export class SprintsAhead {
-  private index = 0;
+  private index = -1;
   /** The last chunk that advanced the steps, for lines told when the invocation ends (`release`). */
   private lastChunk = 0;
   private sprints: SprintNow[] | undefined;
@@ -271,10 +271,8 @@ export class SprintsAhead {
 
   private async pass(): Promise<void> {
     if (this.failure || this.stopped) return;
-    if (!this.sprints) {
-      if (![...this.closableAt.keys()].some((id) => this.ready(id))) return; // no read of Jira yet
-      this.sprints = (await sprintsInJira(this.ctx, this.boardId)).sprints;
-    }
+    // Read beside the invocation's first chunk, so the first step need not wait for it.
+    this.sprints ??= (await sprintsInJira(this.ctx, this.boardId)).sprints;
     for (const step of sprintSteps(this.sprints)) {
       if (!this.ready(step.id)) return;
       const sprint = this.sprints.find((s) => s.id === step.id) as SprintNow;
