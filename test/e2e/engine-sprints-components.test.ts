@@ -358,4 +358,28 @@ describe('sprints and components', () => {
     );
     expect((await boardSprints()).find((s) => s.id === sprint?.id)?.state).toBe('closed');
   });
+
+  it('sets each parent Jira can hold at create, also when the sprint order puts parent and child in one chunk', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const project = await h.newProject('Parents at create');
+    const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
+    await h.driveThrough(created.id, 2); // the create phase alone: phase 3 sets no parent yet
+    const preflight = JSON.parse(
+      (await h.deps().artifacts.get(artifactKeys.preflight(h.tenant.tenantId, created.id))) ?? '{}',
+    ) as Preflight;
+    const levelOf = (type: string) => preflight.typeLevels[preflight.typeMap[type]?.name ?? ''] ?? 0;
+    const chunkOf = new Map(preflight.manifest.map((m, n) => [m.id, Math.floor(n / 50)]));
+    const byId = new Map(preflight.manifest.map((m) => [m.id, m]));
+    const held = preflight.manifest.filter((m) => {
+      const parent = m.parentId !== null ? byId.get(m.parentId) : undefined;
+      return parent !== undefined && levelOf(parent.type) === levelOf(m.type) + 1;
+    });
+    expect(held.some((m) => chunkOf.get(m.id) === chunkOf.get(m.parentId as number))).toBe(true);
+    const issues = new Map((await h.jiraIssues()).map((i) => [sourceIdOf(i), i]));
+    for (const m of held)
+      expect({ id: m.id, parent: issues.get(m.id)?.fields.parent?.key }).toEqual({
+        id: m.id,
+        parent: issues.get(m.parentId as number)?.key,
+      });
+  });
 });

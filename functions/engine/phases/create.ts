@@ -204,7 +204,7 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
   const placement = new PlacementIndex(preflight, index);
   // Mentions and references to items already in Jira resolve now; phase 5 writes the final description.
   const describe = await descriptionContextFor(ctx, items);
-  const payloads = todo.map((t) =>
+  const payloadOf = (t: (typeof todo)[number]) =>
     issueFieldsFor(
       preflight,
       byId.get(t.id) as AdoWorkItem,
@@ -213,62 +213,75 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
       noteInto(outcome, t.id),
       placement.of(byId.get(t.id) as AdoWorkItem, (w) => outcome.log.push(w)),
       describe,
-    ),
-  );
-
+    );
   // What could not be carried over (a person without an account, a priority the scheme lacks ...), on the
   // item's own line: the dry run's preview collects these.
-  const notes = payloads.map((p) => p.warnings.map((w) => `; warning: ${w}`).join(''));
-  for (const [i, t] of todo.entries())
-    outcome.warnings.push(...(payloads[i]?.warnings ?? []).map((w) => `#${t.id}: ${w}`));
+  const noteOf = (t: (typeof todo)[number], warnings: string[]) => {
+    outcome.warnings.push(...warnings.map((w) => `#${t.id}: ${w}`));
+    return warnings.map((w) => `; warning: ${w}`).join('');
+  };
   if (run.options.dryRun) {
-    for (const [i, t] of todo.entries())
+    for (const t of todo)
       outcome.log.push(
-        `#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}${notes[i]}`,
+        `#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}${noteOf(t, payloadOf(t).warnings)}`,
       );
     return outcome;
   }
 
+  // Waves: an item whose parent this chunk creates waits for it in a later bulk create (Jira needs the parent's
+  // key, and a sub-task cannot be created without one). The manifest is parents first: one pass numbers them.
+  const wave = new Map<number, number>();
+  for (const t of todo)
+    wave.set(t.id, t.parentId !== null && wave.has(t.parentId) ? (wave.get(t.parentId) as number) + 1 : 0);
+  const waves = Math.max(...wave.values()) + 1;
+
+  // One journal for the chunk's waves: at most 50 items are ever created and not yet recorded.
   await store.idMap.markPending(run.tenantId, run.projectId, run.id, PHASES.create, {
     sourceIds: todo.map((t) => t.id),
     startedAt: nowIso(),
   });
-  deps.crash?.('before-bulk-create');
-  const result = await target.bulkCreate(payloads.map((p) => ({ fields: p.fields })));
-  deps.crash?.('after-bulk-create');
-
-  // Jira answers the created issues in the order of the elements that did not fail.
-  const failed = new Map(result.errors.map((e) => [e.failedElementNumber, e]));
   const created: IdMapEntry[] = [];
-  let next = 0;
-  for (let i = 0; i < todo.length; i++) {
-    const t = todo[i] as (typeof todo)[number];
-    const error = failed.get(i);
-    if (error) {
-      const reason =
-        [
-          ...(error.elementErrors?.errorMessages ?? []),
-          ...Object.entries(error.elementErrors?.errors ?? {}).map(([k, v]) => `${k}: ${v}`),
-        ].join('; ') || 'rejected by Jira';
-      outcome.failures.push({ sourceId: t.id, reason });
-      outcome.failure++;
-      outcome.log.push(`#${t.id} ${t.type} failed: ${reason}`);
-      continue;
+  for (let w = 0; w < waves; w++) {
+    const batch = todo.filter((t) => wave.get(t.id) === w);
+    const payloads = batch.map(payloadOf);
+    const notes = batch.map((t, i) => noteOf(t, payloads[i]?.warnings ?? []));
+    deps.crash?.('before-bulk-create');
+    const result = await target.bulkCreate(payloads.map((p) => ({ fields: p.fields })));
+    deps.crash?.('after-bulk-create');
+
+    // Jira answers the created issues in the order of the elements that did not fail.
+    const failed = new Map(result.errors.map((e) => [e.failedElementNumber, e]));
+    let next = 0;
+    for (const [i, t] of batch.entries()) {
+      const error = failed.get(i);
+      if (error) {
+        const reason =
+          [
+            ...(error.elementErrors?.errorMessages ?? []),
+            ...Object.entries(error.elementErrors?.errors ?? {}).map(([k, v]) => `${k}: ${v}`),
+          ].join('; ') || 'rejected by Jira';
+        outcome.failures.push({ sourceId: t.id, reason });
+        outcome.failure++;
+        outcome.log.push(`#${t.id} ${t.type} failed: ${reason}`);
+        continue;
+      }
+      const issue = result.issues[next++];
+      if (!issue) continue;
+      const entry: IdMapEntry = {
+        sourceId: t.id,
+        targetKey: issue.key,
+        targetId: issue.id,
+        sourceType: t.type,
+        origin: 'created',
+        runId: run.id,
+        phasesDone: [PHASES.create],
+        updatedAt: nowIso(),
+      };
+      created.push(entry);
+      parents.set(t.id, entry); // for its children in the next wave
+      outcome.success++;
+      outcome.log.push(`#${t.id} ${t.type} -> ${issue.key}${notes[i]}`);
     }
-    const issue = result.issues[next++];
-    if (!issue) continue;
-    created.push({
-      sourceId: t.id,
-      targetKey: issue.key,
-      targetId: issue.id,
-      sourceType: t.type,
-      origin: 'created',
-      runId: run.id,
-      phasesDone: [PHASES.create],
-      updatedAt: nowIso(),
-    });
-    outcome.success++;
-    outcome.log.push(`#${t.id} ${t.type} -> ${issue.key}${notes[i]}`);
   }
   await store.idMap.putMany(run.tenantId, run.projectId, created);
   deps.crash?.('after-id-map');
