@@ -18,6 +18,7 @@ import type { IdMapEntry, PendingWrite } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { JiraIssue } from '#trackers/jira/client.ts';
 import { descriptionContextFor } from './description-context.ts';
+import { parentFieldFits } from './hierarchy.ts';
 import { issueFieldsFor } from './issue-payload.ts';
 import { PlacementIndex, SprintsAhead } from './sprints.ts';
 import { updateKnownItems } from './update.ts';
@@ -228,11 +229,16 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
     return outcome;
   }
 
-  // Waves: an item whose parent this chunk creates waits for it in a later bulk create (Jira needs the parent's
-  // key, and a sub-task cannot be created without one). The manifest is parents first: one pass numbers them.
+  // Waves: an item whose parent this chunk creates, and Jira can hold as its parent, waits for it in a later bulk
+  // create (Jira needs the parent's key, and a sub-task cannot be created without one; a parent Jira cannot hold
+  // is phase 3's Relates link, so no wait). The manifest is parents first: one pass numbers them.
+  const typeOf = new Map(todo.map((t) => [t.id, t.type]));
   const wave = new Map<number, number>();
-  for (const t of todo)
-    wave.set(t.id, t.parentId !== null && wave.has(t.parentId) ? (wave.get(t.parentId) as number) + 1 : 0);
+  for (const t of todo) {
+    const parentType = t.parentId !== null ? typeOf.get(t.parentId) : undefined;
+    const waits = parentType !== undefined && parentFieldFits(preflight, t.type, parentType);
+    wave.set(t.id, waits ? (wave.get(t.parentId as number) as number) + 1 : 0);
+  }
   const waves = Math.max(...wave.values()) + 1;
 
   // One journal for the chunk's waves: at most 50 items are ever created and not yet recorded.
