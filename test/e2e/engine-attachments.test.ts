@@ -39,6 +39,18 @@ const mediaIds = (doc: unknown): string[] => {
   return out;
 };
 
+/** The upload requests (POST .../attachments) in the Jira sandbox's request log, counted by issue key. */
+async function uploadsPerIssue(): Promise<Map<string, number>> {
+  const log = (await h.control('jira', 'GET', '/_sandbox/requests')) as { method: string; path: string }[];
+  const counts = new Map<string, number>();
+  for (const r of log) {
+    const key = /^\/rest\/api\/3\/issue\/([^/?]+)\/attachments/.exec(r.path)?.[1];
+    if (r.method !== 'POST' || !key) continue;
+    counts.set(decodeURIComponent(key), (counts.get(decodeURIComponent(key)) ?? 0) + 1);
+  }
+  return counts;
+}
+
 describe('the attachments phase', () => {
   it('brings every file and inline image across, showing inline images in place', async () => {
     await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
@@ -78,6 +90,12 @@ describe('the attachments phase', () => {
     expect(inlineShown).toBeGreaterThan(0);
     const done = await h.app.store.runs.get(h.tenant.tenantId, run.id);
     expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0 });
+    // One upload request per issue, whatever its number of files (attached files, full text, history, images).
+    const perIssue = await uploadsPerIssue();
+    expect(Math.max(...perIssue.values())).toBe(1);
+    const withSeveral = issues.filter((i) => (i.fields.attachment ?? []).length > 1);
+    expect(withSeveral.length).toBeGreaterThan(5);
+    for (const issue of withSeveral) expect(perIssue.get(issue.key)).toBe(1);
 
     // A second run uploads nothing.
     await h.control('jira', 'DELETE', '/_sandbox/requests');
@@ -218,5 +236,25 @@ describe('the attachments phase', () => {
         .map((r) => `#${f.sourceId}: ${r}`),
     );
     expect(overLimit.sort()).toEqual(refused.sort());
+    // An item with a file over the limit still has its other files, sent in the same single request.
+    const ado = new AdoClient({
+      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
+      project: h.config.ado.project,
+      token: h.config.ado.pat,
+    });
+    const failed = new Set(refused.map((r) => Number(/^#(\d+):/.exec(r)?.[1])));
+    const byId = new Map((await ado.workItems([...failed])).map((i) => [i.id, i]));
+    const perIssue = await uploadsPerIssue();
+    let kept = 0;
+    for (const issue of issues.filter((i) => failed.has(srcOf(i)))) {
+      const under = (byId.get(srcOf(issue))?.relations ?? [])
+        .filter((r) => r.rel === 'AttachedFile' && Number(r.attributes?.resourceSize) <= 200 * 1024)
+        .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
+      const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
+      expect(got).toEqual(expect.arrayContaining(under));
+      kept += under.length;
+      if (under.length > 0) expect(perIssue.get(issue.key)).toBe(1);
+    }
+    expect(kept).toBeGreaterThan(0);
   });
 });

@@ -204,6 +204,44 @@ describe('the Jira client', () => {
     );
   });
 
+  it('streams several files in one upload, opening each when the body reaches it, leaving out those it is told to', async () => {
+    const key = (await jira.bulkCreate([fields('with files', [])])).issues[0]!.key;
+    await control(sb.jira.url, 'DELETE', '/_sandbox/requests');
+    const opened: string[] = [];
+    const file = (name: string, bytes: number, leaveOut = false) => ({
+      fileName: name,
+      open: async () => {
+        opened.push(name);
+        if (leaveOut) return undefined;
+        return { stream: Readable.from([Buffer.alloc(bytes, 7)]), contentType: 'text/plain' };
+      },
+    });
+    const answers = await jira.attachFiles(key, [
+      file('a.txt', 10),
+      file('left out.bin', 5, true),
+      file('a.txt', 20),
+      file('c.txt', 30),
+    ]);
+    expect(answers.map((a) => a && `${a.filename}:${a.size}`)).toEqual([
+      'a.txt:10',
+      undefined,
+      'a.txt:20',
+      'c.txt:30',
+    ]);
+    expect(opened).toEqual(['a.txt', 'left out.bin', 'a.txt', 'c.txt']);
+    const uploads = (
+      (await control(sb.jira.url, 'GET', '/_sandbox/requests')) as { method: string }[]
+    ).filter((r) => r.method === 'POST');
+    expect(uploads).toHaveLength(1);
+    // Nothing left to send: no request at all.
+    expect(await jira.attachFiles(key, [file('gone.bin', 5, true)])).toEqual([undefined]);
+    expect(
+      ((await control(sb.jira.url, 'GET', '/_sandbox/requests')) as { method: string }[]).filter(
+        (r) => r.method === 'POST',
+      ),
+    ).toHaveLength(1);
+  });
+
   it('runs a sprint through its life: create, assign, start, close', async () => {
     const [board] = await jira.boards(config.jira.projectKey);
     const keys = (await jira.bulkCreate([fields('s1', []), fields('s2', [])])).issues.map((i) => i.key);
