@@ -8,6 +8,7 @@ import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
+import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { createRun } from '../support/runs.ts';
 
@@ -54,6 +55,16 @@ async function uploadsPerIssue(): Promise<Map<string, number>> {
 describe('the attachments phase', () => {
   it('brings every file and inline image across, showing inline images in place', async () => {
     await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
+    // An item whose attached screenshot is also pasted twice in its description: one file on the issue.
+    const writes = adoWrites({ url: h.sandboxes.ado.url, ...h.config.ado });
+    const shot = await writes.uploadAttachment('shot.png', Buffer.from('a screenshot '.repeat(100)));
+    const crafted = await writes.createWorkItem('Task', { 'System.Title': 'Screenshot attached and pasted' });
+    await writes.attach(crafted.id, shot.url);
+    await writes.uploadAndAttach(crafted.id, 'notes.txt', 'some notes');
+    const src = `${shot.url}?fileName=shot.png`;
+    await writes.patchFields(crafted.id, {
+      'System.Description': `<p>Here: <img src="${src}"></p><p>Again: <img src="${src}"></p>`,
+    });
     const project = await h.newProject('Files');
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
     expect((await h.drive(run.id)).at(-1)).toBe('done');
@@ -96,6 +107,15 @@ describe('the attachments phase', () => {
     const withSeveral = issues.filter((i) => (i.fields.attachment ?? []).length > 1);
     expect(withSeveral.length).toBeGreaterThan(5);
     for (const issue of withSeveral) expect(perIssue.get(issue.key)).toBe(1);
+    const pasted = issues.find((i) => srcOf(i) === crafted.id);
+    const pastedFiles = (pasted?.fields.attachment ?? []).filter(
+      (a) => !a.filename.startsWith('ado-history-'),
+    );
+    expect(pastedFiles.map((a) => a.filename).sort()).toEqual(['notes.txt', 'shot.png']);
+    const shotMedia = await h
+      .deps()
+      .target.attachmentMediaId((pastedFiles.find((a) => a.filename === 'shot.png') as { id: string }).id);
+    expect(mediaIds(pasted?.fields.description)).toEqual([shotMedia, shotMedia]);
 
     // A second run uploads nothing.
     await h.control('jira', 'DELETE', '/_sandbox/requests');

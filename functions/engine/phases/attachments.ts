@@ -30,7 +30,7 @@ import { MAX_FILES_PER_UPLOAD } from '#trackers/jira/client.ts';
 import { descriptionOf, fullDescriptionOf, inlineImagesOf } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
 import { historyFileName, historyHtml, isHistoryFileOf } from './history.ts';
-import { historyRevisions } from './history-reads.ts';
+import { historyRevisions, readHistoryAhead } from './history-reads.ts';
 
 interface JiraAttachment {
   id: string;
@@ -378,6 +378,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // item is not marked done, so a later run with attachments on still brings its files.
   const everything = run.options.migrateAttachments !== false;
   const block = blockReads(async (from) => {
+    // The history files' revisions, streamed for many items at a time: started now, not when a unit asks.
+    if (!run.options.dryRun) readHistoryAhead(ctx, from).catch(() => undefined);
     const { entries } = await entriesAt(ctx, from);
     const items = new Map(
       (
@@ -480,8 +482,15 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     // description, the history file, the inline images. A file over the limit is reported, not sent.
     const sends: Upload[] = [];
     const outcomes = new Map<Upload, Outcome>();
+    // A file of the same name (and size) as one planned already is that file, as it is once on the issue: an
+    // inline image that is an attached file, an image pasted twice.
+    const planned = (name: string, size?: number) =>
+      [...outcomes.keys(), ...sends].find(
+        (f) =>
+          f.fileName === name && (size === undefined || size < 0 || f.size === undefined || f.size === size),
+      );
     for (const file of files) {
-      if (has(file.fileName, file.size)) continue;
+      if (has(file.fileName, file.size) || planned(file.fileName, file.size)) continue;
       const send = {
         fileName: file.fileName,
         label: file.fileName,
@@ -504,14 +513,15 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       const there = has(image.uploadName);
       // With attachments off an image shows in place only if an earlier run uploaded it.
       if (!there && !everything) return [];
-      const send = there
-        ? undefined
-        : {
-            fileName: image.uploadName,
-            label: `inline image ${image.uploadName}`,
-            source: { url: image.url },
-          };
-      if (send) sends.push(send);
+      let send = there ? undefined : planned(image.uploadName);
+      if (!there && !send) {
+        send = {
+          fileName: image.uploadName,
+          label: `inline image ${image.uploadName}`,
+          source: { url: image.url },
+        };
+        sends.push(send);
+      }
       return [{ image, there, send }];
     });
     const sent = await sendFiles(ctx, entry.targetKey, sends, settings.uploadLimit);
