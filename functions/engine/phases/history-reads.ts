@@ -3,8 +3,9 @@
  * the whole project's revisions in change order, 200 a call, where the per-item route costs a call per item. It
  * has no filter by id, so the run's items are read a window at a time: the next `WINDOW_ITEMS` items of the
  * manifest from the one asked for, their revisions kept as the stream goes by and everything else dropped at once.
- * Memory is bounded by the window (and by `MAX_HELD_REVISIONS`: past it the window shrinks to what fits, and the
- * items it gave up are read by a later window), not by the project. A window lives as long as the invocation's
+ * Memory is bounded by two windows (the one units read from and the next, read ahead; each within
+ * `MAX_HELD_REVISIONS`: past it the window shrinks to what fits, and the items it gave up are read by a later
+ * window), not by the project. A window lives as long as the invocation's
  * source client (one per engine invocation): the chunks after the first one of a window cost no source call.
  *
  * An item the stream did not bring whole (changed since the read, moved in from another project, its type
