@@ -411,9 +411,11 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         const item = items.get(e.sourceId);
         if (!item || e.phasesDone.includes(PHASES.attachments)) continue;
         if (planOf(deps.source.organizationUrl, item, describe, everything).idle) continue;
-        issues.set(e.sourceId, attachmentsOf(ctx, e.targetKey));
+        const read = attachmentsOf(ctx, e.targetKey);
+        // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
+        read.catch(() => undefined);
+        issues.set(e.sourceId, read);
       }
-    await Promise.allSettled(issues.values()); // each unit awaits its own read (and its error)
     return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues };
   }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
