@@ -186,6 +186,14 @@ describe('the attachments phase', () => {
     });
     await h.driveThrough(run.id, 4);
     const deps = h.deps();
+    // Every issue read the worker starts, to wait for those a unit does not await (its block's others).
+    const reads: Promise<unknown>[] = [];
+    const getIssue = deps.target.getIssue.bind(deps.target);
+    deps.target.getIssue = (...args) => {
+      const read = getIssue(...args);
+      reads.push(read.catch(() => undefined));
+      return read;
+    };
     const at5 = await h.app.store.runs.get(h.tenant.tenantId, run.id);
     if (!at5) throw new Error('run not found');
     expect(at5.cursor).toMatchObject({ phase: 5, index: 0 });
@@ -203,6 +211,7 @@ describe('the attachments phase', () => {
     await h.control('jira', 'DELETE', '/_sandbox/requests');
     const worker = await attachmentsPhase.open?.(ctx);
     await worker?.work(0, () => false);
+    await Promise.all(reads);
     const ahead = (await issueReads()).filter((k) => blockKeys.has(k));
     expect(new Set(ahead).size).toBe(ahead.length);
     expect(ahead.length).toBeGreaterThan(10);
