@@ -171,9 +171,14 @@ async function sendTogether(
       files.map((file) => ({ fileName: file.fileName, open: open(file) })),
     )
     .catch((err: unknown) => {
-      throw killed ? killed.error : err;
+      if (!killed) throw err;
+      trouble.clear(); // a crash is thrown as it is, never answered by sending the files one by one
+      throw killed.error;
     });
-  if (killed) throw killed.error;
+  if (killed) {
+    trouble.clear();
+    throw killed.error;
+  }
   return files.map((file, i) => {
     const attachment = answers[i];
     if (attachment) return { ...attachment, size: Number(attachment.size) };
