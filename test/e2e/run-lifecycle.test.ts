@@ -22,7 +22,7 @@ import { readyProject } from '../support/lifecycle.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
 import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
-const ITEMS = 250;
+const ITEMS = 120;
 const dir = mkdtempSync(join(tmpdir(), 'tms-lifecycle-'));
 let sandboxes: RunningSandboxes;
 let config: SandboxConfig;
