@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { logger } from '../../functions/platform/logger.ts';
+import { hashPassword } from '../../functions/platform/passwords.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
-import { createTenant, createUser } from '../../functions/services/operator.ts';
+import { createTenant } from '../../functions/services/operator.ts';
 import type { Store } from '../../functions/store/index.ts';
 import { type Gateway, startGateway } from '../../local/gateway.ts';
 import { type HttpResponse, http, type RequestOptions } from './http.ts';
@@ -18,6 +19,13 @@ import { checkAgainstOwnDocument } from './own-openapi.ts';
 import { freshTable } from './table.ts';
 
 export const TEST_PASSWORD = 'correct-horse-battery';
+
+/**
+ * TEST_PASSWORD hashed once per test file, with the service's own scrypt parameters (~70 ms of CPU a hash): the
+ * fixture users share it, where a hash each cost three per tenant made (~20 CPU-s a suite run). Their logins
+ * still verify it in full; the operator's `createUser`, which hashes each password, has its own tests.
+ */
+let testPasswordHash: Promise<string> | undefined;
 
 export interface TestUser {
   id: string;
@@ -85,7 +93,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
   async function user(tenantId: string, role: Role, label: string): Promise<TestUser> {
     const email = `${role}-${label}-${randomUUID().slice(0, 8)}@example.com`.toLowerCase();
-    const u = await createUser(store, { tenantId, email, password: TEST_PASSWORD, role });
+    testPasswordHash ??= hashPassword(TEST_PASSWORD);
+    const created = await store.users.create({ tenantId, email, role, passwordHash: await testPasswordHash });
+    if (!created.ok) throw new Error(`user ${email} not created: ${created.reason}`);
+    const u = created.user;
     // Logins come from an address of their own so they never eat into a rate-limit test's budget.
     const res = await login(email, TEST_PASSWORD, '127.0.0.250');
     if (res.status !== 200) throw new Error(`login failed for ${email}: ${res.status} ${res.text}`);
