@@ -2,14 +2,13 @@
  * A test app: its own table on the shared DynamoDB Local, a signing key, and the real local gateway on a free
  * port serving the real handlers in this process (so tests can move the service clock).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { logger } from '../../functions/platform/logger.ts';
-import { hashPassword } from '../../functions/platform/passwords.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
 import { createTenant } from '../../functions/services/operator.ts';
 import type { Store } from '../../functions/store/index.ts';
@@ -21,11 +20,22 @@ import { freshTable } from './table.ts';
 export const TEST_PASSWORD = 'correct-horse-battery';
 
 /**
- * TEST_PASSWORD hashed once per test file, with the service's own scrypt parameters (~70 ms of CPU a hash): the
- * fixture users share it, where a hash each cost three per tenant made (~20 CPU-s a suite run). Their logins
- * still verify it in full; the operator's `createUser`, which hashes each password, has its own tests.
+ * TEST_PASSWORD as the fixture users store it: one scrypt hash in the service's format (`scrypt$N$r$p$salt$key`,
+ * functions/platform/passwords.ts) at N=2^10, not the service's 2^15, whose ~70 ms of CPU a hash and a login each
+ * took six times a tenant (~30 CPU-s a suite run). Their logins go through the real check, which takes the
+ * parameters from the stored hash (as for a hash stored before the parameters were raised); users the service
+ * itself creates (the operator, invitations, the offline seed) get its own parameters.
  */
-let testPasswordHash: Promise<string> | undefined;
+const FIXTURE_SCRYPT = { N: 1024, r: 8, p: 1 } as const;
+const FIXTURE_SALT = randomBytes(16);
+const testPasswordHash = [
+  'scrypt',
+  FIXTURE_SCRYPT.N,
+  FIXTURE_SCRYPT.r,
+  FIXTURE_SCRYPT.p,
+  FIXTURE_SALT.toString('base64'),
+  scryptSync(TEST_PASSWORD.normalize('NFKC'), FIXTURE_SALT, 64, FIXTURE_SCRYPT).toString('base64'),
+].join('$');
 
 export interface TestUser {
   id: string;
@@ -93,8 +103,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
   async function user(tenantId: string, role: Role, label: string): Promise<TestUser> {
     const email = `${role}-${label}-${randomUUID().slice(0, 8)}@example.com`.toLowerCase();
-    testPasswordHash ??= hashPassword(TEST_PASSWORD);
-    const created = await store.users.create({ tenantId, email, role, passwordHash: await testPasswordHash });
+    const created = await store.users.create({ tenantId, email, role, passwordHash: testPasswordHash });
     if (!created.ok) throw new Error(`user ${email} not created: ${created.reason}`);
     const u = created.user;
     // Logins come from an address of their own so they never eat into a rate-limit test's budget.
