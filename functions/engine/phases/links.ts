@@ -177,6 +177,16 @@ async function computePlan(
     }
   }
 
+  // What Jira already holds now, before this phase writes anything, is "already present" (skipped): the issue
+  // links' subjects read beside the far ends' titles below.
+  const issueUnits = units.filter(
+    (u): u is Extract<LinkUnit, { kind: 'issue' }> => 'kind' in u && u.kind === 'issue',
+  );
+  const statesRead = readIssueStates(
+    target,
+    issueUnits.flatMap((u) => entries.get(u.from)?.targetId ?? []),
+  );
+  statesRead.catch(() => {}); // awaited below; a failure of the titles' read first must not leave it unhandled
   // Titles and projects of the far ends, for the remote links (those in scope were read above).
   const remotes = units.filter((u): u is Remote => !('kind' in u));
   const known = new Map(items.map((i) => [i.id, i.fields]));
@@ -229,12 +239,7 @@ async function computePlan(
     });
   }
 
-  // What Jira already holds now, before this phase writes anything, is "already present" (skipped).
-  const issueUnits = resolved.filter((u) => u.kind === 'issue');
-  const states = await readIssueStates(
-    target,
-    issueUnits.flatMap((u) => entries.get(u.from)?.targetId ?? []),
-  );
+  const states = await statesRead;
   for (const u of issueUnits) {
     const [from, to] = [entries.get(u.from), entries.get(u.to)];
     const state = from && states.get(from.targetId);
