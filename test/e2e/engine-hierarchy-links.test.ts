@@ -553,6 +553,16 @@ describe('a scope that leaves links outside', () => {
     expect((await jiraWrites()).filter((w) => !(w.path.endsWith('/remotelink') && w.status === 200))).toEqual(
       [],
     );
+
+    // An issue deleted from Jira since: its remote links fail, saying so (Jira answers their POST with a 404).
+    const goneId = items[0]?.id as number;
+    const gone = view.keyOf.get(goneId) as string;
+    await target.http.request('DELETE', `/rest/api/3/issue/${gone}`);
+    const afterDelete = await work(linksPhase, ctx);
+    const onGone = afterDelete.log.filter((l) => l.startsWith(`#${goneId} ${gone} `));
+    expect(onGone.some((l) => l.includes(' -> Azure DevOps #'))).toBe(true);
+    expect(onGone.every((l) => l.endsWith(`failed: ${gone} no longer exists in Jira`))).toBe(true);
+    expect(afterDelete.log.filter((l) => l.includes('failed') && !l.includes(gone))).toEqual([]);
     console.log(`filtered scope: ${expectedRemote} remote links, ${expectedIssueLinks.size} issue links`);
   });
 });
