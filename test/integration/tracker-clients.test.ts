@@ -276,20 +276,9 @@ describe('the Jira client', () => {
         globalId: 'g-1',
       }),
     ).toBe('created');
-    expect(
-      await jira.addRemoteLink(b, {
-        url: 'https://dev.azure.com/o/p/_workitems/edit/2',
-        title: 'two',
-        globalId: 'g-2',
-      }),
-    ).toBe('created');
-    expect(
-      await jira.addRemoteLink(b, {
-        url: 'https://dev.azure.com/o/p/_workitems/edit/2',
-        title: 'two',
-        globalId: 'g-2',
-      }),
-    ).toBe('updated');
+    const two = { url: 'https://dev.azure.com/o/p/_workitems/edit/2', title: 'two', globalId: 'g-2' };
+    expect(await jira.addRemoteLink(b, two)).toBe('created');
+    expect(await jira.addRemoteLink(b, two)).toBe('updated');
     const remotes = await watched.remoteLinks(b);
     expect(remotes.map((r) => [r.globalId, r.object?.title])).toEqual([
       ['g-1', 'one'],
