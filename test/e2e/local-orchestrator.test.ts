@@ -271,9 +271,13 @@ describe('the local orchestrator over the real state machine', () => {
    * out 1.5 s of waiting (their time less the runner's margin): the points are spent within a second or two of each
    * window's start, so the wait for the next one (4 s or more) is handed back to the state machine.
    */
-  async function quotaRun(name: string, before?: (runId: string, event: EngineEvent) => Promise<void>) {
+  async function quotaRun(
+    name: string,
+    before?: (runId: string, event: EngineEvent) => Promise<void>,
+    quota = { points: 200, windowSeconds: 6 },
+  ) {
     await h.control('jira', 'PUT', '/_sandbox/limits', {
-      limits: { quota: { enabled: true, points: 200, windowSeconds: 6, apiTokenExempt: false } },
+      limits: { quota: { enabled: true, ...quota, apiTokenExempt: false } },
     });
     const project = await connectedProject(name);
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
@@ -312,10 +316,16 @@ describe('the local orchestrator over the real state machine', () => {
   });
 
   it('carries out a pause asked for while the run waits for a Jira quota', async () => {
-    // The admin pauses as soon as the run waits outside the engine.
-    const { run, calls, o } = await quotaRun('Quota pause', async (runId, event) => {
-      if (event.action === 'wait') await setRunControl(h.app.store, h.tenant.tenantId, runId, 'pause');
-    });
+    // The admin pauses as soon as the run waits outside the engine. The run stops there, so the window can be a
+    // minute: 30 points are spent long before its end however loaded the machine (with 200 a 6-second window, a
+    // slow engine spent them in a window's last second and waited within the invocation, never handing back).
+    const { run, calls, o } = await quotaRun(
+      'Quota pause',
+      async (runId, event) => {
+        if (event.action === 'wait') await setRunControl(h.app.store, h.tenant.tenantId, runId, 'pause');
+      },
+      { points: 30, windowSeconds: 60 },
+    );
     expect((await getRun(run.id)).status).toBe('PAUSED');
     expect(calls.at(-2)).toMatch(/^(preflight|batch):wait$/);
     expect(calls.at(-1)).toBe('wait:paused');
