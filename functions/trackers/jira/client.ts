@@ -308,13 +308,22 @@ export class JiraClient {
     });
   }
 
-  async addRemoteLink(key: string, link: { url: string; title: string; globalId?: string }): Promise<void> {
-    await this.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`, {
+  /**
+   * Creates the remote link, or updates the issue's link with the same `globalId`: Jira answers 201 for a new
+   * link, 200 for an update (https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-issue-remote-links/#api-rest-api-3-issue-issueidorkey-remotelink-post),
+   * so the answer says whether it was there already. Safe to retry for the same reason.
+   */
+  async addRemoteLink(
+    key: string,
+    link: { url: string; title: string; globalId?: string },
+  ): Promise<'created' | 'updated'> {
+    const res = await this.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`, {
       body: {
         ...(link.globalId ? { globalId: link.globalId } : {}),
         object: { url: link.url, title: link.title },
       },
     });
+    return res.status === 200 ? 'updated' : 'created';
   }
 
   /**
