@@ -85,6 +85,7 @@ export class CheckpointMoves {
     const percent = progressPercent(this.percent, phase, current, total, this.lastPhase);
     const progress: RunEvent = { type: 'progress', current, total, percent, speed: this.speed() };
     const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
+      projectId: run.projectId,
       from: this.cursor,
       to: next,
       // The run's counters count items: created or skipped once, in the create phase; any later phase adds

@@ -243,12 +243,17 @@ async function workPool(
           throwIfWaitDeferred(deps);
           const outcome = emptyOutcome();
           for (const u of units) addOutcome(outcome, u.result);
-          if (!(await moves.move(units.length, outcome, to))) {
+          // The pause/cancel flag is read beside the move, not after it: no unit starts while a move is under
+          // way (its units still count in the window), so its round trips are the window's idle time.
+          const [moved, now] = await Promise.all([
+            moves.move(units.length, outcome, to),
+            readRun(deps, { tenantId: run.tenantId, runId: run.id }),
+          ]);
+          if (!moved) {
             lost = true; // another invocation moved it first; it owns the run now
             return false;
           }
           inBudget = remainingMs() >= MIN_BUDGET_MS;
-          const now = await readRun(deps, { tenantId: run.tenantId, runId: run.id });
           return now.status === 'RUNNING' && now.control === 'run';
         },
       });

@@ -58,6 +58,12 @@ export interface CheckpointUpdate {
    * crash cannot keep them twice), keyed by `warningsId`; no TTL: the dry run's preview reads them at the end.
    */
   warnings?: { id: string; messages: string[] };
+  /**
+   * The run's project, when the caller holds the run: spares the read of the run before the transaction (the
+   * engine's moves come every 10 units, and no unit starts while one is under way). A run gone since fails the
+   * transaction's condition all the same.
+   */
+  projectId?: string;
 }
 
 /** The project's one-active-run lock (`keys.runLock`). */
@@ -222,8 +228,8 @@ export class RunRepository {
    * the same chunk cannot both advance it: the loser learns so (false) and stops.
    */
   async checkpoint(tenantId: string, runId: string, u: CheckpointUpdate): Promise<boolean> {
-    const run = await this.get(tenantId, runId);
-    if (!run) return false;
+    const projectId = u.projectId ?? (await this.get(tenantId, runId))?.projectId;
+    if (projectId === undefined) return false;
     const at = nowIso();
     const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
     const fromDone = u.from.done?.length ?? 0;
@@ -265,7 +271,7 @@ export class RunRepository {
             ...(u.newlyFailedItems ?? []).map((sourceId) => ({
               Put: {
                 TableName: this.table.name,
-                Item: { ...keys.failedItem(tenantId, run.projectId, runId, sourceId), sourceId, at },
+                Item: { ...keys.failedItem(tenantId, projectId, runId, sourceId), sourceId, at },
               },
             })),
             ...(u.warnings?.messages.length
@@ -274,7 +280,7 @@ export class RunRepository {
                     Put: {
                       TableName: this.table.name,
                       Item: {
-                        ...keys.runWarnings(tenantId, run.projectId, runId, u.warnings.id),
+                        ...keys.runWarnings(tenantId, projectId, runId, u.warnings.id),
                         messages: u.warnings.messages,
                         at,
                       },
@@ -286,7 +292,7 @@ export class RunRepository {
               Put: {
                 TableName: this.table.name,
                 Item: {
-                  ...keys.runEvent(tenantId, run.projectId, runId, e.id),
+                  ...keys.runEvent(tenantId, projectId, runId, e.id),
                   id: e.id,
                   event: e.event,
                   at,

@@ -8,6 +8,7 @@ import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
+import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { createRun } from '../support/runs.ts';
 
@@ -39,9 +40,31 @@ const mediaIds = (doc: unknown): string[] => {
   return out;
 };
 
+/** The upload requests (POST .../attachments) in the Jira sandbox's request log, counted by issue key. */
+async function uploadsPerIssue(): Promise<Map<string, number>> {
+  const log = (await h.control('jira', 'GET', '/_sandbox/requests')) as { method: string; path: string }[];
+  const counts = new Map<string, number>();
+  for (const r of log) {
+    const key = /^\/rest\/api\/3\/issue\/([^/?]+)\/attachments/.exec(r.path)?.[1];
+    if (r.method !== 'POST' || !key) continue;
+    counts.set(decodeURIComponent(key), (counts.get(decodeURIComponent(key)) ?? 0) + 1);
+  }
+  return counts;
+}
+
 describe('the attachments phase', () => {
   it('brings every file and inline image across, showing inline images in place', async () => {
     await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
+    // An item whose attached screenshot is also pasted twice in its description: one file on the issue.
+    const writes = adoWrites({ url: h.sandboxes.ado.url, ...h.config.ado });
+    const shot = await writes.uploadAttachment('shot.png', Buffer.from('a screenshot '.repeat(100)));
+    const crafted = await writes.createWorkItem('Task', { 'System.Title': 'Screenshot attached and pasted' });
+    await writes.attach(crafted.id, shot.url);
+    await writes.uploadAndAttach(crafted.id, 'notes.txt', 'some notes');
+    const src = `${shot.url}?fileName=shot.png`;
+    await writes.patchFields(crafted.id, {
+      'System.Description': `<p>Here: <img src="${src}"></p><p>Again: <img src="${src}"></p>`,
+    });
     const project = await h.newProject('Files');
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
     expect((await h.drive(run.id)).at(-1)).toBe('done');
@@ -78,6 +101,21 @@ describe('the attachments phase', () => {
     expect(inlineShown).toBeGreaterThan(0);
     const done = await h.app.store.runs.get(h.tenant.tenantId, run.id);
     expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0 });
+    // One upload request per issue, whatever its number of files (attached files, full text, history, images).
+    const perIssue = await uploadsPerIssue();
+    expect(Math.max(...perIssue.values())).toBe(1);
+    const withSeveral = issues.filter((i) => (i.fields.attachment ?? []).length > 1);
+    expect(withSeveral.length).toBeGreaterThan(5);
+    for (const issue of withSeveral) expect(perIssue.get(issue.key)).toBe(1);
+    const pasted = issues.find((i) => srcOf(i) === crafted.id);
+    const pastedFiles = (pasted?.fields.attachment ?? []).filter(
+      (a) => !a.filename.startsWith('ado-history-'),
+    );
+    expect(pastedFiles.map((a) => a.filename).sort()).toEqual(['notes.txt', 'shot.png']);
+    const shotMedia = await h
+      .deps()
+      .target.attachmentMediaId((pastedFiles.find((a) => a.filename === 'shot.png') as { id: string }).id);
+    expect(mediaIds(pasted?.fields.description)).toEqual([shotMedia, shotMedia]);
 
     // A second run uploads nothing.
     await h.control('jira', 'DELETE', '/_sandbox/requests');
@@ -148,6 +186,14 @@ describe('the attachments phase', () => {
     });
     await h.driveThrough(run.id, 4);
     const deps = h.deps();
+    // Every issue read the worker starts, to wait for those a unit does not await (its block's others).
+    const reads: Promise<unknown>[] = [];
+    const getIssue = deps.target.getIssue.bind(deps.target);
+    deps.target.getIssue = (...args) => {
+      const read = getIssue(...args);
+      reads.push(read.catch(() => undefined));
+      return read;
+    };
     const at5 = await h.app.store.runs.get(h.tenant.tenantId, run.id);
     if (!at5) throw new Error('run not found');
     expect(at5.cursor).toMatchObject({ phase: 5, index: 0 });
@@ -165,6 +211,7 @@ describe('the attachments phase', () => {
     await h.control('jira', 'DELETE', '/_sandbox/requests');
     const worker = await attachmentsPhase.open?.(ctx);
     await worker?.work(0, () => false);
+    await Promise.all(reads);
     const ahead = (await issueReads()).filter((k) => blockKeys.has(k));
     expect(new Set(ahead).size).toBe(ahead.length);
     expect(ahead.length).toBeGreaterThan(10);
@@ -218,5 +265,25 @@ describe('the attachments phase', () => {
         .map((r) => `#${f.sourceId}: ${r}`),
     );
     expect(overLimit.sort()).toEqual(refused.sort());
+    // An item with a file over the limit still has its other files, sent in the same single request.
+    const ado = new AdoClient({
+      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
+      project: h.config.ado.project,
+      token: h.config.ado.pat,
+    });
+    const failed = new Set(refused.map((r) => Number(/^#(\d+):/.exec(r)?.[1])));
+    const byId = new Map((await ado.workItems([...failed])).map((i) => [i.id, i]));
+    const perIssue = await uploadsPerIssue();
+    let kept = 0;
+    for (const issue of issues.filter((i) => failed.has(srcOf(i)))) {
+      const under = (byId.get(srcOf(issue))?.relations ?? [])
+        .filter((r) => r.rel === 'AttachedFile' && Number(r.attributes?.resourceSize) <= 200 * 1024)
+        .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
+      const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
+      expect(got).toEqual(expect.arrayContaining(under));
+      kept += under.length;
+      if (under.length > 0) expect(perIssue.get(issue.key)).toBe(1);
+    }
+    expect(kept).toBeGreaterThan(0);
   });
 });

@@ -22,7 +22,9 @@ import { readyProject } from '../support/lifecycle.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
 import { sandboxControl, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
-const ITEMS = 250;
+// 160 items: the pause and the cancel land at item 100 (the checkpoint after the first progress event seen),
+// with room to spare under load; each more item is only CPU.
+const ITEMS = 160;
 const dir = mkdtempSync(join(tmpdir(), 'tms-lifecycle-'));
 let sandboxes: RunningSandboxes;
 let config: SandboxConfig;

@@ -6,7 +6,11 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE, type Run } from '../../functions/domain/runs.ts';
-import { historyRevisions, type WindowLimits } from '../../functions/engine/phases/history-reads.ts';
+import {
+  historyRevisions,
+  readHistoryAhead,
+  type WindowLimits,
+} from '../../functions/engine/phases/history-reads.ts';
 import type { EngineDeps, Preflight } from '../../functions/phase-kit/context.ts';
 import { AdoClient, type AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { type AdoTestSandbox, startAdoSandbox } from '../../local/sandbox/ado/testing.ts';
@@ -94,6 +98,29 @@ describe('batched history reads', () => {
     // More than one pass (the window gave items up), far fewer calls than items.
     expect(calls.batched).toBeGreaterThan(Math.ceil(total / 200));
     expect(calls.batched).toBeLessThan(got.size / 4);
+  });
+
+  it('read ahead: the window of a position and, half way through it, the next, so no item waits for them', async () => {
+    const total = await totalRevisions(client());
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    const source = client();
+    const ctx = ctxOf(source);
+    const limits = { items: 60, heldRevisions: 25_000 };
+    const pass = Math.ceil(total / 200);
+    // Position 10 is in the first half of its window (0-59): that window alone.
+    await readHistoryAhead(ctx, 10, limits);
+    expect((await requests()).batched).toBe(pass);
+    // Position 30 is half way: the next window (60-119) is read too, before any of its items asks.
+    await readHistoryAhead(ctx, 30, limits);
+    expect((await requests()).batched).toBe(2 * pass);
+    const got = await readAll(source, limits);
+    expect(await requests()).toEqual({ perItem: 0, batched: 2 * pass });
+    const truth = await perItemTruth(client(), [...got.keys()]);
+    for (const [id, list] of got) expect(revs(list), `#${id}`).toEqual(revs(truth.get(id)));
+    // An incremental run reads no revisions in batches, ahead or not.
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    await readHistoryAhead(ctxOf(client(), 'INCREMENTAL'), 0, limits);
+    expect(await requests()).toEqual({ perItem: 0, batched: 0 });
   });
 
   it('read an item changed since the pass on its own, and every item of an incremental run', async () => {

@@ -112,10 +112,10 @@ describe('attachment upload', () => {
     const atLimit = await upload(key, [{ name: 'fits.bin', bytes: Buffer.alloc(1024, 1) }]);
     expect(atLimit.status).toBe(200);
     await http(base, 'POST', '/_sandbox/reset');
-    // Back to Jira Cloud's default, 1 GB a file, and no practical cap on files per request (none documented).
+    // Back to Jira Cloud's defaults: 1 GB a file, 60 files a request.
     expect((await http(base, 'GET', '/_sandbox/jira/limits')).body).toEqual({
       attachmentMaxBytes: 1024 ** 3,
-      maxFilesPerUpload: 1000,
+      maxFilesPerUpload: 60,
     });
   });
 });

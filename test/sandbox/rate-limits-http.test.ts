@@ -90,6 +90,28 @@ describe('Jira sandbox limits', () => {
     expect((await http(base, 'GET', '/_sandbox/limits')).body.limits).toMatchObject(OFF);
   });
 
+  it('counts an upload of several files as one write to its issue, as Jira does', async () => {
+    const key = await create('files');
+    await limits({ limits: { perIssue: { enabled: true, windows: [{ writes: 2, seconds: 3600 }] } } });
+    const upload = (names: string[]) => {
+      const form = new FormData();
+      for (const name of names) form.append('file', new Blob([`bytes of ${name}`]), name);
+      return fetch(`${base}/rest/api/3/issue/${key}/attachments`, {
+        method: 'POST',
+        headers: { Authorization: AUTH, 'X-Atlassian-Token': 'no-check' },
+        body: form,
+      });
+    };
+    const first = await upload(['a.txt', 'b.txt', 'c.txt']);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toHaveLength(3);
+    expect((await upload(['d.txt', 'e.txt'])).status).toBe(200);
+    const refused = await upload(['f.txt']);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-reason')).toBe('jira-per-issue-on-write');
+    await http(base, 'POST', '/_sandbox/reset');
+  });
+
   it('spends the points quota of OAuth traffic only, then refuses it until the window turns', async () => {
     const redirect = 'http://127.0.0.1:9/oauth/callback';
     const authorize = await fetch(

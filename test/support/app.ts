@@ -2,7 +2,7 @@
  * A test app: its own table on the shared DynamoDB Local, a signing key, and the real local gateway on a free
  * port serving the real handlers in this process (so tests can move the service clock).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { logger } from '../../functions/platform/logger.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
-import { createTenant, createUser } from '../../functions/services/operator.ts';
+import { createTenant } from '../../functions/services/operator.ts';
 import type { Store } from '../../functions/store/index.ts';
 import { type Gateway, startGateway } from '../../local/gateway.ts';
 import { type HttpResponse, http, type RequestOptions } from './http.ts';
@@ -18,6 +18,24 @@ import { checkAgainstOwnDocument } from './own-openapi.ts';
 import { freshTable } from './table.ts';
 
 export const TEST_PASSWORD = 'correct-horse-battery';
+
+/**
+ * TEST_PASSWORD as the fixture users store it: one scrypt hash in the service's format (`scrypt$N$r$p$salt$key`,
+ * functions/platform/passwords.ts) at N=2^10, not the service's 2^15, whose ~70 ms of CPU a hash and a login each
+ * took six times a tenant (~30 CPU-s a suite run). Their logins go through the real check, which takes the
+ * parameters from the stored hash (as for a hash stored before the parameters were raised); users the service
+ * itself creates (the operator, invitations, the offline seed) get its own parameters.
+ */
+const FIXTURE_SCRYPT = { N: 1024, r: 8, p: 1 } as const;
+const FIXTURE_SALT = randomBytes(16);
+const testPasswordHash = [
+  'scrypt',
+  FIXTURE_SCRYPT.N,
+  FIXTURE_SCRYPT.r,
+  FIXTURE_SCRYPT.p,
+  FIXTURE_SALT.toString('base64'),
+  scryptSync(TEST_PASSWORD.normalize('NFKC'), FIXTURE_SALT, 64, FIXTURE_SCRYPT).toString('base64'),
+].join('$');
 
 export interface TestUser {
   id: string;
@@ -85,7 +103,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
   async function user(tenantId: string, role: Role, label: string): Promise<TestUser> {
     const email = `${role}-${label}-${randomUUID().slice(0, 8)}@example.com`.toLowerCase();
-    const u = await createUser(store, { tenantId, email, password: TEST_PASSWORD, role });
+    const created = await store.users.create({ tenantId, email, role, passwordHash: testPasswordHash });
+    if (!created.ok) throw new Error(`user ${email} not created: ${created.reason}`);
+    const u = created.user;
     // Logins come from an address of their own so they never eat into a rate-limit test's budget.
     const res = await login(email, TEST_PASSWORD, '127.0.0.250');
     if (res.status !== 200) throw new Error(`login failed for ${email}: ${res.status} ${res.text}`);

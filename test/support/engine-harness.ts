@@ -8,13 +8,14 @@ import { join } from 'node:path';
 import { finalizeStep, preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
+import { createTenant } from '../../functions/services/operator.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
-import { startTestApp, type TestApp, type TestTenant } from './app.ts';
+import { startTestApp, type TestApp } from './app.ts';
 import { sandboxControl } from './sandbox-fixtures.ts';
 
 const ENDS: readonly RunnerAnswer[] = ['done', 'failed', 'cancelled', 'paused'];
@@ -59,7 +60,8 @@ export interface JiraIssueDump {
 
 export interface EngineHarness {
   app: TestApp;
-  tenant: TestTenant;
+  /** The engine works for a tenant; no test of it signs in, so it has no users (each costs two scrypt runs). */
+  tenant: { tenantId: string };
   sandboxes: RunningSandboxes;
   config: ReturnType<typeof sandboxConfigFromEnv>;
   deps(extra?: Partial<EngineDeps>): EngineDeps;
@@ -77,7 +79,7 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
   const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: String(opts.seed) });
   const sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
   const app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url });
-  const tenant = await app.createTenant('Engine');
+  const tenant = { tenantId: (await createTenant(app.store, { name: 'Engine' })).id };
   const dir = mkdtempSync(join(tmpdir(), 'tms-artifacts-'));
   const deps = (extra: Partial<EngineDeps> = {}): EngineDeps => ({
     store: app.store,

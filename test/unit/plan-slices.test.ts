@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { type LinkPlan, mergeLinkPlans } from '../../functions/engine/phases/links.ts';
-import { PLAN_SLICE, preparePlanInSlices } from '../../functions/engine/phases/links-jira.ts';
+import {
+  PLAN_SLICE,
+  PLAN_SLICES_IN_FLIGHT,
+  preparePlanInSlices,
+} from '../../functions/engine/phases/links-jira.ts';
 
 function memoryArtifacts() {
   const files = new Map<string, string>();
@@ -48,6 +52,25 @@ describe('a plan computed slice by slice', () => {
     expect(JSON.parse(artifacts.files.get('a') as string)).toEqual([1, 2]);
     expect(await preparePlanInSlices(artifacts, 'b', 0, count, (p) => p)).toBe(true);
     expect(JSON.parse(artifacts.files.get('b') as string)).toEqual([3]);
+  });
+
+  it('computes the slices side by side when time allows, a few at a time, and keeps their order', async () => {
+    const artifacts = memoryArtifacts();
+    let inFlight = 0;
+    let most = 0;
+    const slice = async (from: number) => {
+      most = Math.max(most, ++inFlight);
+      // Later slices answer first: the plan still lists them in manifest order.
+      await new Promise((resolve) => setTimeout(resolve, 10 - from / PLAN_SLICE));
+      inFlight--;
+      return from;
+    };
+    const items = 6 * PLAN_SLICE;
+    expect(await preparePlanInSlices(artifacts, 'p', items, slice, (p) => p)).toBe(true);
+    expect(most).toBe(PLAN_SLICES_IN_FLIGHT);
+    expect(JSON.parse(artifacts.files.get('p') as string)).toEqual(
+      Array.from({ length: 6 }, (_, i) => i * PLAN_SLICE),
+    );
   });
 
   it('keeps a link planned from both of its ends once, with its comment, and warnings once', () => {

@@ -26,10 +26,11 @@ import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { MAX_FILES_PER_UPLOAD } from '#trackers/jira/client.ts';
 import { descriptionOf, fullDescriptionOf, inlineImagesOf } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
 import { historyFileName, historyHtml, isHistoryFileOf } from './history.ts';
-import { historyRevisions } from './history-reads.ts';
+import { historyRevisions, readHistoryAhead } from './history-reads.ts';
 
 interface JiraAttachment {
   id: string;
@@ -79,59 +80,20 @@ const attachedFiles = (item: AdoWorkItem) =>
       size: Number(r.attributes?.resourceSize ?? -1),
     }));
 
-async function upload(
-  ctx: PhaseContext,
-  key: string,
-  file: { url: string; fileName: string },
-  maxBytes: number,
-): Promise<JiraAttachment> {
-  // A test kills the worker in the middle of a file's bytes: the upload is cut off, then the crash surfaces.
-  let killed: { error: unknown } | undefined;
-  // A file is read only up to the target's upload limit, whatever its relation or Content-Length claimed.
-  let tooLarge = false;
-  const crash = ctx.deps.crash;
-  const [attachment] = await ctx.deps.target
-    .attach(key, file.fileName, async () => {
-      const res = await ctx.deps.source.openAttachment(file.url);
-      const declared = Number(res.headers.get('content-length'));
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        await res.body?.cancel();
-        tooLarge = true;
-        throw new ResponseTooLarge(maxBytes);
-      }
-      const body = limitBytes(res.body as ReadableStream<Uint8Array>, maxBytes, () => {
-        tooLarge = true;
-      });
-
-      return {
-        stream: crash
-          ? body.pipeThrough(
-              new TransformStream<Uint8Array, Uint8Array>({
-                transform(bytes, out) {
-                  try {
-                    crash('mid-attachment');
-                  } catch (error) {
-                    killed ??= { error };
-                    out.error(error);
-                    return;
-                  }
-                  out.enqueue(bytes);
-                },
-              }),
-            )
-          : body,
-        contentType: res.headers.get('content-type') ?? 'application/octet-stream',
-      };
-    })
-    .catch((err: unknown) => {
-      if (tooLarge) throw new ResponseTooLarge(maxBytes);
-      throw killed ? killed.error : err;
-    });
-  if (killed) throw killed.error;
-  if (tooLarge) throw new ResponseTooLarge(maxBytes);
-  if (!attachment) throw new Error(`Jira answered no attachment for ${file.fileName}`);
-  return attachment as JiraAttachment;
+/**
+ * A file to upload: an Azure DevOps attachment (`url`, streamed) or a page the run wrote (`html`). `label` names
+ * it in a failure's reason; `size` is the one declared, when known (the reasons and the check for a copy on the
+ * issue use it).
+ */
+interface Upload {
+  fileName: string;
+  label: string;
+  size?: number;
+  source: { url: string } | { html: string };
 }
+
+/** What came of a file: its attachment on the issue, or why it is not there. */
+type Outcome = JiraAttachment | { problem: string };
 
 /** What the run reports when Jira refuses a file: the limit by name, anything else by status. */
 function uploadProblem(label: string, err: TrackerHttpError, size?: number): string {
@@ -141,49 +103,194 @@ function uploadProblem(label: string, err: TrackerHttpError, size?: number): str
     : `${what}: Jira answered ${err.status}`;
 }
 
+const overLimit = (file: Upload, limit: number) => ({
+  problem: `${file.label} is over the target's upload limit of ${limit} bytes`,
+});
+
 /**
- * The item's revision history as one HTML file (history.ts), whatever the run's options, for an item with more
- * than one revision. Named after its last revision (`ado-history-<id>-r<rev>.html`), so a file of that name
- * means done and costs no read of the revisions (a resumed run, a re-run). When the item has changed since (an
- * incremental run), the new file is uploaded first and older history files of the item are deleted after, so
- * the issue is never without its history; a crash between leaves an older file the next pass deletes. Answers
- * the number of files uploaded; Jira's refusals are added to `problems` (the item is then not marked done).
+ * Sends the files to one issue in one request (the Jira client's `attachFiles`), each streamed from Azure DevOps
+ * into the body as it is reached, never held whole. A file whose download declares more than the limit is left
+ * out and answered as over it, unsent. Throws when the request fails, after noting on `trouble` what the
+ * request's error does not say: a file that turned out over the limit while streaming (read only up to it), a
+ * download that failed. A test kills the worker in the middle of a file's bytes: the upload is cut off there,
+ * then that crash is thrown.
  */
-async function attachHistory(
+async function sendTogether(
   ctx: PhaseContext,
   key: string,
-  item: AdoWorkItem,
-  existing: JiraAttachment[],
-  problems: string[],
-): Promise<number> {
-  if (item.rev <= 1) return 0;
-  let uploaded = 0;
-  let current = existing.find((a) => a.filename === historyFileName(item.id, item.rev));
-  if (!current) {
-    // From the run's batched read of the project's revisions (history-reads.ts), or one call for most items.
-    const revisions = await historyRevisions(ctx, item);
-    const lastRev = revisions.reduce((m, r) => Math.max(m, r.rev), item.rev);
-    const fileName = historyFileName(item.id, lastRev);
-    current = existing.find((a) => a.filename === fileName);
-    if (!current && revisions.length > 1) {
-      const html = historyHtml(revisions);
+  files: Upload[],
+  maxBytes: number,
+  trouble: Map<Upload, unknown>,
+): Promise<(Outcome | undefined)[]> {
+  let killed: { error: unknown } | undefined;
+  const declaredOver = new Set<Upload>();
+  const crash = ctx.deps.crash;
+  const cutOnCrash = (body: ReadableStream<Uint8Array>) =>
+    body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(bytes, out) {
+          try {
+            crash?.('mid-attachment');
+          } catch (error) {
+            killed ??= { error };
+            out.error(error);
+            return;
+          }
+          out.enqueue(bytes);
+        },
+      }),
+    );
+  const open = (file: Upload) => async () => {
+    if ('html' in file.source)
+      return { stream: new Blob([file.source.html]).stream(), contentType: 'text/html; charset=utf-8' };
+    let res: Response;
+    try {
+      res = await ctx.deps.source.openAttachment(file.source.url);
+    } catch (err) {
+      trouble.set(file, err);
+      throw err;
+    }
+    // A file is read only up to the target's upload limit, whatever its relation or Content-Length claimed.
+    const declared = Number(res.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      await res.body?.cancel();
+      declaredOver.add(file);
+      return undefined;
+    }
+    const body = limitBytes(res.body as ReadableStream<Uint8Array>, maxBytes, () => {
+      trouble.set(file, new ResponseTooLarge(maxBytes));
+    });
+    return {
+      stream: crash ? cutOnCrash(body) : body,
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+    };
+  };
+  const answers = await ctx.deps.target
+    .attachFiles(
+      key,
+      files.map((file) => ({ fileName: file.fileName, open: open(file) })),
+    )
+    .catch((err: unknown) => {
+      if (!killed) throw err;
+      trouble.clear(); // a crash is thrown as it is, never answered by sending the files one by one
+      throw killed.error;
+    });
+  if (killed) {
+    trouble.clear();
+    throw killed.error;
+  }
+  return files.map((file, i) => {
+    const attachment = answers[i];
+    if (attachment) return { ...attachment, size: Number(attachment.size) };
+    return declaredOver.has(file) ? overLimit(file, maxBytes) : undefined;
+  });
+}
+
+/**
+ * Brings the files to the issue: all in one request (at most the client's `MAX_FILES_PER_UPLOAD` in one), so the
+ * unit makes one write where it made one per file. When Jira refuses such a request (a file over its limit that
+ * did not say so, anything else) or a download fails, the issue's files are read again (none may be sent twice)
+ * and those still missing go one a request, so each file gets its own reason.
+ */
+async function sendFiles(
+  ctx: PhaseContext,
+  key: string,
+  files: Upload[],
+  maxBytes: number,
+): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let at = 0; at < files.length; at += MAX_FILES_PER_UPLOAD) {
+    const group = files.slice(at, at + MAX_FILES_PER_UPLOAD);
+    const trouble = new Map<Upload, unknown>();
+    try {
+      const answers = await sendTogether(ctx, key, group, maxBytes, trouble);
+      outcomes.push(...answers.map((a, i) => a ?? noAnswer(group[i] as Upload)));
+      continue;
+    } catch (err) {
+      if (trouble.size === 0 && !(err instanceof TrackerHttpError)) throw err;
+      if (group.length === 1) {
+        outcomes.push(oneOutcome(group[0] as Upload, trouble, err));
+        continue;
+      }
+    }
+    const present = await attachmentsOf(ctx, key);
+    for (const file of group) {
+      const there = copyOf(present, file.fileName, file.size);
+      if (there) {
+        outcomes.push(there);
+        continue;
+      }
+      const alone = new Map<Upload, unknown>();
       try {
-        const [attachment] = await ctx.deps.target.attach(key, fileName, async () => ({
-          stream: new Blob([html]).stream(),
-          contentType: 'text/html; charset=utf-8',
-        }));
-        if (!attachment) throw new Error(`Jira answered no attachment for ${fileName}`);
-        current = attachment as JiraAttachment;
-        existing.push(current);
-        uploaded++;
+        const [answer] = await sendTogether(ctx, key, [file], maxBytes, alone);
+        outcomes.push(answer ?? noAnswer(file));
       } catch (err) {
-        if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(`revision history ${fileName}`, err, Buffer.byteLength(html)));
-        return 0;
+        if (alone.size === 0 && !(err instanceof TrackerHttpError)) throw err;
+        outcomes.push(oneOutcome(file, alone, err));
       }
     }
   }
-  if (!current) return uploaded;
+  return outcomes;
+}
+
+const noAnswer = (file: Upload) => ({ problem: `${file.label}: Jira answered no attachment` });
+
+/** Why one file sent alone is not on the issue: over the limit, its download's or Jira's refusal by status. */
+function oneOutcome(file: Upload, trouble: Map<Upload, unknown>, err: unknown): Outcome {
+  const cause = trouble.get(file) ?? err;
+  if (cause instanceof ResponseTooLarge) return overLimit(file, cause.limit);
+  if (cause instanceof TrackerHttpError) return { problem: uploadProblem(file.label, cause, file.size) };
+  throw cause;
+}
+
+/** A file of that name (and size, when known) among the issue's. */
+const copyOf = (files: JiraAttachment[], name: string, size?: number) =>
+  files.find((a) => a.filename === name && (size === undefined || size < 0 || a.size === size));
+
+/**
+ * The item's revision history as one HTML file (history.ts), whatever the run's options, for an item with more
+ * than one revision. Named after its last revision (`ado-history-<id>-r<rev>.html`), so a file of that name
+ * means done and costs no read of the revisions (a resumed run, a re-run). Answers the file the issue has
+ * (`current`) or the one to upload (`send`).
+ */
+async function historyOf(
+  ctx: PhaseContext,
+  item: AdoWorkItem,
+  existing: JiraAttachment[],
+): Promise<{ current?: JiraAttachment; send?: Upload }> {
+  if (item.rev <= 1) return {};
+  const named = (rev: number) => existing.find((a) => a.filename === historyFileName(item.id, rev));
+  const known = named(item.rev);
+  if (known) return { current: known };
+  // From the run's batched read of the project's revisions (history-reads.ts), or one call for most items.
+  const revisions = await historyRevisions(ctx, item);
+  const lastRev = revisions.reduce((m, r) => Math.max(m, r.rev), item.rev);
+  const current = named(lastRev);
+  if (current || revisions.length <= 1) return current ? { current } : {};
+  const fileName = historyFileName(item.id, lastRev);
+  const html = historyHtml(revisions);
+  return {
+    send: {
+      fileName,
+      label: `revision history ${fileName}`,
+      size: Buffer.byteLength(html),
+      source: { html },
+    },
+  };
+}
+
+/**
+ * When the item has changed since an earlier history file (an incremental run), the new file is uploaded first
+ * and older history files of the item are deleted after, so the issue is never without its history; a crash
+ * between leaves an older file the next pass deletes.
+ */
+async function deleteOlderHistories(
+  ctx: PhaseContext,
+  item: AdoWorkItem,
+  current: JiraAttachment,
+  existing: JiraAttachment[],
+  problems: string[],
+): Promise<void> {
   for (const older of existing.filter((a) => a !== current && isHistoryFileOf(item.id, a.filename))) {
     try {
       await ctx.deps.target.deleteAttachment(older.id);
@@ -193,7 +300,6 @@ async function attachHistory(
         problems.push(`older revision history ${older.filename} not deleted: Jira answered ${err.status}`);
     }
   }
-  return uploaded;
 }
 
 /** An ADO attachment's identity: the GUID its URL names (`.../_apis/wit/attachments/<guid>`). */
@@ -277,6 +383,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // item is not marked done, so a later run with attachments on still brings its files.
   const everything = run.options.migrateAttachments !== false;
   const block = blockReads(async (from) => {
+    // The history files' revisions, streamed for many items at a time: started now, not when a unit asks.
+    if (!run.options.dryRun) readHistoryAhead(ctx, from).catch(() => undefined);
     const { entries } = await entriesAt(ctx, from);
     const items = new Map(
       (
@@ -308,9 +416,11 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         const item = items.get(e.sourceId);
         if (!item || e.phasesDone.includes(PHASES.attachments)) continue;
         if (planOf(deps.source.organizationUrl, item, describe, everything).idle) continue;
-        issues.set(e.sourceId, attachmentsOf(ctx, e.targetKey));
+        const read = attachmentsOf(ctx, e.targetKey);
+        // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
+        read.catch(() => undefined);
+        issues.set(e.sourceId, read);
       }
-    await Promise.allSettled(issues.values()); // each unit awaits its own read (and its error)
     return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues };
   }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
@@ -373,70 +483,83 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const ahead = issues.get(entry.sourceId);
     issues.delete(entry.sourceId);
     const existing = await (ahead ?? attachmentsOf(ctx, entry.targetKey));
-    const has = (name: string, size?: number) =>
-      existing.find((a) => a.filename === name && (size === undefined || size < 0 || a.size === size));
+    const has = (name: string, size?: number) => copyOf(existing, name, size);
     const problems: string[] = [];
-    let uploaded = 0;
+    // Every file the issue lacks, sent in one request (sendFiles): the attached files, the full text of a cut
+    // description, the history file, the inline images. A file over the limit is reported, not sent.
+    const sends: Upload[] = [];
+    const outcomes = new Map<Upload, Outcome>();
+    // A file of the same name (and size) as one planned already is that file, as it is once on the issue: an
+    // inline image that is an attached file, an image pasted twice.
+    const planned = (name: string, size?: number) =>
+      [...outcomes.keys(), ...sends].find(
+        (f) =>
+          f.fileName === name && (size === undefined || size < 0 || f.size === undefined || f.size === size),
+      );
     for (const file of files) {
-      if (has(file.fileName, file.size)) continue;
-      if (tooLarge(file.size)) {
-        problems.push(limitProblem(file.fileName, file.size));
-        continue;
+      if (has(file.fileName, file.size) || planned(file.fileName, file.size)) continue;
+      const send = {
+        fileName: file.fileName,
+        label: file.fileName,
+        size: file.size,
+        source: { url: file.url },
+      };
+      if (tooLarge(file.size)) outcomes.set(send, { problem: limitProblem(file.fileName, file.size) });
+      else sends.push(send);
+    }
+    if (fullText && !has(fullText.fileName, fullText.size))
+      sends.push({
+        fileName: fullText.fileName,
+        label: `full description ${fullText.fileName}`,
+        size: fullText.size,
+        source: { html: fullText.html },
+      });
+    const historyFile = await historyOf(ctx, item, existing);
+    if (historyFile.send) sends.push(historyFile.send);
+    const images = inline.flatMap((image) => {
+      const there = has(image.uploadName);
+      // With attachments off an image shows in place only if an earlier run uploaded it.
+      if (!there && !everything) return [];
+      let send = there ? undefined : planned(image.uploadName);
+      if (!there && !send) {
+        send = {
+          fileName: image.uploadName,
+          label: `inline image ${image.uploadName}`,
+          source: { url: image.url },
+        };
+        sends.push(send);
       }
-      try {
-        existing.push(await upload(ctx, entry.targetKey, file, settings.uploadLimit));
+      return [{ image, there, send }];
+    });
+    const sent = await sendFiles(ctx, entry.targetKey, sends, settings.uploadLimit);
+    for (const [i, send] of sends.entries()) outcomes.set(send, sent[i] as Outcome);
+    let uploaded = 0;
+    for (const outcome of outcomes.values()) {
+      if ('problem' in outcome) problems.push(outcome.problem);
+      else {
+        existing.push(outcome);
         uploaded++;
-      } catch (err) {
-        if (err instanceof ResponseTooLarge) {
-          problems.push(`${file.fileName} is over the target's upload limit of ${err.limit} bytes`);
-          continue;
-        }
-        if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(file.fileName, err, file.size));
       }
     }
-    if (fullText && !has(fullText.fileName, fullText.size)) {
-      try {
-        const [attachment] = await deps.target.attach(entry.targetKey, fullText.fileName, async () => ({
-          stream: new Blob([fullText.html]).stream(),
-          contentType: 'text/html; charset=utf-8',
-        }));
-        if (attachment) existing.push(attachment as JiraAttachment);
-        uploaded++;
-      } catch (err) {
-        if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(`full description ${fullText.fileName}`, err, fullText.size));
-      }
+    if (historyFile.send || historyFile.current) {
+      const current = historyFile.current ?? outcomes.get(historyFile.send as Upload);
+      if (current && !('problem' in current))
+        await deleteOlderHistories(ctx, item, current, existing, problems);
     }
-    uploaded += await attachHistory(ctx, entry.targetKey, item, existing, problems);
+    // The media ids of the item's images (ADF media nodes), read side by side.
     const mediaBySrc = new Map<string, string>();
-    for (const image of inline) {
-      try {
-        let attachment = has(image.uploadName);
-        if (!attachment) {
-          // With attachments off an image shows in place only if an earlier run uploaded it.
-          if (!everything) continue;
-          attachment = await upload(
-            ctx,
-            entry.targetKey,
-            { url: image.url, fileName: image.uploadName },
-            settings.uploadLimit,
-          );
-          existing.push(attachment);
-          uploaded++;
-        }
+    const media = await Promise.allSettled(
+      images.map(async ({ image, there, send }) => {
+        const attachment = there ?? (send && outcomes.get(send));
+        if (!attachment || 'problem' in attachment) return;
         mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
-      } catch (err) {
-        if (err instanceof ResponseTooLarge) {
-          problems.push(
-            `inline image ${image.uploadName} is over the target's upload limit of ${err.limit} bytes`,
-          );
-          continue;
-        }
-        if (!(err instanceof TrackerHttpError)) throw err;
-        problems.push(uploadProblem(`inline image ${image.uploadName}`, err));
-      }
-    }
+      }),
+    );
+    media.forEach((read, i) => {
+      if (read.status === 'fulfilled') return;
+      if (!(read.reason instanceof TrackerHttpError)) throw read.reason;
+      problems.push(uploadProblem(`inline image ${images[i]?.image.uploadName}`, read.reason));
+    });
     if (rewrite) {
       const description = descriptionOf(item, noteInto(outcome, entry.sourceId), {
         ...describe,

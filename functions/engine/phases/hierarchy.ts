@@ -12,8 +12,9 @@
  *    parent and why Jira cannot hold it as such. The relationship is never dropped silently: without a
  *    Relates type, or when Jira refuses, the item is a recorded failure.
  * Idempotent: the children's current parent and links are read (read-after-write) before writing, and each
- * item gets phase 3 in its id map entry's `phasesDone` right after its write, so a resumed run neither redoes
- * a recorded item nor writes twice an item whose write was not yet recorded.
+ * item gets phase 3 in its id map entry's `phasesDone` after its write (10 items at a time, and the rest when the
+ * pass ends), so a resumed run neither redoes a recorded item nor writes twice an item whose write was not yet
+ * recorded (the read finds it). The checkpoint does not depend on it: the record spares a later run's plan.
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
@@ -40,6 +41,8 @@ import {
 
 const PHASE = PHASES.hierarchy;
 const RELATES = 'Relates';
+/** Children recorded as done (`phasesDone`) in one id map write. */
+const RECORD_BATCH = 10;
 
 export interface HierarchyUnit {
   child: number;
@@ -87,11 +90,13 @@ async function computePlan(
   const withParent = preflight.manifest
     .slice(from, to)
     .filter((m): m is ManifestItem & { parentId: number } => m.parentId !== null);
-  const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
-    ...withParent.map((m) => m.id),
-    ...withParent.map((m) => m.parentId),
+  const [entries, linkTypes] = await Promise.all([
+    store.idMap.getMany(run.tenantId, run.projectId, [
+      ...withParent.map((m) => m.id),
+      ...withParent.map((m) => m.parentId),
+    ]),
+    target.linkTypes(),
   ]);
-  const linkTypes = await target.linkTypes();
   const relatesType = linkTypes.find((t) => t.name.toLowerCase() === RELATES.toLowerCase())?.name ?? null;
   // Not created (its own failure is recorded by phase 2) or already done by an earlier run: nothing to do.
   // A dry run created nothing, so it counts every pair whose child would be created.
@@ -169,6 +174,13 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
     out.log.push(`#${sourceId} hierarchy failed: ${reason}`);
     out.failures.push({ sourceId, reason });
   };
+  // Not one id map write per unit on its way (a round trip in the window's time): a few at once.
+  const unrecorded: IdMapEntry[] = [];
+  const flush = () => markPhaseDone(store, run, unrecorded.splice(0), PHASE);
+  const record = async (child: IdMapEntry) => {
+    unrecorded.push(child);
+    if (unrecorded.length >= RECORD_BATCH) await flush();
+  };
 
   const work = async (index: number): Promise<UnitOutcome> => {
     const u = plan.units[index] as HierarchyUnit;
@@ -207,7 +219,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
       // Not shown when the phase started: written by this run before an interruption.
       out.success++;
       out.log.push(`${pair}: confirmed in Jira after an interruption`);
-      if (!dryRun) await markPhaseDone(store, run, [child], PHASE);
+      if (!dryRun) await record(child);
       return out;
     }
     if (dryRun) {
@@ -225,7 +237,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         if (refused === undefined) {
           out.success++;
           out.log.push(`${pair}: parent set${state.parentKey ? ` (was under ${state.parentKey})` : ''}`);
-          await markPhaseDone(store, run, [child], PHASE);
+          await record(child);
           return out;
         }
         why = `Jira refused it as the parent (${refused}).`;
@@ -233,7 +245,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         if (plan.relatesType && hasIssueLink(state, plan.relatesType, parent.targetKey, true)) {
           out.success++;
           out.log.push(`${pair}: kept as a Relates link (${why})`);
-          await markPhaseDone(store, run, [child], PHASE);
+          await record(child);
           return out;
         }
       }
@@ -249,7 +261,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
       });
       out.success++;
       out.log.push(`${pair}: kept as a Relates link`);
-      await markPhaseDone(store, run, [child], PHASE);
+      await record(child);
     } catch (err) {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
@@ -257,7 +269,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
     }
     return out;
   };
-  return { work };
+  return { work, close: async () => (unrecorded.length ? flush() : undefined) };
 }
 
 /**

@@ -3,8 +3,9 @@
  * the whole project's revisions in change order, 200 a call, where the per-item route costs a call per item. It
  * has no filter by id, so the run's items are read a window at a time: the next `WINDOW_ITEMS` items of the
  * manifest from the one asked for, their revisions kept as the stream goes by and everything else dropped at once.
- * Memory is bounded by the window (and by `MAX_HELD_REVISIONS`: past it the window shrinks to what fits, and the
- * items it gave up are read by a later window), not by the project. A window lives as long as the invocation's
+ * Memory is bounded by two windows (the one units read from and the next, read ahead; each within
+ * `MAX_HELD_REVISIONS`: past it the window shrinks to what fits, and the items it gave up are read by a later
+ * window), not by the project. A window lives as long as the invocation's
  * source client (one per engine invocation): the chunks after the first one of a window cost no source call.
  *
  * An item the stream did not bring whole (changed since the read, moved in from another project, its type
@@ -37,7 +38,8 @@ interface Window {
 }
 
 interface Reader {
-  window?: Window;
+  /** The window units read from and, read ahead, the one after it: at most two held. */
+  windows: Window[];
   positions?: { manifest: readonly { id: number }[]; at: Map<number, number> };
 }
 
@@ -91,42 +93,85 @@ async function fill(
   }
 }
 
+type HistoryContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight'>;
+
+/** The invocation's reader, when the run reads revisions in batches. */
+function readerOf(ctx: HistoryContext): Reader | undefined {
+  const source = ctx.deps.source;
+  if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function') return undefined;
+  let reader = readers.get(source);
+  if (!reader) {
+    reader = { windows: [] };
+    readers.set(source, reader);
+  }
+  return reader;
+}
+
+/**
+ * The window that holds manifest position `at`, its read started if it is not under way (the latest two kept):
+ * from the start of the item's chunk (the chunk's items ask side by side, in no set order), or from `at` itself
+ * for the window after another.
+ */
+function windowAt(
+  ctx: HistoryContext,
+  reader: Reader,
+  at: number,
+  limits: WindowLimits,
+  from = at - (at % CHUNK_SIZE),
+): Window {
+  const held = reader.windows.find((w) => at >= w.from && at < w.to);
+  if (held) return held;
+  const manifest = ctx.preflight.manifest;
+  const fresh: Window = {
+    from,
+    // Never less than the chunk: its items wait for this window.
+    to: Math.min(manifest.length, from + Math.max(limits.items, CHUNK_SIZE)),
+    revisions: new Map(),
+    ready: Promise.resolve(),
+  };
+  fresh.ready = fill(ctx.deps.source, manifest, fresh, from, limits.heldRevisions).catch((err: unknown) => {
+    // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
+    if (!(err instanceof TrackerHttpError)) throw err;
+    fresh.refused = true;
+  });
+  // A window read ahead may be asked for by no unit (the pass stopped): its error is the askers' to see.
+  fresh.ready.catch(() => undefined);
+  reader.windows = [...reader.windows, fresh].slice(-2);
+  return fresh;
+}
+
+/**
+ * Starts reading the window that holds manifest position `at` if none is under way, and the next one once `at` is
+ * half way through its window: the stream of the project's revisions takes seconds (a call of 200 after
+ * another), so units find it read instead of all waiting for it at the start of each window. Answers when the
+ * windows it started are read (the engine does not wait for it; tests do).
+ */
+export function readHistoryAhead(
+  ctx: HistoryContext,
+  at: number,
+  limits: WindowLimits = LIMITS,
+): Promise<void> {
+  const reader = readerOf(ctx);
+  if (!reader || at >= ctx.preflight.manifest.length) return Promise.resolve();
+  const window = windowAt(ctx, reader, at, limits);
+  const reading = [window.ready];
+  if (at >= window.from + (window.to - window.from) / 2 && window.to < ctx.preflight.manifest.length)
+    reading.push(windowAt(ctx, reader, window.to, limits, window.to).ready);
+  return Promise.all(reading).then(() => undefined);
+}
+
 /** The item's revisions, oldest first: from the run's batched read when it has them whole, else per item. */
 export async function historyRevisions(
-  ctx: Pick<PhaseContext, 'deps' | 'run' | 'preflight'>,
+  ctx: HistoryContext,
   item: AdoWorkItem,
   limits: WindowLimits = LIMITS,
 ): Promise<AdoWorkItem[]> {
   const source = ctx.deps.source;
-  if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function')
-    return source.revisions(item.id);
-  let reader = readers.get(source);
-  if (!reader) {
-    reader = {};
-    readers.set(source, reader);
-  }
-  const manifest = ctx.preflight.manifest;
-  const at = positionOf(reader, manifest, item.id);
+  const reader = readerOf(ctx);
+  if (!reader) return source.revisions(item.id);
+  const at = positionOf(reader, ctx.preflight.manifest, item.id);
   if (at === undefined) return source.revisions(item.id);
-  let window = reader.window;
-  if (!window || at < window.from || at >= window.to) {
-    // From the start of the item's chunk: the chunk's items ask side by side, in no set order.
-    const from = at - (at % CHUNK_SIZE);
-    const fresh: Window = {
-      from,
-      // Never less than the chunk: its items wait for this window.
-      to: Math.min(manifest.length, from + Math.max(limits.items, CHUNK_SIZE)),
-      revisions: new Map(),
-      ready: Promise.resolve(),
-    };
-    fresh.ready = fill(source, manifest, fresh, from, limits.heldRevisions).catch((err: unknown) => {
-      // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
-      if (!(err instanceof TrackerHttpError)) throw err;
-      fresh.refused = true;
-    });
-    reader.window = fresh;
-    window = fresh;
-  }
+  const window = windowAt(ctx, reader, at, limits);
   await window.ready;
   if (window.refused) return source.revisions(item.id);
   // The window may have shrunk while it filled: an item it gave up starts the next one.

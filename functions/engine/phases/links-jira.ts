@@ -174,11 +174,18 @@ export async function loadOrComputePlan<T>(
 export const PLAN_SLICE = 1000;
 /** Below this, no further slice is started in this invocation (a slice takes a few seconds at worst). */
 const SLICE_BUDGET_MS = 30_000;
+/**
+ * Slices computed side by side: each is a chain of a few round trips (the items, the id map, the issues' state),
+ * so one after another a 2,000-item plan took two chains before the phase's first unit; the HTTP layer holds
+ * each endpoint to what the tracker takes.
+ */
+export const PLAN_SLICES_IN_FLIGHT = 4;
 
 /**
  * A phase's plan computed a manifest slice at a time, each slice kept as an artifact of its own, so a plan
  * over a project of any size is built across several invocations (the runner calls again) instead of having
- * to fit in one. At least one slice is worked per call. True once the whole plan is stored.
+ * to fit in one. At least one slice is worked per call; no slice starts once the budget runs low. True once
+ * the whole plan is stored.
  */
 export async function preparePlanInSlices<P, T>(
   artifacts: { get(key: string): Promise<string | undefined>; put(key: string, body: string): Promise<void> },
@@ -190,21 +197,26 @@ export async function preparePlanInSlices<P, T>(
 ): Promise<boolean> {
   if (planCache.has(key) || (await artifacts.get(key)) !== undefined) return true;
   const slices = Math.max(1, Math.ceil(manifestLength / PLAN_SLICE));
-  const parts: P[] = [];
-  let worked = 0;
+  const parts = new Array<P>(slices);
+  const missing: number[] = [];
   for (let i = 0; i < slices; i++) {
-    const partKey = `${key}.part-${i}`;
-    const saved = await artifacts.get(partKey);
-    if (saved !== undefined) {
-      parts.push(JSON.parse(saved) as P);
-      continue;
-    }
-    if (worked > 0 && remainingMs() < SLICE_BUDGET_MS) return false;
-    const part = await computeSlice(i * PLAN_SLICE, (i + 1) * PLAN_SLICE);
-    await artifacts.put(partKey, JSON.stringify(part));
-    parts.push(part);
-    worked++;
+    const saved = await artifacts.get(`${key}.part-${i}`);
+    if (saved !== undefined) parts[i] = JSON.parse(saved) as P;
+    else missing.push(i);
   }
+  let started = 0;
+  let outOfTime = false;
+  await inPool(missing, PLAN_SLICES_IN_FLIGHT, async (i) => {
+    if (outOfTime || (started > 0 && remainingMs() < SLICE_BUDGET_MS)) {
+      outOfTime = true;
+      return;
+    }
+    started++;
+    const part = await computeSlice(i * PLAN_SLICE, (i + 1) * PLAN_SLICE);
+    await artifacts.put(`${key}.part-${i}`, JSON.stringify(part));
+    parts[i] = part;
+  });
+  if (outOfTime) return false;
   // Re-read before storing: two invocations racing at the start end up with the same plan.
   if ((await artifacts.get(key)) === undefined) await artifacts.put(key, JSON.stringify(merge(parts)));
   return true;

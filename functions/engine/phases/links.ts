@@ -14,13 +14,17 @@
  *  - neither end in Jira: nothing to write (the items' own failures are recorded by phase 2), skipped;
  *  - and for every item in Jira, a remote link back to its own ADO work item ("Azure DevOps #123: title"),
  *    `globalId` `ado:<organization>:<id>`, written even when the run migrates no links (then the only units).
- *    Whether it was there before the phase is told without a read: only an issue this run did not create can
- *    have had one, so finding it on such an issue counts as skipped, on our own as confirmed (success).
  * The project's confirmed link types replace LINK_TABLE's per relation (its direction kept). Link types Jira
  * lacks fall back as `planIssueLinks` says (Relates, else dropped with a warning).
- * Idempotent: before writing, the chunk reads its subjects' `issuelinks` (one search, read-after-write) and
- * the remote links of its issues, and writes only what is missing. What was already in Jira when the phase
- * started is counted as skipped; what appears since (our own write before an interruption) as success.
+ * Idempotent: before writing an issue link, the block reads its subjects' `issuelinks` (one search,
+ * read-after-write) and writes only what is missing. A remote link is not read first: Jira's POST with a
+ * `globalId` creates the link or updates the issue's link with that globalId, answering 201 or 200 (see
+ * `JiraClient.addRemoteLink`), so writing it again after an interruption keeps one, and the answer tells a link
+ * already there from a new one. What was already in Jira when the phase started is counted as skipped; what
+ * appears since (our own write before an interruption) as success. The plan tells the first (`present`): issue
+ * links from one search per 50 issues; remote links from a read of the issues this run did not create (only
+ * those can hold one of our globalIds before this phase writes; none are read in a run that created them all),
+ * and a unit found present writes nothing. A dry run writes nothing, so it reads the remote links with its block.
  */
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
 import {
@@ -30,7 +34,7 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, chunkFromUnits, ITEM_CONCURRENCY } from '#phase-kit/toolkit.ts';
+import { blockReads, chunkFromUnits, ITEM_CONCURRENCY, inPool } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import {
@@ -173,6 +177,16 @@ async function computePlan(
     }
   }
 
+  // What Jira already holds now, before this phase writes anything, is "already present" (skipped): the issue
+  // links' subjects read beside the far ends' titles below.
+  const issueUnits = units.filter(
+    (u): u is Extract<LinkUnit, { kind: 'issue' }> => 'kind' in u && u.kind === 'issue',
+  );
+  const statesRead = readIssueStates(
+    target,
+    issueUnits.flatMap((u) => entries.get(u.from)?.targetId ?? []),
+  );
+  statesRead.catch(() => {}); // awaited below; a failure of the titles' read first must not leave it unhandled
   // Titles and projects of the far ends, for the remote links (those in scope were read above).
   const remotes = units.filter((u): u is Remote => !('kind' in u));
   const known = new Map(items.map((i) => [i.id, i.fields]));
@@ -207,15 +221,13 @@ async function computePlan(
     ];
   });
 
-  // Each item's way back to Azure DevOps. Found in Jira, it counts as there before the phase (skipped) only on
-  // an issue this run did not create: no read at planning time (see the file's comment).
+  // Each item's way back to Azure DevOps.
   const organization = organizationOf(source);
   for (const item of items) {
     if (!inJira(item.id)) continue;
     const title =
       typeof item.fields['System.Title'] === 'string' ? (item.fields['System.Title'] as string) : '';
     const full = `Azure DevOps #${item.id}${title ? `: ${title}` : ''}`;
-    const entry = entries.get(item.id);
     resolved.push({
       kind: 'remote',
       on: item.id,
@@ -224,24 +236,23 @@ async function computePlan(
       title: full.length > TITLE_MAX ? `${full.slice(0, TITLE_MAX - 1)}…` : full,
       globalId: backlinkGlobalId(organization, item.id),
       backlink: true,
-      ...(entry && (entry.runId !== run.id || entry.origin === 'found') ? { present: true as const } : {}),
     });
   }
 
-  // What Jira already holds now, before this phase writes anything, is "already present" (skipped).
-  const issueUnits = resolved.filter((u) => u.kind === 'issue');
-  const states = await readIssueStates(
-    target,
-    issueUnits.flatMap((u) => entries.get(u.from)?.targetId ?? []),
-  );
+  const states = await statesRead;
   for (const u of issueUnits) {
     const [from, to] = [entries.get(u.from), entries.get(u.to)];
     const state = from && states.get(from.targetId);
     if (to && state && hasIssueLink(state, u.type, to.targetKey, symmetric.includes(u.type.toLowerCase())))
       u.present = true;
   }
+  // Only an issue this run did not create can hold one of our remote links before this phase writes one.
+  const notOurs = (id: number) => {
+    const entry = entries.get(id);
+    return entry !== undefined && (entry.runId !== run.id || entry.origin === 'found');
+  };
   const remoteUnits = resolved.filter(
-    (u): u is Extract<LinkUnit, { kind: 'remote' }> => u.kind === 'remote' && !u.backlink,
+    (u): u is Extract<LinkUnit, { kind: 'remote' }> => u.kind === 'remote' && notOurs(u.on),
   );
   const existing = await remoteLinksOf(
     target,
@@ -254,30 +265,19 @@ async function computePlan(
   return { units: resolved, symmetric, warnings };
 }
 
-/** The remote links' globalIds of each issue, a few issues at a time. */
+/** The remote links' globalIds of each issue (an issue gone from Jira is left out), 50 issues side by side. */
 async function remoteLinksOf(
   target: PhaseContext['deps']['target'],
   keys: string[],
 ): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
-  const unique = [...new Set(keys)];
-  for (let i = 0; i < unique.length; i += ITEM_CONCURRENCY) {
-    const slice = unique.slice(i, i + ITEM_CONCURRENCY);
-    const found = await Promise.all(
-      slice.map(async (key) => {
-        try {
-          return await remoteLinkIds(target, key);
-        } catch (err) {
-          if (err instanceof TrackerHttpError && err.status === 404) return undefined;
-          throw err;
-        }
-      }),
-    );
-    slice.forEach((key, n) => {
-      const ids = found[n];
-      if (ids) out.set(key, ids);
-    });
-  }
+  await inPool([...new Set(keys)], ITEM_CONCURRENCY, async (key) => {
+    try {
+      out.set(key, await remoteLinkIds(target, key));
+    } catch (err) {
+      if (!(err instanceof TrackerHttpError) || err.status !== 404) throw err;
+    }
+  });
   return out;
 }
 
@@ -337,10 +337,13 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
       target,
       units.flatMap((u) => (u.kind === 'issue' && mapped(u.to) ? (mapped(u.from)?.targetId ?? []) : [])),
     );
-    const remotes = await remoteLinksOf(
-      target,
-      units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
-    );
+    // Outside a dry run the remote link's POST tells whether it was there (see the file's comment).
+    const remotes = dryRun
+      ? await remoteLinksOf(
+          target,
+          units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
+        )
+      : new Map<string, Set<string>>();
     return { entries, states, remotes };
   }, plan.units.length);
 
@@ -412,23 +415,29 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
       else fail(out, u.on, what, 'the item is no longer in the id map');
       return;
     }
-    const existing = remotes.get(on.targetKey);
-    if (!existing) {
-      fail(out, u.on, what, `${on.targetKey} no longer exists in Jira`);
-      return;
-    }
-    if (existing.has(u.globalId)) {
-      done(out, u, u.present ? `${what}: already in Jira` : `${what}: confirmed after an interruption`, true);
-      return;
-    }
+    const gone = () => fail(out, u.on, what, `${on.targetKey} no longer exists in Jira`);
     if (dryRun) {
-      done(out, u, `${what}: would be added as a remote link`, false);
+      const existing = remotes.get(on.targetKey);
+      if (!existing) gone();
+      else if (existing.has(u.globalId)) done(out, u, `${what}: already in Jira`, true);
+      else done(out, u, `${what}: would be added as a remote link`, false);
+      return;
+    }
+    // Found by the plan's read: there before the phase, nothing to write.
+    if (u.present) {
+      done(out, u, `${what}: already in Jira`, true);
       return;
     }
     try {
-      await target.addRemoteLink(on.targetKey, { url: u.url, title: u.title, globalId: u.globalId });
-      done(out, u, `${what}: remote link added`, false);
+      const answer = await target.addRemoteLink(on.targetKey, {
+        url: u.url,
+        title: u.title,
+        globalId: u.globalId,
+      });
+      if (answer === 'updated') done(out, u, `${what}: confirmed after an interruption`, true);
+      else done(out, u, `${what}: remote link added`, false);
     } catch (err) {
+      if (err instanceof TrackerHttpError && err.status === 404) return gone();
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
       fail(out, u.on, what, reason);

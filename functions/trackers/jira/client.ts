@@ -308,13 +308,22 @@ export class JiraClient {
     });
   }
 
-  async addRemoteLink(key: string, link: { url: string; title: string; globalId?: string }): Promise<void> {
-    await this.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`, {
+  /**
+   * Creates the remote link, or updates the issue's link with the same `globalId`: Jira answers 201 for a new
+   * link, 200 for an update (https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-issue-remote-links/#api-rest-api-3-issue-issueidorkey-remotelink-post),
+   * so the answer says whether it was there already. Safe to retry for the same reason.
+   */
+  async addRemoteLink(
+    key: string,
+    link: { url: string; title: string; globalId?: string },
+  ): Promise<'created' | 'updated'> {
+    const res = await this.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`, {
       body: {
         ...(link.globalId ? { globalId: link.globalId } : {}),
         object: { url: link.url, title: link.title },
       },
     });
+    return res.status === 200 ? 'updated' : 'created';
   }
 
   /**
@@ -326,19 +335,50 @@ export class JiraClient {
     fileName: string,
     open: () => Promise<{ stream: ReadableStream<Uint8Array> | Readable; contentType?: string }>,
   ): Promise<{ id: string; filename: string; size: number }[]> {
-    const res = await this.http.request<{ id: string; filename: string; size: number }[]>(
-      'POST',
-      `/rest/api/3/issue/${encodeURIComponent(key)}/attachments`,
-      {
-        headers: { 'X-Atlassian-Token': 'no-check' },
-        notIdempotent: true,
-        rawBody: async () => {
-          const { stream, contentType } = await open();
-          return multipartFile(fileName, stream, contentType ?? 'application/octet-stream');
+    const [attachment] = await this.attachFiles(key, [{ fileName, open }]);
+    return attachment ? [attachment] : [];
+  }
+
+  /**
+   * Uploads several files to one issue in one request (Jira "Adds one or more attachments to an issue", each in
+   * a multipart part named `file`; at most `MAX_FILES_PER_UPLOAD`: platform spec, `POST
+   * /rest/api/3/issue/{issueIdOrKey}/attachments`). Streamed: each file is opened when the body reaches it
+   * (the first before the request goes), and again on a retried attempt; a file whose `open` answers undefined
+   * is left out. Answers each file's attachment in the files' order (undefined for one left out); no request
+   * when every file is left out.
+   */
+  async attachFiles(
+    key: string,
+    files: UploadFile[],
+  ): Promise<({ id: string; filename: string; size: number } | undefined)[]> {
+    if (files.length > MAX_FILES_PER_UPLOAD)
+      throw new Error(`at most ${MAX_FILES_PER_UPLOAD} files in one upload (${files.length} given)`);
+    let sent: number[] = [];
+    let answers: { id: string; filename: string; size: number }[];
+    try {
+      const res = await this.http.request<{ id: string; filename: string; size: number }[]>(
+        'POST',
+        `/rest/api/3/issue/${encodeURIComponent(key)}/attachments`,
+        {
+          headers: { 'X-Atlassian-Token': 'no-check' },
+          notIdempotent: true,
+          rawBody: async () => {
+            sent = [];
+            return multipartFiles(files, (index) => sent.push(index));
+          },
         },
-      },
-    );
-    return res.body;
+      );
+      answers = [...res.body];
+    } catch (err) {
+      if (err instanceof NothingToUpload) return files.map(() => undefined);
+      throw err;
+    }
+    // Jira answers the attachments in the parts' order; matched by name first, should it ever not.
+    return files.map((file, index) => {
+      if (!sent.includes(index)) return undefined;
+      const at = answers.findIndex((a) => a.filename === file.fileName);
+      return answers.splice(at >= 0 ? at : 0, 1)[0];
+    });
   }
 
   /** Deletes an attachment (DELETE /attachment/{id}, 204); needs Delete own (or all) attachments. */
@@ -569,25 +609,56 @@ export class JiraClient {
 }
 
 /** A multipart/form-data body with one file part, as a stream (the file is never buffered whole). */
-export function multipartFile(
-  fileName: string,
-  file: ReadableStream<Uint8Array> | Readable,
-  contentType: string,
-): { body: ReadableStream<Uint8Array>; headers: Record<string, string> } {
+/** The most files one upload takes: the platform spec's 413 "more than 60 files are requested to be uploaded". */
+export const MAX_FILES_PER_UPLOAD = 60;
+
+/** A file of a multipart upload: `open` answers its bytes when the body reaches it, or undefined to leave it out. */
+export interface UploadFile {
+  fileName: string;
+  open: () => Promise<{ stream: ReadableStream<Uint8Array> | Readable; contentType?: string } | undefined>;
+}
+
+/** Every file of an upload was left out: no request goes. */
+class NothingToUpload extends Error {}
+
+/**
+ * A multipart/form-data body of the files, each in a part named `file`, streamed: the first file to send is
+ * opened now (none: NothingToUpload), each other one when the body reaches it; `onSent` is told each file put in.
+ */
+async function multipartFiles(
+  files: UploadFile[],
+  onSent: (index: number) => void,
+): Promise<{ body: ReadableStream<Uint8Array>; headers: Record<string, string> }> {
   const boundary = `----tms${randomBytes(12).toString('hex')}`;
-  const safeName = fileName.replace(/["\r\n\\]/g, '_');
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${safeName}"; filename*=UTF-8''${encodeURIComponent(fileName)}\r\nContent-Type: ${contentType}\r\n\r\n`,
-  );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const source =
-    file instanceof Readable
-      ? file
-      : Readable.fromWeb(file as import('node:stream/web').ReadableStream<Uint8Array>);
+  const head = (fileName: string, contentType: string) =>
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName.replace(/["\r\n\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(fileName)}\r\nContent-Type: ${contentType}\r\n\r\n`,
+    );
+  type Opened = NonNullable<Awaited<ReturnType<UploadFile['open']>>>;
+  let next = 0;
+  const openNext = async (): Promise<{ index: number; opened: Opened } | undefined> => {
+    while (next < files.length) {
+      const index = next++;
+      const opened = await (files[index] as UploadFile).open();
+      if (opened) return { index, opened };
+    }
+    return undefined;
+  };
+  const first = await openNext();
+  if (!first) throw new NothingToUpload();
   async function* parts() {
-    yield head;
-    for await (const chunk of source) yield chunk as Uint8Array;
-    yield tail;
+    for (let part: typeof first = first; part; part = await openNext()) {
+      const { index, opened } = part;
+      onSent(index);
+      yield head((files[index] as UploadFile).fileName, opened.contentType ?? 'application/octet-stream');
+      const source =
+        opened.stream instanceof Readable
+          ? opened.stream
+          : Readable.fromWeb(opened.stream as import('node:stream/web').ReadableStream<Uint8Array>);
+      for await (const chunk of source) yield chunk as Uint8Array;
+      yield Buffer.from('\r\n');
+    }
+    yield Buffer.from(`--${boundary}--\r\n`);
   }
   return {
     body: Readable.toWeb(Readable.from(parts())) as unknown as ReadableStream<Uint8Array>,

@@ -2,7 +2,7 @@
  * The Jira sandbox's own control endpoints (outside the API paths, no auth, no faults):
  *   PUT /_sandbox/jira/accounts  {email, apiToken, projectAdmin, displayName?}: create or update an API account
  *   GET|PUT /_sandbox/jira/workflow  {issueTypes?, statuses, initial, transitions}: an issue type's workflow
- *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 1 GiB as Jira Cloud's, and 1,000: no cap documented)
+ *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 1 GiB and 60, Jira Cloud's)
  *   GET /_sandbox/jira/issues        every issue with all its fields, for assertions
  *   GET|PUT /_sandbox/jira/priorities  {priorities: [{name, id?, description?, statusColor?}], default?}: the
  *                                    site's priority list (default: the first); reset restores Jira's five

@@ -182,13 +182,14 @@ export interface Limits {
    */
   attachmentMaxBytes: number;
   /**
-   * Most files in one upload request. Atlassian documents no such cap, so the default is the most the control
-   * takes (1,000): nothing a site would take is refused; tests set fewer to see the refusal.
+   * Most files in one upload request: 60, as the platform spec's 413 of `POST
+   * /rest/api/3/issue/{issueIdOrKey}/attachments` says ("more than 60 files are requested to be uploaded",
+   * ../shared/specs/jira/jira-platform-v3.swagger-v3.v3.json); tests set fewer to see the refusal.
    */
   maxFilesPerUpload: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 1024 ** 3, maxFilesPerUpload: 1000 };
+export const DEFAULT_LIMITS: Limits = { attachmentMaxBytes: 1024 ** 3, maxFilesPerUpload: 60 };
 
 const stableHex = (text: string, length: number) =>
   createHash('sha256').update(text).digest('hex').slice(0, length);

@@ -1,0 +1,11 @@
+/**
+ * The plugin registry the operator CLI's tests give its process in place of functions/plugins/index.ts
+ * (./operator-plugins-preload.ts): timesheets needs a configuration, test-case-steps takes none.
+ */
+import type { PluginDefinition } from '../../functions/phase-kit/context.ts';
+import { plainPlugin, tokenPlugin } from './plugin-fixtures.ts';
+
+export const PLUGIN_DEFINITIONS: readonly PluginDefinition[] = [
+  tokenPlugin('timesheets') as PluginDefinition,
+  plainPlugin('test-case-steps') as PluginDefinition,
+];
