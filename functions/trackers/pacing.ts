@@ -2,7 +2,8 @@
  * How the HTTP layer fills a tracker's limits without overrunning them. Every request is held by three scopes:
  *   - its endpoint (method + path template): a lane whose in-flight requests grow while requests queue for it (so
  *     in flight settles at about rate x latency), that learns the endpoint's rate from a `jira-burst-based` 429
- *     (`X-RateLimit-Limit`) and paces itself under it from then on, and that a burst 429 pauses alone;
+ *     (`X-RateLimit-Limit`) and paces itself under it from then on (a burst 429 slows it alone; only the refused
+ *     request waits its Retry-After);
  *   - for a write to one issue: that issue's writes, kept under Jira's per-issue windows (20 in 2 s, 100 in 30 s)
  *     and paused alone by a `jira-per-issue-on-write` 429;
  *   - the client: paused by a 429 that concerns everything (Jira's hourly quota, Azure DevOps' TF400733, or one
@@ -300,9 +301,13 @@ export class TrackerPacer {
     }
     if (info.reason === 'jira-burst-based' || (info.reason === 'jira-per-issue-on-write' && !key.issue)) {
       const lane = this.lane(key.endpoint);
-      lane.pausedUntil = Math.max(lane.pausedUntil, until);
       lane.limit = Math.max(1, Math.floor(lane.limit * 0.75));
+      // Told its rate, the endpoint is slowed to it from an empty bucket rather than stopped: Atlassian asks a
+      // burst 429 to slow down that endpoint, and the Retry-After is for reissuing the refused request, which
+      // waits it out itself (the HTTP layer's retry). Without a rate to pace at, the lane waits it out too.
+      // https://developer.atlassian.com/cloud/jira/platform/build-an-app-that-respects-rate-limits/
       if (info.reason === 'jira-burst-based' && info.limit && info.limit > 0) lane.learnRate(info.limit, now);
+      else lane.pausedUntil = Math.max(lane.pausedUntil, until);
       return 'endpoint';
     }
     this.clientPausedUntil = Math.max(this.clientPausedUntil, until);
