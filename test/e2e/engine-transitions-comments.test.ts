@@ -663,10 +663,11 @@ describe('other workflows, overrides and dry runs', () => {
       }
     }
     expect(unreachable).toBeGreaterThan(0);
-    // The workflow is learnt once: later issues of the type know the way is not there without moving.
+    // The workflow is learnt once, by one issue, however many units of the type run side by side: the others
+    // wait for that exploration and know the way is not there without moving.
     const explored = totals.log.filter((l) => l.includes('after exploring')).length;
-    expect(explored).toBeGreaterThan(0);
-    expect(explored).toBeLessThan(unreachable);
+    expect(unreachable).toBeGreaterThan(1);
+    expect(explored).toBe(1);
     expect(removedAsDone).toBeGreaterThan(0);
     expect(totals.failure).toBe(0);
     // Unreachable ones count as skipped, never as failures.

@@ -64,6 +64,27 @@ export class WorkflowGraphs {
     delete this.of(issueType)[key(status)];
     this.changed = true;
   }
+
+  /** Explorations of a type's workflow under way (one at a time: units side by side wait for it). */
+  private readonly exploring = new Map<string, Promise<void>>();
+
+  /** Another move's exploration of this type's workflow, under way: what it learns may spare this one's. */
+  explorationOf(issueType: string): Promise<void> | undefined {
+    return this.exploring.get(key(issueType));
+  }
+
+  /** Marks this type's workflow as being explored; answers the call that ends it. */
+  beginExploring(issueType: string): () => void {
+    let end: () => void = () => undefined;
+    const under = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    this.exploring.set(key(issueType), under);
+    return () => {
+      if (this.exploring.get(key(issueType)) === under) this.exploring.delete(key(issueType));
+      end();
+    };
+  }
 }
 
 export interface MoveResult {
@@ -153,61 +174,81 @@ export async function moveIssue(
     return result('moved');
   }
 
-  let refusedAt: string | undefined;
-  // Each status is learnt at most once and each refusal forgets one: this bounds the walk.
-  for (let hops = 0; hops < 50; hops++) {
-    if (key(current) === key(goal)) return result('moved');
-    await known(current);
-    const route = shortestTransitionPath(graph(), current, goal, { avoidThrough });
-    // Exploring never enters a done status: it would resolve the issue, and may have no way out.
-    const step = route?.[0] ?? stepTowardsUnknown(graph(), current, done);
-    if (!step) break;
-    const last = route?.length === 1;
-    const wantsResolution = last && req.target.resolution !== undefined && done.has(key(step.to));
-    const fields = wantsResolution ? { resolution: { name: req.target.resolution } } : undefined;
-    try {
-      await jira.transition(req.issueKey, step.id, fields);
-    } catch (err) {
-      if (fields && resolutionRefused(err)) {
-        // The transition's screen has no resolution: move anyway, with what the workflow sets.
-        await jira.transition(req.issueKey, step.id);
-        warnings.push(
-          `the transition to "${step.to}" takes no resolution: "${req.target.resolution}" not set`,
-        );
-      } else if (err instanceof TrackerHttpError && err.status === 400) {
-        // Not (or no longer) available from here: perhaps a retried request that had gone through, or a
-        // condition this issue does not meet. Look again before believing the cache.
-        const now = await currentStatus(jira, req.issueKey);
-        if (key(now) !== key(step.to)) {
-          if (refusedAt === key(current)) throw err;
-          refusedAt = key(current);
-          graphs.forget(req.issueType, current);
-          if (key(now) !== key(current)) path.push(now);
-          current = now;
-          continue;
-        }
-      } else throw err;
-    }
-    current = step.to;
-    path.push(current);
+  // Moving the issue to learn the workflow is done by one move of a type at a time (held until it returns): the
+  // others wait for it and look again, so issues side by side do not each walk the same unknown statuses.
+  let exploring: (() => void) | undefined;
+  try {
+    return await walk();
+  } finally {
+    exploring?.();
   }
 
-  // Unreachable: back to where the issue started, if the explored part of the workflow leads there.
-  if (key(current) !== key(req.from)) {
-    const back = shortestTransitionPath(graph(), current, req.from, { avoidThrough: req.doneStatuses });
-    try {
-      for (const step of back ?? []) {
-        await jira.transition(req.issueKey, step.id);
-        current = step.to;
-        path.push(current);
+  async function walk(): Promise<MoveResult> {
+    let refusedAt: string | undefined;
+    // Each status is learnt at most once and each refusal forgets one: this bounds the walk.
+    for (let hops = 0; hops < 50; hops++) {
+      if (key(current) === key(goal)) return result('moved');
+      await known(current);
+      const route = shortestTransitionPath(graph(), current, goal, { avoidThrough });
+      if (!route && !exploring) {
+        const other = graphs.explorationOf(req.issueType);
+        if (other) {
+          await other;
+          hops--;
+          continue;
+        }
       }
-    } catch (err) {
-      if (!(err instanceof TrackerHttpError)) throw err;
+      // Exploring never enters a done status: it would resolve the issue, and may have no way out.
+      const step = route?.[0] ?? stepTowardsUnknown(graph(), current, done);
+      if (!step) break;
+      if (!route) exploring ??= graphs.beginExploring(req.issueType);
+      const last = route?.length === 1;
+      const wantsResolution = last && req.target.resolution !== undefined && done.has(key(step.to));
+      const fields = wantsResolution ? { resolution: { name: req.target.resolution } } : undefined;
+      try {
+        await jira.transition(req.issueKey, step.id, fields);
+      } catch (err) {
+        if (fields && resolutionRefused(err)) {
+          // The transition's screen has no resolution: move anyway, with what the workflow sets.
+          await jira.transition(req.issueKey, step.id);
+          warnings.push(
+            `the transition to "${step.to}" takes no resolution: "${req.target.resolution}" not set`,
+          );
+        } else if (err instanceof TrackerHttpError && err.status === 400) {
+          // Not (or no longer) available from here: perhaps a retried request that had gone through, or a
+          // condition this issue does not meet. Look again before believing the cache.
+          const now = await currentStatus(jira, req.issueKey);
+          if (key(now) !== key(step.to)) {
+            if (refusedAt === key(current)) throw err;
+            refusedAt = key(current);
+            graphs.forget(req.issueType, current);
+            if (key(now) !== key(current)) path.push(now);
+            current = now;
+            continue;
+          }
+        } else throw err;
+      }
+      current = step.to;
+      path.push(current);
     }
-    if (key(current) !== key(req.from))
-      warnings.push(`left in "${current}" while looking for a way to "${goal}"`);
+
+    // Unreachable: back to where the issue started, if the explored part of the workflow leads there.
+    if (key(current) !== key(req.from)) {
+      const back = shortestTransitionPath(graph(), current, req.from, { avoidThrough: req.doneStatuses });
+      try {
+        for (const step of back ?? []) {
+          await jira.transition(req.issueKey, step.id);
+          current = step.to;
+          path.push(current);
+        }
+      } catch (err) {
+        if (!(err instanceof TrackerHttpError)) throw err;
+      }
+      if (key(current) !== key(req.from))
+        warnings.push(`left in "${current}" while looking for a way to "${goal}"`);
+    }
+    return result('unreachable');
   }
-  return result('unreachable');
 }
 
 export async function currentStatus(jira: JiraClient, issueKey: string): Promise<string> {
