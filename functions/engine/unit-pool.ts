@@ -74,7 +74,10 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
     probe?.unit(1);
     o.work(index, stopped)
       .then(
-        (result) => finished.set(index, result),
+        (result) => {
+          finished.set(index, result);
+          probe?.held(1);
+        },
         (error) => {
           failed ??= { error };
         },
@@ -108,12 +111,16 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
       let to = checkpoint;
       while (after.has(to)) after.delete(to++);
       let goOn: boolean;
+      const moveStarted = probe && performance.now();
       try {
         goOn = await o.move({ units, to: { index: to, done: [...after].sort((a, b) => a - b) } });
       } catch (error) {
         failed ??= { error };
         continue;
+      } finally {
+        probe?.held(-units.length);
       }
+      if (probe) probe.moved(units.length, performance.now() - (moveStarted as number));
       covered = after;
       checkpoint = to;
       if (!goOn) halted = true;

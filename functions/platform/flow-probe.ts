@@ -13,6 +13,10 @@ export interface FlowProbe {
   unit(delta: 1 | -1): void;
   /** The pool has units left but its window lets none start (true), or it may start again / ended (false). */
   windowFull(full: boolean): void;
+  /** Finished units now wait for a move of the checkpoint (+n), or a move took them (-n). */
+  held(delta: number): void;
+  /** A move of the checkpoint over `units` units took `ms`. */
+  moved(units: number, ms: number): void;
   /** A request waited `ms` on `on` before its send (`issue`: its issue's writes; `lane`: its endpoint's slot). */
   waited(on: RequestWait, endpoint: string, ms: number): void;
 }

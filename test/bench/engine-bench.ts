@@ -31,6 +31,8 @@ process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 const PROFILE = (process.env.BENCH_PROFILE ?? 'realistic') as 'realistic' | 'off';
+/** BENCH_COMMENTS=0 leaves the comments phase out (a quicker look at the phases before it; not the figure). */
+const COMMENTS = process.env.BENCH_COMMENTS !== '0';
 /** The engine Lambda's memory (lib/engine.ts), for GB-seconds. */
 const ENGINE_MEMORY_MB = 1024;
 
@@ -126,7 +128,7 @@ const deps = {
   indexLagMs: 0,
   pluginDefinitions: PLUGIN_DEFINITIONS,
 };
-const run = await createRun(store, tenant.id, project.id, 'FULL');
+const run = await createRun(store, tenant.id, project.id, 'FULL', COMMENTS ? {} : { migrateComments: false });
 
 interface PhaseRow {
   /** The row of the last RunBatch call (past the last phase) and the Finalize step. */

@@ -1,7 +1,7 @@
 /**
  * The bench's view of the engine's flow (functions/platform/flow-probe.ts): per phase, the units in flight on
  * average and at the peak, how long the pool's window let no unit start, and how long requests waited on their
- * issue's writes, their endpoint's lane, a pause and a pace; the requests in flight per endpoint come from the
+ * issue's writes, their endpoint's lane, a pause and a pace, the finished units awaiting a move and the moves; the requests in flight per endpoint come from the
  * sandboxes' request logs (each answer's time at the sandbox). Figures only.
  */
 import type { FlowProbe, RequestWait } from '../../functions/platform/flow-probe.ts';
@@ -12,6 +12,10 @@ export interface FlowFigures {
   peakUnits: number;
   /** Time the window held the pool (units left, none allowed to start). */
   windowMs: number;
+  /** Finished units waiting for a move of the checkpoint, on average (they still count in the window). */
+  avgHeld: number;
+  /** The checkpoint's moves: how many, their units and their time on average. */
+  moves: { count: number; avgUnits: number; avgMs: number };
   /** Request-milliseconds waited, by what on. */
   waits: Record<RequestWait, number>;
   /** The endpoints whose requests waited longest for a lane slot, with the lane's in-flight limit at the end. */
@@ -24,6 +28,9 @@ export class FlowStats implements FlowProbe {
   private units = 0;
   private unitArea = 0;
   private peak = 0;
+  private heldUnits = 0;
+  private heldArea = 0;
+  private moves = { count: 0, units: 0, ms: 0 };
   private windowSince: number | undefined;
   private windowMs = 0;
   private waits: Record<RequestWait, number> = { issue: 0, lane: 0, pause: 0, pace: 0 };
@@ -36,6 +43,17 @@ export class FlowStats implements FlowProbe {
     this.advance();
     this.units += delta;
     this.peak = Math.max(this.peak, this.units);
+  }
+
+  held(delta: number): void {
+    this.advance();
+    this.heldUnits += delta;
+  }
+
+  moved(units: number, ms: number): void {
+    this.moves.count++;
+    this.moves.units += units;
+    this.moves.ms += ms;
   }
 
   windowFull(full: boolean): void {
@@ -61,6 +79,12 @@ export class FlowStats implements FlowProbe {
       ms,
       avgUnits: ms > 0 ? this.unitArea / ms : 0,
       peakUnits: this.peak,
+      avgHeld: ms > 0 ? this.heldArea / ms : 0,
+      moves: {
+        count: this.moves.count,
+        avgUnits: this.moves.count ? this.moves.units / this.moves.count : 0,
+        avgMs: this.moves.count ? this.moves.ms / this.moves.count : 0,
+      },
       windowMs: this.windowMs,
       waits: this.waits,
       laneWaits: [...this.laneWaits.entries()]
@@ -71,6 +95,8 @@ export class FlowStats implements FlowProbe {
     };
     this.since = this.at;
     this.unitArea = 0;
+    this.heldArea = 0;
+    this.moves = { count: 0, units: 0, ms: 0 };
     this.peak = this.units;
     this.windowMs = 0;
     this.waits = { issue: 0, lane: 0, pause: 0, pace: 0 };
@@ -81,6 +107,7 @@ export class FlowStats implements FlowProbe {
   private advance(): void {
     const now = performance.now();
     this.unitArea += this.units * (now - this.at);
+    this.heldArea += this.heldUnits * (now - this.at);
     this.at = now;
   }
 }
@@ -116,7 +143,7 @@ export function flowLines(
     .map((e) => `${e.endpoint} ${e.avg.toFixed(1)}`)
     .join(', ');
   return [
-    `    flow: units in flight avg ${f.avgUnits.toFixed(1)}, peak ${f.peakUnits}; window full ${s(f.windowMs)}; requests waited on issue ${s(f.waits.issue)}, lane ${s(f.waits.lane)}, pause ${s(f.waits.pause)}, pace ${s(f.waits.pace)}`,
+    `    flow: units in flight avg ${f.avgUnits.toFixed(1)}, peak ${f.peakUnits}, finished awaiting a move avg ${f.avgHeld.toFixed(1)}; ${f.moves.count} moves of ${f.moves.avgUnits.toFixed(1)} units, ${f.moves.avgMs.toFixed(0)} ms avg; window full ${s(f.windowMs)}; requests waited on issue ${s(f.waits.issue)}, lane ${s(f.waits.lane)}, pause ${s(f.waits.pause)}, pace ${s(f.waits.pace)}`,
     `    in flight: ${flights || '-'}${f.laneWaits.length ? `; lane waits: ${f.laneWaits.map((l) => `${l.endpoint} ${s(l.ms)}${l.limit ? ` (limit ${l.limit})` : ''}`).join(', ')}` : ''}`,
   ];
 }
