@@ -67,6 +67,16 @@ async function perItemTruth(source: AdoClient, ids: number[]) {
   return new Map(await Promise.all(ids.map(async (id) => [id, await source.revisions(id)] as const)));
 }
 
+/** Each item got (in the same order) the revisions the per-item route answers. */
+async function expectPerItemTruth(items: AdoWorkItem[], got: AdoWorkItem[][]) {
+  const truth = await perItemTruth(
+    client(),
+    items.map((i) => i.id),
+  );
+  for (const [k, item] of items.entries())
+    expect(revs(got[k]), `#${item.id}`).toEqual(revs(truth.get(item.id)));
+}
+
 const revs = (list: AdoWorkItem[] | undefined) => list?.map((r) => r.rev);
 
 /**
@@ -236,12 +246,7 @@ describe('batched history reads', () => {
     const got = await Promise.all(asked);
     // One pass of the stream (120 items' revisions: 3 batches), no per-item call.
     expect(await requests()).toEqual({ perItem: 0, batched: 3 });
-    const truth = await perItemTruth(
-      client(),
-      items.map((i) => i.id),
-    );
-    for (const [k, item] of items.entries())
-      expect(revs(got[k]), `#${item.id}`).toEqual(revs(truth.get(item.id)));
+    await expectPerItemTruth(items, got);
   });
 
   it('answer the units of items a shrinking window gave up, from a later window', async () => {
@@ -250,22 +255,16 @@ describe('batched history reads', () => {
     const ctx = ctxOf(source);
     const items = await source.workItems(ado.state.world.workItems.map((i) => i.id));
     await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
-    const stream = gate(source);
     // Every item waits on the first window, which gives half of them up (60% of the revisions is all it holds).
-    const asked = items.map((item) =>
-      historyRevisions(ctx, item, { items: 1000, heldRevisions: Math.floor(total * 0.6) }),
+    const got = await Promise.all(
+      items.map((item) =>
+        historyRevisions(ctx, item, { items: 1000, heldRevisions: Math.floor(total * 0.6) }),
+      ),
     );
-    stream.open();
-    const got = await Promise.all(asked);
     const after = await requests();
     expect(after.perItem).toBe(0);
     expect(after.batched).toBeGreaterThan(Math.ceil(total / 200));
-    const truth = await perItemTruth(
-      client(),
-      items.map((i) => i.id),
-    );
-    for (const [k, item] of items.entries())
-      expect(revs(got[k]), `#${item.id}`).toEqual(revs(truth.get(item.id)));
+    await expectPerItemTruth(items, got);
   });
 
   it('hand a lost connection to the units still waiting, and answer them per item when the service refuses', async () => {
