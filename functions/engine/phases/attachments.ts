@@ -468,6 +468,8 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
   return { problems, uploaded, shown };
 }
 
+type Plan = ReturnType<typeof planOf>;
+
 /**
  * The phase's units (manifest positions) one at a time; the id map entries, the ADO items with their relations,
  * what their descriptions name and the files their issues have read 50 positions at a time, one block ahead.
@@ -506,17 +508,21 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     // a new worker and reads again), only this unit writes attachments to its issue during the run, and a unit
     // that finds its read taken already reads again.
     const issues = new Map<number, Promise<JiraAttachment[]>>();
+    // Each item's plan, made once (it builds the description to measure it): the unit takes it from here.
+    const plans = new Map<number, Plan>();
     if (!run.options.dryRun)
       for (const e of entries) {
         const item = items.get(e.sourceId);
         if (!item || e.phasesDone.includes(PHASES.attachments)) continue;
-        if (planOf(deps.source.organizationUrl, item, describe, everything).idle) continue;
+        const plan = planOf(deps.source.organizationUrl, item, describe, everything);
+        plans.set(e.sourceId, plan);
+        if (plan.idle) continue;
         const read = attachmentsOf(ctx, e.targetKey);
         // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
         read.catch(() => undefined);
         issues.set(e.sourceId, read);
       }
-    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues };
+    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues, plans };
   }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
   let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
@@ -528,7 +534,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // unit is worked again (that would be a duplicate file).
   const work = async (index: number): Promise<UnitOutcome> => {
     const outcome = emptyOutcome();
-    const { entries, items, describe, issues } = await block(index);
+    const { entries, items, describe, issues, plans } = await block(index);
     const entry = entries.get((ctx.preflight.manifest[index] as { id: number }).id);
     // Not in the id map (its creation failed, its own failure recorded by phase 2): passed over.
     if (!entry) return outcome;
@@ -548,12 +554,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       settings.enabled
         ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
         : `${label}: attachments are disabled on the Jira site`;
-    const { foreign, files, inline, rewrite, fullText, history, idle } = planOf(
-      deps.source.organizationUrl,
-      item,
-      describe,
-      everything,
-    );
+    const { foreign, files, inline, rewrite, fullText, history, idle } =
+      plans.get(entry.sourceId) ?? planOf(deps.source.organizationUrl, item, describe, everything);
     for (const f of foreign) {
       const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
       outcome.log.push(`#${entry.sourceId} warning: ${warning}`);
