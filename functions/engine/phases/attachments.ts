@@ -543,10 +543,12 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       outcome.skipped++;
       return outcome;
     }
-    const markDone = () =>
-      deps.store.idMap.putMany(run.tenantId, run.projectId, [
+    // The item recorded as done, with the checkpoint's move over the unit (UnitOutcome.marks).
+    const markDone = () => {
+      outcome.marks = [
         { ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() },
-      ]);
+      ];
+    };
     siteSettings ??= deps.target.attachmentSettings();
     const settings = await siteSettings;
     const tooLarge = (size: number) => !settings.enabled || (size >= 0 && size > settings.uploadLimit);
@@ -563,7 +565,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     }
     if (idle) {
       outcome.skipped++;
-      if (record) await markDone();
+      if (record) markDone();
       return outcome;
     }
     if (run.options.dryRun) {
@@ -657,7 +659,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     outcome.log.push(
       `#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${uploaded} file(s) attached`,
     );
-    if (record) await markDone();
+    if (record) markDone();
     return outcome;
   };
   return { work };
