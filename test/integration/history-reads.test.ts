@@ -26,6 +26,9 @@ beforeEach(async () => {
   await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
 });
 
+/** The default window read as one stream from the beginning: a gate then sees its batches in change order. */
+const ONE_STREAM: WindowLimits = { items: 1000, heldRevisions: 25_000, slices: 1 };
+
 /** A fresh client (the engine has one per invocation, and a window lives with it). */
 const client = () =>
   new AdoClient({
@@ -162,6 +165,28 @@ describe('batched history reads', () => {
     expect(calls.batched).toBe(Math.ceil((await totalRevisions(client())) / 200));
   });
 
+  it('read the stream in spans of time side by side: the same revisions, no per-item call', async () => {
+    const pass = Math.ceil((await totalRevisions(client())) / 200);
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    const source = client();
+    const asked: unknown[] = [];
+    const read = source.reportingRevisions.bind(source);
+    source.reportingRevisions = (filter) => {
+      asked.push(filter);
+      return read(filter);
+    };
+    const got = await readAll(source, { items: 1000, heldRevisions: 25_000, slices: 4 });
+    // The window asked the client for its spans (how the client cuts them: tracker-clients.test.ts).
+    expect(asked).toEqual([expect.objectContaining({ slices: 4 })]);
+    const calls = await requests();
+    const truth = await perItemTruth(client(), [...got.keys()]);
+    for (const [id, list] of got) expect(revs(list), `#${id}`).toEqual(revs(truth.get(id)));
+    expect(calls.perItem).toBe(0);
+    // Each span ends in a part batch: at most one call more per span.
+    expect(calls.batched).toBeGreaterThanOrEqual(pass);
+    expect(calls.batched).toBeLessThanOrEqual(pass + 3);
+  });
+
   it('shrink a window that would hold too much: a later window reads the items it gave up', async () => {
     const total = await totalRevisions(client());
     await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
@@ -236,7 +261,7 @@ describe('batched history reads', () => {
     // Every item asks side by side (one window holds them all); the stream lets one batch through, then holds.
     const held = stream.held();
     stream.open(1);
-    const asked = items.map((item) => historyRevisions(ctx, item));
+    const asked = items.map((item) => historyRevisions(ctx, item, ONE_STREAM));
     await held;
     const answered = await settled(asked);
     const byId = new Map(items.map((item, k) => [item.id, answered[k]]));
@@ -279,7 +304,7 @@ describe('batched history reads', () => {
       const stream = gate(source);
       const held = stream.held();
       stream.open(1);
-      const asked = items.map((item) => historyRevisions(ctx, item));
+      const asked = items.map((item) => historyRevisions(ctx, item, ONE_STREAM));
       await held;
       await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
       stream.fail(err);

@@ -24,11 +24,24 @@ export const WINDOW_ITEMS = 1000;
 /** The most revisions a window holds (a few KB each, long text included: tens of MB). */
 export const MAX_HELD_REVISIONS = 25_000;
 
+/**
+ * Spans of time a window's stream is read in, side by side (AdoClient.reportingRevisions): one stream of the
+ * project's revisions is a call after another (~40 calls, 13 s at 2,000 items under the realistic latency), which
+ * the first units of each window would wait for.
+ */
+export const REVISION_SLICES = 8;
+
 export interface WindowLimits {
   items: number;
   heldRevisions: number;
+  /** Spans read side by side (1 or none: one stream from the beginning). */
+  slices?: number;
 }
-const LIMITS: WindowLimits = { items: WINDOW_ITEMS, heldRevisions: MAX_HELD_REVISIONS };
+const LIMITS: WindowLimits = {
+  items: WINDOW_ITEMS,
+  heldRevisions: MAX_HELD_REVISIONS,
+  slices: REVISION_SLICES,
+};
 
 /** A unit waiting for an item's revisions 1..rev from the stream. */
 interface Waiter {
@@ -97,12 +110,16 @@ async function fill(
   window: Window,
   asked: number,
   maxHeld: number,
+  slices = 1,
 ): Promise<void> {
   const slice = manifest.slice(window.from, window.to);
   const position = new Map(slice.map((m, i) => [m.id, window.from + i]));
   let held = 0;
   try {
-    for await (const batch of source.reportingRevisions({ types: [...new Set(slice.map((m) => m.type))] })) {
+    for await (const batch of source.reportingRevisions({
+      types: [...new Set(slice.map((m) => m.type))],
+      slices,
+    })) {
       const brought = new Set<number>();
       for (const r of batch) {
         const at = position.get(r.id);
@@ -181,11 +198,13 @@ function windowAt(
     ready: Promise.resolve(),
     waiting: new Map(),
   };
-  fresh.ready = fill(ctx.deps.source, manifest, fresh, from, limits.heldRevisions).catch((err: unknown) => {
-    // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
-    if (!(err instanceof TrackerHttpError)) throw err;
-    fresh.refused = true;
-  });
+  fresh.ready = fill(ctx.deps.source, manifest, fresh, from, limits.heldRevisions, limits.slices).catch(
+    (err: unknown) => {
+      // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
+      if (!(err instanceof TrackerHttpError)) throw err;
+      fresh.refused = true;
+    },
+  );
   // A window read ahead may be asked for by no unit (the pass stopped): its error is the askers' to see.
   fresh.ready.catch(() => undefined);
   reader.windows = [...reader.windows, fresh].slice(-2);
