@@ -57,12 +57,10 @@ describe('the Azure DevOps client', () => {
   it('reads the project revisions in spans of time side by side, each revision once', async () => {
     const key = (r: { id: number; rev: number }) => `${r.id}:${r.rev}`;
     const inOne: string[] = [];
-    for await (const batch of ado.reportingRevisions())
-      inOne.push(...batch.map(key));
+    for await (const batch of ado.reportingRevisions()) inOne.push(...batch.map(key));
     await control(sb.ado.url, 'DELETE', '/_sandbox/requests');
     const sliced: string[] = [];
-    for await (const batch of ado.reportingRevisions({ slices: 4 }))
-      sliced.push(...batch.map(key));
+    for await (const batch of ado.reportingRevisions({ slices: 4 })) sliced.push(...batch.map(key));
     expect(inOne.length).toBeGreaterThan(400);
     expect(sliced.length).toBe(new Set(sliced).size);
     expect(sliced.sort()).toEqual(inOne.sort());
