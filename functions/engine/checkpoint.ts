@@ -1,7 +1,8 @@
 /**
  * The checkpoint of a phase's work, moved over what was worked: the units' events (one log line per unit, then
  * progress) and the items they failed on are written in the checkpoint's own transaction (the failure records
- * just before): a unit worked again cannot log twice, a crash cannot lose them.
+ * just before): a unit worked again cannot log twice, a crash cannot lose them. The units' done marks (id map
+ * entries) are written beside it.
  */
 import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
 import { coveredUnits, PHASES, progressPercent, type Run, type RunCursor } from '#domain/runs.ts';
@@ -84,6 +85,11 @@ export class CheckpointMoves {
     const current = coveredUnits(next);
     const percent = progressPercent(this.percent, phase, current, total, this.lastPhase);
     const progress: RunEvent = { type: 'progress', current, total, percent, speed: this.speed() };
+    // The units' done marks go beside the move (their items are done whether or not the move lands).
+    const marking = outcome.marks?.length
+      ? deps.store.idMap.putMany(run.tenantId, run.projectId, outcome.marks)
+      : undefined;
+    marking?.catch(() => undefined);
     const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
       projectId: run.projectId,
       from: this.cursor,
@@ -105,6 +111,7 @@ export class CheckpointMoves {
       ),
       warnings: { id: chunkEventId(phase, index, 0), messages: outcome.warnings },
     });
+    await marking;
     logger.debug('checkpoint', { tenantId: run.tenantId, runId: run.id, phase, index, processed: count });
     if (!moved) return false;
     this.cursor = next;

@@ -7,6 +7,7 @@ import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { Run } from '#domain/runs.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import type { ThrottleWaitDeferred } from '#trackers/http.ts';
@@ -159,6 +160,12 @@ export interface UnitOutcome {
    * on the unit's log line for the stream; the preview never reads them back from there.
    */
   warnings: string[];
+  /**
+   * Id map entries recording the unit's item as done in the phase (`phasesDone`), written beside the checkpoint's
+   * move over the unit, one batch a move, not one write on each unit's own chain. Only a unit that finished its
+   * item gives one: written before or after the move, it is true either way.
+   */
+  marks?: IdMapEntry[];
 }
 
 /** The outcome of one processed chunk, for counters and the run's events. */

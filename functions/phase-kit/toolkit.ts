@@ -91,6 +91,7 @@ export function addOutcome(into: UnitOutcome, part: UnitOutcome): void {
   into.log.push(...part.log);
   into.failures.push(...part.failures);
   into.warnings.push(...part.warnings);
+  if (part.marks?.length) into.marks = [...(into.marks ?? []), ...part.marks];
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   type SandboxSettings,
 } from './floors.ts';
 import { type FlowFigures, FlowStats, flowLines } from './flow-stats.ts';
+import { type SandboxProcess, startSandboxProcess } from './sandbox-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
@@ -40,7 +41,6 @@ const { startDynamoLocal } = await import('../../local/dynamodb.ts');
 const { ensureTable } = await import('../../local/table.ts');
 const { createStore } = await import('../../functions/store/index.ts');
 const { createDocumentClient } = await import('../../functions/store/client.ts');
-const { startSandboxes } = await import('../../local/sandbox/index.ts');
 const { sandboxConfigFromEnv } = await import('../../local/sandbox/common/config.ts');
 const { createTenant } = await import('../../functions/services/operator.ts');
 const { createProject } = await import('../../functions/services/projects.ts');
@@ -57,8 +57,11 @@ const flow = new FlowStats((endpoint) => laneLimit(endpoint));
 setFlowProbe(flow);
 
 let peakRss = 0;
+let sandboxPeakRss = 0;
+let sandboxes: SandboxProcess | undefined;
 const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  sandboxPeakRss = Math.max(sandboxPeakRss, sandboxes?.rss() ?? 0);
 }, 200);
 
 const dynamo = await startDynamoLocal({ port: await freePort() });
@@ -89,7 +92,13 @@ const config = {
   ...sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '99' }),
   profile: PROFILE,
 };
-const sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+// The sandboxes run in their own process, as the real trackers run elsewhere (sandbox-process.ts).
+const sb = await startSandboxProcess({
+  SANDBOX_ITEMS: String(ITEMS),
+  SANDBOX_SEED: '99',
+  SANDBOX_PROFILE: PROFILE,
+});
+sandboxes = sb;
 await fetch(`${sb.jira.url}/_sandbox/jira/limits`, {
   method: 'PUT',
   headers: { 'Content-Type': 'application/json' },
@@ -237,7 +246,7 @@ console.log(
   `calls per item: Jira ${(allJira / Math.max(items, 1)).toFixed(2)}, ADO ${(allAdo / Math.max(items, 1)).toFixed(2)} (batch floor: ADO ${(Math.ceil(items / 200) / Math.max(items, 1)).toFixed(3)} reads/item at 200 a batch, Jira ${(1 / 50).toFixed(3)} creates/item at 50 a bulk create)`,
 );
 console.log(
-  `peak memory (RSS of the bench process: engine, sandboxes, clients): ${(peakRss / 1024 ** 2).toFixed(0)} MiB`,
+  `peak memory (RSS): the engine's process ${(peakRss / 1024 ** 2).toFixed(0)} MiB (engine, its clients, DynamoDB Local's client); the sandboxes' process ${(sandboxPeakRss / 1024 ** 2).toFixed(0)} MiB`,
 );
 const cost = awsCostPer10k(usage, items, ENGINE_MEMORY_MB);
 console.log(

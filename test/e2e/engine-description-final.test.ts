@@ -3,7 +3,8 @@
  * mentions are Jira mentions (a person without a Jira account stays text, with a warning), `#123` references
  * are the migrated issues (items created later in the run included), every inline image is its OWN file even
  * when two pasted images share a name (bytes compared), and every description ends with a footer naming its
- * Azure DevOps item. Also with attachments off, and the same document again after an incremental update.
+ * Azure DevOps item; it is written beside the upload unless it shows an image the upload brings. Also with
+ * attachments off, and the same document again after an incremental update.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdfNode, validateAdf } from '../../functions/domain/adf/index.ts';
@@ -29,6 +30,7 @@ const srcOf = (i: JiraIssueDump) =>
   Number((i.fields.labels ?? []).find((l) => l.startsWith('src-id-'))?.slice(7));
 const descriptionOf = (i: JiraIssueDump) => i.fields.description as Doc;
 type Attachment = { id: string; filename: string; size: number };
+type LogEntry = { method: string; path: string; at: string; receivedAt: string };
 
 async function jiraBytes(attachmentId: string): Promise<Buffer> {
   const auth = Buffer.from(`${h.config.jira.email}:${h.config.jira.apiToken}`).toString('base64');
@@ -134,6 +136,21 @@ describe('the final description', () => {
     expectFooters(issues);
     const issue = issues.find((i) => srcOf(i) === c.id)!;
     const later = issues.find((i) => srcOf(i) === c.laterId)!;
+
+    // A description that shows no image of its unit's upload is written beside the upload: its PUT arrived before
+    // the upload was answered. One that shows them waits for their media ids: after.
+    const sent = (await h.control('jira', 'GET', '/_sandbox/requests')) as LogEntry[];
+    const writesTo = (key: string) => ({
+      put: sent.find((r) => r.method === 'PUT' && r.path === `/rest/api/3/issue/${key}`),
+      upload: sent.find((r) => r.method === 'POST' && r.path === `/rest/api/3/issue/${key}/attachments`),
+    });
+    const beside = issues.filter((i) => {
+      const { put, upload } = writesTo(i.key);
+      return put && upload && Date.parse(put.receivedAt) < Date.parse(upload.at);
+    });
+    expect(beside.length).toBeGreaterThan(5);
+    const pictured = writesTo(issue.key);
+    expect(Date.parse(pictured.put!.receivedAt)).toBeGreaterThanOrEqual(Date.parse(pictured.upload!.at));
     const doc = descriptionOf(issue);
 
     // Two media nodes, two files: the first image's bytes under the first, the second's under the second.
@@ -243,6 +260,7 @@ describe('the final description', () => {
     expectFooters(issues);
     const issue = issues.find((i) => srcOf(i) === c.id)!;
     const later = issues.find((i) => srcOf(i) === c.laterId)!;
+
     const body = issue.fields.description as AdfNode;
     expect(nodesOf(body, 'mention').map((m) => m.attrs?.id)).toEqual([c.mapped.jiraAccountId]);
     expect(nodesOf(body, 'inlineCard').map((n) => n.attrs?.url)).toEqual([

@@ -373,6 +373,103 @@ function planOf(
   return { foreign, files, inline, rewrite, fullText, history, idle };
 }
 
+/** What a unit's item needs on its issue, for `bringFiles`. */
+interface FilesPlan {
+  key: string;
+  item: AdoWorkItem;
+  files: ReturnType<typeof attachedFiles>;
+  fullText: ReturnType<typeof fullDescriptionOf>;
+  inline: ReturnType<typeof inlineUploads>;
+  /** Attachments on: the files and images are brought (off: only the full text and history). */
+  everything: boolean;
+  /** The files the issue has; the uploaded ones are added. */
+  existing: JiraAttachment[];
+  uploadLimit: number;
+  /** Why a file is not sent (over the site's limit, attachments off on the site); undefined: send it. */
+  refusal(label: string, size: number): string | undefined;
+}
+
+/**
+ * Brings every file the issue lacks in one request (sendFiles): the attached files, the full text of a cut
+ * description, the history file, the inline images (a file over the limit is reported, not sent), then deletes
+ * older history files. Answers what could not be brought, how many came, and the images to show with their
+ * attachments.
+ */
+async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
+  const { key, item, files, fullText, inline, everything, existing } = plan;
+  const has = (name: string, size?: number) => copyOf(existing, name, size);
+  const problems: string[] = [];
+  // Every file the issue lacks, sent in one request (sendFiles): the attached files, the full text of a cut
+  // description, the history file, the inline images. A file over the limit is reported, not sent.
+  const sends: Upload[] = [];
+  const outcomes = new Map<Upload, Outcome>();
+  // A file of the same name (and size) as one planned already is that file, as it is once on the issue: an
+  // inline image that is an attached file, an image pasted twice.
+  const planned = (name: string, size?: number) =>
+    [...outcomes.keys(), ...sends].find(
+      (f) =>
+        f.fileName === name && (size === undefined || size < 0 || f.size === undefined || f.size === size),
+    );
+  for (const file of files) {
+    if (has(file.fileName, file.size) || planned(file.fileName, file.size)) continue;
+    const send = {
+      fileName: file.fileName,
+      label: file.fileName,
+      size: file.size,
+      source: { url: file.url },
+    };
+    const refused = plan.refusal(file.fileName, file.size);
+    if (refused) outcomes.set(send, { problem: refused });
+    else sends.push(send);
+  }
+  if (fullText && !has(fullText.fileName, fullText.size))
+    sends.push({
+      fileName: fullText.fileName,
+      label: `full description ${fullText.fileName}`,
+      size: fullText.size,
+      source: { html: fullText.html },
+    });
+  const historyFile = await historyOf(ctx, item, existing);
+  if (historyFile.send) sends.push(historyFile.send);
+  const images = inline.flatMap((image) => {
+    const there = has(image.uploadName);
+    // With attachments off an image shows in place only if an earlier run uploaded it.
+    if (!there && !everything) return [];
+    let send = there ? undefined : planned(image.uploadName);
+    if (!there && !send) {
+      send = {
+        fileName: image.uploadName,
+        label: `inline image ${image.uploadName}`,
+        source: { url: image.url },
+      };
+      sends.push(send);
+    }
+    return [{ image, there, send }];
+  });
+  const sent = await sendFiles(ctx, key, sends, plan.uploadLimit);
+  for (const [i, send] of sends.entries()) outcomes.set(send, sent[i] as Outcome);
+  let uploaded = 0;
+  for (const outcome of outcomes.values()) {
+    if ('problem' in outcome) problems.push(outcome.problem);
+    else {
+      existing.push(outcome);
+      uploaded++;
+    }
+  }
+  if (historyFile.send || historyFile.current) {
+    const current = historyFile.current ?? outcomes.get(historyFile.send as Upload);
+    if (current && !('problem' in current))
+      await deleteOlderHistories(ctx, item, current, existing, problems);
+  }
+  const shown = images.flatMap(({ image, there, send }) => {
+    const attachment = there ?? (send && outcomes.get(send));
+    return attachment && !('problem' in attachment) ? [{ image, attachment }] : [];
+  });
+  return { problems, uploaded, shown };
+}
+
+type Plan = ReturnType<typeof planOf>;
+
 /**
  * The phase's units (manifest positions) one at a time; the id map entries, the ADO items with their relations,
  * what their descriptions name and the files their issues have read 50 positions at a time, one block ahead.
@@ -411,17 +508,21 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     // a new worker and reads again), only this unit writes attachments to its issue during the run, and a unit
     // that finds its read taken already reads again.
     const issues = new Map<number, Promise<JiraAttachment[]>>();
+    // Each item's plan, made once (it builds the description to measure it): the unit takes it from here.
+    const plans = new Map<number, Plan>();
     if (!run.options.dryRun)
       for (const e of entries) {
         const item = items.get(e.sourceId);
         if (!item || e.phasesDone.includes(PHASES.attachments)) continue;
-        if (planOf(deps.source.organizationUrl, item, describe, everything).idle) continue;
+        const plan = planOf(deps.source.organizationUrl, item, describe, everything);
+        plans.set(e.sourceId, plan);
+        if (plan.idle) continue;
         const read = attachmentsOf(ctx, e.targetKey);
         // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
         read.catch(() => undefined);
         issues.set(e.sourceId, read);
       }
-    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues };
+    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues, plans };
   }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
   let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
@@ -433,7 +534,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // unit is worked again (that would be a duplicate file).
   const work = async (index: number): Promise<UnitOutcome> => {
     const outcome = emptyOutcome();
-    const { entries, items, describe, issues } = await block(index);
+    const { entries, items, describe, issues, plans } = await block(index);
     const entry = entries.get((ctx.preflight.manifest[index] as { id: number }).id);
     // Not in the id map (its creation failed, its own failure recorded by phase 2): passed over.
     if (!entry) return outcome;
@@ -442,10 +543,12 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       outcome.skipped++;
       return outcome;
     }
-    const markDone = () =>
-      deps.store.idMap.putMany(run.tenantId, run.projectId, [
+    // The item recorded as done, with the checkpoint's move over the unit (UnitOutcome.marks).
+    const markDone = () => {
+      outcome.marks = [
         { ...entry, phasesDone: [...entry.phasesDone, PHASES.attachments], updatedAt: nowIso() },
-      ]);
+      ];
+    };
     siteSettings ??= deps.target.attachmentSettings();
     const settings = await siteSettings;
     const tooLarge = (size: number) => !settings.enabled || (size >= 0 && size > settings.uploadLimit);
@@ -453,12 +556,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       settings.enabled
         ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
         : `${label}: attachments are disabled on the Jira site`;
-    const { foreign, files, inline, rewrite, fullText, history, idle } = planOf(
-      deps.source.organizationUrl,
-      item,
-      describe,
-      everything,
-    );
+    const { foreign, files, inline, rewrite, fullText, history, idle } =
+      plans.get(entry.sourceId) ?? planOf(deps.source.organizationUrl, item, describe, everything);
     for (const f of foreign) {
       const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
       outcome.log.push(`#${entry.sourceId} warning: ${warning}`);
@@ -466,7 +565,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     }
     if (idle) {
       outcome.skipped++;
-      if (record) await markDone();
+      if (record) markDone();
       return outcome;
     }
     if (run.options.dryRun) {
@@ -484,83 +583,23 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     issues.delete(entry.sourceId);
     const existing = await (ahead ?? attachmentsOf(ctx, entry.targetKey));
     const has = (name: string, size?: number) => copyOf(existing, name, size);
-    const problems: string[] = [];
-    // Every file the issue lacks, sent in one request (sendFiles): the attached files, the full text of a cut
-    // description, the history file, the inline images. A file over the limit is reported, not sent.
-    const sends: Upload[] = [];
-    const outcomes = new Map<Upload, Outcome>();
-    // A file of the same name (and size) as one planned already is that file, as it is once on the issue: an
-    // inline image that is an attached file, an image pasted twice.
-    const planned = (name: string, size?: number) =>
-      [...outcomes.keys(), ...sends].find(
-        (f) =>
-          f.fileName === name && (size === undefined || size < 0 || f.size === undefined || f.size === size),
+    // The final description, its images shown by their media ids (read side by side); answers the images whose
+    // id could not be read.
+    const writeDescription = async (
+      shown: { image: { url: string; uploadName: string }; attachment: JiraAttachment }[],
+    ): Promise<string[]> => {
+      const mediaBySrc = new Map<string, string>();
+      const media = await Promise.allSettled(
+        shown.map(async ({ image, attachment }) =>
+          mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id)),
+        ),
       );
-    for (const file of files) {
-      if (has(file.fileName, file.size) || planned(file.fileName, file.size)) continue;
-      const send = {
-        fileName: file.fileName,
-        label: file.fileName,
-        size: file.size,
-        source: { url: file.url },
-      };
-      if (tooLarge(file.size)) outcomes.set(send, { problem: limitProblem(file.fileName, file.size) });
-      else sends.push(send);
-    }
-    if (fullText && !has(fullText.fileName, fullText.size))
-      sends.push({
-        fileName: fullText.fileName,
-        label: `full description ${fullText.fileName}`,
-        size: fullText.size,
-        source: { html: fullText.html },
+      const unread: string[] = [];
+      media.forEach((read, i) => {
+        if (read.status === 'fulfilled') return;
+        if (!(read.reason instanceof TrackerHttpError)) throw read.reason;
+        unread.push(uploadProblem(`inline image ${shown[i]?.image.uploadName}`, read.reason));
       });
-    const historyFile = await historyOf(ctx, item, existing);
-    if (historyFile.send) sends.push(historyFile.send);
-    const images = inline.flatMap((image) => {
-      const there = has(image.uploadName);
-      // With attachments off an image shows in place only if an earlier run uploaded it.
-      if (!there && !everything) return [];
-      let send = there ? undefined : planned(image.uploadName);
-      if (!there && !send) {
-        send = {
-          fileName: image.uploadName,
-          label: `inline image ${image.uploadName}`,
-          source: { url: image.url },
-        };
-        sends.push(send);
-      }
-      return [{ image, there, send }];
-    });
-    const sent = await sendFiles(ctx, entry.targetKey, sends, settings.uploadLimit);
-    for (const [i, send] of sends.entries()) outcomes.set(send, sent[i] as Outcome);
-    let uploaded = 0;
-    for (const outcome of outcomes.values()) {
-      if ('problem' in outcome) problems.push(outcome.problem);
-      else {
-        existing.push(outcome);
-        uploaded++;
-      }
-    }
-    if (historyFile.send || historyFile.current) {
-      const current = historyFile.current ?? outcomes.get(historyFile.send as Upload);
-      if (current && !('problem' in current))
-        await deleteOlderHistories(ctx, item, current, existing, problems);
-    }
-    // The media ids of the item's images (ADF media nodes), read side by side.
-    const mediaBySrc = new Map<string, string>();
-    const media = await Promise.allSettled(
-      images.map(async ({ image, there, send }) => {
-        const attachment = there ?? (send && outcomes.get(send));
-        if (!attachment || 'problem' in attachment) return;
-        mediaBySrc.set(image.url, await deps.target.attachmentMediaId(attachment.id));
-      }),
-    );
-    media.forEach((read, i) => {
-      if (read.status === 'fulfilled') return;
-      if (!(read.reason instanceof TrackerHttpError)) throw read.reason;
-      problems.push(uploadProblem(`inline image ${images[i]?.image.uploadName}`, read.reason));
-    });
-    if (rewrite) {
       const description = descriptionOf(item, noteInto(outcome, entry.sourceId), {
         ...describe,
         // Unmapped mentions were reported when the issue was written in phase 2.
@@ -571,7 +610,44 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         },
       });
       await deps.target.editIssue(entry.targetKey, { fields: { description } });
+      return unread;
+    };
+    // A description that shows no image this unit uploads is written now, beside the upload (the two writes to the
+    // issue go side by side; the HTTP layer still paces the issue's writes and holds them after a per-issue 429).
+    const atOnce = rewrite && inline.every((image) => !everything || has(image.uploadName));
+    const describedAtOnce = atOnce
+      ? writeDescription(
+          inline.flatMap((image) => {
+            const attachment = has(image.uploadName);
+            return attachment ? [{ image, attachment }] : [];
+          }),
+        )
+      : undefined;
+    // Until it is awaited (after the upload), its error is held there, never unhandled.
+    describedAtOnce?.catch(() => undefined);
+    let brought: Awaited<ReturnType<typeof bringFiles>>;
+    try {
+      brought = await bringFiles(ctx, {
+        key: entry.targetKey,
+        item,
+        files,
+        fullText,
+        inline,
+        everything,
+        existing,
+        uploadLimit: settings.uploadLimit,
+        refusal: (label, size) => (tooLarge(size) ? limitProblem(label, size) : undefined),
+      });
+    } catch (err) {
+      // The description's write settles before the unit throws: none may land after it is worked again.
+      await describedAtOnce?.catch(() => undefined);
+      throw err;
     }
+    const { uploaded } = brought;
+    const problems = [
+      ...brought.problems,
+      ...(describedAtOnce ? await describedAtOnce : rewrite ? await writeDescription(brought.shown) : []),
+    ];
     if (problems.length > 0) {
       outcome.failure++;
       const reason = problems.join('; ');
@@ -583,7 +659,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     outcome.log.push(
       `#${entry.sourceId} ${entry.sourceType} ${entry.targetKey}: ${uploaded} file(s) attached`,
     );
-    if (record) await markDone();
+    if (record) markDone();
     return outcome;
   };
   return { work };

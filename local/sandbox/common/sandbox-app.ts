@@ -43,7 +43,10 @@ export interface RequestLogEntry {
   path: string;
   status: number;
   ms: number;
+  /** When the answer went out (ISO 8601). */
   at: string;
+  /** When the request arrived, before any latency the sandbox added (ISO 8601). */
+  receivedAt: string;
   /** Set when the sandbox injected the answer (or the drop); `rate-limit`: refused by the limits (limits/). */
   fault?: 'latency' | 'error' | 'throttle' | 'rate-limit' | 'drop';
   /** Which limit refused or delayed it (`jira-burst-based`, `jira-per-issue-on-write`, `ado-tstu-delayed` ...). */
@@ -128,6 +131,7 @@ export async function createSandboxApp(
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     (req as FastifyRequest & { startedAt: number }).startedAt = performance.now();
+    (req as FastifyRequest & { receivedAt: string }).receivedAt = new Date().toISOString();
     if (isControlPath(req.url) || opts.faultExempt?.(req.url)) return;
     if (controls.faults.latencyMs > 0) await sleep(controls.faults.latencyMs);
     const fault = controls.nextFault();
@@ -140,6 +144,7 @@ export async function createSandboxApp(
         status: 0,
         ms: 0,
         at: new Date().toISOString(),
+        receivedAt: (req as FastifyRequest & { receivedAt: string }).receivedAt,
         fault,
       });
       req.raw.socket.destroy();
@@ -154,6 +159,7 @@ export async function createSandboxApp(
     if (isControlPath(req.url)) return;
     const r = req as FastifyRequest & {
       startedAt?: number;
+      receivedAt?: string;
       fault?: RequestLogEntry['fault'];
       reason?: string;
     };
@@ -163,6 +169,7 @@ export async function createSandboxApp(
       status: reply.statusCode,
       ms: Math.round((performance.now() - (r.startedAt ?? performance.now())) * 10) / 10,
       at: new Date().toISOString(),
+      receivedAt: r.receivedAt ?? new Date().toISOString(),
       ...(req.routeOptions.url ? { endpoint: `${req.method} ${templateOf(req)}` } : {}),
       ...(r.fault ? { fault: r.fault } : {}),
       ...(r.reason ? { reason: r.reason } : {}),
