@@ -2,7 +2,8 @@
  * The history file's batched revision reads (functions/engine/phases/history-reads.ts) against the Azure DevOps
  * sandbox over HTTP: every item gets the revisions the per-item route answers, from one pass of the reporting
  * stream per window and no per-item call; a window that would hold too much shrinks and a later one reads the
- * rest; an item changed since the pass is read on its own.
+ * rest; an item changed since the pass is read on its own. A gate between the client and the reader lets the
+ * stream's batches through one at a time, so a test sees what units are answered while the stream is still read.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE, type Run } from '../../functions/domain/runs.ts';
@@ -13,6 +14,7 @@ import {
 } from '../../functions/engine/phases/history-reads.ts';
 import type { EngineDeps, Preflight } from '../../functions/phase-kit/context.ts';
 import { AdoClient, type AdoWorkItem } from '../../functions/trackers/ado/client.ts';
+import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { type AdoTestSandbox, startAdoSandbox } from '../../local/sandbox/ado/testing.ts';
 
 let ado: AdoTestSandbox;
@@ -23,6 +25,9 @@ afterAll(() => ado.close());
 beforeEach(async () => {
   await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
 });
+
+/** The default window read as one stream from the beginning: a gate then sees its batches in change order. */
+const ONE_STREAM: WindowLimits = { items: 1000, heldRevisions: 25_000, slices: 1 };
 
 /** A fresh client (the engine has one per invocation, and a window lives with it). */
 const client = () =>
@@ -65,7 +70,81 @@ async function perItemTruth(source: AdoClient, ids: number[]) {
   return new Map(await Promise.all(ids.map(async (id) => [id, await source.revisions(id)] as const)));
 }
 
+/** Each item got (in the same order) the revisions the per-item route answers. */
+async function expectPerItemTruth(items: AdoWorkItem[], got: AdoWorkItem[][]) {
+  const truth = await perItemTruth(
+    client(),
+    items.map((i) => i.id),
+  );
+  for (const [k, item] of items.entries())
+    expect(revs(got[k]), `#${item.id}`).toEqual(revs(truth.get(item.id)));
+}
+
 const revs = (list: AdoWorkItem[] | undefined) => list?.map((r) => r.rev);
+
+/**
+ * The client's stream of revisions, each batch fetched from the sandbox as usual but handed to the reader only
+ * once the test lets it through (`open`); `held` resolves when the reader waits for a batch not let through yet;
+ * `fail` makes the next batch the reader asks for throw instead.
+ */
+function gate(source: AdoClient) {
+  const real = source.reportingRevisions.bind(source);
+  let allowed = 0;
+  let failure: Error | undefined;
+  let resume = () => {};
+  let onHeld = () => {};
+  source.reportingRevisions = async function* (filter) {
+    for await (const batch of real(filter)) {
+      while (allowed === 0 && !failure) {
+        await new Promise<void>((r) => {
+          resume = r;
+          onHeld();
+        });
+      }
+      if (failure) throw failure;
+      allowed--;
+      yield batch;
+    }
+  };
+  return {
+    open(batches = Number.POSITIVE_INFINITY) {
+      allowed += batches;
+      resume();
+    },
+    fail(err: Error) {
+      failure = err;
+      resume();
+    },
+    held: () => new Promise<void>((r) => (onHeld = r)),
+  };
+}
+
+/** Whether each promise has settled, after everything already under way in this process has run. */
+async function settled(promises: Promise<unknown>[]): Promise<boolean[]> {
+  const done = promises.map(() => false);
+  for (const [i, p] of promises.entries()) {
+    const mark = () => {
+      done[i] = true;
+    };
+    p.then(mark, mark);
+  }
+  await new Promise((r) => setImmediate(r));
+  return done;
+}
+
+/** The items whose revisions the first `batches` batches of the stream bring whole, and those they do not. */
+async function wholeAfter(batches: number, items: AdoWorkItem[]) {
+  const seen = new Map<number, number>();
+  let n = 0;
+  for await (const batch of client().reportingRevisions()) {
+    if (n++ === batches) break;
+    for (const r of batch) seen.set(r.id, (seen.get(r.id) ?? 0) + 1);
+  }
+  return {
+    early: items.filter((i) => seen.get(i.id) === i.rev),
+    late: items.filter((i) => seen.get(i.id) !== i.rev),
+  };
+}
 const totalRevisions = async (source: AdoClient) => {
   let n = 0;
   for await (const batch of source.reportingRevisions()) n += batch.length;
@@ -84,6 +163,28 @@ describe('batched history reads', () => {
     }
     expect(calls.perItem).toBe(0);
     expect(calls.batched).toBe(Math.ceil((await totalRevisions(client())) / 200));
+  });
+
+  it('read the stream in spans of time side by side: the same revisions, no per-item call', async () => {
+    const pass = Math.ceil((await totalRevisions(client())) / 200);
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    const source = client();
+    const asked: unknown[] = [];
+    const read = source.reportingRevisions.bind(source);
+    source.reportingRevisions = (filter) => {
+      asked.push(filter);
+      return read(filter);
+    };
+    const got = await readAll(source, { items: 1000, heldRevisions: 25_000, slices: 4 });
+    // The window asked the client for its spans (how the client cuts them: tracker-clients.test.ts).
+    expect(asked).toEqual([expect.objectContaining({ slices: 4 })]);
+    const calls = await requests();
+    const truth = await perItemTruth(client(), [...got.keys()]);
+    for (const [id, list] of got) expect(revs(list), `#${id}`).toEqual(revs(truth.get(id)));
+    expect(calls.perItem).toBe(0);
+    // Each span ends in a part batch: at most one call more per span.
+    expect(calls.batched).toBeGreaterThanOrEqual(pass);
+    expect(calls.batched).toBeLessThanOrEqual(pass + 3);
   });
 
   it('shrink a window that would hold too much: a later window reads the items it gave up', async () => {
@@ -128,6 +229,8 @@ describe('batched history reads', () => {
     const ctx = ctxOf(source);
     const [first] = await source.workItems([1]);
     await historyRevisions(ctx, first!);
+    // The item is answered as soon as the stream brought it; the change comes once the whole pass is read.
+    await readHistoryAhead(ctx, 0);
     const res = await ado.call('wit/workitems/1', {
       method: 'PATCH',
       headers: { 'Content-Type': 'application/json-patch+json' },
@@ -144,5 +247,87 @@ describe('batched history reads', () => {
     await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
     const incremental = await readAll(client(), undefined, 'INCREMENTAL');
     expect(await requests()).toEqual({ perItem: incremental.size, batched: 0 });
+  });
+
+  it('answer an item as soon as the stream has brought its revisions whole, before the stream ends', async () => {
+    const source = client();
+    const ctx = ctxOf(source);
+    const items = await source.workItems(ado.state.world.workItems.map((i) => i.id));
+    const { early, late } = await wholeAfter(1, items);
+    expect(early.length).toBeGreaterThan(0);
+    expect(late.length).toBeGreaterThan(0);
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    const stream = gate(source);
+    // Every item asks side by side (one window holds them all); the stream lets one batch through, then holds.
+    const held = stream.held();
+    stream.open(1);
+    const asked = items.map((item) => historyRevisions(ctx, item, ONE_STREAM));
+    await held;
+    const answered = await settled(asked);
+    const byId = new Map(items.map((item, k) => [item.id, answered[k]]));
+    expect(early.map((i) => byId.get(i.id))).toEqual(early.map(() => true));
+    expect(late.map((i) => byId.get(i.id))).toEqual(late.map(() => false));
+    stream.open();
+    const got = await Promise.all(asked);
+    // One pass of the stream (120 items' revisions: 3 batches), no per-item call.
+    expect(await requests()).toEqual({ perItem: 0, batched: 3 });
+    await expectPerItemTruth(items, got);
+  });
+
+  it('answer the units of items a shrinking window gave up, from a later window', async () => {
+    const total = await totalRevisions(client());
+    const source = client();
+    const ctx = ctxOf(source);
+    const items = await source.workItems(ado.state.world.workItems.map((i) => i.id));
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    // Every item waits on the first window, which gives half of them up (60% of the revisions is all it holds).
+    const got = await Promise.all(
+      items.map((item) =>
+        historyRevisions(ctx, item, { items: 1000, heldRevisions: Math.floor(total * 0.6) }),
+      ),
+    );
+    const after = await requests();
+    expect(after.perItem).toBe(0);
+    expect(after.batched).toBeGreaterThan(Math.ceil(total / 200));
+    await expectPerItemTruth(items, got);
+  });
+
+  it('hand a lost connection to the units still waiting, and answer them per item when the service refuses', async () => {
+    const items = await client().workItems(ado.state.world.workItems.map((i) => i.id));
+    const { early, late } = await wholeAfter(1, items);
+    for (const [err, pending] of [
+      [new Error('socket hang up'), 'rejected'],
+      [new TrackerHttpError('source', 500, 'POST', '/wit/reporting/workitemrevisions', {}), 'per item'],
+    ] as const) {
+      const source = client();
+      const ctx = ctxOf(source);
+      const stream = gate(source);
+      const held = stream.held();
+      stream.open(1);
+      const asked = items.map((item) => historyRevisions(ctx, item, ONE_STREAM));
+      await held;
+      await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+      stream.fail(err);
+      const outcomes = await Promise.allSettled(asked);
+      const byId = new Map(items.map((item, k) => [item.id, outcomes[k]!]));
+      // What the stream brought whole before it broke is answered from it, whatever broke it.
+      for (const item of early) expect(byId.get(item.id)?.status, `#${item.id}`).toBe('fulfilled');
+      if (pending === 'rejected') {
+        for (const item of late)
+          expect(byId.get(item.id), `#${item.id}`).toEqual({ status: 'rejected', reason: err });
+        expect(await requests()).toEqual({ perItem: 0, batched: 0 });
+      } else {
+        expect(await requests()).toEqual({ perItem: late.length, batched: 0 });
+        const truth = await perItemTruth(
+          client(),
+          late.map((i) => i.id),
+        );
+        for (const item of late) {
+          const outcome = byId.get(item.id);
+          expect(outcome?.status, `#${item.id}`).toBe('fulfilled');
+          if (outcome?.status === 'fulfilled') expect(revs(outcome.value)).toEqual(revs(truth.get(item.id)));
+        }
+      }
+    }
   });
 });

@@ -54,6 +54,26 @@ describe('the Azure DevOps client', () => {
     );
   });
 
+  it('reads the project revisions in spans of time side by side, each revision once', async () => {
+    const key = (r: { id: number; rev: number }) => `${r.id}:${r.rev}`;
+    const inOne: string[] = [];
+    for await (const batch of ado.reportingRevisions())
+      inOne.push(...batch.map(key));
+    await control(sb.ado.url, 'DELETE', '/_sandbox/requests');
+    const sliced: string[] = [];
+    for await (const batch of ado.reportingRevisions({ slices: 4 }))
+      sliced.push(...batch.map(key));
+    expect(inOne.length).toBeGreaterThan(400);
+    expect(sliced.length).toBe(new Set(sliced).size);
+    expect(sliced.sort()).toEqual(inOne.sort());
+    // One stream from the beginning, the others from their span's start (startDateTime on their first call only).
+    const calls = (await adoLog()).filter((r) => r.path.includes('/reporting/workitemrevisions'));
+    const starts = calls.filter((r) => r.path.includes('startDateTime='));
+    expect(starts.length).toBeGreaterThan(0);
+    expect(starts.length).toBeLessThanOrEqual(3);
+    expect(starts.every((r) => !r.path.includes('continuationToken='))).toBe(true);
+  });
+
   it('filters the scope by area and type', async () => {
     const items = await ado.workItems(await ado.idsInScope());
     const bugs = await ado.idsInScope({ types: ['Bug'] });

@@ -7,6 +7,8 @@
  * `MAX_HELD_REVISIONS`: past it the window shrinks to what fits, and the items it gave up are read by a later
  * window), not by the project. A window lives as long as the invocation's
  * source client (one per engine invocation): the chunks after the first one of a window cost no source call.
+ * An item's revisions are handed to its unit as soon as the stream has brought them whole, not when the window's
+ * stream ends: the stream is in change order, so most items are complete long before its last batch.
  *
  * An item the stream did not bring whole (changed since the read, moved in from another project, its type
  * changed) is read by the per-item route, as is every item of a run the batched read does not pay for: an
@@ -22,11 +24,31 @@ export const WINDOW_ITEMS = 1000;
 /** The most revisions a window holds (a few KB each, long text included: tens of MB). */
 export const MAX_HELD_REVISIONS = 25_000;
 
+/**
+ * Spans of time a window's stream is read in, side by side (AdoClient.reportingRevisions): one stream of the
+ * project's revisions is a call after another (~40 calls, 13 s at 2,000 items under the realistic latency), which
+ * the first units of each window would wait for.
+ */
+export const REVISION_SLICES = 8;
+
 export interface WindowLimits {
   items: number;
   heldRevisions: number;
+  /** Spans read side by side (1 or none: one stream from the beginning). */
+  slices?: number;
 }
-const LIMITS: WindowLimits = { items: WINDOW_ITEMS, heldRevisions: MAX_HELD_REVISIONS };
+const LIMITS: WindowLimits = {
+  items: WINDOW_ITEMS,
+  heldRevisions: MAX_HELD_REVISIONS,
+  slices: REVISION_SLICES,
+};
+
+/** A unit waiting for an item's revisions 1..rev from the stream. */
+interface Waiter {
+  rev: number;
+  /** The revisions once the stream brought them whole; undefined once the stream is over without them. */
+  answer(revisions: AdoWorkItem[] | undefined): void;
+}
 
 interface Window {
   from: number;
@@ -35,6 +57,10 @@ interface Window {
   ready: Promise<void>;
   /** The service refused the batched read (an older server, a proxy): this window's items are read one by one. */
   refused?: boolean;
+  /** Units whose item the stream has not brought whole yet, by item id; all answered when the stream is over. */
+  waiting: Map<number, Waiter[]>;
+  /** The stream is over (read to its end, refused or failed): nobody waits on it any more. */
+  over?: boolean;
 }
 
 interface Reader {
@@ -63,34 +89,76 @@ function whole(revisions: AdoWorkItem[] | undefined, rev: number): AdoWorkItem[]
   return sorted.every((r, i) => r.rev === i + 1) ? sorted : undefined;
 }
 
+/** Answers the units waiting for these items whose revisions the stream has now brought whole. */
+function answerWhole(window: Window, ids: Iterable<number>): void {
+  for (const id of ids) {
+    const waiters = window.waiting.get(id);
+    if (!waiters) continue;
+    const left = waiters.filter((w) => {
+      const revisions = whole(window.revisions.get(id), w.rev);
+      if (revisions) w.answer(revisions);
+      return !revisions;
+    });
+    if (left.length > 0) window.waiting.set(id, left);
+    else window.waiting.delete(id);
+  }
+}
+
 async function fill(
   source: AdoClient,
   manifest: readonly { id: number; type: string }[],
   window: Window,
   asked: number,
   maxHeld: number,
+  slices = 1,
 ): Promise<void> {
   const slice = manifest.slice(window.from, window.to);
   const position = new Map(slice.map((m, i) => [m.id, window.from + i]));
   let held = 0;
-  for await (const batch of source.reportingRevisions({ types: [...new Set(slice.map((m) => m.type))] })) {
-    for (const r of batch) {
-      const at = position.get(r.id);
-      if (at === undefined || at >= window.to) continue;
-      const list = window.revisions.get(r.id);
-      if (list) list.push(r);
-      else window.revisions.set(r.id, [r]);
-      held++;
+  try {
+    for await (const batch of source.reportingRevisions({
+      types: [...new Set(slice.map((m) => m.type))],
+      slices,
+    })) {
+      const brought = new Set<number>();
+      for (const r of batch) {
+        const at = position.get(r.id);
+        if (at === undefined || at >= window.to) continue;
+        const list = window.revisions.get(r.id);
+        if (list) list.push(r);
+        else window.revisions.set(r.id, [r]);
+        brought.add(r.id);
+        held++;
+      }
+      answerWhole(window, brought);
+      if (held <= maxHeld) continue;
+      // Too much for one window: keep the first half (at least the chunk asked for), give the rest up (their
+      // units, still waiting, go on to a later window when this stream is over).
+      window.to = Math.max(asked + CHUNK_SIZE, window.from + Math.floor((window.to - window.from) / 2));
+      held = 0;
+      for (const [id, list] of window.revisions) {
+        if ((position.get(id) ?? window.to) >= window.to) window.revisions.delete(id);
+        else held += list.length;
+      }
     }
-    if (held <= maxHeld) continue;
-    // Too much for one window: keep the first half (at least the chunk asked for), give the rest up.
-    window.to = Math.max(asked + CHUNK_SIZE, window.from + Math.floor((window.to - window.from) / 2));
-    held = 0;
-    for (const [id, list] of window.revisions) {
-      if ((position.get(id) ?? window.to) >= window.to) window.revisions.delete(id);
-      else held += list.length;
-    }
+  } finally {
+    // Read, refused or failed: the units still waiting go on from `ready` (a later window, per item, the error).
+    window.over = true;
+    for (const waiters of window.waiting.values()) for (const w of waiters) w.answer(undefined);
+    window.waiting.clear();
   }
+}
+
+/** The item's revisions as soon as the window's stream has brought them whole; undefined once it is over. */
+function streamed(window: Window, item: AdoWorkItem): Promise<AdoWorkItem[] | undefined> {
+  const now = whole(window.revisions.get(item.id), item.rev);
+  if (now || window.over) return Promise.resolve(now);
+  return new Promise((answer) => {
+    const waiters = window.waiting.get(item.id);
+    const waiter = { rev: item.rev, answer };
+    if (waiters) waiters.push(waiter);
+    else window.waiting.set(item.id, [waiter]);
+  });
 }
 
 type HistoryContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight'>;
@@ -128,12 +196,15 @@ function windowAt(
     to: Math.min(manifest.length, from + Math.max(limits.items, CHUNK_SIZE)),
     revisions: new Map(),
     ready: Promise.resolve(),
+    waiting: new Map(),
   };
-  fresh.ready = fill(ctx.deps.source, manifest, fresh, from, limits.heldRevisions).catch((err: unknown) => {
-    // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
-    if (!(err instanceof TrackerHttpError)) throw err;
-    fresh.refused = true;
-  });
+  fresh.ready = fill(ctx.deps.source, manifest, fresh, from, limits.heldRevisions, limits.slices).catch(
+    (err: unknown) => {
+      // A tracker's answer ends the batched read, not the items; a wait handed back or a lost connection does.
+      if (!(err instanceof TrackerHttpError)) throw err;
+      fresh.refused = true;
+    },
+  );
   // A window read ahead may be asked for by no unit (the pass stopped): its error is the askers' to see.
   fresh.ready.catch(() => undefined);
   reader.windows = [...reader.windows, fresh].slice(-2);
@@ -160,7 +231,10 @@ export function readHistoryAhead(
   return Promise.all(reading).then(() => undefined);
 }
 
-/** The item's revisions, oldest first: from the run's batched read when it has them whole, else per item. */
+/**
+ * The item's revisions, oldest first: from the run's batched read as soon as it has brought them whole, else (the
+ * stream over without them) per item.
+ */
 export async function historyRevisions(
   ctx: HistoryContext,
   item: AdoWorkItem,
@@ -172,6 +246,9 @@ export async function historyRevisions(
   const at = positionOf(reader, ctx.preflight.manifest, item.id);
   if (at === undefined) return source.revisions(item.id);
   const window = windowAt(ctx, reader, at, limits);
+  // Revisions are never rewritten: 1..rev once seen are the item's, whatever the stream brings after them.
+  const early = await streamed(window, item);
+  if (early) return early;
   await window.ready;
   if (window.refused) return source.revisions(item.id);
   // The window may have shrunk while it filled: an item it gave up starts the next one.

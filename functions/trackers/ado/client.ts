@@ -189,12 +189,57 @@ export class AdoClient {
   }
 
   /**
-   * The project's revisions in the order they were made, a batch at a time (the reporting revisions API: one call
-   * per batch of the whole project's revisions, not one per item), with every field (`$expand=fields`: long text
-   * too) and identities as references, as `revisions` gives them. Follows `continuationToken` until `isLastBatch`.
+   * The project's revisions, a batch at a time (the reporting revisions API: one call per batch of the whole
+   * project's revisions, not one per item), with every field (`$expand=fields`: long text too) and identities as
+   * references, as `revisions` gives them. With `slices` above 1 the project's history (from its first revision
+   * to now) is cut into up to that many spans of time (fewer when the first batch shows a short history: a span
+   * is worth it from two batches on), read side by side: each from `startDateTime` (its first call) on,
+   * following `continuationToken`, until its revisions pass the next span's start. The batches then come in no
+   * set order (within one span, in the order the revisions were made); every revision once.
    * https://learn.microsoft.com/en-us/rest/api/azure/devops/wit/reporting-work-item-revisions/read-reporting-revisions-post?view=azure-devops-rest-7.1
    */
-  async *reportingRevisions(filter: { types?: string[] } = {}): AsyncGenerator<AdoWorkItem[]> {
+  async *reportingRevisions(
+    filter: { types?: string[]; slices?: number } = {},
+  ): AsyncGenerator<AdoWorkItem[]> {
+    const slices = Math.floor(filter.slices ?? 1);
+    const first = this.revisionBatches(filter.types);
+    if (slices <= 1) {
+      yield* first;
+      return;
+    }
+    const now = Date.now();
+    // The first batch says where the history starts.
+    const head = await first.next();
+    if (head.done) return;
+    const start = changedAt(head.value[0]);
+    const headEnd = changedAt(head.value.at(-1));
+    // How many batches the whole history would take at the first batch's pace: a span is worth its first call
+    // only when it has two batches or more to read.
+    const batches =
+      start !== undefined && headEnd !== undefined && headEnd > start && head.value.length >= BATCH_MAX / 2
+        ? (now - start) / (headEnd - start)
+        : 1;
+    const spans = Math.min(slices, Math.floor(batches / 2));
+    if (start === undefined || start >= now || spans <= 1) {
+      yield head.value;
+      yield* first;
+      return;
+    }
+    // Span k holds the revisions made after bounds[k] (the first span: from the beginning) up to bounds[k + 1].
+    const bounds = Array.from({ length: spans - 1 }, (_, k) =>
+      Math.floor(start + ((k + 1) * (now - start)) / spans),
+    );
+    const streams = [
+      within(withHead(head.value, first), undefined, bounds[0]),
+      ...bounds.map((from, k) =>
+        within(this.revisionBatches(filter.types, new Date(from).toISOString()), from, bounds[k + 1]),
+      ),
+    ];
+    yield* interleave(streams);
+  }
+
+  /** One stream of the reporting revisions API, from the beginning or `startDateTime`, to its last batch. */
+  private async *revisionBatches(types?: string[], startDateTime?: string): AsyncGenerator<AdoWorkItem[]> {
     let continuationToken: string | undefined;
     for (;;) {
       const res = await this.http.request<{
@@ -202,8 +247,13 @@ export class AdoClient {
         continuationToken?: string;
         isLastBatch?: boolean;
       }>('POST', `${this.projectPath}/wit/reporting/workitemrevisions`, {
-        query: { 'api-version': API, $expand: 'fields', continuationToken },
-        body: { ...(filter.types?.length ? { types: filter.types } : {}), includeIdentityRef: true },
+        // startDateTime cannot be combined with a token: it starts the stream, the token goes on from there.
+        query: {
+          'api-version': API,
+          $expand: 'fields',
+          ...(continuationToken ? { continuationToken } : startDateTime ? { startDateTime } : {}),
+        },
+        body: { ...(types?.length ? { types } : {}), includeIdentityRef: true },
       });
       yield res.body.values ?? [];
       // A batch that names no way on, or the same place again, ends the read too (never loop on one batch).
@@ -294,5 +344,68 @@ export class AdoClient {
       { query: { 'api-version': API } },
     );
     return res.body.value ?? [];
+  }
+}
+
+/** When a revision was made (`System.ChangedDate`), in epoch ms; undefined when it does not say. */
+function changedAt(revision: AdoWorkItem | undefined): number | undefined {
+  const at = Date.parse(String(revision?.fields?.['System.ChangedDate'] ?? ''));
+  return Number.isNaN(at) ? undefined : at;
+}
+
+async function* withHead<T>(head: T, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  yield head;
+  yield* rest;
+}
+
+/**
+ * The revisions of a stream made after `from` (when given) up to `to` (when given): the stream is in the order
+ * revisions were made, so it ends at the first one past `to`. A revision made at `from` exactly belongs to the span
+ * before (whether or not the service counts `startDateTime` inclusively), so none comes twice.
+ */
+async function* within(
+  batches: AsyncGenerator<AdoWorkItem[]>,
+  from: number | undefined,
+  to: number | undefined,
+): AsyncGenerator<AdoWorkItem[]> {
+  for await (const batch of batches) {
+    const kept: AdoWorkItem[] = [];
+    let past = false;
+    for (const revision of batch) {
+      const at = changedAt(revision);
+      if (at !== undefined && to !== undefined && at > to) {
+        past = true;
+        break;
+      }
+      if (at === undefined || from === undefined || at > from) kept.push(revision);
+    }
+    if (kept.length > 0) yield kept;
+    if (past) return; // ends `batches` too (for await calls its return)
+  }
+}
+
+/**
+ * The batches of several streams as each comes, at most one batch of each asked ahead; when the reader stops or a
+ * stream fails, every stream is ended before this one ends.
+ */
+async function* interleave<T>(streams: AsyncGenerator<T>[]): AsyncGenerator<T> {
+  const next = new Map<number, Promise<{ i: number; step: IteratorResult<T> }>>();
+  const ask = (i: number) =>
+    next.set(
+      i,
+      (streams[i] as AsyncGenerator<T>).next().then((step) => ({ i, step })),
+    );
+  for (const i of streams.keys()) ask(i);
+  try {
+    while (next.size > 0) {
+      const { i, step } = await Promise.race(next.values());
+      next.delete(i);
+      if (step.done) continue;
+      ask(i);
+      yield step.value;
+    }
+  } finally {
+    for (const pending of next.values()) pending.catch(() => undefined);
+    await Promise.allSettled(streams.map((s) => s.return(undefined)));
   }
 }
