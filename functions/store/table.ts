@@ -43,23 +43,46 @@ export async function queryAll(table: Table, input: Omit<QueryCommandInput, 'Tab
 const BATCH_WRITE_MAX = 25;
 const BATCH_GET_MAX = 100;
 
-/** The items at these keys (consistent reads, 100 a request), retrying what DynamoDB hands back unprocessed. */
+/**
+ * BatchGets one call sends side by side: a phase's plan reads a few thousand id map entries, and one request after
+ * another made that a chain of 20-odd round trips before the phase's first write.
+ */
+export const BATCH_GETS_IN_FLIGHT = 4;
+
+type BatchGetRequest = Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean }>;
+
+/**
+ * The items at these keys (consistent reads, 100 a request, BATCH_GETS_IN_FLIGHT requests at once), retrying what
+ * DynamoDB hands back unprocessed. In no particular order (BatchGetItem keeps none either).
+ */
 export async function batchGetAll(
   table: Table,
   itemKeys: { pk: string; sk: string }[],
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  for (let i = 0; i < itemKeys.length; i += BATCH_GET_MAX) {
-    let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: boolean }> | undefined = {
-      [table.name]: { Keys: itemKeys.slice(i, i + BATCH_GET_MAX), ConsistentRead: true },
-    };
-    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-      const out = await table.db.send(new BatchGetCommand({ RequestItems: request }));
-      items.push(...(out.Responses?.[table.name] ?? []));
-      request = out.UnprocessedKeys as typeof request;
+  const batches: { pk: string; sk: string }[][] = [];
+  for (let i = 0; i < itemKeys.length; i += BATCH_GET_MAX) batches.push(itemKeys.slice(i, i + BATCH_GET_MAX));
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const getBatches = async () => {
+    while (!failed && next < batches.length) {
+      const keys = batches[next++] as { pk: string; sk: string }[];
+      let request: BatchGetRequest | undefined = { [table.name]: { Keys: keys, ConsistentRead: true } };
+      try {
+        for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+          const out = await table.db.send(new BatchGetCommand({ RequestItems: request }));
+          items.push(...(out.Responses?.[table.name] ?? []));
+          request = out.UnprocessedKeys as typeof request;
+        }
+      } catch (error) {
+        failed ??= { error };
+      }
     }
-  }
+  };
+  // Every request settles before an error is thrown: nothing of this read goes on past it.
+  await Promise.all(Array.from({ length: Math.min(BATCH_GETS_IN_FLIGHT, batches.length) }, getBatches));
+  if (failed) throw failed.error;
   return items;
 }
 

@@ -3,7 +3,7 @@
  * worked here as the runner would (units once, chunks from an index), until the lead registers them.
  * Expectations come from the raw ADO relations, read independently of the engine's link planning.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunOptions } from '../../functions/domain/runs.ts';
 import { hierarchyPhase } from '../../functions/engine/phases/hierarchy.ts';
 import { linksPhase } from '../../functions/engine/phases/links.ts';
@@ -384,6 +384,43 @@ describe('hierarchy and links of a full run', () => {
     const links = await work(linksPhase, ctx);
     expect(links).toMatchObject({ success: 0, failure: 0, skipped: ctx.preflight.manifest.length });
     expect(await jiraWrites()).toEqual([]);
+  });
+});
+
+describe("hierarchy's start", () => {
+  it('the plan searches beside the link types, and the pass after it takes its reads: each child searched once', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const { runId } = await migrate('Hierarchy start');
+    const deps = h.deps();
+    const searched: number[] = [];
+    const search = deps.target.search.bind(deps.target);
+    deps.target.search = (jql, opts) => {
+      searched.push(...(opts?.reconcileIssues ?? []));
+      return search(jql, opts);
+    };
+    // The plan's searches go out beside the read of the link types, not after it: held until a search is asked.
+    const linkTypes = deps.target.linkTypes.bind(deps.target);
+    deps.target.linkTypes = async () => {
+      await vi.waitFor(
+        () => {
+          if (searched.length === 0) throw new Error('no search while the link types were read');
+        },
+        { timeout: 15_000 },
+      );
+      return linkTypes();
+    };
+    await clearRequests();
+    // The runner, as the state machine calls it: the phase's prepare (the plan), then its pass.
+    await h.driveThrough(runId, 3, deps);
+    const writes = await jiraWrites();
+    const run = await h.app.store.runs.get(h.tenant.tenantId, runId);
+    expect(run?.cursor.phase).toBe(4);
+    // Pairs Jira cannot hold as parent and child are units of every fresh run: links written.
+    expect(writes.filter((w) => w.path === '/rest/api/3/issueLink').length).toBeGreaterThan(0);
+    expect(searched.length).toBeGreaterThan(0);
+    // The plan read every child's state; the pass's blocks did not read them again. (A pass whose prepare found
+    // the plan stored reads its blocks: the crash test below works chunks again after crashes.)
+    expect([...countOf(searched.map(String))].filter(([, n]) => n > 1)).toEqual([]);
   });
 });
 

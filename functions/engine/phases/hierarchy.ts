@@ -11,7 +11,8 @@
  *    features become epics): a "Relates" link from parent to child whose comment says which one is the ADO
  *    parent and why Jira cannot hold it as such. The relationship is never dropped silently: without a
  *    Relates type, or when Jira refuses, the item is a recorded failure.
- * Idempotent: the children's current parent and links are read (read-after-write) before writing, and each
+ * Idempotent: the children's current parent and links are read (read-after-write) before writing (by the block,
+ * or by the plan when the same pass stored it: no unit writes before its plan is stored), and each
  * item gets phase 3 in its id map entry's `phasesDone` after its write (10 items at a time, and the rest when the
  * pass ends), so a resumed run neither redoes a recorded item nor writes twice an item whose write was not yet
  * recorded (the read finds it). The checkpoint does not depend on it: the record spares a later run's plan.
@@ -81,34 +82,57 @@ function represented(
   return relatesType !== null && hasIssueLink(state, relatesType, parent.targetKey, true);
 }
 
+/**
+ * What one `prepare` call's plan slices read: the id map entries of their pairs and their children's Jira state.
+ * Handed to the blocks of the same pass when that call stored the plan (see `handedReads`).
+ */
+interface PlanReads {
+  /** The children of the slices this call computed: their pair's entries and state are below. */
+  children: Set<number>;
+  entries: Map<number, IdMapEntry>;
+  states: Map<string, IssueState>;
+}
+
+/**
+ * The plan's reads, handed to the pass that follows the `prepare` call which read them and stored the plan, so
+ * that the pass's blocks need not read the same entries and states again (the first block's read was the phase's
+ * first units' wait: an id map read, then a search). They are as good as a block's read: no unit of the phase
+ * writes before its plan is stored, and the plan was stored by this call (an invocation that finds it stored, a
+ * resumed phase, a second pass, reads again). Keyed by the pass's context and taken once, by its worker.
+ */
+const handedReads = new WeakMap<PhaseContext, PlanReads>();
+
 async function computePlan(
   { deps, run, preflight }: PhaseContext,
   from: number,
   to: number,
+  reads?: PlanReads,
 ): Promise<HierarchyPlan> {
   const { store, target } = deps;
   const withParent = preflight.manifest
     .slice(from, to)
     .filter((m): m is ManifestItem & { parentId: number } => m.parentId !== null);
-  const [entries, linkTypes] = await Promise.all([
-    store.idMap.getMany(run.tenantId, run.projectId, [
+  // The link types are wanted only to judge the states: the searches go out beside their read, not after it.
+  const readStates = async () => {
+    const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
       ...withParent.map((m) => m.id),
       ...withParent.map((m) => m.parentId),
-    ]),
-    target.linkTypes(),
-  ]);
+    ]);
+    // Not created (its own failure is recorded by phase 2) or already done by an earlier run: nothing to do.
+    // A dry run created nothing, so it counts every pair whose child would be created.
+    const open = withParent.filter((m) => {
+      const child = entries.get(m.id);
+      return child ? !child.phasesDone.includes(PHASE) : run.options.dryRun;
+    });
+    const mapped = open.filter((m) => entries.has(m.id) && entries.has(m.parentId));
+    const states = await readIssueStates(
+      target,
+      mapped.map((m) => (entries.get(m.id) as IdMapEntry).targetId),
+    );
+    return { entries, open, states };
+  };
+  const [linkTypes, { entries, open, states }] = await Promise.all([target.linkTypes(), readStates()]);
   const relatesType = linkTypes.find((t) => t.name.toLowerCase() === RELATES.toLowerCase())?.name ?? null;
-  // Not created (its own failure is recorded by phase 2) or already done by an earlier run: nothing to do.
-  // A dry run created nothing, so it counts every pair whose child would be created.
-  const open = withParent.filter((m) => {
-    const child = entries.get(m.id);
-    return child ? !child.phasesDone.includes(PHASE) : run.options.dryRun;
-  });
-  const mapped = open.filter((m) => entries.has(m.id) && entries.has(m.parentId));
-  const states = await readIssueStates(
-    target,
-    mapped.map((m) => (entries.get(m.id) as IdMapEntry).targetId),
-  );
   const units = open
     .filter((m) => {
       const child = entries.get(m.id);
@@ -117,19 +141,27 @@ async function computePlan(
       return !(child && parent && state && represented(preflight, relatesType, child, parent, state));
     })
     .map((m) => ({ child: m.id, parent: m.parentId }));
+  if (reads) {
+    for (const m of withParent) reads.children.add(m.id);
+    for (const [id, entry] of entries) reads.entries.set(id, entry);
+    for (const [id, state] of states) reads.states.set(id, state);
+  }
   return { units, relatesType };
 }
 
-/** Slice by slice, across invocations if need be (see preparePlanInSlices). */
-const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) =>
-  preparePlanInSlices(
+/** Slice by slice, across invocations if need be (see preparePlanInSlices); hands its reads over if it stored it. */
+const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) => {
+  const reads: PlanReads = { children: new Set(), entries: new Map(), states: new Map() };
+  return preparePlanInSlices(
     ctx.deps.artifacts,
     hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
     ctx.preflight.manifest.length,
-    (from, to) => computePlan(ctx, from, to),
+    (from, to) => computePlan(ctx, from, to, reads),
     (parts) => ({ units: parts.flatMap((p) => p.units), relatesType: parts[0]?.relatesType ?? null }),
     remainingMs,
+    () => handedReads.set(ctx, reads),
   );
+};
 
 const planOf = async (ctx: PhaseContext) => {
   await preparePlan(ctx);
@@ -150,14 +182,21 @@ function hierarchyNote(child: IdMapEntry, parent: IdMapEntry, why: string): stri
   );
 }
 
-/** The phase's units one at a time; id map entries and the children's Jira state read 50 pairs at a time. */
+/**
+ * The phase's units one at a time; id map entries and the children's Jira state read 50 pairs at a time, or taken
+ * from the plan's reads when this pass's `prepare` read them and stored the plan.
+ */
 export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run, preflight } = ctx;
   const { store, target } = deps;
   const plan = await planOf(ctx);
+  const handed = handedReads.get(ctx);
+  handedReads.delete(ctx);
   const dryRun = run.options.dryRun;
   const block = blockReads(async (from, to) => {
     const units = plan.units.slice(from, to);
+    if (handed && units.every((u) => handed.children.has(u.child)))
+      return { entries: handed.entries, states: handed.states };
     const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
       ...units.map((u) => u.child),
       ...units.map((u) => u.parent),

@@ -185,7 +185,7 @@ export const PLAN_SLICES_IN_FLIGHT = 4;
  * A phase's plan computed a manifest slice at a time, each slice kept as an artifact of its own, so a plan
  * over a project of any size is built across several invocations (the runner calls again) instead of having
  * to fit in one. At least one slice is worked per call; no slice starts once the budget runs low. True once
- * the whole plan is stored.
+ * the whole plan is stored; `onStored` is called when this call stored it (no other invocation had).
  */
 export async function preparePlanInSlices<P, T>(
   artifacts: { get(key: string): Promise<string | undefined>; put(key: string, body: string): Promise<void> },
@@ -194,6 +194,7 @@ export async function preparePlanInSlices<P, T>(
   computeSlice: (from: number, to: number) => Promise<P>,
   merge: (parts: P[]) => T,
   remainingMs: () => number = () => Number.POSITIVE_INFINITY,
+  onStored?: () => void,
 ): Promise<boolean> {
   if (planCache.has(key) || (await artifacts.get(key)) !== undefined) return true;
   const slices = Math.max(1, Math.ceil(manifestLength / PLAN_SLICE));
@@ -218,6 +219,9 @@ export async function preparePlanInSlices<P, T>(
   });
   if (outOfTime) return false;
   // Re-read before storing: two invocations racing at the start end up with the same plan.
-  if ((await artifacts.get(key)) === undefined) await artifacts.put(key, JSON.stringify(merge(parts)));
+  if ((await artifacts.get(key)) === undefined) {
+    await artifacts.put(key, JSON.stringify(merge(parts)));
+    onStored?.();
+  }
   return true;
 }
