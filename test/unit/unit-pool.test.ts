@@ -115,6 +115,23 @@ describe('workUnitPool', () => {
     expect(p.started).toHaveLength(300);
   });
 
+  it('with the window full, moves over what finished at once rather than idle until 10 have', async () => {
+    const p = fakePhase(100, () => false);
+    const pool = workUnitPool(p.options);
+    await p.until(() => p.started.length === 50);
+    // Three of the 50 finish: no unit may start until the checkpoint covers them, so it moves now.
+    for (const i of [0, 1, 2]) p.release(i);
+    await p.until(() => p.moves.length === 1);
+    expect(p.moves[0]?.units).toEqual([0, 1, 2]);
+    // Three started in their place; the rest finish as they come.
+    await p.until(() => p.started.length === 53);
+    for (let i = 3; i < 100; i++) p.release(i);
+    await p.until(() => p.started.length === 100);
+    for (let i = 53; i < 100; i++) p.release(i);
+    expect(await pool).toEqual({ checkpoint: 100, ended: 'done' });
+    expect(p.maxUnrecorded()).toBeLessThanOrEqual(50);
+  });
+
   it('a resume passes over the units the checkpoint covers past its index, and works only the others', async () => {
     const done = [12, 13, 20, 47, 60];
     const p = fakePhase(80, () => true, { index: 10, done });
