@@ -5,8 +5,8 @@
  * Units start in order, while fewer than `window` units are under way or finished and not yet moved (so a crash
  * loses at most `window` units: "resume loses at most 50"), and only within `reach` positions of the checkpoint's
  * first unworked unit (which bounds the list of units it records as worked past that one). Whenever `minMove`
- * units have finished (or nothing else is under way, or the window or the reach lets no unit start: waiting for
- * more would only idle the pool), the checkpoint moves over them, one move after another,
+ * units have finished (or nothing else is under way, or `minMoveFull` have while the window or the reach lets
+ * no unit start: waiting for more would idle the pool), the checkpoint moves over them, one move after another,
  * while the other units go on: its first unworked unit advances over the finished prefix, and the finished units
  * past it are recorded as done (`done`), so a resume passes over them. A slow unit so holds back no other unit
  * until the pool reaches `reach` units past it. `move` says whether to go on (false: a pause or cancel was asked,
@@ -29,8 +29,10 @@ export interface UnitPoolOptions<R> {
   window: number;
   /** A unit starts only this far past the checkpoint's first unworked unit (bounds `done`). */
   reach: number;
-  /** This many finished units are moved at once; fewer only when nothing else is under way. */
+  /** This many finished units are moved at once; fewer only when nothing else is under way, or: */
   minMove: number;
+  /** This many when no unit may start until the checkpoint moves (the window or the reach full). */
+  minMoveFull: number;
   work(index: number, stopped: () => boolean): Promise<R>;
   /** Moves the checkpoint over `units` (ascending, with their results) to `to`; false: stop. */
   move(step: PoolMove<R>): Promise<boolean>;
@@ -104,7 +106,10 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
     probe?.windowFull(!failed && !halted && next < o.total);
     if (failed) {
       if (running === 0) throw failed.error;
-    } else if (finished.size > 0 && (finished.size >= o.minMove || running === 0 || blocked())) {
+    } else if (
+      finished.size > 0 &&
+      (finished.size >= o.minMove || running === 0 || (blocked() && finished.size >= o.minMoveFull))
+    ) {
       const units = [...finished.entries()]
         .sort(([a], [b]) => a - b)
         .map(([index, result]) => ({ index, result }));

@@ -28,6 +28,7 @@ function fakePhase(
     window: 50,
     reach,
     minMove: 10,
+    minMoveFull: 3,
     canStart: () => true,
     work: (i) => {
       expect(covered(i), `unit ${i} worked again after it was covered`).toBe(false);
@@ -119,8 +120,13 @@ describe('workUnitPool', () => {
     const p = fakePhase(100, () => false);
     const pool = workUnitPool(p.options);
     await p.until(() => p.started.length === 50);
-    // Three of the 50 finish: no unit may start until the checkpoint covers them, so it moves now.
-    for (const i of [0, 1, 2]) p.release(i);
+    // Two of the 50 finish: fewer than a full window's move (3), so no move yet.
+    for (const i of [0, 1]) p.release(i);
+    await p.until(() => p.finished.size === 2);
+    await new Promise((r) => setImmediate(r)); // the pool has seen them
+    expect(p.moves).toEqual([]);
+    // A third: no unit may start until the checkpoint covers them, so it moves now rather than wait for 10.
+    p.release(2);
     await p.until(() => p.moves.length === 1);
     expect(p.moves[0]?.units).toEqual([0, 1, 2]);
     // Three started in their place; the rest finish as they come.
