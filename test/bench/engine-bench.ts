@@ -144,6 +144,8 @@ interface PhaseRow {
   finalized: boolean;
   phase: number;
   ms: number;
+  /** Wall-clock start (the sandboxes' log times are wall clock). */
+  startedAt: number;
   jira: LogEntry[];
   ado: LogEntry[];
   flow: FlowFigures;
@@ -159,6 +161,7 @@ for (let guard = 0; guard < 10_000; guard++) {
   const before = (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0;
   const [jiraBefore, adoBefore] = [(await requests(sb.jira.url)).length, (await requests(sb.ado.url)).length];
   const t0 = performance.now();
+  const startedAt = Date.now();
   flow.take();
   let answer = 'batch';
   while (answer === 'batch') {
@@ -184,6 +187,7 @@ for (let guard = 0; guard < 10_000; guard++) {
     finalized,
     phase: before,
     ms,
+    startedAt,
     jira: (await requests(sb.jira.url)).slice(jiraBefore),
     ado: (await requests(sb.ado.url)).slice(adoBefore),
     flow: flow.take(),
@@ -233,6 +237,14 @@ for (const r of phaseRows) {
       `      ${String(e.count).padStart(6)} ${e.endpoint}  (${e.rate}/s: ${e.seconds.toFixed(1)} s)`,
     );
   for (const line of flowLines(r.flow, r.jira, r.ado)) console.log(line);
+  // When the phase's Jira requests began and ended within it: its start and its drain.
+  const arrivals = r.jira.flatMap((e) => (e.receivedAt ? [Date.parse(e.receivedAt)] : []));
+  const answers = r.jira.flatMap((e) => (e.at ? [Date.parse(e.at)] : []));
+  const refusals = r.jira.flatMap((e) => (e.status === 429 && e.at ? [Date.parse(e.at)] : []));
+  if (arrivals.length > 0)
+    console.log(
+      `    timeline: first Jira request at ${((Math.min(...arrivals) - r.startedAt) / 1000).toFixed(1)} s, last answer at ${((Math.max(...answers) - r.startedAt) / 1000).toFixed(1)} s of ${(r.ms / 1000).toFixed(1)} s${refusals.length ? `; 429s from ${((Math.min(...refusals) - r.startedAt) / 1000).toFixed(1)} s to ${((Math.max(...refusals) - r.startedAt) / 1000).toFixed(1)} s` : ''}`,
+    );
 }
 console.log(
   `\nstatus ${done?.status}, created ${done?.successCount}, skipped ${done?.skippedCount}, failed ${done?.failureCount}`,

@@ -20,6 +20,9 @@ export interface LogEntry {
   reason?: string;
   /** The answer's time at the sandbox. */
   ms?: number;
+  /** When the request arrived and when it was answered (ISO 8601). */
+  receivedAt?: string;
+  at?: string;
 }
 
 export interface SandboxSettings<L> {
