@@ -34,6 +34,8 @@ const ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 const PROFILE = (process.env.BENCH_PROFILE ?? 'realistic') as 'realistic' | 'off';
 /** BENCH_COMMENTS=0 leaves the comments phase out (a quicker look at the phases before it; not the figure). */
 const COMMENTS = process.env.BENCH_COMMENTS !== '0';
+/** BENCH_UNTIL=N stops after phase N (a quicker look at the first phases; not the figure). */
+const UNTIL = Number(process.env.BENCH_UNTIL ?? Number.POSITIVE_INFINITY);
 /** The engine Lambda's memory (lib/engine.ts), for GB-seconds. */
 const ENGINE_MEMORY_MB = 1024;
 
@@ -192,7 +194,7 @@ for (let guard = 0; guard < 10_000; guard++) {
     ado: (await requests(sb.ado.url)).slice(adoBefore),
     flow: flow.take(),
   });
-  if (answer !== 'phase-done') break;
+  if (answer !== 'phase-done' || before >= UNTIL) break;
 }
 const totalMs = performance.now() - started;
 const done = await store.runs.get(tenant.id, run.id);
