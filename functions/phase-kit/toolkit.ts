@@ -121,13 +121,14 @@ export function chunkFromUnits(
  * Reads shared by a block of CHUNK_SIZE consecutive units (one ADO call, one id map read for 50 items), done
  * once, when the block's first unit asks. The runner's pool starts units in order, so a unit pass makes the same
  * batched reads a chunk did; blocks two behind are forgotten (a unit under way keeps what it read). Given the
- * phase's `total` units, the next block is read as soon as one is asked for, so the window's units never wait on
- * a block's round trips (they are a chain: the id map, then the issues it names); a read nobody asks for yet
- * keeps its error for whoever does.
+ * phase's `total` units, the next `ahead` blocks are read as soon as one is asked for, so the window's units never
+ * wait on a block's round trips (they are a chain: the id map, then the issues it names); a read nobody asks for
+ * yet keeps its error for whoever does.
  */
 export function blockReads<T>(
   read: (from: number, to: number) => Promise<T>,
   total = 0,
+  ahead = 1,
 ): (index: number) => Promise<T> {
   const blocks = new Map<number, Promise<T>>();
   const start = (block: number): Promise<T> => {
@@ -142,7 +143,7 @@ export function blockReads<T>(
   return (index) => {
     const block = Math.floor(index / CHUNK_SIZE);
     const got = start(block);
-    if ((block + 1) * CHUNK_SIZE < total) start(block + 1);
+    for (let next = block + 1; next <= block + ahead && next * CHUNK_SIZE < total; next++) start(next);
     for (const b of blocks.keys()) if (b < block - 1) blocks.delete(b);
     return got;
   };

@@ -26,6 +26,17 @@ describe('blockReads', () => {
     expect(asked).toEqual([0, 50, 100]);
   });
 
+  it('reads as many blocks ahead as asked, never past the last', async () => {
+    const { asked, read } = recordingRead();
+    const block = blockReads(read, 180, 2);
+    await block(0);
+    expect(asked).toEqual([0, 50, 100]);
+    await block(60);
+    expect(asked).toEqual([0, 50, 100, 150]);
+    await block(110);
+    expect(asked).toEqual([0, 50, 100, 150]);
+  });
+
   it('reads nothing ahead without the phase total', async () => {
     const { asked, read } = recordingRead();
     const block = blockReads(read);

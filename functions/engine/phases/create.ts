@@ -8,6 +8,7 @@
  *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
  *     between is recovered by step 2 on resume.
  * Steps 1-2 (reads only) of the next chunk run while a chunk writes (`readsOf`); one bulk create at a time.
+ * An issue created under its parent is recorded done for phase 3 as well: its hierarchy is in place.
  */
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
@@ -280,7 +281,8 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
         sourceType: t.type,
         origin: 'created',
         runId: run.id,
-        phasesDone: [PHASES.create],
+        // Created under its parent: phase 3 has nothing to do for it, and its plan need not read it from Jira.
+        phasesDone: payloads[i]?.fields.parent ? [PHASES.create, PHASES.hierarchy] : [PHASES.create],
         updatedAt: nowIso(),
       };
       created.push(entry);

@@ -11,11 +11,12 @@
  *    features become epics): a "Relates" link from parent to child whose comment says which one is the ADO
  *    parent and why Jira cannot hold it as such. The relationship is never dropped silently: without a
  *    Relates type, or when Jira refuses, the item is a recorded failure.
- * Idempotent: the children's current parent and links are read (read-after-write) before writing (by the block,
- * or by the plan when the same pass stored it: no unit writes before its plan is stored), and each
- * item gets phase 3 in its id map entry's `phasesDone` after its write (10 items at a time, and the rest when the
- * pass ends), so a resumed run neither redoes a recorded item nor writes twice an item whose write was not yet
- * recorded (the read finds it). The checkpoint does not depend on it: the record spares a later run's plan.
+ * The plan is the id map's: the children not recorded as placed (phase 2 records those it created under their
+ * parent), so it is stored after one id map read, and no unit writes before it is stored. Idempotent: each block's
+ * children's current parent and links are read (read-after-write) before its units write; a pair already shown
+ * is confirmed, not written. Each item gets phase 3 in its id map entry's `phasesDone` after its write (10 items
+ * at a time, and the rest when the pass ends), so a resumed run neither redoes a recorded item nor writes twice
+ * an item whose write was not yet recorded (the read finds it).
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
@@ -83,83 +84,53 @@ function represented(
 }
 
 /**
- * What one `prepare` call's plan slices read: the id map entries of their pairs and their children's Jira state.
- * Handed to the blocks of the same pass when that call stored the plan (see `handedReads`).
+ * One slice's units: its children mapped and not recorded as placed (a dry run created nothing, so it counts every
+ * pair whose child would be created). Jira's state is not read here but by the units' blocks: the plan waits for
+ * one id map read, not for the slowest of every child's search, and a pair found shown is confirmed by its unit.
  */
-interface PlanReads {
-  /** The children of the slices this call computed: their pair's entries and state are below. */
-  children: Set<number>;
-  entries: Map<number, IdMapEntry>;
-  states: Map<string, IssueState>;
-}
-
-/**
- * The plan's reads, handed to the pass that follows the `prepare` call which read them and stored the plan, so
- * that the pass's blocks need not read the same entries and states again (the first block's read was the phase's
- * first units' wait: an id map read, then a search). They are as good as a block's read: no unit of the phase
- * writes before its plan is stored, and the plan was stored by this call (an invocation that finds it stored, a
- * resumed phase, a second pass, reads again). Keyed by the pass's context and taken once, by its worker.
- */
-const handedReads = new WeakMap<PhaseContext, PlanReads>();
-
 async function computePlan(
   { deps, run, preflight }: PhaseContext,
   from: number,
   to: number,
-  reads?: PlanReads,
+  linkTypes: () => Promise<{ name: string }[]>,
 ): Promise<HierarchyPlan> {
-  const { store, target } = deps;
+  const { store } = deps;
   const withParent = preflight.manifest
     .slice(from, to)
     .filter((m): m is ManifestItem & { parentId: number } => m.parentId !== null);
-  // The link types are wanted only to judge the states: the searches go out beside their read, not after it.
-  const readStates = async () => {
-    const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
-      ...withParent.map((m) => m.id),
-      ...withParent.map((m) => m.parentId),
-    ]);
-    // Not created (its own failure is recorded by phase 2) or already done by an earlier run: nothing to do.
-    // A dry run created nothing, so it counts every pair whose child would be created.
-    const open = withParent.filter((m) => {
-      const child = entries.get(m.id);
-      return child ? !child.phasesDone.includes(PHASE) : run.options.dryRun;
-    });
-    const mapped = open.filter((m) => entries.has(m.id) && entries.has(m.parentId));
-    const states = await readIssueStates(
-      target,
-      mapped.map((m) => (entries.get(m.id) as IdMapEntry).targetId),
-    );
-    return { entries, open, states };
-  };
-  const [linkTypes, { entries, open, states }] = await Promise.all([target.linkTypes(), readStates()]);
-  const relatesType = linkTypes.find((t) => t.name.toLowerCase() === RELATES.toLowerCase())?.name ?? null;
-  const units = open
+  const [types, children] = await Promise.all([
+    linkTypes(),
+    store.idMap.getMany(
+      run.tenantId,
+      run.projectId,
+      withParent.map((m) => m.id),
+    ),
+  ]);
+  const relatesType = types.find((t) => t.name.toLowerCase() === RELATES.toLowerCase())?.name ?? null;
+  // Not created (its own failure is recorded by phase 2), or placed by phase 2 or an earlier run: nothing to do.
+  const units = withParent
     .filter((m) => {
-      const child = entries.get(m.id);
-      const parent = entries.get(m.parentId);
-      const state = child && states.get(child.targetId);
-      return !(child && parent && state && represented(preflight, relatesType, child, parent, state));
+      const child = children.get(m.id);
+      return child ? !child.phasesDone.includes(PHASE) : run.options.dryRun;
     })
     .map((m) => ({ child: m.id, parent: m.parentId }));
-  if (reads) {
-    for (const m of withParent) reads.children.add(m.id);
-    for (const [id, entry] of entries) reads.entries.set(id, entry);
-    for (const [id, state] of states) reads.states.set(id, state);
-  }
   return { units, relatesType };
 }
 
-/** Slice by slice, across invocations if need be (see preparePlanInSlices); hands its reads over if it stored it. */
+/** Slice by slice, across invocations if need be (see preparePlanInSlices); the link types read once for all. */
 const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) => {
-  const reads: PlanReads = { children: new Set(), entries: new Map(), states: new Map() };
+  let linkTypes: ReturnType<PhaseContext['deps']['target']['linkTypes']> | undefined;
+  const readLinkTypes = () => {
+    linkTypes ??= ctx.deps.target.linkTypes();
+    return linkTypes;
+  };
   return preparePlanInSlices(
     ctx.deps.artifacts,
     hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
     ctx.preflight.manifest.length,
-    (from, to) => computePlan(ctx, from, to, reads),
+    (from, to) => computePlan(ctx, from, to, readLinkTypes),
     (parts) => ({ units: parts.flatMap((p) => p.units), relatesType: parts[0]?.relatesType ?? null }),
     remainingMs,
-    () => handedReads.set(ctx, reads),
   );
 };
 
@@ -182,32 +153,33 @@ function hierarchyNote(child: IdMapEntry, parent: IdMapEntry, why: string): stri
   );
 }
 
-/**
- * The phase's units one at a time; id map entries and the children's Jira state read 50 pairs at a time, or taken
- * from the plan's reads when this pass's `prepare` read them and stored the plan.
- */
+/** The phase's units one at a time; id map entries and the children's Jira state read 50 pairs at a time. */
 export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   const { deps, run, preflight } = ctx;
   const { store, target } = deps;
   const plan = await planOf(ctx);
-  const handed = handedReads.get(ctx);
-  handedReads.delete(ctx);
   const dryRun = run.options.dryRun;
-  const block = blockReads(async (from, to) => {
-    const units = plan.units.slice(from, to);
-    if (handed && units.every((u) => handed.children.has(u.child)))
-      return { entries: handed.entries, states: handed.states };
-    const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
-      ...units.map((u) => u.child),
-      ...units.map((u) => u.parent),
-    ]);
-    const children = units.flatMap((u) => {
-      const child = entries.get(u.child);
-      return child && entries.has(u.parent) && !child.phasesDone.includes(PHASE) ? [child.targetId] : [];
-    });
-    const states = children.length ? await readIssueStates(target, children) : new Map<string, IssueState>();
-    return { entries, states };
-  }, plan.units.length);
+  // Two blocks ahead: a unit here is one write, so the window passes a block in about a write's time, less than
+  // a block's chain of reads (the id map, then a search) at its slower draws.
+  const block = blockReads(
+    async (from, to) => {
+      const units = plan.units.slice(from, to);
+      const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
+        ...units.map((u) => u.child),
+        ...units.map((u) => u.parent),
+      ]);
+      const children = units.flatMap((u) => {
+        const child = entries.get(u.child);
+        return child && entries.has(u.parent) && !child.phasesDone.includes(PHASE) ? [child.targetId] : [];
+      });
+      const states = children.length
+        ? await readIssueStates(target, children)
+        : new Map<string, IssueState>();
+      return { entries, states };
+    },
+    plan.units.length,
+    2,
+  );
   const fail = (out: UnitOutcome, sourceId: number, reason: string) => {
     out.failure++;
     out.log.push(`#${sourceId} hierarchy failed: ${reason}`);
@@ -255,9 +227,9 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
     }
     const fits = parentFieldFits(preflight, child.sourceType, parent.sourceType);
     if (represented(preflight, plan.relatesType, child, parent, state)) {
-      // Not shown when the phase started: written by this run before an interruption.
+      // Written before an interruption, or placed since the id map was (an earlier run's item, updated by this one).
       out.success++;
-      out.log.push(`${pair}: confirmed in Jira after an interruption`);
+      out.log.push(`${pair}: confirmed in Jira, nothing to write`);
       if (!dryRun) await record(child);
       return out;
     }
