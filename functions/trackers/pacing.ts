@@ -102,6 +102,8 @@ class Lane {
   limit: number;
   active = 0;
   pausedUntil = 0;
+  /** Until when a burst 429 is taken as part of the signal that last cut the limit (see onThrottle). */
+  cutUntil = 0;
   /** Requests per second learnt from a burst 429; undefined until then. */
   rate: number | undefined;
   private tokens = 0;
@@ -301,7 +303,13 @@ export class TrackerPacer {
     }
     if (info.reason === 'jira-burst-based' || (info.reason === 'jira-per-issue-on-write' && !key.issue)) {
       const lane = this.lane(key.endpoint);
-      lane.limit = Math.max(1, Math.floor(lane.limit * 0.75));
+      // Cut once per signal: the 429s of requests already in flight when the bucket ran dry come back over a
+      // latency or so, and each cutting again took the lane from 50 to 9 in flight on six of them (as TCP
+      // cuts its window once per round trip, not once per lost segment).
+      if (now >= lane.cutUntil) {
+        lane.limit = Math.max(1, Math.floor(lane.limit * 0.75));
+        lane.cutUntil = until;
+      }
       // Told its rate, the endpoint is slowed to it from an empty bucket rather than stopped: Atlassian asks a
       // burst 429 to slow down that endpoint, and the Retry-After is for reissuing the refused request, which
       // waits it out itself (the HTTP layer's retry). Without a rate to pace at, the lane waits it out too.

@@ -77,6 +77,25 @@ describe('a 429 pauses only where it applies', () => {
     expect(pacer.laneState(read.endpoint).rate).toBeCloseTo(9.5);
   });
 
+  it("burst: the 429s of requests already in flight are one signal: the lane's in-flight limit is cut once", () => {
+    const clock = fakeClock();
+    const pacer = new TrackerPacer({ clock });
+    const link: RequestKey = { endpoint: 'POST /rest/api/3/issueLink', write: true };
+    const burst = { reason: 'jira-burst-based', retryAfterMs: 1000, limit: 100 };
+    pacer.onThrottle(link, burst);
+    expect(pacer.laneState(link.endpoint).limit).toBe(24);
+    // Refusals of requests sent before the first one came back, within its Retry-After: no further cut.
+    clock.at += 300;
+    pacer.onThrottle(link, burst);
+    clock.at += 400;
+    pacer.onThrottle(link, burst);
+    expect(pacer.laneState(link.endpoint).limit).toBe(24);
+    // A refusal after that window is a new signal.
+    clock.at += 400;
+    pacer.onThrottle(link, burst);
+    expect(pacer.laneState(link.endpoint).limit).toBe(18);
+  });
+
   it('burst without a rate: that endpoint waits out the Retry-After; others do not', async () => {
     const clock = fakeClock();
     const pacer = new TrackerPacer({ clock });
