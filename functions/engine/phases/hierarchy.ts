@@ -13,8 +13,9 @@
  *    Relates type, or when Jira refuses, the item is a recorded failure.
  * The plan is the id map's: the children not recorded as placed (phase 2 records those it created under their
  * parent), so it is stored after one id map read, and no unit writes before it is stored. Idempotent: each block's
- * children's current parent and links are read (read-after-write) before its units write; a pair already shown
- * is confirmed, not written. Each item gets phase 3 in its id map entry's `phasesDone` after its write (10 items
+ * children's current parent and links are read (read-after-write) before its units write, but for the children
+ * this run created in the pass that stored the plan (nothing can have written them: see `known`); a pair already
+ * shown is confirmed, not written. Each item gets phase 3 in its id map entry's `phasesDone` after its write (10 items
  * at a time, and the rest when the pass ends), so a resumed run neither redoes a recorded item nor writes twice
  * an item whose write was not yet recorded (the read finds it).
  */
@@ -117,6 +118,14 @@ async function computePlan(
   return { units, relatesType };
 }
 
+/**
+ * Passes whose `prepare` call stored the plan (`preparePlanInSlices`' `onStored`: no other invocation had): no unit
+ * of the phase was worked before them, since none can start without the plan. Keyed by the pass's context and
+ * taken once, by its worker; a pass whose `prepare` found the plan stored (a resumed phase, the next invocation, a
+ * chunk worked again after a crash) is not in it.
+ */
+const storedThePlan = new WeakSet<PhaseContext>();
+
 /** Slice by slice, across invocations if need be (see preparePlanInSlices); the link types read once for all. */
 const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) => {
   let linkTypes: ReturnType<PhaseContext['deps']['target']['linkTypes']> | undefined;
@@ -131,6 +140,7 @@ const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) => {
     (from, to) => computePlan(ctx, from, to, readLinkTypes),
     (parts) => ({ units: parts.flatMap((p) => p.units), relatesType: parts[0]?.relatesType ?? null }),
     remainingMs,
+    () => storedThePlan.add(ctx),
   );
 };
 
@@ -159,6 +169,17 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   const { store, target } = deps;
   const plan = await planOf(ctx);
   const dryRun = run.options.dryRun;
+  /**
+   * A child this run created (not one recovered after an interrupted create, which may hold its parent), in the
+   * pass that stored the plan, shows in Jira only what phase 2 wrote: no parent (phase 2 records those it set, and
+   * they are no units) and no link (phase 4 comes after), and no unit of the phase was worked before. Its state is
+   * known without a search; every other child's is read.
+   */
+  const firstPass = storedThePlan.delete(ctx);
+  const known = (child: IdMapEntry): IssueState | undefined =>
+    firstPass && child.origin === 'created' && child.runId === run.id && !child.recovered
+      ? { key: child.targetKey, parentKey: null, links: [] }
+      : undefined;
   // Two blocks ahead: a unit here is one write, so the window passes a block in about a write's time, less than
   // a block's chain of reads (the id map, then a search) at its slower draws.
   const block = blockReads(
@@ -168,13 +189,16 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         ...units.map((u) => u.child),
         ...units.map((u) => u.parent),
       ]);
+      const states = new Map<string, IssueState>();
       const children = units.flatMap((u) => {
         const child = entries.get(u.child);
-        return child && entries.has(u.parent) && !child.phasesDone.includes(PHASE) ? [child.targetId] : [];
+        if (!child || !entries.has(u.parent) || child.phasesDone.includes(PHASE)) return [];
+        const state = known(child);
+        if (state) states.set(child.targetId, state);
+        return state ? [] : [child.targetId];
       });
-      const states = children.length
-        ? await readIssueStates(target, children)
-        : new Map<string, IssueState>();
+      if (children.length)
+        for (const [id, state] of await readIssueStates(target, children)) states.set(id, state);
       return { entries, states };
     },
     plan.units.length,
