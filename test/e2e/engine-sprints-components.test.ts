@@ -8,7 +8,8 @@
  * created outside it with a warning, not a failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunOptions } from '../../functions/domain/runs.ts';
+import { PHASES, type RunOptions } from '../../functions/domain/runs.ts';
+import { runBatch } from '../../functions/engine/runner.ts';
 import type { Preflight } from '../../functions/phase-kit/context.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
@@ -316,6 +317,71 @@ describe('sprints and components', () => {
       ),
     );
     expect(new Map((await boardSprints()).map((sp) => [sp.name, sp.state]))).toEqual(wanted);
+  });
+
+  it('an invocation that ends inside the create phase lets its sprint steps finish first, and tells their lines', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const project = await h.newProject('Released steps');
+    const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
+    await h.driveThrough(created.id, 1);
+    // The sprint steps (start, close) the first chunk allows are held until the runner decides to stop, so that
+    // they are under way when the invocation ends (the `release` of PhaseModule).
+    const deps = h.deps();
+    const http = deps.target.http;
+    const request = http.request.bind(http);
+    let stop!: () => void;
+    const stopping = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    const steps = { sent: 0, answered: 0 };
+    http.request = (async (method: string, path: string, opts?: object) => {
+      if (method !== 'POST' || !/^\/rest\/agile\/1\.0\/sprint\/\d+$/.test(path))
+        return request(method, path, opts);
+      steps.sent++;
+      await stopping;
+      try {
+        return await request(method, path, opts);
+      } finally {
+        steps.answered++;
+      }
+    }) as typeof http.request;
+    let calls = 0;
+    // The first chunk of phase 2 in budget, then none: the invocation ends inside the phase.
+    const remainingMs = () => {
+      if (++calls === 1) return 900_000;
+      stop();
+      return 0;
+    };
+    const answer = await runBatch(
+      deps,
+      { tenantId: h.tenant.tenantId, runId: created.id },
+      remainingMs,
+      h.config.jira.projectKey,
+    );
+    expect(answer).toBe('batch');
+    const run = await h.app.store.runs.get(h.tenant.tenantId, created.id);
+    expect(run?.cursor).toMatchObject({ phase: PHASES.create, index: 50 });
+    // Steps were under way when it stopped, and none was left going on after the invocation.
+    expect(steps.sent).toBeGreaterThan(0);
+    expect(steps.answered).toBe(steps.sent);
+    const lines = (await h.app.store.runs.events(h.tenant.tenantId, project.id, created.id)).flatMap((e) =>
+      e.event.type === 'log' && /^sprint ".+" (started|closed)$/.test(e.event.message)
+        ? [e.event.message]
+        : [],
+    );
+    expect(lines).toHaveLength(steps.sent);
+
+    // The next invocations take the run on: each step taken once.
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    await h.drive(created.id);
+    expect((await h.app.store.runs.get(h.tenant.tenantId, created.id))?.status).toBe('COMPLETED');
+    const stepped = (await jiraRequests()).filter(
+      (r) => r.method === 'POST' && /^\/rest\/agile\/1\.0\/sprint\/\d+$/.test(r.path),
+    );
+    // Every sprint was created future: one step to start it, another to close it.
+    const board = await boardSprints();
+    const active = board.filter((s) => s.state === 'active').length;
+    expect(steps.sent + stepped.length).toBe(active + 2 * board.filter((s) => s.state === 'closed').length);
   });
 
   it('creates an item that moved into a past sprint after preflight outside it, with a warning, once that sprint may be closed', async () => {
