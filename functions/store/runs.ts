@@ -29,6 +29,28 @@ type RunStatusExtra = Partial<
   Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control' | 'pauseReason'>
 >;
 
+/**
+ * A move's events as few items as fit: one item (keyed by its last event's id) per at most this many bytes of
+ * events, well under DynamoDB's 400 KB an item. A move is written every few units, in a transaction whose writes
+ * are billed twice: one item per log line was three quarters of a run's write units.
+ */
+const EVENT_BUNDLE_BYTES = 64 * 1024;
+
+function eventBundles(events: { id: string; event: RunEvent }[]): { id: string; event: RunEvent }[][] {
+  const bundles: { id: string; event: RunEvent }[][] = [];
+  let bytes = Number.POSITIVE_INFINITY;
+  for (const e of events) {
+    const size = Buffer.byteLength(JSON.stringify(e));
+    if (bytes + size > EVENT_BUNDLE_BYTES) {
+      bundles.push([]);
+      bytes = 0;
+    }
+    (bundles.at(-1) as { id: string; event: RunEvent }[]).push(e);
+    bytes += size;
+  }
+  return bundles;
+}
+
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
 
@@ -288,18 +310,21 @@ export class RunRepository {
                   },
                 ]
               : []),
-            ...(u.events ?? []).map((e) => ({
-              Put: {
-                TableName: this.table.name,
-                Item: {
-                  ...keys.runEvent(tenantId, projectId, runId, e.id),
-                  id: e.id,
-                  event: e.event,
-                  at,
-                  ttl,
+            ...eventBundles(u.events ?? []).map((bundle) => {
+              const last = bundle.at(-1) as { id: string; event: RunEvent };
+              return {
+                Put: {
+                  TableName: this.table.name,
+                  Item: {
+                    ...keys.runEvent(tenantId, projectId, runId, last.id),
+                    id: last.id,
+                    ...(bundle.length === 1 ? { event: last.event } : { events: bundle }),
+                    at,
+                    ttl,
+                  },
                 },
-              },
-            })),
+              };
+            }),
           ],
         }),
       ),
@@ -368,11 +393,17 @@ export class RunRepository {
         ConsistentRead: true,
       }),
     );
-    return (out.Items ?? []).map((i) => ({
-      id: i.id as string,
-      event: i.event as RunEvent,
-      at: i.at as string,
-    }));
+    // A bundle is keyed by its last event, so one that holds events after `afterId` is read; those up to it are not
+    // sent again.
+    return (out.Items ?? []).flatMap((i) =>
+      (
+        (i.events as { id: string; event: RunEvent }[] | undefined) ?? [
+          { id: i.id as string, event: i.event as RunEvent },
+        ]
+      )
+        .filter((e) => afterId === undefined || e.id > afterId)
+        .map((e) => ({ id: e.id, event: e.event, at: i.at as string })),
+    );
   }
 
   /** One of RUN_TRANSITIONS (domain/run-lifecycle.ts); answers whether it moved. */

@@ -3,10 +3,12 @@
  * parsed with eventsource-parser as an EventSource would.
  */
 import { type ClientRequest, request } from 'node:http';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
+import { keys } from '../../functions/store/keys.ts';
 import { RunRepository } from '../../functions/store/runs.ts';
 import { expiredOwnerToken, startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { createRun } from '../support/runs.ts';
@@ -182,6 +184,66 @@ describe('GET /api/migrations/{runId}/stream', () => {
     });
     byHeader.close();
     byQuery.close();
+  });
+
+  it("stores a move's events as one item, and a client resuming inside it gets only the rest", async () => {
+    const run = await newRun();
+    const ids = [0, 1, 2, 3].map((n) => chunkEventId(2, 0, n));
+    await app.store.runs.checkpoint(a.tenantId, run.id, {
+      from: { phase: 1, index: 0 },
+      to: { phase: 2, index: 3 },
+      progressPercent: 20,
+      events: [
+        { id: ids[0] as string, event: log('#11 Task -> MIG-1') },
+        { id: ids[1] as string, event: log('#12 Bug -> MIG-2') },
+        { id: ids[2] as string, event: log('#13 Epic -> MIG-3') },
+        { id: ids[3] as string, event: progress(3) },
+      ],
+    });
+    // One item for the move's events: a transaction's writes are billed twice, and a move is written per few units.
+    const { pk, skPrefix } = keys.runEventPrefix(a.tenantId, projectId, run.id);
+    const stored = await app.db.send(
+      new QueryCommand({
+        TableName: app.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      }),
+    );
+    expect(stored.Items).toHaveLength(1);
+    expect((await app.store.runs.events(a.tenantId, projectId, run.id)).map((e) => e.id)).toEqual(ids);
+    expect((await app.store.runs.events(a.tenantId, projectId, run.id, ids[1])).map((e) => e.id)).toEqual(
+      ids.slice(2),
+    );
+    // A move whose lines are long is kept in several items, each well under DynamoDB's 400 KB, in order.
+    const long = Array.from({ length: 98 }, (_, n) => ({
+      id: chunkEventId(2, 3, n),
+      event: log(`#${n} ${'x'.repeat(2_000)}`),
+    }));
+    await app.store.runs.checkpoint(a.tenantId, run.id, {
+      from: { phase: 2, index: 3 },
+      to: { phase: 2, index: 101 },
+      progressPercent: 30,
+      events: long,
+    });
+    const after = await app.db.send(
+      new QueryCommand({
+        TableName: app.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      }),
+    );
+    expect(after.Items?.length).toBeGreaterThan(2);
+    expect(after.Items?.every((i) => JSON.stringify(i).length < 100_000)).toBe(true);
+    expect((await app.store.runs.events(a.tenantId, projectId, run.id, ids[3])).map((e) => e.id)).toEqual(
+      long.map((e) => e.id),
+    );
+    const resumed = await openStream(streamPath(run.id, a.admin.token), {
+      'Last-Event-ID': ids[0] as string,
+    });
+    await until(() =>
+      expect(resumed.messages.map((m) => m.id)).toEqual([...ids.slice(1), ...long.map((e) => e.id)]),
+    );
+    resumed.close();
   });
 
   it('sends heartbeat comments while nothing happens', async () => {
