@@ -412,6 +412,27 @@ describe('status, pause, resume, cancel', () => {
       skippedCount: 0,
       progressPercent: 0,
       currentPhase: 1,
+      dryRun: false,
+      startedAt: run.startedAt,
+      pauseReason: null,
+    });
+  });
+
+  it("says whether the run is a dry run (the console offers a dry run's preview from it)", async () => {
+    const projectId = await newProject(t, 'MAPPED');
+    const run = (await start(projectId, startBody({ dry_run: true }))).body;
+    const res = await app.call('GET', `/api/migrations/${run.id}/status`, { token: t.member.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: run.id,
+      status: 'RUNNING',
+      totalItems: 0,
+      successCount: 0,
+      failureCount: 0,
+      skippedCount: 0,
+      progressPercent: 0,
+      currentPhase: 1,
+      dryRun: true,
       startedAt: run.startedAt,
       pauseReason: null,
     });
