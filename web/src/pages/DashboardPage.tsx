@@ -9,6 +9,7 @@ import { Link } from 'wouter';
 import { api, unwrap } from '../api/client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
+import { StatusBadge } from '../components/StatusBadge';
 import {
   applyEvents,
   type Board,
@@ -25,7 +26,7 @@ import {
 } from '../dashboard/board';
 import { useTenantEvents } from '../hooks/useTenantEvents';
 import { isActive, RUN_PHASES, speedText } from '../runs/figures';
-import { projectsQuery, StatusBadge } from './ProjectsPage';
+import { projectsQuery } from './ProjectsPage';
 
 /** How often the runs lists are read while the socket is down. */
 const POLL_MS = 3_000;

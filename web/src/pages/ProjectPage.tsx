@@ -5,7 +5,7 @@ import { useParams, useSearchParams } from 'wouter';
 import { api, unwrap } from '../api/client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
-import { StatusBadge } from './ProjectsPage';
+import { StatusBadge } from '../components/StatusBadge';
 import { ConnectSection } from './project/ConnectSection';
 import { MappingsSection } from './project/MappingsSection';
 import { QuoteSection } from './project/QuoteSection';

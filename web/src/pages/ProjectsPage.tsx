@@ -1,6 +1,5 @@
 /** Projects: most recent first, create (owner, admin), delete with a confirmation that names what goes. */
 import {
-  Badge,
   Button,
   Card,
   Group,
@@ -20,21 +19,12 @@ import { allowed } from '../api/roles';
 import { useAuth } from '../auth';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
+import { StatusBadge } from '../components/StatusBadge';
 
 export const projectsQuery = {
   queryKey: ['projects'],
   queryFn: async () => unwrap(await api.GET('/api/projects')),
 };
-
-export function StatusBadge({ status }: { status: string }) {
-  const color =
-    status === 'COMPLETED' ? 'teal' : status === 'FAILED' || status === 'CANCELLED' ? 'red' : 'indigo';
-  return (
-    <Badge color={color} variant="outline">
-      {status}
-    </Badge>
-  );
-}
 
 /** The project's latest run: its type and status, when it ended (or started), linked to its page. */
 function LastRun({ run }: { run: Schemas['LastRun'] | undefined }) {

@@ -24,10 +24,9 @@ import { allowed } from '../api/roles';
 import { useAuth } from '../auth';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/Layout';
-
+import { StatusBadge } from '../components/StatusBadge';
 import { useRunStream } from '../hooks/useRunStream';
 import { etaText, isActive, RUN_PHASES, speedText } from '../runs/figures';
-import { StatusBadge } from './ProjectsPage';
 
 function Counter({ label, value }: { label: string; value: number | string }) {
   return (

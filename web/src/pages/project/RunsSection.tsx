@@ -4,7 +4,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { api, unwrap } from '../../api/client';
 import { ErrorNotice } from '../../components/ErrorNotice';
-import { StatusBadge } from '../ProjectsPage';
+import { StatusBadge } from '../../components/StatusBadge';
 
 export function RunsSection({ projectId }: { projectId: string }) {
   const runs = useQuery({
