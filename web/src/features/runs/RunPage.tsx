@@ -19,14 +19,14 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
-import { api, currentToken, unwrap } from '../api/client';
-import { allowed } from '../api/roles';
-import { useAuth } from '../auth';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-import { StatusBadge } from '../components/StatusBadge';
-import { useRunStream } from '../hooks/useRunStream';
-import { etaText, isActive, RUN_PHASES, speedText } from '../runs/figures';
+import { api, currentToken, unwrap } from '../../api/client';
+import { allowed } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { etaText, isActive, RUN_PHASES, speedText } from './figures';
+import { useRunStream } from './useRunStream';
 
 function Counter({ label, value }: { label: string; value: number | string }) {
   return (

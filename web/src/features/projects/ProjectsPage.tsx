@@ -14,12 +14,12 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link } from 'wouter';
-import { api, type Schemas, unwrap } from '../api/client';
-import { allowed } from '../api/roles';
-import { useAuth } from '../auth';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-import { StatusBadge } from '../components/StatusBadge';
+import { api, type Schemas, unwrap } from '../../api/client';
+import { allowed } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
 
 export const projectsQuery = {
   queryKey: ['projects'],

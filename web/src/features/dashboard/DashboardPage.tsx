@@ -6,10 +6,12 @@ import { Alert, Badge, Card, Group, Progress, Stack, Text, Title } from '@mantin
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-import { StatusBadge } from '../components/StatusBadge';
+import { api, unwrap } from '../../api/client';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { projectsQuery } from '../projects/ProjectsPage';
+import { isActive, RUN_PHASES, speedText } from '../runs/figures';
 import {
   applyEvents,
   type Board,
@@ -23,10 +25,8 @@ import {
   type TenantEvent,
   visibleRuns,
   waitingText,
-} from '../dashboard/board';
-import { useTenantEvents } from '../hooks/useTenantEvents';
-import { isActive, RUN_PHASES, speedText } from '../runs/figures';
-import { projectsQuery } from './ProjectsPage';
+} from './board';
+import { useTenantEvents } from './useTenantEvents';
 
 /** How often the runs lists are read while the socket is down. */
 const POLL_MS = 3_000;

@@ -1,9 +1,9 @@
 /** The plugins the operator enabled for this tenant (each adds a run phase after the core ones). */
 import { Card, SimpleGrid, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
+import { api, unwrap } from '../../api/client';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
 
 export function PluginsPage() {
   const plugins = useQuery({
