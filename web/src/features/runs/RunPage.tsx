@@ -88,17 +88,8 @@ export function RunPage() {
   const percent = ended
     ? (run?.progressPercent ?? stream.progress?.percent ?? 0)
     : (progress?.percent ?? run?.progressPercent ?? 0);
-  // Only a dry run leaves a preview; the run's status does not say whether it was one, so ask once it ended.
-  const hasPreview = useQuery({
-    queryKey: ['run', runId, 'preview'],
-    enabled: ended,
-    queryFn: async () => {
-      const answer = await api.GET('/api/migrations/{runId}/preview', { params: { path: { runId } } });
-      if (answer.response.status === 404) return false;
-      unwrap(answer);
-      return true;
-    },
-  });
+  // A dry run writes its preview as it finishes (COMPLETED or PARTIAL); a cancelled or failed one has none.
+  const hasPreview = run?.dryRun === true && (run.status === 'COMPLETED' || run.status === 'PARTIAL');
   // The stream said the run ended: read its final figures now rather than at the next poll.
   useEffect(() => {
     if (ended) void client.invalidateQueries({ queryKey: ['run', runId], exact: true });
@@ -116,6 +107,11 @@ export function RunPage() {
       <Group justify="space-between" align="baseline">
         <PageTitle>Run {runId.slice(0, 8)}</PageTitle>
         <Group>
+          {run?.dryRun && (
+            <Badge variant="light" color="gray" data-testid="run-dry-run">
+              dry run
+            </Badge>
+          )}
           {runStatus && <StatusBadge status={runStatus} />}
           <Badge
             variant="outline"
@@ -185,7 +181,7 @@ export function RunPage() {
             >
               Download id map (CSV)
             </Button>
-            {hasPreview.data && (
+            {hasPreview && (
               <Button
                 variant="default"
                 onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}
