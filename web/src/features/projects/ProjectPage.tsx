@@ -2,7 +2,6 @@
 import { Alert, Group, Loader, Tabs, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useParams, useSearchParams } from 'wouter';
-import { api, unwrap } from '../../api/client';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
@@ -12,12 +11,7 @@ import { ScanSection } from '../connectors/ScanSection';
 import { MappingsSection } from '../mappings/MappingsSection';
 import { RunsSection } from '../runs/RunsSection';
 import { StartRunSection } from '../runs/StartRunSection';
-
-export const projectQuery = (projectId: string) => ({
-  queryKey: ['project', projectId],
-  queryFn: async () =>
-    unwrap(await api.GET('/api/projects/{projectId}', { params: { path: { projectId } } })),
-});
+import { projectQuery } from './api';
 
 const TABS = ['connect', 'scan', 'mappings', 'quote', 'start', 'runs'] as const;
 

@@ -20,11 +20,7 @@ import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
-
-export const projectsQuery = {
-  queryKey: ['projects'],
-  queryFn: async () => unwrap(await api.GET('/api/projects')),
-};
+import { projectKeys, projectsQuery } from './api';
 
 /** The project's latest run: its type and status, when it ended (or started), linked to its page. */
 function LastRun({ run }: { run: Schemas['LastRun'] | undefined }) {
@@ -45,7 +41,7 @@ function LastRun({ run }: { run: Schemas['LastRun'] | undefined }) {
 export function ProjectsPage() {
   const { session } = useAuth();
   const role = session?.role;
-  const projects = useQuery(projectsQuery);
+  const projects = useQuery(projectsQuery());
   const [doomed, setDoomed] = useState<Schemas['ProjectSummary'] | undefined>();
   return (
     <>
@@ -112,7 +108,7 @@ function CreateProject() {
     onSuccess: () => {
       setName('');
       setDescription('');
-      void client.invalidateQueries({ queryKey: ['projects'] });
+      void client.invalidateQueries({ queryKey: projectKeys.list() });
     },
   });
   const submit = (e: FormEvent) => {
@@ -153,7 +149,7 @@ function DeleteProject({ project, onClose }: { project?: Schemas['ProjectSummary
       unwrap(await api.DELETE('/api/projects/{projectId}', { params: { path: { projectId: id } } })),
     onSuccess: () => {
       onClose();
-      void client.invalidateQueries({ queryKey: ['projects'] });
+      void client.invalidateQueries({ queryKey: projectKeys.list() });
     },
   });
   return (

@@ -25,6 +25,7 @@ import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
+import { runKeys, runStatusQuery } from './api';
 import { etaText, isActive, RUN_PHASES, speedText } from './figures';
 import { useRunStream } from './useRunStream';
 
@@ -59,12 +60,7 @@ export function RunPage() {
   const client = useQueryClient();
   const stream = useRunStream(runId);
   const [confirmCancel, setConfirmCancel] = useState(false);
-  const status = useQuery({
-    queryKey: ['run', runId],
-    queryFn: async () =>
-      unwrap(await api.GET('/api/migrations/{runId}/status', { params: { path: { runId } } })),
-    refetchInterval: (q) => (q.state.data && !isActive(q.state.data.status) ? false : 2000),
-  });
+  const status = useQuery(runStatusQuery(runId));
   const control = useMutation({
     mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
       const params = { params: { path: { runId } } };
@@ -74,7 +70,7 @@ export function RunPage() {
     },
     onSuccess: () => {
       setConfirmCancel(false);
-      void client.invalidateQueries({ queryKey: ['run', runId] });
+      void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
     },
   });
   const [downloadError, setDownloadError] = useState<unknown>();
@@ -92,7 +88,7 @@ export function RunPage() {
   const hasPreview = run?.dryRun === true && (run.status === 'COMPLETED' || run.status === 'PARTIAL');
   // The stream said the run ended: read its final figures now rather than at the next poll.
   useEffect(() => {
-    if (ended) void client.invalidateQueries({ queryKey: ['run', runId], exact: true });
+    if (ended) void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
   }, [ended, client, runId]);
   const eta = progress ? etaText(progress) : undefined;
   const role = session?.role;
