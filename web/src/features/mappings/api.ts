@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 export const mappingKeys = {
   all: ['mappings'] as const,
   detail: (projectId: string) => [...mappingKeys.all, 'detail', projectId] as const,
-  // A sibling of the mappings, not under them: saving the mappings does not read Jira's choices again.
+  // A sibling of the mappings, not under them: confirming the mappings does not read Jira's choices again.
   targetMetadata: (projectId: string) => [...mappingKeys.all, 'target-metadata', projectId] as const,
 };
 
