@@ -354,6 +354,7 @@ export const RunStatusViewSchema = z
     skippedCount: z.number(),
     progressPercent: z.number(),
     currentPhase: z.number(),
+    dryRun: z.boolean(),
     startedAt: nullableTime,
     pauseReason: z.string().nullable(),
   })

@@ -1110,6 +1110,7 @@ export interface components {
             skippedCount: number;
             progressPercent: number;
             currentPhase: number;
+            dryRun: boolean;
             startedAt: string | null;
             pauseReason: string | null;
         };

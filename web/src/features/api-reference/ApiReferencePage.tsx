@@ -5,34 +5,12 @@
 import { Accordion, Badge, Code, Group, Stack, Text, TextInput } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-
-interface Operation {
-  summary?: string;
-  description?: string;
-  operationId?: string;
-  'x-roles'?: string[];
-  'x-error-codes'?: string[];
-  parameters?: { name: string; in: string; required?: boolean }[];
-  requestBody?: { content?: Record<string, { schema?: unknown }> };
-  responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
-}
-interface Document {
-  info: { title: string; version: string; description?: string };
-  paths: Record<string, Record<string, Operation>>;
-}
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { openApiDocumentQuery } from './api';
 
 export function ApiReferencePage() {
-  const doc = useQuery({
-    queryKey: ['openapi'],
-    queryFn: async () => {
-      const res = await fetch('/api/openapi.json');
-      if (!res.ok) throw new Error(`GET /api/openapi.json answered ${res.status}`);
-      return (await res.json()) as Document;
-    },
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  const doc = useQuery(openApiDocumentQuery());
   const [filter, setFilter] = useState('');
   const ops = Object.entries(doc.data?.paths ?? {}).flatMap(([path, item]) =>
     Object.entries(item).map(([method, op]) => ({ path, method, op })),

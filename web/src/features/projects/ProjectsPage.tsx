@@ -1,6 +1,5 @@
 /** Projects: most recent first, create (owner, admin), delete with a confirmation that names what goes. */
 import {
-  Badge,
   Button,
   Card,
   Group,
@@ -15,26 +14,13 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link } from 'wouter';
-import { api, type Schemas, unwrap } from '../api/client';
-import { allowed } from '../api/roles';
-import { useAuth } from '../auth';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-
-export const projectsQuery = {
-  queryKey: ['projects'],
-  queryFn: async () => unwrap(await api.GET('/api/projects')),
-};
-
-export function StatusBadge({ status }: { status: string }) {
-  const color =
-    status === 'COMPLETED' ? 'teal' : status === 'FAILED' || status === 'CANCELLED' ? 'red' : 'indigo';
-  return (
-    <Badge color={color} variant="outline">
-      {status}
-    </Badge>
-  );
-}
+import { api, type Schemas, unwrap } from '../../api/client';
+import { allowed } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { projectKeys, projectsQuery } from './api';
 
 /** The project's latest run: its type and status, when it ended (or started), linked to its page. */
 function LastRun({ run }: { run: Schemas['LastRun'] | undefined }) {
@@ -55,7 +41,7 @@ function LastRun({ run }: { run: Schemas['LastRun'] | undefined }) {
 export function ProjectsPage() {
   const { session } = useAuth();
   const role = session?.role;
-  const projects = useQuery(projectsQuery);
+  const projects = useQuery(projectsQuery());
   const [doomed, setDoomed] = useState<Schemas['ProjectSummary'] | undefined>();
   return (
     <>
@@ -122,7 +108,7 @@ function CreateProject() {
     onSuccess: () => {
       setName('');
       setDescription('');
-      void client.invalidateQueries({ queryKey: ['projects'] });
+      void client.invalidateQueries({ queryKey: projectKeys.list() });
     },
   });
   const submit = (e: FormEvent) => {
@@ -163,7 +149,7 @@ function DeleteProject({ project, onClose }: { project?: Schemas['ProjectSummary
       unwrap(await api.DELETE('/api/projects/{projectId}', { params: { path: { projectId: id } } })),
     onSuccess: () => {
       onClose();
-      void client.invalidateQueries({ queryKey: ['projects'] });
+      void client.invalidateQueries({ queryKey: projectKeys.list() });
     },
   });
   return (

@@ -19,15 +19,15 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
-import { api, currentToken, unwrap } from '../api/client';
-import { allowed } from '../api/roles';
-import { useAuth } from '../auth';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-
-import { useRunStream } from '../hooks/useRunStream';
-import { etaText, isActive, RUN_PHASES, speedText } from '../runs/figures';
-import { StatusBadge } from './ProjectsPage';
+import { api, currentToken, unwrap } from '../../api/client';
+import { allowed } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { runKeys, runStatusQuery } from './api';
+import { etaText, isActive, RUN_PHASES, speedText } from './figures';
+import { useRunStream } from './useRunStream';
 
 function Counter({ label, value }: { label: string; value: number | string }) {
   return (
@@ -60,12 +60,7 @@ export function RunPage() {
   const client = useQueryClient();
   const stream = useRunStream(runId);
   const [confirmCancel, setConfirmCancel] = useState(false);
-  const status = useQuery({
-    queryKey: ['run', runId],
-    queryFn: async () =>
-      unwrap(await api.GET('/api/migrations/{runId}/status', { params: { path: { runId } } })),
-    refetchInterval: (q) => (q.state.data && !isActive(q.state.data.status) ? false : 2000),
-  });
+  const status = useQuery(runStatusQuery(runId));
   const control = useMutation({
     mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
       const params = { params: { path: { runId } } };
@@ -75,7 +70,7 @@ export function RunPage() {
     },
     onSuccess: () => {
       setConfirmCancel(false);
-      void client.invalidateQueries({ queryKey: ['run', runId] });
+      void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
     },
   });
   const [downloadError, setDownloadError] = useState<unknown>();
@@ -89,20 +84,11 @@ export function RunPage() {
   const percent = ended
     ? (run?.progressPercent ?? stream.progress?.percent ?? 0)
     : (progress?.percent ?? run?.progressPercent ?? 0);
-  // Only a dry run leaves a preview; the run's status does not say whether it was one, so ask once it ended.
-  const hasPreview = useQuery({
-    queryKey: ['run', runId, 'preview'],
-    enabled: ended,
-    queryFn: async () => {
-      const answer = await api.GET('/api/migrations/{runId}/preview', { params: { path: { runId } } });
-      if (answer.response.status === 404) return false;
-      unwrap(answer);
-      return true;
-    },
-  });
+  // A dry run writes its preview as it finishes (COMPLETED or PARTIAL); a cancelled or failed one has none.
+  const hasPreview = run?.dryRun === true && (run.status === 'COMPLETED' || run.status === 'PARTIAL');
   // The stream said the run ended: read its final figures now rather than at the next poll.
   useEffect(() => {
-    if (ended) void client.invalidateQueries({ queryKey: ['run', runId], exact: true });
+    if (ended) void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
   }, [ended, client, runId]);
   const eta = progress ? etaText(progress) : undefined;
   const role = session?.role;
@@ -117,6 +103,11 @@ export function RunPage() {
       <Group justify="space-between" align="baseline">
         <PageTitle>Run {runId.slice(0, 8)}</PageTitle>
         <Group>
+          {run?.dryRun && (
+            <Badge variant="light" color="gray" data-testid="run-dry-run">
+              dry run
+            </Badge>
+          )}
           {runStatus && <StatusBadge status={runStatus} />}
           <Badge
             variant="outline"
@@ -186,7 +177,7 @@ export function RunPage() {
             >
               Download id map (CSV)
             </Button>
-            {hasPreview.data && (
+            {hasPreview && (
               <Button
                 variant="default"
                 onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}

@@ -5,21 +5,20 @@
 import { Button, Card, Group, Select, Table, TextInput, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { api, unwrap } from '../api/client';
-import type { Role } from '../api/roles';
-import { useAuth } from '../auth';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
+import { api, unwrap } from '../../api/client';
+import type { Role } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { invitationsQuery, membersQuery, teamKeys } from './api';
 
 export function TeamPage() {
   const { session } = useAuth();
   const client = useQueryClient();
-  const members = useQuery({
-    queryKey: ['team'],
-    queryFn: async () => unwrap(await api.GET('/api/team/members')),
-  });
+  const members = useQuery(membersQuery());
   const roles: Role[] = session?.role === 'owner' ? ['owner', 'admin', 'member'] : ['admin', 'member'];
-  const refresh = () => void client.invalidateQueries({ queryKey: ['team'] });
+  // Members and invitations both: inviting adds an invitation, revoking takes one away.
+  const refresh = () => void client.invalidateQueries({ queryKey: teamKeys.all });
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('member');
   const add = useMutation({
@@ -29,10 +28,7 @@ export function TeamPage() {
       refresh();
     },
   });
-  const invitations = useQuery({
-    queryKey: ['team', 'invitations'],
-    queryFn: async () => unwrap(await api.GET('/api/team/invitations')),
-  });
+  const invitations = useQuery(invitationsQuery());
   const revoke = useMutation({
     mutationFn: async (invitationId: string) =>
       unwrap(

@@ -2,22 +2,16 @@
 import { Alert, Group, Loader, Tabs, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useParams, useSearchParams } from 'wouter';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
-import { StatusBadge } from './ProjectsPage';
-import { ConnectSection } from './project/ConnectSection';
-import { MappingsSection } from './project/MappingsSection';
-import { QuoteSection } from './project/QuoteSection';
-import { RunsSection } from './project/RunsSection';
-import { ScanSection } from './project/ScanSection';
-import { StartRunSection } from './project/StartRunSection';
-
-export const projectQuery = (projectId: string) => ({
-  queryKey: ['project', projectId],
-  queryFn: async () =>
-    unwrap(await api.GET('/api/projects/{projectId}', { params: { path: { projectId } } })),
-});
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { QuoteSection } from '../billing/QuoteSection';
+import { ConnectSection } from '../connectors/ConnectSection';
+import { ScanSection } from '../connectors/ScanSection';
+import { MappingsSection } from '../mappings/MappingsSection';
+import { RunsSection } from '../runs/RunsSection';
+import { StartRunSection } from '../runs/StartRunSection';
+import { projectQuery } from './api';
 
 const TABS = ['connect', 'scan', 'mappings', 'quote', 'start', 'runs'] as const;
 

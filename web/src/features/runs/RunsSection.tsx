@@ -2,15 +2,12 @@
 import { Table, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { api, unwrap } from '../../api/client';
 import { ErrorNotice } from '../../components/ErrorNotice';
-import { StatusBadge } from '../ProjectsPage';
+import { StatusBadge } from '../../components/StatusBadge';
+import { projectRunsQuery } from './api';
 
 export function RunsSection({ projectId }: { projectId: string }) {
-  const runs = useQuery({
-    queryKey: ['runs', projectId],
-    queryFn: async () => unwrap(await api.GET('/api/migrations', { params: { query: { projectId } } })),
-  });
+  const runs = useQuery(projectRunsQuery(projectId));
   if (runs.error) return <ErrorNotice error={runs.error} />;
   if (runs.data?.length === 0) return <Text>No runs yet.</Text>;
   return (

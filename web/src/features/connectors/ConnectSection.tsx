@@ -19,6 +19,7 @@ import { type FormEvent, useState } from 'react';
 import { useSearchParams } from 'wouter';
 import { api, type JsonBody, type Schemas, unwrap } from '../../api/client';
 import { ErrorNotice } from '../../components/ErrorNotice';
+import { projectKeys } from '../projects/api';
 
 type Project = Schemas['ProjectDetail'];
 type TestResult = Schemas['ConnectionTestResult'];
@@ -52,7 +53,7 @@ function useConnectionTest(project: Project) {
   return useMutation({
     mutationFn: async (body: JsonBody<'/api/connectors/test', 'post'>) =>
       unwrap(await api.POST('/api/connectors/test', { body })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ['project', project.id] }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: projectKeys.detail(project.id) }),
   });
 }
 

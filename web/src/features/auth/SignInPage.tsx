@@ -2,8 +2,8 @@
 import { Button, Card, Center, Divider, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
 import { useSearchParams } from 'wouter';
-import { useAuth } from '../auth';
-import { ErrorNotice } from '../components/ErrorNotice';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
 
 export function SignInPage() {
   const { signIn } = useAuth();

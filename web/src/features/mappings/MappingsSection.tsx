@@ -24,6 +24,8 @@ import { ApiError, api, type Schemas, unwrap } from '../../api/client';
 import { allowed } from '../../api/roles';
 import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
+import { projectKeys } from '../projects/api';
+import { mappingKeys, mappingsQuery, targetMetadataQuery } from './api';
 
 type Project = Schemas['ProjectDetail'];
 type Mappings = Schemas['Mappings'];
@@ -96,24 +98,9 @@ function problemsByRow(error: unknown): Map<string, string[]> {
 export function MappingsSection({ project }: { project: Project }) {
   const { session } = useAuth();
   const client = useQueryClient();
-  const mappings = useQuery({
-    queryKey: ['mappings', project.id],
-    queryFn: async () =>
-      unwrap(
-        await api.GET('/api/projects/{projectId}/mappings', { params: { path: { projectId: project.id } } }),
-      ),
-  });
+  const mappings = useQuery(mappingsQuery(project.id));
   // What the Jira project offers; without it (Jira unreachable) the pickers offer the suggested targets.
-  const metadata = useQuery({
-    queryKey: ['target-metadata', project.id],
-    queryFn: async () =>
-      unwrap(
-        await api.GET('/api/projects/{projectId}/target-metadata', {
-          params: { path: { projectId: project.id } },
-        }),
-      ),
-    staleTime: 60_000,
-  });
+  const metadata = useQuery(targetMetadataQuery(project.id));
   const [draft, setDraft] = useState<Tables | undefined>();
   useEffect(() => {
     const m = mappings.data;
@@ -135,7 +122,7 @@ export function MappingsSection({ project }: { project: Project }) {
           body: tables,
         }),
       ),
-    onSuccess: (saved) => client.setQueryData(['mappings', project.id], saved),
+    onSuccess: (saved) => client.setQueryData(mappingsQuery(project.id).queryKey, saved),
   });
   const confirm = useMutation({
     mutationFn: async () =>
@@ -145,8 +132,8 @@ export function MappingsSection({ project }: { project: Project }) {
         }),
       ),
     onSuccess: () => {
-      void client.invalidateQueries({ queryKey: ['mappings', project.id] });
-      void client.invalidateQueries({ queryKey: ['project', project.id] });
+      void client.invalidateQueries({ queryKey: mappingKeys.detail(project.id) });
+      void client.invalidateQueries({ queryKey: projectKeys.detail(project.id) });
     },
   });
   const canEdit = allowed('PUT /api/projects/{projectId}/mappings', session?.role);

@@ -6,9 +6,9 @@
  * page polls the runs lists instead (those requests refresh an expired token by themselves: api/client.ts).
  */
 import { useEffect, useRef, useState } from 'react';
-import { currentToken, refreshSession } from '../api/client';
-import { expiresWithin } from '../api/tokenExpiry';
-import { createBatcher, parseTenantEvent, type TenantEvent } from '../dashboard/board';
+import { currentToken, refreshSession } from '../../api/client';
+import { expiresWithin } from '../../api/tokenExpiry';
+import { createBatcher, parseTenantEvent, type TenantEvent } from './board';
 
 export type TenantConnection = 'connecting' | 'live' | 'polling';
 

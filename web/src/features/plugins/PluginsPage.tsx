@@ -1,15 +1,12 @@
 /** The plugins the operator enabled for this tenant (each adds a run phase after the core ones). */
 import { Card, SimpleGrid, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { pluginsQuery } from './api';
 
 export function PluginsPage() {
-  const plugins = useQuery({
-    queryKey: ['plugins'],
-    queryFn: async () => unwrap(await api.GET('/api/plugins')),
-  });
+  const plugins = useQuery(pluginsQuery());
   return (
     <>
       <PageTitle>Plugins</PageTitle>

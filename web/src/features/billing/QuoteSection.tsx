@@ -8,19 +8,15 @@ import { api, type Schemas, unwrap } from '../../api/client';
 import { allowed } from '../../api/roles';
 import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
+import { projectKeys } from '../projects/api';
+import { quoteQuery } from './api';
 
 type Project = Schemas['ProjectDetail'];
 
 export function QuoteSection({ project }: { project: Project }) {
   const { session } = useAuth();
   const client = useQueryClient();
-  const quote = useQuery({
-    queryKey: ['quote', project.id],
-    queryFn: async () =>
-      unwrap(
-        await api.GET('/api/projects/{projectId}/quote', { params: { path: { projectId: project.id } } }),
-      ),
-  });
+  const quote = useQuery(quoteQuery(project.id));
   const accept = useMutation({
     mutationFn: async (quoteId: string) =>
       unwrap(
@@ -31,8 +27,8 @@ export function QuoteSection({ project }: { project: Project }) {
       ),
     onSuccess: (answer) => {
       if (answer.quote.checkoutUrl) location.assign(answer.quote.checkoutUrl);
-      client.setQueryData(['quote', project.id], answer.quote);
-      void client.invalidateQueries({ queryKey: ['project', project.id] });
+      client.setQueryData(quoteQuery(project.id).queryKey, answer.quote);
+      void client.invalidateQueries({ queryKey: projectKeys.detail(project.id) });
     },
   });
   if (quote.error) return <ErrorNotice error={quote.error} title="No quote yet" />;

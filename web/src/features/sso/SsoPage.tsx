@@ -13,13 +13,14 @@ import {
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
-import { ApiError, api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
+import { ApiError, api, unwrap } from '../../api/client';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { ssoConfigQuery } from './api';
 
 export function SsoPage() {
   const client = useQueryClient();
-  const config = useQuery({ queryKey: ['sso'], queryFn: async () => unwrap(await api.GET('/api/sso')) });
+  const config = useQuery(ssoConfigQuery());
   const [slug, setSlug] = useState('');
   const [issuer, setIssuer] = useState('');
   const [clientId, setClientId] = useState('');
@@ -57,7 +58,7 @@ export function SsoPage() {
       ),
     onSuccess: (saved) => {
       setClientSecret('');
-      client.setQueryData(['sso'], saved);
+      client.setQueryData(ssoConfigQuery().queryKey, saved);
     },
   });
   const notConfigured = config.error instanceof ApiError && config.error.body.code === 'SSO_NOT_CONFIGURED';

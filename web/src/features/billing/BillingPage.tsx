@@ -1,15 +1,12 @@
 /** Billing (owner): what was spent per project, every quote and payment. */
 import { Card, SimpleGrid, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { billingQuery } from './api';
 
 export function BillingPage() {
-  const billing = useQuery({
-    queryKey: ['billing'],
-    queryFn: async () => unwrap(await api.GET('/api/billing')),
-  });
+  const billing = useQuery(billingQuery());
   const b = billing.data;
   return (
     <>

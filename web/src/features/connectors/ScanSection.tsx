@@ -8,17 +8,11 @@ import { useState } from 'react';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { api, type Schemas, unwrap } from '../../api/client';
 import { ErrorNotice } from '../../components/ErrorNotice';
+import { projectKeys } from '../projects/api';
+import { scanKeys, scanQuery } from './api';
 
 type Project = Schemas['ProjectDetail'];
 type Report = Schemas['ScanReport'];
-
-const auditQuery = (scanId: string | undefined, poll: boolean) => ({
-  queryKey: ['scan', scanId],
-  enabled: scanId !== undefined,
-  queryFn: async () =>
-    unwrap(await api.GET('/api/audit/{scanId}', { params: { path: { scanId: scanId ?? '' } } })),
-  refetchInterval: poll ? 1000 : (false as const),
-});
 
 function Figure({ label, value }: { label: string; value: string }) {
   return (
@@ -159,10 +153,10 @@ export function ScanSection({ project }: { project: Project }) {
   const stored = project.scanSummary?.scanId;
   const [scanId, setScanId] = useState<string | undefined>(typeof stored === 'string' ? stored : undefined);
   const [running, setRunning] = useState(false);
-  const audit = useQuery(auditQuery(scanId, running));
+  const audit = useQuery(scanQuery(scanId, running));
   if (running && audit.data && audit.data.status !== 'RUNNING') {
     setRunning(false);
-    void client.invalidateQueries({ queryKey: ['project', project.id] });
+    void client.invalidateQueries({ queryKey: projectKeys.detail(project.id) });
   }
   const scan = useMutation({
     mutationFn: async () =>
@@ -172,8 +166,8 @@ export function ScanSection({ project }: { project: Project }) {
     onSuccess: (answer) => {
       setScanId(answer.scanId);
       setRunning(answer.status === 'RUNNING');
-      void client.invalidateQueries({ queryKey: ['scan', answer.scanId] });
-      void client.invalidateQueries({ queryKey: ['project', project.id] });
+      void client.invalidateQueries({ queryKey: scanKeys.detail(answer.scanId) });
+      void client.invalidateQueries({ queryKey: projectKeys.detail(project.id) });
     },
   });
   const report = audit.data?.report ?? null;

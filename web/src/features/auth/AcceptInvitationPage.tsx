@@ -5,8 +5,8 @@
  */
 import { Anchor, Button, Card, Center, PasswordInput, Stack, Text, Title } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
-import { ApiError, api, setAccessToken, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
+import { ApiError, api, setAccessToken, unwrap } from '../../api/client';
+import { ErrorNotice } from '../../components/ErrorNotice';
 
 /** The API's rule for a password (AcceptInvitationSchema). */
 const MIN_PASSWORD = 8;

@@ -4,7 +4,7 @@
  * a fresh token is fetched and a new EventSource resumes from the last event id seen (`lastEventId` query).
  */
 import { useEffect, useRef, useState } from 'react';
-import { currentToken, refreshSession } from '../api/client';
+import { currentToken, refreshSession } from '../../api/client';
 
 export interface RunStreamState {
   connection: 'connecting' | 'open' | 'reconnecting' | 'ended';

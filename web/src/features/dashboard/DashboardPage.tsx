@@ -6,52 +6,29 @@ import { Alert, Badge, Card, Group, Progress, Stack, Text, Title } from '@mantin
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'wouter';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice } from '../components/ErrorNotice';
-import { PageTitle } from '../components/Layout';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { projectsQuery } from '../projects/api';
+import { isActive, RUN_PHASES, speedText } from '../runs/figures';
+import { dashboardRunsQuery, loadRuns } from './api';
 import {
   applyEvents,
   type Board,
   type BoardRun,
   busyProjects,
   emptyBoard,
-  type ListedRun,
   mergeList,
   pausedText,
   phaseLabel,
   type TenantEvent,
   visibleRuns,
   waitingText,
-} from '../dashboard/board';
-import { useTenantEvents } from '../hooks/useTenantEvents';
-import { isActive, RUN_PHASES, speedText } from '../runs/figures';
-import { projectsQuery, StatusBadge } from './ProjectsPage';
+} from './board';
+import { useTenantEvents } from './useTenantEvents';
 
 /** How often the runs lists are read while the socket is down. */
 const POLL_MS = 3_000;
-
-/**
- * Every named project's runs (the runs list is per project: `projectId` is required). A paused run's reason is
- * only on its status view: read once a pause (`reasonsRead` holds the runs read while they stay paused). A
- * project deleted since the projects list was read has no runs.
- */
-async function loadRuns(projectIds: readonly string[], reasonsRead: Set<string>): Promise<ListedRun[]> {
-  const lists = await Promise.all(
-    projectIds.map(async (projectId) => {
-      const res = await api.GET('/api/migrations', { params: { query: { projectId } } });
-      return res.response.status === 404 ? [] : unwrap(res);
-    }),
-  );
-  return Promise.all(
-    lists.flat().map(async (run): Promise<ListedRun> => {
-      if (run.status !== 'PAUSED') reasonsRead.delete(run.id);
-      if (run.status !== 'PAUSED' || reasonsRead.has(run.id)) return run;
-      reasonsRead.add(run.id);
-      const status = await api.GET('/api/migrations/{runId}/status', { params: { path: { runId: run.id } } });
-      return { ...run, pauseReason: status.data?.pauseReason ?? null };
-    }),
-  );
-}
 
 export function DashboardPage() {
   const boardRef = useRef<Board>(emptyBoard);
@@ -78,20 +55,19 @@ export function DashboardPage() {
   const connection = useTenantEvents(onEvents);
   const live = connection === 'live';
 
-  const projects = useQuery({ ...projectsQuery, refetchInterval: live ? false : POLL_MS });
+  const projects = useQuery({ ...projectsQuery(), refetchInterval: live ? false : POLL_MS });
   const projectIds = (projects.data ?? []).map((p) => p.id).sort();
   // The runs list is per project, and a tenant may have many: a poll reads only the busy projects' (the
   // projects list, polled too, tells of a new run by its last run); the first read and a catch-up read all.
   const fullReadNext = useRef(true);
   const reasonsRead = useRef(new Set<string>());
   const runs = useQuery({
-    queryKey: ['dashboard-runs', projectIds],
-    queryFn: () => {
+    ...dashboardRunsQuery(projectIds, () => {
       const full = fullReadNext.current;
       fullReadNext.current = false;
       const ids = full ? projectIds : busyProjects(boardRef.current, projects.data ?? []);
       return loadRuns(ids, reasonsRead.current);
-    },
+    }),
     enabled: projects.data !== undefined,
     refetchInterval: live ? false : POLL_MS,
   });
