@@ -153,6 +153,7 @@ export async function startOAuthConnection(
     tenantId: principal.tenantId,
     projectId: project.id,
     userId: principal.userId,
+    role: principal.role,
     kind,
     provider: provider.name,
     codeVerifier,
@@ -315,6 +316,8 @@ async function finishAttempt(
     method: 'oauth',
     provider: attempt.provider,
     version,
+    // Who consented: what a member may pair this grant with (domain/connection-use.ts).
+    connectedBy: { userId: attempt.userId, role: attempt.role ?? 'member' },
     sealed: await credentialCipher().seal(
       JSON.stringify(creds),
       credentialContext(attempt.tenantId, attempt.projectId, attempt.kind),
