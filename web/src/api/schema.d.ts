@@ -1262,7 +1262,7 @@ export interface components {
                 inward: string;
                 outward: string;
             }[];
-            /** @description Active users who can be assigned issues of the project */
+            /** @description Active users who can be assigned issues of the project; `emailAddress` for owners and admins only (null for a member) */
             users: {
                 accountId: string;
                 displayName: string;
