@@ -255,10 +255,12 @@ export async function testConnection(
   const creds = kind === 'source' ? SourceCredentialsSchema.parse(raw) : TargetCredentialsSchema.parse(raw);
   refuseOutbound(creds);
   // Credentials in the body for a project are stored in place of its connection: a member may not replace one
-  // someone else made (services/connection-use.ts). The stored token tested again, or sent again, keeps its maker.
+  // someone else made (services/connection-use.ts). The stored token tested again, or sent again, keeps its
+  // maker; one stored before makers were kept becomes the testing owner's or admin's.
   const side = sideOf(stored, input.credentials ? creds : undefined);
   if (project) checkTestSide(principal, kind, side);
-  const connectedBy = side.bringsOther ? makerOf(principal) : stored?.connectedBy;
+  const adopts = !stored?.connectedBy && principal.role !== 'member';
+  const connectedBy = side.bringsOther || adopts ? makerOf(principal) : stored?.connectedBy;
   const result =
     kind === 'source'
       ? await testSourceClient(

@@ -144,8 +144,8 @@ const fullStart = (token: string, projectId: string, target: Record<string, unkn
   });
 
 /** Where a callback sent the browser, and what it was told. */
-const landing = (location: string | undefined) =>
-  Object.fromEntries(new URL(location ?? 'http://app.test/').searchParams);
+const landing = (location: string | string[] | undefined) =>
+  Object.fromEntries(new URL(String(location ?? 'http://app.test/')).searchParams);
 
 describe("point 5: a member and the Jira site of the project's target", () => {
   it('a start without "site" cannot move the OAuth target to the only site the member\'s own account reaches', async () => {
