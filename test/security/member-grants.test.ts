@@ -287,6 +287,35 @@ describe('point 6: a member and a grant someone else consented', () => {
     orch.starts.length = 0;
   });
 
+  it("counts a connection stored before makers were kept as nobody's, until an owner's or admin's test", async () => {
+    const projectId = await ownersProject('Older record', 'token');
+    // Arranged through the store: the record as it was written before `connectedBy` existed.
+    const { connectedBy: _maker, ...older } =
+      (await app.store.connections.get(t.tenantId, projectId, 'target')) ?? ({} as never);
+    await app.store.connections.put(t.tenantId, projectId, older);
+    const replace = await app.call('POST', '/api/connectors/test', {
+      token: t.member.token,
+      body: { type: 'jira', projectId, credentials: memberTarget() },
+    });
+    expect(replace.body.code).toBe('FORBIDDEN');
+    const paired = await fullStart(t.member.token, projectId, sandboxCredentials(sb, config).target);
+    expect(paired.body.code).toBe('GRANT_PAIRING_FORBIDDEN');
+    // The admin tests the stored token: it becomes the admin's, and the member's run goes ahead with it.
+    const tested = await app.call('POST', '/api/connectors/test', {
+      token: t.admin.token,
+      body: { type: 'jira', projectId },
+    });
+    expect(tested.body.success).toBe(true);
+    expect((await app.store.connections.get(t.tenantId, projectId, 'target'))?.connectedBy).toEqual({
+      userId: t.admin.id,
+      role: 'admin',
+    });
+    expect((await fullStart(t.member.token, projectId, sandboxCredentials(sb, config).target)).status).toBe(
+      200,
+    );
+    orch.starts.length = 0;
+  });
+
   it('an admin may still pair the grant with another target, which then replaces the stored one', async () => {
     const projectId = await ownersProject('Admin replaces', 'oauth');
     const res = await fullStart(t.admin.token, projectId, memberTarget());
