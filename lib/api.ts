@@ -286,10 +286,13 @@ export class Api extends Construct {
   readonly accessLogs: LogGroup;
   /** Present only when the custom domain context is given. */
   readonly domainName: DomainName | undefined;
+  /** The stage's name (a plain string, not the Stage's reference: an origin built on it adds no dependency). */
+  readonly stageName: string;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const { stage } = props;
+    this.stageName = stage;
     const prod = stage === 'prod';
     const removalPolicy = prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const retention = prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH;
@@ -442,14 +445,6 @@ export class Api extends Construct {
         'No WAF web ACL for now: stage throttling (THROTTLE_DEFAULTS), per-client rate limits on the public auth routes and handler-side JWT checks; a web ACL (cost, managed-rule false positives on request bodies) is a deployment decision to revisit',
     });
 
-    // The redirect URIs' base (SSO, tracker OAuth): the custom domain, else the stage's execute-api URL (built from the API's id,
-    // not `restApi.url`, which would make the function depend on the deployment that depends on it).
-    const apiUrl = props.domainName
-      ? `https://${props.domainName}`
-      : `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage}`;
-    for (const group of routeGroups())
-      if (GROUP_ACCESS[group].redirects) setEnvironment(functions[group], 'API_URL', apiUrl);
-
     const integrations = new Map<RouteGroup, LambdaIntegration>();
     const integrationOf = (group: RouteGroup): LambdaIntegration => {
       let integration = integrations.get(group);
@@ -514,6 +509,16 @@ export class Api extends Construct {
         resources: [executions],
       }),
     );
+  }
+
+  /**
+   * The redirect URIs' base (SSO, tracker OAuth) for the groups that send browsers to a provider: the console's
+   * origin (lib/stack.ts), where the browser that starts a flow gets its binding cookie, so the provider's
+   * redirect back brings that cookie to the callback.
+   */
+  useRedirectBase(url: string): void {
+    for (const group of routeGroups())
+      if (GROUP_ACCESS[group].redirects) setEnvironment(this.functions[group], 'API_URL', url);
   }
 }
 

@@ -122,8 +122,15 @@ export class MigrationServiceStack extends Stack {
     this.console = new Console(this, 'Console', {
       stage: props.stage,
       restApi: this.api.restApi,
+      apiStageName: this.api.stageName,
       webSocket: { api: this.dashboard.api, stageName: this.dashboard.stage.stageName },
     });
+    // The redirect URIs (SSO, tracker OAuth) on the console's host: the browser starts a flow in the console,
+    // which sets its binding cookie on the console's host, so the provider must send it back to that host (whose
+    // /api/* is the API). The console's host is the app's URL when the operator names one (APP_URL: where the
+    // console is published, which flows return to), else the distribution's own domain. Never the execute-api
+    // host or the API's custom domain: the cookie would not be there.
+    this.api.useRedirectBase(props.appUrl ? new URL(props.appUrl).origin : this.console.url);
     if (props.stage === 'prod' && !props.appUrl) {
       // The functions refuse to start in prod without APP_URL (functions/platform/config.ts).
       Annotations.of(this).addWarningV2(

@@ -33,7 +33,7 @@ const start: Operation = async (req) => {
   const { run } = await migrations.startMigration(
     store(),
     migrations.orchestrator(),
-    req.principal.tenantId,
+    req.principal,
     req.params.projectId ?? '',
     input,
   );

@@ -173,7 +173,9 @@ export const TargetMetadataSchema = z
       .array(
         z.object({ accountId: z.string(), displayName: z.string(), emailAddress: z.string().nullable() }),
       )
-      .describe('Active users who can be assigned issues of the project'),
+      .describe(
+        'Active users who can be assigned issues of the project; `emailAddress` for owners and admins only (null for a member)',
+      ),
     fetchedAt: isoTime,
   })
   .meta({ id: 'TargetMetadata' });

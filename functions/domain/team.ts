@@ -1,4 +1,4 @@
-/** Who may give which role. Pure. */
+/** Who may give which role, and see what of other people. Pure. */
 import type { Role } from '#platform/tokens.ts';
 
 /**
@@ -21,3 +21,9 @@ export function mayRemoveMember(actor: Role, memberRole: Role): boolean {
  * so without a cap a tenant could use the service to mail strangers; an admin's real team fits well within it.
  */
 export const INVITATIONS_PER_DAY = 50;
+
+/**
+ * Jira users' e-mail addresses (the mappings editor's people): owners and admins map people, which is what the
+ * addresses help with; a member edits no mapping, and an account id and a display name tell them who is who.
+ */
+export const seesPeopleEmails = (role: Role): boolean => role !== 'member';

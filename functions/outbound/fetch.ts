@@ -6,8 +6,9 @@
  * - A name is resolved by the connection itself, through the undici Agent's `connect.lookup` hook: every
  *   address the name has must be allowed, and the socket connects to exactly those (no second lookup whose
  *   answer could differ: DNS rebinding). https://undici.nodejs.org/#/docs/api/Client?id=parameter-connectoptions
- * - Redirects are followed here, by hand (at most MAX_REDIRECTS): each hop is checked again, and credential
- *   headers are dropped when the origin changes.
+ * - Redirects are followed here, by hand (at most MAX_REDIRECTS): each hop is checked again, credential
+ *   headers are dropped when the origin changes, and a 307/308 of a request with a body to another origin is
+ *   refused (the body is never sent there).
  * - Anything refused throws OutboundRefused, whose message (REFUSED_MESSAGE) is the same whatever the reason.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
@@ -132,7 +133,12 @@ export async function outboundFetch(input: string | URL, init: OutboundInit): Pr
     const next = redirectHop(url, response.status, location, method);
     if (!next) throw new OutboundRefused('unusable redirect');
     const target = check(next.url, rules, destination);
-    if (target.origin !== url.origin)
+    const crossOrigin = target.origin !== url.origin;
+    // A 307/308 keeps the method and the body: to another origin, that body (a secret, a token, a tenant's
+    // data) would go where the request was never meant to go, and a POST without its body is another request.
+    if (crossOrigin && next.keepsBody && body !== undefined && body !== null)
+      throw new OutboundRefused(`${response.status} to another origin with a request body`);
+    if (crossOrigin)
       for (const name of [...headers.keys()]) if (isCredentialHeader(name)) headers.delete(name);
     if (!next.keepsBody) {
       body = undefined;

@@ -143,7 +143,7 @@ export const ENV = {
     readBy: ['connectors', 'sso'],
     set: 'required',
     about:
-      'the API’s public base URL (scheme, host, and the stage path on an execute-api URL; no `/api`): the base of the SSO and tracker OAuth redirect URIs',
+      'the public base URL the browser reaches the API at (scheme, host, any path before `/api`; no `/api`): the base of the SSO and tracker OAuth redirect URIs, which must be the host the console runs on (the binding cookie a flow sets at its start must come back at its callback); the stack sets the console’s origin',
   }),
   ALLOWED_ORIGINS: entry({
     schema: text,

@@ -40,6 +40,7 @@ export const ErrorCode = {
   OAUTH_NOT_CONFIGURED: 'OAUTH_NOT_CONFIGURED',
   OAUTH_STATE_INVALID: 'OAUTH_STATE_INVALID',
   OAUTH_SCOPE_MISMATCH: 'OAUTH_SCOPE_MISMATCH',
+  GRANT_PAIRING_FORBIDDEN: 'GRANT_PAIRING_FORBIDDEN',
   MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
   TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
   PROJECT_NOT_READY: 'PROJECT_NOT_READY',
@@ -203,6 +204,25 @@ export const errors = {
       403,
       ErrorCode.FORBIDDEN,
       `Only an owner or admin can connect the project's ${kind} to another ${kind === 'source' ? 'organisation or project' : 'site or project key'}`,
+    ),
+  /**
+   * A member's run would pair an OAuth grant someone else consented with credentials of the member's own (or a
+   * connection no owner or admin made): the grant's data would go where its consenter never chose.
+   */
+  grantPairingForbidden: (grant: 'source' | 'target') => {
+    const other = grant === 'source' ? 'target' : 'source';
+    return new HttpError(
+      403,
+      ErrorCode.GRANT_PAIRING_FORBIDDEN,
+      `The ${grant} is connected by an OAuth grant another user consented: a member's run uses it only with the project's stored ${other}, connected by an owner, an admin or whoever consented the grant (send no ${other} credentials of your own)`,
+    );
+  },
+  /** A member's start or connection test would replace a stored connection someone else made. */
+  connectionReplaceForbidden: (kind: 'source' | 'target') =>
+    new HttpError(
+      403,
+      ErrorCode.FORBIDDEN,
+      `Only an owner or admin can replace the project's stored ${kind} connection, which someone else made: use it as it is`,
     ),
   /** The project has no stored (working) credentials for this tracker. */
   connectionRequired: (kind: 'source' | 'target', projectId: string) =>

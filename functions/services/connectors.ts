@@ -33,6 +33,7 @@ import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { checkTestSide, makerOf, sideOf } from './connection-use.ts';
 import { findProject } from './projects.ts';
 
 /** A connection test should answer in seconds: few retries, short timeouts. */
@@ -81,15 +82,15 @@ export async function requireStored<K extends ConnectionKind>(
 }
 
 /** A request that gave no credentials falls back on the project's: without them, the body lacked a field. */
+const noStoredCredentials = (projectId: string, kind: ConnectionKind) =>
+  errors.validation([`credentials is required: project ${projectId} has no stored ${kind} credentials`]);
+
 export const storedCredentials = <K extends ConnectionKind>(
   store: Store,
   tenantId: string,
   projectId: string,
   kind: K,
-) =>
-  requireStored(store, tenantId, projectId, kind, () =>
-    errors.validation([`credentials is required: project ${projectId} has no stored ${kind} credentials`]),
-  );
+) => requireStored(store, tenantId, projectId, kind, () => noStoredCredentials(projectId, kind));
 
 /** Reads the project's work item count: the source works when this does. */
 export async function testSourceClient(
@@ -230,9 +231,14 @@ export async function testConnection(
   const kind: ConnectionKind = input.type === 'azure_devops' ? 'source' : 'target';
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
+  const stored = project
+    ? await (kind === 'source'
+        ? loadSource(store, principal.tenantId, project.id)
+        : loadTarget(store, principal.tenantId, project.id))
+    : undefined;
   let raw: unknown = input.credentials;
   if (!raw) {
-    const stored = await storedCredentials(store, principal.tenantId, project!.id, kind);
+    if (!stored) throw noStoredCredentials(project!.id, kind);
     if (stored.method === 'oauth') {
       const result = await testStoredOAuth(store, principal.tenantId, project!.id, stored);
       logger.info('connection tested', {
@@ -248,6 +254,13 @@ export async function testConnection(
   }
   const creds = kind === 'source' ? SourceCredentialsSchema.parse(raw) : TargetCredentialsSchema.parse(raw);
   refuseOutbound(creds);
+  // Credentials in the body for a project are stored in place of its connection: a member may not replace one
+  // someone else made (services/connection-use.ts). The stored token tested again, or sent again, keeps its
+  // maker; one stored before makers were kept becomes the testing owner's or admin's.
+  const side = sideOf(stored, input.credentials ? creds : undefined);
+  if (project) checkTestSide(principal, kind, side);
+  const adopts = !stored?.connectedBy && principal.role !== 'member';
+  const connectedBy = side.bringsOther || adopts ? makerOf(principal) : stored?.connectedBy;
   const result =
     kind === 'source'
       ? await testSourceClient(
@@ -273,6 +286,7 @@ export async function testConnection(
     testedAt: nowIso(),
     summary: summaryOf(input, creds, result),
     method: 'token',
+    ...(connectedBy ? { connectedBy } : {}),
     // Only credentials that worked are kept; a failed test leaves none behind to be used by mistake.
     ...(result.success
       ? {

@@ -1,5 +1,6 @@
 /** A project's tracker connections: sealed credentials, a non-secret summary and the last test's outcome. */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConnectionMaker } from '#domain/connection-use.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
@@ -21,6 +22,11 @@ export interface StoredConnection {
   version?: number;
   /** The provider refused the grant ("Token exchange failed"): nothing works until the tracker is reconnected. */
   reconnectRequired?: boolean;
+  /**
+   * Who pasted the token or consented the grant, in the role they had then (absent on records written before it
+   * was kept, and on the demo seed's): what a member may pair it with (domain/connection-use.ts).
+   */
+  connectedBy?: ConnectionMaker;
 }
 
 export class ConnectionRepository {

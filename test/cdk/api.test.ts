@@ -361,14 +361,14 @@ describe('the API construct', () => {
     expect(allows(s, role, 'states:StartExecution')).toBe(false);
     expect(allows(s, role, 'lambda:InvokeFunction')).toBe(false);
     expect(allows(s, role, 's3:GetObject')).toBe(false);
-    // The redirect URI's base: the stage's execute-api URL (from the API's id, no cycle), or the custom domain.
+    // The redirect URI's base: the console's host (the distribution's domain, or the app's URL), never the
+    // execute-api host or the API's custom domain (test/cdk/console.test.ts).
     const devUrl = JSON.stringify(envOf(s, fnId(s, 'sso')).API_URL);
-    expect(devUrl).toContain(`{"Ref":"${logicalId(s, s.stack.api.restApi)}"}`);
-    expect(devUrl).toContain('.execute-api.');
-    expect(devUrl).toContain('/dev');
+    expect(devUrl).toContain(`"Fn::GetAtt":["${logicalId(s, s.stack.console.distribution)}","DomainName"]`);
+    expect(devUrl).not.toContain('.execute-api.');
     const p = prod();
     expect(envOf(p, fnId(p, 'sso'))).toMatchObject({
-      API_URL: 'https://api.example.com',
+      API_URL: 'https://app.example.com',
       APP_URL: 'https://app.example.com',
     });
     expect(envOf(p, fnId(p, 'sso'))).not.toHaveProperty('STRIPE_SECRET_ARN');
@@ -490,11 +490,12 @@ describe('the API construct', () => {
   it('gives the connectors group the OAuth redirect URI base (API_URL) and the app to return to (APP_URL)', () => {
     expect(GROUP_ACCESS.connectors).toMatchObject({ redirects: true, trackerOAuth: true });
     const devUrl = JSON.stringify(envOf(dev(), fnId(dev(), 'connectors')).API_URL);
-    expect(devUrl).toContain(`{"Ref":"${logicalId(dev(), dev().stack.api.restApi)}"}`);
-    expect(devUrl).toContain('.execute-api.');
+    expect(devUrl).toContain(
+      `"Fn::GetAtt":["${logicalId(dev(), dev().stack.console.distribution)}","DomainName"]`,
+    );
     const p = prod();
     expect(envOf(p, fnId(p, 'connectors'))).toMatchObject({
-      API_URL: 'https://api.example.com',
+      API_URL: 'https://app.example.com',
       APP_URL: 'https://app.example.com',
     });
     // The same base as SSO's.

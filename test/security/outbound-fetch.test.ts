@@ -97,7 +97,9 @@ describe('redirects, followed by hand', () => {
     expect(res.body).toBe('secret from a loopback-only service');
     // The same origin got the credential; the other origin got the request without it.
     expect(tracker.requests.at(-1)?.authorization).toBe('Basic b3duZXItcGF0');
-    expect(attacker.requests).toEqual([{ method: 'GET', url: '/stolen', authorization: undefined }]);
+    expect(attacker.requests).toEqual([
+      { method: 'GET', url: '/stolen', authorization: undefined, body: '' },
+    ]);
     attacker.requests.length = 0;
   });
 
