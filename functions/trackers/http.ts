@@ -307,7 +307,8 @@ export class TrackerHttp {
         case 'refused':
           throw new TrackerHttpError(call.tracker, status, call.method, call.path, refusal);
         case 'fail':
-          // A write that must not happen twice, unreachable: it may have happened, so it surfaces at once.
+          // The tracker's failure only when unreachable (a write that must not happen twice surfaces at once);
+          // the outbound policy's refusal or a refused token refresh is not.
           if (decision.error instanceof TrackerUnreachableError) this.stats.errors++;
           throw decision.error;
       }
