@@ -67,13 +67,16 @@ describe('a 401', () => {
 });
 
 describe('a 429 is throttled, in the scope it names, for as long as the tracker asks', () => {
-  it("Jira's burst limit: the endpoint, with its rate", () => {
-    const burst = answer(429, {
-      'retry-after': '2',
-      'ratelimit-reason': 'jira-burst-based',
-      'x-ratelimit-limit': '100',
+  /** A 429 as Jira sends it. */
+  const jira429 = (reason: string, seconds: number, limit: number) =>
+    answer(429, {
+      'retry-after': String(seconds),
+      'ratelimit-reason': reason,
+      'x-ratelimit-limit': String(limit),
     });
-    expect(classify(burst, read)).toEqual({
+
+  it("Jira's burst limit: the endpoint, with its rate", () => {
+    expect(classify(jira429('jira-burst-based', 2, 100), read)).toEqual({
       kind: 'throttled',
       scope: 'endpoint',
       retryAfterMs: 2000,
@@ -83,29 +86,21 @@ describe('a 429 is throttled, in the scope it names, for as long as the tracker 
   });
 
   it("Jira's per-issue limit: the issue written to, or the endpoint of a write to no one issue", () => {
-    const perIssue = () =>
-      answer(429, {
-        'retry-after': '1',
-        'ratelimit-reason': 'jira-per-issue-on-write',
-        'x-ratelimit-limit': '20',
-      });
-    expect(classify(perIssue(), comment)).toEqual({
+    expect(classify(jira429('jira-per-issue-on-write', 1, 20), comment)).toEqual({
       kind: 'throttled',
       scope: 'issue',
       retryAfterMs: 1000,
       reason: 'jira-per-issue-on-write',
       limit: 20,
     });
-    expect(classify(perIssue(), bulkCreate)).toMatchObject({ kind: 'throttled', scope: 'endpoint' });
+    expect(classify(jira429('jira-per-issue-on-write', 1, 20), bulkCreate)).toMatchObject({
+      kind: 'throttled',
+      scope: 'endpoint',
+    });
   });
 
   it("Jira's hourly quota: the whole client, until its reset", () => {
-    const quota = answer(429, {
-      'retry-after': '1800',
-      'ratelimit-reason': 'jira-quota-global-based',
-      'x-ratelimit-limit': '65000',
-    });
-    expect(classify(quota, comment)).toEqual({
+    expect(classify(jira429('jira-quota-global-based', 1800, 65_000), comment)).toEqual({
       kind: 'throttled',
       scope: 'client',
       retryAfterMs: 1_800_000,
