@@ -35,6 +35,7 @@ beforeAll(async () => {
   app.post('/write', async () => ({ ok: true }));
   app.get('/missing', async (_req, reply) => reply.code(404).send({ message: 'nope' }));
   app.get('/ado-throttle', async (_req, reply) => reply.code(200).send({ ok: true }));
+  app.get('/file', async (_req, reply) => reply.type('application/octet-stream').send(Buffer.alloc(64, 7)));
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 });
@@ -91,6 +92,25 @@ describe('the tracker HTTP layer', () => {
     // Any later request, to any endpoint, ends the same way without being sent.
     await expect(http.request('POST', '/write', { body: {} })).rejects.toBe(first);
     expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /ping 429']);
+  });
+
+  it('stops a download queued behind a handed-back wait, and one started after it, instead of sitting the wait out', async () => {
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 1, retryAfterSeconds: 3600 } },
+    });
+    // One download in flight at a time: the second waits in the pacer behind the first.
+    const http = client({ waitBudgetMs: () => 1000, initialConcurrency: 1, maxConcurrency: 1 });
+    const first = http.stream('/file');
+    const queued = http.stream('/file');
+    const deferral = await first.catch((err: unknown) => err);
+    expect(deferral).toBeInstanceOf(ThrottleWaitDeferred);
+    expect((deferral as ThrottleWaitDeferred).notice).toMatchObject({ tracker: 'target', reason: null });
+    await expect(queued).rejects.toBe(deferral);
+    await expect(http.stream('/file')).rejects.toBe(deferral);
+    // The hour's wait was handed back: nothing after the 429 reached the tracker.
+    expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /file 429']);
   });
 
   it('sits out a whole-client wait within its budget', async () => {
