@@ -3,7 +3,7 @@
  * pausing for a tracker token that cannot be had, failing the run, and telling the stream of a status change.
  * Every status change goes through RUN_TRANSITIONS (domain/run-lifecycle.ts).
  */
-import { statusEventId } from '#domain/run-events.ts';
+import { statusEventId, waitLine } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import { coveredUnits, LAST_CORE_PHASE, type Run, type RunStatus } from '#domain/runs.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
@@ -13,7 +13,6 @@ import { countRun } from '#platform/metrics.ts';
 import { ThrottleWaitDeferred } from '#trackers/http.ts';
 import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import { writeRunReports } from './reports.ts';
-import { waitLine } from './throttle-notices.ts';
 
 /**
  * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
