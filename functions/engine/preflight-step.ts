@@ -35,12 +35,12 @@ export async function preflightStep(
     preflight = await runPreflight(deps, run, projectKey);
   } catch (err) {
     const refused = credentialsRefusal(deps, err);
-    if (refused) return pauseForCredentials(deps.store, run, refused);
+    if (refused) return pauseForCredentials(deps.journal, run, refused);
     // A long wait handed back by a tracker (however preflight reported it) is the handler's to answer.
     throwIfWaitDeferred(deps);
     if (!(err instanceof PreflightError)) throw err;
     await failRun(
-      deps.store,
+      deps.journal,
       run,
       RUN_TRANSITIONS.failPreflight,
       err.message,
@@ -50,7 +50,7 @@ export async function preflightStep(
   }
   phaseDuration(phaseName(PHASES.preflight), Date.now() - began);
   // Not moved: another invocation checkpointed first, or the run stopped meanwhile; RunBatch reads which.
-  await deps.store.runs.checkpoint(run.tenantId, run.id, {
+  await deps.journal.checkpoint(run, {
     from: run.cursor,
     to: { phase: PHASES.create, index: 0 },
     progressPercent: run.progressPercent,

@@ -103,7 +103,7 @@ export async function runBatch(
     // A refusal outside a chunk (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
     const refused = credentialsRefusal(deps, err);
     if (!refused) throw err;
-    return pauseForCredentials(deps.store, await readRun(deps, ref), refused);
+    return pauseForCredentials(deps.journal, await readRun(deps, ref), refused);
   } finally {
     // Work a chunked phase left going on beside its chunks ends with the invocation.
     for (const release of releases) await release();
@@ -146,7 +146,7 @@ async function workPhases(
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
-      const ended = await deps.store.runs.checkpoint(run.tenantId, run.id, {
+      const ended = await deps.journal.checkpoint(run, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
         progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
@@ -173,7 +173,7 @@ async function workPhases(
       outcome = await module.chunk(ctx, index);
     } catch (err) {
       const refused = credentialsRefusal(deps, err);
-      if (refused) return pauseForCredentials(deps.store, run, refused);
+      if (refused) return pauseForCredentials(deps.journal, run, refused);
       // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
       // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
       if (!plugin || err instanceof SimulatedCrash || deferredWait(deps, err)) throw err;
@@ -181,7 +181,7 @@ async function workPhases(
     }
     // A phase that caught the refusal item by item still worked nothing: not checkpointed.
     const refused = credentialsRefusal(deps);
-    if (refused) return pauseForCredentials(deps.store, run, refused);
+    if (refused) return pauseForCredentials(deps.journal, run, refused);
     // Nor one whose tracker handed back a long wait: the handler answers `wait` (control.ts waitForReset).
     throwIfWaitDeferred(deps);
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
@@ -270,9 +270,9 @@ async function workPool(
     }
   } catch (err) {
     const refusal = credentialsRefusal(deps, err);
-    if (refusal) return pauseForCredentials(deps.store, run, refusal);
+    if (refusal) return pauseForCredentials(deps.journal, run, refusal);
     throw err;
   }
-  if (refused) return pauseForCredentials(deps.store, run, refused);
+  if (refused) return pauseForCredentials(deps.journal, run, refused);
   return lost ? 'batch' : undefined;
 }

@@ -51,6 +51,25 @@ function eventBundles(events: { id: string; event: RunEvent }[]): { id: string; 
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
 
+/** A bundle of events as the table keeps it: keyed by its last event, one event as itself. */
+function eventItem(
+  tenantId: string,
+  projectId: string,
+  runId: string,
+  bundle: { id: string; event: RunEvent }[],
+  at: string,
+  ttl: number,
+) {
+  const last = bundle.at(-1) as { id: string; event: RunEvent };
+  return {
+    ...keys.runEvent(tenantId, projectId, runId, last.id),
+    id: last.id,
+    ...(bundle.length === 1 ? { event: last.event } : { events: bundle }),
+    at,
+    ttl,
+  };
+}
+
 export interface StoredRunEvent {
   id: string;
   event: RunEvent;
@@ -279,21 +298,12 @@ export class RunRepository {
                   },
                 ]
               : []),
-            ...eventBundles(u.events ?? []).map((bundle) => {
-              const last = bundle.at(-1) as { id: string; event: RunEvent };
-              return {
-                Put: {
-                  TableName: this.table.name,
-                  Item: {
-                    ...keys.runEvent(tenantId, projectId, runId, last.id),
-                    id: last.id,
-                    ...(bundle.length === 1 ? { event: last.event } : { events: bundle }),
-                    at,
-                    ttl,
-                  },
-                },
-              };
-            }),
+            ...eventBundles(u.events ?? []).map((bundle) => ({
+              Put: {
+                TableName: this.table.name,
+                Item: eventItem(tenantId, projectId, runId, bundle, at, ttl),
+              },
+            })),
           ],
         }),
       ),
@@ -312,7 +322,7 @@ export class RunRepository {
     return items.flatMap((item) => (item.messages as string[] | undefined) ?? []);
   }
 
-  /** Appends one event outside a checkpoint (status changes, done). */
+  /** Appends one event outside a checkpoint (a line at a fixed place: the run journal's `lines`). */
   async appendEvent(
     tenantId: string,
     projectId: string,
@@ -320,17 +330,30 @@ export class RunRepository {
     id: string,
     event: RunEvent,
   ): Promise<void> {
-    await this.table.db.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: {
-          ...keys.runEvent(tenantId, projectId, runId, id),
-          id,
-          event,
-          at: nowIso(),
-          ttl: nowEpochSeconds() + EVENT_TTL_SECONDS,
-        },
-      }),
+    await this.appendEvents(tenantId, projectId, runId, [{ id, event }]);
+  }
+
+  /**
+   * Appends events outside a checkpoint (a status move's line, status and done) as one item, as a checkpoint's
+   * (split past 64 KB): they are stored, and read back, together.
+   */
+  async appendEvents(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    events: { id: string; event: RunEvent }[],
+  ): Promise<void> {
+    const at = nowIso();
+    const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
+    await Promise.all(
+      eventBundles(events).map((bundle) =>
+        this.table.db.send(
+          new PutCommand({
+            TableName: this.table.name,
+            Item: eventItem(tenantId, projectId, runId, bundle, at, ttl),
+          }),
+        ),
+      ),
     );
   }
 

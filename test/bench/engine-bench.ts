@@ -48,6 +48,7 @@ const { createTenant } = await import('../../functions/services/operator.ts');
 const { createProject } = await import('../../functions/services/projects.ts');
 const { createRun } = await import('../support/runs.ts');
 const { finalizeStep, runBatch } = await import('../../functions/engine/runner.ts');
+const { StoreRunJournal } = await import('../../functions/adapters/run-journal.ts');
 const { PLUGIN_DEFINITIONS } = await import('../../functions/plugins/index.ts');
 const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts');
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
@@ -133,6 +134,7 @@ laneLimit = (endpoint) =>
     : target.http.pacer.laneState(endpoint).limit;
 const deps = {
   store,
+  journal: new StoreRunJournal(store),
   artifacts: countArtifacts(new DiskArtifactStore(dir), usage),
   source,
   target,
