@@ -15,20 +15,12 @@ import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/toke
 import { writeRunReports } from './reports.ts';
 
 /**
- * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
- * call RunBatch again; `wait`: a tracker asked for a wait beyond this invocation, wait (`WaitAnswer`) then call
- * RunBatch again; `finalize`: every phase is done, call Finalize; the others end the execution.
+ * What the engine answers the state machine. `batch`: call RunBatch again (preflight is done, the time budget ran
+ * low, a phase ended: the engine's own business, told in its log and metrics); `wait`: a tracker asked for a wait
+ * beyond this invocation, wait (`WaitAnswer`) then call RunBatch again; `finalize`: every phase is done, call
+ * Finalize; the others end the execution.
  */
-export type RunnerAnswer =
-  | 'ready'
-  | 'wait'
-  | 'batch'
-  | 'phase-done'
-  | 'finalize'
-  | 'paused'
-  | 'cancelled'
-  | 'done'
-  | 'failed';
+export type RunnerAnswer = 'wait' | 'batch' | 'finalize' | 'paused' | 'cancelled' | 'done' | 'failed';
 
 /**
  * A transaction holds 100 writes: the checkpoint, the progress event and at most 98 more: the lines, and the

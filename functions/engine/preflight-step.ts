@@ -18,7 +18,7 @@ import { PreflightError, runPreflight } from './phases/preflight.ts';
 
 /**
  * The state machine's Preflight step: reads the source, plans the run and checkpoints to the create phase.
- * A run already past preflight (a resumed run, a continued execution) answers `ready` at once.
+ * A run already past preflight (a resumed run, a continued execution) answers `batch` at once.
  */
 export async function preflightStep(
   deps: EngineDeps,
@@ -28,7 +28,7 @@ export async function preflightStep(
   const run = await readRun(deps, ref);
   const stop = await obeyControl(deps, run);
   if (stop) return stop;
-  if (run.cursor.phase !== PHASES.preflight) return 'ready';
+  if (run.cursor.phase !== PHASES.preflight) return 'batch';
   let preflight: Preflight;
   const began = Date.now();
   try {
@@ -62,5 +62,5 @@ export async function preflightStep(
       })),
     ],
   });
-  return 'ready';
+  return 'batch';
 }

@@ -20,6 +20,7 @@ import {
   type UnitOutcome,
 } from '#phase-kit/context.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
+import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
 import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { CheckpointMoves } from './checkpoint.ts';
@@ -85,7 +86,7 @@ async function pluginPhase(
 
 /**
  * The state machine's RunBatch step: works the run's phases from its checkpoint, chunk by chunk, until the
- * time budget runs low (`batch`), a phase ends (`phase-done`), every phase is done (`finalize`) or the run
+ * time budget runs low or a phase ends (`batch`: call again), every phase is done (`finalize`) or the run
  * stops.
  */
 export async function runBatch(
@@ -131,10 +132,7 @@ async function workPhases(
 
     const { phase, index } = run.cursor;
     // Preflight is the state machine's own step; a caller that skipped it gets it done here all the same.
-    if (phase === PHASES.preflight) {
-      const answer = await preflightStep(deps, ref, projectKey);
-      return answer === 'ready' ? 'phase-done' : answer;
-    }
+    if (phase === PHASES.preflight) return preflightStep(deps, ref, projectKey);
     preflight ??= await loadPreflight(deps, run);
     const lastPhase = lastPhaseOf(preflight);
     if (phase > lastPhase) return 'finalize';
@@ -151,10 +149,18 @@ async function workPhases(
         to: { phase: phase + 1, index: 0 },
         progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
       });
-      // The phase's wall time, from the checkpoint that entered it (pauses included).
-      if (ended && run.phaseStartedAt)
-        phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
-      return 'phase-done';
+      if (ended) {
+        logger.info('phase done', {
+          tenantId: run.tenantId,
+          runId: run.id,
+          phase,
+          phaseName: phaseName(phase),
+        });
+        // The phase's wall time, from the checkpoint that entered it (pauses included).
+        if (run.phaseStartedAt) phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
+      }
+      // The next phase in the next invocation (its own tracker clients and time budget).
+      return 'batch';
     }
     const moves: CheckpointMoves = new CheckpointMoves(deps, run, total, lastPhase, () => {
       const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);

@@ -176,7 +176,7 @@ describe('the create phase', () => {
     );
     // Preflight (people, sprints, components: ~100 calls) runs before the faults: they are for the create phase.
     expect(await preflightStep(deps(), { tenantId: t.tenantId, runId: run.id }, config.jira.projectKey)).toBe(
-      'ready',
+      'batch',
     );
     // The sandbox's index lags exactly as long as the engine assumes (500 ms), and requests take 50 ms, so a
     // write lands after it began: a resume waiting the lag from the write's *start* would miss it and write it
