@@ -305,7 +305,7 @@ describe('GET /api/migrations/{runId}/stream', () => {
     expect(s.messages.map((m) => m.event)).toEqual(['status', 'done']);
   });
 
-  it('ends once a run that has no done (cancelled) is over and every event is sent', async () => {
+  it('ends once a run that has no done (one cancelled before cancels told it) is over and every event is sent', async () => {
     const run = await newRun();
     await append(run, chunkEventId(2, 0, 0), log('#1 Task -> MIG-1'));
     await app.store.runs.setStatus(a.tenantId, run.id, ['RUNNING'], 'CANCELLED', {
