@@ -112,7 +112,8 @@ export class MigrationServiceStack extends Stack {
       jwtSecret: this.secrets.jwtSecret,
       appUrl: props.appUrl,
     });
-    // Run events are posted by the engine and by the run API (pause, resume, cancel): those two only.
+    // Run events are posted by the engine and by the run API (the moves it makes: a resume, a cancel, a start
+    // that fails), both through the run journal: those two only.
     for (const poster of [this.engine.function, this.api.functions.migrations]) {
       this.dashboard.grantPost(poster);
       setEnvironment(poster, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);

@@ -20,6 +20,7 @@ import {
   type StartRunInput,
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
+import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import { sameSite } from '#domain/tracker-oauth.ts';
@@ -201,6 +202,7 @@ export interface StartOutcome {
  */
 export async function startMigration(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
   principal: Principal,
   projectId: string,
@@ -249,7 +251,9 @@ export async function startMigration(
     if (refusal) throw errors.projectNotReady(refusal);
     const run = newRun(tenantId, project.id, input.type, options);
     if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
-    await launch(store, orch, run, () => storeCredentials(store, run, input, writes, makerOf(principal)));
+    await launch(store, journal, orch, run, () =>
+      storeCredentials(store, run, input, writes, makerOf(principal)),
+    );
     return { run, created: true };
   }
   // Three rounds lost to other starts of this project: one of them holds the lock now.
@@ -260,6 +264,7 @@ export async function startMigration(
 /** Stores what the start brought (`prepare`), moves the project, and starts the worker. */
 async function launch(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
   run: Run,
   prepare: () => Promise<void>,
@@ -273,9 +278,8 @@ async function launch(
       await store.projects.transition(tenantId, projectId, [...from], to);
     }
   } catch (err) {
-    await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
-      finishedAt: nowIso(),
-      failureReason: 'Could not prepare the run',
+    await journal.move(run, RUN_TRANSITIONS.failToStart, {
+      fields: { finishedAt: nowIso(), failureReason: 'Could not prepare the run' },
     });
     throw err;
   }
@@ -290,9 +294,8 @@ async function launch(
     });
     // FAILED releases the lock and moves the project out of MIGRATING (store `afterEnd`).
     if (
-      await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
-        finishedAt: nowIso(),
-        failureReason: 'Could not start migration worker',
+      await journal.move(run, RUN_TRANSITIONS.failToStart, {
+        fields: { finishedAt: nowIso(), failureReason: 'Could not start migration worker' },
       })
     )
       countRun('FAILED');
@@ -326,12 +329,13 @@ export async function pauseMigration(store: Store, tenantId: string, runId: stri
 }
 
 /**
- * Resume: PAUSED -> RUNNING with the control flag back to run, then a new execution of the next generation
- * (the one after the latest the engine recorded, at least 1: the start was 0).
- * If the worker cannot be started the run goes back to PAUSED (and can be resumed again) with a 502.
+ * Resume: PAUSED -> RUNNING with the control flag back to run (the stream says `running`), then a new execution
+ * of the next generation (the one after the latest the engine recorded, at least 1: the start was 0).
+ * If the worker cannot be started the run goes back to PAUSED (told too; it can be resumed again) with a 502.
  */
 export async function resumeMigration(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
   tenantId: string,
   runId: string,
@@ -344,12 +348,7 @@ export async function resumeMigration(
     if (connection?.reconnectRequired)
       throw errors.tokenExchangeFailed(409, `${connection.message}, then resume`);
   }
-  if (
-    !(await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.resume, {
-      control: 'run',
-      pauseReason: null,
-    }))
-  )
+  if (!(await journal.move(run, RUN_TRANSITIONS.resume, { fields: { control: 'run', pauseReason: null } })))
     throw errors.migrationNotPaused(run.id);
   // The start was generation 0; the engine records each generation that works the run.
   const generation = Math.max(1, nextGeneration(run));
@@ -357,7 +356,7 @@ export async function resumeMigration(
     await orch.start({ tenantId, runId: run.id, generation });
   } catch (err) {
     logger.error('migration dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
-    await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.pause, { control: 'pause' });
+    await journal.move(run, RUN_TRANSITIONS.pause, { fields: { control: 'pause' } });
     throw errors.engineDispatchFailed();
   }
   logger.info('migration resumed', { tenantId, runId: run.id, generation });
@@ -365,13 +364,15 @@ export async function resumeMigration(
 }
 
 /**
- * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows),
- * its reports are written as things stand, and its execution is stopped; what was migrated stays in Jira. A
+ * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows, the
+ * stream says `cancelled`, then `done`), its reports are written as things stand, and its execution is stopped;
+ * what was migrated stays in Jira. A
  * worker still inside a chunk finishes that chunk and then sees the cancel. Cancelling a CANCELLED run answers
  * CANCELLED again; a COMPLETED, PARTIAL or FAILED run is a 409.
  */
 export async function cancelMigration(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
   artifacts: ArtifactStore,
   tenantId: string,
@@ -380,11 +381,11 @@ export async function cancelMigration(
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'CANCELLED') return run;
   if (!isActiveRun(run.status)) throw finishedRefusal(run);
-  const moved = await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.cancel, {
-    control: 'cancel',
-    finishedAt: nowIso(),
+  // The engine's check carries out the same move (engine/control.ts obeyControl): whichever holds tells it.
+  const moved = await journal.move(run, RUN_TRANSITIONS.cancel, {
+    fields: { control: 'cancel', finishedAt: nowIso() },
   });
-  if (!moved) return cancelMigration(store, orch, artifacts, tenantId, runId);
+  if (!moved) return cancelMigration(store, journal, orch, artifacts, tenantId, runId);
   const cancelled: Run = { ...run, status: 'CANCELLED', control: 'cancel' };
   try {
     // The reports need only the store and the artifacts (no tracker is called).

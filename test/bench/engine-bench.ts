@@ -48,6 +48,7 @@ const { createTenant } = await import('../../functions/services/operator.ts');
 const { createProject } = await import('../../functions/services/projects.ts');
 const { createRun } = await import('../support/runs.ts');
 const { finalizeStep, runBatch } = await import('../../functions/engine/runner.ts');
+const { StoreRunJournal } = await import('../../functions/adapters/run-journal.ts');
 const { PLUGIN_DEFINITIONS } = await import('../../functions/plugins/index.ts');
 const { DiskArtifactStore } = await import('../../functions/store/artifacts.ts');
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
@@ -133,6 +134,7 @@ laneLimit = (endpoint) =>
     : target.http.pacer.laneState(endpoint).limit;
 const deps = {
   store,
+  journal: new StoreRunJournal(store),
   artifacts: countArtifacts(new DiskArtifactStore(dir), usage),
   source,
   target,
@@ -165,8 +167,10 @@ for (let guard = 0; guard < 10_000; guard++) {
   const t0 = performance.now();
   const startedAt = Date.now();
   flow.take();
+  // RunBatch answers `batch` for "call again": within the phase (out of time), or past its end (a row each).
   let answer = 'batch';
-  while (answer === 'batch') {
+  let phase = before;
+  while (answer === 'batch' && phase === before) {
     usage.invocations++;
     usage.transitions += 4;
     answer = await runBatch(
@@ -175,6 +179,7 @@ for (let guard = 0; guard < 10_000; guard++) {
       () => 900_000,
       config.jira.projectKey,
     );
+    phase = (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0;
   }
   // Every phase done: the state machine's Finalize step writes the reports and ends the run (timed in this row).
   const finalized = answer === 'finalize';
@@ -194,7 +199,7 @@ for (let guard = 0; guard < 10_000; guard++) {
     ado: (await requests(sb.ado.url)).slice(adoBefore),
     flow: flow.take(),
   });
-  if (answer !== 'phase-done' || before >= UNTIL) break;
+  if (answer !== 'batch' || before >= UNTIL) break;
 }
 const totalMs = performance.now() - started;
 const done = await store.runs.get(tenant.id, run.id);

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
@@ -48,6 +49,7 @@ async function control(url: string, method: string, path: string, body?: unknown
 function deps(extra: Partial<EngineDeps> = {}): EngineDeps {
   return {
     store: app.store,
+    journal: new StoreRunJournal(app.store),
     artifacts: new DiskArtifactStore(dir),
     source: new AdoClient({
       organization: `${sb.ado.url}/${config.ado.org}`,
@@ -174,7 +176,7 @@ describe('the create phase', () => {
     );
     // Preflight (people, sprints, components: ~100 calls) runs before the faults: they are for the create phase.
     expect(await preflightStep(deps(), { tenantId: t.tenantId, runId: run.id }, config.jira.projectKey)).toBe(
-      'ready',
+      'batch',
     );
     // The sandbox's index lags exactly as long as the engine assumes (500 ms), and requests take 50 ms, so a
     // write lands after it began: a resume waiting the lag from the write's *start* would miss it and write it

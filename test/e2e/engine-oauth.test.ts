@@ -151,7 +151,7 @@ describe('runs over OAuth connections', () => {
 
   it('pauses with "Token exchange failed" when a refresh is refused, fails no item, and finishes after a reconnect', async () => {
     const { projectId, runId } = await startOAuthRun('Refused mid-run');
-    expect((await invoke('preflight', runId)) as { answer: string }).toMatchObject({ answer: 'ready' });
+    expect((await invoke('preflight', runId)) as { answer: string }).toMatchObject({ answer: 'batch' });
     expect(await invoke('batch', runId)).toMatchObject({ answer: 'batch' });
     const createdBefore = (await jiraIssues()).length;
     expect(createdBefore).toBeGreaterThan(0);
@@ -208,7 +208,7 @@ describe('runs over OAuth connections', () => {
 
   it('pauses (no reconnect needed) while the token endpoint is unreachable, and resumes to COMPLETED', async () => {
     const { projectId, runId } = await startOAuthRun('Provider down');
-    expect(await invoke('preflight', runId)).toMatchObject({ answer: 'ready' });
+    expect(await invoke('preflight', runId)).toMatchObject({ answer: 'batch' });
     expect(await invoke('batch', runId)).toMatchObject({ answer: 'batch' });
     // Atlassian's authorization server is down (nothing listens there), and the access tokens expire.
     const authUrl = process.env.ATLASSIAN_AUTH_URL;

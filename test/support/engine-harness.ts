@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { finalizeStep, preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
@@ -83,6 +84,7 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
   const dir = mkdtempSync(join(tmpdir(), 'tms-artifacts-'));
   const deps = (extra: Partial<EngineDeps> = {}): EngineDeps => ({
     store: app.store,
+    journal: new StoreRunJournal(app.store),
     artifacts: new DiskArtifactStore(dir),
     source: new AdoClient({
       organization: `${sandboxes.ado.url}/${config.ado.org}`,
