@@ -65,14 +65,21 @@ const refused = (reason: string): UrlCheck => ({ ok: false, reason });
 /** The host without IPv6 brackets, lower case. */
 export const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
 
+/**
+ * IETF-reserved ::/8 (RFC 4291 2.4), which holds the deprecated IPv4-compatible ::/96 (`::7f00:1` is 127.0.0.1,
+ * `::a9fe:a9fe` the metadata address to a stack that still maps them): ipaddr.js classes these `unicast`.
+ */
+const RESERVED_V6 = ipaddr.parseCIDR('::/8');
+
 /** The address kinds ipaddr.js names that are neither public nor loopback are refused: only `unicast` passes. */
 export function addressAllowed(address: string, rules: Pick<OutboundRules, 'allowLoopback'>): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.parse(address);
   const range = parsed.range();
-  if (range === 'unicast') return true;
   // `::1` and 127/8 only: an IPv4-mapped loopback (`::ffff:127.0.0.1`) is refused like every mapped form.
-  return rules.allowLoopback && range === 'loopback';
+  if (range === 'loopback') return rules.allowLoopback;
+  if (parsed.kind() === 'ipv6' && parsed.match(RESERVED_V6)) return false;
+  return range === 'unicast';
 }
 
 /** An IP literal as the URL parser left it (dotted IPv4, or IPv6 without brackets); undefined for a name. */

@@ -34,6 +34,12 @@ const REFUSED_FORMS = [
   'https://255.255.255.255/org',
   'https://[64:ff9b::7f00:1]/org',
   'https://[2002:7f00:1::]/org',
+  // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291) and the rest of the reserved ::/8: ipaddr.js classes
+  // these as unicast.
+  'https://[::7f00:1]/org',
+  'https://[::a9fe:a9fe]/latest/meta-data/',
+  'https://[::a00:1]/org',
+  'https://[::1:0:0:1]/org',
   'https://localhost/org',
   'http://dev.azure.com/org',
   'https://user:secret@dev.azure.com/org',
@@ -105,6 +111,14 @@ describe('outbound rules offline', () => {
     expect(addressAllowed('127.0.0.1', OFFLINE)).toBe(true);
     expect(addressAllowed('::1', OFFLINE)).toBe(true);
     expect(addressAllowed('::ffff:127.0.0.1', OFFLINE)).toBe(false);
+  });
+
+  it('refuses an IPv4-compatible address (::/96), and all of the reserved ::/8, loopback allowed or not', () => {
+    for (const address of ['::7f00:1', '::a9fe:a9fe', '::a00:1', '::808:808', '::1:0:0:1'])
+      expect({ address, allowed: addressAllowed(address, OFFLINE) }).toEqual({ address, allowed: false });
+    // A public address in its own form still passes.
+    expect(addressAllowed('8.8.8.8', OFFLINE)).toBe(true);
+    expect(addressAllowed('2606:4700::1111', OFFLINE)).toBe(true);
   });
 });
 
