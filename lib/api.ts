@@ -70,6 +70,8 @@ export interface ApiProps {
   appUrl?: string | undefined;
   /** The operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS, functions/platform/config.ts), comma separated. */
   outboundAllowedHosts?: string | undefined;
+  /** Ports beyond 443 the outbound policy allows (OUTBOUND_ALLOWED_PORTS), comma separated. */
+  outboundAllowedPorts?: string | undefined;
   /**
    * The SES-verified sender of invitation mail (context `mailFrom`). The mail groups may send from this address
    * and no other (ses:SendEmail on its domain's identity, ses:FromAddress pinned). None: no grant, and inviting

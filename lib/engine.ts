@@ -56,15 +56,17 @@ export function grantTrackerOAuth(fn: LambdaFunction, oauth: TrackerOAuth | unde
 
 /**
  * What every function reads whatever it does: the web app (APP_URL: config fails at cold start in prod without
- * it) and the operator's extra tracker hosts for the outbound policy (functions/outbound/).
+ * it) and the operator's extra tracker hosts and ports for the outbound policy (functions/outbound/).
  */
 export function sharedEnvironment(props: {
   appUrl?: string | undefined;
   outboundAllowedHosts?: string | undefined;
+  outboundAllowedPorts?: string | undefined;
 }): FunctionEnvironment {
   return {
     ...(props.appUrl ? { APP_URL: props.appUrl } : {}),
     ...(props.outboundAllowedHosts ? { OUTBOUND_ALLOWED_HOSTS: props.outboundAllowedHosts } : {}),
+    ...(props.outboundAllowedPorts ? { OUTBOUND_ALLOWED_PORTS: props.outboundAllowedPorts } : {}),
   };
 }
 
@@ -73,9 +75,10 @@ export interface EngineProps {
   table: TableV2;
   /** The trackers' OAuth settings: the engine refreshes a run's OAuth tokens. */
   trackerOAuth?: TrackerOAuth | undefined;
-  /** The web app (APP_URL) and the operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS). */
+  /** The web app (APP_URL), the operator's extra tracker hosts and ports (OUTBOUND_ALLOWED_HOSTS, _PORTS). */
   appUrl?: string | undefined;
   outboundAllowedHosts?: string | undefined;
+  outboundAllowedPorts?: string | undefined;
 }
 
 export class Engine extends Construct {

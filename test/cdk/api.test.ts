@@ -501,13 +501,15 @@ describe('the API construct', () => {
     expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
     expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
     // Every function reads APP_URL (config fails at cold start in prod without it) and the operator's extra
-    // tracker hosts of the outbound policy.
+    // tracker hosts and ports of the outbound policy.
     for (const name of ['engine', 'scanWorker', ...routeGroups()])
       expect(envOf(p, idOf(p, name)), name).toMatchObject({
         APP_URL: 'https://app.example.com',
         OUTBOUND_ALLOWED_HOSTS: 'jira.example.com,*.tfs.example.org',
+        OUTBOUND_ALLOWED_PORTS: '8443',
       });
-    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_ALLOW_LOOPBACK');
+    // Loopback is an offline matter: no function in AWS is given a loopback port.
+    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_LOOPBACK_PORTS');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
@@ -619,6 +621,7 @@ describe('the API construct', () => {
       stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
       appUrl: 'https://app.example.com',
       outboundAllowedHosts: PROD_CONTEXT.outboundAllowedHosts,
+      outboundAllowedPorts: '8443',
       mailFrom: 'invitations@mail.example.com',
       trackerOAuthSecretArn: PROD_CONTEXT.trackerOAuthSecretArn,
       atlassianClientId: PROD_CONTEXT.atlassianClientId,
@@ -640,6 +643,7 @@ describe('the API construct', () => {
       stripeSecretArn: undefined,
       appUrl: undefined,
       outboundAllowedHosts: undefined,
+      outboundAllowedPorts: undefined,
       mailFrom: undefined,
       trackerOAuthSecretArn: undefined,
       atlassianClientId: undefined,
