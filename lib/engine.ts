@@ -20,6 +20,7 @@ import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { ENGINE_SERVICE_NAME } from '../functions/platform/metric-names.ts';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
+import { grantDataAccess } from './data-grants.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG } from './nag.ts';
 
@@ -156,19 +157,15 @@ export class Engine extends Construct {
         banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
       },
     });
-    props.table.grantReadWriteData(this.function);
+    grantDataAccess(this.function, 'engine', { table: props.table, credentialsKey: this.credentialsKey });
     // Reads and writes (multipart) the run's reports; never deletes one.
     this.artifacts.grantRead(this.function);
     this.artifacts.grantPut(this.function);
-    // Unseals the stored credentials (Decrypt) and seals refreshed OAuth tokens written back (GenerateDataKey):
-    // exactly those, like the API's 'seal' groups.
-    this.credentialsKey.grant(this.function, 'kms:GenerateDataKey', 'kms:Decrypt');
     grantTrackerOAuth(this.function, props.trackerOAuth);
     acknowledge(
       this.function,
       NAG.basicExecutionRole,
       NAG.nodeRuntime,
-      NAG.tableIndexes(props.table),
       ...NAG.bucketObjects(this.artifacts, { put: true }),
     );
 

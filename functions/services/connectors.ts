@@ -14,12 +14,12 @@ import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
-  credentialContext,
   loadSource,
   loadTarget,
   openSourceClient,

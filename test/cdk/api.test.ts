@@ -7,6 +7,8 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RouteGroup, routeGroups, routes } from '../../functions/api/routes.ts';
 import { GROUP_ACCESS, THROTTLE_DEFAULTS } from '../../lib/api.ts';
+import { DATA_ACCESS } from '../../lib/data-access.ts';
+import { handlesSecrets } from '../../lib/data-grants.ts';
 import { JWT_SECRET_LENGTH } from '../../lib/secrets.ts';
 import { MigrationServiceStack, stackPropsFromContext } from '../../lib/stack.ts';
 import { NO_BUNDLING, PROD_CONTEXT } from '../support/cdk-context.ts';
@@ -213,7 +215,7 @@ describe('the API construct', () => {
         'TABLE_NAME',
         'POWERTOOLS_SERVICE_NAME',
         'NODE_OPTIONS',
-        ...(access.credentials ? ['CREDENTIALS_KMS_KEY_ID'] : []),
+        ...(handlesSecrets(group) ? ['CREDENTIALS_KMS_KEY_ID'] : []),
         ...(access.artifacts !== 'none' ? ['ARTIFACTS_BUCKET'] : []),
         ...(access.stateMachine ? ['STATE_MACHINE_ARN'] : []),
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
@@ -347,12 +349,8 @@ describe('the API construct', () => {
     const role = roleOf(s, fnId(s, 'sso'));
     const table = logicalId(s, s.stack.data.table);
     const key = logicalId(s, s.stack.engine.credentialsKey);
-    expect(GROUP_ACCESS.sso).toMatchObject({
-      table: 'readWrite',
-      credentials: 'seal',
-      tokens: true,
-      redirects: true,
-    });
+    expect(GROUP_ACCESS.sso).toMatchObject({ tokens: true, redirects: true });
+    expect(DATA_ACCESS.sso.secrets).toEqual({ seal: ['ssoClientSecret'], open: ['ssoClientSecret'] });
     for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem'])
       expect(allows(s, role, action, table), action).toBe(true);
     expect(allows(s, role, 'kms:GenerateDataKey', key)).toBe(true);
@@ -484,7 +482,10 @@ describe('the API construct', () => {
         expect(allows(s, role, 'kms:ReEncryptFrom'), name).toBe(false);
       }
     }
-    expect(GROUP_ACCESS.projects.credentials).toBe('seal');
+    expect(DATA_ACCESS.projects.secrets).toEqual({
+      seal: ['trackerCredentials'],
+      open: ['trackerCredentials'],
+    });
   });
 
   it('gives the connectors group the OAuth redirect URI base (API_URL) and the app to return to (APP_URL)', () => {
