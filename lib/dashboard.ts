@@ -20,6 +20,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ROUTE_SELECTION_EXPRESSION } from '../functions/domain/dashboard-events.ts';
 import { BUNDLING, type ThrottleSettings } from './api.ts';
+import { grantDataAccess } from './data-grants.ts';
 import type { FunctionEnvironment } from './environment.ts';
 import { acknowledge, NAG } from './nag.ts';
 
@@ -86,15 +87,9 @@ export class DashboardSocket extends Construct {
       bundling: BUNDLING,
     });
     // Connections and the user's leases (writes), the user record (the session check).
-    props.table.grantReadWriteData(this.function);
+    grantDataAccess(this.function, 'dashboard', { table: props.table });
     props.jwtSecret.grantRead(this.function);
-    acknowledge(
-      this.function,
-      NAG.basicExecutionRole,
-      NAG.nodeRuntime,
-      NAG.xrayTracing,
-      NAG.tableIndexes(props.table),
-    );
+    acknowledge(this.function, NAG.basicExecutionRole, NAG.nodeRuntime, NAG.xrayTracing);
 
     const integration = (name: string) => new WebSocketLambdaIntegration(name, this.function);
     this.api = new WebSocketApi(this, 'Api', {

@@ -41,6 +41,11 @@ export interface MigrationServiceStackProps extends StackProps {
    */
   outboundAllowedHosts?: string | undefined;
   /**
+   * Context `outboundAllowedPorts`: ports beyond 443 that outbound URLs may name (a customer's server on 8443),
+   * comma separated; every function gets it as OUTBOUND_ALLOWED_PORTS.
+   */
+  outboundAllowedPorts?: string | undefined;
+  /**
    * An existing Secrets Manager secret with the trackers' OAuth client secrets (context `trackerOAuthSecretArn`,
    * JSON `{"atlassianClientSecret", "entraClientSecret"}`, created by the operator: the secrets never pass through
    * CDK). Read by the connectors and projects API functions, the engine and the scan worker. None: no OAuth
@@ -85,6 +90,7 @@ export class MigrationServiceStack extends Stack {
       trackerOAuth,
       appUrl: props.appUrl,
       outboundAllowedHosts: props.outboundAllowedHosts,
+      outboundAllowedPorts: props.outboundAllowedPorts,
     });
     this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
     this.api = new Api(this, 'Api', {
@@ -99,6 +105,7 @@ export class MigrationServiceStack extends Stack {
         : undefined,
       appUrl: props.appUrl,
       outboundAllowedHosts: props.outboundAllowedHosts,
+      outboundAllowedPorts: props.outboundAllowedPorts,
       mailFrom: props.mailFrom,
       trackerOAuth,
       allowedOrigins: props.allowedOrigins,
@@ -218,6 +225,7 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     stripeSecretArn: contextString(ctx('stripeSecretArn')),
     appUrl: contextString(ctx('appUrl')),
     outboundAllowedHosts: contextString(ctx('outboundAllowedHosts')),
+    outboundAllowedPorts: contextString(ctx('outboundAllowedPorts')),
     mailFrom: contextString(ctx('mailFrom')),
     trackerOAuthSecretArn: contextString(ctx('trackerOAuthSecretArn')),
     atlassianClientId: contextString(ctx('atlassianClientId')),

@@ -90,6 +90,21 @@ const nonEmpty = z
   .optional()
   .transform((v) => v || undefined);
 const httpUrl = z.url({ protocol: /^https?$/ });
+/** TCP ports, comma separated; unset or blank is none. */
+const portList = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  )
+  .refine(
+    (ports) => ports.every((p) => /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535),
+    'must be port numbers (1-65535), comma separated',
+  )
+  .transform((ports) => [...new Set(ports.map(Number))]);
 
 const entry = <S extends z.ZodType>(e: EnvVar<S>): EnvVar<S> => e;
 
@@ -200,13 +215,13 @@ export const ENV = {
     set: 'optional',
     about: 'AWS: the SES-verified sender invitations are sent from (context `mailFrom`)',
   }),
-  OUTBOUND_ALLOW_LOOPBACK: entry({
-    schema: z.enum(['0', '1']).default('0'),
-    default: '0',
+  OUTBOUND_LOOPBACK_PORTS: entry({
+    schema: portList,
+    default: 'none: loopback is refused',
     readBy: OUTBOUND,
     set: 'never',
     about:
-      '`1`: outbound calls may reach loopback addresses (the sandboxes): set by `npm start`, the operator CLI on a local store and the test harness, never in AWS',
+      'the loopback ports outbound calls may reach, comma separated: exactly those of the sandboxes `npm start` (or a test harness) started, set by it; never in AWS',
   }),
   OUTBOUND_ALLOWED_HOSTS: entry({
     schema: z
@@ -233,6 +248,14 @@ export const ENV = {
     set: 'optional',
     about:
       "tracker hosts beyond the real services' (a customer's custom domain, an Xray Server's Jira), comma separated: `jira.example.com` or `*.example.com` (context `outboundAllowedHosts`)",
+  }),
+  OUTBOUND_ALLOWED_PORTS: entry({
+    schema: portList,
+    default: 'none: port 443 only',
+    readBy: OUTBOUND,
+    set: 'optional',
+    about:
+      "ports beyond 443 that outbound URLs may name (a customer's Jira Server on 8443), comma separated (context `outboundAllowedPorts`)",
   }),
   OUTBOUND_MAX_RESPONSE_BYTES: entry({
     schema: z.coerce

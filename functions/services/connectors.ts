@@ -14,12 +14,12 @@ import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
-  credentialContext,
   loadSource,
   loadTarget,
   openSourceClient,
@@ -52,14 +52,26 @@ export function refuseOutbound(creds: SourceCredentials | TargetCredentials): vo
   if (problems.length) throw errors.validation(problems);
 }
 
+/**
+ * What a caller is told when the tracker cannot be reached, whatever the reason: the policy refused the name's
+ * address or a redirect, the name does not resolve, the connection was refused or reset, the tracker never
+ * answered. One sentence, so that a connection test tells nothing of what listens where (the reason is logged).
+ */
+export const unreachableMessage = (kind: ConnectionKind) =>
+  `${kind} tracker unreachable: the service could not connect to it (it connects only to the public https addresses of supported trackers and of hosts your operator allows)`;
+
 /** The spec's messages for what a tracker answered. */
 export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFound: string): string {
-  // Refused by the outbound policy (a name resolving to a private address, a redirect elsewhere): one message.
-  if (err instanceof OutboundRefused) return `${kind} connection refused: ${err.message}`;
+  if (err instanceof OutboundRefused || err instanceof TrackerUnreachableError) {
+    logger.warn('tracker unreachable', {
+      kind,
+      ...(err instanceof TrackerUnreachableError ? { host: err.host } : {}),
+      reason: err.reason,
+    });
+    return unreachableMessage(kind);
+  }
   // No OAuth token: "Token exchange failed" (reconnect) or the provider unreachable, and what to do about it.
   if (err instanceof CredentialsUnavailable) return err.message;
-  if (err instanceof TrackerUnreachableError)
-    return `${kind} tracker unreachable at ${err.host} (${err.reason})`;
   if (err instanceof TrackerHttpError)
     return err.status === 404 ? notFound : `${kind} connection failed with ${err.status}`;
   throw err;

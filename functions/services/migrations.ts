@@ -34,17 +34,12 @@ import { type EnvInput, readEnv } from '#platform/env.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
-import {
-  credentialContext,
-  loadSource,
-  loadTarget,
-  type StoredSource,
-  type StoredTarget,
-} from '#trackers/connections.ts';
+import { loadSource, loadTarget, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
 import { bringsOther, checkStartSides, makerOf, sideOf } from './connection-use.ts';
 import { findProject } from './projects.ts';
 import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';

@@ -9,11 +9,9 @@ import { nowIso } from '#platform/clock.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { ssoSecretContext } from '#platform/secret-contexts.ts';
 import type { Store } from '#store/index.ts';
 import type { SsoConfig } from '#store/sso.ts';
-
-/** The sealed secret's authenticated context: it opens only for this tenant and this use. */
-export const ssoSecretContext = (tenantId: string) => ({ tenantId, kind: 'sso-client-secret' });
 
 export interface SsoConfigView {
   slug: string;

@@ -27,12 +27,12 @@ import { config } from '#platform/config.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { ssoSecretContext } from '#platform/secret-contexts.ts';
 import { sha256Url } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { SsoConfig } from '#store/sso.ts';
 import type { SsoIdentity, User } from '#store/users.ts';
 import { type Session, startSession } from './auth.ts';
-import { ssoSecretContext } from './sso-config.ts';
 
 const sha256 = sha256Url;
 const random = () => randomBytes(32).toString('base64url');

@@ -28,19 +28,14 @@ import { OAUTH_CALLBACK_PATH } from '#platform/cookies.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import { sha256Url } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
-import {
-  credentialContext,
-  loadSource,
-  loadTarget,
-  type StoredSource,
-  type StoredTarget,
-} from '#trackers/connections.ts';
+import { loadSource, loadTarget, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';

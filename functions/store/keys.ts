@@ -234,3 +234,24 @@ export const keys = {
     sk: `PAYEVENT#${provider}#${eventId}`,
   }),
 };
+
+/**
+ * The kinds of partition, as IAM `dynamodb:LeadingKeys` patterns (`*` any text): the stack grants each function
+ * the kinds it touches (lib/data-access.ts). Built with the key builders above, so a changed prefix changes them.
+ * `tenant` matches a tenant's project partitions too (`TENANT#<t>#PROJECT#<p>`); a grant without `project` is
+ * kept off them by a condition of its own.
+ */
+export const PARTITIONS = {
+  tenant: tenantPk('*'),
+  project: projectPk('*', '*'),
+  loginEmail: keys.loginEntries('*').pk,
+  invitation: keys.invitation('*').pk,
+  refreshToken: keys.refreshToken('*').pk,
+  rateWindow: keys.rateWindow('*', '*', 0).pk,
+  ssoSlug: keys.ssoSlug('*').pk,
+  ssoAttempt: keys.ssoAttempt('*').pk,
+  oauthAttempt: keys.oauthAttempt('*').pk,
+  dashboardConnection: keys.dashboardConnectionById('*').pk,
+} as const;
+
+export type Partition = keyof typeof PARTITIONS;

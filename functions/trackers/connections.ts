@@ -22,6 +22,7 @@ import {
   OAuthTargetCredentialsSchema,
 } from '#domain/tracker-oauth.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Store } from '#store/index.ts';
 import { AdoClient } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
@@ -29,13 +30,6 @@ import { JiraClient } from '#trackers/jira/client.ts';
 import type { AtlassianOAuth, EntraOAuth } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { OAuthTokenSource, TokenExchangeError, type TokenStore } from '#trackers/oauth/token-source.ts';
-
-/** The authenticated data a project's sealed credentials are bound to (every writer seals with it). */
-export const credentialContext = (tenantId: string, projectId: string, kind: ConnectionKind) => ({
-  tenantId,
-  projectId,
-  kind,
-});
 
 /** A pasted source token: a PAT over Basic, or (the spec: "or OAuth bearer token") an Entra JWT as Bearer. */
 export const sourceClient = (c: SourceCredentials, http: Partial<HttpOptions> = {}) =>

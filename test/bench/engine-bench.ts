@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import type { AdoLimitSettings } from '../../local/sandbox/common/limits/ado.ts';
 import type { JiraLimitSettings } from '../../local/sandbox/common/limits/jira.ts';
 import { freePort } from '../support/global-setup.ts';
@@ -27,8 +28,6 @@ import { type SandboxProcess, startSandboxProcess } from './sandbox-process.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
-// The sandboxes listen on loopback, which the outbound policy refuses unless told (as npm start's runtime tells it).
-process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 2000);
 const PROFILE = (process.env.BENCH_PROFILE ?? 'realistic') as 'realistic' | 'off';
@@ -102,6 +101,9 @@ const sb = await startSandboxProcess({
   SANDBOX_PROFILE: PROFILE,
 });
 sandboxes = sb;
+// The sandboxes listen on loopback, which the outbound policy refuses but on the ports registered (as npm start's
+// runtime registers its sandboxes').
+allowSandboxPorts(sb);
 await fetch(`${sb.jira.url}/_sandbox/jira/limits`, {
   method: 'PUT',
   headers: { 'Content-Type': 'application/json' },

@@ -16,6 +16,7 @@ import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -91,6 +92,7 @@ function srcLabelCounts(issues: JiraIssueDump[]): Map<number, number> {
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url });
   t = await app.createTenant('Engine');
 });

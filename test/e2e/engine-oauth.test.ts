@@ -16,6 +16,7 @@ import {
 } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -42,6 +43,7 @@ const refreshes = async (tracker: 'ado' | 'jira') =>
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url, ...sandboxOAuthEnv(sb, config) });
   t = await app.createTenant('OAuthRuns');
   engine = createEngineHandler({

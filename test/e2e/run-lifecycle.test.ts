@@ -13,6 +13,7 @@ import { executionName } from '../../functions/domain/orchestration.ts';
 import { createEngineHandler, type EngineHandler } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -44,6 +45,7 @@ beforeAll(async () => {
   }
   config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '5' });
   sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sandboxes);
   app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url, DATA_DIR: dir, STREAM_POLL_MS: '100' });
   tenant = await app.createTenant('Lifecycle');
   engine = createEngineHandler({

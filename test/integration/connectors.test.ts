@@ -4,7 +4,9 @@
  * any answer, stored item or log line.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { REFUSED_MESSAGE } from '../../functions/outbound/rules.ts';
+import { allowLoopbackPorts, allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -37,6 +39,7 @@ beforeAll(async () => {
     });
   }
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url, POWERTOOLS_LOG_LEVEL: 'DEBUG' });
   t = await app.createTenant('Connectors');
 });
@@ -97,16 +100,31 @@ describe('POST /api/connectors/test: the source', () => {
     ).toBe('source project not found');
   });
 
-  it('names an unreachable host', async () => {
+  it('says the source is unreachable in one sentence, the socket error only in the log', async () => {
+    // A loopback port registered as the sandboxes' are, where nothing listens: the connection is refused.
     const port = await freePort();
+    allowLoopbackPorts(port);
     const res = await test({
       type: 'azure_devops',
       credentials: { ...source(), organization_url: `http://127.0.0.1:${port}/org` },
     });
     expect(res.body).toEqual({
       success: false,
-      message: `source tracker unreachable at 127.0.0.1:${port} (ECONNREFUSED)`,
+      message:
+        'source tracker unreachable: the service could not connect to it (it connects only to the public https addresses of supported trackers and of hosts your operator allows)',
     });
+    expect(
+      captured.some((line) => line.includes('tracker unreachable') && line.includes('ECONNREFUSED')),
+    ).toBe(true);
+  });
+
+  it("refuses a loopback port nobody registered (DynamoDB Local's) before connecting, like any URL it may not reach", async () => {
+    const res = await test({
+      type: 'azure_devops',
+      credentials: { ...source(), organization_url: `${inject('dynamodbEndpoint')}/org` },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toEqual([`credentials.organization_url: ${REFUSED_MESSAGE}`]);
   });
 });
 

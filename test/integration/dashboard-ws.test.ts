@@ -15,6 +15,7 @@ import { DashboardFrame, type DashboardRunFrame } from '../../functions/domain/d
 import { createEngineHandler } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -34,6 +35,7 @@ let orchestrator: LocalOrchestrator;
 beforeAll(async () => {
   config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '80', SANDBOX_SEED: '7' });
   sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sandboxes);
   app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url, DATA_DIR: dir, DASHBOARD_MAX_PER_USER: '3' });
   a = await app.createTenant('Alpha');
   // As `npm start` wires it: the engine tells the dashboard, whose frames reach the gateway's sockets.

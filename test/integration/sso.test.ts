@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../functions/platform/clock.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { claimsOf } from '../support/http.ts';
@@ -184,6 +185,8 @@ describe('configuration (owner only)', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
+    // Registered as the sandboxes' ports are: the connection is really made, and refused.
+    allowLoopbackPorts(port);
     const unreachable = await app.call('PUT', '/api/sso', {
       token: other.owner.token,
       body: { ...config(), slug: 'other-co', clientSecret: 's', issuer: `http://127.0.0.1:${port}` },
@@ -207,6 +210,7 @@ describe('configuration (owner only)', () => {
       );
     });
     await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
+    allowLoopbackPorts((liar.address() as AddressInfo).port);
     const liarUrl = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
     try {
       const mismatch = await app.call('PUT', '/api/sso', {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetClient } from '../../functions/trackers/connections.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -42,6 +43,7 @@ let connected: string;
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url });
   t = await app.createTenant('Pickers');
   connected = await newProject('Connected');

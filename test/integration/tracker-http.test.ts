@@ -13,6 +13,7 @@ import {
   TrackerUnreachableError,
 } from '../../functions/trackers/http.ts';
 import { INITIAL_IN_FLIGHT } from '../../functions/trackers/pacing.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { createSandboxApp, type SandboxControls } from '../../local/sandbox/common/sandbox-app.ts';
 import { freePort } from '../support/global-setup.ts';
 
@@ -37,7 +38,9 @@ beforeAll(async () => {
   app.get('/ado-throttle', async (_req, reply) => reply.code(200).send({ ok: true }));
   app.get('/file', async (_req, reply) => reply.type('application/octet-stream').send(Buffer.alloc(64, 7)));
   await app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const { port } = app.server.address() as { port: number };
+  allowLoopbackPorts(port);
+  baseUrl = `http://127.0.0.1:${port}`;
 });
 afterAll(async () => app.close());
 afterEach(async () => {
@@ -140,6 +143,7 @@ describe('the tracker HTTP layer', () => {
       TrackerUnreachableError,
     );
     const closed = await freePort();
+    allowLoopbackPorts(closed);
     const refused = new TrackerHttp({
       tracker: 'source',
       baseUrl: `http://127.0.0.1:${closed}`,

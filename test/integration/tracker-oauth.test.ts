@@ -15,6 +15,7 @@ import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -58,6 +59,7 @@ const detail = async (projectId: string) =>
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({
     ADO_BASE_URL: sb.ado.url,
     APP_URL: 'http://app.test',

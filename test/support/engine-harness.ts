@@ -14,6 +14,7 @@ import { createProject } from '../../functions/services/projects.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp } from './app.ts';
@@ -79,6 +80,7 @@ export interface EngineHarness {
 export async function startEngineHarness(opts: { items: number; seed: number }): Promise<EngineHarness> {
   const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: String(opts.seed) });
   const sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sandboxes);
   const app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url });
   const tenant = { tenantId: (await createTenant(app.store, { name: 'Engine' })).id };
   const dir = mkdtempSync(join(tmpdir(), 'tms-artifacts-'));

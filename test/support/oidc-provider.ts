@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import Provider, { type KoaContext } from 'oidc-provider';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 
 export interface Account {
   email?: string;
@@ -53,7 +54,10 @@ export async function startOidcProvider(opts: { redirectUri: string }): Promise<
   };
   const server = createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { port } = server.address() as AddressInfo;
+  // Reached through the outbound policy, which takes loopback only on ports registered as this one is.
+  allowLoopbackPorts(port);
+  const issuer = `http://127.0.0.1:${port}`;
 
   const state: TestProvider = {
     issuer,
