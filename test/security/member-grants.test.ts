@@ -20,6 +20,7 @@ import { createEngineHandler, type EngineHandler } from '../../functions/engine/
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
+import { allowLoopbackPorts, allowSandboxPorts, listenerPort } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
@@ -50,6 +51,8 @@ beforeAll(async () => {
     app: built.app,
     url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
   };
+  allowSandboxPorts(sb);
+  allowLoopbackPorts(listenerPort(memberJira.url));
   app = await startTestApp({
     ADO_BASE_URL: sb.ado.url,
     APP_URL: 'http://app.test',

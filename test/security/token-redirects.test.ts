@@ -11,6 +11,7 @@ import { exchangeCode } from '../../functions/adapters/oidc-client.ts';
 import { OutboundRefused, outboundFetch } from '../../functions/outbound/fetch.ts';
 import { REFUSED_MESSAGE } from '../../functions/outbound/rules.ts';
 import { AtlassianOAuth, EntraOAuth, OAuthUnavailable } from '../../functions/trackers/oauth/providers.ts';
+import { allowLoopbackPorts, listenerPort } from '../../local/loopback-ports.ts';
 import { type Answer, type Attacker, startAttacker } from '../support/attacker.ts';
 
 const SECRET = 'client-secret-worth-stealing';
@@ -30,6 +31,8 @@ beforeAll(async () => {
       body: '{"access_token":"a","refresh_token":"r","expires_in":3600}',
     };
   });
+  // Both listeners may be reached as far as the loopback rule goes: what refuses the redirects is their own rule.
+  allowLoopbackPorts(listenerPort(attacker.url), listenerPort(provider.url));
 });
 afterAll(async () => {
   await attacker.close();
