@@ -250,57 +250,64 @@ export class UserRepository {
   async delete(tenantId: string, userId: string): Promise<DeleteUserResult> {
     const current = await this.get(tenantId, userId);
     if (!current) return { ok: false, reason: 'not-found' };
+    const items: TransactItem[] = [
+      {
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.user(tenantId, userId),
+          ConditionExpression: '#role = :old',
+          ExpressionAttributeNames: { '#role': 'role' },
+          ExpressionAttributeValues: { ':old': current.role },
+        },
+      },
+      this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
+      { Delete: { TableName: this.table.name, Key: keys.tenantEmail(tenantId, current.email) } },
+      {
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.loginEntry(current.email, current.createdAt, tenantId),
+        },
+      },
+    ];
+    // A removed user's provider identity is free again: the next sign-in with it makes a new user.
+    if (current.sso)
+      items.push({
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.ssoSubject(tenantId, current.sso.issuer, current.sso.subject),
+        },
+      });
+    // The claim of a user from before per-tenant addresses goes only when it is this user's: a person who
+    // joined this tenant after it may hold another tenant's claim, which no condition of ours may touch (a
+    // failed condition would cancel the whole removal).
+    const legacyIndex = (await this.holdsLegacyClaim(current)) ? items.length : -1;
+    if (legacyIndex >= 0)
+      items.push({
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.legacyEmail(current.email),
+          ConditionExpression: 'userId = :id AND tenantId = :t',
+          ExpressionAttributeValues: { ':id': userId, ':t': tenantId },
+        },
+      });
     try {
-      await this.table.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.table.name,
-                Key: keys.user(tenantId, userId),
-                ConditionExpression: '#role = :old',
-                ExpressionAttributeNames: { '#role': 'role' },
-                ExpressionAttributeValues: { ':old': current.role },
-              },
-            },
-            this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
-            { Delete: { TableName: this.table.name, Key: keys.tenantEmail(tenantId, current.email) } },
-            {
-              Delete: {
-                TableName: this.table.name,
-                Key: keys.loginEntry(current.email, current.createdAt, tenantId),
-              },
-            },
-            {
-              // The claim of a user from before per-tenant addresses: removed only when it is this user's.
-              Delete: {
-                TableName: this.table.name,
-                Key: keys.legacyEmail(current.email),
-                ConditionExpression: 'attribute_not_exists(pk) OR userId = :id',
-                ExpressionAttributeValues: { ':id': userId },
-              },
-            },
-            // A removed user's provider identity is free again: the next sign-in with it makes a new user.
-            ...(current.sso
-              ? [
-                  {
-                    Delete: {
-                      TableName: this.table.name,
-                      Key: keys.ssoSubject(tenantId, current.sso.issuer, current.sso.subject),
-                    },
-                  },
-                ]
-              : []),
-          ],
-        }),
-      );
+      await this.table.db.send(new TransactWriteCommand({ TransactItems: items }));
       return { ok: true };
     } catch (err) {
       const failed = failedConditions(err);
       if (failed?.includes(1)) return { ok: false, reason: 'last-owner' };
-      if (failed?.includes(0)) return { ok: false, reason: 'changed-concurrently' };
+      if (failed?.includes(0) || failed?.includes(legacyIndex))
+        return { ok: false, reason: 'changed-concurrently' };
       throw err;
     }
+  }
+
+  /** Whether the address's claim from before per-tenant addresses is this user's. */
+  private async holdsLegacyClaim(user: User): Promise<boolean> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.legacyEmail(user.email), ConsistentRead: true }),
+    );
+    return out.Item?.userId === user.id && out.Item?.tenantId === user.tenantId;
   }
 
   private ssoLinkPut(tenantId: string, userId: string, identity: SsoIdentity): TransactItem {

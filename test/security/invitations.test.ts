@@ -8,14 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVITATIONS_PER_DAY } from '../../functions/domain/team.ts';
 import { hashPassword } from '../../functions/platform/passwords.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { runTms } from '../support/cli.ts';
-import { claimsOf } from '../support/http.ts';
+import { claimsOf, refreshCookieOf } from '../support/http.ts';
 
 const outbox = mkdtempSync(join(tmpdir(), 'tms-outbox-'));
 let app: TestApp;
@@ -175,45 +175,94 @@ describe('another tenant', () => {
   });
 });
 
+/** A user as the code before per-tenant addresses stored one: the user row and one global claim `EMAIL#<address> / EMAIL`. */
+async function legacyUser(tenantId: string, email: string, password: string): Promise<string> {
+  const userId = randomUUID();
+  const now = new Date().toISOString();
+  await app.db.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: app.tableName,
+            Item: {
+              ...keys.user(tenantId, userId),
+              id: userId,
+              tenantId,
+              email,
+              role: 'member',
+              passwordHash: await hashPassword(password),
+              createdAt: now,
+              updatedAt: now,
+            },
+          },
+        },
+        { Put: { TableName: app.tableName, Item: { ...keys.legacyEmail(email), tenantId, userId } } },
+      ],
+    }),
+  );
+  return userId;
+}
+
 describe('a user from before per-tenant addresses', () => {
   it('keeps its tenant-less login, is found in its tenant, and may join another tenant', async () => {
-    // As the old code stored a user: the user row and one global claim `EMAIL#<address> / EMAIL`.
-    const userId = randomUUID();
     const email = 'legacy.user@corp-a.test';
-    const now = new Date().toISOString();
-    await app.db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: app.tableName,
-              Item: {
-                ...keys.user(a.tenantId, userId),
-                id: userId,
-                tenantId: a.tenantId,
-                email,
-                role: 'member',
-                passwordHash: await hashPassword('legacy-password'),
-                createdAt: now,
-                updatedAt: now,
-              },
-            },
-          },
-          {
-            Put: {
-              TableName: app.tableName,
-              Item: { ...keys.legacyEmail(email), tenantId: a.tenantId, userId },
-            },
-          },
-        ],
-      }),
-    );
+    await legacyUser(a.tenantId, email, 'legacy-password');
     expect((await invite(a, email)).status).toBe(409);
     expect((await invite(b, email)).status).toBe(202);
     expect((await accept(tokenIn(mailsTo(email).at(-1)), 'beta-password')).status).toBe(200);
     const login = await app.login(email, 'legacy-password');
     expect(login.status).toBe(200);
     expect(claimsOf(login.body.accessToken).tenantId).toBe(a.tenantId);
+  });
+
+  it("can be removed from the tenant it joined: its sessions there end, its first tenant's claim and membership stay", async () => {
+    const email = 'consultant@corp-a.test';
+    const firstUserId = await legacyUser(a.tenantId, email, 'first-password');
+    expect((await invite(b, email)).status).toBe(202);
+    const joined = await accept(tokenIn(mailsTo(email).at(-1)), 'second-password');
+    expect(joined.status).toBe(200);
+    const inB = claimsOf(joined.body.accessToken);
+    const refreshInB = refreshCookieOf(joined);
+    expect((await app.call('GET', '/api/projects', { token: joined.body.accessToken })).status).toBe(200);
+
+    const removed = await app.call('DELETE', `/api/team/members/${inB.sub}`, { token: b.admin.token });
+    expect({ status: removed.status, text: removed.text }).toEqual({ status: 204, text: '' });
+
+    // Gone from B, its sessions there with it.
+    expect(await memberEmails(b)).not.toContain(email);
+    const api = await app.call('GET', '/api/projects', { token: joined.body.accessToken });
+    expect({ status: api.status, code: api.body.code }).toEqual({ status: 401, code: 'SESSION_REVOKED' });
+    const refresh = await app.call('POST', '/api/auth/refresh', { cookie: `refresh_token=${refreshInB}` });
+    expect({ status: refresh.status, code: refresh.body.code }).toEqual({
+      status: 401,
+      code: 'REFRESH_TOKEN_INVALID',
+    });
+    expect(
+      (
+        await app.call('POST', '/api/auth/login', {
+          body: { email, password: 'second-password', tenantId: b.tenantId },
+        })
+      ).status,
+    ).toBe(401);
+    // A's claim is untouched, and so is the membership in A: the tenant-less login still goes there.
+    const claim = await app.db.send(
+      new GetCommand({ TableName: app.tableName, Key: keys.legacyEmail(email), ConsistentRead: true }),
+    );
+    expect(claim.Item).toEqual({ ...keys.legacyEmail(email), tenantId: a.tenantId, userId: firstUserId });
+    expect(await memberEmails(a)).toContain(email);
+    const login = await app.login(email, 'first-password');
+    expect(login.status).toBe(200);
+    expect(claimsOf(login.body.accessToken)).toMatchObject({ sub: firstUserId, tenantId: a.tenantId });
+
+    // Removed from its first tenant too, the claim goes with the user it names.
+    const fromA = await app.call('DELETE', `/api/team/members/${firstUserId}`, { token: a.admin.token });
+    expect(fromA.status).toBe(204);
+    const after = await app.db.send(
+      new GetCommand({ TableName: app.tableName, Key: keys.legacyEmail(email), ConsistentRead: true }),
+    );
+    expect(after.Item).toBeUndefined();
+    expect((await app.login(email, 'first-password')).status).toBe(401);
   });
 });
 
