@@ -55,7 +55,8 @@ export async function getConfig(store: Store, tenantId: string, apiBase: string)
 
 /**
  * Creates or replaces the configuration. The issuer is checked by its discovery document first; the secret is
- * required the first time and kept when omitted later. The slug is claimed in the same transaction.
+ * required the first time and whenever the issuer or the client id changes, and kept when omitted otherwise.
+ * The slug is claimed in the same transaction.
  */
 export async function saveConfig(
   store: Store,
@@ -67,6 +68,16 @@ export async function saveConfig(
   const previous = await store.sso.getConfig(tenantId);
   if (!previous && input.clientSecret === undefined)
     throw errors.validation(['clientSecret is required when single sign-on is first configured']);
+  // The secret is sent to the issuer's token endpoint: kept across a change of client, it would go to whatever
+  // provider a stolen owner session names.
+  if (
+    previous &&
+    input.clientSecret === undefined &&
+    (input.issuer !== previous.issuer || input.clientId !== previous.clientId)
+  )
+    throw errors.validation([
+      'clientSecret is required when the issuer or the client id changes: the stored secret belongs to the previous client',
+    ]);
   try {
     await discover(input.issuer, { fresh: true });
   } catch (err) {

@@ -179,6 +179,43 @@ describe('configuration (owner only)', () => {
     expect(again.body.clientSecretSet).toBe(true);
   });
 
+  it('needs the client secret again when the issuer or the client id changes (400 naming clientSecret)', async () => {
+    const secretAgain = {
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+      message: [
+        'clientSecret is required when the issuer or the client id changes: the stored secret belongs to the previous client',
+      ],
+    };
+    for (const change of [{ issuer: 'https://idp.elsewhere.example' }, { clientId: 'another-client' }]) {
+      const res = await app.call('PUT', '/api/sso', {
+        token: t.owner.token,
+        body: { ...config(), ...change },
+      });
+      expect({ status: res.status, body: res.body }, JSON.stringify(change)).toEqual({
+        status: 400,
+        body: secretAgain,
+      });
+    }
+    // Nothing was changed; with the secret re-entered the same change is saved.
+    expect((await app.call('GET', '/api/sso', { token: t.owner.token })).body).toMatchObject({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+    });
+    const withSecret = await app.call('PUT', '/api/sso', {
+      token: t.owner.token,
+      body: { ...config(), clientId: 'another-client', clientSecret: 'its-secret' },
+    });
+    expect(withSecret.status, withSecret.text).toBe(200);
+    expect(withSecret.body).toMatchObject({ clientId: 'another-client', clientSecretSet: true });
+    const back = await app.call('PUT', '/api/sso', {
+      token: t.owner.token,
+      body: { ...config(), clientSecret: idp.clientSecret },
+    });
+    expect(back.status, back.text).toBe(200);
+  });
+
   it('refuses an unreachable issuer and a discovery document naming another issuer (400)', async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
