@@ -344,7 +344,7 @@ export const errors = {
       ErrorCode.SSO_DOMAIN_NOT_ALLOWED,
       `E-mail addresses at ${domain} may not sign in to this tenant through single sign-on`,
     ),
-  /** The e-mail belongs elsewhere (another tenant, or another identity): said without naming where. */
+  /** The e-mail is linked to another identity, or was removed from the tenant: said without naming which. */
   ssoAccountNotAllowed: () =>
     new HttpError(
       403,

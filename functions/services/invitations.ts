@@ -111,6 +111,8 @@ export async function acceptInvitation(store: Store, token: string, password: st
     email: invitation.email,
     role: invitation.role,
     passwordHash: await hashPassword(password),
+    // The tenant asked for this person: a removal of the address before is over.
+    ifRemoved: 'clear',
   });
   if (!created.ok) {
     // Already a member of that tenant (told to the address's holder only), or the tenant is gone.

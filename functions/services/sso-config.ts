@@ -4,7 +4,7 @@
  */
 
 import { DiscoveryError, discover } from '#adapters/oidc-client.ts';
-import { callbackUrl, type SsoConfigInput, startUrl } from '#domain/sso.ts';
+import { callbackUrl, SSO_PROVISIONED_ROLE, type SsoConfigInput, startUrl } from '#domain/sso.ts';
 import { nowIso } from '#platform/clock.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
@@ -21,7 +21,8 @@ export interface SsoConfigView {
   clientId: string;
   clientSecretSet: boolean;
   allowedDomains: string[];
-  defaultRole: SsoConfig['defaultRole'];
+  /** What single sign-on provisions: member (a configuration saved with `admin` before provisions members too). */
+  defaultRole: typeof SSO_PROVISIONED_ROLE;
   enabled: boolean;
   /** Register this at the identity provider as the client's redirect URI. */
   redirectUri: string;
@@ -38,7 +39,7 @@ function view(c: SsoConfig, apiBase: string): SsoConfigView {
     clientId: c.clientId,
     clientSecretSet: Boolean(c.clientSecret),
     allowedDomains: c.allowedDomains,
-    defaultRole: c.defaultRole,
+    defaultRole: SSO_PROVISIONED_ROLE,
     enabled: c.enabled,
     redirectUri: callbackUrl(apiBase),
     startUrl: startUrl(apiBase, c.slug),

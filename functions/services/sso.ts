@@ -21,6 +21,7 @@ import {
   emailDomain,
   isDomainAllowed,
   SSO_ATTEMPT_TTL_SECONDS,
+  SSO_PROVISIONED_ROLE,
 } from '#domain/sso.ts';
 import { nowEpochSeconds } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
@@ -195,10 +196,12 @@ async function idTokenClaims(
 
 /**
  * The user to sign in: the one linked to this provider identity; else this tenant's user with the e-mail
- * (linked now, unless it is linked to another identity of the provider); else a new user with the default
- * role and no password. Only this tenant's users are looked at: addresses are unique per tenant, so what a
- * tenant's own provider asserts makes or finds a user of that tenant alone, and never claims, blocks or
- * reveals another tenant's user with the same address (docs/security.md).
+ * (linked now, unless it is linked to another identity of the provider); else a new user with no password:
+ * the invited role when the address has a pending invitation (which this accepts), else a member, unless the
+ * address or the identity was removed from the tenant (then nobody is made until someone invites it again).
+ * Only this tenant's users are looked at: addresses are unique per tenant, so what a tenant's own provider
+ * asserts makes or finds a user of that tenant alone, and never claims, blocks or reveals another tenant's
+ * user with the same address (docs/security.md).
  */
 async function userFor(
   store: Store,
@@ -223,10 +226,21 @@ async function userFor(
   }
   // An invited address signing in through the tenant's provider accepts its invitation: the invited role.
   const invitation = await store.invitations.takeForAddress(tenantId, email);
-  const role = invitation?.role ?? settings.defaultRole;
-  const created = await store.users.create({ tenantId, email, role, sso: identity });
+  const created = await store.users.create({
+    tenantId,
+    email,
+    role: invitation?.role ?? SSO_PROVISIONED_ROLE,
+    sso: identity,
+    ifRemoved: invitation ? 'clear' : 'refuse',
+  });
   if (!created.ok)
-    throw refuse(errors.ssoAccountNotAllowed(), `user not created: ${created.reason}`, tenantId);
+    throw refuse(
+      errors.ssoAccountNotAllowed(),
+      created.reason === 'removed'
+        ? 'removed from the tenant: not provisioned again until the address is invited'
+        : `user not created: ${created.reason}`,
+      tenantId,
+    );
   logger.info('sso user created', {
     tenantId,
     userId: created.user.id,

@@ -1218,7 +1218,7 @@ export interface components {
             clientSecretSet: boolean;
             allowedDomains: string[];
             /** @enum {string} */
-            defaultRole: "admin" | "member";
+            defaultRole: "member";
             enabled: boolean;
             redirectUri: string;
             startUrl: string;
@@ -1869,7 +1869,7 @@ export interface operations {
                     clientSecret?: string;
                     allowedDomains: string[];
                     /** @enum {string} */
-                    defaultRole: "admin" | "member";
+                    defaultRole: "member";
                     /** @default true */
                     enabled?: boolean;
                 };
