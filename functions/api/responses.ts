@@ -247,6 +247,9 @@ export const InvitationSchema = z
     email: z.string(),
     role: z.enum(ROLES),
     status: z.literal('PENDING'),
+    invitedBy: z
+      .object({ id: z.string(), email: z.string() })
+      .meta({ description: 'The member who sent it; the invitation stands only while they may send it' }),
     createdAt: isoTime,
     expiresAt: isoTime,
   })

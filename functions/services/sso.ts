@@ -30,9 +30,11 @@ import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { sha256Url } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
+import type { Invitation } from '#store/invitations.ts';
 import type { SsoConfig } from '#store/sso.ts';
 import type { SsoIdentity, User } from '#store/users.ts';
 import { type Session, startSession } from './auth.ts';
+import { inviterStillAllows } from './invitations.ts';
 import { ssoSecretContext } from './sso-config.ts';
 
 const sha256 = sha256Url;
@@ -224,8 +226,9 @@ async function userFor(
       throw refuse(errors.ssoAccountNotAllowed(), 'identity link refused (linked meanwhile)', tenantId);
     return { ...existing, sso: identity };
   }
-  // An invited address signing in through the tenant's provider accepts its invitation: the invited role.
-  const invitation = await store.invitations.takeForAddress(tenantId, email);
+  // An invited address signing in through the tenant's provider accepts its invitation (the latest one whose
+  // inviter may still send it): the invited role. The others are spent with it.
+  const invitation = await validInvitation(store, await store.invitations.takeForAddress(tenantId, email));
   const created = await store.users.create({
     tenantId,
     email,
@@ -248,4 +251,16 @@ async function userFor(
     ...(invitation ? { invitationId: invitation.id } : {}),
   });
   return created.user;
+}
+
+/** The latest of the invitations whose inviter may still send it; undefined when none. */
+async function validInvitation(store: Store, taken: Invitation[]): Promise<Invitation | undefined> {
+  for (const invitation of [...taken].reverse()) {
+    if (await inviterStillAllows(store, invitation)) return invitation;
+    logger.warn('invitation withdrawn at sign-in: its inviter may no longer send it', {
+      tenantId: invitation.tenantId,
+      invitationId: invitation.id,
+    });
+  }
+  return undefined;
 }

@@ -1,6 +1,7 @@
 /** Team members: the tenant's users as the owner and admins manage them. */
-import { mayAssignRole, mayRemoveMember } from '#domain/team.ts';
+import { mayAssignRole, mayInvite, mayRemoveMember } from '#domain/team.ts';
 import { errors } from '#platform/errors.ts';
+import { logger } from '#platform/logger.ts';
 import type { Principal, Role } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
@@ -39,6 +40,16 @@ async function endSessions(store: Store, tenantId: string, userId: string): Prom
   ]);
 }
 
+/**
+ * Withdraws the pending invitations the user sent that their role (`undefined`: removed) may no longer send.
+ * Run after the change is stored: an invitation that outlives this (the function stopped, or the user sent
+ * one meanwhile) is void all the same, refused at accept and left out of the list (services/invitations.ts).
+ */
+async function withdrawInvitationsOf(store: Store, tenantId: string, userId: string, role: Role | undefined) {
+  const withdrawn = await store.invitations.revokeSentBy(tenantId, userId, (i) => mayInvite(role, i.role));
+  if (withdrawn) logger.info('invitations withdrawn with their inviter', { tenantId, userId, withdrawn });
+}
+
 export async function currentRole(store: Store, actor: Principal): Promise<Role> {
   const user = await store.users.get(actor.tenantId, actor.userId);
   if (!user || (user.role !== 'owner' && user.role !== 'admin')) throw errors.forbidden();
@@ -62,6 +73,7 @@ export async function changeMemberRole(
   const changed = await store.users.changeRole(actor.tenantId, userId, role);
   if (changed.ok) {
     await endSessions(store, actor.tenantId, userId);
+    await withdrawInvitationsOf(store, actor.tenantId, userId, role);
     return toMember(changed.user);
   }
   if (changed.reason === 'last-owner') throw errors.lastOwner();
@@ -76,6 +88,7 @@ export async function removeMember(store: Store, actor: Principal, userId: strin
   const removed = await store.users.delete(actor.tenantId, userId);
   if (removed.ok) {
     await endSessions(store, actor.tenantId, userId);
+    await withdrawInvitationsOf(store, actor.tenantId, userId, undefined);
     return;
   }
   if (removed.reason === 'last-owner') throw errors.lastOwner();

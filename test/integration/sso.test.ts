@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../functions/platform/clock.ts';
+import { hashPassword } from '../../functions/platform/passwords.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { claimsOf } from '../support/http.ts';
@@ -455,6 +456,34 @@ describe('sign-in', () => {
     expect(await app.store.invitations.list(t.tenantId)).not.toContainEqual(
       expect.objectContaining({ email: 'ivy@acme.test' }),
     );
+  });
+
+  it('takes an invitation whose inviter left since as none: a member, and the invitation spent', async () => {
+    const made = await app.store.users.create({
+      tenantId: t.tenantId,
+      email: 'short-stay-admin@acme.test',
+      role: 'admin',
+      passwordHash: await hashPassword('short-stay-password'),
+      ifRemoved: 'clear',
+    });
+    if (!made.ok) throw new Error(made.reason);
+    const token = (await app.login('short-stay-admin@acme.test', 'short-stay-password')).body.accessToken;
+    const invited = await app.call('POST', '/api/team/members', {
+      token,
+      body: { email: 'vera@acme.test', role: 'admin' },
+    });
+    expect(invited.status).toBe(202);
+    // The admin is removed without the use case's sweep of their invitations (a function that stopped).
+    expect((await app.store.users.delete(t.tenantId, made.user.id)).ok).toBe(true);
+    account('vera-sub', 'vera@acme.test');
+    const { res } = await signIn();
+    expect(res.status, res.text).toBe(302);
+    const vera = (await app.store.users.list(t.tenantId)).find((u) => u.email === 'vera@acme.test');
+    expect(vera?.role).toBe('member');
+    expect(await app.store.invitations.list(t.tenantId)).not.toContainEqual(
+      expect.objectContaining({ email: 'vera@acme.test' }),
+    );
+    expect(logged.some((l) => l.includes('invitation withdrawn at sign-in'))).toBe(true);
   });
 
   it('refuses a domain that is not allowed, and an unverified e-mail; no user is made', async () => {

@@ -64,6 +64,7 @@ describe('an invitation', () => {
       email: 'pat@corp-a.test',
       role: 'member',
       status: 'PENDING',
+      invitedBy: { id: a.owner.id, email: a.owner.email },
       createdAt: expect.any(String),
       expiresAt: expect.any(String),
     });
@@ -172,6 +173,119 @@ describe('another tenant', () => {
     ).toBe(0);
     expect((await runTms(['login', '--email', a.member.email], { ...cli, env })).code).not.toBe(0);
     rmSync(cli.home, { recursive: true, force: true });
+  });
+});
+
+describe('invitations end with their inviter', () => {
+  const inviteAs = (token: string, email: string, role: string) =>
+    app.call('POST', '/api/team/members', { token, body: { email, role } });
+  const pending = async (t: TestTenant) =>
+    (
+      (await app.call('GET', '/api/team/invitations', { token: t.owner.token })).body as { email: string }[]
+    ).map((i) => i.email);
+  const withdrawn = {
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'INVITATION_WITHDRAWN',
+    message:
+      'This invitation was withdrawn: the person who sent it has left the team or may no longer invite to this role; ask an administrator for a new invitation',
+  };
+
+  it('the list shows who invited; removing an admin revokes every invitation they sent, and no other', async () => {
+    const t = await app.createTenant('Departing');
+    const sent = await inviteAs(t.admin.token, 'private-box@elsewhere.test', 'admin');
+    expect(sent.status).toBe(202);
+    expect(sent.body).toEqual({
+      id: expect.any(String),
+      email: 'private-box@elsewhere.test',
+      role: 'admin',
+      status: 'PENDING',
+      invitedBy: { id: t.admin.id, email: t.admin.email },
+      createdAt: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    expect((await inviteAs(t.admin.token, 'helper@elsewhere.test', 'member')).status).toBe(202);
+    const byOwner = await inviteAs(t.owner.token, 'newcomer@corp-d.test', 'member');
+    const listed = await app.call('GET', '/api/team/invitations', { token: t.owner.token });
+    expect(listed.body).toEqual([
+      sent.body,
+      expect.objectContaining({
+        email: 'helper@elsewhere.test',
+        invitedBy: { id: t.admin.id, email: t.admin.email },
+      }),
+      { ...byOwner.body, invitedBy: { id: t.owner.id, email: t.owner.email } },
+    ]);
+
+    const removed = await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: t.owner.token });
+    expect(removed.status).toBe(204);
+    expect(await pending(t)).toEqual(['newcomer@corp-d.test']);
+    const late = await accept(tokenIn(mailsTo('private-box@elsewhere.test').at(-1)), 'came-back-later');
+    expect({ status: late.status, code: late.body.code }).toEqual({
+      status: 400,
+      code: 'INVITATION_INVALID',
+    });
+    expect((await accept(tokenIn(mailsTo('newcomer@corp-d.test').at(-1)))).status).toBe(200);
+  });
+
+  it('a demotion revokes the invitations the new role may not send, and keeps the others', async () => {
+    const t = await app.createTenant('Demotions');
+    // A second owner, invited and accepted.
+    await inviteAs(t.owner.token, 'co-owner@corp-e.test', 'owner');
+    const coOwner = await accept(tokenIn(mailsTo('co-owner@corp-e.test').at(-1)));
+    const coOwnerId = claimsOf(coOwner.body.accessToken).sub as string;
+    for (const [email, role] of [
+      ['next-owner@corp-e.test', 'owner'],
+      ['next-admin@corp-e.test', 'admin'],
+    ] as const)
+      expect((await inviteAs(coOwner.body.accessToken, email, role)).status).toBe(202);
+    expect((await inviteAs(t.admin.token, 'admin-pick@corp-e.test', 'member')).status).toBe(202);
+
+    // Owner -> admin: an admin may not invite owners, so that one goes; admin -> member: all of theirs go.
+    for (const [userId, role] of [
+      [coOwnerId, 'admin'],
+      [t.admin.id, 'member'],
+    ])
+      expect(
+        (await app.call('PATCH', `/api/team/members/${userId}`, { token: t.owner.token, body: { role } }))
+          .status,
+      ).toBe(200);
+    expect(await pending(t)).toEqual(['next-admin@corp-e.test']);
+    for (const email of ['next-owner@corp-e.test', 'admin-pick@corp-e.test'])
+      expect((await accept(tokenIn(mailsTo(email).at(-1)))).body.code).toBe('INVITATION_INVALID');
+    const kept = await accept(tokenIn(mailsTo('next-admin@corp-e.test').at(-1)));
+    expect(kept.status).toBe(200);
+    expect(claimsOf(kept.body.accessToken)).toMatchObject({ tenantId: t.tenantId, role: 'admin' });
+  });
+
+  it('accepting checks the inviter: a link whose inviter left or was demoted since is withdrawn, and spent', async () => {
+    const t = await app.createTenant('Crashed');
+    expect((await inviteAs(t.admin.token, 'left-behind@corp-f.test', 'admin')).status).toBe(202);
+    expect((await inviteAs(t.owner.token, 'owner-pick@corp-f.test', 'owner')).status).toBe(202);
+    // The changes land without the use case's sweep (as when a function stops between the two).
+    expect((await app.store.users.delete(t.tenantId, t.admin.id)).ok).toBe(true);
+    const secondOwner = await app.store.users.create({
+      tenantId: t.tenantId,
+      email: 'second-owner@corp-f.test',
+      role: 'owner',
+      passwordHash: await hashPassword('second-owner-password'),
+      ifRemoved: 'clear',
+    });
+    expect(secondOwner.ok).toBe(true);
+    expect((await app.store.users.changeRole(t.tenantId, t.owner.id, 'admin')).ok).toBe(true);
+    // Both are still stored, but void: not listed as pending.
+    expect(await app.store.invitations.list(t.tenantId)).toHaveLength(2);
+    const owner = (await app.login('second-owner@corp-f.test', 'second-owner-password')).body.accessToken;
+    expect((await app.call('GET', '/api/team/invitations', { token: owner })).body).toEqual([]);
+
+    for (const email of ['left-behind@corp-f.test', 'owner-pick@corp-f.test']) {
+      const token = tokenIn(mailsTo(email).at(-1));
+      const refused = await accept(token);
+      expect({ status: refused.status, body: refused.body }).toEqual({ status: 400, body: withdrawn });
+      expect((await accept(token)).body.code).toBe('INVITATION_INVALID');
+    }
+    const members = (await app.store.users.list(t.tenantId)).map((u) => u.email);
+    expect(members).not.toContain('left-behind@corp-f.test');
+    expect(members).not.toContain('owner-pick@corp-f.test');
   });
 });
 
