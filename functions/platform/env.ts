@@ -180,10 +180,10 @@ export const ENV = {
   DASHBOARD_WS_ENDPOINT: entry({
     schema: httpUrl.optional(),
     default: '—',
-    readBy: ['engine', 'migrations'],
+    readBy: ['engine', 'migrations', 'team', 'dashboard'],
     set: 'required',
     about:
-      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to; unset offline, where the local gateway's sockets are used",
+      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to, and the connections of a user who lost access are closed through; unset offline, where the local gateway's sockets are used",
   }),
   MAIL_OUTBOX_DIR: entry({
     schema: z.string().min(1).optional(),

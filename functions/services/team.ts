@@ -5,6 +5,7 @@ import { logger } from '#platform/logger.ts';
 import type { Principal, Role } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
+import { closeUserConnections } from './dashboard-connections.ts';
 import { forgetSession } from './session-check.ts';
 
 export interface Member {
@@ -30,13 +31,14 @@ export const toMember = (u: User): Member => ({
 /**
  * A role change or a removal ends the user's sessions: this instance forgets its cached read at once (others
  * within SESSION_CHECK_CACHE_SECONDS), every refresh-token family of the user is revoked, and their dashboard
- * connections are forgotten, so no run event reaches them (a socket would otherwise live up to 2 hours).
+ * connections are closed and forgotten, so no run event reaches them (a socket would otherwise live up to 2
+ * hours).
  */
 async function endSessions(store: Store, tenantId: string, userId: string): Promise<void> {
   forgetSession(tenantId, userId);
   await Promise.all([
     store.refreshTokens.revokeUserFamilies(tenantId, userId),
-    store.dashboardConnections.removeUser(tenantId, userId),
+    closeUserConnections(store, tenantId, userId),
   ]);
 }
 
