@@ -156,10 +156,11 @@ export const ENV = {
   SESSION_CHECK_CACHE_SECONDS: entry({
     schema: z.coerce.number().int().min(0).max(10).default(3),
     default: '3',
-    readBy: TOKENS,
+    // The engine too: its dashboard frames go only to connections whose session still stands.
+    readBy: [...TOKENS, 'engine'],
     set: 'never',
     about:
-      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this",
+      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this, for API requests, open event streams and dashboard sockets alike",
   }),
   STREAM_MAX_PER_USER: entry({
     schema: z.coerce.number().int().min(1).max(100).default(5),
