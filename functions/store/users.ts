@@ -271,6 +271,11 @@ export class UserRepository {
     }
   }
 
+  /**
+   * One transaction: the user, its address and login entry in the tenant, its provider link, the owner count
+   * (never below one), the removal marks (IfRemoved), and its claim from before per-tenant addresses when it
+   * holds one. Another tenant's records are never part of it, so a removal cannot fail on them.
+   */
   async delete(tenantId: string, userId: string): Promise<DeleteUserResult> {
     const current = await this.get(tenantId, userId);
     if (!current) return { ok: false, reason: 'not-found' };
