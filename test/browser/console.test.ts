@@ -41,10 +41,11 @@ const signIn = (email: string) => signInThroughForm(page, h.base, email, h.passw
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {
+    // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback, started first so that
+    // the service's process inherits its port's registration with the outbound policy.
+    idp = await startOidcProvider({ redirectUri: () => `${h.base}/api/auth/sso/callback` });
     h = await startConsole(60);
     page = h.page;
-    // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
-    idp = await startOidcProvider({ redirectUri: `${h.base}/api/auth/sso/callback` });
     // A hang guard above the default: npm start (DynamoDB Local, both sandboxes, the seed) on a loaded machine.
   }, 180_000);
   screenshotOnFailure('console', () => page);
