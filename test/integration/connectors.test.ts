@@ -1,7 +1,8 @@
 /**
  * Connectors through HTTP against the sandbox trackers: every failure message of the spec, scans equal to the
- * generator's ground truth, a 12,000-item scan that runs asynchronously, faults survived, and no credential in
- * any answer, stored item or log line.
+ * generator's ground truth, a 12,000-item scan that runs asynchronously, faults survived, a stored connection
+ * kept through failed re-tests and failed other credentials, and no credential in any answer, stored item or
+ * log line.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
