@@ -358,22 +358,12 @@ describe('a re-test of a stored connection while its tracker fails', () => {
         (['source', 'target'] as const).map((kind) => app.store.connections.get(t.tenantId, projectId, kind)),
       );
     const before = await records();
-    expect(
-      (
-        await test(
-          { type: 'jira', projectId, credentials: { ...target(), api_token: 'mistyped' } },
-          t.owner.token,
-        )
-      ).body,
-    ).toEqual({ success: false, message: 'target connection failed with 401' });
-    expect(
-      (
-        await test(
-          { type: 'azure_devops', projectId, credentials: { ...source(), project: 'Contosso' } },
-          t.admin.token,
-        )
-      ).body,
-    ).toEqual({ success: false, message: 'source project not found' });
+    const mistyped = { ...target(), api_token: 'mistyped' };
+    const misspelt = { ...source(), project: 'Contosso' };
+    const byOwner = await test({ type: 'jira', projectId, credentials: mistyped }, t.owner.token);
+    expect(byOwner.body).toEqual({ success: false, message: 'target connection failed with 401' });
+    const byAdmin = await test({ type: 'azure_devops', projectId, credentials: misspelt }, t.admin.token);
+    expect(byAdmin.body).toEqual({ success: false, message: 'source project not found' });
     expect(await records()).toEqual(before);
     expect(await holding(projectId)).toMatchObject({ source: source(), target: target() });
     expect((await detail(projectId)).status).toBe('CONNECTED');
