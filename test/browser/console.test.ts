@@ -128,7 +128,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     expect(await result.textContent()).toContain(expected.body.message);
     await checkPage('04-connect-failed');
 
-    // A pasted token replaces the stored connection: the right one connects the source.
+    // The refused token replaced nothing (a failed test keeps the stored connection): the right one connects.
     await source.getByLabel('Personal access token').fill('sandbox-ado-pat');
     await source.getByRole('button', { name: 'Test and save source' }).click();
     await until(async () =>
