@@ -26,10 +26,12 @@ function unconverted(breach: HtmlLimitBreach, ctx?: HtmlToAdfContext): AdfNode[]
     'unconverted-html',
     `HTML not converted (${breach.reason})${kept ? `: the original is attached as ${kept}` : ''}`,
   );
-  return cutNote(
-    `The original HTML was not converted (${breach.reason})${kept ? `: it is attached as ${kept}` : ''}.`,
-  );
+  return cutNote(unconvertedText(breach, kept));
 }
+
+/** The words of the note standing for HTML over the limits, for a caller's plain-text form of it. */
+export const unconvertedText = (breach: HtmlLimitBreach, original?: string): string =>
+  `The original HTML was not converted (${breach.reason})${original ? `: it is attached as ${original}` : ''}.`;
 
 /** An empty or blank fragment gives a document with no content (Jira refuses such a comment: callers check). */
 export function htmlToAdf(html: string, ctx?: HtmlToAdfContext): AdfDoc {

@@ -112,7 +112,7 @@ async function attachFullComment(
   } catch (err) {
     const reason = refusalOf(err);
     if (reason === undefined) throw err;
-    return `${full.fileName} not attached (${reason}): the comment's cut-off text is not in Jira`;
+    return `${full.fileName} not attached (${reason}): the comment's full text is not in Jira`;
   }
 }
 
@@ -328,11 +328,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
         current = c.id;
         const converted = commentDocument(c, adfContext, id);
-        // Over Jira's limit: the whole comment goes in as a file first, then the cut comment names it.
+        // Over Jira's limit, or not converted at all (the converter's warning says so): the whole comment goes
+        // in as a file first, then the comment that names it.
         if (converted.full) {
-          warnings.push(
-            `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
-          );
+          if (converted.full.measured !== undefined)
+            warnings.push(
+              `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
+            );
           const refused = await attachFullComment(target, entry.targetKey, converted.full, attached);
           if (refused) warnings.push(`comment ${c.id}: ${refused}`);
         }
