@@ -53,6 +53,8 @@ export interface EngineDeps {
   waitDeferred?: () => ThrottleWaitDeferred | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
+  /** Test override of ITEM_BUDGET_MS (toolkit.ts), how long one item's unit may work. */
+  itemBudgetMs?: number;
   /** Tells the tenant dashboard of a tracker's long wait (adapters/run-events.ts); absent: nobody is told. */
   runEvents?: Pick<RunEventsNotifier, 'waiting'>;
 }
