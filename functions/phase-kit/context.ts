@@ -32,6 +32,8 @@ export interface EngineDeps {
    * believed once the write's request timeout and then this lag have passed since the write began.
    */
   indexLagMs: number;
+  /** Test override of ITEM_BUDGET_MS (toolkit.ts), how long one item's unit may work. */
+  itemBudgetMs?: number;
   /**
    * Test override: plugin key -> a ready phase module, used instead of the definitions (no configuration is
    * opened, the enablement is read only at preflight).
@@ -53,8 +55,6 @@ export interface EngineDeps {
   waitDeferred?: () => ThrottleWaitDeferred | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
-  /** Test override of ITEM_BUDGET_MS (toolkit.ts), how long one item's unit may work. */
-  itemBudgetMs?: number;
   /** Tells the tenant dashboard of a tracker's long wait (adapters/run-events.ts); absent: nobody is told. */
   runEvents?: Pick<RunEventsNotifier, 'waiting'>;
 }
