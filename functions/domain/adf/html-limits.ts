@@ -26,7 +26,7 @@ export const MAX_HTML_LENGTH = 500_000;
 
 export interface HtmlLimitBreach {
   limit: 'length' | 'depth';
-  /** Why, for a note or a warning: `1,234,567 characters, over the limit of 1,000,000`. */
+  /** Why, for a note or a warning: `612,345 characters, over the limit of 500,000`. */
   reason: string;
 }
 
