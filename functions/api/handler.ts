@@ -11,6 +11,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts';
 import { nowEpochSeconds } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
+import { parseCookieHeader } from '#platform/cookies.ts';
 import { corsHeadersFor } from '#platform/cors.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
@@ -104,17 +105,6 @@ function toProxyResult(
   return out;
 }
 
-function parseCookies(header: string | undefined): Record<string, string> {
-  const cookies: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (!(name in cookies)) cookies[name] = decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return cookies;
-}
-
 const errorResponder = (): ApiMiddleware => ({
   onError: (request: ApiMiddyRequest) => {
     const err = request.error;
@@ -151,7 +141,7 @@ const routeResolver = (group: RouteGroup): ApiMiddleware => {
           params: (e.pathParameters ?? {}) as Record<string, string>,
           query: (e.queryStringParameters ?? {}) as Record<string, string>,
           headers,
-          cookies: parseCookies(headers.cookie),
+          cookies: parseCookieHeader(headers.cookie),
           body: undefined,
           rawBody: '',
           sourceIp: e.requestContext?.identity?.sourceIp ?? 'unknown',
