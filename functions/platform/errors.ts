@@ -279,6 +279,19 @@ export const errors = {
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(resetEpochSeconds),
     }),
+  /** Too many failed password logins for one e-mail address (and tenant), from whichever client addresses. */
+  loginLocked: (retryAfterSeconds: number, limit: number, resetEpochSeconds: number) =>
+    new HttpError(
+      429,
+      ErrorCode.RATE_LIMITED,
+      `Too many failed sign-ins for this e-mail address; retry in ${retryAfterSeconds} seconds`,
+      {
+        'Retry-After': String(retryAfterSeconds),
+        'X-RateLimit-Limit': String(limit),
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(resetEpochSeconds),
+      },
+    ),
   streamLimit: (max: number) =>
     new HttpError(
       429,

@@ -102,8 +102,12 @@ export const keys = {
     sk: 'DASHCONN',
   }),
 
-  rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({
-    pk: `RATE#${bucket}#${clientAddress}`,
+  /**
+   * A fixed-window counter: `subject` is a client address (an IPv6 /64), a user, or an e-mail address (and
+   * tenant) as a SHA-256 (functions/domain/rate-limits.ts), never an address in clear.
+   */
+  rateWindow: (bucket: string, subject: string, windowStart: number): Key => ({
+    pk: `RATE#${bucket}#${subject}`,
     sk: `WINDOW#${windowStart}`,
   }),
 

@@ -164,6 +164,8 @@ describe('without a signing key', () => {
       region: 'eu-west-2',
       dynamodbEndpoint: undefined,
       authRateLimitPerMinute: 10,
+      refreshRateLimitPerMinute: 120,
+      loginFailures: { perAccount: 10, perAddress: 30 },
       appUrl: 'https://app.example.com',
       sessionCheckCacheSeconds: 3,
       streamMaxPerUser: 5,

@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with e-mail and password; sets the refresh cookie
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         post: operations["auth_login"];
         delete?: never;
@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: the link's holder sets a password and is signed in (sets the refresh cookie)
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         post: operations["auth_acceptInvitation"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * A new access token from the refresh cookie (rotated)
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64), with a budget larger than sign-in.
          */
         post: operations["auth_refresh"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke the refresh cookie
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64), with a budget larger than sign-in.
          */
         post: operations["auth_logout"];
         delete?: never;
@@ -161,7 +161,7 @@ export interface paths {
         };
         /**
          * Browser leg: redirect to the tenant's identity provider
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         get: operations["sso_start"];
         put?: never;
@@ -181,7 +181,7 @@ export interface paths {
         };
         /**
          * Browser leg: the identity provider's redirect back; sets the refresh cookie
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         get: operations["sso_callback"];
         put?: never;
@@ -393,7 +393,7 @@ export interface paths {
         };
         /**
          * Browser leg: the tracker's OAuth redirect back; redirects to the console, with `status=connected|failed`, or `status=error&code=…&message=…` when the grant was declined or could not be exchanged
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         get: operations["connectors_oauthCallback"];
         put?: never;
