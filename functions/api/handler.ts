@@ -1,7 +1,8 @@
 /**
  * The API's Lambda handler factory. One handler serves one route group; the middleware order is fixed here,
  * once: error shaping (outermost) -> header normalising -> route -> authentication and role -> rate limit ->
- * JSON body (a public route passes authentication untouched, so its limit still comes before any other work). Operations receive a parsed request and return a plain result; every answer gets the CORS
+ * JSON body (a public route passes authentication untouched, so its limit still comes before any other work;
+ * a limit per user needs the user first). Operations receive a parsed request and return a plain result; every answer gets the CORS
  * headers of ALLOWED_ORIGINS (./cors.ts).
  */
 
@@ -162,6 +163,12 @@ function budgetOf(budget: RateLimitBudget, state: State): { limit: number; subje
       return { limit: config().authRateLimitPerMinute, subject: client };
     case 'session':
       return { limit: config().refreshRateLimitPerMinute, subject: client };
+    case 'scan': {
+      const principal = state.principal;
+      if (!principal)
+        throw new Error(`${state.request.route.path} counts per user but has no user (public?)`);
+      return { limit: config().scanRateLimitPerMinute, subject: `${principal.tenantId}#${principal.userId}` };
+    }
   }
 }
 

@@ -76,6 +76,8 @@ export const ERROR_STATUSES: Record<ErrorCode, readonly number[]> = {
   INVITATION_NOT_FOUND: [404],
   MAIL_UNAVAILABLE: [502],
   STREAM_LIMIT: [429],
+  SCAN_ALREADY_RUNNING: [409],
+  SCAN_LIMIT: [429],
 };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -215,6 +217,7 @@ function errorResponses(codes: ErrorCode[]): Record<string, Json> {
 const RATE_LIMIT_NOTES: Record<RateLimitBudget, string> = {
   'sign-in': 'Rate limited per client address (an IPv6 client by its /64).',
   session: 'Rate limited per client address (an IPv6 client by its /64), with a budget larger than sign-in.',
+  scan: 'Rate limited per user.',
 };
 
 function operationOf(route: Route, contract: RouteContract, schemas: SchemaConverter): Json {

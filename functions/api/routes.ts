@@ -24,9 +24,10 @@ export type RouteGroup =
  * (functions/api/handler.ts; the limits are configuration):
  * - `sign-in`: per client address (an IPv6 client by its /64): login and the other ways in without a token;
  * - `session`: per client address, larger: refresh and logout, which present a session cookie and guess
- *   nothing, so a whole office behind one NAT address keeps its sessions.
+ *   nothing, so a whole office behind one NAT address keeps its sessions;
+ * - `scan`: per user: each scan request reads the source tracker before anything else.
  */
-export type RateLimitBudget = 'sign-in' | 'session';
+export type RateLimitBudget = 'sign-in' | 'session' | 'scan';
 
 export interface Route {
   method: HttpMethod;
@@ -152,7 +153,14 @@ export const routes: readonly Route[] = [
   },
 
   { method: 'POST', path: '/api/connectors/test', group: 'connectors', operation: 'test', access: everyone },
-  { method: 'POST', path: '/api/connectors/scan', group: 'connectors', operation: 'scan', access: everyone },
+  {
+    method: 'POST',
+    path: '/api/connectors/scan',
+    group: 'connectors',
+    operation: 'scan',
+    access: everyone,
+    rateLimit: 'scan',
+  },
   { method: 'GET', path: '/api/audit/{scanId}', group: 'connectors', operation: 'audit', access: everyone },
   {
     method: 'POST',

@@ -19,6 +19,8 @@ const CONFIG_VARIABLES = [
   'REFRESH_RATE_LIMIT_PER_MINUTE',
   'LOGIN_FAILURES_PER_ACCOUNT',
   'LOGIN_FAILURES_PER_ADDRESS',
+  'SCAN_RATE_LIMIT_PER_MINUTE',
+  'SCAN_MAX_PER_TENANT',
   'APP_URL',
   'API_URL',
   'SESSION_CHECK_CACHE_SECONDS',
@@ -80,6 +82,10 @@ export interface Config {
   refreshRateLimitPerMinute: number;
   /** Failed password logins per 15 minutes, from any client address (functions/domain/rate-limits.ts). */
   loginFailures: LoginFailureLimits;
+  /** Scan requests per user and minute. */
+  scanRateLimitPerMinute: number;
+  /** Background scans one tenant may have running at once. */
+  scanMaxPerTenant: number;
   appUrl: string;
   /** Unset: redirect URIs take the base from the request (Host, X-Forwarded-Proto). */
   apiUrl: string | undefined;
@@ -97,6 +103,8 @@ const AUTH_RATE_LIMIT_BY_STAGE: Record<Stage, number> = { prod: 10, dev: 100 };
  * only load.
  */
 const REFRESH_RATE_LIMIT_BY_STAGE: Record<Stage, number> = { prod: 120, dev: 1000 };
+/** Ours: a person scans a project now and then; a script starting scans in a loop is what this stops. */
+const SCAN_RATE_LIMIT_BY_STAGE: Record<Stage, number> = { prod: 10, dev: 100 };
 
 export function loadConfig(env?: EnvInput): Config {
   const e = readEnv(CONFIG_VARIABLES, env);
@@ -111,6 +119,8 @@ export function loadConfig(env?: EnvInput): Config {
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE ?? AUTH_RATE_LIMIT_BY_STAGE[e.STAGE],
     refreshRateLimitPerMinute: e.REFRESH_RATE_LIMIT_PER_MINUTE ?? REFRESH_RATE_LIMIT_BY_STAGE[e.STAGE],
     loginFailures: { perAccount: e.LOGIN_FAILURES_PER_ACCOUNT, perAddress: e.LOGIN_FAILURES_PER_ADDRESS },
+    scanRateLimitPerMinute: e.SCAN_RATE_LIMIT_PER_MINUTE ?? SCAN_RATE_LIMIT_BY_STAGE[e.STAGE],
+    scanMaxPerTenant: e.SCAN_MAX_PER_TENANT,
     appUrl: (e.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, ''),
     apiUrl: e.API_URL?.replace(/\/+$/, ''),
     sessionCheckCacheSeconds: e.SESSION_CHECK_CACHE_SECONDS,

@@ -155,6 +155,22 @@ export const ENV = {
     about:
       'failed password logins per e-mail address in 15 minutes, whatever tenant is named (a fresh `tenantId` each time buys no fresh attempts); beyond, 429 `RATE_LIMITED`',
   }),
+  SCAN_RATE_LIMIT_PER_MINUTE: entry({
+    schema: z.coerce.number().int().positive().optional(),
+    default: "the stage's (10 prod, 100 dev)",
+    readBy: ['connectors'],
+    set: 'never',
+    about:
+      'scan requests (`POST /api/connectors/scan`) per minute per user: each reads the source tracker before anything else',
+  }),
+  SCAN_MAX_PER_TENANT: entry({
+    schema: z.coerce.number().int().min(1).max(100).default(3),
+    default: '3',
+    readBy: ['connectors'],
+    set: 'never',
+    about:
+      'background scans (over 10,000 items) one tenant may have running at once, counted in the table as leases that lapse when a scan counts as lost (20 minutes); beyond, 429 `SCAN_LIMIT`',
+  }),
   APP_URL: entry({
     schema: httpUrl.optional(),
     default: '`http://localhost:3000`; required in prod',

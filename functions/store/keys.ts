@@ -215,6 +215,11 @@ export const keys = {
   }),
 
   scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),
+  /**
+   * The tenant's running background scans, as leases in one item (functions/store/scan-leases.ts): its cap, and
+   * one running scan per project and per credential, are decided on it under a version condition.
+   */
+  scanLeases: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'SCANLEASES' }),
   scanPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'SCAN#' }),
 
   plugin: (tenantId: string, pluginKey: string): Key => ({

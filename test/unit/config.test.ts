@@ -40,6 +40,19 @@ describe('configuration', () => {
     );
   });
 
+  it('bounds scans: 10 requests a minute per user in prod, 100 in dev, and 3 running at once per tenant', () => {
+    const prod = { TABLE_NAME: 't', STAGE: 'prod', APP_URL: 'https://app.example.com' };
+    expect(loadConfig(prod)).toMatchObject({ scanRateLimitPerMinute: 10, scanMaxPerTenant: 3 });
+    expect(loadConfig({ TABLE_NAME: 't' })).toMatchObject({
+      scanRateLimitPerMinute: 100,
+      scanMaxPerTenant: 3,
+    });
+    expect(
+      loadConfig({ TABLE_NAME: 't', SCAN_RATE_LIMIT_PER_MINUTE: '4', SCAN_MAX_PER_TENANT: '1' }),
+    ).toMatchObject({ scanRateLimitPerMinute: 4, scanMaxPerTenant: 1 });
+    expect(() => loadConfig({ TABLE_NAME: 't', SCAN_MAX_PER_TENANT: '0' })).toThrow(/SCAN_MAX_PER_TENANT/);
+  });
+
   it('takes the web app URL (where checkout returns the payer) without a trailing slash; http(s) only', () => {
     expect(loadConfig({ TABLE_NAME: 't' }).appUrl).toBe('http://localhost:3000');
     expect(loadConfig({ TABLE_NAME: 't', APP_URL: 'https://app.example.com/' }).appUrl).toBe(

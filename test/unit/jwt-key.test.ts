@@ -166,6 +166,8 @@ describe('without a signing key', () => {
       authRateLimitPerMinute: 10,
       refreshRateLimitPerMinute: 120,
       loginFailures: { perAccount: 10, perAddress: 30 },
+      scanRateLimitPerMinute: 10,
+      scanMaxPerTenant: 3,
       appUrl: 'https://app.example.com',
       sessionCheckCacheSeconds: 3,
       streamMaxPerUser: 5,
