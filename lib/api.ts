@@ -33,6 +33,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
+import { SCAN_QUEUE_MINUTES, SCAN_WORKER_MINUTES } from '../functions/domain/scan-slots.ts';
 import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
@@ -84,6 +85,8 @@ export interface ApiProps {
   /** Custom domain: both or neither. */
   domainName?: string | undefined;
   certificateArn?: string | undefined;
+  /** Background scans running at once, across every tenant (lib/concurrency.ts): the worker's reserved concurrency. */
+  scanWorkerConcurrency: number;
 }
 
 /** What a group's code touches in AWS. Keyed by RouteGroup, so a new group cannot be added without deciding. */
@@ -306,6 +309,8 @@ export class Api extends Construct {
         timeout: Duration;
         memorySize: number;
         environment: FunctionEnvironment;
+        reservedConcurrentExecutions?: number;
+        maxEventAge?: Duration;
       },
     ) => {
       const fn = new NodejsFunction(this, fid, {
@@ -321,6 +326,10 @@ export class Api extends Construct {
         environment: { ...opts.environment, NODE_OPTIONS: '--enable-source-maps' },
         logGroup: new LogGroup(this, `${fid}Logs`, { retention, removalPolicy }),
         bundling: BUNDLING,
+        ...(opts.reservedConcurrentExecutions !== undefined
+          ? { reservedConcurrentExecutions: opts.reservedConcurrentExecutions }
+          : {}),
+        ...(opts.maxEventAge ? { maxEventAge: opts.maxEventAge } : {}),
       });
       acknowledge(fn, NAG.basicExecutionRole, NAG.nodeRuntime, NAG.xrayTracing);
       return fn;
@@ -330,8 +339,12 @@ export class Api extends Construct {
     // an OAuth connection's refreshed tokens written back.
     this.scanWorker = nodeFunction('ScanWorker', 'functions/workers/scan.ts', {
       description: 'Scans too large for a request',
-      timeout: Duration.minutes(15),
+      timeout: Duration.minutes(SCAN_WORKER_MINUTES),
       memorySize: 1024,
+      // Capped, so scans can never take the API's concurrency; an invoke beyond the cap waits in Lambda's queue
+      // at most SCAN_QUEUE_MINUTES, so a scan either ends within SCAN_LOST_AFTER_MS of its start or never starts.
+      reservedConcurrentExecutions: props.scanWorkerConcurrency,
+      maxEventAge: Duration.minutes(SCAN_QUEUE_MINUTES),
       environment: {
         STAGE: stage,
         TABLE_NAME: props.table.tableName,

@@ -34,6 +34,16 @@ export type ScanSlotDecision =
   | { kind: 'full'; max: number }
   | { kind: 'free' };
 
+/** The scan worker Lambda's timeout (lib/api.ts): a background scan runs at most this long. */
+export const SCAN_WORKER_MINUTES = 15;
+/**
+ * How long a handed-over scan may wait for a worker (the worker's asynchronous event age, lib/api.ts): with the
+ * worker's reserved concurrency spent, Lambda queues the invoke; past this it drops it.
+ */
+export const SCAN_QUEUE_MINUTES = 5;
+/** A scan still RUNNING this long after it started can no longer end: it counts as lost, its place lapses. */
+export const SCAN_LOST_AFTER_MS = (SCAN_QUEUE_MINUTES + SCAN_WORKER_MINUTES) * 60_000;
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
 /**

@@ -13,7 +13,13 @@ import {
 import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
-import { decideScanSlot, type ScanSlotDecision, type ScanSubject, scanSubject } from '#domain/scan-slots.ts';
+import {
+  decideScanSlot,
+  SCAN_LOST_AFTER_MS,
+  type ScanSlotDecision,
+  type ScanSubject,
+  scanSubject,
+} from '#domain/scan-slots.ts';
 import { nowEpochSeconds, nowIso, nowMs } from '#platform/clock.ts';
 import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
@@ -379,10 +385,11 @@ async function workScanJob(store: Store, job: ScanJob): Promise<ScanRecord | und
 }
 
 /**
- * A scan still RUNNING this long after it started has lost its worker: the scan worker Lambda stops at 15
- * minutes (a scan of 100,000 items takes a few), so nothing will ever finish it. It is reported FAILED.
+ * A scan still RUNNING this long after it started has lost its worker: it waits at most 5 minutes for one and
+ * the scan worker Lambda stops at 15 (a scan of 100,000 items takes a few), so nothing will ever finish it. It
+ * is reported FAILED.
  */
-export const STALE_SCAN_MS = 20 * 60_000;
+export const STALE_SCAN_MS = SCAN_LOST_AFTER_MS;
 
 export async function getScan(store: Store, tenantId: string, scanId: string): Promise<ScanRecord> {
   const id = storedId(scanId);
