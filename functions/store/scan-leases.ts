@@ -5,10 +5,11 @@
  * both take the last place, or both start a scan of one project. The worker gives the place back when the scan
  * ends; a crashed one's lapses by itself, and the item's TTL removes it once every lease has lapsed.
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ScanLease, ScanSlotDecision } from '#domain/scan-slots.ts';
 import { keys } from './keys.ts';
-import { conditionHeld, type Table } from './table.ts';
+import { putLeasesIfUnchanged, removeLease } from './lease-item.ts';
+import type { Table } from './table.ts';
 
 type StoredLease = Omit<ScanLease, 'scanId'>;
 
@@ -51,40 +52,15 @@ export class ScanLeaseRepository {
         ...live.map(({ scanId: id, ...rest }) => [id, rest] as const),
         [scanId, place],
       ]);
-      const written = await conditionHeld(
-        this.table.db.send(
-          new PutCommand({
-            TableName: this.table.name,
-            Item: {
-              ...key,
-              leases,
-              version: (item?.version ?? 0) + 1,
-              ttl: Math.max(...Object.values(leases).map((l) => l.expiresAt)),
-            },
-            ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(pk)',
-            ...(item ? { ExpressionAttributeValues: { ':v': item.version ?? 0 } } : {}),
-          }),
-        ),
-      );
-      if (written) return { kind: 'taken' };
+      const latestExpiry = Math.max(...Object.values(leases).map((l) => l.expiresAt));
+      if (await putLeasesIfUnchanged(this.table, key, item, leases, latestExpiry)) return { kind: 'taken' };
     }
     throw new Error(`scan leases of tenant ${tenantId}: still contended after ${ATTEMPTS} attempts`);
   }
 
   /** Gives the scan's place back (a lease already gone, or no item at all, is nothing to do). */
   async release(tenantId: string, scanId: string): Promise<void> {
-    await conditionHeld(
-      this.table.db.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.scanLeases(tenantId),
-          UpdateExpression: 'REMOVE leases.#id ADD version :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#id': scanId },
-          ExpressionAttributeValues: { ':one': 1 },
-        }),
-      ),
-    );
+    await removeLease(this.table, keys.scanLeases(tenantId), scanId);
   }
 
   private async read(tenantId: string): Promise<LeaseItem | undefined> {

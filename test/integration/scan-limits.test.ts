@@ -82,6 +82,13 @@ async function connectedProject(t: TestTenant, name = 'Big'): Promise<string> {
   return project.body.id;
 }
 
+/** Three such projects, one after the other. */
+async function connectedProjects(t: TestTenant): Promise<[string, string, string]> {
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push(await connectedProject(t, `Big ${i + 1}`));
+  return ids as [string, string, string];
+}
+
 /** The 202 of a background scan that has just started. */
 const started = (scanId: string) => ({
   status: 202,
@@ -186,11 +193,7 @@ describe('one running scan per credential', () => {
 describe("a tenant's running scans", () => {
   it('are capped, without holding up another tenant, and a finished or failed scan gives its place back', async () => {
     const t = await app.createTenant('Quota');
-    const [a, b, c] = [
-      await connectedProject(t, 'A'),
-      await connectedProject(t, 'B'),
-      await connectedProject(t, 'C'),
-    ];
+    const [a, b, c] = await connectedProjects(t);
     const scanA = await scan(t.member.token, { projectId: a });
     const scanB = await scan(t.member.token, { projectId: b });
     expect([scanA.status, scanB.status]).toEqual([202, 202]);
@@ -231,11 +234,7 @@ describe("a tenant's running scans", () => {
 
   it("hold a crashed worker's place only until its scan counts as lost (20 minutes)", async () => {
     const t = await app.createTenant('Crashed');
-    const [a, b, c] = [
-      await connectedProject(t, 'A'),
-      await connectedProject(t, 'B'),
-      await connectedProject(t, 'C'),
-    ];
+    const [a, b, c] = await connectedProjects(t);
     // Neither worker ever runs: both crashed before recording anything.
     const lostA = await scan(t.member.token, { projectId: a });
     await scan(t.member.token, { projectId: b });
