@@ -205,6 +205,8 @@ export const runStatusView = (r: Run) => ({
   skippedCount: r.skippedCount,
   progressPercent: r.progressPercent,
   currentPhase: r.currentPhase,
+  /** Only a dry run leaves a preview: the console offers it from this, not by asking for one. */
+  dryRun: r.options.dryRun,
   startedAt: r.startedAt,
   /** Set when the service paused the run itself (a refused tracker connection: reconnect, then resume). */
   pauseReason: r.status === 'PAUSED' ? (r.pauseReason ?? null) : null,

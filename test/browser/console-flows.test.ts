@@ -229,7 +229,12 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     await page.getByRole('button', { name: 'Confirm mappings' }).click();
     await expect.poll(() => page.getByText('MAPPED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
 
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => asked.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
     const runId = await startRunFromTheConsole({ dryRun: true });
+    // The run's status says it is a dry run: the page says so while it runs.
+    await page.getByTestId('run-dry-run').waitFor(WAIT);
     await expect
       .poll(() => page.getByText('COMPLETED', { exact: true }).count(), { timeout: 60_000, interval: 250 })
       .toBeGreaterThan(0);
@@ -246,6 +251,9 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     );
     const idMap = await download('Download id map (CSV)', 'dry-run-id-map.csv');
     expect(idMap.split(/\r?\n/)[0]).toBe('source_id,source_type,target_key,origin,run_id');
+    page.off('request', onRequest);
+    // The preview was read once, by its button: the page knew from the status that there is one.
+    expect(asked.filter((path) => path === `/api/migrations/${runId}/preview`)).toHaveLength(1);
   });
 
   it('cancels a running run with the keyboard only, through its confirmation: CANCELLED shown', async () => {
@@ -254,8 +262,12 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
     await expect.poll(() => page.getByText('READY', { exact: true }).count(), WAIT).toBeGreaterThan(0);
     // A slow Jira keeps the run going while the browser cancels it.
     await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 300 } });
+    // What the browser asks the API (the run's page asks about the run besides its status and stream).
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => asked.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
     try {
-      await startRunFromTheConsole({ dryRun: false });
+      const runId = await startRunFromTheConsole({ dryRun: false });
       // Keyboard only: Tab to the page's Cancel run, Enter; the dialog keeps the focus inside; Tab to its own.
       await page.getByRole('button', { name: 'Cancel run' }).waitFor();
       await page.locator('body').focus();
@@ -271,11 +283,22 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console: more fl
       await dialog.waitFor({ state: 'hidden', timeout: 30_000 });
       await expect.poll(() => page.getByText('CANCELLED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
       expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
-      // Its reports are offered; a preview only a dry run has is not (it would answer 404).
+      // Its reports are offered; a preview only a dry run has is not, nor asked for: the status says it is
+      // no dry run (the failure report, fetched on its button, comes after anything the page asked by itself).
       await page.getByRole('button', { name: 'Download failure report' }).waitFor();
       expect(await page.getByRole('button', { name: 'Download dry-run preview' }).count()).toBe(0);
+      expect(await page.getByTestId('run-dry-run').count()).toBe(0);
       await check('08-run-cancelled');
+      const failures = JSON.parse(await download('Download failure report', 'cancelled-failures.json'));
+      expect(failures).toEqual(
+        (await http(h.base, 'GET', `/api/migrations/${runId}/failures`, { token })).body,
+      );
+      const aboutTheRun = asked.filter(
+        (path) => path.startsWith(`/api/migrations/${runId}/`) && !/\/(status|stream)$/.test(path),
+      );
+      expect(aboutTheRun).toEqual([`/api/migrations/${runId}/cancel`, `/api/migrations/${runId}/failures`]);
     } finally {
+      page.off('request', onRequest);
       await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 0 } });
     }
     expect(h.cspErrors).toEqual([]);

@@ -398,9 +398,12 @@ describe('starting a run', () => {
 });
 
 describe('status, pause, resume, cancel', () => {
-  it('answers the status fields', async () => {
-    const projectId = await newProject();
-    const run = (await start(projectId)).body;
+  it.each([
+    ['a run', 'READY', {}, false],
+    ["a dry run (the console offers a dry run's preview from it)", 'MAPPED', { dry_run: true }, true],
+  ] as const)('answers the status fields of %s', async (_, projectIn, options, dryRun) => {
+    const projectId = await newProject(t, projectIn);
+    const run = (await start(projectId, startBody(options))).body;
     const res = await app.call('GET', `/api/migrations/${run.id}/status`, { token: t.member.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -412,6 +415,7 @@ describe('status, pause, resume, cancel', () => {
       skippedCount: 0,
       progressPercent: 0,
       currentPhase: 1,
+      dryRun,
       startedAt: run.startedAt,
       pauseReason: null,
     });

@@ -1,4 +1,4 @@
-/** The tenant dashboard's pure state (web/src/dashboard/board.ts): lists and live events into rows. */
+/** The tenant dashboard's pure state (web/src/features/dashboard/board.ts): lists and live events into rows. */
 import { describe, expect, it, vi } from 'vitest';
 import {
   applyEvents,
@@ -14,7 +14,7 @@ import {
   type TenantEvent,
   visibleRuns,
   waitingText,
-} from '../../web/src/dashboard/board.ts';
+} from '../../web/src/features/dashboard/board.ts';
 
 const P1 = 'project-1';
 const P2 = 'project-2';

@@ -1,6 +1,6 @@
-/** A run's figures for people (web/src/runs/figures.ts): the engine's speed is units a minute. */
+/** A run's figures for people (web/src/features/runs/figures.ts): the engine's speed is units a minute. */
 import { describe, expect, it } from 'vitest';
-import { etaText, speedText } from '../../web/src/runs/figures.ts';
+import { etaText, speedText } from '../../web/src/features/runs/figures.ts';
 
 describe('run figures', () => {
   it("says the speed in the engine's unit, a minute", () => {

@@ -4,20 +4,28 @@ import { lazy, Suspense } from 'react';
 import { Redirect, Route, Switch, useRoute } from 'wouter';
 import { useAuth } from './auth';
 import { Layout } from './components/Layout';
-import { AcceptInvitationPage } from './pages/AcceptInvitationPage';
-import { ProjectsPage } from './pages/ProjectsPage';
-import { SignInPage } from './pages/SignInPage';
+import { AcceptInvitationPage } from './features/auth/AcceptInvitationPage';
+import { SignInPage } from './features/auth/SignInPage';
+import { ProjectsPage } from './features/projects/ProjectsPage';
 
 // The first pages a person sees load with the app; the rest (charts, the API reference) when first opened.
-const ProjectPage = lazy(() => import('./pages/ProjectPage').then((m) => ({ default: m.ProjectPage })));
-const DashboardPage = lazy(() => import('./pages/DashboardPage').then((m) => ({ default: m.DashboardPage })));
-const RunPage = lazy(() => import('./pages/RunPage').then((m) => ({ default: m.RunPage })));
-const TeamPage = lazy(() => import('./pages/TeamPage').then((m) => ({ default: m.TeamPage })));
-const BillingPage = lazy(() => import('./pages/BillingPage').then((m) => ({ default: m.BillingPage })));
-const PluginsPage = lazy(() => import('./pages/PluginsPage').then((m) => ({ default: m.PluginsPage })));
-const SsoPage = lazy(() => import('./pages/SsoPage').then((m) => ({ default: m.SsoPage })));
+const ProjectPage = lazy(() =>
+  import('./features/projects/ProjectPage').then((m) => ({ default: m.ProjectPage })),
+);
+const DashboardPage = lazy(() =>
+  import('./features/dashboard/DashboardPage').then((m) => ({ default: m.DashboardPage })),
+);
+const RunPage = lazy(() => import('./features/runs/RunPage').then((m) => ({ default: m.RunPage })));
+const TeamPage = lazy(() => import('./features/team/TeamPage').then((m) => ({ default: m.TeamPage })));
+const BillingPage = lazy(() =>
+  import('./features/billing/BillingPage').then((m) => ({ default: m.BillingPage })),
+);
+const PluginsPage = lazy(() =>
+  import('./features/plugins/PluginsPage').then((m) => ({ default: m.PluginsPage })),
+);
+const SsoPage = lazy(() => import('./features/sso/SsoPage').then((m) => ({ default: m.SsoPage })));
 const ApiReferencePage = lazy(() =>
-  import('./pages/ApiReferencePage').then((m) => ({ default: m.ApiReferencePage })),
+  import('./features/api-reference/ApiReferencePage').then((m) => ({ default: m.ApiReferencePage })),
 );
 
 export function App() {

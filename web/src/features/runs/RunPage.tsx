@@ -1,0 +1,228 @@
+/**
+ * The live run: phase stepper, progress with speed and ETA, counters, the log tail, pause / resume / cancel,
+ * fed by the run's event stream; when it ends, the failure report, the id map and a dry run's preview.
+ */
+import {
+  Badge,
+  Button,
+  Card,
+  Code,
+  Group,
+  Modal,
+  Progress,
+  SimpleGrid,
+  Stack,
+  Stepper,
+  Text,
+  Title,
+} from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { useParams } from 'wouter';
+import { api, currentToken, unwrap } from '../../api/client';
+import { allowed } from '../../api/roles';
+import { useAuth } from '../../auth';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { PageTitle } from '../../components/Layout';
+import { StatusBadge } from '../../components/StatusBadge';
+import { runKeys, runStatusQuery } from './api';
+import { etaText, isActive, RUN_PHASES, speedText } from './figures';
+import { useRunStream } from './useRunStream';
+
+function Counter({ label, value }: { label: string; value: number | string }) {
+  return (
+    <Card withBorder>
+      <Text size="sm">{label}</Text>
+      <Text fw={700} size="xl" data-testid={`counter-${label.toLowerCase()}`}>
+        {value}
+      </Text>
+    </Card>
+  );
+}
+
+/** Fetches a report with the session's token and hands it to the browser as a file. */
+async function download(path: string, filename: string): Promise<void> {
+  const res = await fetch(path, { headers: { Authorization: `Bearer ${currentToken() ?? ''}` } });
+  if (!res.ok) throw new Error(`${res.status}: ${(await res.text()).slice(0, 200)}`);
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export function RunPage() {
+  const { runId = '' } = useParams<{ runId: string }>();
+  const { session } = useAuth();
+  const client = useQueryClient();
+  const stream = useRunStream(runId);
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const status = useQuery(runStatusQuery(runId));
+  const control = useMutation({
+    mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
+      const params = { params: { path: { runId } } };
+      if (action === 'pause') return unwrap(await api.POST('/api/migrations/{runId}/pause', params));
+      if (action === 'resume') return unwrap(await api.POST('/api/migrations/{runId}/resume', params));
+      return unwrap(await api.POST('/api/migrations/{runId}/cancel', params));
+    },
+    onSuccess: () => {
+      setConfirmCancel(false);
+      void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
+    },
+  });
+  const [downloadError, setDownloadError] = useState<unknown>();
+  const run = status.data;
+  const runStatus =
+    stream.status && run && isActive(run.status) ? stream.status : (run?.status ?? stream.status);
+  const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
+  const ended = runStatus !== undefined && !isActive(runStatus);
+  // The stream's last progress event is a phase's; once the run ended, the run's own figure is the truth.
+  const progress = ended ? undefined : stream.progress;
+  const percent = ended
+    ? (run?.progressPercent ?? stream.progress?.percent ?? 0)
+    : (progress?.percent ?? run?.progressPercent ?? 0);
+  // A dry run writes its preview as it finishes (COMPLETED or PARTIAL); a cancelled or failed one has none.
+  const hasPreview = run?.dryRun === true && (run.status === 'COMPLETED' || run.status === 'PARTIAL');
+  // The stream said the run ended: read its final figures now rather than at the next poll.
+  useEffect(() => {
+    if (ended) void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
+  }, [ended, client, runId]);
+  const eta = progress ? etaText(progress) : undefined;
+  const role = session?.role;
+
+  const save = (path: string, filename: string) => {
+    setDownloadError(undefined);
+    download(path, filename).catch(setDownloadError);
+  };
+
+  return (
+    <Stack>
+      <Group justify="space-between" align="baseline">
+        <PageTitle>Run {runId.slice(0, 8)}</PageTitle>
+        <Group>
+          {run?.dryRun && (
+            <Badge variant="light" color="gray" data-testid="run-dry-run">
+              dry run
+            </Badge>
+          )}
+          {runStatus && <StatusBadge status={runStatus} />}
+          <Badge
+            variant="outline"
+            color={stream.connection === 'open' ? 'teal' : 'dark'}
+            data-testid="stream-state"
+          >
+            stream {stream.connection}
+          </Badge>
+        </Group>
+      </Group>
+      <ErrorNotice error={status.error ?? control.error} />
+      {run?.pauseReason && <ErrorNotice error={new Error(run.pauseReason)} title="Paused by the service" />}
+      <Stepper
+        active={ended && runStatus === 'COMPLETED' ? RUN_PHASES.length : phase - 1}
+        size="sm"
+        aria-label="Phases"
+      >
+        {RUN_PHASES.map((p, i) => (
+          <Stepper.Step key={p} label={`${i + 1}. ${p}`} />
+        ))}
+      </Stepper>
+      <Progress
+        value={percent}
+        size="xl"
+        aria-label={`Progress ${percent}%`}
+        animated={runStatus === 'RUNNING'}
+        data-testid="run-progress"
+      />
+      <Text size="sm">
+        {percent}% {progress ? `(${progress.current} of ${progress.total} in this phase)` : ''}
+        {progress ? `, ${speedText(progress)}` : ''}
+        {eta ? `, ${eta}` : ''}
+      </Text>
+      <SimpleGrid cols={{ base: 2, md: 4 }}>
+        <Counter label="Items" value={run?.totalItems ?? 0} />
+        <Counter label="Created" value={stream.done?.created ?? run?.successCount ?? 0} />
+        <Counter label="Skipped" value={stream.done?.skipped ?? run?.skippedCount ?? 0} />
+        <Counter label="Failed" value={stream.done?.failed ?? run?.failureCount ?? 0} />
+      </SimpleGrid>
+      <Group>
+        {runStatus === 'RUNNING' && allowed('POST /api/migrations/{runId}/pause', role) && (
+          <Button onClick={() => control.mutate('pause')} loading={control.isPending}>
+            Pause
+          </Button>
+        )}
+        {runStatus === 'PAUSED' && allowed('POST /api/migrations/{runId}/resume', role) && (
+          <Button onClick={() => control.mutate('resume')} loading={control.isPending}>
+            Resume
+          </Button>
+        )}
+        {!ended && allowed('POST /api/migrations/{runId}/cancel', role) && (
+          <Button color="red" variant="light" onClick={() => setConfirmCancel(true)}>
+            Cancel run
+          </Button>
+        )}
+        {ended && (
+          <>
+            <Button
+              variant="default"
+              onClick={() => save(`/api/migrations/${runId}/failures`, `failures-${runId}.json`)}
+            >
+              Download failure report
+            </Button>
+            <Button
+              variant="default"
+              onClick={() => save(`/api/migrations/${runId}/id-map?format=csv`, `id-map-${runId}.csv`)}
+            >
+              Download id map (CSV)
+            </Button>
+            {hasPreview && (
+              <Button
+                variant="default"
+                onClick={() => save(`/api/migrations/${runId}/preview`, `preview-${runId}.json`)}
+              >
+                Download dry-run preview
+              </Button>
+            )}
+          </>
+        )}
+      </Group>
+      <ErrorNotice error={downloadError} title="Download failed" />
+      <Card withBorder component="section" aria-labelledby="log-title">
+        <Title order={2} size="h4" id="log-title" mb="xs">
+          Log
+        </Title>
+        {/* A log region people can focus and scroll with the keyboard; screen readers hear new lines. */}
+        <Code
+          block
+          tabIndex={0}
+          role="log"
+          aria-label="Run log"
+          data-testid="run-log"
+          style={{ maxHeight: 240, overflow: 'auto' }}
+        >
+          {stream.logs.length ? stream.logs.map((l) => l.message).join('\n') : 'Waiting for events…'}
+        </Code>
+      </Card>
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={confirmCancel}
+        onClose={() => setConfirmCancel(false)}
+        title="Cancel this run?"
+      >
+        <Stack>
+          <Text>A cancelled run cannot be resumed. Work items already created in Jira stay there.</Text>
+          <Group justify="end">
+            <Button variant="default" onClick={() => setConfirmCancel(false)}>
+              Keep running
+            </Button>
+            <Button color="red" onClick={() => control.mutate('cancel')} loading={control.isPending}>
+              Cancel run
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
