@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { clock } from '../../functions/platform/clock.ts';
 import { scanDispatcher } from '../../functions/services/scan-dispatch.ts';
 import { runScanJob, type ScanDispatcher, type ScanJob } from '../../functions/services/scans.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
@@ -46,6 +47,7 @@ const gate = new GatedScanDispatcher();
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({
     ADO_BASE_URL: sb.ado.url,
     SCAN_MAX_PER_TENANT: String(MAX_PER_TENANT),
