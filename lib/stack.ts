@@ -7,6 +7,7 @@ import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
+import { type ReservedConcurrency, reservedConcurrencyOf } from './concurrency.ts';
 import { Console } from './console.ts';
 import { DashboardSocket } from './dashboard.ts';
 import { Data } from './data.ts';
@@ -59,6 +60,11 @@ export interface MigrationServiceStackProps extends StackProps {
   entraClientId?: string | undefined;
   /** The Entra ID tenant signed in against (context `entraTenant`); the functions default to `organizations`. */
   entraTenant?: string | undefined;
+  /**
+   * Reserved concurrency of the engine and the scan worker (context `engineConcurrency`,
+   * `scanWorkerConcurrency`); each defaults per stage (lib/concurrency.ts).
+   */
+  reservedConcurrency?: Partial<Record<keyof ReservedConcurrency, number | undefined>> | undefined;
 }
 
 export class MigrationServiceStack extends Stack {
@@ -84,8 +90,10 @@ export class MigrationServiceStack extends Stack {
           entraTenant: props.entraTenant,
         }
       : undefined;
+    const reserved = reservedConcurrencyOf(props.stage, props.reservedConcurrency);
     this.engine = new Engine(this, 'Engine', {
       stage: props.stage,
+      reservedConcurrency: reserved.engine,
       table: this.data.table,
       trackerOAuth,
       appUrl: props.appUrl,
@@ -95,6 +103,7 @@ export class MigrationServiceStack extends Stack {
     this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
     this.api = new Api(this, 'Api', {
       stage: props.stage,
+      scanWorkerConcurrency: reserved.scanWorker,
       table: this.data.table,
       artifacts: this.engine.artifacts,
       credentialsKey: this.engine.credentialsKey,
@@ -238,5 +247,9 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     atlassianClientId: contextString(ctx('atlassianClientId')),
     entraClientId: contextString(ctx('entraClientId')),
     entraTenant: contextString(ctx('entraTenant')),
+    reservedConcurrency: {
+      engine: contextNumber(ctx('engineConcurrency'), 'engineConcurrency'),
+      scanWorker: contextNumber(ctx('scanWorkerConcurrency'), 'scanWorkerConcurrency'),
+    },
   };
 }

@@ -175,6 +175,8 @@ export const contracts: Record<string, RouteContract> = {
       E.SOURCE_TRACKER_ERROR,
       E.TOKEN_EXCHANGE_FAILED,
       E.ENGINE_DISPATCH_FAILED,
+      E.SCAN_ALREADY_RUNNING,
+      E.SCAN_LIMIT,
     ],
   },
   'GET /api/audit/{scanId}': {

@@ -118,8 +118,12 @@ export const keys = {
     sk: 'DASHCONN',
   }),
 
-  rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({
-    pk: `RATE#${bucket}#${clientAddress}`,
+  /**
+   * A fixed-window counter: `subject` is a client address (an IPv6 /64), a user, or an e-mail address (and
+   * tenant) as a SHA-256 (functions/domain/rate-limits.ts), never an address in clear.
+   */
+  rateWindow: (bucket: string, subject: string, windowStart: number): Key => ({
+    pk: `RATE#${bucket}#${subject}`,
     sk: `WINDOW#${windowStart}`,
   }),
 
@@ -227,6 +231,11 @@ export const keys = {
   }),
 
   scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),
+  /**
+   * The tenant's running background scans, as leases in one item (functions/store/scan-leases.ts): its cap, and
+   * one running scan per project and per credential, are decided on it under a version condition.
+   */
+  scanLeases: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'SCANLEASES' }),
   scanPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'SCAN#' }),
 
   plugin: (tenantId: string, pluginKey: string): Key => ({
