@@ -67,6 +67,8 @@ const placeOf = (id: string): string | undefined => PLACE.exec(id)?.[0];
 
 export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promise<StreamEnd> {
   let after = opts.lastEventId || undefined;
+  /** What the client says it has: a place read again is sent from after it. */
+  const resumedAfter = after;
   /** The place of the last event sent, and the ids sent there. */
   let place: string | undefined;
   const sentAtPlace = new Set<string>();
@@ -79,8 +81,10 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
     const page = await io.readEvents(readFrom, opts.pageSize);
     if (opts.signal.aborted) return 'closed';
     if (!(await io.sessionHolds())) return 'revoked';
+    let fresh = 0;
     for (const stored of page) {
-      if (sentAtPlace.has(stored.id)) continue;
+      if (sentAtPlace.has(stored.id) || (resumedAfter !== undefined && stored.id <= resumedAfter)) continue;
+      fresh += 1;
       await io.write(sseMessage(stored.id, stored.event));
       lastWrite = io.now();
       after = stored.id;
@@ -102,7 +106,7 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
     if (TERMINAL_STATUSES.has(run.status)) {
       terminalSeenAt ??= io.now();
       const endedAt = run.finishedAt ? Date.parse(run.finishedAt) : terminalSeenAt;
-      if (page.length === 0 && io.now() - endedAt >= opts.settleMs) return 'finished';
+      if (fresh === 0 && io.now() - endedAt >= opts.settleMs) return 'finished';
     }
     if (opts.remainingMs && opts.remainingMs() < opts.pollMs * 2) return 'deadline';
 
