@@ -37,7 +37,7 @@ const SETTLE_MS = 3_000;
 const PAGE_SIZE = 200;
 /** What an EventSource waits before reconnecting after the stream ends early (the invocation's time ran out). */
 const RETRY_MS = 2_000;
-/** Event ids are ours (`02.00000050.0003`, `02.00000050.z...`); anything else is refused, not queried. */
+/** Event ids are ours (`02.00000050.0003`, `02.00000050.-...`); anything else is refused, not queried. */
 const EVENT_ID = /^[\w.:-]{1,100}$/;
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',

@@ -18,9 +18,13 @@ export function chunkEventId(phase: number, index: number, n: number): string {
   return `${pad(phase, 2)}.${pad(index, 8)}.${pad(n, 4)}`;
 }
 
-/** Status events sit after every chunk event of their position; `at` (ms) keeps repeated ones apart. */
+/**
+ * Status events (and lines told between checkpoints) sit before the chunk events of their position: those are
+ * written by the move that leaves the position, so after anything told while the run stood there (a pause, then
+ * the resume's `running`, then the first chunk's lines). `at` (ms) keeps repeated ones apart.
+ */
 export function statusEventId(phase: number, index: number, at: number): string {
-  return `${pad(phase, 2)}.${pad(index, 8)}.z${pad(at, 15)}`;
+  return `${pad(phase, 2)}.${pad(index, 8)}.-${pad(at, 15)}`;
 }
 
 /** A tracker's wait of the whole run (trackers/http.ts ThrottleWaitNotice): Jira's hourly quota, a rate limit. */

@@ -188,6 +188,8 @@ describe('a live run through the API', () => {
     const ids = f.messages.map((m) => m.id ?? '');
     expect(ids).toEqual([...ids].sort());
     expect(new Set(ids).size).toBe(ids.length);
+    // Every event stored was sent live: the resume's first lines, at the place the pause left, included.
+    expect(ids).toEqual((await storedEvents(projectId, runId)).map((e) => e.id));
     expect(f.messages.at(-1)?.event).toBe('done');
     const statuses = f.messages.filter((m) => m.event === 'status').map((m) => JSON.parse(m.data).status);
     expect(statuses.indexOf('paused')).toBeGreaterThanOrEqual(0);

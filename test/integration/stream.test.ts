@@ -342,7 +342,7 @@ describe('moves made through the run API, as a watcher sees them', () => {
     app.call('POST', `/api/migrations/${run.id}/${action}`, { token: a.admin.token });
   /** A status event told at the run's checkpoint (phase 2, unit 3): after the chunk events there. */
   const statusAt = (status: string) => ({
-    id: expect.stringMatching(/^02\.00000003\.z\d{15}$/),
+    id: expect.stringMatching(/^02\.00000003\.-\d{15}$/),
     event: 'status',
     data: { type: 'status', status },
   });
@@ -431,7 +431,7 @@ describe('moves made through the run API, as a watcher sees them', () => {
       { id: chunkEventId(2, 0, 1), event: 'progress', data: progress(3) },
       statusAt('cancelled'),
       {
-        id: expect.stringMatching(/^02\.00000003\.z\d{15}$/),
+        id: expect.stringMatching(/^02\.00000003\.-\d{15}$/),
         event: 'done',
         data: { type: 'done', stats: { created: 2, skipped: 1, failed: 0 } },
       },
