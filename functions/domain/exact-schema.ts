@@ -8,10 +8,14 @@ import type * as z from 'zod';
 /** True only when A and B are the same type (not merely assignable either way: an optional field counts). */
 type Same<A, B> = (<G>() => G extends A ? 1 : 2) extends <G>() => G extends B ? 1 : 2 ? true : false;
 
+/** One object type of an intersection's members (`Invitation & { tokenHash: string }`), to compare with. */
+type Flat<T> = { [K in keyof T]: T[K] };
+
 /** `exactSchema<Run>()(z.object({...}))`: the schema, unchanged, once its output is exactly T. */
 export const exactSchema =
   <T>() =>
   <S extends z.ZodType>(
-    schema: S & (Same<z.output<S>, T> extends true ? unknown : { readsBackAs: z.output<S>; insteadOf: T }),
+    schema: S &
+      (Same<z.output<S>, Flat<T>> extends true ? unknown : { readsBackAs: z.output<S>; insteadOf: T }),
   ): S =>
     schema;

@@ -6,7 +6,10 @@
  * capped with leases (stream-leases.ts) in their own item.
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
+import { storedEntity } from './stored-item.ts';
 import { StreamLeaseRepository } from './stream-leases.ts';
 import { queryAll, type Table } from './table.ts';
 
@@ -18,6 +21,19 @@ export interface DashboardConnection {
   /** Epoch seconds after which the item is stale (and DynamoDB's TTL removes it). */
   ttl: number;
 }
+
+const DASHBOARD_CONNECTION = storedEntity(
+  'dashboardConnection',
+  exactSchema<DashboardConnection>()(
+    z.object({
+      connectionId: z.string(),
+      tenantId: z.string(),
+      userId: z.string(),
+      connectedAt: z.string(),
+      ttl: z.number(),
+    }),
+  ),
+);
 
 export class DashboardConnectionRepository {
   private readonly leases: StreamLeaseRepository;
@@ -64,8 +80,8 @@ export class DashboardConnectionRepository {
         ConsistentRead: true,
       }),
     );
-    const item = out.Item as (DashboardConnection & Record<string, unknown>) | undefined;
-    return item && item.ttl > now ? toConnection(item) : undefined;
+    const connection = out.Item ? DASHBOARD_CONNECTION.parse(out.Item) : undefined;
+    return connection && connection.ttl > now ? connection : undefined;
   }
 
   /** The tenant's live connections: where a run event of the tenant goes. */
@@ -77,7 +93,7 @@ export class DashboardConnectionRepository {
       ExpressionAttributeNames: { '#ttl': 'ttl' },
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':now': now },
     });
-    return items.map((i) => toConnection(i as unknown as DashboardConnection));
+    return items.map((i) => DASHBOARD_CONNECTION.parse(i));
   }
 
   /**
@@ -91,7 +107,7 @@ export class DashboardConnectionRepository {
       FilterExpression: 'userId = :user',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':user': userId },
     });
-    await Promise.all(items.map((i) => this.remove(toConnection(i as unknown as DashboardConnection))));
+    await Promise.all(items.map((i) => this.remove(DASHBOARD_CONNECTION.parse(i))));
   }
 
   /** Forgets the connection (closed, or gone) and gives its user's place back; unknown ids are nothing to do. */
@@ -110,14 +126,4 @@ export class DashboardConnectionRepository {
       this.leases.release(tenantId, userId, connectionId),
     ]);
   }
-}
-
-function toConnection(item: DashboardConnection): DashboardConnection {
-  return {
-    connectionId: item.connectionId,
-    tenantId: item.tenantId,
-    userId: item.userId,
-    connectedAt: item.connectedAt,
-    ttl: item.ttl,
-  };
 }

@@ -1,10 +1,14 @@
 /** Scans of source projects: their progress while they run and their report once done. */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ScanReport } from '#domain/scan-report.ts';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
+import { type ScanReport, ScanReportSchema } from '#domain/scan-report.ts';
 import { keys } from './keys.ts';
-import { deleteKeys, queryAll, type Table, withoutKeys } from './table.ts';
+import { storedEntity } from './stored-item.ts';
+import { deleteKeys, queryAll, type Table } from './table.ts';
 
-export type ScanStatus = 'RUNNING' | 'COMPLETED' | 'FAILED';
+const SCAN_STATUSES = ['RUNNING', 'COMPLETED', 'FAILED'] as const;
+export type ScanStatus = (typeof SCAN_STATUSES)[number];
 
 export interface ScanRecord {
   scanId: string;
@@ -17,6 +21,23 @@ export interface ScanRecord {
   report: ScanReport | null;
   error: string | null;
 }
+
+const SCAN = storedEntity(
+  'scan',
+  exactSchema<ScanRecord>()(
+    z.object({
+      scanId: z.string(),
+      tenantId: z.string(),
+      projectId: z.string().nullable(),
+      status: z.enum(SCAN_STATUSES),
+      progress: z.object({ processed: z.number(), total: z.number(), percent: z.number() }),
+      startedAt: z.string(),
+      finishedAt: z.string().nullable(),
+      report: ScanReportSchema.nullable(),
+      error: z.string().nullable(),
+    }),
+  ),
+);
 
 export class ScanRepository {
   constructor(private readonly table: Table) {}
@@ -34,7 +55,7 @@ export class ScanRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.scan(tenantId, scanId), ConsistentRead: true }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as ScanRecord) : undefined;
+    return out.Item ? SCAN.parse(out.Item) : undefined;
   }
 
   async progress(tenantId: string, scanId: string, processed: number, total: number): Promise<void> {
