@@ -11,12 +11,11 @@ export default defineConfig({
     // Hang guards, not speed checks: a whole engine run or a CDK synth can take a minute on a busy machine.
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // The sandbox trackers listen on loopback: the harness allows it explicitly (functions/outbound/rules.ts);
-    // the tests of the policy's refusals set it back to 0.
+    // No loopback port is reachable through the outbound policy until a harness registers the listeners it
+    // started, as `npm start` does its sandboxes' (local/loopback-ports.ts).
     env: {
       POWERTOOLS_DEV: 'true',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      OUTBOUND_ALLOW_LOOPBACK: '1',
     },
   },
 });

@@ -1,6 +1,7 @@
 /** `npm start`: the whole service on this machine. Ctrl-C stops it cleanly; data stays in DATA_DIR. */
 import { join } from 'node:path';
 import { z } from 'zod';
+import { SANDBOX_DEFAULT_PORTS } from '../local/loopback-ports.ts';
 import { startLocalRuntime } from '../local/runtime.ts';
 import { sandboxConfigFromEnv } from '../local/sandbox/common/config.ts';
 import { DEMO_PASSWORD, DEMO_USERS } from '../local/seed.ts';
@@ -13,8 +14,8 @@ const Env = z.object({
   STAGE: z.enum(['dev', 'prod']).default('dev'),
   HOST: z.string().default('127.0.0.1'),
   SANDBOX: z.enum(['on', 'off']).default('on'),
-  SANDBOX_ADO_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-  SANDBOX_JIRA_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
+  SANDBOX_ADO_PORT: z.coerce.number().int().min(0).max(65535).default(SANDBOX_DEFAULT_PORTS.ado),
+  SANDBOX_JIRA_PORT: z.coerce.number().int().min(0).max(65535).default(SANDBOX_DEFAULT_PORTS.jira),
 });
 
 async function main(): Promise<void> {

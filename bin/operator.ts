@@ -22,6 +22,7 @@ import {
 } from '../functions/services/operator.ts';
 import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore, type Store } from '../functions/store/index.ts';
+import { allowLoopbackPorts, SANDBOX_DEFAULT_PORTS } from '../local/loopback-ports.ts';
 // Not from local/runtime.ts: that would load the whole local service (gateway, sandboxes) into every command.
 import { LOCAL_TABLE_NAME } from '../local/table.ts';
 
@@ -81,9 +82,13 @@ function configOption(values: { config?: string; 'config-file'?: string }): unkn
 
 function target() {
   const env = process.env;
-  // A DynamoDB Local is the offline runtime's store: its plugins' services are the loopback sandboxes, which
-  // the outbound policy accepts only when told (functions/outbound/rules.ts).
-  if (!env.TABLE_NAME || env.DYNAMODB_ENDPOINT) env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
+  // A DynamoDB Local is the offline runtime's store: its plugins' services are the sandboxes `npm start` runs on
+  // loopback, which the outbound policy accepts on their ports only (functions/outbound/rules.ts).
+  if (!env.TABLE_NAME || env.DYNAMODB_ENDPOINT)
+    allowLoopbackPorts(
+      Number(env.SANDBOX_ADO_PORT ?? SANDBOX_DEFAULT_PORTS.ado),
+      Number(env.SANDBOX_JIRA_PORT ?? SANDBOX_DEFAULT_PORTS.jira),
+    );
   if (env.DYNAMODB_ENDPOINT) {
     return {
       endpoint: env.DYNAMODB_ENDPOINT,

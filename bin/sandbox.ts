@@ -1,11 +1,12 @@
 /** `npm run sandbox`: the sandbox trackers alone, so they can outlive a killed service. */
 import { z } from 'zod';
+import { SANDBOX_DEFAULT_PORTS } from '../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../local/sandbox/common/config.ts';
 import { startSandboxes } from '../local/sandbox/index.ts';
 
 const Ports = z.object({
-  SANDBOX_ADO_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-  SANDBOX_JIRA_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
+  SANDBOX_ADO_PORT: z.coerce.number().int().min(0).max(65535).default(SANDBOX_DEFAULT_PORTS.ado),
+  SANDBOX_JIRA_PORT: z.coerce.number().int().min(0).max(65535).default(SANDBOX_DEFAULT_PORTS.jira),
 });
 
 async function main() {

@@ -2,7 +2,7 @@
  * The HTTP API in AWS: one Lambda per route group (`functions/api/<group>.ts`), an API Gateway REST API whose
  * resources and methods are generated from THE route table (`functions/api/routes.ts`), the response-streaming
  * integration of the Server-Sent Events route, and the scan worker the connectors group starts for large scans.
- * Each function is granted only what its group's code uses (GROUP_ACCESS below).
+ * Each function is granted only what its group's code uses (GROUP_ACCESS below; its data: lib/data-access.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -33,6 +33,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
+import { grantDataAccess, handlesSecrets } from './data-grants.ts';
 import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
@@ -70,6 +71,8 @@ export interface ApiProps {
   appUrl?: string | undefined;
   /** The operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS, functions/platform/config.ts), comma separated. */
   outboundAllowedHosts?: string | undefined;
+  /** Ports beyond 443 the outbound policy allows (OUTBOUND_ALLOWED_PORTS), comma separated. */
+  outboundAllowedPorts?: string | undefined;
   /**
    * The SES-verified sender of invitation mail (context `mailFrom`). The mail groups may send from this address
    * and no other (ses:SendEmail on its domain's identity, ses:FromAddress pinned). None: no grant, and inviting
@@ -86,13 +89,13 @@ export interface ApiProps {
   certificateArn?: string | undefined;
 }
 
-/** What a group's code touches in AWS. Keyed by RouteGroup, so a new group cannot be added without deciding. */
+/**
+ * What a group's code touches in AWS besides its data (the table and the credentials key: lib/data-access.ts).
+ * Keyed by RouteGroup, so a new group cannot be added without deciding.
+ */
 export interface GroupAccess {
-  table: 'none' | 'read' | 'readWrite';
   /** `read` serves reports; `readPut` also writes them (a cancel writes the run's reports). */
   artifacts: 'none' | 'read' | 'readPut';
-  /** Tracker credentials: 'seal' stores them (GenerateDataKey) and reads them back (Decrypt); 'unseal' only reads. */
-  credentials: 'seal' | 'unseal' | false;
   /** Verifies or signs access tokens: reads the JWT signing key. */
   tokens: boolean;
   /** Starts, lists and stops the executions of the migration state machine. */
@@ -108,7 +111,7 @@ export interface GroupAccess {
   redirects: boolean;
   /**
    * Builds tracker clients from stored OAuth connections, refreshing their tokens: gets the OAuth settings and
-   * reads the OAuth secret, when the stack has one (refreshed tokens are written back sealed: credentials 'seal').
+   * reads the OAuth secret, when the stack has one (refreshed tokens are written back sealed).
    */
   trackerOAuth: boolean;
   /** Sends mail with links into the web app (invitations): gets MAIL_FROM and APP_URL, may send from MAIL_FROM. */
@@ -118,9 +121,7 @@ export interface GroupAccess {
 }
 
 const none = {
-  table: 'none',
   artifacts: 'none',
-  credentials: false,
   tokens: false,
   stateMachine: false,
   scanWorker: false,
@@ -135,16 +136,13 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   // Liveness: no token, no I/O.
   health: { ...none, memorySize: 256 },
   // Login and accepting an invitation (scrypt), refresh-token rotation, rate-limit counters; signs tokens.
-  auth: { ...none, table: 'readWrite', tokens: true, memorySize: 1024 },
-  // Mappings unseal the project's stored credentials to read both trackers' metadata, refreshing an OAuth
-  // connection's tokens (written back sealed).
-  projects: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, trackerOAuth: true },
-  // Connection test seals credentials, a scan unseals stored ones and records its progress; big scans go to the
-  // worker. The OAuth start and callback send the browser to the provider and back, and store the grant.
+  auth: { ...none, tokens: true, memorySize: 1024 },
+  // Mappings read both trackers with the project's stored credentials, refreshing an OAuth connection's tokens.
+  projects: { ...none, tokens: true, trackerOAuth: true },
+  // Connection tests and scans; big scans go to the worker. The OAuth start and callback send the browser to the
+  // provider and back, and store the grant.
   connectors: {
     ...none,
-    table: 'readWrite',
-    credentials: 'seal',
     tokens: true,
     scanWorker: true,
     redirects: true,
@@ -152,25 +150,16 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
     memorySize: 1024,
   },
   // Adding a member mails an invitation link.
-  team: { ...none, table: 'readWrite', tokens: true, mail: true },
+  team: { ...none, tokens: true, mail: true },
   // Quotes, payments and the provider's webhook (which writes quotes, payments and moves the project to READY).
-  billing: { ...none, table: 'readWrite', tokens: true, payments: true },
-  plugins: { ...none, table: 'read', tokens: true },
-  // Start seals the credentials (re-seals an OAuth connection's project fields, without refreshing its tokens)
-  // and starts the machine; cancel stops it and writes the run's reports.
-  migrations: {
-    ...none,
-    table: 'readWrite',
-    artifacts: 'readPut',
-    credentials: 'seal',
-    tokens: true,
-    stateMachine: true,
-  },
-  // Reads the run and its events; verifies the token from the query; holds the user's stream lease (a write).
-  stream: { ...none, table: 'readWrite', tokens: true },
-  // Single sign-on: seals the provider's client secret (configuration) and unseals it (the callback's code
-  // exchange); sign-ins create users and start refresh-token families, and sign access tokens.
-  sso: { ...none, table: 'readWrite', credentials: 'seal', tokens: true, redirects: true },
+  billing: { ...none, tokens: true, payments: true },
+  plugins: { ...none, tokens: true },
+  // Start starts the machine; cancel stops it and writes the run's reports.
+  migrations: { ...none, artifacts: 'readPut', tokens: true, stateMachine: true },
+  // Reads the run and its events; verifies the token from the query.
+  stream: { ...none, tokens: true },
+  // Single sign-on: sign-ins sign access tokens; the provider's redirect comes back here.
+  sso: { ...none, tokens: true, redirects: true },
 };
 
 export const THROTTLE_DEFAULTS: Record<Stage, Required<ThrottleSettings>> = {
@@ -286,10 +275,13 @@ export class Api extends Construct {
   readonly accessLogs: LogGroup;
   /** Present only when the custom domain context is given. */
   readonly domainName: DomainName | undefined;
+  /** The stage's name (a plain string, not the Stage's reference: an origin built on it adds no dependency). */
+  readonly stageName: string;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const { stage } = props;
+    this.stageName = stage;
     const prod = stage === 'prod';
     const removalPolicy = prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const retention = prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH;
@@ -326,8 +318,8 @@ export class Api extends Construct {
       return fn;
     };
 
-    // The scan worker: reads the project's sealed credentials and the source tracker, writes scan progress; seals
-    // an OAuth connection's refreshed tokens written back.
+    // The scan worker: reads the project's sealed credentials (or the scan's) and the source tracker, writes scan
+    // progress; seals an OAuth connection's refreshed tokens written back.
     this.scanWorker = nodeFunction('ScanWorker', 'functions/workers/scan.ts', {
       description: 'Scans too large for a request',
       timeout: Duration.minutes(15),
@@ -340,10 +332,8 @@ export class Api extends Construct {
         ...sharedEnvironment(props),
       },
     });
-    props.table.grantReadWriteData(this.scanWorker);
-    props.credentialsKey.grant(this.scanWorker, 'kms:GenerateDataKey', 'kms:Decrypt');
+    grantDataAccess(this.scanWorker, 'scanWorker', props);
     grantTrackerOAuth(this.scanWorker, props.trackerOAuth);
-    acknowledge(this.scanWorker, NAG.tableIndexes(props.table));
 
     const functions = {} as Record<RouteGroup, NodejsFunction>;
     for (const group of routeGroups()) {
@@ -355,7 +345,7 @@ export class Api extends Construct {
         POWERTOOLS_SERVICE_NAME: 'tracker-migration-api',
         ...sharedEnvironment(props),
       };
-      if (access.credentials) environment.CREDENTIALS_KMS_KEY_ID = props.credentialsKey.keyArn;
+      if (handlesSecrets(group)) environment.CREDENTIALS_KMS_KEY_ID = props.credentialsKey.keyArn;
       if (access.artifacts !== 'none') environment.ARTIFACTS_BUCKET = props.artifacts.bucketName;
       if (access.stateMachine) environment.STATE_MACHINE_ARN = props.stateMachine.stateMachineArn;
       if (access.tokens) environment.JWT_SECRET_ARN = props.jwtSecret.secretArn;
@@ -372,13 +362,10 @@ export class Api extends Construct {
         environment,
       });
 
-      if (access.table === 'read') props.table.grantReadData(fn);
-      if (access.table === 'readWrite') props.table.grantReadWriteData(fn);
+      // The table's partitions and the secrets' kinds the group touches, nothing more (lib/data-access.ts).
+      grantDataAccess(fn, group, props);
       if (access.artifacts !== 'none') props.artifacts.grantRead(fn);
       if (access.artifacts === 'readPut') props.artifacts.grantPut(fn);
-      // Sealing is GenerateDataKey, unsealing Decrypt: exactly those (grantEncryptDecrypt adds ReEncrypt*, Encrypt).
-      if (access.credentials === 'seal') props.credentialsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
-      if (access.credentials === 'unseal') props.credentialsKey.grantDecrypt(fn);
       if (access.tokens) props.jwtSecret.grantRead(fn);
       if (access.scanWorker) this.scanWorker.grantInvoke(fn);
       if (access.payments) props.stripeSecret?.grantRead(fn);
@@ -386,7 +373,6 @@ export class Api extends Construct {
       if (access.stateMachine) this.grantExecutions(fn, props.stateMachine);
       if (access.mail && props.mailFrom) grantSendFrom(fn, props.mailFrom);
       const acks: NagAcknowledgement[] = [];
-      if (access.table !== 'none') acks.push(NAG.tableIndexes(props.table));
       if (access.artifacts !== 'none')
         acks.push(...NAG.bucketObjects(props.artifacts, { put: access.artifacts === 'readPut' }));
       if (access.scanWorker) acks.push(NAG.invokeVersions(this.scanWorker));
@@ -441,14 +427,6 @@ export class Api extends Construct {
       reason:
         'No WAF web ACL for now: stage throttling (THROTTLE_DEFAULTS), per-client rate limits on the public auth routes and handler-side JWT checks; a web ACL (cost, managed-rule false positives on request bodies) is a deployment decision to revisit',
     });
-
-    // The redirect URIs' base (SSO, tracker OAuth): the custom domain, else the stage's execute-api URL (built from the API's id,
-    // not `restApi.url`, which would make the function depend on the deployment that depends on it).
-    const apiUrl = props.domainName
-      ? `https://${props.domainName}`
-      : `https://${this.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${stage}`;
-    for (const group of routeGroups())
-      if (GROUP_ACCESS[group].redirects) setEnvironment(functions[group], 'API_URL', apiUrl);
 
     const integrations = new Map<RouteGroup, LambdaIntegration>();
     const integrationOf = (group: RouteGroup): LambdaIntegration => {
@@ -514,6 +492,16 @@ export class Api extends Construct {
         resources: [executions],
       }),
     );
+  }
+
+  /**
+   * The redirect URIs' base (SSO, tracker OAuth) for the groups that send browsers to a provider: the console's
+   * origin (lib/stack.ts), where the browser that starts a flow gets its binding cookie, so the provider's
+   * redirect back brings that cookie to the callback.
+   */
+  useRedirectBase(url: string): void {
+    for (const group of routeGroups())
+      if (GROUP_ACCESS[group].redirects) setEnvironment(this.functions[group], 'API_URL', url);
   }
 }
 

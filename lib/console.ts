@@ -1,7 +1,8 @@
 /**
  * The web console in AWS: its built files (web/dist) in a private S3 bucket read by CloudFront through Origin
  * Access Control, and `/api/*` sent on to the REST API on the same distribution, so the console and the API
- * share one origin (the refresh cookie stays first-party, no CORS). Every console answer carries the security
+ * share one origin (the refresh cookie stays first-party, no CORS; the SSO and tracker OAuth redirect URIs are on
+ * it too, so a flow's binding cookie set at its start comes back at its callback: lib/stack.ts). Every console answer carries the security
  * headers of lib/console-headers.ts (the same list the local gateway sends).
  *
  * - The app's own routes (`/projects/<id>`) are rewritten to /index.html by a CloudFront Function on the
@@ -28,12 +29,13 @@ import {
   HeadersReferrerPolicy,
   OriginProtocolPolicy,
   OriginRequestPolicy,
+  OriginSslPolicy,
   PriceClass,
   ResponseHeadersPolicy,
   SecurityPolicyProtocol,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
-import { HttpOrigin, RestApiOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { HttpOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
@@ -45,6 +47,8 @@ export const CONSOLE_DIST = resolve(import.meta.dirname, '../web/dist');
 export interface ConsoleProps {
   stage: 'dev' | 'prod';
   restApi: RestApi;
+  /** The REST API stage `/api/*` goes to (its name: see the origin below). */
+  apiStageName: string;
   /** The tenant dashboard's WebSocket API and its stage, served at /api/ws (lib/dashboard.ts). */
   webSocket?: { api: IWebSocketApi; stageName: string };
   /** The built console; absent (not built yet), the bucket is left empty and synth warns. */
@@ -71,6 +75,8 @@ export const webSocketRewrite = (stageName: string) => `function handler(event) 
 export class Console extends Construct {
   readonly bucket: Bucket;
   readonly distribution: Distribution;
+  /** The console's own URL on the distribution (https, its CloudFront domain): the `ConsoleUrl` output. */
+  readonly url: string;
 
   constructor(scope: Construct, id: string, props: ConsoleProps) {
     super(scope, id);
@@ -152,7 +158,18 @@ export class Console extends Construct {
             }
           : {}),
         '/api/*': {
-          origin: new RestApiOrigin(props.restApi, { readTimeout: Duration.seconds(60) }),
+          // The stage's host and path from the API's id and the stage's name, not from `restApi.url` (which refers
+          // to the Stage, hence the deployment and every method): the API functions' API_URL names this
+          // distribution (the redirect URIs' base, lib/stack.ts), and that reference must not close a cycle.
+          origin: new HttpOrigin(
+            `${props.restApi.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`,
+            {
+              originPath: `/${props.apiStageName}`,
+              protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
+              originSslProtocols: [OriginSslPolicy.TLS_V1_2],
+              readTimeout: Duration.seconds(60),
+            },
+          ),
           viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
           allowedMethods: AllowedMethods.ALLOW_ALL,
           cachePolicy: CachePolicy.CACHING_DISABLED,
@@ -227,8 +244,9 @@ export class Console extends Construct {
         'web/dist is missing: the console bucket is deployed empty (run npm ci, then npm start or npm --prefix web run build)',
       );
     }
+    this.url = `https://${this.distribution.distributionDomainName}`;
     new CfnOutput(this, 'ConsoleUrl', {
-      value: `https://${this.distribution.distributionDomainName}`,
+      value: this.url,
       description: 'The web console (and the API under /api on the same origin)',
     });
   }

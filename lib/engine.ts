@@ -20,6 +20,7 @@ import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { ENGINE_SERVICE_NAME } from '../functions/platform/metric-names.ts';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
+import { grantDataAccess } from './data-grants.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG } from './nag.ts';
 
@@ -56,15 +57,17 @@ export function grantTrackerOAuth(fn: LambdaFunction, oauth: TrackerOAuth | unde
 
 /**
  * What every function reads whatever it does: the web app (APP_URL: config fails at cold start in prod without
- * it) and the operator's extra tracker hosts for the outbound policy (functions/outbound/).
+ * it) and the operator's extra tracker hosts and ports for the outbound policy (functions/outbound/).
  */
 export function sharedEnvironment(props: {
   appUrl?: string | undefined;
   outboundAllowedHosts?: string | undefined;
+  outboundAllowedPorts?: string | undefined;
 }): FunctionEnvironment {
   return {
     ...(props.appUrl ? { APP_URL: props.appUrl } : {}),
     ...(props.outboundAllowedHosts ? { OUTBOUND_ALLOWED_HOSTS: props.outboundAllowedHosts } : {}),
+    ...(props.outboundAllowedPorts ? { OUTBOUND_ALLOWED_PORTS: props.outboundAllowedPorts } : {}),
   };
 }
 
@@ -73,9 +76,10 @@ export interface EngineProps {
   table: TableV2;
   /** The trackers' OAuth settings: the engine refreshes a run's OAuth tokens. */
   trackerOAuth?: TrackerOAuth | undefined;
-  /** The web app (APP_URL) and the operator's extra tracker hosts (OUTBOUND_ALLOWED_HOSTS). */
+  /** The web app (APP_URL), the operator's extra tracker hosts and ports (OUTBOUND_ALLOWED_HOSTS, _PORTS). */
   appUrl?: string | undefined;
   outboundAllowedHosts?: string | undefined;
+  outboundAllowedPorts?: string | undefined;
 }
 
 export class Engine extends Construct {
@@ -153,19 +157,15 @@ export class Engine extends Construct {
         banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
       },
     });
-    props.table.grantReadWriteData(this.function);
+    grantDataAccess(this.function, 'engine', { table: props.table, credentialsKey: this.credentialsKey });
     // Reads and writes (multipart) the run's reports; never deletes one.
     this.artifacts.grantRead(this.function);
     this.artifacts.grantPut(this.function);
-    // Unseals the stored credentials (Decrypt) and seals refreshed OAuth tokens written back (GenerateDataKey):
-    // exactly those, like the API's 'seal' groups.
-    this.credentialsKey.grant(this.function, 'kms:GenerateDataKey', 'kms:Decrypt');
     grantTrackerOAuth(this.function, props.trackerOAuth);
     acknowledge(
       this.function,
       NAG.basicExecutionRole,
       NAG.nodeRuntime,
-      NAG.tableIndexes(props.table),
       ...NAG.bucketObjects(this.artifacts, { put: true }),
     );
 

@@ -58,12 +58,6 @@ export const NAG = {
     'Resource::*',
     'Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions, so CDK grants them on *',
   ),
-  /** grantReadData / grantReadWriteData on the table include its indexes. */
-  tableIndexes: (table: IConstruct) =>
-    iam5(
-      `Resource::${nagArn(table)}/index/*`,
-      "CDK's table grant covers the table's own global secondary indexes (queries by GSI1); the actions stay those of the grant on this one table",
-    ),
   /** grantRead (and grantPut) on a bucket: CDK's action groups on this one bucket and its objects. */
   bucketObjects: (bucket: IConstruct, { put }: { put: boolean }): NagAcknowledgement[] => {
     const why = 'CDK bucket grant, limited to the one artifacts bucket';

@@ -41,6 +41,11 @@ export interface MigrationServiceStackProps extends StackProps {
    */
   outboundAllowedHosts?: string | undefined;
   /**
+   * Context `outboundAllowedPorts`: ports beyond 443 that outbound URLs may name (a customer's server on 8443),
+   * comma separated; every function gets it as OUTBOUND_ALLOWED_PORTS.
+   */
+  outboundAllowedPorts?: string | undefined;
+  /**
    * An existing Secrets Manager secret with the trackers' OAuth client secrets (context `trackerOAuthSecretArn`,
    * JSON `{"atlassianClientSecret", "entraClientSecret"}`, created by the operator: the secrets never pass through
    * CDK). Read by the connectors and projects API functions, the engine and the scan worker. None: no OAuth
@@ -85,6 +90,7 @@ export class MigrationServiceStack extends Stack {
       trackerOAuth,
       appUrl: props.appUrl,
       outboundAllowedHosts: props.outboundAllowedHosts,
+      outboundAllowedPorts: props.outboundAllowedPorts,
     });
     this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
     this.api = new Api(this, 'Api', {
@@ -99,6 +105,7 @@ export class MigrationServiceStack extends Stack {
         : undefined,
       appUrl: props.appUrl,
       outboundAllowedHosts: props.outboundAllowedHosts,
+      outboundAllowedPorts: props.outboundAllowedPorts,
       mailFrom: props.mailFrom,
       trackerOAuth,
       allowedOrigins: props.allowedOrigins,
@@ -112,18 +119,33 @@ export class MigrationServiceStack extends Stack {
       jwtSecret: this.secrets.jwtSecret,
       appUrl: props.appUrl,
     });
-    // Run events are posted by the engine and by the run API (pause, resume, cancel): those two only.
-    for (const poster of [this.engine.function, this.api.functions.migrations]) {
-      this.dashboard.grantPost(poster);
-      setEnvironment(poster, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
+    // Run events are posted by the engine and by the run API (the moves it makes: a resume, a cancel, a start
+    // that fails), both through the run journal: those two only; they
+    // close a connection whose user lost access at the next frame. The team API closes the connections of a
+    // user it removes or re-roles.
+    const managers = [
+      [this.engine.function, ['POST', 'DELETE']],
+      [this.api.functions.migrations, ['POST', 'DELETE']],
+      [this.api.functions.team, ['DELETE']],
+    ] as const;
+    for (const [fn, methods] of managers) {
+      this.dashboard.grantManage(fn, methods);
+      setEnvironment(fn, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
     }
     // The web console and the API on one CloudFront origin (web/dist; lib/console.ts), the dashboard's
     // WebSocket under /api/ws on it too.
     this.console = new Console(this, 'Console', {
       stage: props.stage,
       restApi: this.api.restApi,
+      apiStageName: this.api.stageName,
       webSocket: { api: this.dashboard.api, stageName: this.dashboard.stage.stageName },
     });
+    // The redirect URIs (SSO, tracker OAuth) on the console's host: the browser starts a flow in the console,
+    // which sets its binding cookie on the console's host, so the provider must send it back to that host (whose
+    // /api/* is the API). The console's host is the app's URL when the operator names one (APP_URL: where the
+    // console is published, which flows return to), else the distribution's own domain. Never the execute-api
+    // host or the API's custom domain: the cookie would not be there.
+    this.api.useRedirectBase(props.appUrl ? new URL(props.appUrl).origin : this.console.url);
     if (props.stage === 'prod' && !props.appUrl) {
       // The functions refuse to start in prod without APP_URL (functions/platform/config.ts).
       Annotations.of(this).addWarningV2(
@@ -210,6 +232,7 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     stripeSecretArn: contextString(ctx('stripeSecretArn')),
     appUrl: contextString(ctx('appUrl')),
     outboundAllowedHosts: contextString(ctx('outboundAllowedHosts')),
+    outboundAllowedPorts: contextString(ctx('outboundAllowedPorts')),
     mailFrom: contextString(ctx('mailFrom')),
     trackerOAuthSecretArn: contextString(ctx('trackerOAuthSecretArn')),
     atlassianClientId: contextString(ctx('atlassianClientId')),

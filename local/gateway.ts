@@ -168,10 +168,16 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** The dashboard WebSocket's handler (functions/api/dashboard.ts), as its Lambda is deployed. */
+export const defaultDashboardLoader = async (): Promise<DashboardSocketHandler> =>
+  ((await import('../functions/api/dashboard.ts')) as { handler: DashboardSocketHandler }).handler;
+
 export async function startGateway(opts: {
   port: number;
   host?: string;
   loadHandler?: HandlerLoader;
+  /** The dashboard WebSocket's handler (tests wrap it as they wrap the route groups'). */
+  loadDashboardHandler?: () => Promise<DashboardSocketHandler>;
   onError?: (err: unknown) => void;
   /** The built web console (web/dist), served for every path outside /api (local/static-files.ts). */
   consoleDir?: string;
@@ -180,10 +186,7 @@ export async function startGateway(opts: {
   const load = opts.loadHandler ?? defaultHandlerLoader;
   const handlers = new Map<RouteGroup, Promise<ApiHandler>>();
 
-  const websockets = new LocalWebSockets(async () => {
-    const mod = (await import('../functions/api/dashboard.ts')) as { handler: DashboardSocketHandler };
-    return mod.handler;
-  }, opts.onError);
+  const websockets = new LocalWebSockets(opts.loadDashboardHandler ?? defaultDashboardLoader, opts.onError);
 
   const server = createServer(async (req, res) => {
     try {

@@ -5,13 +5,13 @@
  * starts every run left RUNNING again at its next generation.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { StoreRunJournal } from '#adapters/run-journal.ts';
 import {
   type ExecutionInput,
   executionName,
   nextGeneration,
   type Orchestrator,
 } from '#domain/orchestration.ts';
-import { statusEventId } from '#domain/run-events.ts';
 import { phaseName } from '#domain/runs.ts';
 import { type EngineEvent, type EngineHandler, handler } from '#engine/handler.ts';
 import { logger } from '#platform/logger.ts';
@@ -180,6 +180,7 @@ export class LocalOrchestrator implements Orchestrator {
    */
   async resumeInterrupted(store: Store): Promise<string[]> {
     const resumed: string[] = [];
+    const journal = new StoreRunJournal(store);
     for (const tenant of await store.tenants.list()) {
       for (const project of await store.projects.list(tenant.id)) {
         const runs = await store.runs.listByProject(tenant.id, project.id, { statuses: ['RUNNING'] });
@@ -190,15 +191,9 @@ export class LocalOrchestrator implements Orchestrator {
           if (run?.status !== 'RUNNING') continue;
           // Told on the run's stream: where the run goes on from (its last checkpoint, not the start).
           const { phase, index } = run.cursor;
-          await store.runs.appendEvent(
-            run.tenantId,
-            run.projectId,
-            run.id,
-            statusEventId(phase, index, Date.now()),
-            {
-              type: 'log',
-              message: `The service restarted: the run resumes from its last checkpoint, phase ${phase} (${phaseName(phase)}) at item ${index}.`,
-            },
+          await journal.log(
+            run,
+            `The service restarted: the run resumes from its last checkpoint, phase ${phase} (${phaseName(phase)}) at item ${index}.`,
           );
           await this.start({ tenantId: run.tenantId, runId: run.id, generation: nextGeneration(run) });
           resumed.push(run.id);

@@ -13,6 +13,7 @@ import { createDocumentClient } from '../functions/store/client.ts';
 import { createStore, store } from '../functions/store/index.ts';
 import { ensurePrivateDir, startDynamoLocal } from './dynamodb.ts';
 import { type Gateway, startGateway } from './gateway.ts';
+import { allowSandboxPorts } from './loopback-ports.ts';
 import { LocalOrchestrator } from './orchestrator.ts';
 import type { SandboxConfig } from './sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from './sandbox/index.ts';
@@ -62,9 +63,6 @@ function ensureKeyFile(dataDir: string, name: string, bytes: number): string {
 }
 
 export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<LocalRuntime> {
-  // Offline, trackers (the sandboxes, or a tracker on this machine) listen on loopback: the outbound policy
-  // refuses loopback unless told, and this runtime is what tells it (OUTBOUND_ALLOW_LOOPBACK=0 to try without).
-  process.env.OUTBOUND_ALLOW_LOOPBACK ??= '1';
   // A deployment must name its web app (config refuses prod without APP_URL); offline, this runtime names
   // the one it has always used, so `STAGE=prod npm start` still starts.
   process.env.APP_URL ??= 'http://localhost:3000';
@@ -82,6 +80,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
   try {
     if (opts.sandbox) {
       sandboxes = await startSandboxes({ ...opts.sandbox, host: opts.host ?? '127.0.0.1' });
+      // The sandboxes listen on loopback, which the outbound policy refuses but on the ports registered: theirs
+      // (added to any the operator set for a tracker of their own on this machine), and no other.
+      allowSandboxPorts(sandboxes);
       // The service reaches "Azure DevOps" wherever ADO_BASE_URL points: here, the sandbox.
       process.env.ADO_BASE_URL ??= sandboxes.ado.url;
       // OAuth connections too: Atlassian's and Entra's endpoints are the sandboxes' (unless set otherwise).

@@ -1,8 +1,6 @@
 /**
- * Run events for the tenant dashboard (docs/api.md, "Tenant dashboard (WebSocket)"), told as they happen:
- * `withRunEvents(store, notifier)` is the store the engine and the run API write through, whose checkpoints and
- * status transitions (the only ways a run moves) also tell the notifier, so no engine step needs a call of its
- * own; the start and the tracker waits are told by name (engine/handler.ts, engine/throttle-notices.ts).
+ * Run frames for the tenant dashboard (docs/api.md, "Tenant dashboard (WebSocket)"), told by the run journal
+ * (adapters/run-journal.ts) as the run moves: its status moves, checkpoints, start and tracker waits.
  *
  * Best effort and off the run's path: each frame is queued behind the run's previous one (frames of a run keep
  * their order) and sent while the run goes on; `settle()` waits, boundedly, for what is queued before an
@@ -15,23 +13,15 @@ import {
   runFrame,
 } from '#domain/dashboard-events.ts';
 import { isTerminalRun } from '#domain/migrations.ts';
-import type { RunEvent } from '#domain/run-events.ts';
+import type { RunEvent, RunWait } from '#domain/run-events.ts';
 import { phaseName, type Run } from '#domain/runs.ts';
 import { nowIso, nowMs } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import type { Store } from '#store/index.ts';
-import type { RunRepository } from '#store/runs.ts';
 import { fanOut } from './dashboard-channel.ts';
 
 /** How long an invocation waits at most for its queued frames before returning. */
 const SETTLE_TIMEOUT_MS = 2_000;
-
-/** A tracker's long wait, as the HTTP layer tells it (trackers/http.ts ThrottleWaitNotice). */
-export interface WaitNotice {
-  tracker: 'source' | 'target';
-  reason: string | null;
-  until: Date;
-}
 
 export class RunEventsNotifier {
   private readonly queues = new Map<string, Promise<void>>();
@@ -83,7 +73,7 @@ export class RunEventsNotifier {
     this.send(tenantId, runFrame('run.resumed', run, nowIso(), {}));
   }
 
-  waiting(tenantId: string, run: FrameRun, notice: WaitNotice): void {
+  waiting(tenantId: string, run: FrameRun, notice: RunWait): void {
     this.send(
       tenantId,
       runFrame('run.waiting', run, nowIso(), {
@@ -140,53 +130,4 @@ export class RunEventsNotifier {
       if (this.queues.get(frame.runId) === next) this.queues.delete(frame.runId);
     });
   }
-}
-
-/**
- * The same store, whose run checkpoints and status transitions also tell `notifier` (after the write held):
- * a checkpoint into a new phase is `run.phase`, one carrying a progress event `run.progress`; a move to PAUSED is
- * `run.paused`, PAUSED to RUNNING `run.resumed`, to an end status `run.ended` with the run's counters.
- */
-export function withRunEvents(store: Store, notifier: RunEventsNotifier): Store {
-  const base = store.runs;
-  const runs: RunRepository = Object.create(base);
-  // The run's project, remembered from the reads the engine makes anyway (a checkpoint names only the run).
-  const projects = new Map<string, string>();
-  const frameRun = async (tenantId: string, runId: string): Promise<FrameRun | undefined> => {
-    const known = projects.get(runId);
-    if (known) return { id: runId, projectId: known };
-    const run = await runs.get(tenantId, runId);
-    return run && { id: run.id, projectId: run.projectId };
-  };
-  runs.get = async (tenantId, runId) => {
-    const run = await base.get(tenantId, runId);
-    if (run) projects.set(run.id, run.projectId);
-    return run;
-  };
-  runs.checkpoint = async (tenantId, runId, u) => {
-    const moved = await base.checkpoint(tenantId, runId, u);
-    if (!moved) return moved;
-    const run = await frameRun(tenantId, runId);
-    if (!run) return moved;
-    const progress = u.events?.find((e) => e.event.type === 'progress')?.event;
-    if (progress?.type === 'progress') notifier.progress(tenantId, run, u.from.phase, progress);
-    if (u.to.phase !== u.from.phase) notifier.phase(tenantId, run, u.to.phase);
-    return moved;
-  };
-  runs.transition = async (tenantId, runId, move, extra = {}) => {
-    const moved = await base.transition(tenantId, runId, move, extra);
-    if (!moved) return moved;
-    if (isTerminalRun(move.to)) {
-      const run = await base.get(tenantId, runId);
-      if (run) notifier.ended(tenantId, run);
-      projects.delete(runId);
-      return moved;
-    }
-    const run = await frameRun(tenantId, runId);
-    if (!run) return moved;
-    if (move.to === 'PAUSED') notifier.paused(tenantId, run, extra.pauseReason ?? 'requested');
-    else if (move.to === 'RUNNING') notifier.resumed(tenantId, run);
-    return moved;
-  };
-  return { ...store, runs };
 }

@@ -68,7 +68,7 @@ export const contracts: Record<string, RouteContract> = {
       "Accept an invitation: the link's holder sets a password and is signed in (sets the refresh cookie)",
     body: AcceptInvitationSchema,
     responses: { 200: R.AccessTokenSchema },
-    errors: [E.INVITATION_INVALID, E.EMAIL_TAKEN],
+    errors: [E.INVITATION_INVALID, E.INVITATION_WITHDRAWN, E.EMAIL_TAKEN],
   },
   'POST /api/auth/refresh': {
     summary: 'A new access token from the refresh cookie (rotated)',
@@ -162,7 +162,8 @@ export const contracts: Record<string, RouteContract> = {
     summary: "Test a tracker connection (a refusal is a 200 with `success: false` and the tracker's message)",
     body: ConnectorTestSchema,
     responses: { 200: R.ConnectionTestResultSchema },
-    errors: [E.PROJECT_NOT_FOUND, E.CONNECTION_REQUIRED, E.TOKEN_EXCHANGE_FAILED],
+    // FORBIDDEN: a member's credentials would replace a stored connection someone else made.
+    errors: [E.PROJECT_NOT_FOUND, E.CONNECTION_REQUIRED, E.TOKEN_EXCHANGE_FAILED, E.FORBIDDEN],
   },
   'POST /api/connectors/scan': {
     summary: 'Scan the source project: the report at once, or 202 and a background scan when large',
@@ -185,7 +186,7 @@ export const contracts: Record<string, RouteContract> = {
     summary: 'Start connecting a tracker by OAuth (`kind`: source or target); sets a binding cookie',
     body: [StartSourceOAuthSchema, StartTargetOAuthSchema],
     responses: { 200: R.OAuthStartedSchema },
-    // FORBIDDEN: a member naming another scope than the stored grant's (moving it is for an owner or admin).
+    // FORBIDDEN: a member naming another scope than the stored connection's (moving it is for an owner or admin).
     errors: [E.OAUTH_NOT_CONFIGURED, E.TARGET_TRACKER_ERROR, E.FORBIDDEN],
   },
   'GET /api/connections/oauth/callback': {
@@ -261,6 +262,9 @@ export const contracts: Record<string, RouteContract> = {
       E.MIGRATION_ALREADY_RUNNING,
       E.PROJECT_NOT_READY,
       E.OAUTH_SCOPE_MISMATCH,
+      // A member's start pairing someone else's grant with other credentials, or replacing a stored connection.
+      E.GRANT_PAIRING_FORBIDDEN,
+      E.FORBIDDEN,
       E.ENGINE_DISPATCH_FAILED,
       E.TOKEN_EXCHANGE_FAILED,
       E.SOURCE_TRACKER_ERROR,

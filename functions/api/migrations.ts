@@ -1,6 +1,7 @@
 /** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
 import type * as z from 'zod';
-import { RunEventsNotifier, withRunEvents } from '#adapters/run-events.ts';
+import { RunEventsNotifier } from '#adapters/run-events.ts';
+import { StoreRunJournal } from '#adapters/run-journal.ts';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import {
@@ -11,18 +12,26 @@ import {
   runView,
   startRunSchema,
 } from '#domain/migrations.ts';
+import type { RunJournal } from '#domain/run-journal.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as migrations from '#services/migrations.ts';
 import { artifacts } from '#store/artifacts.ts';
-import { store } from '#store/index.ts';
+import { type Store, store } from '#store/index.ts';
 
-/** A resume or a cancel here is told to the tenant dashboard (adapters/run-events.ts) before the answer. */
-const runEvents = new RunEventsNotifier(store);
-async function telling<T>(work: (s: ReturnType<typeof store>) => Promise<T>): Promise<T> {
+/** The dashboard's frames of this process's run moves (adapters/run-events.ts). */
+const frames = new RunEventsNotifier(store);
+
+/**
+ * A use case that moves a run (start, resume, cancel), through the run journal: each move is told on the run's
+ * stream and to the tenant dashboard, whose frames are out (boundedly) before the answer.
+ */
+async function moving<T>(work: (s: Store, journal: RunJournal) => Promise<T>): Promise<T> {
+  const s = store();
+  const journal = new StoreRunJournal(s, frames);
   try {
-    return await work(withRunEvents(store(), runEvents));
+    return await work(s, journal);
   } finally {
-    await runEvents.settle();
+    await journal.settle();
   }
 }
 
@@ -30,12 +39,15 @@ const start: Operation = async (req) => {
   // A tracker connected by OAuth needs no secret in the body: which are is the project's business.
   const oauth = await migrations.oauthConnected(store(), req.principal.tenantId, req.params.projectId ?? '');
   const input = parseOrThrow(startRunSchema(oauth), req.body);
-  const { run } = await migrations.startMigration(
-    store(),
-    migrations.orchestrator(),
-    req.principal.tenantId,
-    req.params.projectId ?? '',
-    input,
+  const { run } = await moving((s, journal) =>
+    migrations.startMigration(
+      s,
+      journal,
+      migrations.orchestrator(),
+      req.principal,
+      req.params.projectId ?? '',
+      input,
+    ),
   );
   return json(200, runView(run) satisfies z.input<typeof R.RunSchema>);
 };
@@ -60,16 +72,23 @@ const pause: Operation = async (req) => {
 };
 
 const resume: Operation = async (req) => {
-  const run = await telling((s) =>
-    migrations.resumeMigration(s, migrations.orchestrator(), req.principal.tenantId, req.params.runId ?? ''),
+  const run = await moving((s, journal) =>
+    migrations.resumeMigration(
+      s,
+      journal,
+      migrations.orchestrator(),
+      req.principal.tenantId,
+      req.params.runId ?? '',
+    ),
   );
   return json(200, { id: run.id, status: run.status });
 };
 
 const cancel: Operation = async (req) => {
-  const run = await telling((s) =>
+  const run = await moving((s, journal) =>
     migrations.cancelMigration(
       s,
+      journal,
       migrations.orchestrator(),
       artifacts(),
       req.principal.tenantId,

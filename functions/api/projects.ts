@@ -78,7 +78,7 @@ const confirmMappings: Operation = async (req) =>
 const targetMetadata: Operation = async (req) =>
   json(
     200,
-    (await targetPickers(store(), req.principal.tenantId, req.params.projectId ?? '')) satisfies z.input<
+    (await targetPickers(store(), req.principal, req.params.projectId ?? '')) satisfies z.input<
       typeof R.TargetMetadataSchema
     >,
   );

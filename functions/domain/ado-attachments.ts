@@ -8,6 +8,8 @@
  * `_apis/wit/attachments/{guid}` and nothing after it
  * (https://learn.microsoft.com/en-us/rest/api/azure/devops/wit/attachments/get): either form of the
  * organisation, `https://dev.azure.com/{org}` or `https://{org}.visualstudio.com`, is the same organisation.
+ * The project segment holds no `%`: an encoded `/` or `\` (`..%2F`) that a server decodes before routing would
+ * climb out of the organisation. (A project named in the URL with an encoded space stays a link, with the warning.)
  */
 
 const GUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -47,6 +49,6 @@ export function isOrganisationAttachment(src: string, organizationUrl: string): 
   return organisationPlaces(organizationUrl).some(
     ({ origin, prefix }) =>
       url.origin === origin &&
-      new RegExp(`^${escapeRegExp(prefix)}(/[^/]+)?/_apis/wit/attachments/${GUID}$`, 'i').test(url.pathname),
+      new RegExp(`^${escapeRegExp(prefix)}(/[^/%]+)?/_apis/wit/attachments/${GUID}$`, 'i').test(url.pathname),
   );
 }

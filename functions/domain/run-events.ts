@@ -1,4 +1,6 @@
-/** The events a run emits for its live stream (the spec's Events), and their order keys. Pure. */
+/** The events a run emits for its live stream (the spec's Events), their order keys and the lines they say. Pure. */
+import type { ConnectionKind } from './connectors.ts';
+
 export type RunEvent =
   | { type: 'progress'; current: number; total: number; percent: number; speed: number }
   | { type: 'log'; message: string }
@@ -19,4 +21,26 @@ export function chunkEventId(phase: number, index: number, n: number): string {
 /** Status events sit after every chunk event of their position; `at` (ms) keeps repeated ones apart. */
 export function statusEventId(phase: number, index: number, at: number): string {
   return `${pad(phase, 2)}.${pad(index, 8)}.z${pad(at, 15)}`;
+}
+
+/** A tracker's wait of the whole run (trackers/http.ts ThrottleWaitNotice): Jira's hourly quota, a rate limit. */
+export interface RunWait {
+  tracker: ConnectionKind;
+  /** Jira's RateLimit-Reason, when it gave one. */
+  reason: string | null;
+  until: Date;
+}
+
+/** `14:00` at a whole minute, `14:03:20` otherwise, UTC. */
+const clockTime = (at: Date) => {
+  const iso = at.toISOString();
+  return iso.slice(17, 19) === '00' ? iso.slice(11, 16) : iso.slice(11, 19);
+};
+
+/** The stream's line for a wait: "Waiting for Jira's hourly quota until 14:00 UTC". */
+export function waitLine(wait: RunWait): string {
+  const until = `until ${clockTime(wait.until)} UTC`;
+  if (wait.reason === 'jira-quota-global-based') return `Waiting for Jira's hourly quota ${until}`;
+  const tracker = wait.tracker === 'target' ? 'Jira' : 'Azure DevOps';
+  return `Waiting for ${tracker}: it asked the run to slow down (rate limited) ${until}`;
 }

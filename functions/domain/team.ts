@@ -1,4 +1,4 @@
-/** Who may give which role. Pure. */
+/** Who may give which role, and see what of other people. Pure. */
 import type { Role } from '#platform/tokens.ts';
 
 /**
@@ -11,6 +11,15 @@ export function mayAssignRole(actor: Role, currentRole: Role | undefined, newRol
   return newRole !== 'owner' && currentRole !== 'owner';
 }
 
+/**
+ * Whether an invitation to `invited` still stands on its inviter's authority: the inviter is a user of the
+ * tenant (`undefined`: removed) whose role may give that role now. An invitation is only as good as the
+ * person who sent it: removing or demoting them withdraws what they may no longer send.
+ */
+export function mayInvite(inviter: Role | undefined, invited: Role): boolean {
+  return inviter !== undefined && mayAssignRole(inviter, undefined, invited);
+}
+
 export function mayRemoveMember(actor: Role, memberRole: Role): boolean {
   if (actor === 'owner') return true;
   return actor === 'admin' && memberRole !== 'owner';
@@ -21,3 +30,9 @@ export function mayRemoveMember(actor: Role, memberRole: Role): boolean {
  * so without a cap a tenant could use the service to mail strangers; an admin's real team fits well within it.
  */
 export const INVITATIONS_PER_DAY = 50;
+
+/**
+ * Jira users' e-mail addresses (the mappings editor's people): owners and admins map people, which is what the
+ * addresses help with; a member edits no mapping, and an account id and a display name tell them who is who.
+ */
+export const seesPeopleEmails = (role: Role): boolean => role !== 'member';

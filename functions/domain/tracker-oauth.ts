@@ -58,7 +58,10 @@ export const StartSourceOAuthSchema = z.strictObject({
   returnTo,
 });
 
-/** Starting a target connection: the project key, and the site when the account can reach several. */
+/**
+ * Starting a target connection: the project key, and the site when the account can reach several. Without a
+ * site, a project whose target is connected already asks for that site (services/tracker-oauth.ts).
+ */
 export const StartTargetOAuthSchema = z.strictObject({
   project_key: z
     .string()
@@ -126,23 +129,30 @@ export const sameSite = (a: string, b: string) =>
 
 /**
  * The site a target connection uses: the one asked for, else the only one. A refusal is a sentence for the
- * admin (which sites there are, what to do).
+ * admin (which sites there are, what to do); `uncovered`: the grant does not reach the site asked for.
  */
 export function chooseSite(
   sites: AtlassianSite[],
   wanted: string | undefined,
-): { site: AtlassianSite } | { refusal: string } {
+): { site: AtlassianSite } | { refusal: string; reason: 'no-site' | 'several' | 'uncovered' } {
   if (sites.length === 0)
-    return { refusal: 'the Atlassian account granted access to no Jira site: connect again and pick a site' };
+    return {
+      refusal: 'the Atlassian account granted access to no Jira site: connect again and pick a site',
+      reason: 'no-site',
+    };
   if (wanted) {
     const site = sites.find((s) => sameSite(s.url, wanted));
     return site
       ? { site }
-      : { refusal: `the grant does not cover ${wanted}; it covers ${sites.map((s) => s.url).join(', ')}` };
+      : {
+          refusal: `the grant does not cover ${wanted}; it covers ${sites.map((s) => s.url).join(', ')}: sign in with an Atlassian account that reaches ${wanted}`,
+          reason: 'uncovered',
+        };
   }
   if (sites.length > 1)
     return {
       refusal: `the grant covers ${sites.length} Jira sites (${sites.map((s) => s.url).join(', ')}): start again with "site" naming one`,
+      reason: 'several',
     };
   return { site: sites[0]! };
 }

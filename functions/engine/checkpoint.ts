@@ -90,8 +90,7 @@ export class CheckpointMoves {
       ? deps.store.idMap.putMany(run.tenantId, run.projectId, outcome.marks)
       : undefined;
     marking?.catch(() => undefined);
-    const moved = await deps.store.runs.checkpoint(run.tenantId, run.id, {
-      projectId: run.projectId,
+    const moved = await deps.journal.checkpoint(run, {
       from: this.cursor,
       to: next,
       // The run's counters count items: created or skipped once, in the create phase; any later phase adds

@@ -1,11 +1,11 @@
 /**
  * The run's control, shared by every step of the engine: reading the run, carrying out a pause or cancel request,
- * pausing for a tracker token that cannot be had, failing the run, and telling the stream of a status change.
- * Every status change goes through RUN_TRANSITIONS (domain/run-lifecycle.ts).
+ * pausing for a tracker token that cannot be had, failing the run, waiting for a tracker's reset. Every status
+ * change is one of RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
  */
-import { statusEventId } from '#domain/run-events.ts';
+import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
-import { coveredUnits, LAST_CORE_PHASE, type Run, type RunStatus } from '#domain/runs.ts';
+import { LAST_CORE_PHASE, type Run } from '#domain/runs.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
@@ -13,23 +13,14 @@ import { countRun } from '#platform/metrics.ts';
 import { ThrottleWaitDeferred } from '#trackers/http.ts';
 import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
 import { writeRunReports } from './reports.ts';
-import { waitLine } from './throttle-notices.ts';
 
 /**
- * What the engine answers the state machine. `ready`: preflight is done, work the phases; `batch`/`phase-done`:
- * call RunBatch again; `wait`: a tracker asked for a wait beyond this invocation, wait (`WaitAnswer`) then call
- * RunBatch again; `finalize`: every phase is done, call Finalize; the others end the execution.
+ * What the engine answers the state machine. `batch`: call RunBatch again (preflight is done, the time budget ran
+ * low, a phase ended: the engine's own business, told in its log and metrics); `wait`: a tracker asked for a wait
+ * beyond this invocation, wait (`WaitAnswer`) then call RunBatch again; `finalize`: every phase is done, call
+ * Finalize; the others end the execution.
  */
-export type RunnerAnswer =
-  | 'ready'
-  | 'wait'
-  | 'batch'
-  | 'phase-done'
-  | 'finalize'
-  | 'paused'
-  | 'cancelled'
-  | 'done'
-  | 'failed';
+export type RunnerAnswer = 'wait' | 'batch' | 'finalize' | 'paused' | 'cancelled' | 'done' | 'failed';
 
 /**
  * A transaction holds 100 writes: the checkpoint, the progress event and at most 98 more: the lines, and the
@@ -40,45 +31,22 @@ export const MAX_LOG_EVENTS = 98;
 /** The run's last phase: the core phases, then one per plugin the run took at preflight. */
 export const lastPhaseOf = (preflight: Preflight) => LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
-export async function announce(
-  deps: Pick<EngineDeps, 'store'>,
-  run: Run,
-  status: RunStatus,
-  offsetMs = 0,
-): Promise<void> {
-  const id = statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now() + offsetMs);
-  await deps.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id, {
-    type: 'status',
-    status: status.toLowerCase(),
-  });
-}
-
 /**
  * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
  * tells the stream: a log line saying why, then the status. Answers whether the run moved.
  */
 export async function failRun(
-  store: EngineDeps['store'],
+  journal: RunJournal,
   run: Run,
   move: typeof RUN_TRANSITIONS.fail | typeof RUN_TRANSITIONS.failPreflight,
   reason: string,
   line: string,
 ): Promise<boolean> {
-  const moved = await store.runs.transition(run.tenantId, run.id, move, {
-    finishedAt: nowIso(),
-    failureReason: reason,
+  const moved = await journal.move(run, move, {
+    fields: { finishedAt: nowIso(), failureReason: reason },
+    line,
   });
-  if (moved) {
-    countRun('FAILED');
-    await store.runs.appendEvent(
-      run.tenantId,
-      run.projectId,
-      run.id,
-      statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
-      { type: 'log', message: line },
-    );
-    await announce({ store }, run, 'FAILED', 1);
-  }
+  if (moved) countRun('FAILED');
   return moved;
 }
 
@@ -89,13 +57,14 @@ export async function failRun(
  * carries on where it stood. Answers 'paused'.
  */
 export async function pauseForCredentials(
-  store: EngineDeps['store'],
+  journal: RunJournal,
   run: Run,
   refusal: CredentialsUnavailable,
 ): Promise<RunnerAnswer> {
-  const moved = await store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.pause, {
-    control: 'pause',
-    pauseReason: refusal.message,
+  const moved = await journal.move(run, RUN_TRANSITIONS.pause, {
+    fields: { control: 'pause', pauseReason: refusal.message },
+    // A refused grant needs a reconnect first; an unreachable provider only time.
+    line: `Run paused: ${refusal.message}${refusal instanceof TokenExchangeError ? ', then resume the run' : ''}`,
   });
   logger.warn('run paused: no tracker token', {
     tenantId: run.tenantId,
@@ -104,20 +73,6 @@ export async function pauseForCredentials(
     providerError: refusal.providerError,
     moved,
   });
-  if (moved) {
-    await store.runs.appendEvent(
-      run.tenantId,
-      run.projectId,
-      run.id,
-      statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
-      {
-        type: 'log',
-        // A refused grant needs a reconnect first; an unreachable provider only time.
-        message: `Run paused: ${refusal.message}${refusal instanceof TokenExchangeError ? ', then resume the run' : ''}`,
-      },
-    );
-    await announce({ store }, run, 'PAUSED', 1);
-  }
   return 'paused';
 }
 
@@ -133,20 +88,15 @@ export function credentialsRefusal(deps: EngineDeps, err?: unknown): Credentials
  */
 export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | undefined> {
   if (run.control === 'cancel') {
-    // What a cancelled run did is reported too: its failures and the id map as it stands.
+    // The run API cancels a run at once (services/migrations.ts), through the same journal move: whichever
+    // move holds tells it, once. What a cancelled run did is reported too: its failures and the id map.
     if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
-    const moved = await deps.store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.cancel, {
-      finishedAt: nowIso(),
-    });
-    if (moved) {
+    if (await deps.journal.move(run, RUN_TRANSITIONS.cancel, { fields: { finishedAt: nowIso() } }))
       countRun('CANCELLED');
-      await announce(deps, run, 'CANCELLED');
-    }
     return 'cancelled';
   }
   if (run.control === 'pause') {
-    if (await deps.store.runs.transition(run.tenantId, run.id, RUN_TRANSITIONS.pause))
-      await announce(deps, run, 'PAUSED');
+    await deps.journal.move(run, RUN_TRANSITIONS.pause);
     return 'paused';
   }
   if (run.status === 'RUNNING') return undefined;
@@ -204,12 +154,11 @@ export function throwIfWaitDeferred(deps: Pick<EngineDeps, 'waitDeferred'>): voi
  * and the state machine waits, then calls RunBatch again.
  */
 export async function waitForReset(
-  deps: Pick<EngineDeps, 'store' | 'runEvents'>,
+  deps: Pick<EngineDeps, 'journal'>,
   run: Run,
   deferral: ThrottleWaitDeferred,
 ): Promise<WaitAnswer> {
   const until = deferral.notice.until.toISOString();
-  deps.runEvents?.waiting(run.tenantId, run, deferral.notice);
   logger.info('run waits for a tracker outside the engine', {
     tenantId: run.tenantId,
     runId: run.id,
@@ -217,12 +166,6 @@ export async function waitForReset(
     reason: deferral.notice.reason,
     until,
   });
-  await deps.store.runs.appendEvent(
-    run.tenantId,
-    run.projectId,
-    run.id,
-    statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now()),
-    { type: 'log', message: waitLine(deferral.notice) },
-  );
+  await deps.journal.waiting(run, deferral.notice);
   return waitSlice(until);
 }

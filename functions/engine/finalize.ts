@@ -2,14 +2,13 @@
  * The state machine's Finalize step, once every phase is done: the dry-run preview, the run's reports, then
  * COMPLETED or PARTIAL and the stream's `done`.
  */
-import { statusEventId } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
-import { coveredUnits, type Run } from '#domain/runs.ts';
+import type { Run } from '#domain/runs.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { countRun } from '#platform/metrics.ts';
 import { artifactKeys } from '#store/artifacts.ts';
-import { announce, lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
+import { lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
 import { loadPreflight } from './phases/preflight.ts';
 import { writeRunReports } from './reports.ts';
 
@@ -64,25 +63,9 @@ async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
   if (run.options.dryRun) await writePreview(deps, run);
   await writeRunReports(deps, run);
   const move = run.failureCount > 0 ? RUN_TRANSITIONS.completePartial : RUN_TRANSITIONS.complete;
-  const status = move.to;
-  const moved = await deps.store.runs.transition(run.tenantId, run.id, move, {
-    finishedAt: nowIso(),
-    progressPercent: 100,
-  });
-  if (moved) {
-    countRun(status);
-    await announce(deps, run, status);
-    await deps.store.runs.appendEvent(
-      run.tenantId,
-      run.projectId,
-      run.id,
-      statusEventId(run.cursor.phase, coveredUnits(run.cursor), Date.now() + 1),
-      {
-        type: 'done',
-        stats: { created: run.successCount, skipped: run.skippedCount, failed: run.failureCount },
-      },
-    );
-  }
+  // The journal tells the status and the stream's `done` with the run's counters.
+  if (await deps.journal.move(run, move, { fields: { finishedAt: nowIso(), progressPercent: 100 } }))
+    countRun(move.to);
   return 'done';
 }
 

@@ -5,8 +5,10 @@
  * nor returned.
  */
 import type { Context } from 'aws-lambda';
-import { RunEventsNotifier, withRunEvents } from '#adapters/run-events.ts';
+import { RunEventsNotifier } from '#adapters/run-events.ts';
+import { StoreRunJournal } from '#adapters/run-journal.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
+import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
@@ -50,7 +52,7 @@ export interface EngineHandlerOptions {
   artifacts: () => ArtifactStore;
   /** How long Jira's search may lag behind a write (see EngineDeps.indexLagMs). */
   indexLagMs: number;
-  /** Tells the tenant dashboard how the run moves (adapters/run-events.ts); none: nothing is told. */
+  /** The tenant dashboard's frames the run journal queues (adapters/run-events.ts); none: nothing is told. */
   runEvents?: RunEventsNotifier;
 }
 
@@ -95,21 +97,25 @@ export function failureReason(error: EngineEvent['error']): string {
 export function createEngineHandler(opts: EngineHandlerOptions) {
   type Step = 'preflight' | 'batch' | 'finalize';
 
-  /** The store the steps write through: its checkpoints and transitions also tell the dashboard. */
-  const storeOf = () => (opts.runEvents ? withRunEvents(opts.store(), opts.runEvents) : opts.store());
+  /** What one invocation works with: the store, and the run journal the engine moves the run through. */
+  interface Invocation {
+    store: Store;
+    journal: RunJournal;
+  }
 
-  async function step(action: Step, event: EngineEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) {
-    const s = storeOf();
+  async function step(
+    action: Step,
+    event: EngineEvent,
+    context: Pick<Context, 'getRemainingTimeInMillis'>,
+    { store: s, journal }: Invocation,
+  ) {
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) throw new Error(`run ${event.runId} not found`);
     const iterations = event.iterations ?? 0;
     // Before any work: a resume then starts after this generation, whatever happens to this execution.
     if (iterations === 0) await s.runs.recordGeneration(run.tenantId, run.id, event.generation);
     // The run's first step: the dashboard learns it started, in its first phase.
-    if (action === 'preflight' && iterations === 0 && event.generation === 0) {
-      opts.runEvents?.started(run.tenantId, run);
-      opts.runEvents?.phase(run.tenantId, run, run.cursor.phase);
-    }
+    if (action === 'preflight' && iterations === 0 && event.generation === 0) journal.started(run);
     const source = await stored(() => loadSource(s, run.tenantId, run.projectId), run.projectId, 'source');
     const target = await stored(() => loadTarget(s, run.tenantId, run.projectId), run.projectId, 'target');
     // Every tracker call's log line names the tenant and run it was made for.
@@ -130,10 +136,11 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     } catch (err) {
       // A stored grant this deployment cannot refresh (its OAuth app is not configured): reconnect, then resume.
       if (!(err instanceof CredentialsUnavailable)) throw err;
-      return { answer: await pauseForCredentials(s, run, err), iterations: iterations + 1 };
+      return { answer: await pauseForCredentials(journal, run, err), iterations: iterations + 1 };
     }
     const deps: EngineDeps = {
       store: s,
+      journal,
       artifacts: opts.artifacts(),
       ...clients,
       indexLagMs: opts.indexLagMs,
@@ -141,7 +148,6 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       pluginDefinitions: PLUGIN_DEFINITIONS,
       credentialsRefused: () => tokenSources.find((t) => t.stopped)?.stopped,
       waitDeferred: () => clients.target.http?.deferredWait ?? clients.source.http?.deferredWait,
-      ...(opts.runEvents ? { runEvents: opts.runEvents } : {}),
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
     let answer: RunnerAnswer;
@@ -173,23 +179,20 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
    * meanwhile is carried out; otherwise wait on (`wait`, the next slice) or, once the reset is reached, `batch`.
    * No tracker is called.
    */
-  async function checkWait(event: EngineEvent): Promise<EngineResult> {
-    // Through the dashboard's store too: a pause or cancel carried out here is told like any other.
-    const s = storeOf();
+  async function checkWait(event: EngineEvent, { store: s, journal }: Invocation): Promise<EngineResult> {
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) throw new Error(`run ${event.runId} not found`);
     const iterations = (event.iterations ?? 0) + 1;
-    const stop = await obeyControl({ store: s, artifacts: opts.artifacts() } as EngineDeps, run);
+    const stop = await obeyControl({ store: s, journal, artifacts: opts.artifacts() } as EngineDeps, run);
     if (stop) return { answer: stop, iterations };
     return { ...waitSlice(event.until ?? ''), iterations };
   }
 
-  async function fail(event: EngineEvent) {
-    const s = storeOf();
+  async function fail(event: EngineEvent, { store: s, journal }: Invocation) {
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) return { failed: false };
     const reason = failureReason(event.error);
-    const failed = await failRun(s, run, RUN_TRANSITIONS.fail, reason, `Run failed: ${reason}`);
+    const failed = await failRun(journal, run, RUN_TRANSITIONS.fail, reason, `Run failed: ${reason}`);
     logger.error('engine failed the run', {
       tenantId: run.tenantId,
       runId: run.id,
@@ -204,17 +207,19 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     event: EngineEvent,
     context: Pick<Context, 'getRemainingTimeInMillis'>,
   ): Promise<EngineResult> => {
+    const s = opts.store();
+    const invocation: Invocation = { store: s, journal: new StoreRunJournal(s, opts.runEvents) };
     try {
       if (event.action === 'preflight' || event.action === 'batch' || event.action === 'finalize')
-        return await step(event.action, event, context);
-      if (event.action === 'wait') return await checkWait(event);
-      if (event.action === 'fail') return await fail(event);
+        return await step(event.action, event, context, invocation);
+      if (event.action === 'wait') return await checkWait(event, invocation);
+      if (event.action === 'fail') return await fail(event, invocation);
       throw new Error(`unknown engine action ${String((event as { action?: unknown }).action)}`);
     } finally {
       // What this invocation counted (items, tracker calls, run ends), published as one EMF document.
       flushMetrics();
       // The dashboard frames still on their way (bounded: a slow post never holds the execution for long).
-      await opts.runEvents?.settle();
+      await invocation.journal.settle();
     }
   };
 }

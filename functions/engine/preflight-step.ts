@@ -18,7 +18,7 @@ import { PreflightError, runPreflight } from './phases/preflight.ts';
 
 /**
  * The state machine's Preflight step: reads the source, plans the run and checkpoints to the create phase.
- * A run already past preflight (a resumed run, a continued execution) answers `ready` at once.
+ * A run already past preflight (a resumed run, a continued execution) answers `batch` at once.
  */
 export async function preflightStep(
   deps: EngineDeps,
@@ -28,19 +28,19 @@ export async function preflightStep(
   const run = await readRun(deps, ref);
   const stop = await obeyControl(deps, run);
   if (stop) return stop;
-  if (run.cursor.phase !== PHASES.preflight) return 'ready';
+  if (run.cursor.phase !== PHASES.preflight) return 'batch';
   let preflight: Preflight;
   const began = Date.now();
   try {
     preflight = await runPreflight(deps, run, projectKey);
   } catch (err) {
     const refused = credentialsRefusal(deps, err);
-    if (refused) return pauseForCredentials(deps.store, run, refused);
+    if (refused) return pauseForCredentials(deps.journal, run, refused);
     // A long wait handed back by a tracker (however preflight reported it) is the handler's to answer.
     throwIfWaitDeferred(deps);
     if (!(err instanceof PreflightError)) throw err;
     await failRun(
-      deps.store,
+      deps.journal,
       run,
       RUN_TRANSITIONS.failPreflight,
       err.message,
@@ -50,7 +50,7 @@ export async function preflightStep(
   }
   phaseDuration(phaseName(PHASES.preflight), Date.now() - began);
   // Not moved: another invocation checkpointed first, or the run stopped meanwhile; RunBatch reads which.
-  await deps.store.runs.checkpoint(run.tenantId, run.id, {
+  await deps.journal.checkpoint(run, {
     from: run.cursor,
     to: { phase: PHASES.create, index: 0 },
     progressPercent: run.progressPercent,
@@ -62,5 +62,5 @@ export async function preflightStep(
       })),
     ],
   });
-  return 'ready';
+  return 'batch';
 }

@@ -20,6 +20,7 @@ import {
   type UnitOutcome,
 } from '#phase-kit/context.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
+import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
 import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { CheckpointMoves } from './checkpoint.ts';
@@ -85,7 +86,7 @@ async function pluginPhase(
 
 /**
  * The state machine's RunBatch step: works the run's phases from its checkpoint, chunk by chunk, until the
- * time budget runs low (`batch`), a phase ends (`phase-done`), every phase is done (`finalize`) or the run
+ * time budget runs low or a phase ends (`batch`: call again), every phase is done (`finalize`) or the run
  * stops.
  */
 export async function runBatch(
@@ -103,7 +104,7 @@ export async function runBatch(
     // A refusal outside a chunk (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
     const refused = credentialsRefusal(deps, err);
     if (!refused) throw err;
-    return pauseForCredentials(deps.store, await readRun(deps, ref), refused);
+    return pauseForCredentials(deps.journal, await readRun(deps, ref), refused);
   } finally {
     // Work a chunked phase left going on beside its chunks ends with the invocation.
     for (const release of releases) await release();
@@ -131,10 +132,7 @@ async function workPhases(
 
     const { phase, index } = run.cursor;
     // Preflight is the state machine's own step; a caller that skipped it gets it done here all the same.
-    if (phase === PHASES.preflight) {
-      const answer = await preflightStep(deps, ref, projectKey);
-      return answer === 'ready' ? 'phase-done' : answer;
-    }
+    if (phase === PHASES.preflight) return preflightStep(deps, ref, projectKey);
     preflight ??= await loadPreflight(deps, run);
     const lastPhase = lastPhaseOf(preflight);
     if (phase > lastPhase) return 'finalize';
@@ -146,15 +144,23 @@ async function workPhases(
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
-      const ended = await deps.store.runs.checkpoint(run.tenantId, run.id, {
+      const ended = await deps.journal.checkpoint(run, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
         progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
       });
-      // The phase's wall time, from the checkpoint that entered it (pauses included).
-      if (ended && run.phaseStartedAt)
-        phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
-      return 'phase-done';
+      if (ended) {
+        logger.info('phase done', {
+          tenantId: run.tenantId,
+          runId: run.id,
+          phase,
+          phaseName: phaseName(phase),
+        });
+        // The phase's wall time, from the checkpoint that entered it (pauses included).
+        if (run.phaseStartedAt) phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
+      }
+      // The next phase in the next invocation (its own tracker clients and time budget).
+      return 'batch';
     }
     const moves: CheckpointMoves = new CheckpointMoves(deps, run, total, lastPhase, () => {
       const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
@@ -173,7 +179,7 @@ async function workPhases(
       outcome = await module.chunk(ctx, index);
     } catch (err) {
       const refused = credentialsRefusal(deps, err);
-      if (refused) return pauseForCredentials(deps.store, run, refused);
+      if (refused) return pauseForCredentials(deps.journal, run, refused);
       // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
       // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
       if (!plugin || err instanceof SimulatedCrash || deferredWait(deps, err)) throw err;
@@ -181,7 +187,7 @@ async function workPhases(
     }
     // A phase that caught the refusal item by item still worked nothing: not checkpointed.
     const refused = credentialsRefusal(deps);
-    if (refused) return pauseForCredentials(deps.store, run, refused);
+    if (refused) return pauseForCredentials(deps.journal, run, refused);
     // Nor one whose tracker handed back a long wait: the handler answers `wait` (control.ts waitForReset).
     throwIfWaitDeferred(deps);
     if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
@@ -270,9 +276,9 @@ async function workPool(
     }
   } catch (err) {
     const refusal = credentialsRefusal(deps, err);
-    if (refusal) return pauseForCredentials(deps.store, run, refusal);
+    if (refusal) return pauseForCredentials(deps.journal, run, refusal);
     throw err;
   }
-  if (refused) return pauseForCredentials(deps.store, run, refused);
+  if (refused) return pauseForCredentials(deps.journal, run, refused);
   return lost ? 'batch' : undefined;
 }

@@ -3,15 +3,17 @@
  * APIs, attachment downloads, OAuth and SSO endpoints, JWKS) is sent through `outboundFetch`.
  *
  * - The URL is checked first (rules.ts): scheme, userinfo, fragment, IP literals, the tracker allow-list.
- * - A name is resolved by the connection itself, through the undici Agent's `connect.lookup` hook: every
- *   address the name has must be allowed, and the socket connects to exactly those (no second lookup whose
- *   answer could differ: DNS rebinding). https://undici.nodejs.org/#/docs/api/Client?id=parameter-connectoptions
- * - Redirects are followed here, by hand (at most MAX_REDIRECTS): each hop is checked again, and credential
- *   headers are dropped when the origin changes.
+ * - A name is resolved by the connection itself, through the `lookup` hook of the undici Agent's connector: every
+ *   address the name has must be allowed on the port connected to, and the socket connects to exactly those (no
+ *   second lookup whose answer could differ: DNS rebinding).
+ *   https://undici.nodejs.org/#/docs/api/Client?id=parameter-connectoptions
+ * - Redirects are followed here, by hand (at most MAX_REDIRECTS): each hop is checked again, credential
+ *   headers are dropped when the origin changes, and a 307/308 of a request with a body to another origin is
+ *   refused (the body is never sent there).
  * - Anything refused throws OutboundRefused, whose message (REFUSED_MESSAGE) is the same whatever the reason.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { Agent } from 'undici';
+import { Agent, buildConnector } from 'undici';
 import { outboundConfig } from '#platform/config.ts';
 import {
   addressAllowed,
@@ -44,7 +46,12 @@ export class ResponseTooLarge extends Error {
 /** The rules in force, from the environment (platform/config.ts). */
 export function outboundRules(): OutboundRules {
   const c = outboundConfig();
-  return { httpsOnly: c.httpsOnly, allowLoopback: c.allowLoopback, extraTrackerHosts: c.extraTrackerHosts };
+  return {
+    httpsOnly: c.httpsOnly,
+    loopbackPorts: c.loopbackPorts,
+    extraTrackerHosts: c.extraTrackerHosts,
+    extraPorts: c.extraPorts,
+  };
 }
 
 /** The largest answer read whole into memory. */
@@ -56,15 +63,21 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-/** Resolves as net.connect would, refuses when any address is not allowed, and hands over what it checked. */
-export function pinnedLookup(rules: Pick<OutboundRules, 'allowLoopback'>) {
+/**
+ * Resolves as net.connect would, refuses when any address is not allowed on `port` (a name resolving to loopback
+ * is reachable only on a port the runtime registered), and hands over what it checked.
+ */
+export function pinnedLookup(rules: Pick<OutboundRules, 'loopbackPorts'>, port: number) {
   return (hostname: string, options: LookupOptions, cb: LookupCallback) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
     dnsLookup(hostname, { all: true, family, hints: options.hints }, (err, addresses) => {
       if (err) return cb(err, []);
-      const refused = addresses.find((a) => !addressAllowed(a.address, rules));
+      const refused = addresses.find((a) => !addressAllowed(a.address, rules, port));
       if (refused || addresses.length === 0)
-        return cb(new OutboundRefused(`${hostname} resolves to ${refused?.address ?? 'nothing'}`), []);
+        return cb(
+          new OutboundRefused(`${hostname} resolves to ${refused?.address ?? 'nothing'} (port ${port})`),
+          [],
+        );
       if (options.all) return cb(null, addresses);
       const [first] = addresses as [LookupAddress];
       cb(null, first.address, first.family);
@@ -72,14 +85,32 @@ export function pinnedLookup(rules: Pick<OutboundRules, 'allowLoopback'>) {
   };
 }
 
+/**
+ * undici's connector with the pinned lookup of the port it connects to (the lookup hook is not told the port):
+ * one per port, each keeping its TLS sessions.
+ */
+function pinnedConnector(rules: Pick<OutboundRules, 'loopbackPorts'>): buildConnector.connector {
+  const byPort = new Map<number, buildConnector.connector>();
+  return (options, callback) => {
+    // undici hands the URL's port as text, empty for the scheme's default (as buildConnector reads it).
+    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+    let connector = byPort.get(port);
+    if (!connector) {
+      connector = buildConnector({ lookup: pinnedLookup(rules, port) });
+      byPort.set(port, connector);
+    }
+    connector(options, callback);
+  };
+}
+
 const agents = new Map<string, Agent>();
 
 /** One connection pool per rule set: a pooled connection was checked when it was made. */
 function agentFor(rules: OutboundRules): Agent {
-  const key = rules.allowLoopback ? 'loopback' : 'public';
+  const key = rules.loopbackPorts.length ? `loopback:${[...rules.loopbackPorts].sort().join(',')}` : 'public';
   let agent = agents.get(key);
   if (!agent) {
-    agent = new Agent({ connect: { lookup: pinnedLookup(rules) } });
+    agent = new Agent({ connect: pinnedConnector(rules) });
     agents.set(key, agent);
   }
   return agent;
@@ -132,7 +163,12 @@ export async function outboundFetch(input: string | URL, init: OutboundInit): Pr
     const next = redirectHop(url, response.status, location, method);
     if (!next) throw new OutboundRefused('unusable redirect');
     const target = check(next.url, rules, destination);
-    if (target.origin !== url.origin)
+    const crossOrigin = target.origin !== url.origin;
+    // A 307/308 keeps the method and the body: to another origin, that body (a secret, a token, a tenant's
+    // data) would go where the request was never meant to go, and a POST without its body is another request.
+    if (crossOrigin && next.keepsBody && body !== undefined && body !== null)
+      throw new OutboundRefused(`${response.status} to another origin with a request body`);
+    if (crossOrigin)
       for (const name of [...headers.keys()]) if (isCredentialHeader(name)) headers.delete(name);
     if (!next.keepsBody) {
       body = undefined;

@@ -3,9 +3,10 @@
  * tracker's content) can influence may go to. The fetch adapter beside it (fetch.ts) applies them to every
  * hop and pins the address it checked; the API edge applies the same rules to the URLs it is given.
  *
- * - Everywhere: no userinfo, no fragment, only http(s), and only public unicast addresses (loopback too
- *   when the local runtime or the test harness says so explicitly: `allowLoopback`).
- * - `httpsOnly` (STAGE=prod): https only, loopback exempt only when allowed explicitly (the offline sandboxes).
+ * - Everywhere: no userinfo, no fragment, only http(s), and only public unicast addresses on port 443 (or a
+ *   port the operator allows: `extraPorts`). Loopback only on the ports the local runtime or a test harness
+ *   started its sandboxes on (`loopbackPorts`): nothing else listening on the machine is reachable.
+ * - `httpsOnly` (STAGE=prod): https only, loopback exempt only on those ports (the offline sandboxes).
  * - Trackers (and their plugins) by host allow-list: the real services' hosts plus the operator's list.
  *
  * Numeric host forms (`0x7f000001`, `2130706433`, `0177.0.0.1`, `[::ffff:7f00:1]`) need no parser of ours:
@@ -16,10 +17,15 @@ import ipaddr from 'ipaddr.js';
 export interface OutboundRules {
   /** STAGE=prod: https only. */
   httpsOnly: boolean;
-  /** Loopback destinations allowed: set explicitly by the local runtime and the test harness, never in AWS. */
-  allowLoopback: boolean;
+  /**
+   * The loopback ports that may be reached: those of the sandboxes the local runtime (or a test harness) started,
+   * registered by it; empty (loopback refused) in AWS.
+   */
+  loopbackPorts: readonly number[];
   /** Extra tracker hosts the operator allows (custom domains): `host` or `*.suffix`, lower case. */
   extraTrackerHosts: readonly string[];
+  /** Ports beyond 443 the operator allows (a customer's server on 8443); never a loopback port. */
+  extraPorts: readonly number[];
 }
 
 /**
@@ -65,15 +71,32 @@ const refused = (reason: string): UrlCheck => ({ ok: false, reason });
 /** The host without IPv6 brackets, lower case. */
 export const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
 
-/** The address kinds ipaddr.js names that are neither public nor loopback are refused: only `unicast` passes. */
-export function addressAllowed(address: string, rules: Pick<OutboundRules, 'allowLoopback'>): boolean {
+/**
+ * IETF-reserved ::/8 (RFC 4291 2.4), which holds the deprecated IPv4-compatible ::/96 (`::7f00:1` is 127.0.0.1,
+ * `::a9fe:a9fe` the metadata address to a stack that still maps them): ipaddr.js classes these `unicast`.
+ */
+const RESERVED_V6 = ipaddr.parseCIDR('::/8');
+
+/**
+ * May a connection go to `address` on `port`? The address kinds ipaddr.js names that are neither public nor
+ * loopback are refused: only `unicast` passes; loopback only on a port the runtime registered.
+ */
+export function addressAllowed(
+  address: string,
+  rules: Pick<OutboundRules, 'loopbackPorts'>,
+  port: number,
+): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.parse(address);
   const range = parsed.range();
-  if (range === 'unicast') return true;
   // `::1` and 127/8 only: an IPv4-mapped loopback (`::ffff:127.0.0.1`) is refused like every mapped form.
-  return rules.allowLoopback && range === 'loopback';
+  if (range === 'loopback') return rules.loopbackPorts.includes(port);
+  if (parsed instanceof ipaddr.IPv6 && parsed.match(RESERVED_V6)) return false;
+  return range === 'unicast';
 }
+
+/** The port a connection to `url` goes to: the one it names, else its scheme's. */
+export const portOf = (url: URL): number => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 
 /** An IP literal as the URL parser left it (dotted IPv4, or IPv6 without brackets); undefined for a name. */
 export function ipLiteral(url: URL): string | undefined {
@@ -85,7 +108,7 @@ export function ipLiteral(url: URL): string | undefined {
 
 const LOOPBACK_NAMES = new Set(['localhost']);
 
-/** A loopback host by its name or literal: only meaningful when loopback is allowed. */
+/** A loopback host by its name or literal: reachable only on a registered loopback port. */
 export function isLoopbackHost(url: URL): boolean {
   const host = bareHost(url);
   if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return true;
@@ -106,7 +129,7 @@ export function trackerHostAllowed(url: URL, rules: OutboundRules): boolean {
 }
 
 /**
- * The checks that need no network: scheme, userinfo, fragment, IP literals, the tracker allow-list. A name
+ * The checks that need no network: scheme, userinfo, fragment, port, IP literals, the tracker allow-list. A name
  * passes here and is checked again, resolved, when the connection is made (fetch.ts).
  */
 export function checkUrl(raw: string | URL, rules: OutboundRules, destination: Destination): UrlCheck {
@@ -121,10 +144,13 @@ export function checkUrl(raw: string | URL, rules: OutboundRules, destination: D
   // A `#` would silently drop the path appended after it: the caller would pick the whole path.
   if (url.href.includes('#')) return refused('fragment');
   const loopback = isLoopbackHost(url);
-  if (loopback && !rules.allowLoopback) return refused('loopback');
+  const port = portOf(url);
+  // A port is refused before any connection: an allow-listed host is no port scanner's target either.
+  if (loopback && !rules.loopbackPorts.includes(port)) return refused(`loopback port ${port}`);
+  if (!loopback && port !== 443 && !rules.extraPorts.includes(port)) return refused(`port ${port}`);
   if (url.protocol === 'http:' && rules.httpsOnly && !loopback) return refused('http');
   const ip = ipLiteral(url);
-  if (ip !== undefined && !addressAllowed(ip, rules)) return refused(`address ${ip}`);
+  if (ip !== undefined && !addressAllowed(ip, rules, port)) return refused(`address ${ip}`);
   if (destination === 'tracker' && !loopback && !trackerHostAllowed(url, rules))
     return refused(`host ${bareHost(url)} not allowed`);
   return { ok: true, url };

@@ -1,10 +1,10 @@
 /** What the engine's phases and the plugins work with: the store, the artifacts and both tracker clients. */
 
 import type * as z from 'zod';
-import type { RunEventsNotifier } from '#adapters/run-events.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
 import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
+import type { RunJournal } from '#domain/run-journal.ts';
 import type { Run } from '#domain/runs.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
@@ -24,6 +24,8 @@ export type CrashPoint =
 
 export interface EngineDeps {
   store: Store;
+  /** The one way the engine moves the run and tells the world (status moves, checkpoints, lines, waits). */
+  journal: RunJournal;
   artifacts: ArtifactStore;
   source: AdoClient;
   target: JiraClient;
@@ -32,6 +34,8 @@ export interface EngineDeps {
    * believed once the write's request timeout and then this lag have passed since the write began.
    */
   indexLagMs: number;
+  /** Test override of ITEM_BUDGET_MS (toolkit.ts), how long one item's unit may work. */
+  itemBudgetMs?: number;
   /**
    * Test override: plugin key -> a ready phase module, used instead of the definitions (no configuration is
    * opened, the enablement is read only at preflight).
@@ -53,8 +57,6 @@ export interface EngineDeps {
   waitDeferred?: () => ThrottleWaitDeferred | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
-  /** Tells the tenant dashboard of a tracker's long wait (adapters/run-events.ts); absent: nobody is told. */
-  runEvents?: Pick<RunEventsNotifier, 'waiting'>;
 }
 
 /** A sprint preflight set up (or, in a dry run, would) for an iteration in-scope items use. */

@@ -30,15 +30,17 @@ const CONFIG_VARIABLES = [
  */
 const OUTBOUND_VARIABLES = [
   'STAGE',
-  'OUTBOUND_ALLOW_LOOPBACK',
+  'OUTBOUND_LOOPBACK_PORTS',
   'OUTBOUND_ALLOWED_HOSTS',
+  'OUTBOUND_ALLOWED_PORTS',
   'OUTBOUND_MAX_RESPONSE_BYTES',
 ] as const;
 
 export interface OutboundConfig {
   httpsOnly: boolean;
-  allowLoopback: boolean;
+  loopbackPorts: number[];
   extraTrackerHosts: string[];
+  extraPorts: number[];
   maxResponseBytes: number;
 }
 
@@ -46,8 +48,9 @@ export function loadOutboundConfig(env?: EnvInput): OutboundConfig {
   const e = readEnv(OUTBOUND_VARIABLES, env);
   return {
     httpsOnly: e.STAGE === 'prod',
-    allowLoopback: e.OUTBOUND_ALLOW_LOOPBACK === '1',
+    loopbackPorts: e.OUTBOUND_LOOPBACK_PORTS,
     extraTrackerHosts: e.OUTBOUND_ALLOWED_HOSTS,
+    extraPorts: e.OUTBOUND_ALLOWED_PORTS,
     maxResponseBytes: e.OUTBOUND_MAX_RESPONSE_BYTES,
   };
 }

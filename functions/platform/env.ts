@@ -90,6 +90,21 @@ const nonEmpty = z
   .optional()
   .transform((v) => v || undefined);
 const httpUrl = z.url({ protocol: /^https?$/ });
+/** TCP ports, comma separated; unset or blank is none. */
+const portList = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  )
+  .refine(
+    (ports) => ports.every((p) => /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535),
+    'must be port numbers (1-65535), comma separated',
+  )
+  .transform((ports) => [...new Set(ports.map(Number))]);
 
 const entry = <S extends z.ZodType>(e: EnvVar<S>): EnvVar<S> => e;
 
@@ -143,7 +158,7 @@ export const ENV = {
     readBy: ['connectors', 'sso'],
     set: 'required',
     about:
-      'the API’s public base URL (scheme, host, and the stage path on an execute-api URL; no `/api`): the base of the SSO and tracker OAuth redirect URIs',
+      'the public base URL the browser reaches the API at (scheme, host, any path before `/api`; no `/api`): the base of the SSO and tracker OAuth redirect URIs, which must be the host the console runs on (the binding cookie a flow sets at its start must come back at its callback); the stack sets the console’s origin',
   }),
   ALLOWED_ORIGINS: entry({
     schema: text,
@@ -156,10 +171,11 @@ export const ENV = {
   SESSION_CHECK_CACHE_SECONDS: entry({
     schema: z.coerce.number().int().min(0).max(10).default(3),
     default: '3',
-    readBy: TOKENS,
+    // The engine too: its dashboard frames go only to connections whose session still stands.
+    readBy: [...TOKENS, 'engine'],
     set: 'never',
     about:
-      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this",
+      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this, for API requests, open event streams and dashboard sockets alike",
   }),
   STREAM_MAX_PER_USER: entry({
     schema: z.coerce.number().int().min(1).max(100).default(5),
@@ -180,10 +196,10 @@ export const ENV = {
   DASHBOARD_WS_ENDPOINT: entry({
     schema: httpUrl.optional(),
     default: '—',
-    readBy: ['engine', 'migrations'],
+    readBy: ['engine', 'migrations', 'team', 'dashboard'],
     set: 'required',
     about:
-      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to; unset offline, where the local gateway's sockets are used",
+      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to, and the connections of a user who lost access are closed through; unset offline, where the local gateway's sockets are used",
   }),
   MAIL_OUTBOX_DIR: entry({
     schema: z.string().min(1).optional(),
@@ -200,13 +216,13 @@ export const ENV = {
     set: 'optional',
     about: 'AWS: the SES-verified sender invitations are sent from (context `mailFrom`)',
   }),
-  OUTBOUND_ALLOW_LOOPBACK: entry({
-    schema: z.enum(['0', '1']).default('0'),
-    default: '0',
+  OUTBOUND_LOOPBACK_PORTS: entry({
+    schema: portList,
+    default: 'none: loopback is refused',
     readBy: OUTBOUND,
     set: 'never',
     about:
-      '`1`: outbound calls may reach loopback addresses (the sandboxes): set by `npm start`, the operator CLI on a local store and the test harness, never in AWS',
+      'the loopback ports outbound calls may reach, comma separated: exactly those of the sandboxes `npm start` (or a test harness) started, set by it; never in AWS',
   }),
   OUTBOUND_ALLOWED_HOSTS: entry({
     schema: z
@@ -233,6 +249,14 @@ export const ENV = {
     set: 'optional',
     about:
       "tracker hosts beyond the real services' (a customer's custom domain, an Xray Server's Jira), comma separated: `jira.example.com` or `*.example.com` (context `outboundAllowedHosts`)",
+  }),
+  OUTBOUND_ALLOWED_PORTS: entry({
+    schema: portList,
+    default: 'none: port 443 only',
+    readBy: OUTBOUND,
+    set: 'optional',
+    about:
+      "ports beyond 443 that outbound URLs may name (a customer's Jira Server on 8443), comma separated (context `outboundAllowedPorts`)",
   }),
   OUTBOUND_MAX_RESPONSE_BYTES: entry({
     schema: z.coerce

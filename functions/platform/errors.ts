@@ -40,6 +40,7 @@ export const ErrorCode = {
   OAUTH_NOT_CONFIGURED: 'OAUTH_NOT_CONFIGURED',
   OAUTH_STATE_INVALID: 'OAUTH_STATE_INVALID',
   OAUTH_SCOPE_MISMATCH: 'OAUTH_SCOPE_MISMATCH',
+  GRANT_PAIRING_FORBIDDEN: 'GRANT_PAIRING_FORBIDDEN',
   MAPPINGS_NOT_SAVED: 'MAPPINGS_NOT_SAVED',
   TARGET_TRACKER_ERROR: 'TARGET_TRACKER_ERROR',
   PROJECT_NOT_READY: 'PROJECT_NOT_READY',
@@ -61,6 +62,7 @@ export const ErrorCode = {
   SSO_ACCOUNT_NOT_ALLOWED: 'SSO_ACCOUNT_NOT_ALLOWED',
   INVITATION_INVALID: 'INVITATION_INVALID',
   INVITATION_NOT_FOUND: 'INVITATION_NOT_FOUND',
+  INVITATION_WITHDRAWN: 'INVITATION_WITHDRAWN',
   MAIL_UNAVAILABLE: 'MAIL_UNAVAILABLE',
   STREAM_LIMIT: 'STREAM_LIMIT',
 } as const;
@@ -204,6 +206,25 @@ export const errors = {
       ErrorCode.FORBIDDEN,
       `Only an owner or admin can connect the project's ${kind} to another ${kind === 'source' ? 'organisation or project' : 'site or project key'}`,
     ),
+  /**
+   * A member's run would pair an OAuth grant someone else consented with credentials of the member's own (or a
+   * connection no owner or admin made): the grant's data would go where its consenter never chose.
+   */
+  grantPairingForbidden: (grant: 'source' | 'target') => {
+    const other = grant === 'source' ? 'target' : 'source';
+    return new HttpError(
+      403,
+      ErrorCode.GRANT_PAIRING_FORBIDDEN,
+      `The ${grant} is connected by an OAuth grant another user consented: a member's run uses it only with the project's stored ${other}, connected by an owner, an admin or whoever consented the grant (send no ${other} credentials of your own)`,
+    );
+  },
+  /** A member's start or connection test would replace a stored connection someone else made. */
+  connectionReplaceForbidden: (kind: 'source' | 'target') =>
+    new HttpError(
+      403,
+      ErrorCode.FORBIDDEN,
+      `Only an owner or admin can replace the project's stored ${kind} connection, which someone else made: use it as it is`,
+    ),
   /** The project has no stored (working) credentials for this tracker. */
   connectionRequired: (kind: 'source' | 'target', projectId: string) =>
     new HttpError(
@@ -261,6 +282,13 @@ export const errors = {
       400,
       ErrorCode.INVITATION_INVALID,
       'This invitation link is invalid, expired or was already used: ask for a new invitation',
+    ),
+  /** The inviter was removed, or may no longer give the invited role: the invitation went with their authority. */
+  invitationWithdrawn: () =>
+    new HttpError(
+      400,
+      ErrorCode.INVITATION_WITHDRAWN,
+      'This invitation was withdrawn: the person who sent it has left the team or may no longer invite to this role; ask an administrator for a new invitation',
     ),
   invitationNotFound: (id: string) =>
     new HttpError(404, ErrorCode.INVITATION_NOT_FOUND, `Invitation ${id} not found`),
@@ -344,7 +372,7 @@ export const errors = {
       ErrorCode.SSO_DOMAIN_NOT_ALLOWED,
       `E-mail addresses at ${domain} may not sign in to this tenant through single sign-on`,
     ),
-  /** The e-mail belongs elsewhere (another tenant, or another identity): said without naming where. */
+  /** The e-mail is linked to another identity, or was removed from the tenant: said without naming which. */
   ssoAccountNotAllowed: () =>
     new HttpError(
       403,

@@ -7,6 +7,7 @@
 import { outboundUrlProblem } from '#outbound/validate.ts';
 import type { PluginDefinition } from '#phase-kit/context.ts';
 import type { CredentialCipher, SealedSecret } from '#platform/credentials-cipher.ts';
+import { pluginConfigContext } from '#platform/secret-contexts.ts';
 import { describeIssue } from '#platform/validation.ts';
 
 /** A configuration the plugin's schema refuses: one plain sentence per problem, each naming the field. */
@@ -19,13 +20,6 @@ export class PluginConfigError extends Error {
     super(`the ${pluginKey} configuration is not valid:\n  ${problems.join('\n  ')}`);
   }
 }
-
-/** The authenticated data a plugin's sealed configuration is bound to (and, in AWS, the KMS encryption context). */
-export const pluginConfigContext = (tenantId: string, pluginKey: string) => ({
-  purpose: 'plugin-config',
-  tenantId,
-  pluginKey,
-});
 
 /** Whether the plugin can be enabled without a configuration: its schema accepts none. */
 export function needsConfig(definition: PluginDefinition): boolean {

@@ -14,12 +14,11 @@ import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
-import type { StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
-  credentialContext,
   loadSource,
   loadTarget,
   openSourceClient,
@@ -33,6 +32,7 @@ import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { checkTestSide, makerOf, sideOf } from './connection-use.ts';
 import { findProject } from './projects.ts';
 
 /** A connection test should answer in seconds: few retries, short timeouts. */
@@ -51,14 +51,26 @@ export function refuseOutbound(creds: SourceCredentials | TargetCredentials): vo
   if (problems.length) throw errors.validation(problems);
 }
 
+/**
+ * What a caller is told when the tracker cannot be reached, whatever the reason: the policy refused the name's
+ * address or a redirect, the name does not resolve, the connection was refused or reset, the tracker never
+ * answered. One sentence, so that a connection test tells nothing of what listens where (the reason is logged).
+ */
+export const unreachableMessage = (kind: ConnectionKind) =>
+  `${kind} tracker unreachable: the service could not connect to it (it connects only to the public https addresses of supported trackers and of hosts your operator allows)`;
+
 /** The spec's messages for what a tracker answered. */
 export function describeTrackerFailure(kind: ConnectionKind, err: unknown, notFound: string): string {
-  // Refused by the outbound policy (a name resolving to a private address, a redirect elsewhere): one message.
-  if (err instanceof OutboundRefused) return `${kind} connection refused: ${err.message}`;
+  if (err instanceof OutboundRefused || err instanceof TrackerUnreachableError) {
+    logger.warn('tracker unreachable', {
+      kind,
+      ...(err instanceof TrackerUnreachableError ? { host: err.host } : {}),
+      reason: err.reason,
+    });
+    return unreachableMessage(kind);
+  }
   // No OAuth token: "Token exchange failed" (reconnect) or the provider unreachable, and what to do about it.
   if (err instanceof CredentialsUnavailable) return err.message;
-  if (err instanceof TrackerUnreachableError)
-    return `${kind} tracker unreachable at ${err.host} (${err.reason})`;
   if (err instanceof TrackerHttpError)
     return err.status === 404 ? notFound : `${kind} connection failed with ${err.status}`;
   throw err;
@@ -81,15 +93,15 @@ export async function requireStored<K extends ConnectionKind>(
 }
 
 /** A request that gave no credentials falls back on the project's: without them, the body lacked a field. */
+const noStoredCredentials = (projectId: string, kind: ConnectionKind) =>
+  errors.validation([`credentials is required: project ${projectId} has no stored ${kind} credentials`]);
+
 export const storedCredentials = <K extends ConnectionKind>(
   store: Store,
   tenantId: string,
   projectId: string,
   kind: K,
-) =>
-  requireStored(store, tenantId, projectId, kind, () =>
-    errors.validation([`credentials is required: project ${projectId} has no stored ${kind} credentials`]),
-  );
+) => requireStored(store, tenantId, projectId, kind, () => noStoredCredentials(projectId, kind));
 
 /** Reads the project's work item count: the source works when this does. */
 export async function testSourceClient(
@@ -230,9 +242,14 @@ export async function testConnection(
   const kind: ConnectionKind = input.type === 'azure_devops' ? 'source' : 'target';
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
+  const stored = project
+    ? await (kind === 'source'
+        ? loadSource(store, principal.tenantId, project.id)
+        : loadTarget(store, principal.tenantId, project.id))
+    : undefined;
   let raw: unknown = input.credentials;
   if (!raw) {
-    const stored = await storedCredentials(store, principal.tenantId, project!.id, kind);
+    if (!stored) throw noStoredCredentials(project!.id, kind);
     if (stored.method === 'oauth') {
       const result = await testStoredOAuth(store, principal.tenantId, project!.id, stored);
       logger.info('connection tested', {
@@ -248,6 +265,13 @@ export async function testConnection(
   }
   const creds = kind === 'source' ? SourceCredentialsSchema.parse(raw) : TargetCredentialsSchema.parse(raw);
   refuseOutbound(creds);
+  // Credentials in the body for a project are stored in place of its connection: a member may not replace one
+  // someone else made (services/connection-use.ts). The stored token tested again, or sent again, keeps its
+  // maker; one stored before makers were kept becomes the testing owner's or admin's.
+  const side = sideOf(stored, input.credentials ? creds : undefined);
+  if (project) checkTestSide(principal, kind, side);
+  const adopts = !stored?.connectedBy && principal.role !== 'member';
+  const connectedBy = side.bringsOther || adopts ? makerOf(principal) : stored?.connectedBy;
   const result =
     kind === 'source'
       ? await testSourceClient(
@@ -266,24 +290,35 @@ export async function testConnection(
   });
   if (!project) return result;
 
-  const record: StoredConnection = {
-    kind,
+  const outcome = {
     ok: result.success,
     message: result.message,
     testedAt: nowIso(),
     summary: summaryOf(input, creds, result),
-    method: 'token',
-    // Only credentials that worked are kept; a failed test leaves none behind to be used by mistake.
-    ...(result.success
-      ? {
-          sealed: await credentialCipher().seal(
-            JSON.stringify(creds),
-            credentialContext(principal.tenantId, project.id, kind),
-          ),
-        }
-      : {}),
   };
-  await store.connections.put(principal.tenantId, project.id, record);
+  if (stored && !side.bringsOther) {
+    // The stored connection tested (sent again or not): whatever the tracker answered, only the outcome is
+    // recorded; its credentials stay, so a test once the tracker is back connects it again.
+    await store.connections.recordTest(principal.tenantId, project.id, kind, { ...outcome, connectedBy });
+  } else if (result.success || !stored) {
+    // Other credentials replace the stored connection only when they work (a member's only where
+    // checkTestSide let them); where none is stored, a failure is shown with no credentials kept.
+    await store.connections.put(principal.tenantId, project.id, {
+      kind,
+      ...outcome,
+      method: 'token',
+      ...(connectedBy ? { connectedBy } : {}),
+      ...(result.success
+        ? {
+            sealed: await credentialCipher().seal(
+              JSON.stringify(creds),
+              credentialContext(principal.tenantId, project.id, kind),
+            ),
+          }
+        : {}),
+    });
+  }
+  // Other credentials that failed replace nothing: the stored token or grant stays as it was.
   if (result.success) await connectIfBothOk(store, principal.tenantId, project.id, kind);
   return result;
 }

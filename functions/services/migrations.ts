@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { AwsOrchestrator } from '#adapters/orchestrator-aws.ts';
-import type { ConnectionKind } from '#domain/connectors.ts';
+import type { ConnectionMaker } from '#domain/connection-use.ts';
+import type { ConnectionKind, SourceCredentials, TargetCredentials } from '#domain/connectors.ts';
 import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
 import {
@@ -19,6 +20,7 @@ import {
   type StartRunInput,
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
+import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import { sameSite } from '#domain/tracker-oauth.ts';
@@ -32,16 +34,13 @@ import { type EnvInput, readEnv } from '#platform/env.ts';
 import { errors } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
+import type { Principal } from '#platform/tokens.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
-import {
-  credentialContext,
-  loadSource,
-  loadTarget,
-  type StoredSource,
-  type StoredTarget,
-} from '#trackers/connections.ts';
+import { loadSource, loadTarget, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
+import { bringsOther, checkStartSides, makerOf, sideOf } from './connection-use.ts';
 import { findProject } from './projects.ts';
 import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
 
@@ -87,12 +86,6 @@ export async function findRun(store: Store, tenantId: string, runId: string): Pr
 
 const errorText = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 
-/** The OAuth grants a start uses: a side whose secret fields the body left out (its schema allowed it). */
-interface OAuthSides {
-  source?: Extract<StoredSource, { method: 'oauth' }>;
-  target?: Extract<StoredTarget, { method: 'oauth' }>;
-}
-
 /** Which of the project's trackers are connected by OAuth: their start bodies may leave the secrets out. */
 export async function oauthConnected(store: Store, tenantId: string, projectId: string) {
   const id = storedId(projectId);
@@ -104,6 +97,12 @@ export async function oauthConnected(store: Store, tenantId: string, projectId: 
   return { source: source?.method === 'oauth', target: target?.method === 'oauth' };
 }
 
+/** The project's stored connections, opened (one read each; the start's checks and writes all use these). */
+interface StoredSides {
+  source: StoredSource | undefined;
+  target: StoredTarget | undefined;
+}
+
 /**
  * The grants a start without secrets relies on, checked before anything is written. A grant stays bound to
  * the organisation and project (Entra) or site and project key (Atlassian) it was consented for: a body naming
@@ -111,51 +110,50 @@ export async function oauthConnected(store: Store, tenantId: string, projectId: 
  * owner's token elsewhere by naming another host (issue 17). Moving a connection is a reconnection by an owner
  * or admin.
  */
-async function oauthSides(store: Store, tenantId: string, projectId: string, input: StartRunInput) {
+function checkOAuthSides(stored: StoredSides, input: StartRunInput): void {
   const pasted = connectionCredentials(input);
-  const sides: OAuthSides = {};
   const problems: string[] = [];
   const scope: string[] = [];
   const { source, target } = input.enginePayload;
   if (!pasted.source) {
-    const stored = await loadSource(store, tenantId, projectId);
-    if (stored?.method !== 'oauth') problems.push('enginePayload.source.pat is required');
+    const grant = stored.source;
+    if (grant?.method !== 'oauth') problems.push('enginePayload.source.pat is required');
     else if (
-      !sameSite(resolveOrganizationUrl(stored.creds.organization_url), resolveOrganizationUrl(source.org)) ||
-      stored.creds.project.toLowerCase() !== source.project.toLowerCase()
+      !sameSite(resolveOrganizationUrl(grant.creds.organization_url), resolveOrganizationUrl(source.org)) ||
+      grant.creds.project.toLowerCase() !== source.project.toLowerCase()
     )
       scope.push(
-        `enginePayload.source must name ${stored.creds.organization_url} and project ${stored.creds.project}: the source is connected by OAuth to them (send pat to use another)`,
+        `enginePayload.source must name ${grant.creds.organization_url} and project ${grant.creds.project}: the source is connected by OAuth to them (send pat to use another)`,
       );
-    else sides.source = stored;
   }
   if (!pasted.target) {
-    const stored = await loadTarget(store, tenantId, projectId);
-    if (stored?.method !== 'oauth') {
+    const grant = stored.target;
+    if (grant?.method !== 'oauth') {
       if (target.email === undefined) problems.push('enginePayload.target.email is required');
       if (target.api_token === undefined) problems.push('enginePayload.target.api_token is required');
     } else if (
-      !sameSite(stored.creds.base_url, target.base_url) ||
-      stored.creds.project_key !== target.project_key
+      !sameSite(grant.creds.base_url, target.base_url) ||
+      grant.creds.project_key !== target.project_key
     )
       scope.push(
-        `enginePayload.target must name ${stored.creds.base_url} and project key ${stored.creds.project_key}: the target is connected by OAuth to them (send email and api_token to use another)`,
+        `enginePayload.target must name ${grant.creds.base_url} and project key ${grant.creds.project_key}: the target is connected by OAuth to them (send email and api_token to use another)`,
       );
-    else sides.target = stored;
   }
   if (problems.length) throw errors.validation(problems);
   if (scope.length) throw errors.oauthScopeMismatch(scope);
-  return sides;
 }
+
+/** Pasted credentials the start stores in place of the project's: those other than the stored ones. */
+type CredentialWrites = Partial<{ source: SourceCredentials; target: TargetCredentials }>;
 
 async function storeCredentials(
   store: Store,
-  tenantId: string,
-  projectId: string,
-  runId: string,
+  run: Run,
   input: StartRunInput,
+  writes: CredentialWrites,
+  maker: ConnectionMaker,
 ): Promise<void> {
-  const creds = connectionCredentials(input);
+  const { tenantId, projectId, id: runId } = run;
   const { source, target } = input.enginePayload;
   const summaries: Record<ConnectionKind, Record<string, string>> = {
     source: { organizationUrl: source.org, projectName: source.project },
@@ -166,7 +164,7 @@ async function storeCredentials(
     },
   };
   for (const kind of ['source', 'target'] as const) {
-    const pasted = creds[kind];
+    const pasted = writes[kind];
     if (!pasted) continue;
     await store.connections.put(tenantId, projectId, {
       kind,
@@ -176,6 +174,7 @@ async function storeCredentials(
       testedAt: null,
       summary: summaries[kind],
       method: 'token',
+      connectedBy: maker,
       sealed: await credentialCipher().seal(
         JSON.stringify(pasted),
         credentialContext(tenantId, projectId, kind),
@@ -198,11 +197,13 @@ export interface StartOutcome {
  */
 export async function startMigration(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
-  tenantId: string,
+  principal: Principal,
   projectId: string,
   input: StartRunInput,
 ): Promise<StartOutcome> {
+  const { tenantId } = principal;
   const project = await findProject(store, tenantId, projectId);
   // Checked before anything is written: a URL the service may not reach, or a start the project's OAuth
   // grants do not cover, writes nothing.
@@ -212,7 +213,22 @@ export async function startMigration(
     'enginePayload.target.base_url': target.base_url,
   });
   if (unreachable.length) throw errors.validation(unreachable);
-  await oauthSides(store, tenantId, project.id, input);
+  const stored: StoredSides = {
+    source: await loadSource(store, tenantId, project.id),
+    target: await loadTarget(store, tenantId, project.id),
+  };
+  checkOAuthSides(stored, input);
+  // Whose connections these are: a member pairs no one else's grant with their own credentials, and replaces
+  // no one else's connection (domain/connection-use.ts). The same token sent again is the stored one: no write.
+  const pasted = connectionCredentials(input);
+  checkStartSides(principal, {
+    source: sideOf(stored.source, pasted.source),
+    target: sideOf(stored.target, pasted.target),
+  });
+  const writes: CredentialWrites = {
+    ...(pasted.source && bringsOther(stored.source, pasted.source) ? { source: pasted.source } : {}),
+    ...(pasted.target && bringsOther(stored.target, pasted.target) ? { target: pasted.target } : {}),
+  };
   const options = runOptionsOf(input, DEFAULT_RUN_OPTIONS);
   const fingerprint = createHash('sha256').update(requestFingerprint(input, options)).digest('hex');
 
@@ -230,7 +246,9 @@ export async function startMigration(
     if (refusal) throw errors.projectNotReady(refusal);
     const run = newRun(tenantId, project.id, input.type, options);
     if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
-    await launch(store, orch, run, input);
+    await launch(store, journal, orch, run, () =>
+      storeCredentials(store, run, input, writes, makerOf(principal)),
+    );
     return { run, created: true };
   }
   // Three rounds lost to other starts of this project: one of them holds the lock now.
@@ -238,19 +256,25 @@ export async function startMigration(
   throw errors.migrationAlreadyRunning(lock?.runId ?? 'unknown');
 }
 
-async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRunInput): Promise<void> {
+/** Stores what the start brought (`prepare`), moves the project, and starts the worker. */
+async function launch(
+  store: Store,
+  journal: RunJournal,
+  orch: Orchestrator,
+  run: Run,
+  prepare: () => Promise<void>,
+): Promise<void> {
   const { tenantId, projectId, id } = run;
   try {
-    await storeCredentials(store, tenantId, projectId, id, input);
+    await prepare();
     // Dry runs write nothing and SAMPLE runs are trials: neither moves the project (domain/lifecycle.ts).
     if (runMovesProject(run.type, run.options.dryRun)) {
       const { from, to } = PROJECT_TRANSITIONS.startMigration;
       await store.projects.transition(tenantId, projectId, [...from], to);
     }
   } catch (err) {
-    await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
-      finishedAt: nowIso(),
-      failureReason: 'Could not prepare the run',
+    await journal.move(run, RUN_TRANSITIONS.failToStart, {
+      fields: { finishedAt: nowIso(), failureReason: 'Could not prepare the run' },
     });
     throw err;
   }
@@ -265,9 +289,8 @@ async function launch(store: Store, orch: Orchestrator, run: Run, input: StartRu
     });
     // FAILED releases the lock and moves the project out of MIGRATING (store `afterEnd`).
     if (
-      await store.runs.transition(tenantId, id, RUN_TRANSITIONS.failToStart, {
-        finishedAt: nowIso(),
-        failureReason: 'Could not start migration worker',
+      await journal.move(run, RUN_TRANSITIONS.failToStart, {
+        fields: { finishedAt: nowIso(), failureReason: 'Could not start migration worker' },
       })
     )
       countRun('FAILED');
@@ -301,12 +324,13 @@ export async function pauseMigration(store: Store, tenantId: string, runId: stri
 }
 
 /**
- * Resume: PAUSED -> RUNNING with the control flag back to run, then a new execution of the next generation
- * (the one after the latest the engine recorded, at least 1: the start was 0).
- * If the worker cannot be started the run goes back to PAUSED (and can be resumed again) with a 502.
+ * Resume: PAUSED -> RUNNING with the control flag back to run (the stream says `running`), then a new execution
+ * of the next generation (the one after the latest the engine recorded, at least 1: the start was 0).
+ * If the worker cannot be started the run goes back to PAUSED (told too; it can be resumed again) with a 502.
  */
 export async function resumeMigration(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
   tenantId: string,
   runId: string,
@@ -319,12 +343,7 @@ export async function resumeMigration(
     if (connection?.reconnectRequired)
       throw errors.tokenExchangeFailed(409, `${connection.message}, then resume`);
   }
-  if (
-    !(await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.resume, {
-      control: 'run',
-      pauseReason: null,
-    }))
-  )
+  if (!(await journal.move(run, RUN_TRANSITIONS.resume, { fields: { control: 'run', pauseReason: null } })))
     throw errors.migrationNotPaused(run.id);
   // The start was generation 0; the engine records each generation that works the run.
   const generation = Math.max(1, nextGeneration(run));
@@ -332,7 +351,7 @@ export async function resumeMigration(
     await orch.start({ tenantId, runId: run.id, generation });
   } catch (err) {
     logger.error('migration dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
-    await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.pause, { control: 'pause' });
+    await journal.move(run, RUN_TRANSITIONS.pause, { fields: { control: 'pause' } });
     throw errors.engineDispatchFailed();
   }
   logger.info('migration resumed', { tenantId, runId: run.id, generation });
@@ -340,13 +359,15 @@ export async function resumeMigration(
 }
 
 /**
- * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows),
- * its reports are written as things stand, and its execution is stopped; what was migrated stays in Jira. A
+ * Cancel: an active run becomes CANCELLED at once and for good (the lock is released, the project follows, the
+ * stream says `cancelled`, then `done`), its reports are written as things stand, and its execution is stopped;
+ * what was migrated stays in Jira. A
  * worker still inside a chunk finishes that chunk and then sees the cancel. Cancelling a CANCELLED run answers
  * CANCELLED again; a COMPLETED, PARTIAL or FAILED run is a 409.
  */
 export async function cancelMigration(
   store: Store,
+  journal: RunJournal,
   orch: Orchestrator,
   artifacts: ArtifactStore,
   tenantId: string,
@@ -355,11 +376,11 @@ export async function cancelMigration(
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'CANCELLED') return run;
   if (!isActiveRun(run.status)) throw finishedRefusal(run);
-  const moved = await store.runs.transition(tenantId, run.id, RUN_TRANSITIONS.cancel, {
-    control: 'cancel',
-    finishedAt: nowIso(),
+  // The engine's check carries out the same move (engine/control.ts obeyControl): whichever holds tells it.
+  const moved = await journal.move(run, RUN_TRANSITIONS.cancel, {
+    fields: { control: 'cancel', finishedAt: nowIso() },
   });
-  if (!moved) return cancelMigration(store, orch, artifacts, tenantId, runId);
+  if (!moved) return cancelMigration(store, journal, orch, artifacts, tenantId, runId);
   const cancelled: Run = { ...run, status: 'CANCELLED', control: 'cancel' };
   try {
     // The reports need only the store and the artifacts (no tracker is called).

@@ -12,6 +12,7 @@ import { nowIso, nowMs } from '#platform/clock.ts';
 import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { scanCredentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { ScanRecord } from '#store/scans.ts';
@@ -102,11 +103,6 @@ export type ScanAnswer = { async: false; scan: ScanRecord } | { async: true; sca
  * only while the scan runs; the outcome replaces the whole record, and the API never shows the field.
  */
 type BackgroundScanRecord = ScanRecord & { sealedCredentials?: SealedSecret };
-const scanCredentialContext = (scan: ScanRecord) => ({
-  tenantId: scan.tenantId,
-  scanId: scan.scanId,
-  kind: 'scan-source',
-});
 
 /** What a failed scan records: the spec's message for what the tracker answered, else a plain reason. */
 function failureMessage(err: unknown): string {
@@ -202,7 +198,10 @@ export async function startScan(
   const record: BackgroundScanRecord = inline
     ? {
         ...scan,
-        sealedCredentials: await credentialCipher().seal(JSON.stringify(inline), scanCredentialContext(scan)),
+        sealedCredentials: await credentialCipher().seal(
+          JSON.stringify(inline),
+          scanCredentialContext(scan.tenantId, scan.scanId),
+        ),
       }
     : scan;
   await store.scans.put(record);
@@ -241,7 +240,9 @@ export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord
   let itemIds: number[];
   try {
     if (sealedCredentials) {
-      const raw = JSON.parse(await credentialCipher().open(sealedCredentials, scanCredentialContext(scan)));
+      const raw = JSON.parse(
+        await credentialCipher().open(sealedCredentials, scanCredentialContext(scan.tenantId, scan.scanId)),
+      );
       client = sourceClient(SourceCredentialsSchema.parse(raw));
     } else if (scan.projectId) {
       const stored = await storedCredentials(store, scan.tenantId, scan.projectId, 'source');

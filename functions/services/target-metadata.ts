@@ -4,8 +4,10 @@
  * be assigned issues. Read through the project's stored connection, as every other reader of Jira does, and
  * kept a minute per project and connection so that an editor's reloads do not each cost six Jira calls.
  */
+import { seesPeopleEmails } from '#domain/team.ts';
 import { nowIso, nowMs } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
+import type { Principal } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import { openTargetClient, type StoredTarget } from '#trackers/connections.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
@@ -135,21 +137,30 @@ async function readPickers(client: JiraClient, key: string): Promise<TargetPicke
   });
 }
 
+/** What a role sees of the pickers: a member gets the people without their e-mail addresses. */
+const forRole = (pickers: TargetPickers, principal: Principal): TargetPickers =>
+  seesPeopleEmails(principal.role)
+    ? pickers
+    : { ...pickers, users: pickers.users.map((u) => ({ ...u, emailAddress: null })) };
+
 /**
- * The pickers' metadata of the project's Jira project: another tenant's project is a 404, no stored target a
- * 409 CONNECTION_REQUIRED, a refusal by Jira the 502 with the connection test's message.
+ * The pickers' metadata of the project's Jira project, as the caller's role may see it: another tenant's
+ * project is a 404, no stored target a 409 CONNECTION_REQUIRED, a refusal by Jira the 502 with the connection
+ * test's message.
  */
 export async function targetPickers(
   store: Store,
-  tenantId: string,
+  principal: Principal,
   projectId: string,
 ): Promise<TargetPickers> {
+  const { tenantId } = principal;
   const project = await findProject(store, tenantId, projectId);
   const { client, key, stored } = await openTarget(store, tenantId, project.id);
-  // Keyed by where the connection points: a reconnect to another site or project reads afresh.
+  // Keyed by where the connection points: a reconnect to another site or project reads afresh. The whole
+  // answer is kept; each caller gets their role's view of it.
   const cacheKey = JSON.stringify([tenantId, project.id, stored.creds.base_url, key]);
   const hit = cache.get(cacheKey);
-  if (hit && nowMs() - hit.at < METADATA_TTL_MS) return hit.value;
+  if (hit && nowMs() - hit.at < METADATA_TTL_MS) return forRole(hit.value, principal);
   const value = await readPickers(client, key);
   cache.delete(cacheKey);
   cache.set(cacheKey, { at: nowMs(), value });
@@ -158,5 +169,5 @@ export async function targetPickers(
     if (cache.size <= CACHE_ENTRIES) break;
     cache.delete(old);
   }
-  return value;
+  return forRole(value, principal);
 }

@@ -28,19 +28,14 @@ import { OAUTH_CALLBACK_PATH } from '#platform/cookies.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import { sha256Url } from '#platform/tokens.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
-import {
-  credentialContext,
-  loadSource,
-  loadTarget,
-  type StoredSource,
-  type StoredTarget,
-} from '#trackers/connections.ts';
+import { loadSource, loadTarget, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';
@@ -68,16 +63,19 @@ function returnTarget(returnTo: string | undefined, projectId: string): string {
   return resolved;
 }
 
-/** Does this start name another organisation/project (or project key/site) than the stored OAuth grant? */
-async function movesGrant(
-  store: Store,
-  tenantId: string,
-  projectId: string,
-  request: { organization_url: string; project: string } | { project_key: string; site?: string | undefined },
-): Promise<boolean> {
+type StartRequest =
+  | { organization_url: string; project: string }
+  | { project_key: string; site?: string | undefined };
+
+/**
+ * Does this start name another organisation/project (or project key/site) than the project's stored connection
+ * of the same kind, a pasted token's or an OAuth grant's? (A target start's absent site is the stored site by
+ * then: `withStoredSite`.)
+ */
+function movesConnection(stored: StoredSource | StoredTarget | undefined, request: StartRequest): boolean {
+  if (!stored) return false;
   if ('organization_url' in request) {
-    const stored = await loadSource(store, tenantId, projectId);
-    if (stored?.method !== 'oauth') return false;
+    if (!('organization_url' in stored.creds)) return false;
     return (
       !sameSite(
         resolveOrganizationUrl(stored.creds.organization_url),
@@ -85,12 +83,25 @@ async function movesGrant(
       ) || !sameSite(stored.creds.project, request.project)
     );
   }
-  const stored = await loadTarget(store, tenantId, projectId);
-  if (stored?.method !== 'oauth') return false;
+  if (!('base_url' in stored.creds)) return false;
   return (
     stored.creds.project_key !== request.project_key ||
     (request.site !== undefined && !sameSite(stored.creds.base_url, request.site))
   );
+}
+
+/**
+ * A target start without a site asks for the site the project's target is connected to now: the callback then
+ * refuses a grant that does not reach it, rather than taking the only site the signed-in account reaches (which
+ * would move the project into that person's Jira). Naming another site is moving the connection.
+ */
+function withStoredSite<R extends StartRequest>(
+  stored: StoredSource | StoredTarget | undefined,
+  request: R,
+): R {
+  if ('organization_url' in request || request.site !== undefined || !stored || !('base_url' in stored.creds))
+    return request;
+  return { ...request, site: stored.creds.base_url };
 }
 
 export async function startOAuthConnection(
@@ -104,10 +115,15 @@ export async function startOAuthConnection(
   const project = await findProject(store, principal.tenantId, projectId);
   if (kind !== 'source' && kind !== 'target')
     throw errors.validation(['kind must be one of: source, target']);
-  const request =
+  const asked =
     kind === 'source'
       ? parseOrThrow(StartSourceOAuthSchema, body ?? {})
       : parseOrThrow(StartTargetOAuthSchema, body ?? {});
+  const stored =
+    kind === 'source'
+      ? await loadSource(store, principal.tenantId, project.id)
+      : await loadTarget(store, principal.tenantId, project.id);
+  const request = withStoredSite(stored, asked);
   const unreachable = outboundUrlProblems(
     'organization_url' in request
       ? { organization_url: resolveOrganizationUrl(request.organization_url) }
@@ -116,8 +132,8 @@ export async function startOAuthConnection(
   if (unreachable.length) throw errors.validation(unreachable);
   const provider = (await oauthProviders())[PROVIDER_OF[kind]];
   if (!provider) throw errors.oauthNotConfigured(TRACKER_NAME[kind]);
-  // A grant stays where it was consented: only an owner or admin moves a project's connection elsewhere.
-  if (principal.role === 'member' && (await movesGrant(store, principal.tenantId, project.id, request)))
+  // A connection stays where it was made: only an owner or admin moves a project's connection elsewhere.
+  if (principal.role === 'member' && movesConnection(stored, request))
     throw errors.connectionMoveForbidden(kind);
 
   const state = base64url(randomBytes(32));
@@ -125,19 +141,20 @@ export async function startOAuthConnection(
   const binding = base64url(randomBytes(32));
   const redirectUri = `${apiBaseUrl.replace(/\/+$/, '')}${OAUTH_CALLBACK_PATH}`;
   const expiresAt = nowEpochSeconds() + OAUTH_ATTEMPT_TTL_SECONDS;
-  const { returnTo, ...asked } = request;
+  const { returnTo, ...scope } = request;
   await store.oauthAttempts.put({
     stateHash: sha256(state),
     bindingHash: sha256(binding),
     tenantId: principal.tenantId,
     projectId: project.id,
     userId: principal.userId,
+    role: principal.role,
     kind,
     provider: provider.name,
     codeVerifier,
     redirectUri,
     returnTo: returnTarget(returnTo, project.id),
-    request: Object.fromEntries(Object.entries(asked).filter(([, v]) => v !== undefined)) as Record<
+    request: Object.fromEntries(Object.entries(scope).filter(([, v]) => v !== undefined)) as Record<
       string,
       string
     >,
@@ -196,7 +213,10 @@ async function credentialsOf(
   const atlassian = (await oauthProviders()).atlassian;
   if (!atlassian) throw errors.oauthNotConfigured('Jira');
   const chosen = chooseSite(await atlassian.accessibleResources(tokens.accessToken), attempt.request.site);
-  if ('refusal' in chosen) throw errors.validation([chosen.refusal]);
+  if ('refusal' in chosen)
+    throw chosen.reason === 'uncovered'
+      ? errors.oauthScopeMismatch([chosen.refusal])
+      : errors.validation([chosen.refusal]);
   return OAuthTargetCredentialsSchema.parse({
     ...common,
     provider: 'atlassian',
@@ -291,6 +311,8 @@ async function finishAttempt(
     method: 'oauth',
     provider: attempt.provider,
     version,
+    // Who consented: what a member may pair this grant with (domain/connection-use.ts).
+    connectedBy: { userId: attempt.userId, role: attempt.role ?? 'member' },
     sealed: await credentialCipher().seal(
       JSON.stringify(creds),
       credentialContext(attempt.tenantId, attempt.projectId, attempt.kind),

@@ -1,5 +1,6 @@
 /** A project's tracker connections: sealed credentials, a non-secret summary and the last test's outcome. */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConnectionMaker } from '#domain/connection-use.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
@@ -21,6 +22,11 @@ export interface StoredConnection {
   version?: number;
   /** The provider refused the grant ("Token exchange failed"): nothing works until the tracker is reconnected. */
   reconnectRequired?: boolean;
+  /**
+   * Who pasted the token or consented the grant, in the role they had then (absent on records written before it
+   * was kept, and on the demo seed's): what a member may pair it with (domain/connection-use.ts).
+   */
+  connectedBy?: ConnectionMaker;
 }
 
 export class ConnectionRepository {
@@ -52,31 +58,25 @@ export class ConnectionRepository {
     return rest as StoredConnection;
   }
 
-  /** A test of the stored connection: its outcome, the sealed value and version untouched. */
+  /**
+   * A test of the stored connection: its outcome (and, when an owner or admin adopts a record that names no
+   * maker, who made it), the sealed value and version untouched.
+   */
   async recordTest(
     tenantId: string,
     projectId: string,
     kind: ConnectionKind,
-    outcome: Pick<StoredConnection, 'ok' | 'message' | 'testedAt' | 'summary'>,
+    outcome: Pick<StoredConnection, 'ok' | 'message' | 'testedAt' | 'summary' | 'connectedBy'>,
   ): Promise<void> {
+    const fields = Object.entries(outcome).filter(([, v]) => v !== undefined);
     await this.table.db.send(
       new UpdateCommand({
         TableName: this.table.name,
         Key: keys.connection(tenantId, projectId, kind),
-        UpdateExpression: 'SET #ok = :ok, #message = :message, #testedAt = :testedAt, #summary = :summary',
+        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: {
-          '#ok': 'ok',
-          '#message': 'message',
-          '#testedAt': 'testedAt',
-          '#summary': 'summary',
-        },
-        ExpressionAttributeValues: {
-          ':ok': outcome.ok,
-          ':message': outcome.message,
-          ':testedAt': outcome.testedAt,
-          ':summary': outcome.summary,
-        },
+        ExpressionAttributeNames: Object.fromEntries(fields.map(([k], i) => [`#f${i}`, k])),
+        ExpressionAttributeValues: Object.fromEntries(fields.map(([, v], i) => [`:f${i}`, v])),
       }),
     );
   }

@@ -5,6 +5,7 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import type { OAuthProvider } from '#domain/tracker-oauth.ts';
+import type { Role } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
 import type { Table } from './table.ts';
 
@@ -15,6 +16,8 @@ export interface OAuthAttempt {
   tenantId: string;
   projectId: string;
   userId: string;
+  /** The starter's role then: the grant's maker (absent on attempts started before it was kept: a member). */
+  role?: Role;
   kind: ConnectionKind;
   provider: OAuthProvider;
   /** PKCE: only useful with the provider's code, and gone within minutes. */

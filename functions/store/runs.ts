@@ -12,8 +12,9 @@ import { exactSchema } from '#domain/exact-schema.ts';
 import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
+import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
-import { lastRunSummary, type Run, type RunCursor, RunSchema, type RunStatus } from '#domain/runs.ts';
+import { lastRunSummary, type Run, RunSchema, type RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
 import { storedEntity, taggedEntity } from './stored-item.ts';
@@ -26,10 +27,6 @@ import {
   statusIn,
   type Table,
 } from './table.ts';
-
-type RunStatusExtra = Partial<
-  Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control' | 'pauseReason'>
->;
 
 /**
  * A move's events as few items as fit: one item (keyed by its last event's id) per at most this many bytes of
@@ -56,38 +53,29 @@ function eventBundles(events: { id: string; event: RunEvent }[]): { id: string; 
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
 
+/** A bundle of events as the table keeps it: keyed by its last event, one event as itself. */
+function eventItem(
+  tenantId: string,
+  projectId: string,
+  runId: string,
+  bundle: { id: string; event: RunEvent }[],
+  at: string,
+  ttl: number,
+) {
+  const last = bundle.at(-1) as { id: string; event: RunEvent };
+  return {
+    ...keys.runEvent(tenantId, projectId, runId, last.id),
+    id: last.id,
+    ...(bundle.length === 1 ? { event: last.event } : { events: bundle }),
+    at,
+    ttl,
+  };
+}
+
 export interface StoredRunEvent {
   id: string;
   event: RunEvent;
   at: string;
-}
-
-export interface CheckpointUpdate {
-  from: RunCursor;
-  to: RunCursor;
-  success?: number;
-  failure?: number;
-  skipped?: number;
-  progressPercent: number;
-  totalItems?: number;
-  /** The chunk's events, written in the same transaction as the checkpoint. */
-  events?: { id: string; event: RunEvent }[];
-  /**
-   * Items that failed for the first time in this run: marked counted in the same transaction (`failure` is
-   * their number), so an item counts once and a chunk worked again after a crash cannot count it twice.
-   */
-  newlyFailedItems?: number[];
-  /**
-   * The move's warnings (`#12: ...`), kept in one item in the same transaction (so a move worked again after a
-   * crash cannot keep them twice), keyed by `warningsId`; no TTL: the dry run's preview reads them at the end.
-   */
-  warnings?: { id: string; messages: string[] };
-  /**
-   * The run's project, when the caller holds the run: spares the read of the run before the transaction (the
-   * engine's moves come every 10 units, and no unit starts while one is under way). A run gone since fails the
-   * transaction's condition all the same.
-   */
-  projectId?: string;
 }
 
 /** The project's one-active-run lock (`keys.runLock`). */
@@ -321,21 +309,12 @@ export class RunRepository {
                   },
                 ]
               : []),
-            ...eventBundles(u.events ?? []).map((bundle) => {
-              const last = bundle.at(-1) as { id: string; event: RunEvent };
-              return {
-                Put: {
-                  TableName: this.table.name,
-                  Item: {
-                    ...keys.runEvent(tenantId, projectId, runId, last.id),
-                    id: last.id,
-                    ...(bundle.length === 1 ? { event: last.event } : { events: bundle }),
-                    at,
-                    ttl,
-                  },
-                },
-              };
-            }),
+            ...eventBundles(u.events ?? []).map((bundle) => ({
+              Put: {
+                TableName: this.table.name,
+                Item: eventItem(tenantId, projectId, runId, bundle, at, ttl),
+              },
+            })),
           ],
         }),
       ),
@@ -354,7 +333,7 @@ export class RunRepository {
     return items.flatMap((item) => (item.messages as string[] | undefined) ?? []);
   }
 
-  /** Appends one event outside a checkpoint (status changes, done). */
+  /** Appends one event outside a checkpoint (a line at a fixed place: the run journal's `lines`). */
   async appendEvent(
     tenantId: string,
     projectId: string,
@@ -362,17 +341,30 @@ export class RunRepository {
     id: string,
     event: RunEvent,
   ): Promise<void> {
-    await this.table.db.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: {
-          ...keys.runEvent(tenantId, projectId, runId, id),
-          id,
-          event,
-          at: nowIso(),
-          ttl: nowEpochSeconds() + EVENT_TTL_SECONDS,
-        },
-      }),
+    await this.appendEvents(tenantId, projectId, runId, [{ id, event }]);
+  }
+
+  /**
+   * Appends events outside a checkpoint (a status move's line, status and done) as one item, as a checkpoint's
+   * (split past 64 KB): they are stored, and read back, together.
+   */
+  async appendEvents(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    events: { id: string; event: RunEvent }[],
+  ): Promise<void> {
+    const at = nowIso();
+    const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
+    await Promise.all(
+      eventBundles(events).map((bundle) =>
+        this.table.db.send(
+          new PutCommand({
+            TableName: this.table.name,
+            Item: eventItem(tenantId, projectId, runId, bundle, at, ttl),
+          }),
+        ),
+      ),
     );
   }
 
@@ -437,7 +429,7 @@ export class RunRepository {
     runId: string,
     from: RunStatus[],
     to: RunStatus,
-    extra: RunStatusExtra = {},
+    extra: RunMoveFields = {},
   ): Promise<boolean> {
     if (isTerminalRun(to)) return this.end(tenantId, runId, from, to, extra);
     const out = await ifConditionHolds(
@@ -460,7 +452,7 @@ export class RunRepository {
     runId: string,
     from: RunStatus[],
     to: RunStatus,
-    extra: RunStatusExtra,
+    extra: RunMoveFields,
   ) {
     const names: Record<string, string> = { '#status': 'status' };
     const guard = statusIn(from);
@@ -493,7 +485,7 @@ export class RunRepository {
     runId: string,
     from: RunStatus[],
     to: RunStatus,
-    extra: RunStatusExtra,
+    extra: RunMoveFields,
   ): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(tenantId, runId);

@@ -5,7 +5,7 @@
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
-import { SSO_ROLES, type SsoRole } from '#domain/sso.ts';
+import { type SsoRole, STORED_SSO_ROLES } from '#domain/sso.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
 import { storedEntity } from './stored-item.ts';
@@ -59,7 +59,7 @@ const SSO_CONFIG = storedEntity(
       clientId: z.string(),
       clientSecret: SealedSecretSchema,
       allowedDomains: z.array(z.string()),
-      defaultRole: z.enum(SSO_ROLES),
+      defaultRole: z.enum(STORED_SSO_ROLES),
       enabled: z.boolean(),
       createdAt: z.string(),
       updatedAt: z.string(),

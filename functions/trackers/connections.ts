@@ -5,6 +5,7 @@
  * connection works wherever a pasted token does.
  */
 
+import type { ConnectionMaker } from '#domain/connection-use.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import {
   type SourceCredentials,
@@ -21,6 +22,7 @@ import {
   OAuthTargetCredentialsSchema,
 } from '#domain/tracker-oauth.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
+import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Store } from '#store/index.ts';
 import { AdoClient } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
@@ -28,13 +30,6 @@ import { JiraClient } from '#trackers/jira/client.ts';
 import type { AtlassianOAuth, EntraOAuth } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
 import { OAuthTokenSource, TokenExchangeError, type TokenStore } from '#trackers/oauth/token-source.ts';
-
-/** The authenticated data a project's sealed credentials are bound to (every writer seals with it). */
-export const credentialContext = (tenantId: string, projectId: string, kind: ConnectionKind) => ({
-  tenantId,
-  projectId,
-  kind,
-});
 
 /** A pasted source token: a PAT over Basic, or (the spec: "or OAuth bearer token") an Entra JWT as Bearer. */
 export const sourceClient = (c: SourceCredentials, http: Partial<HttpOptions> = {}) =>
@@ -50,12 +45,16 @@ export const sourceClient = (c: SourceCredentials, http: Partial<HttpOptions> = 
 export const targetClient = (c: TargetCredentials, http: Partial<HttpOptions> = {}) =>
   new JiraClient({ baseUrl: c.base_url, email: c.email, token: c.api_token }, http);
 
+/** Who made the stored connection (absent on older records): what a member may pair it with. */
+interface Made {
+  connectedBy?: ConnectionMaker | undefined;
+}
 export type StoredSource =
-  | { method: 'token'; creds: SourceCredentials }
-  | { method: 'oauth'; creds: OAuthSourceCredentials; version: number; refused?: boolean };
+  | ({ method: 'token'; creds: SourceCredentials } & Made)
+  | ({ method: 'oauth'; creds: OAuthSourceCredentials; version: number; refused?: boolean } & Made);
 export type StoredTarget =
-  | { method: 'token'; creds: TargetCredentials }
-  | { method: 'oauth'; creds: OAuthTargetCredentials; version: number; refused?: boolean };
+  | ({ method: 'token'; creds: TargetCredentials } & Made)
+  | ({ method: 'oauth'; creds: OAuthTargetCredentials; version: number; refused?: boolean } & Made);
 
 async function openSealed(store: Store, tenantId: string, projectId: string, kind: ConnectionKind) {
   const stored = await store.connections.get(tenantId, projectId, kind);
@@ -68,6 +67,7 @@ async function openSealed(store: Store, tenantId: string, projectId: string, kin
     version: stored.version ?? 0,
     oauth: stored.method === 'oauth',
     refused: stored.reconnectRequired === true,
+    connectedBy: stored.connectedBy,
   };
 }
 
@@ -85,8 +85,9 @@ export async function loadSource(
         creds: OAuthSourceCredentialsSchema.parse(opened.raw),
         version: opened.version,
         refused: opened.refused,
+        connectedBy: opened.connectedBy,
       }
-    : { method: 'token', creds: SourceCredentialsSchema.parse(opened.raw) };
+    : { method: 'token', creds: SourceCredentialsSchema.parse(opened.raw), connectedBy: opened.connectedBy };
 }
 
 export async function loadTarget(
@@ -102,8 +103,9 @@ export async function loadTarget(
         creds: OAuthTargetCredentialsSchema.parse(opened.raw),
         version: opened.version,
         refused: opened.refused,
+        connectedBy: opened.connectedBy,
       }
-    : { method: 'token', creds: TargetCredentialsSchema.parse(opened.raw) };
+    : { method: 'token', creds: TargetCredentialsSchema.parse(opened.raw), connectedBy: opened.connectedBy };
 }
 
 /** The sealed connection record as a token store: refreshed tokens are written back under its version. */

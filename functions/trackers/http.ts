@@ -1,27 +1,38 @@
 /**
- * The one resilient HTTP layer under both tracker clients: a timeout per attempt; retries with exponential
- * backoff and jitter (cockatiel) on 5xx and network errors; pacing that fills the tracker's limits (pacing.ts:
- * in-flight requests per endpoint grown to what the endpoint takes, Jira's per-issue write windows, a learnt pace
- * per endpoint); and a 429 retried, however often, only after what the tracker asked for (Retry-After, Jira's
- * X-RateLimit-Reset), with the pause only where the 429 applies (RateLimit-Reason: the endpoint, the issue, or the
- * whole client for Jira's hourly quota and Azure DevOps' TF400733). A throttle never fails a request unless the
- * waiting adds up to `maxThrottleWaitMs`. Credentials ride in headers and are never logged: log lines carry
- * method, path (query string dropped), status, attempt and time only.
+ * The one resilient HTTP layer under every tracker client, requests and downloads alike. One loop carries each
+ * call: it waits for the pacer's slot (pacing.ts: in-flight requests per endpoint grown to what the endpoint takes,
+ * Jira's per-issue write windows, a learnt pace per endpoint) unless the client handed a wait back, sends one
+ * attempt under a timeout, has its outcome classified once (classify.ts: success, throttled with its scope, retry,
+ * refresh the token, refused, fail) and acts on that decision. A 429 is retried, however often, only after what the
+ * tracker asked for (Retry-After, Jira's X-RateLimit-Reset), with the pause only where the 429 applies
+ * (RateLimit-Reason: the endpoint, the issue, or the whole client for Jira's hourly quota and Azure DevOps'
+ * TF400733); 5xx and network errors are retried with exponential backoff and jitter. A throttle never fails a
+ * request unless the waiting adds up to `maxThrottleWaitMs`. Credentials ride in headers and are never logged: log
+ * lines carry method, path (query string dropped), status, attempt and time only.
  */
-import {
-  ExponentialBackoff,
-  handleWhen,
-  type IBackoff,
-  type IBackoffFactory,
-  type IRetryBackoffContext,
-  retry,
-} from 'cockatiel';
+import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
 import type { Destination } from '#outbound/rules.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
+import {
+  type CallFacts,
+  classify,
+  type Decision,
+  isNetworkError,
+  type ThrottledDecision,
+} from './classify.ts';
 import { endpointOf, issueOf, type PacingOptions, type RequestKey, TrackerPacer } from './pacing.ts';
+import {
+  ThrottleWaitDeferred,
+  type ThrottleWaitNotice,
+  TrackerHttpError,
+  TrackerUnreachableError,
+} from './tracker-errors.ts';
+
+export { retryAfterMs } from './classify.ts';
+export { ThrottleWaitDeferred, type ThrottleWaitNotice, TrackerHttpError, TrackerUnreachableError };
 
 type Body = NonNullable<RequestInit['body']>;
 
@@ -105,119 +116,32 @@ export interface HttpResponse<T = unknown> {
   body: T;
 }
 
-/** A tracker answered with an error status (after retries, for retryable ones). */
-export class TrackerHttpError extends Error {
-  override name = 'TrackerHttpError';
-  constructor(
-    readonly tracker: ConnectionKind,
-    readonly status: number,
-    readonly method: string,
-    readonly path: string,
-    readonly body: unknown,
-  ) {
-    super(`${tracker} tracker answered ${status} to ${method} ${path}`);
-  }
-}
-
-/** The tracker could not be reached at all (DNS, refused, reset, timeout), after retries. */
-export class TrackerUnreachableError extends Error {
-  override name = 'TrackerUnreachableError';
-  constructor(
-    readonly tracker: ConnectionKind,
-    readonly host: string,
-    readonly reason: string,
-  ) {
-    super(`${tracker} tracker unreachable at ${host}: ${reason}`);
-  }
-}
-
-/** Thrown inside an attempt for an answer worth retrying; carries the tracker's hint. */
-class RetryableAnswer extends Error {
-  constructor(
-    readonly response: Response,
-    readonly retryAfterMs: number | undefined,
-  ) {
-    super(`retryable ${response.status}`);
-  }
-}
-
-/**
- * A whole-client wait longer than the client may sit out (`waitBudgetMs`): the request was not sent again, and no
- * other request of this client will be. Not a failure of the item at hand: the caller stops and waits elsewhere.
- */
-export class ThrottleWaitDeferred extends Error {
-  override name = 'ThrottleWaitDeferred';
-  constructor(readonly notice: ThrottleWaitNotice) {
-    super(`${notice.tracker} tracker asked for a wait until ${notice.until.toISOString()}`);
-  }
-}
-
-/** A 429, retried by the request's own loop once its scope's wait is over (never by the 5xx/network policy). */
-class Throttled extends Error {
-  constructor(readonly until: number) {
-    super('throttled');
-  }
-}
-
-/** A long wait the whole client is in (Jira's hourly quota, Azure DevOps blocking), for the run's stream. */
-export interface ThrottleWaitNotice {
-  tracker: ConnectionKind;
-  /** Jira's RateLimit-Reason, when it gave one. */
-  reason: string | null;
-  until: Date;
+/** One request or download as the loop carries it, built once per call; `throttles` and `mayRefreshToken` move. */
+interface Call extends CallFacts {
+  url: URL;
+  options: RequestOptions;
+  /** A download: sent with the Authorization header alone, its answer handed over unread. */
+  download: boolean;
 }
 
 /** Waits shorter than this are not worth telling the run's stream about. */
 const NOTICE_AFTER_MS = 5000;
 
-const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
+const NO_OPTIONS: RequestOptions = Object.freeze({});
 
-/** The wait a throttled answer asks for, in ms, from whichever header the tracker uses. */
-export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
-  const retryAfter = headers.get('retry-after');
-  if (retryAfter) {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return Math.max(0, date - now);
-  }
-  const adoDelay = headers.get('x-ratelimit-delay'); // ADO: seconds (may be fractional)
-  if (adoDelay && Number.isFinite(Number(adoDelay))) return Math.max(0, Number(adoDelay) * 1000);
-  const reset = headers.get('x-ratelimit-reset'); // Jira: an ISO timestamp
-  if (reset && headers.get('ratelimit-reason')) {
-    const at = Date.parse(reset);
-    if (!Number.isNaN(at)) return Math.max(0, at - now);
-  }
-  return undefined;
-}
-
-/** Exponential backoff with jitter, never shorter than what the tracker asked for. */
-class TrackerBackoff implements IBackoffFactory<IRetryBackoffContext<unknown>> {
-  constructor(private readonly inner: IBackoffFactory<IRetryBackoffContext<unknown>>) {}
-
-  next(context: IRetryBackoffContext<unknown>): IBackoff<IRetryBackoffContext<unknown>> {
-    return wrapBackoff(this.inner.next(context), context);
-  }
-}
-
-function wrapBackoff(
-  inner: IBackoff<IRetryBackoffContext<unknown>>,
-  context: IRetryBackoffContext<unknown>,
-): IBackoff<IRetryBackoffContext<unknown>> {
-  const reason = context.result;
-  const hinted =
-    'error' in reason && reason.error instanceof RetryableAnswer ? reason.error.retryAfterMs : undefined;
-  return {
-    duration: hinted !== undefined ? Math.max(hinted, 0) : inner.duration,
-    next: (c) => wrapBackoff(inner.next(c), c),
-  };
-}
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class TrackerHttp {
   readonly stats: TrackerCallStats;
   readonly pacer: TrackerPacer;
-  private readonly policy;
   private readonly origin: string;
+  private readonly maxAttempts: number;
+  /**
+   * The wait between 5xx and network retries when the tracker gave no hint: cockatiel's exponential backoff with
+   * decorrelated jitter, used alone. Its retry policy no longer runs the attempts: it would be a second loop
+   * deciding a response's fate beside the one that handles 429s, tokens and deferrals.
+   */
+  private readonly backoff: ExponentialBackoff<unknown>;
   private readonly waitListeners = new Set<(notice: ThrottleWaitNotice) => void>();
   /** Set once a whole-client wait is handed back (waitBudgetMs): every request from then on ends with it. */
   private deferral: ThrottleWaitDeferred | undefined;
@@ -236,20 +160,10 @@ export class TrackerHttp {
       ...(opts.perIssueWindows ? { perIssueWindows: opts.perIssueWindows } : {}),
     });
     this.origin = new URL(opts.baseUrl).host;
-    this.policy = retry(
-      handleWhen((err) => err instanceof RetryableAnswer || isNetworkError(err)),
-      {
-        maxAttempts: (opts.maxAttempts ?? 6) - 1,
-        backoff: new TrackerBackoff(
-          new ExponentialBackoff({
-            initialDelay: opts.initialDelayMs ?? 200,
-            maxDelay: opts.maxDelayMs ?? 30_000,
-          }),
-        ),
-      },
-    );
-    this.policy.onRetry(() => {
-      this.stats.retries++;
+    this.maxAttempts = opts.maxAttempts ?? 6;
+    this.backoff = new ExponentialBackoff({
+      initialDelay: opts.initialDelayMs ?? 200,
+      maxDelay: opts.maxDelayMs ?? 30_000,
     });
   }
 
@@ -276,87 +190,145 @@ export class TrackerHttp {
   async request<T = unknown>(
     method: string,
     path: string,
-    options: RequestOptions = {},
+    options: RequestOptions = NO_OPTIONS,
   ): Promise<HttpResponse<T>> {
-    const url = new URL(path.startsWith('http') ? path : `${this.opts.baseUrl.replace(/\/$/, '')}${path}`);
+    const url = this.urlOf(path);
     for (const [k, v] of Object.entries(options.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
-    return this.withFreshToken(() => this.send<T>(method, url, options));
+    return this.exchange(this.callOf(method, url, options, false), readAnswer<T>);
   }
 
-  /** Runs `call`; a 401 under an OAuth token source is tried once more when the source has a newer token. */
-  private async withFreshToken<T>(call: () => Promise<T>): Promise<T> {
-    const source = this.opts.authorization;
-    const sentAt = Date.now();
-    try {
-      return await call();
-    } catch (err) {
-      if (typeof source === 'string' || !(err instanceof TrackerHttpError) || err.status !== 401) throw err;
-      if (!(await source.rejected(sentAt))) throw err;
-      return call();
-    }
+  /** Streams a download: the caller consumes `response.body`. Retried only until the answer starts. */
+  async stream(path: string): Promise<Response> {
+    return this.exchange(this.callOf('GET', this.urlOf(path), NO_OPTIONS, true), handOver);
   }
 
-  private authorizationHeader(): Promise<string> {
-    const a = this.opts.authorization;
-    return typeof a === 'string' ? Promise.resolve(a) : a.header();
+  private urlOf(path: string): URL {
+    return new URL(path.startsWith('http') ? path : `${this.opts.baseUrl.replace(/\/$/, '')}${path}`);
   }
 
-  private keyOf(method: string, url: URL): RequestKey {
-    const issue = issueOf(url.pathname);
-    const write = method !== 'GET' && method !== 'HEAD' && !url.pathname.endsWith('/search/jql');
-    return { endpoint: endpointOf(method, url.pathname), write, ...(issue ? { issue } : {}) };
+  private callOf(method: string, url: URL, options: RequestOptions, download: boolean): Call {
+    const path = url.pathname;
+    const issue = issueOf(path);
+    const write = method !== 'GET' && method !== 'HEAD' && !path.endsWith('/search/jql');
+    return {
+      tracker: this.opts.tracker,
+      host: this.origin,
+      method,
+      path,
+      key: { endpoint: endpointOf(method, path), write, ...(issue ? { issue } : {}) },
+      accept: options.accept,
+      manualRedirect: options.manualRedirect,
+      notIdempotent: options.notIdempotent,
+      mayRefreshToken: typeof this.opts.authorization !== 'string',
+      throttles: 0,
+      url,
+      options,
+      download,
+    };
   }
 
-  /** Runs `once` until it is not throttled, each retry after the wait the tracker asked for. */
-  private async untilNotThrottled<T>(
-    method: string,
-    path: string,
-    once: (throttles: number) => Promise<T>,
-  ): Promise<T> {
-    let waited = 0;
-    for (let throttles = 0; ; throttles++) {
+  /**
+   * The one loop of every request and download: the pacer's slot (or the handed-back wait), one attempt, one
+   * decision on its outcome, and what that decision asks for. `read` turns a successful answer into the result,
+   * within the attempt: a network error while reading is an outcome like any other.
+   */
+  private async exchange<R>(call: Call, read: (response: Response) => Promise<R>): Promise<R> {
+    /** 5xx and network attempts since the last 429: each 429 grants them afresh. */
+    let attempt = 0;
+    let backoff: IBackoff<unknown> | undefined;
+    let throttledMs = 0;
+    for (;;) {
+      const release = await this.acquire(call.key);
+      const sentAt = call.mayRefreshToken ? Date.now() : 0;
+      let decision: Decision;
+      let status = 0;
+      /** The body of an error answer, for the TrackerHttpError the request may end with. */
+      let refusal: unknown;
+      let until = 0;
       try {
-        return await once(throttles);
-      } catch (err) {
-        if (!(err instanceof Throttled)) throw err;
-        const wait = Math.max(0, err.until - Date.now());
-        waited += wait;
-        if (waited > (this.opts.maxThrottleWaitMs ?? 3 * 3600_000)) {
-          this.stats.errors++;
-          throw new TrackerHttpError(this.opts.tracker, 429, method, path, undefined);
+        try {
+          const response = await this.send(call, attempt);
+          status = response.status;
+          decision = classify(response, call);
+          if (decision.kind === 'success') {
+            this.noteDelay(call.key, response);
+            this.pacer.onSuccess(call.key);
+            return await read(response);
+          }
+          if (decision.kind === 'throttled') {
+            this.stats.throttled++;
+            this.pacer.onThrottle(call.key, decision);
+          }
+          if (decision.kind === 'refused' || decision.kind === 'refresh-token')
+            refusal = await bodyOf(response);
+          else await response.body?.cancel();
+        } catch (err) {
+          decision = classify(err, call);
         }
-        this.stats.retries++;
-        // Never before the tracker's time: the scope's pause holds the others, this wait the request itself.
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        // Within the slot, as the pause it sets: no request of this client slips out before it.
+        if (decision.kind === 'throttled') until = this.throttled(decision);
+      } finally {
+        release();
+      }
+      switch (decision.kind) {
+        case 'throttled': {
+          const wait = Math.max(0, until - Date.now());
+          throttledMs += wait;
+          if (throttledMs > (this.opts.maxThrottleWaitMs ?? 3 * 3600_000)) {
+            this.stats.errors++;
+            throw new TrackerHttpError(call.tracker, 429, call.method, call.path, undefined);
+          }
+          this.stats.retries++;
+          call.throttles++;
+          attempt = 0;
+          backoff = undefined;
+          // Never before the tracker's time: the scope's pause holds the others, this wait the request itself.
+          if (wait > 0) await sleep(wait);
+          break;
+        }
+        case 'retry': {
+          if (attempt + 1 >= this.maxAttempts) {
+            this.stats.errors++;
+            throw decision.error;
+          }
+          backoff = backoff ? backoff.next(undefined) : this.backoff.next();
+          // Never shorter than what the tracker asked for.
+          const wait = decision.retryAfterMs ?? backoff.duration;
+          this.stats.retries++;
+          attempt++;
+          if (wait > 0) await sleep(wait);
+          break;
+        }
+        case 'refresh-token':
+          call.mayRefreshToken = false;
+          if (await (this.opts.authorization as AuthorizationSource).rejected(sentAt)) break;
+          throw new TrackerHttpError(call.tracker, status, call.method, call.path, refusal);
+        case 'refused':
+          throw new TrackerHttpError(call.tracker, status, call.method, call.path, refusal);
+        case 'fail':
+          // The tracker's failure only when unreachable (a write that must not happen twice surfaces at once);
+          // the outbound policy's refusal or a refused token refresh is not.
+          if (decision.error instanceof TrackerUnreachableError) this.stats.errors++;
+          throw decision.error;
       }
     }
   }
 
-  /** A 429: pauses where it applies, tells the stream of a long wait of the whole client, and throws Throttled. */
-  private async throttled(key: RequestKey, response: Response, throttles: number): Promise<never> {
-    this.stats.throttled++;
-    const reason = response.headers.get('ratelimit-reason');
-    // Without a hint: 1 s, doubling, at most 30 s.
-    const hint = retryAfterMs(response.headers) ?? Math.min(30_000, 1000 * 2 ** throttles);
-    const limit = Number(response.headers.get('x-ratelimit-limit'));
-    const scope = this.pacer.onThrottle(key, {
-      reason,
-      retryAfterMs: hint,
-      ...(Number.isFinite(limit) && limit > 0 ? { limit } : {}),
-    });
-    await response.body?.cancel();
-    const until = Date.now() + hint;
-    if (scope === 'client' && this.opts.waitBudgetMs && hint > this.opts.waitBudgetMs()) {
+  /** A 429 in the slot: hands back a whole-client wait beyond the budget, tells the stream of a long one. */
+  private throttled(decision: ThrottledDecision): number {
+    const { scope, reason, retryAfterMs } = decision;
+    const until = Date.now() + retryAfterMs;
+    if (scope === 'client' && this.opts.waitBudgetMs && retryAfterMs > this.opts.waitBudgetMs()) {
       this.defer(new ThrottleWaitDeferred({ tracker: this.opts.tracker, reason, until: new Date(until) }));
     }
     if (this.deferral) throw this.deferral;
-    if (scope === 'client' && (reason === 'jira-quota-global-based' || hint >= NOTICE_AFTER_MS)) {
+    if (scope === 'client' && (reason === 'jira-quota-global-based' || retryAfterMs >= NOTICE_AFTER_MS)) {
       const notice = { tracker: this.opts.tracker, reason, until: new Date(until) };
       logger.warn('tracker throttled: waiting', { ...this.opts.logKeys, ...notice });
       for (const listener of this.waitListeners) listener(notice);
     }
-    throw new Throttled(until);
+    return until;
   }
 
   /** Hands a whole-client wait back once (the latest reset wins if two 429s race); queued requests stop. */
@@ -386,76 +358,42 @@ export class TrackerHttp {
     if (Number.isFinite(delay) && delay > 0) this.pacer.onDelay(key, delay * 1000);
   }
 
-  private async send<T>(method: string, url: URL, options: RequestOptions): Promise<HttpResponse<T>> {
-    const logPath = url.pathname;
-    const key = this.keyOf(method, url);
+  /** One attempt, in the tracker metrics (per attempt) and the debug log: the answer, or what it threw. */
+  private async send(call: Call, attempt: number): Promise<Response> {
+    const started = performance.now();
+    let response: Response;
     try {
-      return await this.untilNotThrottled(method, logPath, (throttles) =>
-        this.policy.execute(async ({ attempt }) => {
-          const release = await this.acquire(key);
-          const started = performance.now();
-          try {
-            let response: Response;
-            try {
-              response = await this.attempt(method, url, options);
-            } catch (err) {
-              if (isNetworkError(err)) this.countCall('network');
-              if (options.notIdempotent && isNetworkError(err)) {
-                this.stats.errors++;
-                throw new TrackerUnreachableError(this.opts.tracker, this.origin, networkReason(err));
-              }
-              throw err;
-            }
-            this.stats.calls++;
-            this.countCall(response.status);
-            logger.debug('tracker call', {
-              ...this.opts.logKeys,
-              tracker: this.opts.tracker,
-              method,
-              path: logPath,
-              status: response.status,
-              attempt,
-              ms: Math.round(performance.now() - started),
-            });
-            // A 429 comes before the tracker does anything: safe to send again, also for a write.
-            if (response.status === 429) return await this.throttled(key, response, throttles);
-            if (RETRYABLE_STATUS.has(response.status) && !options.notIdempotent) {
-              const hint = retryAfterMs(response.headers);
-              await response.body?.cancel();
-              throw new RetryableAnswer(response, hint);
-            }
-            this.noteDelay(key, response);
-            this.pacer.onSuccess(key);
-            return await this.toResponse<T>(method, logPath, response, options);
-          } finally {
-            release();
-          }
-        }),
-      );
+      response = await this.fetch(call);
     } catch (err) {
-      if (err instanceof RetryableAnswer) {
-        this.stats.errors++;
-        throw new TrackerHttpError(this.opts.tracker, err.response.status, method, logPath, undefined);
-      }
-      if (isNetworkError(err)) {
-        this.stats.errors++;
-        throw new TrackerUnreachableError(this.opts.tracker, this.origin, networkReason(err));
-      }
+      if (isNetworkError(err)) this.countCall('network');
       throw err;
     }
+    this.stats.calls++;
+    this.countCall(response.status);
+    logger.debug('tracker call', {
+      ...this.opts.logKeys,
+      tracker: this.opts.tracker,
+      method: call.method,
+      path: call.path,
+      status: response.status,
+      attempt,
+      ms: Math.round(performance.now() - started),
+    });
+    return response;
   }
 
-  /** One attempt, in the tracker metrics: TrackerCalls, plus TrackerThrottles on 429, TrackerErrors on 5xx. */
+  /** TrackerCalls, plus TrackerThrottles on 429, TrackerErrors on 5xx. */
   private countCall(status: TrackerCallStatus): void {
     if (this.opts.name) countTrackerCall({ tracker: this.opts.name, status });
   }
 
-  private async attempt(method: string, url: URL, options: RequestOptions): Promise<Response> {
-    const headers: Record<string, string> = {
-      Authorization: await this.authorizationHeader(),
-      Accept: 'application/json',
-      ...options.headers,
-    };
+  private async fetch(call: Call): Promise<Response> {
+    const { options } = call;
+    const authorization = await this.authorizationHeader();
+    // A download asks for the file itself: no Accept: application/json.
+    const headers: Record<string, string> = call.download
+      ? { Authorization: authorization }
+      : { Authorization: authorization, Accept: 'application/json', ...options.headers };
     let body: Body | undefined;
     if (options.rawBody) {
       const raw = await options.rawBody();
@@ -466,100 +404,43 @@ export class TrackerHttp {
       headers['Content-Type'] ??= 'application/json';
     }
     // The outbound policy (functions/outbound/) checks the URL, pins the address and follows redirects itself.
-    return outboundFetch(url, {
+    return outboundFetch(call.url, {
       destination: this.opts.destination ?? 'tracker',
-      method,
+      method: call.method,
       headers,
       body,
       redirect: options.manualRedirect ? 'manual' : 'follow',
-      signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+      signal: AbortSignal.timeout(this.timeoutMs),
       ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
     } as OutboundInit);
   }
 
-  private async toResponse<T>(
-    method: string,
-    path: string,
-    response: Response,
-    options: RequestOptions,
-  ): Promise<HttpResponse<T>> {
-    const type = response.headers.get('content-type') ?? '';
-    const ok =
-      response.ok ||
-      (response.status >= 300 && response.status < 400 && options.manualRedirect) ||
-      options.accept?.includes(response.status);
-    // A tracker answer is read whole only up to OUTBOUND_MAX_RESPONSE_BYTES.
-    const text = response.status === 204 ? '' : await readTextCapped(response);
-    let body: unknown = text;
-    if (text && /json/i.test(type)) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = text;
-      }
-    }
-    if (!ok) throw new TrackerHttpError(this.opts.tracker, response.status, method, path, body);
-    return { status: response.status, headers: response.headers, body: body as T };
-  }
-
-  /** Streams a download: the caller consumes `response.body`. Retried only until the answer starts. */
-  async stream(path: string): Promise<Response> {
-    const url = new URL(path.startsWith('http') ? path : `${this.opts.baseUrl.replace(/\/$/, '')}${path}`);
-    const key = this.keyOf('GET', url);
-    return this.withFreshToken(() =>
-      this.untilNotThrottled('GET', url.pathname, (throttles) => this.streamOnce(url, key, throttles)),
-    );
-  }
-
-  private streamOnce(url: URL, key: RequestKey, throttles: number): Promise<Response> {
-    return this.policy.execute(async () => {
-      const release = await this.pacer.acquire(key);
-      try {
-        const response = await outboundFetch(url, {
-          destination: this.opts.destination ?? 'tracker',
-          headers: { Authorization: await this.authorizationHeader() },
-          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
-        }).catch((err: unknown) => {
-          if (isNetworkError(err)) this.countCall('network');
-          throw err;
-        });
-        this.stats.calls++;
-        this.countCall(response.status);
-        if (response.status === 429) return await this.throttled(key, response, throttles);
-        if (RETRYABLE_STATUS.has(response.status)) {
-          const hint = retryAfterMs(response.headers);
-          await response.body?.cancel();
-          throw new RetryableAnswer(response, hint);
-        }
-        if (!response.ok)
-          throw new TrackerHttpError(
-            this.opts.tracker,
-            response.status,
-            'GET',
-            url.pathname,
-            await readTextCapped(response),
-          );
-        this.noteDelay(key, response);
-        this.pacer.onSuccess(key);
-        return response;
-      } finally {
-        release();
-      }
-    });
+  private authorizationHeader(): Promise<string> {
+    const a = this.opts.authorization;
+    return typeof a === 'string' ? Promise.resolve(a) : a.header();
   }
 }
 
-function isNetworkError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') return true;
-  // undici wraps socket failures as TypeError('fetch failed') with the cause attached.
-  return err instanceof TypeError && err.message === 'fetch failed';
+/** A request's answer, its body read whole: JSON when it says so, else its text. */
+async function readAnswer<T>(response: Response): Promise<HttpResponse<T>> {
+  return { status: response.status, headers: response.headers, body: (await bodyOf(response)) as T };
 }
 
-function networkReason(err: unknown): string {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError') return 'timed out';
-  return e.cause?.code ?? e.cause?.message ?? e.message;
+/** A download's answer, its body left to the caller. */
+async function handOver(response: Response): Promise<Response> {
+  return response;
+}
+
+/** An answer's body up to OUTBOUND_MAX_RESPONSE_BYTES: parsed when JSON, else its text ('' for a 204). */
+async function bodyOf(response: Response): Promise<unknown> {
+  const type = response.headers.get('content-type') ?? '';
+  const text = response.status === 204 ? '' : await readTextCapped(response);
+  if (!text || !/json/i.test(type)) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 export function basicAuth(user: string, password: string): string {

@@ -97,6 +97,15 @@ export function issueOf(pathname: string): string | undefined {
   return key && key !== 'bulk' ? key.toUpperCase() : undefined;
 }
 
+/**
+ * Where a 429 applies: a per-issue one to that issue's writes, a burst one (or a per-issue one to no issue) to its
+ * endpoint, anything else (Jira's hourly quota, Azure DevOps' TF400733, one that names no limit) to the client.
+ */
+export function throttleScope(key: RequestKey, reason: string | null | undefined): ThrottleScope {
+  if (reason === 'jira-per-issue-on-write') return key.issue ? 'issue' : 'endpoint';
+  return reason === 'jira-burst-based' ? 'endpoint' : 'client';
+}
+
 /** An endpoint's lane: adaptive in-flight limit, a learnt pace, its own pause. */
 class Lane {
   limit: number;
@@ -291,17 +300,18 @@ export class TrackerPacer {
     }
   }
 
-  /** A 429: pauses the scope it applies to until the tracker's time is up. Answers that scope. */
+  /** A 429: pauses the scope it applies to (throttleScope) until the tracker's time is up. Answers that scope. */
   onThrottle(key: RequestKey, info: ThrottleInfo): ThrottleScope {
     const now = this.clock.now();
     const until = now + (info.retryAfterMs ?? 1000);
-    if (info.reason === 'jira-per-issue-on-write' && key.issue) {
+    const scope = throttleScope(key, info.reason);
+    if (scope === 'issue' && key.issue) {
       this.perIssueLimited = (this.opts.perIssueWindows?.length ?? 0) > 0;
       const issue = this.issueWrites(key.issue);
       issue.pausedUntil = Math.max(issue.pausedUntil, until);
       return 'issue';
     }
-    if (info.reason === 'jira-burst-based' || (info.reason === 'jira-per-issue-on-write' && !key.issue)) {
+    if (scope === 'endpoint') {
       const lane = this.lane(key.endpoint);
       // Cut once per signal: the 429s of requests already in flight when the bucket ran dry come back over a
       // latency or so, and each cutting again took the lane from 50 to 9 in flight on six of them (as TCP

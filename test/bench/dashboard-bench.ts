@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the tenant dashboard's fan-out, as figures. DynamoDB Local in memory, the real gateway with N
- * dashboard sockets of one tenant (real WebSocket clients), and a run whose checkpoints the engine's store writes
- * (`withRunEvents`, the engine's own path): the time from a checkpoint's write being done to its `run.phase`
+ * dashboard sockets of one tenant (real WebSocket clients), and a run whose checkpoints the run journal writes
+ * (`StoreRunJournal`, the engine's own path): the time from a checkpoint's write being done to its `run.phase`
  * frame arriving on every socket (the table query of the tenant's connections and N posts included).
  */
 import WebSocket from 'ws';
@@ -13,7 +13,8 @@ const { startBenchTable } = await import('./bench-table.ts');
 const { startGateway } = await import('../../local/gateway.ts');
 const { createTenant, createUser } = await import('../../functions/services/operator.ts');
 const { connectionPoster } = await import('../../functions/adapters/dashboard-channel.ts');
-const { RunEventsNotifier, withRunEvents } = await import('../../functions/adapters/run-events.ts');
+const { RunEventsNotifier } = await import('../../functions/adapters/run-events.ts');
+const { StoreRunJournal } = await import('../../functions/adapters/run-journal.ts');
 const { createRun } = await import('../support/runs.ts');
 
 const SOCKETS = [1, 10, 50];
@@ -67,7 +68,7 @@ console.log(
   `\nDashboard fan-out (DynamoDB Local in memory, local gateway sockets, ${new Date().toISOString()})\n`,
 );
 const notifier = new RunEventsNotifier(() => store);
-const engineStore = withRunEvents(store, notifier);
+const journal = new StoreRunJournal(store, notifier);
 for (const n of SOCKETS) {
   const arrivals = new Map<number, number[]>();
   // One after another: one user's places are taken under a conditional write each (a burst would contend).
@@ -78,7 +79,7 @@ for (const n of SOCKETS) {
   const last: number[] = [];
   for (let i = 0; i < EVENTS; i++) {
     const phase = 2 + i;
-    await engineStore.runs.checkpoint(tenant.id, run.id, {
+    await journal.checkpoint(run, {
       from: { phase: phase - 1, index: 0 },
       to: { phase, index: 0 },
       progressPercent: 0,

@@ -7,6 +7,8 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RouteGroup, routeGroups, routes } from '../../functions/api/routes.ts';
 import { GROUP_ACCESS, THROTTLE_DEFAULTS } from '../../lib/api.ts';
+import { DATA_ACCESS } from '../../lib/data-access.ts';
+import { handlesSecrets } from '../../lib/data-grants.ts';
 import { JWT_SECRET_LENGTH } from '../../lib/secrets.ts';
 import { MigrationServiceStack, stackPropsFromContext } from '../../lib/stack.ts';
 import { NO_BUNDLING, PROD_CONTEXT } from '../support/cdk-context.ts';
@@ -213,14 +215,15 @@ describe('the API construct', () => {
         'TABLE_NAME',
         'POWERTOOLS_SERVICE_NAME',
         'NODE_OPTIONS',
-        ...(access.credentials ? ['CREDENTIALS_KMS_KEY_ID'] : []),
+        ...(handlesSecrets(group) ? ['CREDENTIALS_KMS_KEY_ID'] : []),
         ...(access.artifacts !== 'none' ? ['ARTIFACTS_BUCKET'] : []),
         ...(access.stateMachine ? ['STATE_MACHINE_ARN'] : []),
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
         ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
         ...(access.redirects ? ['API_URL'] : []),
-        // The run API tells the tenant dashboard of a resume or cancel (lib/dashboard.ts, set by the stack).
-        ...(group === 'migrations' ? ['DASHBOARD_WS_ENDPOINT'] : []),
+        // The run API tells the tenant dashboard of a resume or cancel, the team API closes the sockets of a
+        // user it removes or re-roles (lib/dashboard.ts, set by the stack).
+        ...(group === 'migrations' || group === 'team' ? ['DASHBOARD_WS_ENDPOINT'] : []),
       ];
       expect(Object.keys(env).sort(), group).toEqual(expected.sort());
       expect(env.STAGE).toBe('dev');
@@ -347,12 +350,8 @@ describe('the API construct', () => {
     const role = roleOf(s, fnId(s, 'sso'));
     const table = logicalId(s, s.stack.data.table);
     const key = logicalId(s, s.stack.engine.credentialsKey);
-    expect(GROUP_ACCESS.sso).toMatchObject({
-      table: 'readWrite',
-      credentials: 'seal',
-      tokens: true,
-      redirects: true,
-    });
+    expect(GROUP_ACCESS.sso).toMatchObject({ tokens: true, redirects: true });
+    expect(DATA_ACCESS.sso.secrets).toEqual({ seal: ['ssoClientSecret'], open: ['ssoClientSecret'] });
     for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem'])
       expect(allows(s, role, action, table), action).toBe(true);
     expect(allows(s, role, 'kms:GenerateDataKey', key)).toBe(true);
@@ -361,14 +360,14 @@ describe('the API construct', () => {
     expect(allows(s, role, 'states:StartExecution')).toBe(false);
     expect(allows(s, role, 'lambda:InvokeFunction')).toBe(false);
     expect(allows(s, role, 's3:GetObject')).toBe(false);
-    // The redirect URI's base: the stage's execute-api URL (from the API's id, no cycle), or the custom domain.
+    // The redirect URI's base: the console's host (the distribution's domain, or the app's URL), never the
+    // execute-api host or the API's custom domain (test/cdk/console.test.ts).
     const devUrl = JSON.stringify(envOf(s, fnId(s, 'sso')).API_URL);
-    expect(devUrl).toContain(`{"Ref":"${logicalId(s, s.stack.api.restApi)}"}`);
-    expect(devUrl).toContain('.execute-api.');
-    expect(devUrl).toContain('/dev');
+    expect(devUrl).toContain(`"Fn::GetAtt":["${logicalId(s, s.stack.console.distribution)}","DomainName"]`);
+    expect(devUrl).not.toContain('.execute-api.');
     const p = prod();
     expect(envOf(p, fnId(p, 'sso'))).toMatchObject({
-      API_URL: 'https://api.example.com',
+      API_URL: 'https://app.example.com',
       APP_URL: 'https://app.example.com',
     });
     expect(envOf(p, fnId(p, 'sso'))).not.toHaveProperty('STRIPE_SECRET_ARN');
@@ -484,30 +483,36 @@ describe('the API construct', () => {
         expect(allows(s, role, 'kms:ReEncryptFrom'), name).toBe(false);
       }
     }
-    expect(GROUP_ACCESS.projects.credentials).toBe('seal');
+    expect(DATA_ACCESS.projects.secrets).toEqual({
+      seal: ['trackerCredentials'],
+      open: ['trackerCredentials'],
+    });
   });
 
   it('gives the connectors group the OAuth redirect URI base (API_URL) and the app to return to (APP_URL)', () => {
     expect(GROUP_ACCESS.connectors).toMatchObject({ redirects: true, trackerOAuth: true });
     const devUrl = JSON.stringify(envOf(dev(), fnId(dev(), 'connectors')).API_URL);
-    expect(devUrl).toContain(`{"Ref":"${logicalId(dev(), dev().stack.api.restApi)}"}`);
-    expect(devUrl).toContain('.execute-api.');
+    expect(devUrl).toContain(
+      `"Fn::GetAtt":["${logicalId(dev(), dev().stack.console.distribution)}","DomainName"]`,
+    );
     const p = prod();
     expect(envOf(p, fnId(p, 'connectors'))).toMatchObject({
-      API_URL: 'https://api.example.com',
+      API_URL: 'https://app.example.com',
       APP_URL: 'https://app.example.com',
     });
     // The same base as SSO's.
     expect(envOf(p, fnId(p, 'connectors')).API_URL).toEqual(envOf(p, fnId(p, 'sso')).API_URL);
     expect(envOf(p, fnId(p, 'projects'))).not.toHaveProperty('API_URL');
     // Every function reads APP_URL (config fails at cold start in prod without it) and the operator's extra
-    // tracker hosts of the outbound policy.
+    // tracker hosts and ports of the outbound policy.
     for (const name of ['engine', 'scanWorker', ...routeGroups()])
       expect(envOf(p, idOf(p, name)), name).toMatchObject({
         APP_URL: 'https://app.example.com',
         OUTBOUND_ALLOWED_HOSTS: 'jira.example.com,*.tfs.example.org',
+        OUTBOUND_ALLOWED_PORTS: '8443',
       });
-    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_ALLOW_LOOPBACK');
+    // Loopback is an offline matter: no function in AWS is given a loopback port.
+    expect(JSON.stringify(p.template.toJSON())).not.toContain('OUTBOUND_LOOPBACK_PORTS');
   });
 
   it('logs access as JSON to a log group kept a month in dev and a year in prod, traced', () => {
@@ -619,6 +624,7 @@ describe('the API construct', () => {
       stripeSecretArn: PROD_CONTEXT.stripeSecretArn,
       appUrl: 'https://app.example.com',
       outboundAllowedHosts: PROD_CONTEXT.outboundAllowedHosts,
+      outboundAllowedPorts: '8443',
       mailFrom: 'invitations@mail.example.com',
       trackerOAuthSecretArn: PROD_CONTEXT.trackerOAuthSecretArn,
       atlassianClientId: PROD_CONTEXT.atlassianClientId,
@@ -640,6 +646,7 @@ describe('the API construct', () => {
       stripeSecretArn: undefined,
       appUrl: undefined,
       outboundAllowedHosts: undefined,
+      outboundAllowedPorts: undefined,
       mailFrom: undefined,
       trackerOAuthSecretArn: undefined,
       atlassianClientId: undefined,

@@ -21,16 +21,16 @@ import { NO_BUNDLING, PROD_CONTEXT } from '../support/cdk-context.ts';
 /**
  * Set by the stack on a function whose code never reads it (findings of issue 19, which changes no behaviour:
  * left for a decision): the liveness probe touches no table and reads no configuration, the stream records no
- * metrics, and lib/engine.ts sharedEnvironment gives the outbound allow-list to every function, also those that
- * call out to no tracker or identity provider.
+ * metrics, and lib/engine.ts sharedEnvironment gives the outbound allow-lists (hosts, ports) to every function, also
+ * those that call out to no tracker or identity provider.
  */
 const SET_BUT_UNREAD: Partial<Record<LambdaName, EnvName[]>> = {
-  health: ['TABLE_NAME', 'APP_URL', 'OUTBOUND_ALLOWED_HOSTS'],
-  auth: ['OUTBOUND_ALLOWED_HOSTS'],
-  team: ['OUTBOUND_ALLOWED_HOSTS'],
-  billing: ['OUTBOUND_ALLOWED_HOSTS'],
-  plugins: ['OUTBOUND_ALLOWED_HOSTS'],
-  stream: ['POWERTOOLS_SERVICE_NAME', 'OUTBOUND_ALLOWED_HOSTS'],
+  health: ['TABLE_NAME', 'APP_URL', 'OUTBOUND_ALLOWED_HOSTS', 'OUTBOUND_ALLOWED_PORTS'],
+  auth: ['OUTBOUND_ALLOWED_HOSTS', 'OUTBOUND_ALLOWED_PORTS'],
+  team: ['OUTBOUND_ALLOWED_HOSTS', 'OUTBOUND_ALLOWED_PORTS'],
+  billing: ['OUTBOUND_ALLOWED_HOSTS', 'OUTBOUND_ALLOWED_PORTS'],
+  plugins: ['OUTBOUND_ALLOWED_HOSTS', 'OUTBOUND_ALLOWED_PORTS'],
+  stream: ['POWERTOOLS_SERVICE_NAME', 'OUTBOUND_ALLOWED_HOSTS', 'OUTBOUND_ALLOWED_PORTS'],
 };
 
 type FunctionEnvs = Map<LambdaName, string[]>;

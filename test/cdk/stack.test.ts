@@ -134,18 +134,18 @@ describe('the CDK stack', () => {
     expect(machineStatements.some((st) => JSON.stringify(st.Action).includes('lambda:InvokeFunction'))).toBe(
       true,
     );
-    // The engine unseals the run's credentials and seals refreshed OAuth tokens written back: exactly
-    // GenerateDataKey and Decrypt on the credentials key (no Encrypt, no ReEncrypt*); no secret without the
-    // tracker OAuth context (api.test.ts covers it with).
+    // The engine unseals the run's credentials (and plugin configurations) and seals refreshed OAuth tokens
+    // written back: exactly GenerateDataKey and Decrypt on the credentials key (no Encrypt, no ReEncrypt*), each
+    // under its kinds' contexts (data-access.test.ts); no secret without the tracker OAuth context (api.test.ts
+    // covers it with).
     const stack0 = stackOf('dev');
     const keyId = stack0.getLogicalId(stack0.engine.credentialsKey.node.defaultChild as CfnElement);
     const kms = statementsOfRole(fnResource.Properties.Role).filter((st) =>
       JSON.stringify(st.Action).includes('kms:'),
     ) as { Action: unknown; Resource: unknown }[];
-    expect(kms.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])).sort()).toEqual([
-      'kms:Decrypt',
-      'kms:GenerateDataKey',
-    ]);
+    expect(
+      [...new Set(kms.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])))].sort(),
+    ).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kms.every((st) => JSON.stringify(st.Resource).includes(`"${keyId}"`))).toBe(true);
     expect(
       statementsOfRole(fnResource.Properties.Role).some((st) =>

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import { type CrashPoint, type EngineDeps, SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
@@ -15,6 +16,7 @@ import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -48,6 +50,7 @@ async function control(url: string, method: string, path: string, body?: unknown
 function deps(extra: Partial<EngineDeps> = {}): EngineDeps {
   return {
     store: app.store,
+    journal: new StoreRunJournal(app.store),
     artifacts: new DiskArtifactStore(dir),
     source: new AdoClient({
       organization: `${sb.ado.url}/${config.ado.org}`,
@@ -89,6 +92,7 @@ function srcLabelCounts(issues: JiraIssueDump[]): Map<number, number> {
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url });
   t = await app.createTenant('Engine');
 });
@@ -174,7 +178,7 @@ describe('the create phase', () => {
     );
     // Preflight (people, sprints, components: ~100 calls) runs before the faults: they are for the create phase.
     expect(await preflightStep(deps(), { tenantId: t.tenantId, runId: run.id }, config.jira.projectKey)).toBe(
-      'ready',
+      'batch',
     );
     // The sandbox's index lags exactly as long as the engine assumes (500 ms), and requests take 50 ms, so a
     // write lands after it began: a resume waiting the lag from the write's *start* would miss it and write it

@@ -16,6 +16,7 @@ import {
 } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -42,6 +43,7 @@ const refreshes = async (tracker: 'ado' | 'jira') =>
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url, ...sandboxOAuthEnv(sb, config) });
   t = await app.createTenant('OAuthRuns');
   engine = createEngineHandler({
@@ -151,7 +153,7 @@ describe('runs over OAuth connections', () => {
 
   it('pauses with "Token exchange failed" when a refresh is refused, fails no item, and finishes after a reconnect', async () => {
     const { projectId, runId } = await startOAuthRun('Refused mid-run');
-    expect((await invoke('preflight', runId)) as { answer: string }).toMatchObject({ answer: 'ready' });
+    expect((await invoke('preflight', runId)) as { answer: string }).toMatchObject({ answer: 'batch' });
     expect(await invoke('batch', runId)).toMatchObject({ answer: 'batch' });
     const createdBefore = (await jiraIssues()).length;
     expect(createdBefore).toBeGreaterThan(0);
@@ -208,7 +210,7 @@ describe('runs over OAuth connections', () => {
 
   it('pauses (no reconnect needed) while the token endpoint is unreachable, and resumes to COMPLETED', async () => {
     const { projectId, runId } = await startOAuthRun('Provider down');
-    expect(await invoke('preflight', runId)).toMatchObject({ answer: 'ready' });
+    expect(await invoke('preflight', runId)).toMatchObject({ answer: 'batch' });
     expect(await invoke('batch', runId)).toMatchObject({ answer: 'batch' });
     // Atlassian's authorization server is down (nothing listens there), and the access tokens expire.
     const authUrl = process.env.ATLASSIAN_AUTH_URL;

@@ -128,7 +128,7 @@ describe('the local orchestrator over the real state machine', () => {
     expect(calls.length).toBeLessThanOrEqual(2 * executions.length + 1);
     // Preflight -> RunBatch ... -> Finalize: every execution opens with the Preflight step (which a continued
     // one passes at once), the phases are worked by RunBatch only, and the run ends in Finalize.
-    expect(calls.filter((c) => c === 'preflight:ready')).toHaveLength(executions.length);
+    expect(calls.filter((c) => c === 'preflight:batch')).toHaveLength(executions.length);
     expect(calls.filter((c) => c.startsWith('preflight:'))).toHaveLength(executions.length);
     // With a budget of 2, each execution is its Preflight and one RunBatch (the last then its Finalize).
     expect(calls.filter((c) => c.startsWith('batch:'))).toHaveLength(executions.length);
@@ -156,7 +156,7 @@ describe('the local orchestrator over the real state machine', () => {
 
     const paused = await getRun(run.id);
     expect(paused.status).toBe('PAUSED');
-    expect(calls).toEqual(['preflight:ready', 'batch:phase-done', 'batch:paused']);
+    expect(calls).toEqual(['preflight:batch', 'batch:batch', 'batch:paused']);
     expect(o.executions(run.id)).toMatchObject([{ name: `${run.id}-g0`, outcome: 'SUCCEEDED' }]);
     expect(paused.cursor.phase).toBe(3);
     await expectOneIssuePerItem(run.id);
@@ -176,7 +176,7 @@ describe('the local orchestrator over the real state machine', () => {
     ]);
     // Created once: the resumed generation went on with the hierarchy phase, not the create phase again.
     await expectOneIssuePerItem(run.id);
-    expect(calls.slice(3, 5)).toEqual(['preflight:ready', 'batch:phase-done']);
+    expect(calls.slice(3, 5)).toEqual(['preflight:batch', 'batch:batch']);
     expect(calls.at(-1)).toBe('finalize:done');
     expect(done.successCount).toBe(done.totalItems);
   });

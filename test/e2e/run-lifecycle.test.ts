@@ -13,6 +13,7 @@ import { executionName } from '../../functions/domain/orchestration.ts';
 import { createEngineHandler, type EngineHandler } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -44,6 +45,7 @@ beforeAll(async () => {
   }
   config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '5' });
   sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sandboxes);
   app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url, DATA_DIR: dir, STREAM_POLL_MS: '100' });
   tenant = await app.createTenant('Lifecycle');
   engine = createEngineHandler({
@@ -236,6 +238,54 @@ describe('a live run through the API', () => {
     expect(next.body.id).not.toBe(runId);
     expect((await control(next.body.id, 'cancel')).status).toBe(200);
     await orchestrator.idle(next.body.id);
+  }, 240_000);
+
+  it("tells the run's watcher of a pause, a resume and a cancel made through the API, and ends its stream with done", async () => {
+    const projectId = await newProject('Watched');
+    await jira('PUT', '/_sandbox/faults', { latencyMs: 60 });
+    const started = await start(projectId);
+    expect(started.status).toBe(200);
+    const runId = started.body.id as string;
+    const f = follow(runId);
+    const statusOf = (m: { event?: string | undefined; data: string }) =>
+      m.event === 'status' ? (JSON.parse(m.data).status as string) : undefined;
+    const told = (status: string) => f.waitFor((m) => statusOf(m) === status, 60_000, status);
+
+    await createProgress(f);
+    expect((await control(runId, 'pause')).body).toEqual({ id: runId, status: 'PAUSED' });
+    await told('paused');
+    await orchestrator.idle(runId);
+
+    expect((await control(runId, 'resume')).body).toEqual({ id: runId, status: 'RUNNING' });
+    const running = await told('running');
+    // The resumed execution works on before the cancel: a progress event after the resume's status.
+    await f.waitFor(
+      (m) => m.event === 'progress' && f.messages.indexOf(m) > f.messages.indexOf(running),
+      90_000,
+      'progress after the resume',
+    );
+    expect((await control(runId, 'cancel')).body).toEqual({ id: runId, status: 'CANCELLED' });
+    // The stream ends with done: the follower does not reconnect for more.
+    const done = await f.done;
+    await orchestrator.idle(runId);
+
+    const cancelled = await status(runId);
+    expect(cancelled.status).toBe('CANCELLED');
+    // Each move told once, in order, whoever made it (the engine's pause, the API's resume and cancel).
+    expect(f.messages.flatMap((m) => statusOf(m) ?? [])).toEqual(['paused', 'running', 'cancelled']);
+    expect(f.messages.at(-1)?.event).toBe('done');
+    expect(done.stats.skipped).toBe(0);
+    expect(done.stats.failed).toBe(0);
+    expect(done.stats.created).toBeGreaterThan(0);
+    // A worker inside a chunk at the cancel finishes that chunk: its items may count after the done.
+    expect(done.stats.created).toBeLessThanOrEqual(cancelled.successCount);
+
+    // A stream opened after the cancel replays the history, the cancelled status and done, and ends there.
+    const late = follow(runId);
+    expect(await late.done).toEqual(done);
+    expect(late.connections).toBe(1);
+    expect(late.messages.flatMap((m) => statusOf(m) ?? [])).toEqual(['paused', 'running', 'cancelled']);
+    expect(late.messages.at(-1)?.event).toBe('done');
   }, 240_000);
 
   it('answers a repeated start with the active run, and refuses a different one', async () => {

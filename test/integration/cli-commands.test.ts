@@ -11,6 +11,7 @@ import { chunkEventId, type RunEvent, statusEventId } from '../../functions/doma
 import type { Run } from '../../functions/domain/runs.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
@@ -72,6 +73,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'tms-cli-data-'));
   home = await mkdtemp(join(tmpdir(), 'tms-cli-'));
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url, DATA_DIR: dataDir });
   t = await app.createTenant('CliCommands');
   expect((await login()).code).toBe(0);

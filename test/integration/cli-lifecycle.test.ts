@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type PaymentProvider, setPaymentProvider } from '../../functions/services/payments/index.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
@@ -61,6 +62,7 @@ beforeAll(async () => {
   homes.owner = await mkdtemp(join(tmpdir(), 'tms-cli-owner-'));
   homes.admin = await mkdtemp(join(tmpdir(), 'tms-cli-admin-'));
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url });
   t = await app.createTenant('CliLifecycle');
   // The offline provider (paid at once), whatever the environment says.

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapStates, mapTypes } from '../../functions/domain/mapping/index.ts';
 import { typesByUse } from '../../functions/domain/mappings.ts';
 import { sourceClient, targetClient } from '../../functions/trackers/connections.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -76,6 +77,7 @@ let main: { id: string; report: { typeCounts: Record<string, number> } };
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url });
   t = await app.createTenant('Mappings');
   main = await scannedProject('To map');

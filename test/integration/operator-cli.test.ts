@@ -12,7 +12,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { LocalKeyCipher, type SealedSecret } from '../../functions/platform/credentials-cipher.ts';
-import { pluginConfigContext } from '../../functions/plugins/config.ts';
+import { pluginConfigContext } from '../../functions/platform/secret-contexts.ts';
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { ensureTable } from '../../local/table.ts';

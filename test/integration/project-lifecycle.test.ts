@@ -15,6 +15,7 @@ import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { setPaymentProvider } from '../../functions/services/payments/index.ts';
 import { offerQuote } from '../../functions/services/quotes.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -36,6 +37,7 @@ beforeAll(async () => {
   for (const m of ['log', 'info', 'debug', 'warn'] as const)
     vi.spyOn(console, m).mockImplementation(() => {});
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url, DATA_DIR: dir });
   [t, other] = await Promise.all([app.createTenant('Lifecycle'), app.createTenant('Other')]);
   const engine = createEngineHandler({

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import type { JiraIssueDump } from '../support/engine-harness.ts';
@@ -38,6 +39,7 @@ interface Service {
 
 beforeAll(async () => {
   sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sandboxes);
 }, 60_000);
 
 afterAll(async () => {

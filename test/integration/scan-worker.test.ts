@@ -13,6 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { keys } from '../../functions/store/keys.ts';
 import type { ScanRecord } from '../../functions/store/scans.ts';
 import { handler as worker } from '../../functions/workers/scan.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -84,6 +85,7 @@ beforeAll(async () => {
     }) as typeof stream.write);
   }
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   // The connectors handler chooses its dispatcher at cold start (its first request): the worker Lambda here.
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url, SCAN_FUNCTION_NAME: 'tms-dev-scan-worker' });
   t = await app.createTenant('Worker');

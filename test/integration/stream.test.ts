@@ -1,16 +1,23 @@
 /**
  * GET /api/migrations/{runId}/stream over real HTTP: events written into the store while a client listens,
- * parsed with eventsource-parser as an EventSource would.
+ * parsed with eventsource-parser as an EventSource would; and the moves made through the run API (resume,
+ * cancel) as a watcher sees them.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { type ClientRequest, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Orchestrator } from '../../functions/domain/orchestration.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
+import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { RunRepository } from '../../functions/store/runs.ts';
 import { expiredOwnerToken, startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
 
 // Short intervals so a test sees several polls and heartbeats in well under a second.
@@ -22,9 +29,15 @@ let a: TestTenant;
 let b: TestTenant;
 let projectId: string;
 let activeStreams: () => number;
+// A cancel writes the run's reports: to a directory of this file's own.
+const dataDir = mkdtempSync(join(tmpdir(), 'tms-stream-'));
 
 beforeAll(async () => {
-  app = await startTestApp({ STREAM_POLL_MS: String(POLL_MS), STREAM_HEARTBEAT_MS: String(HEARTBEAT_MS) });
+  app = await startTestApp({
+    STREAM_POLL_MS: String(POLL_MS),
+    STREAM_HEARTBEAT_MS: String(HEARTBEAT_MS),
+    DATA_DIR: dataDir,
+  });
   [a, b] = await Promise.all([app.createTenant('Alpha'), app.createTenant('Beta')]);
   const project = await app.call('POST', '/api/projects', {
     token: a.owner.token,
@@ -34,8 +47,14 @@ beforeAll(async () => {
   // Loaded after the environment is set: the handler reads its intervals at cold start.
   ({ activeStreams } = await import('../../functions/api/stream.ts'));
 });
-afterAll(async () => app.close());
-afterEach(() => vi.restoreAllMocks());
+afterAll(async () => {
+  await app.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  setOrchestrator(undefined);
+});
 
 interface Stream {
   status: number;
@@ -286,7 +305,7 @@ describe('GET /api/migrations/{runId}/stream', () => {
     expect(s.messages.map((m) => m.event)).toEqual(['status', 'done']);
   });
 
-  it('ends once a run that has no done (cancelled) is over and every event is sent', async () => {
+  it('ends once a run that has no done (one cancelled before cancels told it) is over and every event is sent', async () => {
     const run = await newRun();
     await append(run, chunkEventId(2, 0, 0), log('#1 Task -> MIG-1'));
     await app.store.runs.setStatus(a.tenantId, run.id, ['RUNNING'], 'CANCELLED', {
@@ -315,6 +334,171 @@ describe('GET /api/migrations/{runId}/stream', () => {
     // Ten poll intervals: a loop still running would have read the store again by now.
     await new Promise((r) => setTimeout(r, POLL_MS * 10));
     expect(readsOfRun()).toBe(after);
+  });
+});
+
+describe('moves made through the run API, as a watcher sees them', () => {
+  const control = (run: Run, action: 'resume' | 'cancel') =>
+    app.call('POST', `/api/migrations/${run.id}/${action}`, { token: a.admin.token });
+  /** A status event told at the run's checkpoint (phase 2, unit 3): after the chunk events there. */
+  const statusAt = (status: string) => ({
+    id: expect.stringMatching(/^02\.00000003\.z\d{15}$/),
+    event: 'status',
+    data: { type: 'status', status },
+  });
+
+  /** A run that worked three units of the create phase (2 created, 1 skipped), as the engine checkpoints them. */
+  async function workedRun(): Promise<Run> {
+    const run = await newRun();
+    await app.store.runs.checkpoint(a.tenantId, run.id, {
+      from: { phase: 1, index: 0 },
+      to: { phase: 2, index: 3 },
+      progressPercent: 20,
+      success: 2,
+      skipped: 1,
+      events: [
+        { id: chunkEventId(2, 0, 0), event: log('#11 Task -> MIG-1') },
+        { id: chunkEventId(2, 0, 1), event: progress(3) },
+      ],
+    });
+    return run;
+  }
+
+  /** The engine's pause, carried out at its checkpoint, with its status event. */
+  async function pausedRun(): Promise<Run> {
+    const run = await workedRun();
+    expect(
+      await app.store.runs.setStatus(a.tenantId, run.id, ['RUNNING'], 'PAUSED', { control: 'pause' }),
+    ).toBe(true);
+    await append(run, statusEventId(2, 3, 1), { type: 'status', status: 'paused' });
+    return run;
+  }
+
+  it('a resume puts `running` on the stream after `paused`', async () => {
+    const orch = new RecordingOrchestrator();
+    setOrchestrator(orch);
+    const run = await pausedRun();
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await until(() => expect(s.messages).toHaveLength(3));
+
+    const resumed = await control(run, 'resume');
+    expect(resumed.status).toBe(200);
+    expect(resumed.body).toEqual({ id: run.id, status: 'RUNNING' });
+    await until(() => expect(s.messages).toHaveLength(4));
+    s.close();
+
+    expect(s.messages.slice(2).map(shape)).toEqual([
+      { id: statusEventId(2, 3, 1), event: 'status', data: { type: 'status', status: 'paused' } },
+      statusAt('running'),
+    ]);
+    expect(orch.starts).toEqual([{ tenantId: a.tenantId, runId: run.id, generation: 1 }]);
+  });
+
+  it('a resume whose worker cannot be started tells `running`, then `paused` again', async () => {
+    const failing: Orchestrator = {
+      start: async () => {
+        throw new Error('StartExecution: AccessDenied');
+      },
+      stop: async () => {},
+    };
+    setOrchestrator(failing);
+    const run = await pausedRun();
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await until(() => expect(s.messages).toHaveLength(3));
+
+    const resumed = await control(run, 'resume');
+    expect(resumed.status).toBe(502);
+    expect(resumed.body.code).toBe('ENGINE_DISPATCH_FAILED');
+    await until(() => expect(s.messages).toHaveLength(5));
+    s.close();
+
+    expect(s.messages.slice(3).map(shape)).toEqual([statusAt('running'), statusAt('paused')]);
+  });
+
+  it("a cancel puts `cancelled`, then `done` with the run's counters, on the stream, which then ends", async () => {
+    setOrchestrator(new RecordingOrchestrator());
+    const run = await workedRun();
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await until(() => expect(s.messages).toHaveLength(2));
+
+    const cancelled = await control(run, 'cancel');
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toEqual({ id: run.id, status: 'CANCELLED' });
+    await s.ended;
+
+    expect(s.messages.map(shape)).toEqual([
+      { id: chunkEventId(2, 0, 0), event: 'log', data: log('#11 Task -> MIG-1') },
+      { id: chunkEventId(2, 0, 1), event: 'progress', data: progress(3) },
+      statusAt('cancelled'),
+      {
+        id: expect.stringMatching(/^02\.00000003\.z\d{15}$/),
+        event: 'done',
+        data: { type: 'done', stats: { created: 2, skipped: 1, failed: 0 } },
+      },
+    ]);
+  });
+
+  it('a stream opened after the cancel replays the history, `cancelled` and `done`, and ends', async () => {
+    setOrchestrator(new RecordingOrchestrator());
+    const run = await workedRun();
+    expect((await control(run, 'cancel')).status).toBe(200);
+
+    const s = await openStream(streamPath(run.id, a.member.token));
+    await s.ended;
+    expect(s.messages.map((m) => JSON.parse(m.data))).toEqual([
+      log('#11 Task -> MIG-1'),
+      progress(3),
+      { type: 'status', status: 'cancelled' },
+      { type: 'done', stats: { created: 2, skipped: 1, failed: 0 } },
+    ]);
+  });
+});
+
+describe('a watcher who loses their place in the team', () => {
+  /** A tenant of its own with a project and a running run (members are removed here). */
+  async function watchedRun(name: string): Promise<{ t: TestTenant; run: Run }> {
+    const t = await app.createTenant(name);
+    const project = await app.call('POST', '/api/projects', {
+      token: t.owner.token,
+      body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+    });
+    return { t, run: await createRun(app.store, t.tenantId, project.body.id, 'FULL') };
+  }
+
+  it('a removed member: the open stream ends and sends nothing written after the removal', async () => {
+    const { t, run } = await watchedRun('RemovedWatcher');
+    await append(run, chunkEventId(2, 0, 0), log('before the removal'));
+    const s = await openStream(streamPath(run.id, t.member.token));
+    let ended = false;
+    void s.ended.then(() => {
+      ended = true;
+    });
+    await until(() => expect(s.messages).toHaveLength(1));
+
+    const removed = await app.call('DELETE', `/api/team/members/${t.member.id}`, { token: t.owner.token });
+    expect(removed.status).toBe(204);
+    await append(run, chunkEventId(2, 0, 1), log('after the removal'));
+    await until(() => expect(ended).toBe(true));
+    expect(s.messages.map((m) => JSON.parse(m.data))).toEqual([log('before the removal')]);
+    await until(() => expect(activeStreams()).toBe(0));
+  });
+
+  it('a demoted admin: the stream of the old session ends too', async () => {
+    const { t, run } = await watchedRun('DemotedWatcher');
+    const s = await openStream(streamPath(run.id, t.admin.token));
+    let ended = false;
+    void s.ended.then(() => {
+      ended = true;
+    });
+    await until(() => expect(s.retry).toBe(2000));
+    const demoted = await app.call('PATCH', `/api/team/members/${t.admin.id}`, {
+      token: t.owner.token,
+      body: { role: 'member' },
+    });
+    expect(demoted.status).toBe(200);
+    await append(run, chunkEventId(2, 0, 0), log('after the demotion'));
+    await until(() => expect(ended).toBe(true));
+    expect(s.messages).toEqual([]);
   });
 });
 

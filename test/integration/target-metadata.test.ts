@@ -2,10 +2,12 @@
  * GET /api/projects/{projectId}/target-metadata over the real HTTP path and the Jira sandbox: what the
  * connected Jira project offers the mappings editor's pickers, the same as Jira itself answers; another
  * tenant's project a 404, no target connection a 409, a token Jira refuses the connection test's message;
- * every role may read it, as it may read the mappings.
+ * every role may read it, as it may read the mappings, and only owners and admins (who map people) get the
+ * assignable users' e-mail addresses.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetClient } from '../../functions/trackers/connections.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -41,6 +43,7 @@ let connected: string;
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
   app = await startTestApp({ ADO_BASE_URL: sb.ado.url });
   t = await app.createTenant('Pickers');
   connected = await newProject('Connected');
@@ -53,7 +56,7 @@ afterAll(async () => {
 
 describe('GET /api/projects/{projectId}/target-metadata', () => {
   it("answers what the connected Jira project offers, as Jira's own API gives it", async () => {
-    const res = await app.call('GET', metadataOf(connected), { token: t.member.token });
+    const res = await app.call('GET', metadataOf(connected), { token: t.owner.token });
     expect(res.status).toBe(200);
 
     const jira = targetClient(sandboxCredentials(sb, config).target);
@@ -147,6 +150,37 @@ describe('GET /api/projects/{projectId}/target-metadata', () => {
       code: 'TARGET_TRACKER_ERROR',
       message: 'target connection failed with 401',
     });
+  });
+
+  it("gives owners and admins the assignable users' e-mail addresses, a member their ids and names only", async () => {
+    const id = await newProject('People');
+    await connectTarget(id);
+    const jiraPerson = sandboxPeople(config.seed).find((p) => p.on === 'jira');
+    // The member reads first and then after the others: what is kept for a minute is the same for everyone.
+    const first = await app.call('GET', metadataOf(id), { token: t.member.token });
+    const owner = await app.call('GET', metadataOf(id), { token: t.owner.token });
+    const admin = await app.call('GET', metadataOf(id), { token: t.admin.token });
+    const member = await app.call('GET', metadataOf(id), { token: t.member.token });
+    for (const res of [owner, admin])
+      expect(res.body.users).toContainEqual({
+        accountId: jiraPerson?.jiraAccountId,
+        displayName: jiraPerson?.displayName,
+        emailAddress: jiraPerson?.email,
+      });
+    expect(owner.body.users.some((u: { emailAddress: string | null }) => u.emailAddress === null)).toBe(
+      false,
+    );
+    for (const res of [first, member]) {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        ...owner.body,
+        users: owner.body.users.map((u: { accountId: string; displayName: string }) => ({
+          accountId: u.accountId,
+          displayName: u.displayName,
+          emailAddress: null,
+        })),
+      });
+    }
   });
 
   it('lets every role read it (as the mappings), and no one without a token', async () => {

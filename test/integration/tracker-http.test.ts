@@ -13,6 +13,7 @@ import {
   TrackerUnreachableError,
 } from '../../functions/trackers/http.ts';
 import { INITIAL_IN_FLIGHT } from '../../functions/trackers/pacing.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { createSandboxApp, type SandboxControls } from '../../local/sandbox/common/sandbox-app.ts';
 import { freePort } from '../support/global-setup.ts';
 
@@ -35,8 +36,11 @@ beforeAll(async () => {
   app.post('/write', async () => ({ ok: true }));
   app.get('/missing', async (_req, reply) => reply.code(404).send({ message: 'nope' }));
   app.get('/ado-throttle', async (_req, reply) => reply.code(200).send({ ok: true }));
+  app.get('/file', async (_req, reply) => reply.type('application/octet-stream').send(Buffer.alloc(64, 7)));
   await app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const { port } = app.server.address() as { port: number };
+  allowLoopbackPorts(port);
+  baseUrl = `http://127.0.0.1:${port}`;
 });
 afterAll(async () => app.close());
 afterEach(async () => {
@@ -93,6 +97,25 @@ describe('the tracker HTTP layer', () => {
     expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /ping 429']);
   });
 
+  it('stops a download queued behind a handed-back wait, and one started after it, instead of sitting the wait out', async () => {
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: { throttle: { count: 1, retryAfterSeconds: 3600 } },
+    });
+    // One download in flight at a time: the second waits in the pacer behind the first.
+    const http = client({ waitBudgetMs: () => 1000, initialConcurrency: 1, maxConcurrency: 1 });
+    const first = http.stream('/file');
+    const queued = http.stream('/file');
+    const deferral = await first.catch((err: unknown) => err);
+    expect(deferral).toBeInstanceOf(ThrottleWaitDeferred);
+    expect((deferral as ThrottleWaitDeferred).notice).toMatchObject({ tracker: 'target', reason: null });
+    await expect(queued).rejects.toBe(deferral);
+    await expect(http.stream('/file')).rejects.toBe(deferral);
+    // The hour's wait was handed back: nothing after the 429 reached the tracker.
+    expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /file 429']);
+  });
+
   it('sits out a whole-client wait within its budget', async () => {
     await app.inject({
       method: 'PUT',
@@ -120,6 +143,7 @@ describe('the tracker HTTP layer', () => {
       TrackerUnreachableError,
     );
     const closed = await freePort();
+    allowLoopbackPorts(closed);
     const refused = new TrackerHttp({
       tracker: 'source',
       baseUrl: `http://127.0.0.1:${closed}`,

@@ -403,6 +403,32 @@ describe('Atlassian OAuth 2.0 (3LO) on the Jira sandbox', () => {
     expect(await bytes.text()).toBe('hello through the gateway');
   });
 
+  it('lists the sites the control names instead of its own (an account that reaches other sites)', async () => {
+    const tokens = await connect();
+    const elsewhere = {
+      id: 'f2b1c0de-0000-4000-a000-000000000001',
+      url: 'https://member.atlassian.net',
+      name: 'member',
+    };
+    const set = await call('PUT', '/_sandbox/jira/oauth', { json: { sites: [elsewhere] } });
+    expect(set.body.sites).toEqual([elsewhere]);
+    const resources = await call('GET', '/oauth/token/accessible-resources', {
+      auth: `Bearer ${tokens.access_token}`,
+    });
+    expect(resources.body).toEqual([
+      {
+        ...elsewhere,
+        scopes: ['read:jira-work', 'write:jira-work', 'read:jira-user'],
+        avatarUrl: expect.any(String),
+      },
+    ]);
+    expect((await call('PUT', '/_sandbox/jira/oauth', { json: { sites: [{ url: 'nope' }] } })).status).toBe(
+      400,
+    );
+    await call('POST', '/_sandbox/reset');
+    expect((await call('GET', '/_sandbox/jira/oauth')).body.sites).toBeNull();
+  });
+
   it('validates and resets the settings', async () => {
     const bad = await call('PUT', '/_sandbox/jira/oauth', {
       json: { accessTokenTtlSeconds: -1, nope: true },
@@ -423,6 +449,7 @@ describe('Atlassian OAuth 2.0 (3LO) on the Jira sandbox', () => {
       accessTokenTtlSeconds: 3600,
       decline: false,
       cloudId: expect.any(String),
+      sites: null,
     });
     // A reset forgets every token.
     expect((await myself(res.body.access_token)).status).toBe(401);

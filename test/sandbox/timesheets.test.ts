@@ -1,6 +1,7 @@
 /** The Harvest-style timesheet API the ADO sandbox serves under /_timesheets/v2: auth, paging, overlap, controls. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TimesheetsClient } from '../../functions/trackers/timesheets/client.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -38,6 +39,7 @@ beforeAll(async () => {
     adoPort: 0,
     jiraPort: 0,
   });
+  allowSandboxPorts(sb);
 });
 afterAll(async () => {
   await sb?.stop();

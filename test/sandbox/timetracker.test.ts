@@ -1,6 +1,7 @@
 /** The 7pace Timetracker API the ADO sandbox serves under /_7pace/api: auth, paging, determinism, controls. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TimetrackerClient } from '../../functions/trackers/timetracker/client.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
@@ -28,6 +29,8 @@ const start = (seed: number) =>
 
 beforeAll(async () => {
   [sb, other] = await Promise.all([start(SEED), start(SEED + 1)]);
+  allowSandboxPorts(sb);
+  allowSandboxPorts(other);
 });
 afterAll(async () => {
   await Promise.all([sb?.stop(), other?.stop()]);

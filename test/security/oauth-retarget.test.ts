@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
+import { allowLoopbackPorts, allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
@@ -27,6 +28,10 @@ const orch = new RecordingOrchestrator();
 beforeAll(async () => {
   attacker = await startAttacker();
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sb);
+  // The attacker's port is one the outbound policy lets through, as a real tracker's host would be: only the
+  // OAuth scope rules stand between a member and it.
+  allowLoopbackPorts(attacker.port);
   app = await startTestApp({
     ADO_BASE_URL: sb.ado.url,
     APP_URL: 'http://app.test',

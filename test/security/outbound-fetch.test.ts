@@ -2,28 +2,41 @@
  * Issue 17, point 3, at the HTTP layer every tracker, OAuth and SSO request goes through (functions/outbound/):
  * in prod mode a name that resolves to loopback is refused by the connection's own lookup (the address the
  * check saw is the one connected to), a redirect is checked hop by hop (a private or metadata address is
- * refused), and a redirect to another origin loses the credential. Real listeners on loopback, real sockets.
+ * refused), and a redirect to another origin loses the credential. Issue 29: offline, loopback is reachable on
+ * the ports the harness registered (as the local runtime registers its sandboxes') and on no other, by literal
+ * or by name. Real listeners on loopback, real sockets.
  */
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundRefused, outboundFetch, ResponseTooLarge } from '../../functions/outbound/fetch.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  OutboundRefused,
+  outboundFetch,
+  outboundRules,
+  ResponseTooLarge,
+} from '../../functions/outbound/fetch.ts';
 import { type OutboundRules, REFUSED_MESSAGE } from '../../functions/outbound/rules.ts';
 import { TrackerHttp } from '../../functions/trackers/http.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { type Answer, type Attacker, startAttacker } from '../support/attacker.ts';
 
-const OFFLINE: OutboundRules = { httpsOnly: false, allowLoopback: true, extraTrackerHosts: [] };
 /** This machine's own name: /etc/hosts maps it to a loopback address (checked in beforeAll). */
 const LOOPBACK_NAME = hostname().toLowerCase();
-const PROD: OutboundRules = { httpsOnly: true, allowLoopback: false, extraTrackerHosts: [LOOPBACK_NAME] };
 
 let attacker: Attacker;
 /** A "tracker" on loopback whose answers redirect wherever the path says. */
 let tracker: Attacker;
+/** A listener on loopback nobody registered: a database, DynamoDB Local, another service on the machine. */
+let bystander: Attacker;
+/** Offline: the tracker and the attacker registered as the runtime registers its sandboxes. */
+let OFFLINE: OutboundRules;
+/** Prod, with this machine's name allowed as a tracker host and the listeners' ports allowed as extra ports. */
+let PROD: OutboundRules;
 beforeAll(async () => {
   const { address } = await lookup(LOOPBACK_NAME);
   expect(address, `${LOOPBACK_NAME} must resolve to loopback for this test`).toMatch(/^127\.|^::1$/);
   attacker = await startAttacker();
+  bystander = await startAttacker();
   tracker = await startAttacker((url): Answer => {
     const to = new URL(url, 'http://x').searchParams.get('to');
     if (to) return { status: 302, headers: { location: to } };
@@ -31,10 +44,19 @@ beforeAll(async () => {
       return { status: 200, headers: { 'content-type': 'application/json' }, body: `"${'x'.repeat(5000)}"` };
     return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
   });
+  allowLoopbackPorts(tracker.port, attacker.port);
+  OFFLINE = outboundRules();
+  PROD = {
+    httpsOnly: true,
+    loopbackPorts: [],
+    extraTrackerHosts: [LOOPBACK_NAME],
+    extraPorts: [attacker.port, bystander.port],
+  };
 });
 afterAll(async () => {
   await attacker.close();
   await tracker.close();
+  await bystander.close();
 });
 
 describe('the outbound fetch in prod mode', () => {
@@ -50,6 +72,16 @@ describe('the outbound fetch in prod mode', () => {
     expect(attacker.requests).toEqual([]);
   });
 
+  it('refuses an allow-listed host on a port the operator did not allow, before connecting', async () => {
+    const err = await outboundFetch(`https://${LOOPBACK_NAME}:${tracker.port}/org`, {
+      destination: 'tracker',
+      rules: PROD,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutboundRefused);
+    expect((err as OutboundRefused).reason).toBe(`port ${tracker.port}`);
+    expect(tracker.requests).toEqual([]);
+  });
+
   it('refuses loopback, http and a host off the allow-list without connecting', async () => {
     for (const url of [
       `https://127.0.0.1:${attacker.port}/`,
@@ -62,6 +94,54 @@ describe('the outbound fetch in prod mode', () => {
         REFUSED_MESSAGE,
       );
     expect(attacker.requests).toEqual([]);
+  });
+});
+
+describe('loopback offline: the registered ports only', () => {
+  it("refuses a loopback port the runtime did not start: DynamoDB Local's, or any listener", async () => {
+    expect(OFFLINE.loopbackPorts).toEqual(expect.arrayContaining([tracker.port, attacker.port]));
+    const dynamodb = inject('dynamodbEndpoint');
+    for (const url of [
+      `${dynamodb}/`,
+      `${bystander.url}/`,
+      `http://localhost:${bystander.port}/`,
+      `http://[::1]:${bystander.port}/`,
+      'http://127.0.0.1/',
+    ]) {
+      const err = await outboundFetch(url, { destination: 'public' }).catch((e: unknown) => e);
+      expect(err, url).toBeInstanceOf(OutboundRefused);
+      expect((err as OutboundRefused).reason, url).toMatch(/^loopback port \d+$/);
+    }
+    expect(bystander.requests).toEqual([]);
+    // The registered ones answer, by literal and by name.
+    expect((await outboundFetch(`${tracker.url}/a`, { destination: 'public' })).status).toBe(200);
+    expect(
+      (await outboundFetch(`http://localhost:${tracker.port}/b`, { destination: 'public' })).status,
+    ).toBe(200);
+  });
+
+  it('refuses a name that resolves to loopback on a port nobody registered, when connecting', async () => {
+    // The port passes as one the operator allows; the name is not loopback by its spelling: only the
+    // connection's own lookup can tell, and it does.
+    const rules = { ...OFFLINE, extraTrackerHosts: [LOOPBACK_NAME], extraPorts: [bystander.port] };
+    const err = await outboundFetch(`http://${LOOPBACK_NAME}:${bystander.port}/`, {
+      destination: 'tracker',
+      rules,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutboundRefused);
+    expect((err as OutboundRefused).reason).toMatch(
+      new RegExp(`resolves to (127\\.[0-9.]+|::1) \\(port ${bystander.port}\\)`),
+    );
+    expect(bystander.requests).toEqual([]);
+  });
+
+  it('refuses a redirect from a registered port to one that is not', async () => {
+    await expect(
+      outboundFetch(`${tracker.url}/r?to=${encodeURIComponent(`${bystander.url}/`)}`, {
+        destination: 'public',
+      }),
+    ).rejects.toThrow(REFUSED_MESSAGE);
+    expect(bystander.requests).toEqual([]);
   });
 });
 
@@ -97,7 +177,9 @@ describe('redirects, followed by hand', () => {
     expect(res.body).toBe('secret from a loopback-only service');
     // The same origin got the credential; the other origin got the request without it.
     expect(tracker.requests.at(-1)?.authorization).toBe('Basic b3duZXItcGF0');
-    expect(attacker.requests).toEqual([{ method: 'GET', url: '/stolen', authorization: undefined }]);
+    expect(attacker.requests).toEqual([
+      { method: 'GET', url: '/stolen', authorization: undefined, body: '' },
+    ]);
     attacker.requests.length = 0;
   });
 

@@ -1,16 +1,27 @@
 /**
- * Issue 17, point 3, through HTTP with the service in prod mode (STAGE=prod, loopback not allowed): every URL
- * form the issue names is refused at the API edge (connection tests, the run start body, the OAuth start, SSO
+ * Issue 17, point 3, through HTTP with the service in prod mode (STAGE=prod, no loopback port registered): every
+ * URL form the issue names is refused at the API edge (connection tests, the run start body, the OAuth start, SSO
  * issuers, the quote's return URLs) with one message that says nothing of what listens there, and a loopback
- * "attacker" gets no request at all. A name that resolves to loopback (this machine's own name, allowed by the
- * operator's host list so only the resolution can refuse it) is refused when connecting, with the same message.
+ * "attacker" gets no request at all; so is an allowed host on a port other than 443 (issue 29). A connection test
+ * that passes the edge but reaches nothing (a name resolving to loopback, on an open or a closed port, a name
+ * that does not resolve, a refused connection, a timeout) answers one sentence whatever the case; the detail goes
+ * to the log.
  */
+import { createServer, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { REFUSED_MESSAGE } from '../../functions/outbound/rules.ts';
+import { logger } from '../../functions/platform/logger.ts';
+import { testSourceClient } from '../../functions/services/connectors.ts';
+import { sourceClient } from '../../functions/trackers/connections.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { type Attacker, startAttacker } from '../support/attacker.ts';
 import { freePort } from '../support/global-setup.ts';
+
+/** What a connection test says when the source cannot be reached, whatever the reason. */
+const UNREACHABLE =
+  'source tracker unreachable: the service could not connect to it (it connects only to the public https addresses of supported trackers and of hosts your operator allows)';
 
 const LOOPBACK_NAME = hostname().toLowerCase();
 const APP_URL = 'https://app.example.test';
@@ -27,8 +38,10 @@ beforeAll(async () => {
   app = await startTestApp({
     STAGE: 'prod',
     APP_URL,
-    OUTBOUND_ALLOW_LOOPBACK: '0',
-    OUTBOUND_ALLOWED_HOSTS: LOOPBACK_NAME,
+    // This machine's name on the listeners' ports, as an operator's custom domain on an allowed port: only the
+    // resolution (to loopback) can refuse it. `.invalid` names resolve nowhere (RFC 6761).
+    OUTBOUND_ALLOWED_HOSTS: `${LOOPBACK_NAME},no-such-tracker.invalid`,
+    OUTBOUND_ALLOWED_PORTS: `${attacker.port},${closedPort}`,
     AUTH_RATE_LIMIT_PER_MINUTE: '1000',
   });
   t = await app.createTenant('Outbound');
@@ -73,6 +86,10 @@ const forms = () => {
     `https://${LOOPBACK_NAME}:${p}/org#`,
     'http://dev.azure.com/org',
     'https://attacker.example/org',
+    // Allowed hosts, on ports nobody allowed.
+    'https://dev.azure.com:8443/org',
+    'https://contoso.visualstudio.com:22',
+    `https://${LOOPBACK_NAME}:${p + 1}/org`,
   ];
 };
 
@@ -115,13 +132,49 @@ describe('the outbound policy at the API edge, in prod', () => {
     expect(attacker.requests).toEqual([]);
   });
 
-  it('refuses a name that resolves to loopback when connecting: the same answer for an open and a closed port', async () => {
-    const open = await sourceTest(`https://${LOOPBACK_NAME}:${attacker.port}/org`);
-    const closed = await sourceTest(`https://${LOOPBACK_NAME}:${closedPort}/org`);
-    expect(open.status).toBe(200);
-    expect(open.body).toEqual({ success: false, message: `source connection refused: ${REFUSED_MESSAGE}` });
-    expect(closed.body).toEqual(open.body);
+  it('answers one sentence for whatever cannot be reached, and logs the detail', async () => {
+    const warn = vi.spyOn(logger, 'warn');
+    const refusedByName = await sourceTest(`https://${LOOPBACK_NAME}:${attacker.port}/org`);
+    const closedByName = await sourceTest(`https://${LOOPBACK_NAME}:${closedPort}/org`);
+    const unresolved = await sourceTest('https://no-such-tracker.invalid/org');
+    // A loopback port that is registered but where nothing listens: a real refused connection.
+    allowLoopbackPorts(closedPort);
+    const refusedConnection = await sourceTest(`http://127.0.0.1:${closedPort}/org`);
+    for (const res of [refusedByName, closedByName, unresolved, refusedConnection]) {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: false, message: UNREACHABLE });
+    }
     expect(attacker.requests).toEqual([]);
+    // The operator's log says what happened; the caller was told none of it.
+    const reasons = warn.mock.calls
+      .filter(([message]) => message === 'tracker unreachable')
+      .map(([, fields]) => (fields as { reason: string }).reason);
+    expect(reasons).toEqual([
+      expect.stringMatching(/resolves to (127\.|::1)/),
+      expect.stringMatching(/resolves to (127\.|::1)/),
+      expect.stringMatching(/ENOTFOUND|EAI_AGAIN/),
+      'ECONNREFUSED',
+    ]);
+    warn.mockRestore();
+  });
+
+  it('says the same when the tracker accepts the connection and never answers (a timeout)', async () => {
+    const tarpit = await startTarpit();
+    allowLoopbackPorts(tarpit.port);
+    try {
+      const client = sourceClient(
+        {
+          organization_url: `http://127.0.0.1:${tarpit.port}/org`,
+          project: 'P',
+          personal_access_token: 'secret-pat',
+        },
+        { maxAttempts: 1, timeoutMs: 200 },
+      );
+      expect(await testSourceClient(client, 'P')).toEqual({ success: false, message: UNREACHABLE });
+      expect(tarpit.connections()).toBeGreaterThan(0);
+    } finally {
+      await tarpit.close();
+    }
   });
 
   it('refuses the run start body, the OAuth start and the scan with the same rules', async () => {
@@ -195,3 +248,22 @@ describe('the outbound policy at the API edge, in prod', () => {
     ]);
   });
 });
+
+/** A listener that accepts connections and never says a word. */
+async function startTarpit(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
+  const sockets: Socket[] = [];
+  const server: Server = createServer((socket) => {
+    sockets.push(socket);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    connections: () => sockets.length,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => r());
+      }),
+  };
+}

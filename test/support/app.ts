@@ -1,6 +1,8 @@
 /**
  * A test app: its own table on the shared DynamoDB Local, a signing key, and the real local gateway on a free
- * port serving the real handlers in this process (so tests can move the service clock).
+ * port serving the real handlers in this process (so tests can move the service clock). Every answer is held to
+ * our OpenAPI document, and every table request a handler makes to its function's IAM grant
+ * (test/support/table-grants.ts).
  */
 import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -8,14 +10,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
+import type { RouteGroup } from '../../functions/api/routes.ts';
+import { STREAMING } from '../../functions/platform/awslambda.ts';
 import { logger } from '../../functions/platform/logger.ts';
 import type { Role } from '../../functions/platform/tokens.ts';
 import { createTenant } from '../../functions/services/operator.ts';
+import { documentClient } from '../../functions/store/client.ts';
 import type { Store } from '../../functions/store/index.ts';
-import { type Gateway, startGateway } from '../../local/gateway.ts';
+import {
+  type ApiHandler,
+  defaultDashboardLoader,
+  defaultHandlerLoader,
+  type Gateway,
+  startGateway,
+} from '../../local/gateway.ts';
 import { type HttpResponse, http, type RequestOptions } from './http.ts';
 import { checkAgainstOwnDocument } from './own-openapi.ts';
 import { freshTable } from './table.ts';
+import { checkTableGrants, servedAs, violations } from './table-grants.ts';
 
 export const TEST_PASSWORD = 'correct-horse-battery';
 
@@ -82,7 +94,16 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   // The logger took its level when this file's imports loaded it (in Lambda the environment comes first).
   if (env.POWERTOOLS_LOG_LEVEL)
     logger.setLogLevel(env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
-  const gateway = await startGateway({ port: 0 });
+  // The handlers' table requests, each held to its function's grant (a violation throws, and fails close()).
+  checkTableGrants(documentClient());
+  const gateway = await startGateway({
+    port: 0,
+    loadHandler: async (group) => servedAsGroup(group, await defaultHandlerLoader(group)),
+    loadDashboardHandler: async () => {
+      const handler = await defaultDashboardLoader();
+      return (event) => servedAs('dashboard', () => handler(event));
+    },
+  });
   // Every answer is held to our own published document: a drift fails the test that saw it.
   const call = async (method: string, path: string, opts?: RequestOptions) => {
     const res = await http(gateway.url, method, path, opts);
@@ -103,7 +124,13 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
   async function user(tenantId: string, role: Role, label: string): Promise<TestUser> {
     const email = `${role}-${label}-${randomUUID().slice(0, 8)}@example.com`.toLowerCase();
-    const created = await store.users.create({ tenantId, email, role, passwordHash: testPasswordHash });
+    const created = await store.users.create({
+      tenantId,
+      email,
+      role,
+      passwordHash: testPasswordHash,
+      ifRemoved: 'clear',
+    });
     if (!created.ok) throw new Error(`user ${email} not created: ${created.reason}`);
     const u = created.user;
     // Logins come from an address of their own so they never eat into a rate-limit test's budget.
@@ -130,8 +157,20 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       ]);
       return { tenantId: tenant.id, owner, admin, member };
     },
-    close: () => gateway.close(),
+    async close() {
+      await gateway.close();
+      if (violations.length)
+        throw new Error(
+          `table requests the stack's IAM grants refuse:\n${JSON.stringify(violations, null, 1)}`,
+        );
+    },
   };
+}
+
+/** The group's handler, run as its function (a streaming one stays marked as such). */
+function servedAsGroup(group: RouteGroup, handler: ApiHandler): ApiHandler {
+  const served = ((...args: Parameters<ApiHandler>) => servedAs(group, () => handler(...args))) as ApiHandler;
+  return Object.assign(served, { [STREAMING]: (handler as unknown as Record<symbol, unknown>)[STREAMING] });
 }
 
 /** An access token of the tenant's owner, as the service signs them, that expired a minute ago. */

@@ -1,6 +1,6 @@
 /**
  * A loopback "attacker": a plain node:http server that records every request it gets (method, URL, the
- * Authorization header) and answers with bytes worth stealing. The security tests assert it got none.
+ * Authorization header, the body) and answers with bytes worth stealing. The security tests assert it got none.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 export interface Attacker {
   url: string;
   port: number;
-  requests: { method: string; url: string; authorization: string | undefined }[];
+  requests: { method: string; url: string; authorization: string | undefined; body: string }[];
   close(): Promise<void>;
 }
 
@@ -27,10 +27,19 @@ export async function startAttacker(
 ): Promise<Attacker> {
   const requests: Attacker['requests'] = [];
   const server: Server = createServer((req, res) => {
-    requests.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization });
-    const a = answer(req.url ?? '');
-    res.writeHead(a.status, a.headers ?? {});
-    res.end(a.body ?? '');
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      const a = answer(req.url ?? '');
+      res.writeHead(a.status, a.headers ?? {});
+      res.end(a.body ?? '');
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;

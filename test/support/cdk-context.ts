@@ -14,6 +14,7 @@ export const PROD_CONTEXT = {
   stripeSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/stripe-AbCdEf',
   appUrl: 'https://app.example.com',
   outboundAllowedHosts: 'jira.example.com,*.tfs.example.org',
+  outboundAllowedPorts: '8443',
   mailFrom: 'invitations@mail.example.com',
   trackerOAuthSecretArn: 'arn:aws:secretsmanager:eu-west-2:123456789012:secret:tms/tracker-oauth-GhIjKl',
   atlassianClientId: 'atlassian-client-id',

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { finalizeStep, preflightStep, type RunnerAnswer, runBatch } from '../../functions/engine/runner.ts';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { PLUGIN_DEFINITIONS } from '../../functions/plugins/index.ts';
@@ -13,6 +14,7 @@ import { createProject } from '../../functions/services/projects.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp } from './app.ts';
@@ -78,11 +80,13 @@ export interface EngineHarness {
 export async function startEngineHarness(opts: { items: number; seed: number }): Promise<EngineHarness> {
   const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: String(opts.seed) });
   const sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
+  allowSandboxPorts(sandboxes);
   const app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url });
   const tenant = { tenantId: (await createTenant(app.store, { name: 'Engine' })).id };
   const dir = mkdtempSync(join(tmpdir(), 'tms-artifacts-'));
   const deps = (extra: Partial<EngineDeps> = {}): EngineDeps => ({
     store: app.store,
+    journal: new StoreRunJournal(app.store),
     artifacts: new DiskArtifactStore(dir),
     source: new AdoClient({
       organization: `${sandboxes.ado.url}/${config.ado.org}`,

@@ -3,6 +3,7 @@
  * every test, closed after the file. `onUrl` receives its base URL once it listens.
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import type { SandboxConfig } from '../../local/sandbox/common/config.ts';
 import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { http } from './http.ts';
@@ -13,7 +14,9 @@ export function useJiraSandbox(config: SandboxConfig, onUrl: (url: string) => vo
   beforeAll(async () => {
     const { app } = await buildJiraSandbox(config);
     await app.listen({ port: 0, host: '127.0.0.1' });
-    url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    const port = (app.server.address() as { port: number }).port;
+    url = `http://127.0.0.1:${port}`;
+    allowLoopbackPorts(port);
     close = () => app.close();
     onUrl(url);
   });

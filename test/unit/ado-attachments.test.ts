@@ -50,6 +50,20 @@ describe('an attachment of the connected organisation', () => {
     [`https://dev.azure.com/fabrikam/a/b/_apis/wit/attachments/${GUID}`, 'https://dev.azure.com/fabrikam'],
     [`https://dev.azure.com/fabrikam/_apis/wit/attachments/${GUID}/extra`, 'https://dev.azure.com/fabrikam'],
     [`//attacker.example/fabrikam/_apis/wit/attachments/${GUID}`, 'https://dev.azure.com/fabrikam'],
+    // An encoded slash (or anything percent-encoded) in the project segment: a server that decodes it before
+    // routing would climb out of the organisation.
+    [
+      `https://dev.azure.com/fabrikam/..%2Fcontoso/_apis/wit/attachments/${GUID}`,
+      'https://dev.azure.com/fabrikam',
+    ],
+    [
+      `https://fabrikam.visualstudio.com/%2e%2e%5Cx/_apis/wit/attachments/${GUID}`,
+      'https://dev.azure.com/fabrikam',
+    ],
+    [
+      `https://dev.azure.com/fabrikam/My%20Project/_apis/wit/attachments/${GUID}`,
+      'https://dev.azure.com/fabrikam',
+    ],
     ['data:image/png;base64,AAAA', 'https://dev.azure.com/fabrikam'],
   ])('never fetches %s for %s', (src, org) => {
     expect(isOrganisationAttachment(src, org)).toBe(false);

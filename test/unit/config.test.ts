@@ -34,28 +34,39 @@ describe('configuration', () => {
     );
   });
 
-  it('reads the outbound policy: https only in prod, loopback only when told, the operator hosts', () => {
+  it('reads the outbound policy: https only in prod, loopback ports only when told, the operator hosts and ports', () => {
     expect(loadOutboundConfig({ STAGE: 'prod' })).toEqual({
       httpsOnly: true,
-      allowLoopback: false,
+      loopbackPorts: [],
       extraTrackerHosts: [],
+      extraPorts: [],
       maxResponseBytes: 32 * 1024 * 1024,
     });
     expect(
       loadOutboundConfig({
-        OUTBOUND_ALLOW_LOOPBACK: '1',
+        OUTBOUND_LOOPBACK_PORTS: '3001, 3002',
         OUTBOUND_ALLOWED_HOSTS: ' Jira.Example.com, *.tfs.example.org ',
+        OUTBOUND_ALLOWED_PORTS: '8443',
         OUTBOUND_MAX_RESPONSE_BYTES: '1000',
       }),
     ).toEqual({
       httpsOnly: false,
-      allowLoopback: true,
+      loopbackPorts: [3001, 3002],
       extraTrackerHosts: ['jira.example.com', '*.tfs.example.org'],
+      extraPorts: [8443],
       maxResponseBytes: 1000,
     });
     expect(() => loadOutboundConfig({ OUTBOUND_ALLOWED_HOSTS: 'http://x.example/' })).toThrow(
       /OUTBOUND_ALLOWED_HOSTS/,
     );
-    expect(() => loadOutboundConfig({ OUTBOUND_ALLOW_LOOPBACK: 'yes' })).toThrow(/OUTBOUND_ALLOW_LOOPBACK/);
+    for (const [name, value] of [
+      ['OUTBOUND_LOOPBACK_PORTS', '1'.repeat(6)],
+      ['OUTBOUND_LOOPBACK_PORTS', 'yes'],
+      ['OUTBOUND_ALLOWED_PORTS', '0'],
+      ['OUTBOUND_ALLOWED_PORTS', '443-8443'],
+    ] as const)
+      expect(() => loadOutboundConfig({ [name]: value }), `${name}=${value}`).toThrow(
+        `Invalid configuration: ${name}: must be port numbers (1-65535), comma separated`,
+      );
   });
 });

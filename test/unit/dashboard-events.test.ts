@@ -1,10 +1,11 @@
 /**
  * The dashboard protocol's pure parts (functions/domain/dashboard-events.ts) and the notifier's promises
  * (functions/adapters/run-events.ts): the ping route's answers, progress at most once a second per run, frames of
- * a run sent in order, and a failing post never thrown to the run.
+ * a run sent in order, and a failing post never thrown to the run; a tracker's wait told through the run journal.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { RunEventsNotifier } from '../../functions/adapters/run-events.ts';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { buildOpenApiDocument } from '../../functions/api/openapi.ts';
 import {
   answerClientMessage,
@@ -106,11 +107,8 @@ describe("a tracker's long wait", () => {
       },
     };
     const lines: unknown[] = [];
-    const deps = {
-      store: { runs: { appendEvent: async (...args: unknown[]) => void lines.push(args[4]) } },
-      target: { http },
-      runEvents: notifier,
-    };
+    const store = { runs: { appendEvent: async (...args: unknown[]) => void lines.push(args[4]) } };
+    const deps = { journal: new StoreRunJournal(store as never, notifier), target: { http } };
     const run = { id: 'run-1', projectId: 'p-1', tenantId: 't-1', cursor: { phase: 2, index: 0 } };
     const off = tellWaits(deps as never, run as never);
     listeners[0]?.({
@@ -144,7 +142,8 @@ describe('a wait beyond the invocation (the state machine waits)', () => {
         sent.push(frame);
       },
     );
-    const deps = { store: { runs: { appendEvent: async () => undefined } }, runEvents: notifier };
+    const store = { runs: { appendEvent: async () => undefined } };
+    const deps = { journal: new StoreRunJournal(store as never, notifier) };
     const run = { id: 'run-2', projectId: 'p-2', tenantId: 't-1', cursor: { phase: 4, index: 50 } };
     const until = new Date(Date.now() + 3_600_000);
     await waitForReset(

@@ -18,6 +18,7 @@ import {
   resetMetrics,
 } from '../../functions/platform/metrics.ts';
 import { TrackerHttp } from '../../functions/trackers/http.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { freePort } from '../support/global-setup.ts';
 
 interface Emf {
@@ -244,13 +245,18 @@ describe('the tracker HTTP layer', () => {
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const { port } = server.address() as { port: number };
+    allowLoopbackPorts(port);
+    baseUrl = `http://127.0.0.1:${port}`;
   });
   afterEach(async () => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('counts every attempt under its tracker name, throttles and errors apart', async () => {
     for (const [k, v] of Object.entries(LAMBDA_ENV)) vi.stubEnv(k, v);
-    const refusedUrl = `http://127.0.0.1:${await freePort()}`;
+    // A registered port where nothing listens: the connection itself is refused (a network error).
+    const refusedPort = await freePort();
+    allowLoopbackPorts(refusedPort);
+    const refusedUrl = `http://127.0.0.1:${refusedPort}`;
     const { emf } = await capture(async () => {
       const http = new TrackerHttp({
         tracker: 'target',

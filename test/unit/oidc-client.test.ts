@@ -11,6 +11,7 @@ import {
   exchangeCode,
   TokenRequestError,
 } from '../../functions/adapters/oidc-client.ts';
+import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 
 let server: Server;
 let base: string;
@@ -34,7 +35,9 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { port } = server.address() as AddressInfo;
+  allowLoopbackPorts(port);
+  base = `http://127.0.0.1:${port}`;
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 

@@ -27,9 +27,10 @@ const projectId = randomUUID();
 
 beforeAll(async () => {
   ({ db, store } = await freshTable());
-  // The reports need the store and the artifacts only; never a tracker.
+  // The reports need the store and the artifacts only; never a tracker, nor the run journal.
   deps = {
     store,
+    journal: {} as never,
     artifacts: new DiskArtifactStore(dir),
     source: {} as never,
     target: {} as never,

@@ -92,9 +92,7 @@ describe('the flow', () => {
 
   it('routes each engine answer: work on within the budget, finalize once, end the execution otherwise', () => {
     expect(Object.fromEntries(routes)).toEqual({
-      ready: 'WithinBudget',
       batch: 'WithinBudget',
-      'phase-done': 'WithinBudget',
       finalize: 'Finalize',
       wait: 'ThrottleWait',
       done: 'Done',

@@ -257,11 +257,14 @@ describe('domain rules', () => {
     expect(chooseSite([a, b], undefined)).toEqual({
       refusal:
         'the grant covers 2 Jira sites (https://a.atlassian.net, https://b.atlassian.net): start again with "site" naming one',
+      reason: 'several',
     });
     expect(chooseSite([a], 'https://c.atlassian.net')).toEqual({
-      refusal: 'the grant does not cover https://c.atlassian.net; it covers https://a.atlassian.net',
+      refusal:
+        'the grant does not cover https://c.atlassian.net; it covers https://a.atlassian.net: sign in with an Atlassian account that reaches https://c.atlassian.net',
+      reason: 'uncovered',
     });
-    expect('refusal' in chooseSite([], undefined)).toBe(true);
+    expect(chooseSite([], undefined)).toMatchObject({ reason: 'no-site' });
   });
 
   it('looksLikeJwt: Entra access tokens are JWTs, Azure DevOps PATs are not', () => {

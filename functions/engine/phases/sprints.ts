@@ -6,7 +6,6 @@
 
 import type { IssueFieldsContext } from '#domain/mapping/issue-fields.ts';
 import { type SprintInJira, type SprintStep, sprintSteps } from '#domain/mapping/sprints.ts';
-import { chunkEventId } from '#domain/run-events.ts';
 import { PHASES } from '#domain/runs.ts';
 import type { PhaseContext, Preflight, PreflightComponent, PreflightSprint } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
@@ -161,15 +160,7 @@ export async function completeSprints(ctx: PhaseContext): Promise<void> {
   if (lines.length === 0) return;
   logger.debug('sprints completed', { tenantId: run.tenantId, runId: run.id, lines: lines.length });
   // After every chunk's events (their index is below the manifest's length); a second pass overwrites.
-  const index = preflight.manifest.length;
-  for (const [n, message] of lines.entries())
-    await deps.store.runs.appendEvent(
-      run.tenantId,
-      run.projectId,
-      run.id,
-      chunkEventId(PHASES.create, index, n),
-      { type: 'log', message },
-    );
+  await deps.journal.lines(run, { phase: PHASES.create, index: preflight.manifest.length }, lines);
 }
 
 /**
@@ -253,14 +244,11 @@ export class SprintsAhead {
       return; // the next invocation takes the step again
     }
     const { deps, run } = this.ctx;
-    for (const [n, message] of lines.entries())
-      await deps.store.runs.appendEvent(
-        run.tenantId,
-        run.projectId,
-        run.id,
-        chunkEventId(PHASES.create, this.lastChunk, RELEASED_LINES + n),
-        { type: 'log', message },
-      );
+    await deps.journal.lines(
+      run,
+      { phase: PHASES.create, index: this.lastChunk, from: RELEASED_LINES },
+      lines,
+    );
   }
 
   private ready(id: number): boolean {

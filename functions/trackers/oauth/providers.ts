@@ -112,8 +112,11 @@ async function tokenRequest(
       let r: Response;
       try {
         // The outbound policy: the providers' hosts are on the tracker allow-list (functions/outbound/rules.ts).
+        // No redirect is followed: the body carries the client secret and the code or refresh token, and the
+        // token endpoint answers itself (RFC 6749 section 3.2 names one endpoint; a 3xx is an error here).
         r = await outboundFetch(url, {
           destination: 'tracker',
+          redirect: 'error',
           method: 'POST',
           headers: {
             Accept: 'application/json',

@@ -1,5 +1,6 @@
 /** Starts the Azure DevOps sandbox on a free port and calls it over real HTTP (for tests and scripts). */
 import type { FastifyInstance } from 'fastify';
+import { allowLoopbackPorts } from '../../loopback-ports.ts';
 import type { SandboxConfig } from '../common/config.ts';
 import type { SandboxControls } from '../common/sandbox-app.ts';
 import type { AdoErrorBody } from './errors.ts';
@@ -39,7 +40,10 @@ export async function startAdoSandbox(opts: { items?: number; seed?: number } = 
   const { app, controls } = await buildAdoSandbox(config);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const url = `http://127.0.0.1:${port}`;
+  // The service's clients reach it through the outbound policy: registered as `npm start` registers its sandboxes.
+  allowLoopbackPorts(port);
   const call = async (path: string, o: AdoCallOptions = {}) => {
     const { json, version = '7.1', pat = config.ado.pat, headers, ...rest } = o;
     let target = path.startsWith('/')

@@ -9,7 +9,8 @@
  *   POST /oauth/token  (JSON or form) authorization_code | refresh_token. Refresh tokens only with
  *        offline_access; each refresh rotates it and the exchanged one stops working at once (Atlassian allows a
  *        short reuse interval; the sandbox has none, so a client that reuses one is caught).
- *   GET  /oauth/token/accessible-resources  (Bearer) the one site: {id: cloudId, url: this origin, ...}
+ *   GET  /oauth/token/accessible-resources  (Bearer) the one site: {id: cloudId, url: this origin, ...}, or the
+ *        sites the `sites` control names (an account that reaches other sites: another person's own Jira)
  *   /ex/jira/{cloudId}/rest/...  the site's REST API through the gateway, authorised by the Bearer token only
  *        (the account that consented); an unknown cloudId answers 404.
  * Controls: /_sandbox/jira/oauth (common/oauth-server.ts).
@@ -48,6 +49,10 @@ export interface AtlassianOAuth {
 }
 
 type Body = Record<string, string | undefined>;
+
+/** A site accessible-resources lists instead of the sandbox's own (control `sites`). */
+const SiteSchema = z.strictObject({ id: z.string().min(1), url: z.url(), name: z.string().min(1) });
+type Site = z.infer<typeof SiteSchema>;
 
 const errorPage = (reply: FastifyReply, message: string) =>
   reply
@@ -101,6 +106,8 @@ export function createAtlassianOAuth(config: SandboxConfig, store: JiraStore): A
     }),
   });
   const accountOf = (email: string): Account | undefined => store.accounts.get(email.toLowerCase());
+  /** The sites the consenting account reaches; null: the sandbox's own site (the default). */
+  let sites: Site[] | null = null;
 
   const bearer: BearerAuth = {
     viaGateway: (req) => viaGateway.has(req.raw),
@@ -202,26 +209,28 @@ export function createAtlassianOAuth(config: SandboxConfig, store: JiraStore): A
         const token = server.authenticate(req.headers.authorization);
         if (!token) return reply.code(401).send({ code: 401, message: 'Unauthorized' });
         server.stats.bearerRequests++;
-        return [
-          {
-            id: cloudId,
-            url: `http://${req.headers.host ?? '127.0.0.1'}`,
-            name: `${config.jira.projectKey.toLowerCase()}-sandbox`,
-            scopes: token.scope.split(' ').filter((s) => s && !hasScope('offline_access', s)),
-            avatarUrl: DEFAULT_AVATAR,
-          },
-        ];
+        const scopes = token.scope.split(' ').filter((s) => s && !hasScope('offline_access', s));
+        const own = {
+          id: cloudId,
+          url: `http://${req.headers.host ?? '127.0.0.1'}`,
+          name: `${config.jira.projectKey.toLowerCase()}-sandbox`,
+        };
+        return (sites ?? [own]).map((site) => ({ ...site, scopes, avatarUrl: DEFAULT_AVATAR }));
       });
     });
     // The authorization server is not Jira's API: kept out of the list the conformance test holds to the spec.
     dropAddonRoutes(controls, '/authorize');
     dropAddonRoutes(controls, '/oauth/');
 
-    registerOAuthControls(app, server, 'jira', {
-      schema: z.strictObject({}),
-      get: () => ({ cloudId }),
-      set: () => undefined,
-      reset: () => undefined,
+    registerOAuthControls<{ cloudId: string; sites: Site[] | null }>(app, server, 'jira', {
+      schema: z.strictObject({ sites: z.array(SiteSchema).nullable().optional() }),
+      get: () => ({ cloudId, sites }),
+      set: (v) => {
+        if (v.sites !== undefined) sites = v.sites;
+      },
+      reset: () => {
+        sites = null;
+      },
     });
   }
 
