@@ -24,7 +24,7 @@ export interface DashboardConnection {
   ttl: number;
 }
 
-const DASHBOARD_CONNECTION = storedEntity(
+export const DASHBOARD_CONNECTION = storedEntity(
   'dashboardConnection',
   exactSchema<DashboardConnection>()(
     z.object({

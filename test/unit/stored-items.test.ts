@@ -12,6 +12,10 @@ import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import type { EngineDeps, Preflight } from '../../functions/phase-kit/context.ts';
 import { newRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import {
+  DASHBOARD_CONNECTION,
+  type DashboardConnection,
+} from '../../functions/store/dashboard-connections.ts';
 import { ID_MAP_ENTRY, type IdMapEntry } from '../../functions/store/id-map.ts';
 import { RUN, runItem } from '../../functions/store/runs.ts';
 import { StoredItemError } from '../../functions/store/stored-item.ts';
@@ -203,5 +207,26 @@ describe('the preflight artifact', () => {
     await expect(loadPreflight(deps, run)).rejects.toThrowError(
       new StoredItemError(`preflight ${key} is not JSON`),
     );
+  });
+});
+
+describe('the dashboard connection', () => {
+  const connection: DashboardConnection = {
+    connectionId: 'conn-1',
+    tenantId: 'tenant-1',
+    userId: 'user-1',
+    tokenVersion: 3,
+    connectedAt: '2026-03-01T10:00:00.000Z',
+    ttl: 1_772_366_400,
+  };
+  const keys = { pk: 'WSCONN#conn-1', sk: 'WSCONN' };
+
+  it('stored before token versions were kept, reads as version 0 (it ends once its user changed)', () => {
+    const { tokenVersion: _none, ...before } = connection;
+    expect(DASHBOARD_CONNECTION.parse({ ...keys, ...before })).toEqual({ ...connection, tokenVersion: 0 });
+  });
+
+  it('stored today, reads back as it was written, without its keys', () => {
+    expect(DASHBOARD_CONNECTION.parse({ ...keys, ...connection })).toEqual(connection);
   });
 });
