@@ -8,6 +8,7 @@ import { exactSchema } from '#domain/exact-schema.ts';
 import { type SsoRole, STORED_SSO_ROLES } from '#domain/sso.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
+import { SealedSecretSchema } from './sealed-secret.ts';
 import { storedEntity } from './stored-item.ts';
 import { conditionHeld, failedConditions, ifConditionHolds, type Table } from './table.ts';
 
@@ -37,17 +38,6 @@ export interface SsoAttempt {
   bindingHash: string;
   expiresAt: number;
 }
-
-const SealedSecretSchema = exactSchema<SealedSecret>()(
-  z.object({
-    v: z.literal(1),
-    alg: z.literal('A256GCM'),
-    iv: z.string(),
-    tag: z.string(),
-    ct: z.string(),
-    edk: z.string().optional(),
-  }),
-);
 
 const SSO_CONFIG = storedEntity(
   'ssoConfig',
