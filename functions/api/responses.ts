@@ -5,9 +5,11 @@
  */
 import * as z from 'zod';
 import { MAPPING_SOURCES } from '#domain/mappings.ts';
+import { PricingSchema } from '#domain/pricing.ts';
 import { PROJECT_STATUSES, SOURCE_SYSTEMS, TARGET_SYSTEMS } from '#domain/projects.ts';
 import { PAYMENT_STATUSES, QUOTE_STATUSES } from '#domain/quotes.ts';
 import { RUN_STATUSES, RUN_TYPES } from '#domain/runs.ts';
+import { ScanReportSchema as StoredScanReportSchema } from '#domain/scan-report.ts';
 import { SSO_PROVISIONED_ROLE } from '#domain/sso.ts';
 import { ErrorCode } from '#platform/errors.ts';
 import { ROLES } from '#platform/tokens.ts';
@@ -82,14 +84,7 @@ export const ConnectionViewSchema = z
   })
   .meta({ id: 'ConnectionView', description: 'A stored connection: never its credentials.' });
 
-const PricingShape = {
-  totalItems: z.number(),
-  attachmentGb: z.number(),
-  basePrice: z.number(),
-  discountPercent: z.number(),
-  finalPriceGbp: z.number(),
-  currency: z.string(),
-};
+const PricingShape = PricingSchema.shape;
 
 export const QuoteSchema = z
   .object({
@@ -191,22 +186,7 @@ export const ConnectionTestResultSchema = z
   })
   .meta({ id: 'ConnectionTestResult', description: 'A failed test is a 200 with `success: false`.' });
 
-export const ScanReportSchema = z
-  .object({
-    totalWorkItems: z.number(),
-    typeCounts: z.record(z.string(), z.number()),
-    iterationPaths: z.array(
-      z.object({ path: z.string(), startDate: z.string(), endDate: z.string(), itemCount: z.number() }),
-    ),
-    areaPaths: z.array(z.object({ path: z.string(), depth: z.number(), itemCount: z.number() })),
-    customFields: z.array(
-      z.object({ referenceName: z.string(), name: z.string(), type: z.string(), itemCount: z.number() }),
-    ),
-    attachmentTotalGb: z.number(),
-    commentCount: z.number(),
-    pricing: z.object(PricingShape),
-  })
-  .meta({ id: 'ScanReport' });
+export const ScanReportSchema = StoredScanReportSchema.meta({ id: 'ScanReport' });
 
 const ScanStatusSchema = z.enum(['RUNNING', 'COMPLETED', 'FAILED']);
 const ScanProgressSchema = z.object({ processed: z.number(), total: z.number(), percent: z.number() });

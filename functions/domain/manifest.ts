@@ -1,10 +1,18 @@
 /** The ordered list of what a run migrates. Pure. */
+import * as z from 'zod';
+import { exactSchema } from './exact-schema.ts';
+
 export interface ManifestItem {
   id: number;
   type: string;
   /** The parent work item, when it is in scope too. */
   parentId: number | null;
 }
+
+/** As a run's preflight artifact keeps it. */
+export const ManifestItemSchema = exactSchema<ManifestItem>()(
+  z.object({ id: z.number(), type: z.string(), parentId: z.number().nullable() }),
+);
 
 const PARENT_REL = 'System.LinkTypes.Hierarchy-Reverse';
 

@@ -4,6 +4,7 @@
  * what a run would do) and the check of a record against the target project's metadata.
  */
 import * as z from 'zod';
+import { exactSchema } from './exact-schema.ts';
 import { SIZE_FIELDS } from './mapping/estimates.ts';
 import { type IssueTypeStatuses, mapStates, mapTypes, type SourceState } from './mapping/index.ts';
 import { LINK_TABLE } from './mapping/links.ts';
@@ -33,6 +34,23 @@ export interface MappingsRecord extends MappingTables {
   confirmedAt: string | null;
   updatedAt: string;
 }
+
+const nameMap = z.record(z.string(), z.string());
+
+/** A mappings record as it reads back from the table (store/mappings.ts). */
+export const MappingsRecordSchema = exactSchema<MappingsRecord>()(
+  z.object({
+    projectId: z.string(),
+    source: z.enum(MAPPING_SOURCES),
+    confirmedAt: z.string().nullable(),
+    updatedAt: z.string(),
+    types: nameMap,
+    states: nameMap,
+    fields: nameMap,
+    users: z.record(z.string(), z.string().nullable()),
+    linkTypes: nameMap,
+  }),
+);
 
 const MAX_ENTRIES = 1000;
 const name = plainName(255);

@@ -2,6 +2,9 @@
  * The price of a migration, from the scan: per-item tiers, attachment volume and a volume discount, in GBP.
  * Pure; the rule is documented in the README (API: Pricing).
  */
+import * as z from 'zod';
+import { exactSchema } from './exact-schema.ts';
+
 export const PRICING = {
   currency: 'GBP',
   /** Marginal per-item prices: the first 1,000 items, the next 9,000, everything beyond 10,000. */
@@ -28,6 +31,18 @@ export interface Pricing {
   finalPriceGbp: number;
   currency: string;
 }
+
+/** As a quote and a scan report keep it. */
+export const PricingSchema = exactSchema<Pricing>()(
+  z.object({
+    totalItems: z.number(),
+    attachmentGb: z.number(),
+    basePrice: z.number(),
+    discountPercent: z.number(),
+    finalPriceGbp: z.number(),
+    currency: z.string(),
+  }),
+);
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 

@@ -1,7 +1,8 @@
 /** Projects: the accepted tracker systems, the statuses, and how a new project looks. Pure. */
 import * as z from 'zod';
+import { exactSchema } from './exact-schema.ts';
 import { plainLines, plainName } from './plain-text.ts';
-import type { LastRunSummary } from './runs.ts';
+import { type LastRunSummary, LastRunSummarySchema } from './runs.ts';
 
 /** The wire values naming the trackers (the spec's <SOURCE_SYSTEM> and <TARGET_SYSTEM>). */
 export const SOURCE_SYSTEMS = ['AZURE_DEVOPS'] as const;
@@ -55,6 +56,28 @@ export interface ConnectionView {
 }
 
 export type ProjectSummary = Pick<Project, 'id' | 'name' | 'status' | 'createdAt' | 'updatedAt' | 'lastRun'>;
+
+/** A project as it reads back from the table (store/projects.ts). */
+export const ProjectSchema = exactSchema<Project>()(
+  z.object({
+    id: z.string(),
+    tenantId: z.string(),
+    name: z.string(),
+    sourceSystem: z.enum(SOURCE_SYSTEMS),
+    targetSystem: z.enum(TARGET_SYSTEMS),
+    description: z.string(),
+    status: z.enum(PROJECT_STATUSES),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    scanSummary: z.record(z.string(), z.unknown()).optional(),
+    quoteId: z.string().optional(),
+    lastRun: LastRunSummarySchema.optional(),
+  }),
+);
+
+export const ProjectSummarySchema = exactSchema<ProjectSummary>()(
+  ProjectSchema.pick({ id: true, name: true, status: true, createdAt: true, updatedAt: true, lastRun: true }),
+);
 
 export function newProject(input: CreateProjectInput, tenantId: string, id: string, now: string): Project {
   return {

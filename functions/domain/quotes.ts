@@ -3,7 +3,8 @@
  * it starts a payment with the provider; a paid quote moves the project to READY. Pure: shapes and views.
  */
 import * as z from 'zod';
-import type { Pricing } from './pricing.ts';
+import { exactSchema } from './exact-schema.ts';
+import { type Pricing, PricingSchema } from './pricing.ts';
 import { resolveReturnTo } from './redirects.ts';
 
 /**
@@ -39,7 +40,7 @@ export interface Quote extends Pricing {
 export interface Payment {
   /** The provider's id (a Stripe Checkout Session id, or the instant provider's). */
   id: string;
-  provider: 'instant' | 'stripe';
+  provider: (typeof PAYMENT_PROVIDERS)[number];
   projectId: string;
   quoteId: string;
   /** Minor units (pence): what the provider was asked to charge and what its event must state. */
@@ -51,6 +52,43 @@ export interface Payment {
   updatedAt: string;
   paidAt: string | null;
 }
+
+export const PAYMENT_PROVIDERS = ['instant', 'stripe'] as const;
+
+/** A quote as it reads back from the table (store/billing.ts). */
+export const QuoteSchema = exactSchema<Quote>()(
+  PricingSchema.extend({
+    id: z.string(),
+    projectId: z.string(),
+    scanId: z.string(),
+    status: z.enum(QUOTE_STATUSES),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    acceptedAt: z.string().nullable(),
+    acceptedBy: z.string().nullable(),
+    paymentId: z.string().nullable(),
+    checkoutUrl: z.string().nullable(),
+    attempts: z.number(),
+    paidAt: z.string().nullable(),
+  }),
+);
+
+/** A payment as it reads back from the table. */
+export const PaymentSchema = exactSchema<Payment>()(
+  z.object({
+    id: z.string(),
+    provider: z.enum(PAYMENT_PROVIDERS),
+    projectId: z.string(),
+    quoteId: z.string(),
+    amountCents: z.number(),
+    amountGbp: z.number(),
+    currency: z.string(),
+    status: z.enum(PAYMENT_STATUSES),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    paidAt: z.string().nullable(),
+  }),
+);
 
 export function newQuote(
   id: string,

@@ -1,4 +1,7 @@
-/** Migration runs: their statuses, types, phases and progress rule. Pure. */
+/** Migration runs: their statuses, types, phases and progress rule, and the shape a stored run reads back as. Pure. */
+import * as z from 'zod';
+import { exactSchema } from './exact-schema.ts';
+
 export const RUN_TYPES = ['FULL', 'SAMPLE', 'INCREMENTAL'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
@@ -93,10 +96,63 @@ export interface Run {
    * absent until the first one starts working. A resumed run starts at the next one, so no name is reused.
    */
   generation?: number;
+  /** When a checkpoint or a pause/cancel request last wrote the run; absent until the first. */
+  updatedAt?: string;
 }
+
+const nameMap = z.record(z.string(), z.string());
+
+export const RunOptionsSchema = exactSchema<RunOptions>()(
+  z.object({
+    migrateAttachments: z.boolean(),
+    migrateComments: z.boolean(),
+    migrateLinks: z.boolean(),
+    dryRun: z.boolean(),
+    areaFilter: z.string().nullable(),
+    typeFilter: z.array(z.string()).nullable(),
+    typeOverrides: nameMap,
+    stateOverrides: nameMap,
+  }),
+);
+
+export const RunCursorSchema = exactSchema<RunCursor>()(
+  z.object({ phase: z.number(), index: z.number(), done: z.array(z.number()).optional() }),
+);
+
+/** A run as it reads back from the table (store/runs.ts). */
+export const RunSchema = exactSchema<Run>()(
+  z.object({
+    id: z.string(),
+    tenantId: z.string(),
+    projectId: z.string(),
+    type: z.enum(RUN_TYPES),
+    status: z.enum(RUN_STATUSES),
+    options: RunOptionsSchema,
+    totalItems: z.number(),
+    successCount: z.number(),
+    failureCount: z.number(),
+    skippedCount: z.number(),
+    progressPercent: z.number(),
+    currentPhase: z.number(),
+    cursor: RunCursorSchema,
+    phaseStartedAt: z.string().optional(),
+    control: z.enum(['run', 'pause', 'cancel']),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    pauseReason: z.string().nullable().optional(),
+    generation: z.number().optional(),
+    updatedAt: z.string().optional(),
+  }),
+);
 
 /** What the projects list shows of a project's latest run; kept on the project item by the run's own writes. */
 export type LastRunSummary = Pick<Run, 'id' | 'type' | 'status' | 'createdAt' | 'startedAt' | 'finishedAt'>;
+
+export const LastRunSummarySchema = exactSchema<LastRunSummary>()(
+  RunSchema.pick({ id: true, type: true, status: true, createdAt: true, startedAt: true, finishedAt: true }),
+);
 
 export const lastRunSummary = (run: Run): LastRunSummary => ({
   id: run.id,

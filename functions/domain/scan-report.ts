@@ -3,7 +3,9 @@
  * Pure. Paths are written as work items carry them (`Project\Area\Sub`), built from the node names, so the
  * classification API's `\Project\Area\...` form never leaks in.
  */
-import { type Pricing, priceScan } from './pricing.ts';
+import * as z from 'zod';
+import { exactSchema } from './exact-schema.ts';
+import { type Pricing, PricingSchema, priceScan } from './pricing.ts';
 
 export interface ScanNode {
   name: string;
@@ -26,6 +28,24 @@ export interface ScanReport {
   commentCount: number;
   pricing: Pricing;
 }
+
+/** As a finished scan's record keeps it. */
+export const ScanReportSchema = exactSchema<ScanReport>()(
+  z.object({
+    totalWorkItems: z.number(),
+    typeCounts: z.record(z.string(), z.number()),
+    iterationPaths: z.array(
+      z.object({ path: z.string(), startDate: z.string(), endDate: z.string(), itemCount: z.number() }),
+    ),
+    areaPaths: z.array(z.object({ path: z.string(), depth: z.number(), itemCount: z.number() })),
+    customFields: z.array(
+      z.object({ referenceName: z.string(), name: z.string(), type: z.string(), itemCount: z.number() }),
+    ),
+    attachmentTotalGb: z.number(),
+    commentCount: z.number(),
+    pricing: PricingSchema,
+  }),
+);
 
 export interface ScanInput {
   items: ScanItem[];

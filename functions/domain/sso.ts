@@ -11,7 +11,8 @@ import * as z from 'zod';
  */
 export const SSO_PROVISIONED_ROLE = 'member';
 /** What a configuration's `defaultRole` may hold: `admin` from before is read, and provisions a member too. */
-export type SsoRole = 'admin' | typeof SSO_PROVISIONED_ROLE;
+export const STORED_SSO_ROLES = ['admin', SSO_PROVISIONED_ROLE] as const;
+export type SsoRole = (typeof STORED_SSO_ROLES)[number];
 
 /** The browser's sign-in attempt lives this long: the IdP round trip, a login and maybe an MFA prompt. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;

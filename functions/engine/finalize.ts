@@ -42,7 +42,7 @@ async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
       ...(await deps.store.runs.warnings(run.tenantId, run.projectId, run.id)),
     ],
     // Phase 1's setup: what a real run would create in Jira, and what it would reuse.
-    sprints: (preflight.sprints ?? []).map((s) => ({
+    sprints: preflight.sprints.map((s) => ({
       name: s.name,
       iterationPath: s.iterationPath,
       startDate: s.startDate,
@@ -50,7 +50,7 @@ async function writePreview(deps: EngineDeps, run: Run): Promise<void> {
       state: s.state,
       action: s.created ? 'create' : 'reuse',
     })),
-    components: (preflight.components ?? []).map((c) => ({
+    components: preflight.components.map((c) => ({
       name: c.name,
       areaPaths: c.areaPaths,
       action: c.created ? 'create' : 'reuse',

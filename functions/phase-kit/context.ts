@@ -69,8 +69,8 @@ export interface PreflightSprint extends PlannedSprint {
   created: boolean;
   /**
    * For a sprint the run starts or closes: the create phase's checkpoint from which every issue that belongs in
-   * it exists (phases/sprint-order.ts), so its steps may be taken then. Absent (no step, or a preflight from
-   * before it was recorded): the steps wait for the phase's end.
+   * it exists (phases/sprint-order.ts), so its steps may be taken then. Absent when the run takes no step on it
+   * (a preflight from before closableAt was recorded has none either): any step waits for the phase's end.
    */
   closableAt?: number;
 }
@@ -121,15 +121,15 @@ export interface Preflight {
   warnings: string[];
   /** The run's plugin phases in order: plugins[0] is phase 8, plugins[1] phase 9 ... */
   plugins: string[];
-  // Phase 1's sprint and component setup. Optional: a preflight artifact written before they existed has none.
+  // Phase 1's sprint and component setup (an artifact from before them reads with none: preflight-artifact.ts).
   /** The site's Sprint field (schema custom type gh-sprint); null when it has none. */
-  sprintFieldId?: string | null;
+  sprintFieldId: string | null;
   /** The project's Scrum board the sprints live on; null when it has none (no sprints then). */
-  boardId?: number | null;
+  boardId: number | null;
   /** In date order. */
-  sprints?: PreflightSprint[];
-  components?: PreflightComponent[];
-  /** Absent when the project has no confirmed mappings (or the artifact predates them): the defaults apply. */
+  sprints: PreflightSprint[];
+  components: PreflightComponent[];
+  /** Absent when the project had no confirmed mappings when preflight ran: the defaults apply. */
   mappings?: PreflightMappings;
 }
 

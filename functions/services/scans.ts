@@ -21,14 +21,14 @@ import {
   scanSubject,
 } from '#domain/scan-slots.ts';
 import { nowEpochSeconds, nowIso, nowMs } from '#platform/clock.ts';
-import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
+import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { scanCredentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { ScanLeaseOutcome } from '#store/scan-leases.ts';
-import type { ScanRecord } from '#store/scans.ts';
+import type { BackgroundScanRecord, ScanRecord } from '#store/scans.ts';
 import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import { openSourceClient, sourceClient } from '#trackers/connections.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
@@ -114,13 +114,6 @@ async function finishScan(store: Store, scan: ScanRecord, report: ScanReport): P
 }
 
 export type ScanAnswer = { async: false; scan: ScanRecord } | { async: true; scan: ScanRecord };
-
-/**
- * A background scan's record may carry the request's inline source credentials, sealed and bound to the scan:
- * the worker gets ids only, so this is how credentials that were never stored on a project reach it. Written
- * only while the scan runs; the outcome replaces the whole record, and the API never shows the field.
- */
-type BackgroundScanRecord = ScanRecord & { sealedCredentials?: SealedSecret };
 
 /** What a failed scan records: the spec's message for what the tracker answered, else a plain reason. */
 function failureMessage(err: unknown): string {
@@ -353,7 +346,7 @@ export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord
 
 async function workScanJob(store: Store, job: ScanJob): Promise<ScanRecord | undefined> {
   const ids = { tenantId: job.tenantId, scanId: job.scanId };
-  const record = (await store.scans.get(job.tenantId, job.scanId)) as BackgroundScanRecord | undefined;
+  const record = await store.scans.getForWorker(job.tenantId, job.scanId);
   if (!record) {
     logger.warn('scan job for an unknown scan', ids);
     return undefined;
@@ -397,10 +390,9 @@ export async function getScan(store: Store, tenantId: string, scanId: string): P
   const scan = id ? await store.scans.get(tenantId, id) : undefined;
   if (!scan) throw errors.scanNotFound(scanId);
   if (scan.status === 'RUNNING' && nowMs() - Date.parse(scan.startedAt) > STALE_SCAN_MS) {
-    const { sealedCredentials: _sealed, ...plain } = scan as BackgroundScanRecord;
     const lost = await failScan(
       store,
-      plain,
+      scan,
       'the scan worker stopped before the scan finished; start the scan again',
       new Error(`scan still RUNNING ${STALE_SCAN_MS / 60_000} minutes after it started`),
     );

@@ -4,10 +4,14 @@
  * payment beside an unpaid quote, and a redelivered event finds its own record and changes nothing.
  */
 import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Payment, PaymentStatus, Quote } from '#domain/quotes.ts';
+import { type Payment, PaymentSchema, type PaymentStatus, type Quote, QuoteSchema } from '#domain/quotes.ts';
 import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
-import { conditionHeld, failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
+import { type StoredEntity, storedEntity } from './stored-item.ts';
+import { conditionHeld, failedConditions, queryAll, type Table } from './table.ts';
+
+const QUOTE = storedEntity('quote', QuoteSchema);
+const PAYMENT = storedEntity('payment', PaymentSchema);
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -26,19 +30,19 @@ export class BillingRepository {
   constructor(private readonly table: Table) {}
 
   async quotes(tenantId: string): Promise<Quote[]> {
-    return (await this.listPrefix(keys.quotePrefix(tenantId))) as unknown as Quote[];
+    return this.listPrefix(QUOTE, keys.quotePrefix(tenantId));
   }
 
   async payments(tenantId: string): Promise<Payment[]> {
-    return (await this.listPrefix(keys.paymentPrefix(tenantId))) as unknown as Payment[];
+    return this.listPrefix(PAYMENT, keys.paymentPrefix(tenantId));
   }
 
   async quote(tenantId: string, quoteId: string): Promise<Quote | undefined> {
-    return (await this.read(keys.quote(tenantId, quoteId))) as Quote | undefined;
+    return this.read(QUOTE, keys.quote(tenantId, quoteId));
   }
 
   async payment(tenantId: string, paymentId: string): Promise<Payment | undefined> {
-    return (await this.read(keys.payment(tenantId, paymentId))) as Payment | undefined;
+    return this.read(PAYMENT, keys.payment(tenantId, paymentId));
   }
 
   /**
@@ -223,19 +227,22 @@ export class BillingRepository {
     return conditionHeld(this.table.db.send(new TransactWriteCommand({ TransactItems: items })));
   }
 
-  private async read(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
+  private async read<T>(entity: StoredEntity<T>, key: { pk: string; sk: string }): Promise<T | undefined> {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: key, ConsistentRead: true }),
     );
-    return out.Item ? withoutKeys(out.Item) : undefined;
+    return out.Item ? entity.parse(out.Item) : undefined;
   }
 
-  private async listPrefix({ pk, skPrefix }: { pk: string; skPrefix: string }) {
+  private async listPrefix<T>(
+    entity: StoredEntity<T>,
+    { pk, skPrefix }: { pk: string; skPrefix: string },
+  ): Promise<T[]> {
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
       ScanIndexForward: false,
     });
-    return items.map(withoutKeys);
+    return items.map((item) => entity.parse(item));
   }
 }

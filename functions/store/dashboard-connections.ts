@@ -6,7 +6,10 @@
  * capped with leases (stream-leases.ts) in their own item.
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
+import { storedEntity } from './stored-item.ts';
 import { StreamLeaseRepository } from './stream-leases.ts';
 import { queryAll, type Table } from './table.ts';
 
@@ -20,6 +23,21 @@ export interface DashboardConnection {
   /** Epoch seconds after which the item is stale (and DynamoDB's TTL removes it). */
   ttl: number;
 }
+
+export const DASHBOARD_CONNECTION = storedEntity(
+  'dashboardConnection',
+  exactSchema<DashboardConnection>()(
+    z.object({
+      connectionId: z.string(),
+      tenantId: z.string(),
+      userId: z.string(),
+      // A connection stored before versions were kept: judged as version 0, so it ends once the user changed.
+      tokenVersion: z.number().default(0),
+      connectedAt: z.string(),
+      ttl: z.number(),
+    }),
+  ),
+);
 
 export class DashboardConnectionRepository {
   private readonly leases: StreamLeaseRepository;
@@ -66,8 +84,8 @@ export class DashboardConnectionRepository {
         ConsistentRead: true,
       }),
     );
-    const item = out.Item as (DashboardConnection & Record<string, unknown>) | undefined;
-    return item && item.ttl > now ? toConnection(item) : undefined;
+    const connection = out.Item ? DASHBOARD_CONNECTION.parse(out.Item) : undefined;
+    return connection && connection.ttl > now ? connection : undefined;
   }
 
   /** The tenant's live connections: where a run event of the tenant goes. */
@@ -79,7 +97,7 @@ export class DashboardConnectionRepository {
       ExpressionAttributeNames: { '#ttl': 'ttl' },
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':now': now },
     });
-    return items.map((i) => toConnection(i as unknown as DashboardConnection));
+    return items.map((i) => DASHBOARD_CONNECTION.parse(i));
   }
 
   /**
@@ -94,7 +112,7 @@ export class DashboardConnectionRepository {
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':user': userId },
       ConsistentRead: true,
     });
-    return items.map((i) => toConnection(i as unknown as DashboardConnection));
+    return items.map((i) => DASHBOARD_CONNECTION.parse(i));
   }
 
   /** Forgets the connection (closed, or gone) and gives its user's place back; unknown ids are nothing to do. */
@@ -113,16 +131,4 @@ export class DashboardConnectionRepository {
       this.leases.release(tenantId, userId, connectionId),
     ]);
   }
-}
-
-function toConnection(item: DashboardConnection): DashboardConnection {
-  return {
-    connectionId: item.connectionId,
-    tenantId: item.tenantId,
-    userId: item.userId,
-    // A connection stored before versions were kept: judged as version 0, so it ends once the user changed.
-    tokenVersion: item.tokenVersion ?? 0,
-    connectedAt: item.connectedAt,
-    ttl: item.ttl,
-  };
 }

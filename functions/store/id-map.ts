@@ -11,8 +11,11 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
-import { batchGetAll, conditionHeld, queryAll, type Table, withoutKeys } from './table.ts';
+import { taggedEntity } from './stored-item.ts';
+import { batchGetAll, conditionHeld, queryAll, type Table } from './table.ts';
 
 export interface IdMapEntry {
   sourceId: number;
@@ -31,6 +34,29 @@ export interface IdMapEntry {
   updatedAt: string;
 }
 
+/**
+ * The id map entry: long-lived (kept with the project, read in bulk by every phase of every run). A plain object
+ * schema, no transforms: a run reads tens of thousands.
+ */
+export const ID_MAP_ENTRY = taggedEntity(
+  'idMapEntry',
+  1,
+  exactSchema<IdMapEntry>()(
+    z.object({
+      sourceId: z.number(),
+      targetKey: z.string(),
+      targetId: z.string(),
+      sourceType: z.string(),
+      origin: z.enum(['created', 'found']),
+      recovered: z.boolean().optional(),
+      runId: z.string(),
+      updatedByRun: z.string().optional(),
+      phasesDone: z.array(z.number()),
+      updatedAt: z.string(),
+    }),
+  ),
+);
+
 export interface PendingWrite {
   sourceIds: number[];
   startedAt: string;
@@ -40,7 +66,7 @@ const BATCH_WRITE_MAX = 25;
 /** Items per page of a paged read: an export holds one page at a time, not the whole project. */
 const PAGE_SIZE = 1000;
 
-/** A query's items a page at a time, without their keys. */
+/** A query's items a page at a time, as stored (each reader maps them to its type). */
 async function* queryPages(
   table: Table,
   input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
@@ -50,7 +76,7 @@ async function* queryPages(
     const page = await table.db.send(
       new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey }),
     );
-    if (page.Items?.length) yield page.Items.map((i) => withoutKeys(i));
+    if (page.Items?.length) yield page.Items;
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
 }
@@ -64,13 +90,20 @@ export class IdMapRepository {
       this.table,
       [...new Set(ids)].map((id) => keys.idMapEntry(tenantId, projectId, id)),
     );
-    return new Map(items.map((item) => [Number(item.sourceId), item as unknown as IdMapEntry]));
+    return new Map(
+      items.map((item) => {
+        const entry = ID_MAP_ENTRY.parse(item);
+        return [entry.sourceId, entry];
+      }),
+    );
   }
 
   async putMany(tenantId: string, projectId: string, entries: IdMapEntry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += BATCH_WRITE_MAX) {
       let requests = entries.slice(i, i + BATCH_WRITE_MAX).map((e) => ({
-        PutRequest: { Item: { ...keys.idMapEntry(tenantId, projectId, e.sourceId), ...e } },
+        PutRequest: {
+          Item: { ...keys.idMapEntry(tenantId, projectId, e.sourceId), ...ID_MAP_ENTRY.tag, ...e },
+        },
       }));
       for (let attempt = 0; requests.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
@@ -88,17 +121,18 @@ export class IdMapRepository {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
     });
-    return items as unknown as IdMapEntry[];
+    return items.map((item) => ID_MAP_ENTRY.parse(item));
   }
 
   /** The project's entries in source id order, a page at a time (an export of 100k items holds one page). */
   async *pages(tenantId: string, projectId: string, pageSize = PAGE_SIZE): AsyncGenerator<IdMapEntry[]> {
     const { pk, skPrefix } = keys.idMapPrefix(tenantId, projectId);
-    yield* queryPages(this.table, {
+    for await (const page of queryPages(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
       Limit: pageSize,
-    }) as AsyncGenerator<IdMapEntry[]>;
+    }))
+      yield page.map((item) => ID_MAP_ENTRY.parse(item));
   }
 
   /** Recorded before a Jira write whose outcome might not get recorded (a crash between the two). */

@@ -4,10 +4,13 @@
  * Accepting deletes the link's item under a condition, so a link works once even when clicked twice at once.
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { nowEpochSeconds } from '#platform/clock.ts';
-import type { Role } from '#platform/tokens.ts';
+import { ROLES, type Role } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
-import { ifConditionHolds, queryAll, type Table, withoutKeys } from './table.ts';
+import { storedEntity } from './stored-item.ts';
+import { ifConditionHolds, queryAll, type Table } from './table.ts';
 
 export interface Invitation {
   id: string;
@@ -21,6 +24,22 @@ export interface Invitation {
 }
 
 type StoredInvitation = Invitation & { tokenHash: string };
+
+const INVITATION = storedEntity(
+  'invitation',
+  exactSchema<StoredInvitation>()(
+    z.object({
+      id: z.string(),
+      tenantId: z.string(),
+      email: z.string(),
+      role: z.enum(ROLES),
+      invitedBy: z.string(),
+      createdAt: z.string(),
+      expiresAt: z.number(),
+      tokenHash: z.string(),
+    }),
+  ),
+);
 
 export class InvitationRepository {
   constructor(private readonly table: Table) {}
@@ -80,7 +99,7 @@ export class InvitationRepository {
     });
     const now = nowEpochSeconds();
     return items
-      .map((i) => withoutKeys(i) as unknown as StoredInvitation)
+      .map((i) => INVITATION.parse(i))
       .filter((i) => i.expiresAt > now)
       .map(viewOf);
   }

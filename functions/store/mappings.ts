@@ -1,8 +1,11 @@
 /** A project's mappings: the working record and the confirmed copy runs use, two items under the project. */
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { MappingsRecord } from '#domain/mappings.ts';
+import { type MappingsRecord, MappingsRecordSchema } from '#domain/mappings.ts';
 import { keys } from './keys.ts';
-import { type Table, withoutKeys } from './table.ts';
+import { storedEntity } from './stored-item.ts';
+import type { Table } from './table.ts';
+
+const MAPPINGS = storedEntity('mappings', MappingsRecordSchema);
 
 export class MappingsRepository {
   constructor(private readonly table: Table) {}
@@ -41,6 +44,6 @@ export class MappingsRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: key, ConsistentRead: true }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as MappingsRecord) : undefined;
+    return out.Item ? MAPPINGS.parse(out.Item) : undefined;
   }
 }

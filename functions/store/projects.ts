@@ -1,8 +1,19 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Project, ProjectStatus, ProjectSummary } from '#domain/projects.ts';
+import {
+  type Project,
+  ProjectSchema,
+  type ProjectStatus,
+  type ProjectSummary,
+  ProjectSummarySchema,
+} from '#domain/projects.ts';
 import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
-import { conditionHeld, deleteKeys, queryAll, statusIn, type Table, withoutKeys } from './table.ts';
+import { storedEntity } from './stored-item.ts';
+import { conditionHeld, deleteKeys, queryAll, statusIn, type Table } from './table.ts';
+
+const PROJECT = storedEntity('project', ProjectSchema);
+/** The list's projection of a project item. */
+const PROJECT_SUMMARY = storedEntity('project', ProjectSummarySchema);
 
 export class ProjectRepository {
   constructor(private readonly table: Table) {}
@@ -25,7 +36,7 @@ export class ProjectRepository {
         ConsistentRead: true,
       }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as Project) : undefined;
+    return out.Item ? PROJECT.parse(out.Item) : undefined;
   }
 
   /**
@@ -37,11 +48,12 @@ export class ProjectRepository {
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-      ProjectionExpression: 'id, #name, #status, createdAt, updatedAt, lastRun',
+      // The keys too: a summary that does not read is named by them.
+      ProjectionExpression: 'pk, sk, id, #name, #status, createdAt, updatedAt, lastRun',
       ExpressionAttributeNames: { '#name': 'name', '#status': 'status' },
       ScanIndexForward: false,
     });
-    return items as unknown as ProjectSummary[];
+    return items.map((item) => PROJECT_SUMMARY.parse(item));
   }
 
   /**

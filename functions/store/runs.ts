@@ -7,14 +7,17 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
 import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
-import { lastRunSummary, type Run, type RunStatus } from '#domain/runs.ts';
+import { lastRunSummary, type Run, RunSchema, type RunStatus } from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
+import { storedEntity, taggedEntity } from './stored-item.ts';
 import {
   conditionHeld,
   failedConditions,
@@ -23,7 +26,6 @@ import {
   queryAll,
   statusIn,
   type Table,
-  withoutKeys,
 } from './table.ts';
 
 /**
@@ -84,12 +86,21 @@ export interface RunLock {
   acquiredAt: string;
 }
 
-/** A run as the table holds it: its keys, the project's runs index, and the run's own fields. */
+const RUN_LOCK = storedEntity(
+  'run lock',
+  exactSchema<RunLock>()(z.object({ runId: z.string(), fingerprint: z.string(), acquiredAt: z.string() })),
+);
+
+/** The run item: long-lived (a run is read at every checkpoint, for as long as its project is kept). */
+export const RUN = taggedEntity('run', 1, RunSchema);
+
+/** A run as the table holds it: its keys, the project's runs index, its tag and version, and the run's own fields. */
 export function runItem(run: Run) {
   return {
     ...keys.run(run.tenantId, run.id),
     [TABLE_KEYS.gsi1.partitionKey]: keys.projectRunsIndex(run.tenantId, run.projectId),
     [TABLE_KEYS.gsi1.sortKey]: run.id,
+    ...RUN.tag,
     ...run,
   };
 }
@@ -167,7 +178,7 @@ export class RunRepository {
         ConsistentRead: true,
       }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as RunLock) : undefined;
+    return out.Item ? RUN_LOCK.parse(out.Item) : undefined;
   }
 
   /** Removes the project's lock if it is this run's (a later run's lock is left alone). */
@@ -210,7 +221,7 @@ export class RunRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.run(tenantId, runId), ConsistentRead: true }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as Run) : undefined;
+    return out.Item ? RUN.parse(out.Item) : undefined;
   }
 
   /**
@@ -229,7 +240,7 @@ export class RunRepository {
       ExpressionAttributeValues: { ':pk': keys.projectRunsIndex(tenantId, projectId) },
       ScanIndexForward: false,
     });
-    const runs = items.map((i) => withoutKeys(i) as unknown as Run);
+    const runs = items.map((i) => RUN.parse(i));
     return filter.statuses ? runs.filter((r) => filter.statuses?.includes(r.status)) : runs;
   }
 
@@ -430,7 +441,7 @@ export class RunRepository {
       ),
     );
     if (!out) return false;
-    const run = out.Attributes ? (withoutKeys(out.Attributes) as unknown as Run) : undefined;
+    const run = out.Attributes ? RUN.parse(out.Attributes) : undefined;
     if (run) await this.noteOnProject(run, 'same');
     return true;
   }

@@ -3,10 +3,14 @@
  * sign-in attempts (one per browser round trip to the provider), found by the hash of their `state`.
  */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { SsoRole } from '#domain/sso.ts';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
+import { type SsoRole, STORED_SSO_ROLES } from '#domain/sso.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
-import { conditionHeld, failedConditions, ifConditionHolds, type Table, withoutKeys } from './table.ts';
+import { SealedSecretSchema } from './sealed-secret.ts';
+import { storedEntity } from './stored-item.ts';
+import { conditionHeld, failedConditions, ifConditionHolds, type Table } from './table.ts';
 
 export interface SsoConfig {
   tenantId: string;
@@ -35,6 +39,43 @@ export interface SsoAttempt {
   expiresAt: number;
 }
 
+const SSO_CONFIG = storedEntity(
+  'ssoConfig',
+  exactSchema<SsoConfig>()(
+    z.object({
+      tenantId: z.string(),
+      slug: z.string(),
+      issuer: z.string(),
+      clientId: z.string(),
+      clientSecret: SealedSecretSchema,
+      allowedDomains: z.array(z.string()),
+      defaultRole: z.enum(STORED_SSO_ROLES),
+      enabled: z.boolean(),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    }),
+  ),
+);
+
+/** A slug's claim: the tenant it belongs to. */
+const SSO_SLUG = storedEntity('ssoSlug', z.object({ tenantId: z.string() }));
+
+const SSO_ATTEMPT = storedEntity(
+  'ssoAttempt',
+  exactSchema<SsoAttempt>()(
+    z.object({
+      tenantId: z.string(),
+      issuer: z.string(),
+      nonce: z.string(),
+      codeVerifier: z.string(),
+      redirectUri: z.string(),
+      returnTo: z.string(),
+      bindingHash: z.string(),
+      expiresAt: z.number(),
+    }),
+  ),
+);
+
 export type PutSsoConfigResult = { ok: true } | { ok: false; reason: 'slug-taken' | 'changed-concurrently' };
 
 export class SsoRepository {
@@ -44,14 +85,14 @@ export class SsoRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.ssoConfig(tenantId), ConsistentRead: true }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as SsoConfig) : undefined;
+    return out.Item ? SSO_CONFIG.parse(out.Item) : undefined;
   }
 
   async tenantOfSlug(slug: string): Promise<string | undefined> {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.ssoSlug(slug) }),
     );
-    return out.Item?.tenantId as string | undefined;
+    return out.Item ? SSO_SLUG.parse(out.Item).tenantId : undefined;
   }
 
   /**
@@ -131,7 +172,7 @@ export class SsoRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.ssoAttempt(stateHash), ConsistentRead: true }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as SsoAttempt) : undefined;
+    return out.Item ? SSO_ATTEMPT.parse(out.Item) : undefined;
   }
 
   /** Deletes the attempt and answers it: a conditional delete, so a second use of a `state` finds nothing. */
@@ -146,7 +187,7 @@ export class SsoRepository {
         }),
       ),
     );
-    return out?.Attributes ? (withoutKeys(out.Attributes) as unknown as SsoAttempt) : undefined;
+    return out?.Attributes ? SSO_ATTEMPT.parse(out.Attributes) : undefined;
   }
 
   private releaseSlug(slug: string, tenantId: string) {

@@ -1,8 +1,11 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
-import { queryAll, type Table, withoutKeys } from './table.ts';
+import { storedEntity } from './stored-item.ts';
+import { queryAll, type Table } from './table.ts';
 
 export interface Tenant {
   id: string;
@@ -11,6 +14,13 @@ export interface Tenant {
   ownerCount: number;
   createdAt: string;
 }
+
+const TENANT = storedEntity(
+  'tenant',
+  exactSchema<Tenant>()(
+    z.object({ id: z.string(), name: z.string(), ownerCount: z.number(), createdAt: z.string() }),
+  ),
+);
 
 export class TenantRepository {
   constructor(private readonly table: Table) {}
@@ -36,7 +46,7 @@ export class TenantRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.tenant(tenantId) }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as Tenant) : undefined;
+    return out.Item ? TENANT.parse(out.Item) : undefined;
   }
 
   /** All tenants, oldest first (ids are time-ordered). */
@@ -47,6 +57,6 @@ export class TenantRepository {
       ExpressionAttributeNames: { '#pk': TABLE_KEYS.gsi1.partitionKey },
       ExpressionAttributeValues: { ':pk': keys.tenantIndex() },
     });
-    return items.map((i) => withoutKeys(i) as unknown as Tenant);
+    return items.map((i) => TENANT.parse(i));
   }
 }

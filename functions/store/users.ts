@@ -5,10 +5,13 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { nowIso } from '#platform/clock.ts';
-import type { Role } from '#platform/tokens.ts';
+import { ROLES, type Role } from '#platform/tokens.ts';
 import { type Key, keys } from './keys.ts';
-import { conditionHeld, failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
+import { storedEntity } from './stored-item.ts';
+import { conditionHeld, failedConditions, queryAll, type Table } from './table.ts';
 
 export interface User {
   id: string;
@@ -53,6 +56,27 @@ interface UserRef {
   tenantId: string;
   userId: string;
 }
+
+const USER = storedEntity(
+  'user',
+  exactSchema<User>()(
+    z.object({
+      id: z.string(),
+      tenantId: z.string(),
+      email: z.string(),
+      role: z.enum(ROLES),
+      passwordHash: z.string().optional(),
+      sso: z.object({ issuer: z.string(), subject: z.string() }).optional(),
+      tokenVersion: z.number().optional(),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    }),
+  ),
+);
+const USER_REF = storedEntity(
+  'address entry',
+  exactSchema<UserRef>()(z.object({ tenantId: z.string(), userId: z.string() })),
+);
 
 export class UserRepository {
   constructor(private readonly table: Table) {}
@@ -165,7 +189,7 @@ export class UserRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.user(tenantId, userId), ConsistentRead: true }),
     );
-    return out.Item ? (withoutKeys(out.Item) as unknown as User) : undefined;
+    return out.Item ? USER.parse(out.Item) : undefined;
   }
 
   /** The tenant's user with this address (a user from before per-tenant addresses too), if any. */
@@ -197,8 +221,8 @@ export class UserRepository {
       ),
       this.table.db.send(new GetCommand({ TableName: this.table.name, Key: keys.legacyEmail(email) })),
     ]);
-    if (own.Item) return own.Item as unknown as UserRef;
-    return legacy.Item?.tenantId === tenantId ? (legacy.Item as unknown as UserRef) : undefined;
+    if (own.Item) return USER_REF.parse(own.Item);
+    return legacy.Item?.tenantId === tenantId ? USER_REF.parse(legacy.Item) : undefined;
   }
 
   /**
@@ -226,7 +250,7 @@ export class UserRepository {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
     });
-    return items.map((i) => withoutKeys(i) as unknown as User);
+    return items.map((i) => USER.parse(i));
   }
 
   /** Changes a role; demoting the last owner is refused by the same transaction that writes the role. */

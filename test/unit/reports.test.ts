@@ -77,6 +77,15 @@ describe('run reports', () => {
           { id: 12, type: 'Task', parentId: 5 },
         ],
         plugins: ['time-logs'],
+        // The rest of a preflight, which the reports do not read.
+        projectKey: 'MIG',
+        typeMap: {},
+        typeLevels: {},
+        storyPointsFieldId: null,
+        priorityNames: [],
+        users: {},
+        unmappedUsers: [],
+        warnings: [],
       }),
     );
     await store.idMap.putMany(tenantId, projectId, [

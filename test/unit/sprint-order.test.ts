@@ -62,6 +62,7 @@ describe("phase 1's manifest order for the sprints", () => {
       sprint(13, 'Now', '2025-06-01', '2025-06-14', 'active'),
       sprint(14, 'Later', '2025-07-01', '2025-07-14', 'future'),
     ],
+    components: [],
   } as unknown as Preflight;
 
   it('puts each sprint’s issues together in the order the sprints are stepped, parents still first', () => {

@@ -19,7 +19,9 @@
  * Only custom fields are written this way: the system fields (summary, assignee ...) follow the engine's own
  * rules, and a mapping onto one would fight them.
  */
+import * as z from 'zod';
 import { type AdfDoc, fitAdf, htmlLimitBreach, htmlToAdf, safeHref, textToAdf } from '../adf/index.ts';
+import { exactSchema } from '../exact-schema.ts';
 import { SIZE_FIELDS } from './estimates.ts';
 import { parseAdoIdentity } from './identity.ts';
 import { toLabels } from './labels.ts';
@@ -33,17 +35,19 @@ export interface JiraFieldMeta {
   schema?: Record<string, unknown>;
 }
 
-export type FieldShape =
-  | 'string'
-  | 'url'
-  | 'adf'
-  | 'number'
-  | 'option'
-  | 'strings'
-  | 'labels'
-  | 'options'
-  | 'date'
-  | 'datetime';
+export const FIELD_SHAPES = [
+  'string',
+  'url',
+  'adf',
+  'number',
+  'option',
+  'strings',
+  'labels',
+  'options',
+  'date',
+  'datetime',
+] as const;
+export type FieldShape = (typeof FIELD_SHAPES)[number];
 
 /** One confirmed ADO field -> Jira custom field entry a run writes. */
 export interface CustomFieldMapping {
@@ -55,6 +59,11 @@ export interface CustomFieldMapping {
   name: string;
   shape: FieldShape;
 }
+
+/** As a run's preflight artifact keeps it. */
+export const CustomFieldMappingSchema = exactSchema<CustomFieldMapping>()(
+  z.object({ source: z.string(), fieldId: z.string(), name: z.string(), shape: z.enum(FIELD_SHAPES) }),
+);
 
 export interface FieldPlan {
   /** The Story Points field a confirmed size mapping names; undefined when none does (the name rule applies). */

@@ -12,12 +12,15 @@
  *   the last. Its state is what ADO showed on the reference day: ended -> closed, under way -> active,
  *   otherwise future.
  */
+import * as z from 'zod';
+import { exactSchema } from '../exact-schema.ts';
 import { componentNameForArea } from './components.ts';
 import { clip, JIRA_NAME_MAX } from './text.ts';
 
 const DAY = 86_400_000;
 
-export type SprintState = 'future' | 'active' | 'closed';
+export const SPRINT_STATES = ['future', 'active', 'closed'] as const;
+export type SprintState = (typeof SPRINT_STATES)[number];
 
 /** An iteration classification node as the ADO API answers it (children with `$depth`). */
 export interface IterationNode {
@@ -35,6 +38,17 @@ export interface PlannedSprint {
   /** The state the iteration's dates give on the reference day. */
   state: SprintState;
 }
+
+/** As a run's preflight artifact keeps it. */
+export const PlannedSprintSchema = exactSchema<PlannedSprint>()(
+  z.object({
+    iterationPath: z.string(),
+    name: z.string(),
+    startDate: z.string(),
+    endDate: z.string(),
+    state: z.enum(SPRINT_STATES),
+  }),
+);
 
 export type UnplannedReason = 'root' | 'undated' | 'unknown';
 

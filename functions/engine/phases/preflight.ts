@@ -9,8 +9,10 @@ import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/ma
 import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
 import type { EngineDeps, Preflight, PreflightMappings } from '#phase-kit/context.ts';
+import { PREFLIGHT } from '#phase-kit/preflight-artifact.ts';
 import { nowMs } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifacts.ts';
+import { StoredItemError } from '#store/stored-item.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { runnablePlugins } from '../plugin-phase.ts';
 import { idsToMigrate } from './scope.ts';
@@ -188,12 +190,23 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
   };
   // Each sprint's issues together, in the order the sprints are closed: the create phase closes them as it goes.
   const ordered: Preflight = { ...preflight, ...orderForSprints(preflight, inScope) };
-  await deps.artifacts.put(artifactKeys.preflight(run.tenantId, run.id), JSON.stringify(ordered));
+  await deps.artifacts.put(
+    artifactKeys.preflight(run.tenantId, run.id),
+    JSON.stringify({ ...PREFLIGHT.tag, ...ordered }),
+  );
   return ordered;
 }
 
 export async function loadPreflight(deps: EngineDeps, run: Run): Promise<Preflight> {
-  const body = await deps.artifacts.get(artifactKeys.preflight(run.tenantId, run.id));
+  const key = artifactKeys.preflight(run.tenantId, run.id);
+  const body = await deps.artifacts.get(key);
   if (!body) throw new Error(`run ${run.id}: preflight artifact missing`);
-  return JSON.parse(body) as Preflight;
+  let stored: unknown;
+  try {
+    stored = JSON.parse(body);
+  } catch {
+    // JSON.parse's message quotes the text: the artifact names people.
+    throw new StoredItemError(`preflight ${key} is not JSON`);
+  }
+  return PREFLIGHT.parse(stored, key);
 }

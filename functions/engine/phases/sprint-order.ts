@@ -17,7 +17,7 @@ export function orderForSprints(
   items: readonly AdoWorkItem[],
 ): Pick<Preflight, 'manifest' | 'sprints'> {
   const { manifest, sprints } = preflight;
-  const withIds = (sprints ?? []).filter((s): s is PreflightSprint & { id: number } => s.id !== null);
+  const withIds = sprints.filter((s): s is PreflightSprint & { id: number } => s.id !== null);
   if (withIds.length === 0) return { manifest, sprints };
   // The steps as they would be taken from the states preflight left: a sprint's rank is its first step's.
   const rank = new Map<number, number>();
@@ -49,7 +49,7 @@ export function orderForSprints(
   }
   return {
     manifest: ordered,
-    sprints: sprints?.map((s) =>
+    sprints: sprints.map((s) =>
       s.id !== null && closableAt.has(s.id) ? { ...s, closableAt: closableAt.get(s.id) as number } : s,
     ),
   };

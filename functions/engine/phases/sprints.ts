@@ -30,8 +30,8 @@ export class PlacementIndex {
     private readonly preflight: Preflight,
     private readonly chunkIndex?: number,
   ) {
-    for (const s of preflight.sprints ?? []) this.sprints.set(s.iterationPath.toLowerCase(), s);
-    for (const c of preflight.components ?? [])
+    for (const s of preflight.sprints) this.sprints.set(s.iterationPath.toLowerCase(), s);
+    for (const c of preflight.components)
       for (const path of c.areaPaths) this.components.set(path.toLowerCase(), c);
   }
 
@@ -79,9 +79,7 @@ async function sprintsInJira(
   { deps, preflight }: PhaseContext,
   boardId: number,
 ): Promise<{ sprints: SprintNow[]; notices: string[] }> {
-  const planned = (preflight.sprints ?? []).filter(
-    (s): s is PreflightSprint & { id: number } => s.id !== null,
-  );
+  const planned = preflight.sprints.filter((s): s is PreflightSprint & { id: number } => s.id !== null);
   const inJira = new Map((await deps.target.sprints(boardId)).map((s) => [s.id, s]));
   const notices: string[] = [];
   const sprints: SprintNow[] = [];
@@ -148,7 +146,7 @@ export async function completeSprints(ctx: PhaseContext): Promise<void> {
   const boardId = preflight.boardId;
   // The steps taken ahead in this invocation end first, and are told first.
   const ahead = (await SprintsAhead.of(ctx)?.settle()) ?? [];
-  if (!preflight.sprints?.some((s) => s.id !== null) || boardId === null || boardId === undefined) return;
+  if (!preflight.sprints.some((s) => s.id !== null) || boardId === null) return;
   const { sprints, notices } = await sprintsInJira(ctx, boardId);
   const lines = [...ahead, ...notices];
   const byId = new Map(sprints.map((s) => [s.id, s]));
@@ -197,13 +195,13 @@ export class SprintsAhead {
     const { run, preflight } = ctx;
     if (SprintsAhead.byInvocation.has(preflight)) return SprintsAhead.byInvocation.get(preflight);
     const closableAt = new Map(
-      (preflight.sprints ?? []).flatMap((s) =>
+      preflight.sprints.flatMap((s) =>
         s.id !== null && s.closableAt !== undefined ? [[s.id, s.closableAt] as const] : [],
       ),
     );
     const boardId = preflight.boardId;
     const ahead =
-      run.options.dryRun || closableAt.size === 0 || boardId === null || boardId === undefined
+      run.options.dryRun || closableAt.size === 0 || boardId === null
         ? undefined
         : new SprintsAhead(ctx, boardId, closableAt);
     SprintsAhead.byInvocation.set(preflight, ahead);
