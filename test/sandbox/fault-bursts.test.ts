@@ -179,6 +179,26 @@ describe('answers held past the client timeout', () => {
   });
 });
 
+describe('bursts for one endpoint', () => {
+  it('counts only requests to the endpoint a burst names; the others pass untouched', async () => {
+    const key = await newIssue('only comments');
+    await faults(jira, {
+      errors: { count: 1, status: 503, endpoint: 'POST /rest/api/3/issue/{issueIdOrKey}/comment' },
+    });
+    expect((await call('GET', `/rest/api/3/issue/${key}`)).status).toBe(200);
+    expect((await call('PUT', `/rest/api/3/issue/${key}`, { fields: { summary: 'renamed' } })).status).toBe(
+      204,
+    );
+    expect(await postComment(key, 'refused')).toEqual({ status: 503 });
+    expect(await postComment(key, 'accepted')).toEqual({ status: 201 });
+    const injected = (await requestLog(jira)).filter((e) => e.fault === 'error');
+    expect(injected).toMatchObject([
+      { method: 'POST', path: `/rest/api/3/issue/${key}/comment`, status: 503 },
+    ]);
+    expect(injected).toHaveLength(1);
+  });
+});
+
 describe('connection resets', () => {
   it('resets the next N connections before the request is worked: nothing happened', async () => {
     const key = await newIssue('reset before');

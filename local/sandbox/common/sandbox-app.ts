@@ -14,6 +14,12 @@ import { z } from 'zod';
 import { templateOf } from './limits/install.ts';
 import { type Random, seededRandom } from './random.ts';
 
+/**
+ * Limits a counted burst to one endpoint, method and path template as the request log names it (`POST
+ * /rest/api/3/issue/{issueIdOrKey}/attachments`); without it, any API request counts.
+ */
+const endpoint = z.string().min(1).optional();
+
 export const FaultSettingsSchema = z.strictObject({
   /** Added to every API request, in ms. */
   latencyMs: z.number().int().min(0).max(60_000),
@@ -29,6 +35,7 @@ export const FaultSettingsSchema = z.strictObject({
       count: z.number().int().min(0),
       retryAfterSeconds: z.number().min(0),
       reason: z.string().min(1).optional(),
+      endpoint,
     })
     .nullable(),
   /** Share (0..1) of API requests whose connection is dropped without an answer. */
@@ -40,6 +47,7 @@ export const FaultSettingsSchema = z.strictObject({
     .strictObject({
       count: z.number().int().min(0),
       status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)]).default(503),
+      endpoint,
     })
     .nullable(),
   /**
@@ -47,13 +55,15 @@ export const FaultSettingsSchema = z.strictObject({
    * client gives up on a request that happened (a write landed, its answer never read).
    */
   hangs: z
-    .strictObject({ count: z.number().int().min(0), ms: z.number().int().min(1).max(600_000) })
+    .strictObject({ count: z.number().int().min(0), ms: z.number().int().min(1).max(600_000), endpoint })
     .nullable(),
   /**
    * The next `count` API requests get their connection reset instead of an answer: before they are worked, or
    * (`landed`) after, so a write happened though its client saw only the reset.
    */
-  resets: z.strictObject({ count: z.number().int().min(0), landed: z.boolean().default(false) }).nullable(),
+  resets: z
+    .strictObject({ count: z.number().int().min(0), landed: z.boolean().default(false), endpoint })
+    .nullable(),
 });
 export type FaultSettings = z.infer<typeof FaultSettingsSchema>;
 
@@ -129,10 +139,15 @@ export class SandboxControls {
     this.random = seededRandom(opts.seed);
   }
 
-  /** Decides the fault for one API request, if any: the counted bursts first, then the rates. */
-  nextFault(): Injection | undefined {
+  /**
+   * Decides the fault for one API request to `endpoint` (`POST /rest/api/3/issue/{issueIdOrKey}/comment`), if
+   * any: the counted bursts first (each only for its endpoint when it names one), then the rates.
+   */
+  nextFault(endpoint?: string): Injection | undefined {
     const f = this.faults;
-    if (f.throttle && f.throttle.count > 0) {
+    const applies = (burst: { count: number; endpoint?: string | undefined } | null) =>
+      burst !== null && burst.count > 0 && (burst.endpoint === undefined || burst.endpoint === endpoint);
+    if (f.throttle && applies(f.throttle)) {
       f.throttle = { ...f.throttle, count: f.throttle.count - 1 };
       return {
         fault: 'throttle',
@@ -140,15 +155,15 @@ export class SandboxControls {
         reason: f.throttle.reason,
       };
     }
-    if (f.errors && f.errors.count > 0) {
+    if (f.errors && applies(f.errors)) {
       f.errors = { ...f.errors, count: f.errors.count - 1 };
       return { fault: 'error', status: f.errors.status };
     }
-    if (f.resets && f.resets.count > 0) {
+    if (f.resets && applies(f.resets)) {
       f.resets = { ...f.resets, count: f.resets.count - 1 };
       return { fault: 'drop', landed: f.resets.landed };
     }
-    if (f.hangs && f.hangs.count > 0) {
+    if (f.hangs && applies(f.hangs)) {
       f.hangs = { ...f.hangs, count: f.hangs.count - 1 };
       return { fault: 'hang', ms: f.hangs.ms };
     }
@@ -226,7 +241,9 @@ export async function createSandboxApp(
     req.receivedAt = new Date().toISOString();
     if (isControlPath(req.url) || opts.faultExempt?.(req.url)) return;
     if (controls.faults.latencyMs > 0) await sleep(controls.faults.latencyMs);
-    const injection = controls.nextFault();
+    const injection = controls.nextFault(
+      req.routeOptions.url ? `${req.method} ${templateOf(req)}` : undefined,
+    );
     if (!injection) return;
     req.fault = injection.fault;
     switch (injection.fault) {
