@@ -122,15 +122,20 @@ function startEngine(): void {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let rest = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    const lines = (rest + chunk.toString()).split('\n');
-    rest = lines.pop() ?? '';
-    for (const line of lines) if (line.includes('dynamodb throttle injected')) dynamoThrottles++;
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    if (process.env.SOAK_VERBOSE) process.stderr.write(chunk);
-  });
+  // The engine's log lines (WARN and ERROR go to stderr): the injected throttles counted, the rest shown when asked.
+  const follow = (stream: NodeJS.ReadableStream | null) => {
+    let rest = '';
+    stream?.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.includes('dynamodb throttle injected')) dynamoThrottles++;
+        else if (process.env.SOAK_VERBOSE) console.log(line);
+      }
+    });
+  };
+  follow(child.stdout);
+  follow(child.stderr);
   engine = { child, exited: new Promise((resolve) => child.once('exit', () => resolve())) };
 }
 async function killEngine(signal: NodeJS.Signals): Promise<void> {
@@ -155,7 +160,8 @@ const FAULTS: FaultKind[] = [
       name: `${tracker} 5xx`,
       tracker,
       field: 'errors',
-      burst: () => ({ count: random.int(1, 6), status: random.pick([500, 502, 503, 504]) }),
+      // Within the tracker client's six attempts (functions/trackers/http.ts): a longer run of 5xx is an outage.
+      burst: () => ({ count: random.int(1, 4), status: random.pick([500, 502, 503, 504]) }),
     },
     {
       name: `${tracker} timeout`,
