@@ -120,10 +120,17 @@ export class MigrationServiceStack extends Stack {
       appUrl: props.appUrl,
     });
     // Run events are posted by the engine and by the run API (the moves it makes: a resume, a cancel, a start
-    // that fails), both through the run journal: those two only.
-    for (const poster of [this.engine.function, this.api.functions.migrations]) {
-      this.dashboard.grantPost(poster);
-      setEnvironment(poster, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
+    // that fails), both through the run journal: those two only; they
+    // close a connection whose user lost access at the next frame. The team API closes the connections of a
+    // user it removes or re-roles.
+    const managers = [
+      [this.engine.function, ['POST', 'DELETE']],
+      [this.api.functions.migrations, ['POST', 'DELETE']],
+      [this.api.functions.team, ['DELETE']],
+    ] as const;
+    for (const [fn, methods] of managers) {
+      this.dashboard.grantManage(fn, methods);
+      setEnvironment(fn, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
     }
     // The web console and the API on one CloudFront origin (web/dist; lib/console.ts), the dashboard's
     // WebSocket under /api/ws on it too.

@@ -182,10 +182,11 @@ export const ENV = {
   SESSION_CHECK_CACHE_SECONDS: entry({
     schema: z.coerce.number().int().min(0).max(10).default(3),
     default: '3',
-    readBy: TOKENS,
+    // The engine too: its dashboard frames go only to connections whose session still stands.
+    readBy: [...TOKENS, 'engine'],
     set: 'never',
     about:
-      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this",
+      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this, for API requests, open event streams and dashboard sockets alike",
   }),
   STREAM_MAX_PER_USER: entry({
     schema: z.coerce.number().int().min(1).max(100).default(5),
@@ -206,10 +207,10 @@ export const ENV = {
   DASHBOARD_WS_ENDPOINT: entry({
     schema: httpUrl.optional(),
     default: '—',
-    readBy: ['engine', 'migrations'],
+    readBy: ['engine', 'migrations', 'team', 'dashboard'],
     set: 'required',
     about:
-      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to; unset offline, where the local gateway's sockets are used",
+      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to, and the connections of a user who lost access are closed through; unset offline, where the local gateway's sockets are used",
   }),
   MAIL_OUTBOX_DIR: entry({
     schema: z.string().min(1).optional(),

@@ -62,6 +62,7 @@ export const ErrorCode = {
   SSO_ACCOUNT_NOT_ALLOWED: 'SSO_ACCOUNT_NOT_ALLOWED',
   INVITATION_INVALID: 'INVITATION_INVALID',
   INVITATION_NOT_FOUND: 'INVITATION_NOT_FOUND',
+  INVITATION_WITHDRAWN: 'INVITATION_WITHDRAWN',
   MAIL_UNAVAILABLE: 'MAIL_UNAVAILABLE',
   STREAM_LIMIT: 'STREAM_LIMIT',
 } as const;
@@ -282,6 +283,13 @@ export const errors = {
       ErrorCode.INVITATION_INVALID,
       'This invitation link is invalid, expired or was already used: ask for a new invitation',
     ),
+  /** The inviter was removed, or may no longer give the invited role: the invitation went with their authority. */
+  invitationWithdrawn: () =>
+    new HttpError(
+      400,
+      ErrorCode.INVITATION_WITHDRAWN,
+      'This invitation was withdrawn: the person who sent it has left the team or may no longer invite to this role; ask an administrator for a new invitation',
+    ),
   invitationNotFound: (id: string) =>
     new HttpError(404, ErrorCode.INVITATION_NOT_FOUND, `Invitation ${id} not found`),
   mailUnavailable: () =>
@@ -364,7 +372,7 @@ export const errors = {
       ErrorCode.SSO_DOMAIN_NOT_ALLOWED,
       `E-mail addresses at ${domain} may not sign in to this tenant through single sign-on`,
     ),
-  /** The e-mail belongs elsewhere (another tenant, or another identity): said without naming where. */
+  /** The e-mail is linked to another identity, or was removed from the tenant: said without naming which. */
   ssoAccountNotAllowed: () =>
     new HttpError(
       403,

@@ -1,6 +1,7 @@
 /**
  * The live stream of one run: replays its stored events after the client's Last-Event-ID, then polls the
- * store for new ones until the run is over, the client goes away or the invocation's time runs out. I/O and
+ * store for new ones until the run is over, the client goes away, the watcher's session ends (removed from
+ * the team, role changed) or the invocation's time runs out. I/O and
  * time are injected, so the loop is tested without a table or a real clock.
  */
 
@@ -27,6 +28,11 @@ export interface RunStreamIo {
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   /** Milliseconds, the same clock `finishedAt` is written with. */
   now(): number;
+  /**
+   * Whether the watcher's session still stands (their user exists with the same token version). Asked at
+   * every poll, after reading and before writing: what is read once the session has ended is never sent.
+   */
+  sessionHolds(): Promise<boolean>;
 }
 
 export interface RunStreamOptions {
@@ -47,7 +53,7 @@ export interface RunStreamOptions {
 }
 
 /** Why the stream ended. */
-export type StreamEnd = 'done' | 'finished' | 'gone' | 'closed' | 'deadline';
+export type StreamEnd = 'done' | 'finished' | 'gone' | 'closed' | 'deadline' | 'revoked';
 
 export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promise<StreamEnd> {
   let after = opts.lastEventId || undefined;
@@ -58,6 +64,7 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
     if (opts.signal.aborted) return 'closed';
     const page = await io.readEvents(after, opts.pageSize);
     if (opts.signal.aborted) return 'closed';
+    if (!(await io.sessionHolds())) return 'revoked';
     for (const stored of page) {
       await io.write(sseMessage(stored.id, stored.event));
       lastWrite = io.now();

@@ -221,8 +221,9 @@ describe('the API construct', () => {
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
         ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
         ...(access.redirects ? ['API_URL'] : []),
-        // The run API tells the tenant dashboard of a resume or cancel (lib/dashboard.ts, set by the stack).
-        ...(group === 'migrations' ? ['DASHBOARD_WS_ENDPOINT'] : []),
+        // The run API tells the tenant dashboard of a resume or cancel, the team API closes the sockets of a
+        // user it removes or re-roles (lib/dashboard.ts, set by the stack).
+        ...(group === 'migrations' || group === 'team' ? ['DASHBOARD_WS_ENDPOINT'] : []),
       ];
       expect(Object.keys(env).sort(), group).toEqual(expected.sort());
       expect(env.STAGE).toBe('dev');

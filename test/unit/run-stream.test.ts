@@ -12,6 +12,8 @@ interface World {
   now: number;
   written: string[];
   reads: number;
+  /** The watcher's session: false once their user is removed or their token version moved. */
+  session: boolean;
   /** Called at each sleep, with the world: a test changes the world "while the stream waits". */
   onSleep?: (w: World, n: number) => void;
 }
@@ -38,6 +40,7 @@ function fake(world: World, opts: Partial<RunStreamOptions> = {}) {
       if (sleeps > 1000) controller.abort();
     },
     now: () => world.now,
+    sessionHolds: async () => world.session,
   };
   const options: RunStreamOptions = {
     pollMs: 500,
@@ -56,6 +59,7 @@ const newWorld = (over: Partial<World> = {}): World => ({
   now: 1_000_000,
   written: [],
   reads: 0,
+  session: true,
   ...over,
 });
 
@@ -151,5 +155,20 @@ describe('streamRun', () => {
     expect(await fake(world, { remainingMs: () => remaining }).run()).toBe('deadline');
     // The first check that finds less than two polls' time left ends it.
     expect(remaining).toBe(500);
+  });
+
+  it("ends when the watcher's session ends, without sending what it read after", async () => {
+    const world = newWorld({
+      events: [ev('a', log('before'))],
+      onSleep: (w, n) => {
+        // Removed while the stream waits; an event is written in the same moment.
+        if (n === 3) {
+          w.session = false;
+          w.events.push(ev('b', log('after')));
+        }
+      },
+    });
+    expect(await fake(world).run()).toBe('revoked');
+    expect(world.written).toEqual([sseMessage('a', log('before'))]);
   });
 });
