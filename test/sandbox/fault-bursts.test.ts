@@ -159,13 +159,13 @@ describe('bursts of 5xx', () => {
 describe('answers held past the client timeout', () => {
   it('works the request, so a write lands though its client gave up on it', async () => {
     const key = await newIssue('timed out');
-    await faults(jira, { hangs: { count: 1, ms: 1_500 } });
-    expect(await postComment(key, 'landed late', 300)).toEqual({ error: 'TimeoutError' });
+    await faults(jira, { hangs: { count: 1, ms: 6_000 } });
+    expect(await postComment(key, 'landed late', 2_000)).toEqual({ error: 'TimeoutError' });
     // Worked before the hold: the comment is there while the answer is still held back.
     expect(await commentsOf(key)).toEqual([JSON.stringify(doc('landed late'))]);
     // Once the hold is over, the abandoned request is in the log without an answer.
     await expect
-      .poll(async () => (await requestLog(jira)).filter((e) => e.fault === 'hang'), { timeout: 5_000 })
+      .poll(async () => (await requestLog(jira)).filter((e) => e.fault === 'hang'), { timeout: 10_000 })
       .toMatchObject([{ method: 'POST', path: `/rest/api/3/issue/${key}/comment`, status: 0 }]);
     expect(await postComment(key, 'next')).toEqual({ status: 201 });
   });
