@@ -366,7 +366,7 @@ console.log(
     ...[...injected.entries()].sort().map(([k, n]) => `  ${k.padEnd(32)} ${n}`),
     `  ${'dynamodb throttling (SDK)'.padEnd(32)} ${dynamoThrottles}`,
     `tally: ${tally.sourceItems} source items, ${issues.length} Jira issues; comments ${tally.comments[1]} of ${tally.comments[0]}; attached files ${tally.files[1]} of ${tally.files[0]}; ${tally.links} link ends, none twice unless listed below`,
-    `run: ${ended?.status}, ${failures.length} failure(s) recorded, ${faultFailures.length} for a fault`,
+    `run: ${ended?.status}${ended?.failureReason ? ` (${ended.failureReason})` : ''}, ${failures.length} failure(s) recorded, ${faultFailures.length} for a fault`,
     `wall time: ${minutes} min`,
     problems.length === 0
       ? 'soak: OK'
