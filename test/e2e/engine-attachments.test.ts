@@ -54,6 +54,32 @@ async function uploadsPerIssue(): Promise<Map<string, number>> {
   return counts;
 }
 
+/**
+ * Every issue has each of its item's attached files exactly once, at full size, and no file twice (the rest are the
+ * inline images, once each): the number of attached files checked.
+ */
+async function filesOnceEach(): Promise<number> {
+  const ado = new AdoClient({
+    organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
+    project: h.config.ado.project,
+    token: h.config.ado.pat,
+  });
+  const issues = (await h.jiraIssues()) as unknown as Dumped[];
+  const byId = new Map((await ado.workItems(issues.map(srcOf))).map((i) => [i.id, i]));
+  let files = 0;
+  for (const issue of issues) {
+    const attached = (byId.get(srcOf(issue))?.relations ?? [])
+      .filter((r) => r.rel === 'AttachedFile')
+      .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
+    const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
+    for (const f of new Set(attached))
+      expect(got.filter((g) => g === f)).toHaveLength(attached.filter((a) => a === f).length);
+    expect(new Set(got).size).toBe(got.length);
+    files += attached.length;
+  }
+  return files;
+}
+
 describe('the attachments phase', () => {
   it('brings every file and inline image across, showing inline images in place', async () => {
     await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
@@ -152,27 +178,7 @@ describe('the attachments phase', () => {
     expect(answers.at(-1)).toBe('done');
     expect(kills).toBeGreaterThan(3);
 
-    const ado = new AdoClient({
-      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
-      project: h.config.ado.project,
-      token: h.config.ado.pat,
-    });
-    const issues = (await h.jiraIssues()) as unknown as Dumped[];
-    const byId = new Map((await ado.workItems(issues.map(srcOf))).map((i) => [i.id, i]));
-    let files = 0;
-    for (const issue of issues) {
-      const item = byId.get(srcOf(issue));
-      const attached = (item?.relations ?? [])
-        .filter((r) => r.rel === 'AttachedFile')
-        .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
-      const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
-      // Attached files exactly once each, at their full size; the rest are the inline images, once each.
-      for (const f of new Set(attached))
-        expect(got.filter((g) => g === f)).toHaveLength(attached.filter((a) => a === f).length);
-      expect(new Set(got).size).toBe(got.length);
-      files += attached.length;
-    }
-    expect(files).toBeGreaterThan(10);
+    expect(await filesOnceEach()).toBeGreaterThan(10);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
       status: 'COMPLETED',
       failureCount: 0,
@@ -216,26 +222,7 @@ describe('the attachments phase', () => {
     ).filter((r) => r.endpoint === endpoint && r.fault);
     expect(injected.map((r) => r.fault).sort()).toEqual(['drop', 'drop', 'error']);
 
-    const ado = new AdoClient({
-      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
-      project: h.config.ado.project,
-      token: h.config.ado.pat,
-    });
-    const issues = (await h.jiraIssues()) as unknown as Dumped[];
-    const byId = new Map((await ado.workItems(issues.map(srcOf))).map((i) => [i.id, i]));
-    let files = 0;
-    for (const issue of issues) {
-      const attached = (byId.get(srcOf(issue))?.relations ?? [])
-        .filter((r) => r.rel === 'AttachedFile')
-        .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
-      const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
-      // Each attached file exactly once, and no file twice: a landed upload was found, not sent again.
-      for (const f of new Set(attached))
-        expect(got.filter((g) => g === f)).toHaveLength(attached.filter((a) => a === f).length);
-      expect(new Set(got).size).toBe(got.length);
-      files += attached.length;
-    }
-    expect(files).toBeGreaterThan(10);
+    expect(await filesOnceEach()).toBeGreaterThan(10);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
       status: 'COMPLETED',
       failureCount: 0,
