@@ -138,6 +138,17 @@ export const ENV = {
     set: 'never',
     about: 'only offline and in tests: the DynamoDB Local URL',
   }),
+  DYNAMODB_THROTTLE_FAULTS: entry({
+    schema: z
+      .string()
+      .regex(/^(0(\.\d+)?|1(\.0+)?):\d+$/, 'a share 0..1 and a seed, `rate:seed`')
+      .optional(),
+    default: '—',
+    readBy: STORE,
+    set: 'never',
+    about:
+      "test only (the chaos soak, `npm run soak`): `rate:seed`, the seeded share of DynamoDB calls answered with a throttling error before they are sent, for the SDK's retry to handle",
+  }),
   AUTH_RATE_LIMIT_PER_MINUTE: entry({
     schema: z.coerce.number().int().positive().optional(),
     default: "the stage's (10 prod, 100 dev)",

@@ -5,6 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { adapterSlot } from '#platform/adapter-slot.ts';
 import { config } from '#platform/config.ts';
+import { addThrottleFaults } from './throttle-faults.ts';
 
 export function createDocumentClient(opts: {
   region: string;
@@ -17,6 +18,7 @@ export function createDocumentClient(opts: {
       ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
   });
+  addThrottleFaults(client);
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: {
       removeUndefinedValues: true,

@@ -9,6 +9,7 @@ import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
+import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { createRun } from '../support/runs.ts';
@@ -51,6 +52,32 @@ async function uploadsPerIssue(): Promise<Map<string, number>> {
     counts.set(decodeURIComponent(key), (counts.get(decodeURIComponent(key)) ?? 0) + 1);
   }
   return counts;
+}
+
+/**
+ * Every issue has each of its item's attached files exactly once, at full size, and no file twice (the rest are the
+ * inline images, once each): the number of attached files checked.
+ */
+async function filesOnceEach(): Promise<number> {
+  const ado = new AdoClient({
+    organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
+    project: h.config.ado.project,
+    token: h.config.ado.pat,
+  });
+  const issues = (await h.jiraIssues()) as unknown as Dumped[];
+  const byId = new Map((await ado.workItems(issues.map(srcOf))).map((i) => [i.id, i]));
+  let files = 0;
+  for (const issue of issues) {
+    const attached = (byId.get(srcOf(issue))?.relations ?? [])
+      .filter((r) => r.rel === 'AttachedFile')
+      .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
+    const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
+    for (const f of new Set(attached))
+      expect(got.filter((g) => g === f)).toHaveLength(attached.filter((a) => a === f).length);
+    expect(new Set(got).size).toBe(got.length);
+    files += attached.length;
+  }
+  return files;
 }
 
 describe('the attachments phase', () => {
@@ -151,27 +178,51 @@ describe('the attachments phase', () => {
     expect(answers.at(-1)).toBe('done');
     expect(kills).toBeGreaterThan(3);
 
-    const ado = new AdoClient({
-      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
-      project: h.config.ado.project,
-      token: h.config.ado.pat,
+    expect(await filesOnceEach()).toBeGreaterThan(10);
+    expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
+      status: 'COMPLETED',
+      failureCount: 0,
     });
-    const issues = (await h.jiraIssues()) as unknown as Dumped[];
-    const byId = new Map((await ado.workItems(issues.map(srcOf))).map((i) => [i.id, i]));
-    let files = 0;
-    for (const issue of issues) {
-      const item = byId.get(srcOf(issue));
-      const attached = (item?.relations ?? [])
-        .filter((r) => r.rel === 'AttachedFile')
-        .map((r) => `${r.attributes?.name}:${r.attributes?.resourceSize}`);
-      const got = (issue.fields.attachment ?? []).map((a) => `${a.filename}:${a.size}`);
-      // Attached files exactly once each, at their full size; the rest are the inline images, once each.
-      for (const f of new Set(attached))
-        expect(got.filter((g) => g === f)).toHaveLength(attached.filter((a) => a === f).length);
-      expect(new Set(got).size).toBe(got.length);
-      files += attached.length;
-    }
-    expect(files).toBeGreaterThan(10);
+  });
+
+  it('an upload that timed out, was reset or answered 5xx is sent again at the unit, never twice, never ending the invocation', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    await h.control('jira', 'PUT', '/_sandbox/jira/limits', { attachmentMaxBytes: 1024 * 1024 * 1024 });
+    const project = await h.newProject('Upload faults');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      migrateComments: false,
+    });
+    await h.driveThrough(run.id, 4);
+    // A client that gives up on an answer after 5 s; the sandbox holds two uploads' answers 12 s (the files
+    // landed), resets two connections after the upload was worked (landed too) and refuses one with a 503.
+    const deps = h.deps({
+      target: new JiraClient(
+        { baseUrl: h.sandboxes.jira.url, email: h.config.jira.email, token: h.config.jira.apiToken },
+        { initialDelayMs: 20, timeoutMs: 5_000 },
+      ),
+    });
+    const endpoint = 'POST /rest/api/3/issue/{issueIdOrKey}/attachments';
+    await h.control('jira', 'PUT', '/_sandbox/faults', {
+      hangs: { count: 2, ms: 12_000, endpoint },
+      resets: { count: 2, landed: true, endpoint },
+      errors: { count: 1, status: 503, endpoint },
+    });
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    // Every runner call answers: no invocation ends with the tracker's fault (a throw fails the test here).
+    const answers = await h.drive(run.id, deps);
+    expect(answers.at(-1)).toBe('done');
+    // Every fault met an upload (a held answer is logged once its hold is over).
+    expect(await h.control('jira', 'GET', '/_sandbox/faults')).toMatchObject({
+      hangs: { count: 0 },
+      resets: { count: 0 },
+      errors: { count: 0 },
+    });
+    const injected = (
+      (await h.control('jira', 'GET', '/_sandbox/requests')) as { endpoint?: string; fault?: string }[]
+    ).filter((r) => r.endpoint === endpoint && r.fault);
+    expect(injected.map((r) => r.fault).sort()).toEqual(['drop', 'drop', 'error']);
+
+    expect(await filesOnceEach()).toBeGreaterThan(10);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
       status: 'COMPLETED',
       failureCount: 0,

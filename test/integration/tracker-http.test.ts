@@ -26,6 +26,7 @@ beforeAll(async () => {
   ({ app, controls } = await createSandboxApp(
     {
       name: 'test',
+      throttleReasons: ['test'],
       throttleHeaders: (s) => ({ 'Retry-After': String(s) }),
       errorBody: (status) => ({ message: `injected ${status}` }),
       seed: () => undefined,

@@ -34,7 +34,7 @@ import {
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import { TrackerHttpError } from '#trackers/http.ts';
+import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import { MAX_FILES_PER_UPLOAD } from '#trackers/jira/client.ts';
 import { descriptionOf, fullDescriptionOf, inlineImagesOf } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
@@ -196,10 +196,26 @@ async function sendTogether(
 }
 
 /**
- * Brings the files to the issue: all in one request (at most the client's `MAX_FILES_PER_UPLOAD` in one), so the
- * unit makes one write where it made one per file. When Jira refuses such a request (a file over its limit that
- * did not say so, anything else) or a download fails, the issue's files are read again (none may be sent twice)
- * and those still missing go one a request, so each file gets its own reason.
+ * Waits before an upload that met a fault is sent again (after the issue's files are read again): a timeout, a
+ * reset or a 5xx of the busy target passes in seconds. Past the last, the fault is thrown (the tracker is gone:
+ * the unit is worked again later).
+ */
+const UPLOAD_FAULT_BACKOFF_MS = [1_000, 4_000, 15_000];
+
+/**
+ * The target's fault, not its refusal: unreachable (timed out, reset) or a 5xx. The upload may have landed all
+ * the same (a write is never sent again by the HTTP layer), so the issue's files are read before sending again.
+ */
+const isTargetFault = (err: unknown) =>
+  (err instanceof TrackerUnreachableError && err.tracker === 'target') ||
+  (err instanceof TrackerHttpError && err.tracker === 'target' && err.status >= 500);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Brings the files to the issue (sendGroups). An upload that met the target's fault is no end of the unit: after
+ * a backoff the issue's files are read again, those that landed are taken as they are (none is sent twice) and
+ * the others sent again, a few times before the fault is thrown.
  */
 async function sendFiles(
   ctx: PhaseContext,
@@ -207,18 +223,53 @@ async function sendFiles(
   files: Upload[],
   maxBytes: number,
 ): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
+  const outcomes = new Map<Upload, Outcome>();
+  let pending = files;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await sendGroups(ctx, key, pending, maxBytes, outcomes);
+      break;
+    } catch (err) {
+      const backoff = UPLOAD_FAULT_BACKOFF_MS[attempt];
+      if (!isTargetFault(err) || backoff === undefined) throw err;
+      await sleep(backoff);
+      const present = await attachmentsOf(ctx, key);
+      pending = pending.filter((file) => {
+        if (outcomes.has(file)) return false;
+        const there = copyOf(present, file.fileName, file.size);
+        if (there) outcomes.set(file, there);
+        return !there;
+      });
+    }
+  }
+  return files.map((file) => outcomes.get(file) ?? noAnswer(file));
+}
+
+/**
+ * Sends the files: all in one request (at most the client's `MAX_FILES_PER_UPLOAD` in one), so the unit makes
+ * one write where it made one per file; each file's outcome into `outcomes` as it is known. When Jira refuses
+ * such a request (a file over its limit that did not say so, anything else) or a download fails, the issue's
+ * files are read again (none may be sent twice) and those still missing go one a request, so each file gets its
+ * own reason. The target's fault (isTargetFault) is thrown, for sendFiles to send again what did not land.
+ */
+async function sendGroups(
+  ctx: PhaseContext,
+  key: string,
+  files: Upload[],
+  maxBytes: number,
+  outcomes: Map<Upload, Outcome>,
+): Promise<void> {
   for (let at = 0; at < files.length; at += MAX_FILES_PER_UPLOAD) {
     const group = files.slice(at, at + MAX_FILES_PER_UPLOAD);
     const trouble = new Map<Upload, unknown>();
     try {
       const answers = await sendTogether(ctx, key, group, maxBytes, trouble);
-      outcomes.push(...answers.map((a, i) => a ?? noAnswer(group[i] as Upload)));
+      for (const [i, file] of group.entries()) outcomes.set(file, answers[i] ?? noAnswer(file));
       continue;
     } catch (err) {
-      if (trouble.size === 0 && !(err instanceof TrackerHttpError)) throw err;
+      if (trouble.size === 0 && (isTargetFault(err) || !(err instanceof TrackerHttpError))) throw err;
       if (group.length === 1) {
-        outcomes.push(oneOutcome(group[0] as Upload, trouble, err));
+        outcomes.set(group[0] as Upload, oneOutcome(group[0] as Upload, trouble, err));
         continue;
       }
     }
@@ -226,20 +277,19 @@ async function sendFiles(
     for (const file of group) {
       const there = copyOf(present, file.fileName, file.size);
       if (there) {
-        outcomes.push(there);
+        outcomes.set(file, there);
         continue;
       }
       const alone = new Map<Upload, unknown>();
       try {
         const [answer] = await sendTogether(ctx, key, [file], maxBytes, alone);
-        outcomes.push(answer ?? noAnswer(file));
+        outcomes.set(file, answer ?? noAnswer(file));
       } catch (err) {
-        if (alone.size === 0 && !(err instanceof TrackerHttpError)) throw err;
-        outcomes.push(oneOutcome(file, alone, err));
+        if (alone.size === 0 && (isTargetFault(err) || !(err instanceof TrackerHttpError))) throw err;
+        outcomes.set(file, oneOutcome(file, alone, err));
       }
     }
   }
-  return outcomes;
 }
 
 const noAnswer = (file: Upload) => ({ problem: `${file.label}: Jira answered no attachment` });

@@ -80,6 +80,8 @@ export async function buildAdoSandbox(
   const { app, controls } = await createSandboxApp(
     {
       name: 'ado',
+      // An injected 429 is the global consumption limit's block (TF400733), its only kind.
+      throttleReasons: ['TF400733'],
       throttleHeaders: (s) => ({
         'Retry-After': String(s),
         'X-RateLimit-Resource': 'ATCPU',

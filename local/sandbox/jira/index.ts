@@ -10,6 +10,12 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxConfig } from '../common/config.ts';
 import { installLimits } from '../common/limits/install.ts';
+import {
+  JIRA_LIMIT_REASONS,
+  JIRA_LIMITS,
+  type JiraLimitReason,
+  jiraRefusalHeaders,
+} from '../common/limits/jira.ts';
 import { isJiraWrite, JIRA_PROFILES, jiraLimits } from '../common/limits/jira-http.ts';
 import { installNotEmulated } from '../common/not-emulated.ts';
 import { createSandboxApp, type SandboxControls } from '../common/sandbox-app.ts';
@@ -31,6 +37,28 @@ import { registerWorkflowRoutes } from './workflow.ts';
 import { registerWorklogRoutes } from './worklogs.ts';
 import { registerXrayRoutes } from './xray.ts';
 
+/**
+ * An injected 429 (`PUT /_sandbox/faults {throttle: {reason}}`) with the headers of the limit it stands for: the
+ * limit of that kind the real site applies, and for the hourly quota its `Beta-RateLimit` headers, as the sandbox's
+ * own limits answer (limits/jira.ts).
+ */
+function injectedJiraRefusal(reason: JiraLimitReason, seconds: number, now: number): Record<string, string> {
+  const limits = {
+    'jira-burst-based': JIRA_LIMITS.burst.perMethod.POST ?? 100,
+    'jira-per-issue-on-write': JIRA_LIMITS.perIssue.windows[0]?.writes ?? 20,
+    'jira-quota-global-based': JIRA_LIMITS.quota.points,
+  };
+  const headers = jiraRefusalHeaders(reason, seconds, limits[reason], now);
+  if (reason !== 'jira-quota-global-based') return headers;
+  const { points, windowSeconds } = JIRA_LIMITS.quota;
+  return {
+    ...headers,
+    'Beta-RateLimit-Policy': `"global-app-quota";q=${points};w=${windowSeconds}`,
+    'Beta-RateLimit': `"global-app-quota";r=0;t=${seconds}`,
+    'X-Beta-RateLimit-Reason': reason,
+  };
+}
+
 export async function buildJiraSandbox(
   config: SandboxConfig,
 ): Promise<{ app: FastifyInstance; controls: SandboxControls }> {
@@ -39,13 +67,10 @@ export async function buildJiraSandbox(
   const { app, controls } = await createSandboxApp(
     {
       name: 'jira',
-      // Jira Cloud's 429 headers (developer.atlassian.com, "Rate limiting"): seconds to wait, the reset time
-      // as yyyy-MM-ddTHH:mmZ, and which limit was hit.
-      throttleHeaders: (s) => ({
-        'Retry-After': String(s),
-        'X-RateLimit-Reset': `${new Date(Date.now() + s * 1000).toISOString().slice(0, 16)}Z`,
-        'RateLimit-Reason': 'jira-burst-based',
-      }),
+      // Jira Cloud's 429 headers (developer.atlassian.com, "Rate limiting"), as its limits send them: seconds to
+      // wait, the reset time, and which limit was hit (limits/jira.ts).
+      throttleReasons: JIRA_LIMIT_REASONS,
+      throttleHeaders: (s, reason) => injectedJiraRefusal(reason as JiraLimitReason, s, Date.now()),
       errorBody: (status) =>
         errorBody([status === 429 ? 'Rate limit exceeded.' : 'Service unavailable. Please try again later.']),
       // Jira is the migration's target: the seed builds the site and project, never issues (`items` is the

@@ -66,7 +66,13 @@ export const JIRA_LIMITS_OFF: JiraLimitSettings = {
   quota: { ...JIRA_LIMITS.quota, enabled: false },
 };
 
-export type JiraLimitReason = 'jira-burst-based' | 'jira-per-issue-on-write' | 'jira-quota-global-based';
+/** The reasons of Jira's 429s (RateLimit-Reason), one per limit; the burst first (the most common). */
+export const JIRA_LIMIT_REASONS = [
+  'jira-burst-based',
+  'jira-per-issue-on-write',
+  'jira-quota-global-based',
+] as const;
+export type JiraLimitReason = (typeof JIRA_LIMIT_REASONS)[number];
 
 export interface JiraRefusal {
   reason: JiraLimitReason;
@@ -87,6 +93,22 @@ export interface JiraRequestFacts {
 
 /** ISO 8601 to the second, as Jira's `X-RateLimit-Reset`. */
 const isoSeconds = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
+
+/** The headers of Jira's 429 for `reason`: wait `seconds` (whole: a client that waits it out is never early). */
+export function jiraRefusalHeaders(
+  reason: JiraLimitReason,
+  seconds: number,
+  limit: number,
+  now: number,
+): Record<string, string> {
+  return {
+    'Retry-After': String(seconds),
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': '0',
+    'X-RateLimit-Reset': isoSeconds(now + seconds * 1000),
+    'RateLimit-Reason': reason,
+  };
+}
 
 export class JiraRateLimits {
   private readonly buckets = new Map<string, TokenBucket>();
@@ -212,16 +234,6 @@ export class JiraRateLimits {
   private refusal(reason: JiraLimitReason, waitMs: number, limit: number, now: number): JiraRefusal {
     // Retry-After is whole seconds: a client that waits it out is never early.
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return {
-      reason,
-      retryAfterMs: seconds * 1000,
-      headers: {
-        'Retry-After': String(seconds),
-        'X-RateLimit-Limit': String(limit),
-        'X-RateLimit-Remaining': '0',
-        'X-RateLimit-Reset': isoSeconds(now + seconds * 1000),
-        'RateLimit-Reason': reason,
-      },
-    };
+    return { reason, retryAfterMs: seconds * 1000, headers: jiraRefusalHeaders(reason, seconds, limit, now) };
   }
 }
