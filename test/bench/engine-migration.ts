@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Run } from '../../functions/domain/runs.ts';
+import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import type { AdoLimitSettings } from '../../local/sandbox/common/limits/ado.ts';
 import type { JiraLimitSettings } from '../../local/sandbox/common/limits/jira.ts';
@@ -54,6 +55,26 @@ export const ENGINE_MEMORY_MB = 1024;
 /** The engine Lambda's timeout (lib/engine.ts): each engine call's budget, as `context.getRemainingTimeInMillis`. */
 const INVOCATION_MS = 900_000;
 
+export interface ArtifactReads {
+  gets: number;
+  chars: number;
+}
+
+/** Counts the engine's artifact reads per artifact (the scale bench: which whole-run documents are read how often). */
+function recordReads(inner: ArtifactStore, reads: Map<string, ArtifactReads>): ArtifactStore {
+  return {
+    put: (key, body) => inner.put(key, body),
+    putStream: (key, body) => inner.putStream(key, body),
+    async get(key) {
+      const body = await inner.get(key);
+      const name = key.replace(/^tenants\/[^/]+\/runs\/[^/]+\//, '');
+      const seen = reads.get(name) ?? { gets: 0, chars: 0 };
+      reads.set(name, { gets: seen.gets + 1, chars: seen.chars + (body?.length ?? 0) });
+      return body;
+    },
+  };
+}
+
 export interface MigrationOptions {
   items: number;
   profile: 'realistic' | 'off';
@@ -62,6 +83,10 @@ export interface MigrationOptions {
   /** Stop after this phase (Infinity: every phase and Finalize). */
   until: number;
   requestLog: 'entries' | 'counts';
+  /** The tracker clients' time-out per request (the service's own, 30 s, when absent). */
+  trackerTimeoutMs?: number;
+  /** Told each phase's row as it ends (the scale bench prints its progress). */
+  onPhase?: (row: PhaseRow) => void;
 }
 
 export interface PhaseRow {
@@ -87,6 +112,8 @@ export interface MigrationResult {
   usage: AwsUsage;
   /** Engine calls (Lambda invocations: Preflight, each RunBatch, Finalize), in order. */
   engineCalls: number;
+  /** Per artifact (its key past the run's id): how often the engine read it and how many characters in all. */
+  artifactReads: Map<string, ArtifactReads>;
   /** Peak RSS of this process (engine, its clients, DynamoDB's client) and of the sandboxes' process, in bytes. */
   peakRss: number;
   sandboxPeakRss: number;
@@ -98,6 +125,8 @@ export interface MigrationBench {
   /** The bench's DynamoDB table, through the base client (attribute values as DynamoDB stores them). */
   db: DynamoDBClient;
   table: string;
+  /** Where the run's artifacts (preflight, plans, reports) are written, one file each. */
+  artifactsDir: string;
   migrate(): Promise<MigrationResult>;
   close(): Promise<void>;
 }
@@ -170,16 +199,24 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
     targetSystem: 'JIRA_CLOUD',
   });
   const dir = mkdtempSync(join(tmpdir(), 'tms-bench-'));
-  const source = new AdoClient({
-    organization: `${sb.ado.url}/${config.ado.org}`,
-    project: config.ado.project,
-    token: config.ado.pat,
-  });
-  const target = new JiraClient({
-    baseUrl: sb.jira.url,
-    email: config.jira.email,
-    token: config.jira.apiToken,
-  });
+  const artifactReads = new Map<string, ArtifactReads>();
+  const httpOptions = opts.trackerTimeoutMs ? { timeoutMs: opts.trackerTimeoutMs } : {};
+  const source = new AdoClient(
+    {
+      organization: `${sb.ado.url}/${config.ado.org}`,
+      project: config.ado.project,
+      token: config.ado.pat,
+    },
+    httpOptions,
+  );
+  const target = new JiraClient(
+    {
+      baseUrl: sb.jira.url,
+      email: config.jira.email,
+      token: config.jira.apiToken,
+    },
+    httpOptions,
+  );
   laneLimit = (endpoint) =>
     endpoint.startsWith('GET /sandbox-org') || endpoint.includes('/_apis/')
       ? source.http.pacer.laneState(endpoint).limit
@@ -187,7 +224,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
   const deps = {
     store,
     journal: new StoreRunJournal(store),
-    artifacts: countArtifacts(new DiskArtifactStore(dir), usage),
+    artifacts: recordReads(countArtifacts(new DiskArtifactStore(dir), usage), artifactReads),
     source,
     target,
     indexLagMs: 0,
@@ -255,6 +292,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
         ado: await logSince(sb.ado.url, adoBefore),
         flow: flow.take(),
       });
+      opts.onPhase?.(phaseRows[phaseRows.length - 1] as PhaseRow);
       if (answer !== 'batch' || before >= opts.until) break;
     }
     const totalMs = performance.now() - started;
@@ -266,6 +304,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
       items: done?.totalItems ?? 0,
       usage,
       engineCalls: usage.invocations,
+      artifactReads,
       peakRss,
       sandboxPeakRss,
       jiraSettings,
@@ -276,6 +315,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
   return {
     db: raw,
     table: TABLE,
+    artifactsDir: dir,
     migrate,
     async close() {
       clearInterval(sampler);
