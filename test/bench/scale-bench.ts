@@ -70,7 +70,17 @@ async function child(): Promise<void> {
         `  [${items}] ${row.finalized ? 'finalize' : `phase ${row.phase}`}: ${(row.ms / 1000).toFixed(1)} s, Jira ${row.jiraCalls}, ADO ${row.adoCalls} requests`,
       ),
   });
-  const result = await bench.migrate();
+  let result: Awaited<ReturnType<typeof bench.migrate>>;
+  try {
+    result = await bench.migrate();
+  } catch (err) {
+    // A thrown engine call fails the run in AWS (the state machine's MarkFailed): the size did not complete, but
+    // where its heap came from until then is still worth printing.
+    const heapSites = await sampler?.stop();
+    console.log(`${RESULT_MARK}${JSON.stringify({ error: String(err), heapSites })}`);
+    await bench.close();
+    process.exit(1);
+  }
   const heapSites = await sampler?.stop();
   const runBatchCalls = result.engineCalls - 1 - (result.phaseRows.some((r) => r.finalized) ? 1 : 0);
   const largestItem = { bytes: 0, key: '' };
@@ -135,9 +145,16 @@ function filesUnder(dir: string, prefix = ''): { name: string; bytes: number }[]
   });
 }
 
+/** What a child that did not complete tells: why, and where its heap came from until then. */
+interface FailedSize {
+  error: string;
+  heapSites: HeapSites | undefined;
+}
+
 interface SizeOutcome {
   size: number;
   figures: SizeFigures | undefined;
+  failed?: FailedSize;
   peakHeapMb: number;
   majorGcs: number;
   exitCode: number | null;
@@ -171,8 +188,11 @@ async function runSize(size: number, heapMb: number): Promise<SizeOutcome> {
     if (heap !== undefined) {
       outcome.majorGcs++;
       outcome.peakHeapMb = Math.max(outcome.peakHeapMb, heap);
-    } else if (line.startsWith(RESULT_MARK)) outcome.figures = JSON.parse(line.slice(RESULT_MARK.length));
-    else if (!/ ms: (Scavenge|Mark-Compact|Mark-sweep)/.test(line)) console.log(line);
+    } else if (line.startsWith(RESULT_MARK)) {
+      const figures = JSON.parse(line.slice(RESULT_MARK.length)) as SizeFigures | FailedSize;
+      if ('error' in figures) outcome.failed = figures;
+      else outcome.figures = figures;
+    } else if (!/ ms: (Scavenge|Mark-Compact|Mark-sweep)/.test(line)) console.log(line);
   });
   createInterface({ input: proc.stderr }).on('line', (line) => {
     if (/heap out of memory|Reached heap limit|Ineffective mark-compacts/i.test(line))
@@ -206,7 +226,8 @@ function report(o: SizeOutcome): string[] {
   if (!f)
     return [
       `${o.size} items: did not complete (${o.outOfMemory ? 'heap out of memory' : `exit ${o.exitCode}`}); peak live heap after GC ${o.peakHeapMb.toFixed(0)} MB over ${o.majorGcs} major GCs`,
-      ...o.lastErrors.map((l) => `    ${l}`),
+      ...(o.failed ? [`    ${o.failed.error}`] : o.lastErrors.map((l) => `    ${l}`)),
+      ...heapSiteLines(o.failed?.heapSites),
     ];
   const minutes = f.totalMs / 60_000;
   return [
@@ -217,14 +238,18 @@ function report(o: SizeOutcome): string[] {
     `    calls per item: Jira ${f.jiraPerItem.toFixed(2)}, ADO ${f.adoPerItem.toFixed(3)}; AWS cost per 10,000 items $${f.costPer10k.toFixed(3)}`,
     `    artifacts read: ${f.artifactReads.map((r) => `${r.name} ${r.gets}x (${r.mb.toFixed(1)} MB in all)`).join(', ') || 'none'}`,
     `    artifacts written: ${f.artifacts.map((a) => `${a.name} ${a.mb.toFixed(2)} MB`).join(', ')}`,
-    ...(f.heapSites
-      ? [
-          `    heap sites (sampled, fullest reading ${f.heapSites.totalMb.toFixed(0)} MB live): by the service's own frame`,
-          ...f.heapSites.byOwnFrame.map((s) => `      ${s.mb.toFixed(1).padStart(7)} MB  ${s.site}`),
-          '    by allocation site',
-          ...f.heapSites.bySite.map((s) => `      ${s.mb.toFixed(1).padStart(7)} MB  ${s.site}`),
-        ]
-      : []),
+    ...heapSiteLines(f.heapSites),
+  ];
+}
+
+function heapSiteLines(sites: HeapSites | undefined): string[] {
+  if (!sites) return [];
+  const line = (s: { site: string; mb: number }) => `      ${s.mb.toFixed(1).padStart(7)} MB  ${s.site}`;
+  return [
+    `    heap sites (sampled, fullest reading ${sites.totalMb.toFixed(0)} MB live): by the service's own frame`,
+    ...sites.byOwnFrame.map(line),
+    '    by allocation site',
+    ...sites.bySite.map(line),
   ];
 }
 
