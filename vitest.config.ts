@@ -1,21 +1,58 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that share one module graph per worker (`isolate: false`): pure code, in-process sandboxes, CDK synths and
+ * a few tables on the shared DynamoDB Local; each puts back what it changes in `process.env` and mocks no module. Loading the AWS SDK, zod, CDK and our modules once per worker
+ * instead of once per file halved these folders' CPU (docs/testing.md, "Keeping the suite within budget").
+ */
+export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
+/** Files of those folders that need a module graph of their own: `vi.mock` replaces a module for one file only. */
+export const ISOLATED_EXCEPTIONS = ['test/unit/login-timing.test.ts'];
+
+/** Files that start services, children, browsers or tables: one process and module graph each. */
+export const ISOLATED_FOLDERS = ['test/e2e', 'test/integration', 'test/security', 'test/browser'];
+
+const testsIn = (folder: string) => `${folder}/**/*.test.ts`;
+
+const common = {
+  // Hang guards, not speed checks: a whole engine run or a CDK synth can take a minute on a busy machine.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+  // No loopback port is reachable through the outbound policy until a harness registers the listeners it
+  // started, as `npm start` does its sandboxes' (local/loopback-ports.ts).
+  env: {
+    POWERTOOLS_DEV: 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  },
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     // Integration files each start their own gateway and table, and mostly wait (sandbox latency, index lag,
     // child processes): two at a time kept the two cores 45% busy (7.5 CPU-minutes in 8.6 minutes), so four.
     pool: 'forks',
     maxWorkers: 4,
-    // Hang guards, not speed checks: a whole engine run or a CDK synth can take a minute on a busy machine.
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
-    // No loopback port is reachable through the outbound policy until a harness registers the listeners it
-    // started, as `npm start` does its sandboxes' (local/loopback-ports.ts).
-    env: {
-      POWERTOOLS_DEV: 'true',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
+    projects: [
+      {
+        test: {
+          ...common,
+          name: 'shared-modules',
+          // The few that read a table use the run's one DynamoDB Local (shared with the other project).
+          globalSetup: ['test/support/global-setup.ts'],
+          include: SHARED_MODULE_FOLDERS.map(testsIn),
+          exclude: ISOLATED_EXCEPTIONS,
+          isolate: false,
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: 'isolated',
+          include: [...ISOLATED_FOLDERS.map(testsIn), ...ISOLATED_EXCEPTIONS],
+          // One in-memory DynamoDB Local (and the console's build) for the files that need them.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

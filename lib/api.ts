@@ -33,6 +33,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
+import { SCAN_QUEUE_MINUTES, SCAN_WORKER_MINUTES } from '../functions/domain/scan-slots.ts';
 import { grantDataAccess, handlesSecrets } from './data-grants.ts';
 import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
@@ -87,6 +88,8 @@ export interface ApiProps {
   /** Custom domain: both or neither. */
   domainName?: string | undefined;
   certificateArn?: string | undefined;
+  /** Background scans running at once, across every tenant (lib/concurrency.ts): the worker's reserved concurrency. */
+  scanWorkerConcurrency: number;
 }
 
 /**
@@ -298,6 +301,8 @@ export class Api extends Construct {
         timeout: Duration;
         memorySize: number;
         environment: FunctionEnvironment;
+        reservedConcurrentExecutions?: number;
+        maxEventAge?: Duration;
       },
     ) => {
       const fn = new NodejsFunction(this, fid, {
@@ -313,6 +318,10 @@ export class Api extends Construct {
         environment: { ...opts.environment, NODE_OPTIONS: '--enable-source-maps' },
         logGroup: new LogGroup(this, `${fid}Logs`, { retention, removalPolicy }),
         bundling: BUNDLING,
+        ...(opts.reservedConcurrentExecutions !== undefined
+          ? { reservedConcurrentExecutions: opts.reservedConcurrentExecutions }
+          : {}),
+        ...(opts.maxEventAge ? { maxEventAge: opts.maxEventAge } : {}),
       });
       acknowledge(fn, NAG.basicExecutionRole, NAG.nodeRuntime, NAG.xrayTracing);
       return fn;
@@ -322,8 +331,12 @@ export class Api extends Construct {
     // progress; seals an OAuth connection's refreshed tokens written back.
     this.scanWorker = nodeFunction('ScanWorker', 'functions/workers/scan.ts', {
       description: 'Scans too large for a request',
-      timeout: Duration.minutes(15),
+      timeout: Duration.minutes(SCAN_WORKER_MINUTES),
       memorySize: 1024,
+      // Capped, so scans can never take the API's concurrency; an invoke beyond the cap waits in Lambda's queue
+      // at most SCAN_QUEUE_MINUTES, so a scan either ends within SCAN_LOST_AFTER_MS of its start or never starts.
+      reservedConcurrentExecutions: props.scanWorkerConcurrency,
+      maxEventAge: Duration.minutes(SCAN_QUEUE_MINUTES),
       environment: {
         STAGE: stage,
         TABLE_NAME: props.table.tableName,

@@ -1,9 +1,9 @@
 /**
  * The tenant dashboard's WebSocket API (docs/api.md, "Tenant dashboard (WebSocket)"; issue 22): one function for
  * its three routes ($connect admits with the access token and records the connection, $disconnect forgets it,
- * $default answers a ping through a route response), a stage with throttling and access logs, and the grant
- * that lets the functions which post run events (the engine, the migrations API) manage this API's connections
- * and no other's. The console reaches it through CloudFront at `/api/ws` (lib/console.ts).
+ * $default answers a ping through a route response), a stage with throttling and access logs, and the grants
+ * that let the functions which post run events (the engine, the migrations API) post to and close this API's
+ * connections, and those that end sessions (the team API, this handler) close them; no other API's. The console reaches it through CloudFront at `/api/ws` (lib/console.ts).
  */
 
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ import { Construct } from 'constructs';
 import { ROUTE_SELECTION_EXPRESSION } from '../functions/domain/dashboard-events.ts';
 import { BUNDLING, type ThrottleSettings } from './api.ts';
 import { grantDataAccess } from './data-grants.ts';
-import type { FunctionEnvironment } from './environment.ts';
+import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG } from './nag.ts';
 
 export interface DashboardSocketProps {
@@ -122,26 +122,35 @@ export class DashboardSocket extends Construct {
       },
     });
     this.callbackUrl = this.stage.callbackUrl;
+    // A ping on a connection whose user lost access since closes it ($default).
+    this.grantManage(this.function, ['DELETE']);
+    setEnvironment(this.function, 'DASHBOARD_WS_ENDPOINT', this.callbackUrl);
   }
 
   /**
-   * `execute-api:ManageConnections` for PostToConnection (`POST @connections/{id}`) on this API's stage only: not
-   * its other management calls (GET, DELETE a connection), nor any other API.
+   * `execute-api:ManageConnections` on this API's stage only, for the management calls named: `POST` is
+   * PostToConnection (run events), `DELETE` is DeleteConnection (closing the socket of a user who lost access);
+   * never `GET`, nor any other API.
    */
-  grantPost(grantee: IFunction): void {
-    const connections = Stack.of(this).formatArn({
-      service: 'execute-api',
-      resource: this.api.apiId,
-      resourceName: `${this.stage.stageName}/POST/@connections/*`,
-    });
+  grantManage(grantee: IFunction, methods: readonly ('POST' | 'DELETE')[]): void {
+    const resourceName = (method: string) => `${this.stage.stageName}/${method}/@connections/*`;
     grantee.addToRolePolicy(
-      new PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: [connections] }),
+      new PolicyStatement({
+        actions: ['execute-api:ManageConnections'],
+        resources: methods.map((method) =>
+          Stack.of(this).formatArn({
+            service: 'execute-api',
+            resource: this.api.apiId,
+            resourceName: resourceName(method),
+          }),
+        ),
+      }),
     );
-    acknowledge(grantee, {
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:${nagRef(this.api)}/${this.stage.stageName}/POST/@connections/*]`,
-      reason:
-        "Posts run events to the tenant dashboard's WebSocket connections: this API's stage, POST only; connection ids exist only at run time",
-    });
+    for (const method of methods)
+      acknowledge(grantee, {
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:${nagRef(this.api)}/${resourceName(method)}]`,
+        reason: `${method === 'POST' ? "Posts run events to the tenant dashboard's WebSocket connections" : 'Closes the dashboard WebSocket connections of a user who lost access'}: this API's stage, ${method} only; connection ids exist only at run time`,
+      });
   }
 }
 

@@ -73,6 +73,8 @@ export function sharedEnvironment(props: {
 
 export interface EngineProps {
   stage: 'dev' | 'prod';
+  /** Runs at work at once, across every tenant (lib/concurrency.ts): the engine's reserved concurrency. */
+  reservedConcurrency: number;
   table: TableV2;
   /** The trackers' OAuth settings: the engine refreshes a run's OAuth tokens. */
   trackerOAuth?: TrackerOAuth | undefined;
@@ -139,6 +141,8 @@ export class Engine extends Construct {
       memorySize: 1024,
       // One RunBatch works until its budget runs low (the runner reads the remaining time): the Lambda maximum.
       timeout: Duration.minutes(15),
+      // Each run at work holds one invocation: capped, so runs can never take the API's concurrency.
+      reservedConcurrentExecutions: props.reservedConcurrency,
       environment: {
         STAGE: props.stage,
         TABLE_NAME: props.table.tableName,

@@ -7,6 +7,7 @@ import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { Api, type ThrottleSettings } from './api.ts';
+import { type ReservedConcurrency, reservedConcurrencyOf } from './concurrency.ts';
 import { Console } from './console.ts';
 import { DashboardSocket } from './dashboard.ts';
 import { Data } from './data.ts';
@@ -59,6 +60,11 @@ export interface MigrationServiceStackProps extends StackProps {
   entraClientId?: string | undefined;
   /** The Entra ID tenant signed in against (context `entraTenant`); the functions default to `organizations`. */
   entraTenant?: string | undefined;
+  /**
+   * Reserved concurrency of the engine and the scan worker (context `engineConcurrency`,
+   * `scanWorkerConcurrency`); each defaults per stage (lib/concurrency.ts).
+   */
+  reservedConcurrency?: Partial<Record<keyof ReservedConcurrency, number | undefined>> | undefined;
 }
 
 export class MigrationServiceStack extends Stack {
@@ -84,8 +90,10 @@ export class MigrationServiceStack extends Stack {
           entraTenant: props.entraTenant,
         }
       : undefined;
+    const reserved = reservedConcurrencyOf(props.stage, props.reservedConcurrency);
     this.engine = new Engine(this, 'Engine', {
       stage: props.stage,
+      reservedConcurrency: reserved.engine,
       table: this.data.table,
       trackerOAuth,
       appUrl: props.appUrl,
@@ -95,6 +103,7 @@ export class MigrationServiceStack extends Stack {
     this.secrets = new Secrets(this, 'Secrets', { stage: props.stage });
     this.api = new Api(this, 'Api', {
       stage: props.stage,
+      scanWorkerConcurrency: reserved.scanWorker,
       table: this.data.table,
       artifacts: this.engine.artifacts,
       credentialsKey: this.engine.credentialsKey,
@@ -120,10 +129,17 @@ export class MigrationServiceStack extends Stack {
       appUrl: props.appUrl,
     });
     // Run events are posted by the engine and by the run API (the moves it makes: a resume, a cancel, a start
-    // that fails), both through the run journal: those two only.
-    for (const poster of [this.engine.function, this.api.functions.migrations]) {
-      this.dashboard.grantPost(poster);
-      setEnvironment(poster, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
+    // that fails), both through the run journal: those two only; they
+    // close a connection whose user lost access at the next frame. The team API closes the connections of a
+    // user it removes or re-roles.
+    const managers = [
+      [this.engine.function, ['POST', 'DELETE']],
+      [this.api.functions.migrations, ['POST', 'DELETE']],
+      [this.api.functions.team, ['DELETE']],
+    ] as const;
+    for (const [fn, methods] of managers) {
+      this.dashboard.grantManage(fn, methods);
+      setEnvironment(fn, 'DASHBOARD_WS_ENDPOINT', this.dashboard.callbackUrl);
     }
     // The web console and the API on one CloudFront origin (web/dist; lib/console.ts), the dashboard's
     // WebSocket under /api/ws on it too.
@@ -231,5 +247,9 @@ export function stackPropsFromContext(scope: Construct): MigrationServiceStackPr
     atlassianClientId: contextString(ctx('atlassianClientId')),
     entraClientId: contextString(ctx('entraClientId')),
     entraTenant: contextString(ctx('entraTenant')),
+    reservedConcurrency: {
+      engine: contextNumber(ctx('engineConcurrency'), 'engineConcurrency'),
+      scanWorker: contextNumber(ctx('scanWorkerConcurrency'), 'scanWorkerConcurrency'),
+    },
   };
 }

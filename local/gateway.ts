@@ -81,7 +81,18 @@ async function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
   return Buffer.concat(chunks);
 }
 
-function buildEvent(req: IncomingMessage, url: URL, match: CompiledRoute, values: string[], body: Buffer) {
+/** Who the client is, as API Gateway tells a function (`requestContext.identity.sourceIp`): the TCP peer. */
+export const peerAddress = (req: IncomingMessage): string =>
+  (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+
+function buildEvent(
+  req: IncomingMessage,
+  url: URL,
+  match: CompiledRoute,
+  values: string[],
+  body: Buffer,
+  sourceIp: string,
+) {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -99,7 +110,6 @@ function buildEvent(req: IncomingMessage, url: URL, match: CompiledRoute, values
   const pathParameters = Object.fromEntries(
     match.params.map((p, i) => [p, decodeURIComponent(values[i] ?? '')]),
   );
-  const sourceIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   const isText =
     body.length === 0 || /json|text|x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
   const event: APIGatewayProxyEvent = {
@@ -181,6 +191,11 @@ export async function startGateway(opts: {
   onError?: (err: unknown) => void;
   /** The built web console (web/dist), served for every path outside /api (local/static-files.ts). */
   consoleDir?: string;
+  /**
+   * The client's address for a request: the TCP peer (`peerAddress`) unless given. Tests give one to play
+   * clients this machine has no address for (several IPv6 addresses of one /64); `npm start` never does.
+   */
+  clientAddress?: (req: IncomingMessage) => string;
 }): Promise<Gateway> {
   const compiled = routes.map(compile);
   const load = opts.loadHandler ?? defaultHandlerLoader;
@@ -218,7 +233,8 @@ export async function startGateway(opts: {
       const group = hit.c.route.group;
       if (!handlers.has(group)) handlers.set(group, load(group));
       const handler = await (handlers.get(group) as Promise<ApiHandler>);
-      const event = buildEvent(req, url, hit.c, hit.values, body);
+      const sourceIp = (opts.clientAddress ?? peerAddress)(req);
+      const event = buildEvent(req, url, hit.c, hit.values, body, sourceIp);
       if (hit.c.route.streaming) return await stream(handler, event, res, `api-${group}`);
       const result = await handler(event, lambdaContext(`api-${group}`));
       writeResult(res, result);

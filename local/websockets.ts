@@ -40,6 +40,15 @@ export class LocalWebSockets implements ConnectionPoster {
     return 'sent';
   }
 
+  /**
+   * Closes a connection from the server's side, as the management API's `DeleteConnection` does: the client
+   * sees the socket close, and the handler gets its `$disconnect`.
+   */
+  async disconnect(connectionId: string): Promise<void> {
+    // 1008, policy violation: the session that opened it has ended.
+    this.open.get(connectionId)?.close(1008, 'session ended');
+  }
+
   /** Connection ids of the sockets open now. */
   connectionIds(): string[] {
     return [...this.open.keys()];

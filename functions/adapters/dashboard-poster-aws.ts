@@ -1,10 +1,12 @@
 /**
- * The dashboard's ConnectionPoster in AWS: API Gateway's management API, `PostToConnection` on the WebSocket
- * API's callback URL (DASHBOARD_WS_ENDPOINT). A connection that no longer exists is answered 410
- * `GoneException` (https://docs.aws.amazon.com/apigateway/latest/api/API_PostToConnection.html): `gone`.
+ * The dashboard's ConnectionPoster in AWS: API Gateway's management API, `PostToConnection` and
+ * `DeleteConnection` on the WebSocket API's callback URL (DASHBOARD_WS_ENDPOINT). A connection that no longer
+ * exists is answered 410 `GoneException`
+ * (https://docs.aws.amazon.com/apigateway/latest/api/API_PostToConnection.html): `gone`.
  */
 import {
   type ApiGatewayManagementApiClient,
+  DeleteConnectionCommand,
   GoneException,
   PostToConnectionCommand,
 } from '@aws-sdk/client-apigatewaymanagementapi';
@@ -22,8 +24,20 @@ export class AwsConnectionPoster implements ConnectionPoster {
       );
       return 'sent';
     } catch (err) {
-      if (err instanceof GoneException || (err as Error | undefined)?.name === 'GoneException') return 'gone';
+      if (isGone(err)) return 'gone';
       throw err;
     }
   }
+
+  /** `DeleteConnection` (https://docs.aws.amazon.com/apigateway/latest/api/API_DeleteConnection.html). */
+  async disconnect(connectionId: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+    } catch (err) {
+      if (!isGone(err)) throw err;
+    }
+  }
 }
+
+const isGone = (err: unknown) =>
+  err instanceof GoneException || (err as Error | undefined)?.name === 'GoneException';

@@ -8,18 +8,21 @@ import { isTerminalRun } from '#domain/migrations.ts';
 import { chunkEventId, type RunEvent, type RunWait, statusEventId, waitLine } from '#domain/run-events.ts';
 import type { CheckpointUpdate, JournalRun, RunJournal, RunMoveFields } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
-import { coveredUnits, type Run } from '#domain/runs.ts';
+import { coveredUnits, type Run, type RunCursor } from '#domain/runs.ts';
 import type { Store } from '#store/index.ts';
 import type { RunEventsNotifier } from './run-events.ts';
 
-/** Ids for events told together at the run's checkpoint, in order, after its chunk events there. */
-function idsAt(run: JournalRun, count: number): string[] {
-  const at = Date.now();
-  const units = coveredUnits(run.cursor);
-  return Array.from({ length: count }, (_, n) => statusEventId(run.cursor.phase, units, at + n));
-}
+/** The later of two places of a run (phase, then units covered). */
+const later = (a: RunCursor, b: RunCursor | undefined): RunCursor =>
+  !b || a.phase > b.phase || (a.phase === b.phase && coveredUnits(a) >= coveredUnits(b)) ? a : b;
 
 export class StoreRunJournal implements RunJournal {
+  /**
+   * Where each run's last checkpoint told here moved it: what is told outside a checkpoint sits there, not at the
+   * place the caller read the run at (a live stream has sent every place before the run's, services/run-stream.ts).
+   */
+  private readonly places = new Map<string, RunCursor>();
+
   /** `frames`: the dashboard's queue; none: nothing is told to the dashboard (a CLI, a test). */
   constructor(
     private readonly store: Store,
@@ -39,7 +42,7 @@ export class StoreRunJournal implements RunJournal {
       { type: 'status', status: move.to.toLowerCase() },
       ...(ended ? [{ type: 'done', stats: statsOf(ended) } as const] : []),
     ];
-    const ids = idsAt(ended ?? run, events.length);
+    const ids = this.idsAt(ended ?? run, events.length);
     await this.store.runs.appendEvents(
       run.tenantId,
       run.projectId,
@@ -57,6 +60,7 @@ export class StoreRunJournal implements RunJournal {
       ...update,
       projectId: run.projectId,
     });
+    if (moved) this.places.set(run.id, later(update.to, this.places.get(run.id)));
     if (!moved || !this.frames) return moved;
     const progress = update.events?.findLast((e) => e.event.type === 'progress')?.event;
     if (progress?.type === 'progress') this.frames.progress(run.tenantId, run, update.from.phase, progress);
@@ -65,7 +69,7 @@ export class StoreRunJournal implements RunJournal {
   }
 
   async log(run: JournalRun, message: string): Promise<void> {
-    const [id] = idsAt(run, 1);
+    const [id] = this.idsAt(run, 1);
     await this.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id as string, {
       type: 'log',
       message,
@@ -96,6 +100,14 @@ export class StoreRunJournal implements RunJournal {
   started(run: Run): void {
     this.frames?.started(run.tenantId, run);
     this.frames?.phase(run.tenantId, run, run.cursor.phase);
+  }
+
+  /** Ids for events told together at the run's place, in order, after its chunk events there. */
+  private idsAt(run: JournalRun, count: number): string[] {
+    const at = Date.now();
+    const place = later(run.cursor, this.places.get(run.id));
+    const units = coveredUnits(place);
+    return Array.from({ length: count }, (_, n) => statusEventId(place.phase, units, at + n));
   }
 
   async settle(): Promise<void> {

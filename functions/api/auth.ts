@@ -3,6 +3,7 @@ import type * as z from 'zod';
 import { createApiHandler, json, type PublicOperation } from '#api/handler.ts';
 import { AcceptInvitationSchema, LoginSchema } from '#api/requests.ts';
 import type * as R from '#api/responses.ts';
+import { config } from '#platform/config.ts';
 import { clearedRefreshCookie, REFRESH_COOKIE, refreshCookie } from '#platform/cookies.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as auth from '#services/auth.ts';
@@ -15,8 +16,8 @@ const signedIn = (session: auth.Session) => {
 };
 
 const login: PublicOperation = async (req) => {
-  const { email, password, tenantId } = parseOrThrow(LoginSchema, req.body);
-  return signedIn(await auth.login(store(), email, password, tenantId));
+  const credentials = parseOrThrow(LoginSchema, req.body);
+  return signedIn(await auth.login(store(), credentials, config().loginFailures));
 };
 
 const acceptInvitation: PublicOperation = async (req) => {

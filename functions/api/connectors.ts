@@ -43,6 +43,7 @@ const scan: Operation = async (req) => {
     parseOrThrow(ScanRequestSchema, req.body),
     // Large scans go to the scan worker Lambda in AWS (SCAN_FUNCTION_NAME), to this process offline.
     scanDispatcher(),
+    { maxPerTenant: config().scanMaxPerTenant },
   );
   const { scan: s } = answer;
   if (answer.async) {

@@ -68,7 +68,7 @@ export const contracts: Record<string, RouteContract> = {
       "Accept an invitation: the link's holder sets a password and is signed in (sets the refresh cookie)",
     body: AcceptInvitationSchema,
     responses: { 200: R.AccessTokenSchema },
-    errors: [E.INVITATION_INVALID, E.EMAIL_TAKEN],
+    errors: [E.INVITATION_INVALID, E.INVITATION_WITHDRAWN, E.EMAIL_TAKEN],
   },
   'POST /api/auth/refresh': {
     summary: 'A new access token from the refresh cookie (rotated)',
@@ -175,6 +175,8 @@ export const contracts: Record<string, RouteContract> = {
       E.SOURCE_TRACKER_ERROR,
       E.TOKEN_EXCHANGE_FAILED,
       E.ENGINE_DISPATCH_FAILED,
+      E.SCAN_ALREADY_RUNNING,
+      E.SCAN_LIMIT,
     ],
   },
   'GET /api/audit/{scanId}': {

@@ -1,14 +1,19 @@
 /**
  * The tenant dashboard's WebSocket API (docs/api.md, "Tenant dashboard (WebSocket)"): one function for its three
  * routes. `$connect` admits or refuses before the upgrade (a non-2xx answer refuses it, and the client gets that
- * HTTP status); `$disconnect` forgets the connection; `$default` answers a client's message (a ping).
+ * HTTP status); `$disconnect` forgets the connection; `$default` answers a client's message (a ping), or closes
+ * the connection when its user lost access since.
  * The local gateway (local/gateway.ts) sends the same events offline.
  */
 import type { APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import { answerClientMessage } from '#domain/dashboard-events.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
-import { closeDashboardConnection, openDashboardConnection } from '#services/dashboard-connections.ts';
+import {
+  closeDashboardConnection,
+  connectionStands,
+  openDashboardConnection,
+} from '#services/dashboard-connections.ts';
 import { store } from '#store/index.ts';
 
 /** What API Gateway sends a WebSocket route's integration (`headers` on `$connect` only). */
@@ -60,6 +65,7 @@ export async function handler(
     await closeDashboardConnection(store(), connectionId);
     return { statusCode: 200 };
   }
-  // `$default`: the route response carries the answer back to the client.
+  // `$default`: the route response carries the answer back to the client, if its session still stands.
+  if (!(await connectionStands(store(), connectionId))) return { statusCode: 200 };
   return { statusCode: 200, body: JSON.stringify(answerClientMessage(event.body)) };
 }

@@ -1,16 +1,19 @@
 /**
  * The API's Lambda handler factory. One handler serves one route group; the middleware order is fixed here,
- * once: error shaping (outermost) -> header normalising -> route -> rate limit -> authentication and role ->
- * JSON body. Operations receive a parsed request and return a plain result; every answer gets the CORS
+ * once: error shaping (outermost) -> header normalising -> route -> authentication and role -> rate limit ->
+ * JSON body (a public route passes authentication untouched, so its limit still comes before any other work;
+ * a limit per user needs the user first). Operations receive a parsed request and return a plain result; every answer gets the CORS
  * headers of ALLOWED_ORIGINS (./cors.ts).
  */
 
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts';
+import { type RateLimitBudget, type Route, type RouteGroup, routeKey, routesOf } from '#api/routes.ts';
+import { clientOf } from '#domain/rate-limits.ts';
 import { nowEpochSeconds } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
+import { parseCookieHeader } from '#platform/cookies.ts';
 import { corsHeadersFor } from '#platform/cors.ts';
 import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
@@ -104,17 +107,6 @@ function toProxyResult(
   return out;
 }
 
-function parseCookies(header: string | undefined): Record<string, string> {
-  const cookies: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (!(name in cookies)) cookies[name] = decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return cookies;
-}
-
 const errorResponder = (): ApiMiddleware => ({
   onError: (request: ApiMiddyRequest) => {
     const err = request.error;
@@ -151,7 +143,7 @@ const routeResolver = (group: RouteGroup): ApiMiddleware => {
           params: (e.pathParameters ?? {}) as Record<string, string>,
           query: (e.queryStringParameters ?? {}) as Record<string, string>,
           headers,
-          cookies: parseCookies(headers.cookie),
+          cookies: parseCookieHeader(headers.cookie),
           body: undefined,
           rawBody: '',
           sourceIp: e.requestContext?.identity?.sourceIp ?? 'unknown',
@@ -163,15 +155,33 @@ const routeResolver = (group: RouteGroup): ApiMiddleware => {
   };
 };
 
+/** A budget's limit per window, and whom it counts (functions/api/routes.ts RateLimitBudget). */
+function budgetOf(budget: RateLimitBudget, state: State): { limit: number; subject: string } {
+  const client = clientOf(state.request.sourceIp);
+  switch (budget) {
+    case 'sign-in':
+      return { limit: config().authRateLimitPerMinute, subject: client };
+    case 'session':
+      return { limit: config().refreshRateLimitPerMinute, subject: client };
+    case 'scan': {
+      const principal = state.principal;
+      if (!principal)
+        throw new Error(`${state.request.route.path} counts per user but has no user (public?)`);
+      return { limit: config().scanRateLimitPerMinute, subject: `${principal.tenantId}#${principal.userId}` };
+    }
+  }
+}
+
 const rateLimiter = (): ApiMiddleware => ({
   before: async (request: ApiMiddyRequest) => {
     const state = stateOf(request.event);
-    const { route, sourceIp } = state.request;
-    if (!route.rateLimited) return;
-    const limit = config().authRateLimitPerMinute;
+    const { route } = state.request;
+    if (!route.rateLimit) return;
+    const { limit, subject } = budgetOf(route.rateLimit, state);
     const now = nowEpochSeconds();
+    // Each route its own window: a spent login budget leaves refresh (and the other way round) untouched.
     const bucket = route.path.replaceAll('/', '_');
-    const { count, resetAt } = await store().rateLimits.hit(bucket, sourceIp, now, RATE_WINDOW_SECONDS);
+    const { count, resetAt } = await store().rateLimits.hit(bucket, subject, now, RATE_WINDOW_SECONDS);
     if (count > limit) throw errors.rateLimited(Math.max(1, resetAt - now), limit, resetAt);
     state.extraHeaders['X-RateLimit-Limit'] = String(limit);
     state.extraHeaders['X-RateLimit-Remaining'] = String(Math.max(0, limit - count));
@@ -224,8 +234,8 @@ export function createApiHandler(group: RouteGroup, operations: Record<string, O
     .use(errorResponder())
     .use(httpHeaderNormalizer())
     .use(routeResolver(group))
-    .use(rateLimiter())
     .use(authenticator())
+    .use(rateLimiter())
     .use(jsonBody())
     .handler(async (event) => {
       const state = stateOf(event);

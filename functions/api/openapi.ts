@@ -9,7 +9,7 @@ import { ClientMessage, DASHBOARD_WS_PATH, DashboardFrame } from '#domain/dashbo
 import { ErrorCode } from '#platform/errors.ts';
 import { contracts, type ResponseBody, type RouteContract } from './contract.ts';
 import { ErrorBodySchema } from './responses.ts';
-import { type Route, routeKey, routes } from './routes.ts';
+import { type RateLimitBudget, type Route, routeKey, routes } from './routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -75,8 +75,11 @@ export const ERROR_STATUSES: Record<ErrorCode, readonly number[]> = {
   GRANT_PAIRING_FORBIDDEN: [403],
   INVITATION_INVALID: [400],
   INVITATION_NOT_FOUND: [404],
+  INVITATION_WITHDRAWN: [400],
   MAIL_UNAVAILABLE: [502],
   STREAM_LIMIT: [429],
+  SCAN_ALREADY_RUNNING: [409],
+  SCAN_LIMIT: [429],
 };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -93,7 +96,7 @@ export function errorCodesOf(route: Route, contract: RouteContract): ErrorCode[]
     if (ALL_ROLES.some((r) => !(route.access as readonly string[]).includes(r)))
       codes.add(ErrorCode.FORBIDDEN);
   }
-  if (route.rateLimited) codes.add(ErrorCode.RATE_LIMITED);
+  if (route.rateLimit) codes.add(ErrorCode.RATE_LIMITED);
   if (BODY_METHODS.has(route.method) && !route.streaming) {
     codes.add(ErrorCode.VALIDATION_FAILED);
     codes.add(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
@@ -212,6 +215,13 @@ function errorResponses(codes: ErrorCode[]): Record<string, Json> {
   return out;
 }
 
+/** What a route's description says of its rate limit (functions/api/routes.ts RateLimitBudget). */
+const RATE_LIMIT_NOTES: Record<RateLimitBudget, string> = {
+  'sign-in': 'Rate limited per client address (an IPv6 client by its /64).',
+  session: 'Rate limited per client address (an IPv6 client by its /64), with a budget larger than sign-in.',
+  scan: 'Rate limited per user.',
+};
+
 function operationOf(route: Route, contract: RouteContract, schemas: SchemaConverter): Json {
   const roles = route.access === 'public' ? 'public' : route.access.join(', ');
   const codes = errorCodesOf(route, contract);
@@ -219,7 +229,7 @@ function operationOf(route: Route, contract: RouteContract, schemas: SchemaConve
     operationId: `${route.group}_${route.operation}`,
     tags: [route.group],
     summary: contract.summary,
-    description: `Roles: ${roles}.${route.rateLimited ? ' Rate limited per client address.' : ''}`,
+    description: `Roles: ${roles}.${route.rateLimit ? ` ${RATE_LIMIT_NOTES[route.rateLimit]}` : ''}`,
     'x-roles': route.access === 'public' ? [] : [...route.access],
     'x-error-codes': codes,
     security: route.access === 'public' ? [] : route.streaming ? [{ streamToken: [] }] : [{ bearerAuth: [] }],

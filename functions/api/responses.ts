@@ -8,7 +8,7 @@ import { MAPPING_SOURCES } from '#domain/mappings.ts';
 import { PROJECT_STATUSES, SOURCE_SYSTEMS, TARGET_SYSTEMS } from '#domain/projects.ts';
 import { PAYMENT_STATUSES, QUOTE_STATUSES } from '#domain/quotes.ts';
 import { RUN_STATUSES, RUN_TYPES } from '#domain/runs.ts';
-import { SSO_ROLES } from '#domain/sso.ts';
+import { SSO_PROVISIONED_ROLE } from '#domain/sso.ts';
 import { ErrorCode } from '#platform/errors.ts';
 import { ROLES } from '#platform/tokens.ts';
 
@@ -249,6 +249,9 @@ export const InvitationSchema = z
     email: z.string(),
     role: z.enum(ROLES),
     status: z.literal('PENDING'),
+    invitedBy: z
+      .object({ id: z.string(), email: z.string() })
+      .meta({ description: 'The member who sent it; the invitation stands only while they may send it' }),
     createdAt: isoTime,
     expiresAt: isoTime,
   })
@@ -315,7 +318,7 @@ export const SsoConfigViewSchema = z
     clientId: z.string(),
     clientSecretSet: z.boolean(),
     allowedDomains: z.array(z.string()),
-    defaultRole: z.enum(SSO_ROLES),
+    defaultRole: z.enum([SSO_PROVISIONED_ROLE]),
     enabled: z.boolean(),
     redirectUri: z.string(),
     startUrl: z.string(),

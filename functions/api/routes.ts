@@ -19,6 +19,16 @@ export type RouteGroup =
   | 'stream'
   | 'sso';
 
+/**
+ * What a rate-limited route's requests are counted against, each route in its own window
+ * (functions/api/handler.ts; the limits are configuration):
+ * - `sign-in`: per client address (an IPv6 client by its /64): login and the other ways in without a token;
+ * - `session`: per client address, larger: refresh and logout, which present a session cookie and guess
+ *   nothing, so a whole office behind one NAT address keeps its sessions;
+ * - `scan`: per user: each scan request reads the source tracker before anything else.
+ */
+export type RateLimitBudget = 'sign-in' | 'session' | 'scan';
+
 export interface Route {
   method: HttpMethod;
   /** API Gateway resource path; `{name}` segments become path parameters. */
@@ -28,8 +38,8 @@ export interface Route {
   operation: string;
   /** `public` needs no token; otherwise the roles allowed (the spec's role table). */
   access: 'public' | readonly Role[];
-  /** Requests counted per client address per minute (the spec's auth limits). */
-  rateLimited?: boolean;
+  /** The budget its requests count against, per minute (the spec's auth limits, and ours); none: not counted. */
+  rateLimit?: RateLimitBudget;
   /**
    * A response-streaming handler (`awslambda.streamifyResponse`, Server-Sent Events) instead of a proxy result.
    * It authenticates itself from the `token` query parameter: an EventSource cannot send headers.
@@ -52,7 +62,7 @@ export const routes: readonly Route[] = [
     group: 'auth',
     operation: 'login',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'sign-in',
   },
   {
     // The invitation link's holder sets a password and is signed in: no token (the link's one-time token is it).
@@ -61,7 +71,7 @@ export const routes: readonly Route[] = [
     group: 'auth',
     operation: 'acceptInvitation',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'sign-in',
   },
   {
     method: 'POST',
@@ -69,7 +79,7 @@ export const routes: readonly Route[] = [
     group: 'auth',
     operation: 'refresh',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'session',
   },
   {
     method: 'POST',
@@ -77,7 +87,7 @@ export const routes: readonly Route[] = [
     group: 'auth',
     operation: 'logout',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'session',
   },
 
   // Enterprise single sign-on: the owner configures the tenant's OpenID Connect provider; the browser legs are
@@ -91,7 +101,7 @@ export const routes: readonly Route[] = [
     group: 'sso',
     operation: 'start',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'sign-in',
   },
   {
     method: 'GET',
@@ -99,7 +109,7 @@ export const routes: readonly Route[] = [
     group: 'sso',
     operation: 'callback',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'sign-in',
   },
 
   { method: 'POST', path: '/api/projects', group: 'projects', operation: 'create', access: managers },
@@ -143,7 +153,14 @@ export const routes: readonly Route[] = [
   },
 
   { method: 'POST', path: '/api/connectors/test', group: 'connectors', operation: 'test', access: everyone },
-  { method: 'POST', path: '/api/connectors/scan', group: 'connectors', operation: 'scan', access: everyone },
+  {
+    method: 'POST',
+    path: '/api/connectors/scan',
+    group: 'connectors',
+    operation: 'scan',
+    access: everyone,
+    rateLimit: 'scan',
+  },
   { method: 'GET', path: '/api/audit/{scanId}', group: 'connectors', operation: 'audit', access: everyone },
   {
     method: 'POST',
@@ -159,7 +176,7 @@ export const routes: readonly Route[] = [
     group: 'connectors',
     operation: 'oauthCallback',
     access: 'public',
-    rateLimited: true,
+    rateLimit: 'sign-in',
   },
 
   { method: 'GET', path: '/api/team/members', group: 'team', operation: 'list', access: managers },

@@ -2,7 +2,8 @@
  * GET /api/migrations/{runId}/stream?token=...: the run's events as Server-Sent Events, from a Lambda
  * response-streaming handler. Not on the middy stack: the answer is a stream, not a proxy result, and the
  * token comes from the query (an EventSource cannot send an Authorization header). Everything that can refuse
- * the request (token, role, run) is checked before the first byte, so a refusal is an ordinary JSON error.
+ * the request (token, role, run) is checked before the first byte, so a refusal is an ordinary JSON error;
+ * the session is checked again at every poll while the stream lives, and a session that ended ends it.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -21,7 +22,7 @@ import { errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { type Principal, verifyAccessToken } from '#platform/tokens.ts';
 import { streamRun } from '#services/run-stream.ts';
-import { currentPrincipal } from '#services/session-check.ts';
+import { currentPrincipal, sessionHolds } from '#services/session-check.ts';
 import { store } from '#store/index.ts';
 
 const route = routesOf('stream').find((r) => r.operation === 'events');
@@ -104,7 +105,7 @@ async function admit(event: APIGatewayProxyEvent, context: Context) {
   const run = id ? await store().runs.get(principal.tenantId, id) : undefined;
   if (!run) throw errors.migrationNotFound(runId);
   const after = resumeAfter(event);
-  return { run, after, place: await takeStreamPlace(principal, context) };
+  return { principal, run, after, place: await takeStreamPlace(principal, context) };
 }
 
 function refuse(event: APIGatewayProxyEvent, responseStream: Writable, err: unknown): void {
@@ -133,7 +134,7 @@ async function serve(event: APIGatewayProxyEvent, responseStream: Writable, cont
     refuse(event, responseStream, err);
     return;
   }
-  const { run, after, place } = admitted;
+  const { principal, run, after, place } = admitted;
   const out = awslambda.HttpResponseStream.from(responseStream, {
     statusCode: 200,
     // An EventSource of another origin (withCredentials or not) reads the stream only with these.
@@ -158,6 +159,9 @@ async function serve(event: APIGatewayProxyEvent, responseStream: Writable, cont
         },
         sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),
         now: nowMs,
+        // Through the session check's cache, as every API request: the user is read again at most every
+        // SESSION_CHECK_CACHE_SECONDS, and at once where this instance made the change.
+        sessionHolds: () => sessionHolds(store(), principal),
       },
       {
         lastEventId: after,

@@ -9,4 +9,9 @@ export interface ConnectionPoster {
    * GoneException), so its record should go; any other failure is thrown.
    */
   post(connectionId: string, data: string): Promise<'sent' | 'gone'>;
+  /**
+   * Closes the connection from the server's side (its user lost access); one that no longer exists is nothing
+   * to do. Any other failure is thrown.
+   */
+  disconnect(connectionId: string): Promise<void>;
 }

@@ -4,8 +4,14 @@
  */
 import * as z from 'zod';
 
-export const SSO_ROLES = ['admin', 'member'] as const;
-export type SsoRole = (typeof SSO_ROLES)[number];
+/**
+ * The role single sign-on gives a person it provisions just in time (no invitation): member, always. An
+ * identity provider vouches for who someone is, not for what they may manage here; an admin or owner is
+ * made by an invitation or a role change, which a person of the tenant decided.
+ */
+export const SSO_PROVISIONED_ROLE = 'member';
+/** What a configuration's `defaultRole` may hold: `admin` from before is read, and provisions a member too. */
+export type SsoRole = 'admin' | typeof SSO_PROVISIONED_ROLE;
 
 /** The browser's sign-in attempt lives this long: the IdP round trip, a login and maybe an MFA prompt. */
 export const SSO_ATTEMPT_TTL_SECONDS = 10 * 60;
@@ -49,7 +55,7 @@ export const SsoConfigSchema = z.strictObject({
     .array(z.string().trim().toLowerCase().regex(DOMAIN, 'must be a domain name such as example.com'))
     .min(1)
     .max(50),
-  defaultRole: z.enum(SSO_ROLES),
+  defaultRole: z.enum([SSO_PROVISIONED_ROLE]),
   enabled: z.boolean().default(true),
 });
 export type SsoConfigInput = z.infer<typeof SsoConfigSchema>;

@@ -11,6 +11,15 @@ export function mayAssignRole(actor: Role, currentRole: Role | undefined, newRol
   return newRole !== 'owner' && currentRole !== 'owner';
 }
 
+/**
+ * Whether an invitation to `invited` still stands on its inviter's authority: the inviter is a user of the
+ * tenant (`undefined`: removed) whose role may give that role now. An invitation is only as good as the
+ * person who sent it: removing or demoting them withdraws what they may no longer send.
+ */
+export function mayInvite(inviter: Role | undefined, invited: Role): boolean {
+  return inviter !== undefined && mayAssignRole(inviter, undefined, invited);
+}
+
 export function mayRemoveMember(actor: Role, memberRole: Role): boolean {
   if (actor === 'owner') return true;
   return actor === 'admin' && memberRole !== 'owner';

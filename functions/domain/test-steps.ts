@@ -21,7 +21,7 @@
  *    notation Xray renders step fields with: paragraphs and `<BR/>` as line breaks, bold `*x*`, italic `_x_`,
  *    underline `+x+`, list items `* x`, links `[text|url]`, entities decoded, other tags dropped. Unformatted
  *    (MTM-era) text is plain already and kept as it is. An empty paragraph (`<DIV><P><BR/></P></DIV>`, ADO's
- *    "no expected result") is the empty string.
+ *    "no expected result") is the empty string. HTML over the converter's limits becomes an italic note.
  *  - Parameters: `@name` references stay in the step text as written, so a tester reads the same step as in
  *    ADO and the values stay with the step's data, not baked into one iteration. The case's parameter names
  *    (`Microsoft.VSTS.TCM.Parameters`) and its iterations (rows of `Microsoft.VSTS.TCM.LocalDataSource`) are
@@ -30,6 +30,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { Parser } from 'htmlparser2';
+import { htmlLimitBreach } from './adf/index.ts';
 
 /** One step as the test-management add-on gets it. */
 export interface TestStep {
@@ -90,9 +91,12 @@ const BLOCKS = new Set(['p', 'div', 'ul', 'ol', 'table', 'tr', 'h1', 'h2', 'h3',
 
 /**
  * The step editor's HTML as Jira wiki markup (see the module's decisions). Marks with nothing inside are
- * dropped so an empty `<B></B>` does not leave `**`.
+ * dropped so an empty `<B></B>` does not leave `**`. HTML over the converter's limits (adf/html-limits.ts: too
+ * long, or nested too deep to parse in bounded time) is not parsed: an italic note stands for it.
  */
 export function htmlToWiki(html: string): string {
+  const breach = htmlLimitBreach(html);
+  if (breach) return `_(the original HTML was not converted: ${breach.reason})_`;
   let out = '';
   const marks: { tag: string; at: number }[] = [];
   const links: { href: string; at: number }[] = [];

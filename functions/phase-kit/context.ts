@@ -34,6 +34,8 @@ export interface EngineDeps {
    * believed once the write's request timeout and then this lag have passed since the write began.
    */
   indexLagMs: number;
+  /** Test override of ITEM_BUDGET_MS (toolkit.ts), how long one item's unit may work. */
+  itemBudgetMs?: number;
   /**
    * Test override: plugin key -> a ready phase module, used instead of the definitions (no configuration is
    * opened, the enablement is read only at preflight).

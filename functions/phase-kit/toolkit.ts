@@ -6,6 +6,7 @@
  */
 import type { Run } from '#domain/runs.ts';
 import { CHUNK_SIZE } from '#domain/runs.ts';
+import { nowMs } from '#platform/clock.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import {
   type ChunkOutcome,
@@ -149,9 +150,56 @@ export function blockReads<T>(
   };
 }
 
-/** Thrown by a unit that stops because another unit of its chunk failed. */
+/**
+ * `build` over `items`, one after another, the event loop given a turn between two. Building an item's
+ * description takes up to a second or two of CPU (HTML up to the converter's limits, #domain/adf/html-limits.ts);
+ * fifty in one stretch would hold every request under way past its timeout (a timer that fires late aborts a
+ * request whose answer has already come).
+ */
+export async function mapYielding<T, R>(items: readonly T[], build: (item: T) => R): Promise<R[]> {
+  const out: R[] = [];
+  for (const [i, item] of items.entries()) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    out.push(build(item));
+  }
+  return out;
+}
+
+/** Thrown by a unit that stops because another unit of its chunk failed (or its item ran out of time). */
 export class ChunkAbandoned extends Error {
   override name = 'ChunkAbandoned';
+}
+
+/**
+ * How long one item's unit may work. Units are cut to take far less (a part of a thread's comments about 30 s at
+ * Jira's per-issue limit, an item's files a few uploads, each request bounded by the client's timeout): only an
+ * item something is wrong with reaches it, and it then fails alone, well inside one invocation.
+ */
+export const ITEM_BUDGET_MS = 5 * 60_000;
+
+/**
+ * Works one item's unit under a time budget (ITEM_BUDGET_MS; EngineDeps.itemBudgetMs in tests). Past it, the
+ * unit's `stopped()` turns true as when its pass is abandoned: the unit stops at its next check between two
+ * writes (ChunkAbandoned), and `late(reason)` is its result: its item fails with the reason, the pass goes on.
+ * The result waits for the unit to settle, so nothing of it writes after its checkpoint; a unit that ends anyway
+ * keeps its own result, and any other error is thrown as before. Only awaited work is ever cut short: nothing
+ * interrupts synchronous work (parsing HTML), which the converter's input limits bound instead
+ * (#domain/adf/html-limits.ts).
+ */
+export async function withinItemBudget<R>(
+  budgetMs: number,
+  stopped: () => boolean,
+  work: (stopped: () => boolean) => Promise<R>,
+  late: (reason: string) => R,
+): Promise<R> {
+  const started = nowMs();
+  const over = () => nowMs() - started >= budgetMs;
+  try {
+    return await work(() => stopped() || over());
+  } catch (err) {
+    if (!(err instanceof ChunkAbandoned) || stopped() || !over()) throw err;
+    return late(`stopped after ${Math.round(budgetMs / 1000)} s, the most one item may take`);
+  }
 }
 
 /**

@@ -32,3 +32,29 @@ export const OAUTH_CALLBACK_PATH = '/api/connections/oauth/callback';
 /** Binds a tracker OAuth connection attempt to the browser that started it (Lax for the same reason). */
 export const oauthBindingCookie = (value: string, maxAgeSeconds: number) =>
   `${OAUTH_BINDING_COOKIE}=${value}; Path=${OAUTH_CALLBACK_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Lax`;
+
+/**
+ * The request's `Cookie` header as name -> value, the first of a repeated name winning. A cookie whose value is
+ * not valid percent-encoding (`%E0%A4%A`, a lone `%`) is skipped: any site on a parent domain can set one, and
+ * it must not cost the request (it used to be a 500 on every route).
+ */
+export function parseCookieHeader(header: string | undefined): Record<string, string> {
+  const cookies = new Map<string, string>();
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (cookies.has(name)) continue;
+    const value = decodedOrUndefined(part.slice(eq + 1).trim());
+    if (value !== undefined) cookies.set(name, value);
+  }
+  return Object.fromEntries(cookies);
+}
+
+function decodedOrUndefined(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}

@@ -114,7 +114,8 @@ export const ENV = {
     default: 'dev',
     readBy: ALL,
     set: 'required',
-    about: '`dev` or `prod`: the auth rate limit (100 or 10 per minute) and the `stage` dimension of metrics',
+    about:
+      '`dev` or `prod`: the sign-in and refresh rate limits (100 and 1000, or 10 and 120 per minute) and the `stage` dimension of metrics',
   }),
   TABLE_NAME: entry({
     schema: z.string().min(1, 'TABLE_NAME is required'),
@@ -142,7 +143,48 @@ export const ENV = {
     default: "the stage's (10 prod, 100 dev)",
     readBy: ['auth', 'connectors', 'sso'],
     set: 'never',
-    about: "overrides the stage's limit on the rate-limited routes (requests per minute per client address)",
+    about:
+      "overrides the stage's limit on the sign-in routes (login, invitation accept, the SSO and tracker OAuth legs): requests per minute per client address, an IPv6 client by its /64",
+  }),
+  REFRESH_RATE_LIMIT_PER_MINUTE: entry({
+    schema: z.coerce.number().int().positive().optional(),
+    default: "the stage's (120 prod, 1000 dev)",
+    readBy: ['auth'],
+    set: 'never',
+    about:
+      'refresh and logout requests per minute per client address (an IPv6 client by its /64): a budget of their own, larger than sign-in’s, so an office behind one NAT address keeps its sessions',
+  }),
+  LOGIN_FAILURES_PER_ACCOUNT: entry({
+    schema: z.coerce.number().int().positive().default(10),
+    default: '10',
+    readBy: ['auth'],
+    set: 'never',
+    about:
+      'failed password logins per e-mail address and tenant in 15 minutes, from any client addresses; beyond, 429 `RATE_LIMITED` until the window ends, whatever the password',
+  }),
+  LOGIN_FAILURES_PER_ADDRESS: entry({
+    schema: z.coerce.number().int().positive().default(30),
+    default: '30',
+    readBy: ['auth'],
+    set: 'never',
+    about:
+      'failed password logins per e-mail address in 15 minutes, whatever tenant is named (a fresh `tenantId` each time buys no fresh attempts); beyond, 429 `RATE_LIMITED`',
+  }),
+  SCAN_RATE_LIMIT_PER_MINUTE: entry({
+    schema: z.coerce.number().int().positive().optional(),
+    default: "the stage's (10 prod, 100 dev)",
+    readBy: ['connectors'],
+    set: 'never',
+    about:
+      'scan requests (`POST /api/connectors/scan`) per minute per user: each reads the source tracker before anything else',
+  }),
+  SCAN_MAX_PER_TENANT: entry({
+    schema: z.coerce.number().int().min(1).max(100).default(3),
+    default: '3',
+    readBy: ['connectors'],
+    set: 'never',
+    about:
+      'background scans (over 10,000 items) one tenant may have running at once, counted in the table as leases that lapse when a scan counts as lost (20 minutes); beyond, 429 `SCAN_LIMIT`',
   }),
   APP_URL: entry({
     schema: httpUrl.optional(),
@@ -171,10 +213,11 @@ export const ENV = {
   SESSION_CHECK_CACHE_SECONDS: entry({
     schema: z.coerce.number().int().min(0).max(10).default(3),
     default: '3',
-    readBy: TOKENS,
+    // The engine too: its dashboard frames go only to connections whose session still stands.
+    readBy: [...TOKENS, 'engine'],
     set: 'never',
     about:
-      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this",
+      "how long a warm function trusts its last read of a user's token version and role (seconds, 0 to 10): a removal or role change reaches every other warm instance within this, for API requests, open event streams and dashboard sockets alike",
   }),
   STREAM_MAX_PER_USER: entry({
     schema: z.coerce.number().int().min(1).max(100).default(5),
@@ -195,10 +238,10 @@ export const ENV = {
   DASHBOARD_WS_ENDPOINT: entry({
     schema: httpUrl.optional(),
     default: '—',
-    readBy: ['engine', 'migrations'],
+    readBy: ['engine', 'migrations', 'team', 'dashboard'],
     set: 'required',
     about:
-      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to; unset offline, where the local gateway's sockets are used",
+      "the dashboard WebSocket API's management endpoint (`https://{api-id}.execute-api.{region}.amazonaws.com/{stage}`) run events are posted to, and the connections of a user who lost access are closed through; unset offline, where the local gateway's sockets are used",
   }),
   MAIL_OUTBOX_DIR: entry({
     schema: z.string().min(1).optional(),

@@ -62,8 +62,11 @@ export const ErrorCode = {
   SSO_ACCOUNT_NOT_ALLOWED: 'SSO_ACCOUNT_NOT_ALLOWED',
   INVITATION_INVALID: 'INVITATION_INVALID',
   INVITATION_NOT_FOUND: 'INVITATION_NOT_FOUND',
+  INVITATION_WITHDRAWN: 'INVITATION_WITHDRAWN',
   MAIL_UNAVAILABLE: 'MAIL_UNAVAILABLE',
   STREAM_LIMIT: 'STREAM_LIMIT',
+  SCAN_ALREADY_RUNNING: 'SCAN_ALREADY_RUNNING',
+  SCAN_LIMIT: 'SCAN_LIMIT',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -282,6 +285,13 @@ export const errors = {
       ErrorCode.INVITATION_INVALID,
       'This invitation link is invalid, expired or was already used: ask for a new invitation',
     ),
+  /** The inviter was removed, or may no longer give the invited role: the invitation went with their authority. */
+  invitationWithdrawn: () =>
+    new HttpError(
+      400,
+      ErrorCode.INVITATION_WITHDRAWN,
+      'This invitation was withdrawn: the person who sent it has left the team or may no longer invite to this role; ask an administrator for a new invitation',
+    ),
   invitationNotFound: (id: string) =>
     new HttpError(404, ErrorCode.INVITATION_NOT_FOUND, `Invitation ${id} not found`),
   mailUnavailable: () =>
@@ -299,12 +309,40 @@ export const errors = {
       'X-RateLimit-Remaining': '0',
       'X-RateLimit-Reset': String(resetEpochSeconds),
     }),
+  /** Too many failed password logins for one e-mail address (and tenant), from whichever client addresses. */
+  loginLocked: (retryAfterSeconds: number, limit: number, resetEpochSeconds: number) =>
+    new HttpError(
+      429,
+      ErrorCode.RATE_LIMITED,
+      `Too many failed sign-ins for this e-mail address; retry in ${retryAfterSeconds} seconds`,
+      {
+        'Retry-After': String(retryAfterSeconds),
+        'X-RateLimit-Limit': String(limit),
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(resetEpochSeconds),
+      },
+    ),
   streamLimit: (max: number) =>
     new HttpError(
       429,
       ErrorCode.STREAM_LIMIT,
       `You already have ${max} event streams open, the most one user may hold; close one and retry`,
       { 'Retry-After': '5' },
+    ),
+  /** The same credentials already run a background scan of another project (one running scan per credential). */
+  scanAlreadyRunning: (scanId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.SCAN_ALREADY_RUNNING,
+      `Scan ${scanId} is already running with these credentials; wait for it to end (GET /api/audit/${scanId})`,
+    ),
+  /** The tenant already runs its most background scans at once (SCAN_MAX_PER_TENANT). */
+  scanLimit: (max: number) =>
+    new HttpError(
+      429,
+      ErrorCode.SCAN_LIMIT,
+      `Your organisation already has ${max} background scans running, the most at once; retry when one has ended`,
+      { 'Retry-After': '60' },
     ),
   /** The tenant dashboard's WebSockets, counted apart from the event streams (same code: a place is full). */
   dashboardLimit: (max: number) =>
@@ -364,7 +402,7 @@ export const errors = {
       ErrorCode.SSO_DOMAIN_NOT_ALLOWED,
       `E-mail addresses at ${domain} may not sign in to this tenant through single sign-on`,
     ),
-  /** The e-mail belongs elsewhere (another tenant, or another identity): said without naming where. */
+  /** The e-mail is linked to another identity, or was removed from the tenant: said without naming which. */
   ssoAccountNotAllowed: () =>
     new HttpError(
       403,

@@ -1,9 +1,11 @@
 /** Login, refresh and logout: the session use cases over the user and refresh-token stores. */
+import type { LoginFailureLimits } from '#platform/config.ts';
 import { errors } from '#platform/errors.ts';
 import { dummyPasswordHash, verifyPassword } from '#platform/passwords.ts';
 import { hashRefreshToken, newRefreshToken, signAccessToken } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
+import { countLoginAttempt } from './login-attempts.ts';
 
 export interface Session {
   accessToken: string;
@@ -22,17 +24,21 @@ async function accessTokenFor(user: User): Promise<string> {
 
 /**
  * Unknown e-mail, a user without a password (made by single sign-on) and a wrong password take the same path:
- * an scrypt comparison (against a dummy hash when there is no hash to compare with) and the same 401, so neither the answer nor its timing says which e-mails exist.
+ * the account's counters (./login-attempts.ts, keyed by what was asked, not what exists), an scrypt comparison
+ * (against a dummy hash when there is no hash to compare with) and the same 401, so neither the answer nor its
+ * timing says which e-mails exist.
  */
 export async function login(
   store: Store,
-  email: string,
-  password: string,
-  tenantId?: string,
+  credentials: { email: string; password: string; tenantId?: string | undefined },
+  limits: LoginFailureLimits,
 ): Promise<Session> {
+  const { email, password, tenantId } = credentials;
+  const attempt = await countLoginAttempt(store, email, tenantId, limits);
   const user = await store.users.findForLogin(email, tenantId);
   const valid = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
   if (!user || !valid) throw errors.invalidCredentials();
+  await attempt.succeeded();
   return startSession(store, user);
 }
 

@@ -16,7 +16,6 @@ import { errors, type HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
-import type { StoredConnection } from '#store/connections.ts';
 import type { Store } from '#store/index.ts';
 import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
@@ -291,25 +290,35 @@ export async function testConnection(
   });
   if (!project) return result;
 
-  const record: StoredConnection = {
-    kind,
+  const outcome = {
     ok: result.success,
     message: result.message,
     testedAt: nowIso(),
     summary: summaryOf(input, creds, result),
-    method: 'token',
-    ...(connectedBy ? { connectedBy } : {}),
-    // Only credentials that worked are kept; a failed test leaves none behind to be used by mistake.
-    ...(result.success
-      ? {
-          sealed: await credentialCipher().seal(
-            JSON.stringify(creds),
-            credentialContext(principal.tenantId, project.id, kind),
-          ),
-        }
-      : {}),
   };
-  await store.connections.put(principal.tenantId, project.id, record);
+  if (stored && !side.bringsOther) {
+    // The stored connection tested (sent again or not): whatever the tracker answered, only the outcome is
+    // recorded; its credentials stay, so a test once the tracker is back connects it again.
+    await store.connections.recordTest(principal.tenantId, project.id, kind, { ...outcome, connectedBy });
+  } else if (result.success || !stored) {
+    // Other credentials replace the stored connection only when they work (a member's only where
+    // checkTestSide let them); where none is stored, a failure is shown with no credentials kept.
+    await store.connections.put(principal.tenantId, project.id, {
+      kind,
+      ...outcome,
+      method: 'token',
+      ...(connectedBy ? { connectedBy } : {}),
+      ...(result.success
+        ? {
+            sealed: await credentialCipher().seal(
+              JSON.stringify(creds),
+              credentialContext(principal.tenantId, project.id, kind),
+            ),
+          }
+        : {}),
+    });
+  }
+  // Other credentials that failed replace nothing: the stored token or grant stays as it was.
   if (result.success) await connectIfBothOk(store, principal.tenantId, project.id, kind);
   return result;
 }

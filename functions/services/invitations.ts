@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Mailer } from '#adapters/mail.ts';
 import { INVITATION_TTL_SECONDS, invitationLink, invitationMail } from '#domain/invitations.ts';
-import { INVITATIONS_PER_DAY, mayAssignRole } from '#domain/team.ts';
+import { INVITATIONS_PER_DAY, mayAssignRole, mayInvite } from '#domain/team.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
 import { errors } from '#platform/errors.ts';
@@ -26,15 +26,18 @@ export interface InvitationView {
   email: string;
   role: Role;
   status: 'PENDING';
+  /** Who sent it: the invitation stands only while they may (mayInvite). */
+  invitedBy: { id: string; email: string };
   createdAt: string;
   expiresAt: string;
 }
 
-const viewOf = (i: Invitation): InvitationView => ({
+const viewOf = (i: Invitation, inviter: { id: string; email: string }): InvitationView => ({
   id: i.id,
   email: i.email,
   role: i.role,
   status: 'PENDING',
+  invitedBy: { id: inviter.id, email: inviter.email },
   createdAt: i.createdAt,
   expiresAt: new Date(i.expiresAt * 1000).toISOString(),
 });
@@ -87,11 +90,26 @@ export async function inviteMember(
     invitationId: invitation.id,
     role: invitation.role,
   });
-  return viewOf(invitation);
+  return viewOf(invitation, { id: actor.userId, email: actor.email });
 }
 
+/**
+ * The tenant's pending invitations with who sent them. One whose inviter was removed or demoted since is void
+ * (refused at accept) and not listed, even if the sweep of the change that voided it has not removed it (yet).
+ */
 export async function listInvitations(store: Store, tenantId: string): Promise<InvitationView[]> {
-  return (await store.invitations.list(tenantId)).map(viewOf);
+  const [pending, users] = await Promise.all([store.invitations.list(tenantId), store.users.list(tenantId)]);
+  const byId = new Map(users.map((u) => [u.id, u]));
+  return pending.flatMap((i) => {
+    const inviter = byId.get(i.invitedBy);
+    return inviter && mayInvite(inviter.role, i.role) ? [viewOf(i, inviter)] : [];
+  });
+}
+
+/** Whether the invitation's inviter still is a user of its tenant whose role may give the invited role. */
+export async function inviterStillAllows(store: Store, invitation: Invitation): Promise<boolean> {
+  const inviter = await store.users.get(invitation.tenantId, invitation.invitedBy);
+  return mayInvite(inviter?.role, invitation.role);
 }
 
 export async function revokeInvitation(store: Store, actor: Principal, id: string): Promise<void> {
@@ -101,16 +119,26 @@ export async function revokeInvitation(store: Store, actor: Principal, id: strin
 
 /**
  * The link's holder accepts: the invitation is spent, the user is made in the inviting tenant with the
- * invited role and the chosen password, and signed in. A used, revoked, expired or unknown link answers alike.
+ * invited role and the chosen password, and signed in. A used, revoked, expired or unknown link answers alike;
+ * one whose inviter was removed or demoted since is withdrawn (spent all the same).
  */
 export async function acceptInvitation(store: Store, token: string, password: string): Promise<Session> {
   const invitation = await store.invitations.consume(sha256Url(token));
   if (!invitation) throw errors.invitationInvalid();
+  if (!(await inviterStillAllows(store, invitation))) {
+    logger.warn('invitation withdrawn at accept: its inviter may no longer send it', {
+      tenantId: invitation.tenantId,
+      invitationId: invitation.id,
+    });
+    throw errors.invitationWithdrawn();
+  }
   const created = await store.users.create({
     tenantId: invitation.tenantId,
     email: invitation.email,
     role: invitation.role,
     passwordHash: await hashPassword(password),
+    // The tenant asked for this person: a removal of the address before is over.
+    ifRemoved: 'clear',
   });
   if (!created.ok) {
     // Already a member of that tenant (told to the address's holder only), or the tenant is gone.

@@ -50,6 +50,7 @@ export async function createUser(
     email: valid.email,
     role: valid.role,
     passwordHash: await hashPassword(valid.password),
+    ifRemoved: 'clear',
   });
   if (created.ok) return created.user;
   throw new OperatorError(

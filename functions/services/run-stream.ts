@@ -1,6 +1,7 @@
 /**
  * The live stream of one run: replays its stored events after the client's Last-Event-ID, then polls the
- * store for new ones until the run is over, the client goes away or the invocation's time runs out. I/O and
+ * store for new ones until the run is over, the client goes away, the watcher's session ends (removed from
+ * the team, role changed) or the invocation's time runs out. I/O and
  * time are injected, so the loop is tested without a table or a real clock.
  */
 
@@ -27,6 +28,11 @@ export interface RunStreamIo {
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   /** Milliseconds, the same clock `finishedAt` is written with. */
   now(): number;
+  /**
+   * Whether the watcher's session still stands (their user exists with the same token version). Asked at
+   * every poll, after reading and before writing: what is read once the session has ended is never sent.
+   */
+  sessionHolds(): Promise<boolean>;
 }
 
 export interface RunStreamOptions {
@@ -47,25 +53,49 @@ export interface RunStreamOptions {
 }
 
 /** Why the stream ended. */
-export type StreamEnd = 'done' | 'finished' | 'gone' | 'closed' | 'deadline';
+export type StreamEnd = 'done' | 'finished' | 'gone' | 'closed' | 'deadline' | 'revoked';
+
+/**
+ * The run's place an event id names (`04.00000050.`: phase and unit index, domain/run-events.ts), if it names one.
+ * Ids sort by place and then within it, and more may be written at a place after the stream passed some of its
+ * ids (a resume tells `running` at the place the pause left, then the first chunk writes its lines there with ids
+ * sorting before that status); so each poll reads the last place again from its start and sends only what it has
+ * not sent. Before the last place nothing new is written: the run has moved on from it.
+ */
+const PLACE = /^\d{2}\.\d{8}\./;
+const placeOf = (id: string): string | undefined => PLACE.exec(id)?.[0];
 
 export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promise<StreamEnd> {
   let after = opts.lastEventId || undefined;
+  /** The place of the last event sent, and the ids sent there. */
+  let place: string | undefined;
+  const sentAtPlace = new Set<string>();
+  let readFrom = after;
   let lastWrite = io.now();
   let terminalSeenAt: number | undefined;
 
   for (;;) {
     if (opts.signal.aborted) return 'closed';
-    const page = await io.readEvents(after, opts.pageSize);
+    const page = await io.readEvents(readFrom, opts.pageSize);
     if (opts.signal.aborted) return 'closed';
+    if (!(await io.sessionHolds())) return 'revoked';
     for (const stored of page) {
+      if (sentAtPlace.has(stored.id)) continue;
       await io.write(sseMessage(stored.id, stored.event));
       lastWrite = io.now();
       after = stored.id;
+      const at = placeOf(stored.id);
+      if (at !== place) sentAtPlace.clear();
+      place = at;
+      if (place) sentAtPlace.add(stored.id);
       if (stored.event.type === 'done') return 'done';
     }
-    // A full page: there may be more right away, so read again before waiting.
-    if (page.length >= opts.pageSize) continue;
+    // A full page: there may be more right away, so read on after it before waiting.
+    if (page.length >= opts.pageSize) {
+      readFrom = page.at(-1)?.id;
+      continue;
+    }
+    readFrom = place ?? after;
 
     const run = await io.readRun();
     if (!run) return 'gone';

@@ -4,19 +4,32 @@
  */
 
 import { v7 as uuidv7 } from 'uuid';
-import { ASYNC_SCAN_THRESHOLD, type ScanRequest, SourceCredentialsSchema } from '#domain/connectors.ts';
+import {
+  ASYNC_SCAN_THRESHOLD,
+  type ScanRequest,
+  type SourceCredentials,
+  SourceCredentialsSchema,
+} from '#domain/connectors.ts';
 import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
 import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
-import { nowIso, nowMs } from '#platform/clock.ts';
+import {
+  decideScanSlot,
+  SCAN_LOST_AFTER_MS,
+  type ScanSlotDecision,
+  type ScanSubject,
+  scanSubject,
+} from '#domain/scan-slots.ts';
+import { nowEpochSeconds, nowIso, nowMs } from '#platform/clock.ts';
 import { credentialCipher, type SealedSecret } from '#platform/credentials-cipher.ts';
 import { ErrorCode, errors, HttpError } from '#platform/errors.ts';
 import { logger } from '#platform/logger.ts';
 import { scanCredentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
+import type { ScanLeaseOutcome } from '#store/scan-leases.ts';
 import type { ScanRecord } from '#store/scans.ts';
-import type { AdoClient } from '#trackers/ado/client.ts';
+import { type AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import { openSourceClient, sourceClient } from '#trackers/connections.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
@@ -32,6 +45,11 @@ export interface ScanJob {
   /** Null for a scan of inline credentials with no project. */
   projectId: string | null;
   scanId: string;
+}
+
+/** How many background scans one tenant may have running at once (SCAN_MAX_PER_TENANT). */
+export interface ScanLimits {
+  maxPerTenant: number;
 }
 
 /** Where a large scan runs once its answer (202) has gone (implementations: ./scan-dispatch.ts). */
@@ -146,21 +164,71 @@ async function runScan(
   }
 }
 
+/** When a running scan's place lapses: when the scan counts as lost (STALE_SCAN_MS after it started). */
+const placeExpiry = (scan: ScanRecord) => Math.floor((Date.parse(scan.startedAt) + STALE_SCAN_MS) / 1000);
+
+/**
+ * Settles a start against the tenant's running background scans (functions/domain/scan-slots.ts): undefined when
+ * nothing stands in the way (or `attempt` took a place), the running scan of the same project or request to
+ * answer, or the refusal (409 `SCAN_ALREADY_RUNNING`, 429 `SCAN_LIMIT`). A place still held by a scan that has
+ * ended (its worker stopped between recording the end and giving the place back) is freed and the start
+ * decided again.
+ */
+async function againstRunningScans(
+  store: Store,
+  tenantId: string,
+  attempt: () => Promise<ScanSlotDecision | ScanLeaseOutcome>,
+): Promise<ScanRecord | undefined> {
+  for (let tries = 0; tries < 3; tries++) {
+    const outcome = await attempt();
+    if (outcome.kind === 'free' || outcome.kind === 'taken') return undefined;
+    if (outcome.kind === 'full') throw errors.scanLimit(outcome.max);
+    const scan = await store.scans.get(tenantId, outcome.scanId);
+    if (scan?.status === 'RUNNING') {
+      if (outcome.kind === 'credential-busy') throw errors.scanAlreadyRunning(outcome.scanId);
+      return scan;
+    }
+    await store.scanLeases.release(tenantId, outcome.scanId);
+  }
+  throw new Error(`tenant ${tenantId}: scan places kept pointing at ended scans`);
+}
+
 /**
  * Counts the items in scope first: up to 10,000 the scan runs within the request; beyond, the answer comes at
  * once and the dispatcher hands the scan (by ids) to the background: this process offline, the scan worker
  * Lambda in AWS (functions/services/scan-dispatch.ts). Its progress is readable at /api/audit/{scanId}.
+ * Background scans are bounded: one running per project and per credential (a start of the same project, or
+ * of the same inline credentials and project, answers the running scan, before the tracker is asked again),
+ * and `limits.maxPerTenant` running in a tenant.
  */
 export async function startScan(
   store: Store,
   principal: Principal,
   input: ScanRequest,
   dispatcher: ScanDispatcher,
+  limits: ScanLimits,
 ): Promise<ScanAnswer> {
   const project = input.projectId ? await findProject(store, principal.tenantId, input.projectId) : undefined;
   if (!input.credentials && !project) throw errors.validation(['credentials is required']);
   const inline = input.credentials ? SourceCredentialsSchema.parse(input.credentials) : undefined;
   if (inline) refuseOutbound(inline);
+  const { tenantId } = principal;
+  const subject = scanSubject(
+    project?.id ?? null,
+    inline && {
+      organizationUrl: resolveOrganizationUrl(inline.organization_url),
+      project: inline.project,
+      token: inline.personal_access_token,
+    },
+  );
+  const running = await againstRunningScans(store, tenantId, async () =>
+    decideScanSlot(
+      await store.scanLeases.live(tenantId, nowEpochSeconds()),
+      subject,
+      Number.POSITIVE_INFINITY,
+    ),
+  );
+  if (running) return { async: true, scan: running };
   let client: AdoClient;
   let ids: number[];
   try {
@@ -195,6 +263,23 @@ export async function startScan(
     return { async: false, scan: finished };
   }
 
+  return { async: true, scan: await startInBackground(store, scan, subject, inline, dispatcher, limits) };
+}
+
+/**
+ * Records the background scan (with the request's credentials sealed onto it), takes its place among the
+ * tenant's running scans and hands it to the dispatcher. Recorded before the place is taken, so a start that
+ * meets the place always finds the scan it answers (a place without its record is one left behind, and
+ * freed); a start that finds another scan of its scope, or is refused, takes its record back.
+ */
+async function startInBackground(
+  store: Store,
+  scan: ScanRecord,
+  subject: ScanSubject,
+  inline: SourceCredentials | undefined,
+  dispatcher: ScanDispatcher,
+  limits: ScanLimits,
+): Promise<ScanRecord> {
   const record: BackgroundScanRecord = inline
     ? {
         ...scan,
@@ -205,6 +290,17 @@ export async function startScan(
       }
     : scan;
   await store.scans.put(record);
+  let running: ScanRecord | undefined;
+  try {
+    running = await takePlace(store, scan, subject, limits);
+  } catch (err) {
+    await store.scans.delete(scan.tenantId, scan.scanId);
+    throw err;
+  }
+  if (running) {
+    await store.scans.delete(scan.tenantId, scan.scanId);
+    return running;
+  }
   try {
     await dispatcher.dispatch({ tenantId: scan.tenantId, projectId: scan.projectId, scanId: scan.scanId });
   } catch (err) {
@@ -212,9 +308,31 @@ export async function startScan(
     // marked FAILED with the reason, and the request answers 502 ENGINE_DISPATCH_FAILED ("Could not start the
     // scan worker") rather than a 202 for a scan that will never run; the client may simply ask again.
     await failScan(store, scan, 'the scan worker could not be started', err);
+    await store.scanLeases.release(scan.tenantId, scan.scanId);
     throw new HttpError(502, ErrorCode.ENGINE_DISPATCH_FAILED, 'Could not start the scan worker');
   }
-  return { async: true, scan };
+  return scan;
+}
+
+/**
+ * Takes the background scan's place: undefined when taken, the scan of the same scope another start got in
+ * first with, or the refusal thrown.
+ */
+function takePlace(
+  store: Store,
+  scan: ScanRecord,
+  subject: ScanSubject,
+  limits: ScanLimits,
+): Promise<ScanRecord | undefined> {
+  const lease = { scanId: scan.scanId, ...subject, expiresAt: placeExpiry(scan) };
+  return againstRunningScans(store, scan.tenantId, () =>
+    store.scanLeases.acquire(
+      scan.tenantId,
+      lease,
+      (live) => decideScanSlot(live, subject, limits.maxPerTenant),
+      nowEpochSeconds(),
+    ),
+  );
 }
 
 /**
@@ -223,8 +341,17 @@ export async function startScan(
  * (the request's, sealed onto the record, else the project's stored ones), lists the items in scope again and
  * runs the same scan as a request would. Every failure past the read of the record is recorded on the scan
  * (FAILED with a clear reason); a scan that is no longer RUNNING (a repeated invocation) is left as it is.
+ * Once it has ended the scan's place among the tenant's running scans is given back.
  */
 export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord | undefined> {
+  const ended = await workScanJob(store, job);
+  // Ended (recorded), ended before, or unknown: its place is free. A throw (the store out of reach) keeps it
+  // for Lambda's retry, and it lapses by itself if none comes.
+  await store.scanLeases.release(job.tenantId, job.scanId);
+  return ended;
+}
+
+async function workScanJob(store: Store, job: ScanJob): Promise<ScanRecord | undefined> {
   const ids = { tenantId: job.tenantId, scanId: job.scanId };
   const record = (await store.scans.get(job.tenantId, job.scanId)) as BackgroundScanRecord | undefined;
   if (!record) {
@@ -259,10 +386,11 @@ export async function runScanJob(store: Store, job: ScanJob): Promise<ScanRecord
 }
 
 /**
- * A scan still RUNNING this long after it started has lost its worker: the scan worker Lambda stops at 15
- * minutes (a scan of 100,000 items takes a few), so nothing will ever finish it. It is reported FAILED.
+ * A scan still RUNNING this long after it started has lost its worker: it waits at most 5 minutes for one and
+ * the scan worker Lambda stops at 15 (a scan of 100,000 items takes a few), so nothing will ever finish it. It
+ * is reported FAILED.
  */
-export const STALE_SCAN_MS = 20 * 60_000;
+export const STALE_SCAN_MS = SCAN_LOST_AFTER_MS;
 
 export async function getScan(store: Store, tenantId: string, scanId: string): Promise<ScanRecord> {
   const id = storedId(scanId);
@@ -270,12 +398,15 @@ export async function getScan(store: Store, tenantId: string, scanId: string): P
   if (!scan) throw errors.scanNotFound(scanId);
   if (scan.status === 'RUNNING' && nowMs() - Date.parse(scan.startedAt) > STALE_SCAN_MS) {
     const { sealedCredentials: _sealed, ...plain } = scan as BackgroundScanRecord;
-    return failScan(
+    const lost = await failScan(
       store,
       plain,
       'the scan worker stopped before the scan finished; start the scan again',
       new Error(`scan still RUNNING ${STALE_SCAN_MS / 60_000} minutes after it started`),
     );
+    // Its place has lapsed by now anyway; this tidies it away.
+    await store.scanLeases.release(tenantId, scan.scanId);
+    return lost;
   }
   return scan;
 }

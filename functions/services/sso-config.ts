@@ -4,7 +4,7 @@
  */
 
 import { DiscoveryError, discover } from '#adapters/oidc-client.ts';
-import { callbackUrl, type SsoConfigInput, startUrl } from '#domain/sso.ts';
+import { callbackUrl, SSO_PROVISIONED_ROLE, type SsoConfigInput, startUrl } from '#domain/sso.ts';
 import { nowIso } from '#platform/clock.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
 import { errors } from '#platform/errors.ts';
@@ -19,7 +19,8 @@ export interface SsoConfigView {
   clientId: string;
   clientSecretSet: boolean;
   allowedDomains: string[];
-  defaultRole: SsoConfig['defaultRole'];
+  /** What single sign-on provisions: member (a configuration saved with `admin` before provisions members too). */
+  defaultRole: typeof SSO_PROVISIONED_ROLE;
   enabled: boolean;
   /** Register this at the identity provider as the client's redirect URI. */
   redirectUri: string;
@@ -36,7 +37,7 @@ function view(c: SsoConfig, apiBase: string): SsoConfigView {
     clientId: c.clientId,
     clientSecretSet: Boolean(c.clientSecret),
     allowedDomains: c.allowedDomains,
-    defaultRole: c.defaultRole,
+    defaultRole: SSO_PROVISIONED_ROLE,
     enabled: c.enabled,
     redirectUri: callbackUrl(apiBase),
     startUrl: startUrl(apiBase, c.slug),
@@ -53,7 +54,8 @@ export async function getConfig(store: Store, tenantId: string, apiBase: string)
 
 /**
  * Creates or replaces the configuration. The issuer is checked by its discovery document first; the secret is
- * required the first time and kept when omitted later. The slug is claimed in the same transaction.
+ * required the first time and whenever the issuer or the client id changes, and kept when omitted otherwise.
+ * The slug is claimed in the same transaction.
  */
 export async function saveConfig(
   store: Store,
@@ -65,6 +67,16 @@ export async function saveConfig(
   const previous = await store.sso.getConfig(tenantId);
   if (!previous && input.clientSecret === undefined)
     throw errors.validation(['clientSecret is required when single sign-on is first configured']);
+  // The secret is sent to the issuer's token endpoint: kept across a change of client, it would go to whatever
+  // provider a stolen owner session names.
+  if (
+    previous &&
+    input.clientSecret === undefined &&
+    (input.issuer !== previous.issuer || input.clientId !== previous.clientId)
+  )
+    throw errors.validation([
+      'clientSecret is required when the issuer or the client id changes: the stored secret belongs to the previous client',
+    ]);
   try {
     await discover(input.issuer, { fresh: true });
   } catch (err) {

@@ -21,6 +21,7 @@ import {
   emailDomain,
   isDomainAllowed,
   SSO_ATTEMPT_TTL_SECONDS,
+  SSO_PROVISIONED_ROLE,
 } from '#domain/sso.ts';
 import { nowEpochSeconds } from '#platform/clock.ts';
 import { config } from '#platform/config.ts';
@@ -30,9 +31,11 @@ import { logger } from '#platform/logger.ts';
 import { ssoSecretContext } from '#platform/secret-contexts.ts';
 import { sha256Url } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
+import type { Invitation } from '#store/invitations.ts';
 import type { SsoConfig } from '#store/sso.ts';
 import type { SsoIdentity, User } from '#store/users.ts';
 import { type Session, startSession } from './auth.ts';
+import { inviterStillAllows } from './invitations.ts';
 
 const sha256 = sha256Url;
 const random = () => randomBytes(32).toString('base64url');
@@ -195,10 +198,12 @@ async function idTokenClaims(
 
 /**
  * The user to sign in: the one linked to this provider identity; else this tenant's user with the e-mail
- * (linked now, unless it is linked to another identity of the provider); else a new user with the default
- * role and no password. Only this tenant's users are looked at: addresses are unique per tenant, so what a
- * tenant's own provider asserts makes or finds a user of that tenant alone, and never claims, blocks or
- * reveals another tenant's user with the same address (docs/security.md).
+ * (linked now, unless it is linked to another identity of the provider); else a new user with no password:
+ * the invited role when the address has a pending invitation (which this accepts), else a member, unless the
+ * address or the identity was removed from the tenant (then nobody is made until someone invites it again).
+ * Only this tenant's users are looked at: addresses are unique per tenant, so what a tenant's own provider
+ * asserts makes or finds a user of that tenant alone, and never claims, blocks or reveals another tenant's
+ * user with the same address (docs/security.md).
  */
 async function userFor(
   store: Store,
@@ -221,12 +226,24 @@ async function userFor(
       throw refuse(errors.ssoAccountNotAllowed(), 'identity link refused (linked meanwhile)', tenantId);
     return { ...existing, sso: identity };
   }
-  // An invited address signing in through the tenant's provider accepts its invitation: the invited role.
-  const invitation = await store.invitations.takeForAddress(tenantId, email);
-  const role = invitation?.role ?? settings.defaultRole;
-  const created = await store.users.create({ tenantId, email, role, sso: identity });
+  // An invited address signing in through the tenant's provider accepts its invitation (the latest one whose
+  // inviter may still send it): the invited role. The others are spent with it.
+  const invitation = await validInvitation(store, await store.invitations.takeForAddress(tenantId, email));
+  const created = await store.users.create({
+    tenantId,
+    email,
+    role: invitation?.role ?? SSO_PROVISIONED_ROLE,
+    sso: identity,
+    ifRemoved: invitation ? 'clear' : 'refuse',
+  });
   if (!created.ok)
-    throw refuse(errors.ssoAccountNotAllowed(), `user not created: ${created.reason}`, tenantId);
+    throw refuse(
+      errors.ssoAccountNotAllowed(),
+      created.reason === 'removed'
+        ? 'removed from the tenant: not provisioned again until the address is invited'
+        : `user not created: ${created.reason}`,
+      tenantId,
+    );
   logger.info('sso user created', {
     tenantId,
     userId: created.user.id,
@@ -234,4 +251,16 @@ async function userFor(
     ...(invitation ? { invitationId: invitation.id } : {}),
   });
   return created.user;
+}
+
+/** The latest of the invitations whose inviter may still send it; undefined when none. */
+async function validInvitation(store: Store, taken: Invitation[]): Promise<Invitation | undefined> {
+  for (const invitation of [...taken].reverse()) {
+    if (await inviterStillAllows(store, invitation)) return invitation;
+    logger.warn('invitation withdrawn at sign-in: its inviter may no longer send it', {
+      tenantId: invitation.tenantId,
+      invitationId: invitation.id,
+    });
+  }
+  return undefined;
 }

@@ -1,9 +1,11 @@
 /** Team members: the tenant's users as the owner and admins manage them. */
-import { mayAssignRole, mayRemoveMember } from '#domain/team.ts';
+import { mayAssignRole, mayInvite, mayRemoveMember } from '#domain/team.ts';
 import { errors } from '#platform/errors.ts';
+import { logger } from '#platform/logger.ts';
 import type { Principal, Role } from '#platform/tokens.ts';
 import type { Store } from '#store/index.ts';
 import type { User } from '#store/users.ts';
+import { closeUserConnections } from './dashboard-connections.ts';
 import { forgetSession } from './session-check.ts';
 
 export interface Member {
@@ -29,14 +31,25 @@ export const toMember = (u: User): Member => ({
 /**
  * A role change or a removal ends the user's sessions: this instance forgets its cached read at once (others
  * within SESSION_CHECK_CACHE_SECONDS), every refresh-token family of the user is revoked, and their dashboard
- * connections are forgotten, so no run event reaches them (a socket would otherwise live up to 2 hours).
+ * connections are closed and forgotten, so no run event reaches them (a socket would otherwise live up to 2
+ * hours).
  */
 async function endSessions(store: Store, tenantId: string, userId: string): Promise<void> {
   forgetSession(tenantId, userId);
   await Promise.all([
     store.refreshTokens.revokeUserFamilies(tenantId, userId),
-    store.dashboardConnections.removeUser(tenantId, userId),
+    closeUserConnections(store, tenantId, userId),
   ]);
+}
+
+/**
+ * Withdraws the pending invitations the user sent that their role (`undefined`: removed) may no longer send.
+ * Run after the change is stored: an invitation that outlives this (the function stopped, or the user sent
+ * one meanwhile) is void all the same, refused at accept and left out of the list (services/invitations.ts).
+ */
+async function withdrawInvitationsOf(store: Store, tenantId: string, userId: string, role: Role | undefined) {
+  const withdrawn = await store.invitations.revokeSentBy(tenantId, userId, (i) => mayInvite(role, i.role));
+  if (withdrawn) logger.info('invitations withdrawn with their inviter', { tenantId, userId, withdrawn });
 }
 
 export async function currentRole(store: Store, actor: Principal): Promise<Role> {
@@ -62,6 +75,7 @@ export async function changeMemberRole(
   const changed = await store.users.changeRole(actor.tenantId, userId, role);
   if (changed.ok) {
     await endSessions(store, actor.tenantId, userId);
+    await withdrawInvitationsOf(store, actor.tenantId, userId, role);
     return toMember(changed.user);
   }
   if (changed.reason === 'last-owner') throw errors.lastOwner();
@@ -76,6 +90,7 @@ export async function removeMember(store: Store, actor: Principal, userId: strin
   const removed = await store.users.delete(actor.tenantId, userId);
   if (removed.ok) {
     await endSessions(store, actor.tenantId, userId);
+    await withdrawInvitationsOf(store, actor.tenantId, userId, undefined);
     return;
   }
   if (removed.reason === 'last-owner') throw errors.lastOwner();

@@ -58,31 +58,25 @@ export class ConnectionRepository {
     return rest as StoredConnection;
   }
 
-  /** A test of the stored connection: its outcome, the sealed value and version untouched. */
+  /**
+   * A test of the stored connection: its outcome (and, when an owner or admin adopts a record that names no
+   * maker, who made it), the sealed value and version untouched.
+   */
   async recordTest(
     tenantId: string,
     projectId: string,
     kind: ConnectionKind,
-    outcome: Pick<StoredConnection, 'ok' | 'message' | 'testedAt' | 'summary'>,
+    outcome: Pick<StoredConnection, 'ok' | 'message' | 'testedAt' | 'summary' | 'connectedBy'>,
   ): Promise<void> {
+    const fields = Object.entries(outcome).filter(([, v]) => v !== undefined);
     await this.table.db.send(
       new UpdateCommand({
         TableName: this.table.name,
         Key: keys.connection(tenantId, projectId, kind),
-        UpdateExpression: 'SET #ok = :ok, #message = :message, #testedAt = :testedAt, #summary = :summary',
+        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: {
-          '#ok': 'ok',
-          '#message': 'message',
-          '#testedAt': 'testedAt',
-          '#summary': 'summary',
-        },
-        ExpressionAttributeValues: {
-          ':ok': outcome.ok,
-          ':message': outcome.message,
-          ':testedAt': outcome.testedAt,
-          ':summary': outcome.summary,
-        },
+        ExpressionAttributeNames: Object.fromEntries(fields.map(([k], i) => [`#f${i}`, k])),
+        ExpressionAttributeValues: Object.fromEntries(fields.map(([, v], i) => [`:f${i}`, v])),
       }),
     );
   }

@@ -14,6 +14,8 @@ export interface DashboardConnection {
   connectionId: string;
   tenantId: string;
   userId: string;
+  /** The token version of the session that opened it: the connection lives only while the user has it. */
+  tokenVersion: number;
   connectedAt: string;
   /** Epoch seconds after which the item is stale (and DynamoDB's TTL removes it). */
   ttl: number;
@@ -81,17 +83,18 @@ export class DashboardConnectionRepository {
   }
 
   /**
-   * Forgets every connection of one user in the tenant (removed, or their role changed): no frame reaches them
-   * from then on, though API Gateway keeps the socket itself open until it closes (docs/api.md).
+   * Every connection of one user in the tenant, stale ones too: what a removal or a role change closes. A
+   * strongly consistent read, so a connection stored before the user changed is always among them.
    */
-  async removeUser(tenantId: string, userId: string): Promise<void> {
+  async listOfUser(tenantId: string, userId: string): Promise<DashboardConnection[]> {
     const { pk, skPrefix } = keys.dashboardConnectionPrefix(tenantId);
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       FilterExpression: 'userId = :user',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':user': userId },
+      ConsistentRead: true,
     });
-    await Promise.all(items.map((i) => this.remove(toConnection(i as unknown as DashboardConnection))));
+    return items.map((i) => toConnection(i as unknown as DashboardConnection));
   }
 
   /** Forgets the connection (closed, or gone) and gives its user's place back; unknown ids are nothing to do. */
@@ -117,6 +120,8 @@ function toConnection(item: DashboardConnection): DashboardConnection {
     connectionId: item.connectionId,
     tenantId: item.tenantId,
     userId: item.userId,
+    // A connection stored before versions were kept: judged as version 0, so it ends once the user changed.
+    tokenVersion: item.tokenVersion ?? 0,
     connectedAt: item.connectedAt,
     ttl: item.ttl,
   };

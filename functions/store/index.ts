@@ -12,6 +12,7 @@ import { ProjectRepository } from './projects.ts';
 import { RateLimitRepository } from './rate-limits.ts';
 import { RefreshTokenRepository } from './refresh-tokens.ts';
 import { RunRepository } from './runs.ts';
+import { ScanLeaseRepository } from './scan-leases.ts';
 import { ScanRepository } from './scans.ts';
 import { SsoRepository } from './sso.ts';
 import { StreamLeaseRepository } from './stream-leases.ts';
@@ -32,6 +33,8 @@ export interface Store {
   billing: BillingRepository;
   connections: ConnectionRepository;
   scans: ScanRepository;
+  /** The tenant's running background scans (their cap, one per project and per credential). */
+  scanLeases: ScanLeaseRepository;
   runs: RunRepository;
   idMap: IdMapRepository;
   runFailures: RunFailureRepository;
@@ -55,6 +58,7 @@ export function createStore(table: Table): Store {
     billing: new BillingRepository(table),
     connections: new ConnectionRepository(table),
     scans: new ScanRepository(table),
+    scanLeases: new ScanLeaseRepository(table),
     runs: new RunRepository(table),
     idMap: new IdMapRepository(table),
     runFailures: new RunFailureRepository(table),

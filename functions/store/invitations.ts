@@ -75,6 +75,8 @@ export class InvitationRepository {
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
+      // An invitation written a moment ago must be seen by a sweep of its inviter's invitations.
+      ConsistentRead: true,
     });
     const now = nowEpochSeconds();
     return items
@@ -84,13 +86,20 @@ export class InvitationRepository {
   }
 
   /**
-   * Takes the tenant's pending invitation of an address, if any (the most recent, should there be several; the
-   * others are withdrawn too): how single sign-on accepts it.
+   * Takes every pending invitation of an address in the tenant, oldest first (each is withdrawn): how single
+   * sign-on accepts one.
    */
-  async takeForAddress(tenantId: string, email: string): Promise<Invitation | undefined> {
+  async takeForAddress(tenantId: string, email: string): Promise<Invitation[]> {
     const pending = (await this.list(tenantId)).filter((i) => i.email === email.toLowerCase());
     for (const i of pending) await this.revoke(tenantId, i.id);
-    return pending.at(-1);
+    return pending;
+  }
+
+  /** Withdraws the invitations a user sent that `keep` does not keep; answers how many went. */
+  async revokeSentBy(tenantId: string, inviterId: string, keep: (i: Invitation) => boolean): Promise<number> {
+    const gone = (await this.list(tenantId)).filter((i) => i.invitedBy === inviterId && !keep(i));
+    for (const i of gone) await this.revoke(tenantId, i.id);
+    return gone.length;
   }
 
   /** Withdraws an invitation: its link stops working. False when the tenant has no such invitation. */

@@ -18,6 +18,9 @@ export interface Key {
 
 const tenantPk = (tenantId: string) => `TENANT#${tenantId}`;
 const projectPk = (tenantId: string, projectId: string) => `TENANT#${tenantId}#PROJECT#${projectId}`;
+/** An identity provider's account (issuer and subject) as a fixed-length key part. */
+const identityHash = (issuer: string, subject: string) =>
+  createHash('sha256').update(`${issuer}\n${subject}`).digest('base64url');
 
 export const keys = {
   tenant: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'TENANT' }),
@@ -63,7 +66,20 @@ export const keys = {
   /** A provider identity (issuer and subject, hashed to a fixed length) linked to a user of the tenant. */
   ssoSubject: (tenantId: string, issuer: string, subject: string): Key => ({
     pk: tenantPk(tenantId),
-    sk: `SSOSUB#${createHash('sha256').update(`${issuer}\n${subject}`).digest('base64url')}`,
+    sk: `SSOSUB#${identityHash(issuer, subject)}`,
+  }),
+  /**
+   * A removed member's mark on their address in the tenant (no TTL: a removal holds until someone invites the
+   * address again): single sign-on provisions nobody for it, an accepted invitation clears it.
+   */
+  removedAddress: (tenantId: string, email: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `REMOVED#EMAIL#${email.toLowerCase()}`,
+  }),
+  /** The same mark on the provider identity the removed member signed in with (a renamed mailbox keeps it). */
+  removedIdentity: (tenantId: string, issuer: string, subject: string): Key => ({
+    pk: tenantPk(tenantId),
+    sk: `REMOVED#SSOSUB#${identityHash(issuer, subject)}`,
   }),
 
   refreshToken: (tokenHash: string): Key => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
@@ -102,8 +118,12 @@ export const keys = {
     sk: 'DASHCONN',
   }),
 
-  rateWindow: (bucket: string, clientAddress: string, windowStart: number): Key => ({
-    pk: `RATE#${bucket}#${clientAddress}`,
+  /**
+   * A fixed-window counter: `subject` is a client address (an IPv6 /64), a user, or an e-mail address (and
+   * tenant) as a SHA-256 (functions/domain/rate-limits.ts), never an address in clear.
+   */
+  rateWindow: (bucket: string, subject: string, windowStart: number): Key => ({
+    pk: `RATE#${bucket}#${subject}`,
     sk: `WINDOW#${windowStart}`,
   }),
 
@@ -211,6 +231,11 @@ export const keys = {
   }),
 
   scan: (tenantId: string, scanId: string): Key => ({ pk: tenantPk(tenantId), sk: `SCAN#${scanId}` }),
+  /**
+   * The tenant's running background scans, as leases in one item (functions/store/scan-leases.ts): its cap, and
+   * one running scan per project and per credential, are decided on it under a version condition.
+   */
+  scanLeases: (tenantId: string): Key => ({ pk: tenantPk(tenantId), sk: 'SCANLEASES' }),
   scanPrefix: (tenantId: string) => ({ pk: tenantPk(tenantId), skPrefix: 'SCAN#' }),
 
   plugin: (tenantId: string, pluginKey: string): Key => ({

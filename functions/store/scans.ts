@@ -1,5 +1,5 @@
 /** Scans of source projects: their progress while they run and their report once done. */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ScanReport } from '#domain/scan-report.ts';
 import { keys } from './keys.ts';
 import { deleteKeys, queryAll, type Table, withoutKeys } from './table.ts';
@@ -50,6 +50,13 @@ export class ScanRepository {
           ':running': 'RUNNING',
         },
       }),
+    );
+  }
+
+  /** Removes one scan (a background start that turned out to be another's, or refused, takes its record back). */
+  async delete(tenantId: string, scanId: string): Promise<void> {
+    await this.table.db.send(
+      new DeleteCommand({ TableName: this.table.name, Key: keys.scan(tenantId, scanId) }),
     );
   }
 

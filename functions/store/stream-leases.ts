@@ -5,9 +5,10 @@
  * invocation that holds it must have ended, so a killed instance never holds a place for long; the item's TTL
  * removes it once every lease has lapsed.
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Key, keys } from './keys.ts';
-import { conditionHeld, type Table } from './table.ts';
+import { putLeasesIfUnchanged, removeLease } from './lease-item.ts';
+import type { Table } from './table.ts';
 
 interface LeaseItem {
   leases?: Record<string, number>;
@@ -41,39 +42,14 @@ export class StreamLeaseRepository {
       const live = Object.entries(item?.leases ?? {}).filter(([, expiry]) => expiry > now);
       if (live.length >= max) return false;
       const leases = Object.fromEntries([...live, [lease.id, lease.expiresAt]]);
-      const written = await conditionHeld(
-        this.table.db.send(
-          new PutCommand({
-            TableName: this.table.name,
-            Item: {
-              ...key,
-              leases,
-              version: (item?.version ?? 0) + 1,
-              ttl: Math.max(...Object.values(leases)),
-            },
-            ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(pk)',
-            ...(item ? { ExpressionAttributeValues: { ':v': item.version ?? 0 } } : {}),
-          }),
-        ),
-      );
-      if (written) return true;
+      if (await putLeasesIfUnchanged(this.table, key, item, leases, Math.max(...Object.values(leases))))
+        return true;
     }
     return false;
   }
 
   /** Gives the place back (a lease already gone is nothing to do). */
   async release(tenantId: string, userId: string, leaseId: string): Promise<void> {
-    await conditionHeld(
-      this.table.db.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: this.keyOf(tenantId, userId),
-          UpdateExpression: 'REMOVE leases.#id ADD version :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#id': leaseId },
-          ExpressionAttributeValues: { ':one': 1 },
-        }),
-      ),
-    );
+    await removeLease(this.table, this.keyOf(tenantId, userId), leaseId);
   }
 }

@@ -7,7 +7,7 @@ import {
 import { v7 as uuidv7 } from 'uuid';
 import { nowIso } from '#platform/clock.ts';
 import type { Role } from '#platform/tokens.ts';
-import { keys } from './keys.ts';
+import { type Key, keys } from './keys.ts';
 import { conditionHeld, failedConditions, queryAll, type Table, withoutKeys } from './table.ts';
 
 export interface User {
@@ -32,7 +32,14 @@ export interface SsoIdentity {
 
 export type CreateUserResult =
   | { ok: true; user: User }
-  | { ok: false; reason: 'email-taken' | 'no-tenant' | 'identity-linked' };
+  | { ok: false; reason: 'email-taken' | 'no-tenant' | 'identity-linked' | 'removed' };
+
+/**
+ * What a removal's mark on the address (and on the provider identity) means for a new user: `clear` when the
+ * tenant asked for the person (an accepted invitation, the operator), `refuse` when nobody did (single sign-on's
+ * just-in-time provisioning): the removal holds until someone invites the address again.
+ */
+export type IfRemoved = 'clear' | 'refuse';
 export type ChangeRoleResult =
   | { ok: true; user: User }
   | { ok: false; reason: 'not-found' | 'last-owner' | 'changed-concurrently' };
@@ -52,8 +59,9 @@ export class UserRepository {
 
   /**
    * One transaction: the address within the tenant, the user, the tenant's owner count, a password user's login
-   * entry (and, for a user made by single sign-on, the link of its provider identity), or nothing at all. The
-   * address is claimed in this tenant only: another tenant's users never make it fail.
+   * entry (and, for a user made by single sign-on, the link of its provider identity), the removal marks as
+   * `ifRemoved` says, or nothing at all. The address is claimed in this tenant only: another tenant's users never
+   * make it fail.
    */
   async create(input: {
     tenantId: string;
@@ -61,11 +69,13 @@ export class UserRepository {
     role: Role;
     passwordHash?: string;
     sso?: SsoIdentity;
+    ifRemoved: IfRemoved;
   }): Promise<CreateUserResult> {
     const now = nowIso();
+    const { ifRemoved, ...fields } = input;
     const user: User = {
       id: uuidv7(),
-      ...input,
+      ...fields,
       email: input.email.toLowerCase(),
       createdAt: now,
       updatedAt: now,
@@ -91,6 +101,19 @@ export class UserRepository {
       });
     const ssoIndex = items.length;
     if (input.sso) items.push(this.ssoLinkPut(user.tenantId, user.id, input.sso));
+    const marksFrom = items.length;
+    for (const Key of removalMarks(user.tenantId, user.email, input.sso))
+      items.push(
+        ifRemoved === 'clear'
+          ? { Delete: { TableName: this.table.name, Key } }
+          : {
+              ConditionCheck: {
+                TableName: this.table.name,
+                Key,
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+      );
     try {
       await this.table.db.send(new TransactWriteCommand({ TransactItems: items }));
       return { ok: true, user };
@@ -98,7 +121,8 @@ export class UserRepository {
       const failed = failedConditions(err);
       if (failed?.includes(0)) return { ok: false, reason: 'email-taken' };
       if (failed?.includes(2)) return { ok: false, reason: 'no-tenant' };
-      if (failed?.includes(ssoIndex)) return { ok: false, reason: 'identity-linked' };
+      if (input.sso && failed?.includes(ssoIndex)) return { ok: false, reason: 'identity-linked' };
+      if (failed?.some((i) => i >= marksFrom)) return { ok: false, reason: 'removed' };
       throw err;
     }
   }
@@ -247,60 +271,78 @@ export class UserRepository {
     }
   }
 
+  /**
+   * One transaction: the user, its address and login entry in the tenant, its provider link, the owner count
+   * (never below one), the removal marks (IfRemoved), and its claim from before per-tenant addresses when it
+   * holds one. Another tenant's records are never part of it, so a removal cannot fail on them.
+   */
   async delete(tenantId: string, userId: string): Promise<DeleteUserResult> {
     const current = await this.get(tenantId, userId);
     if (!current) return { ok: false, reason: 'not-found' };
+    const items: TransactItem[] = [
+      {
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.user(tenantId, userId),
+          ConditionExpression: '#role = :old',
+          ExpressionAttributeNames: { '#role': 'role' },
+          ExpressionAttributeValues: { ':old': current.role },
+        },
+      },
+      this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
+      { Delete: { TableName: this.table.name, Key: keys.tenantEmail(tenantId, current.email) } },
+      {
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.loginEntry(current.email, current.createdAt, tenantId),
+        },
+      },
+    ];
+    // The provider identity is unlinked; the removal marks make sure single sign-on does not simply make the
+    // person again at their next sign-in (IfRemoved).
+    if (current.sso)
+      items.push({
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.ssoSubject(tenantId, current.sso.issuer, current.sso.subject),
+        },
+      });
+    const removedAt = nowIso();
+    for (const Key of removalMarks(tenantId, current.email, current.sso))
+      items.push({
+        Put: { TableName: this.table.name, Item: { ...Key, userId, email: current.email, removedAt } },
+      });
+    // The claim of a user from before per-tenant addresses goes only when it is this user's: a person who
+    // joined this tenant after it may hold another tenant's claim, which no condition of ours may touch (a
+    // failed condition would cancel the whole removal).
+    const legacyIndex = (await this.holdsLegacyClaim(current)) ? items.length : -1;
+    if (legacyIndex >= 0)
+      items.push({
+        Delete: {
+          TableName: this.table.name,
+          Key: keys.legacyEmail(current.email),
+          ConditionExpression: 'userId = :id AND tenantId = :t',
+          ExpressionAttributeValues: { ':id': userId, ':t': tenantId },
+        },
+      });
     try {
-      await this.table.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.table.name,
-                Key: keys.user(tenantId, userId),
-                ConditionExpression: '#role = :old',
-                ExpressionAttributeNames: { '#role': 'role' },
-                ExpressionAttributeValues: { ':old': current.role },
-              },
-            },
-            this.ownerCountChange(tenantId, current.role === 'owner' ? -1 : 0),
-            { Delete: { TableName: this.table.name, Key: keys.tenantEmail(tenantId, current.email) } },
-            {
-              Delete: {
-                TableName: this.table.name,
-                Key: keys.loginEntry(current.email, current.createdAt, tenantId),
-              },
-            },
-            {
-              // The claim of a user from before per-tenant addresses: removed only when it is this user's.
-              Delete: {
-                TableName: this.table.name,
-                Key: keys.legacyEmail(current.email),
-                ConditionExpression: 'attribute_not_exists(pk) OR userId = :id',
-                ExpressionAttributeValues: { ':id': userId },
-              },
-            },
-            // A removed user's provider identity is free again: the next sign-in with it makes a new user.
-            ...(current.sso
-              ? [
-                  {
-                    Delete: {
-                      TableName: this.table.name,
-                      Key: keys.ssoSubject(tenantId, current.sso.issuer, current.sso.subject),
-                    },
-                  },
-                ]
-              : []),
-          ],
-        }),
-      );
+      await this.table.db.send(new TransactWriteCommand({ TransactItems: items }));
       return { ok: true };
     } catch (err) {
       const failed = failedConditions(err);
       if (failed?.includes(1)) return { ok: false, reason: 'last-owner' };
-      if (failed?.includes(0)) return { ok: false, reason: 'changed-concurrently' };
+      if (failed?.includes(0) || failed?.includes(legacyIndex))
+        return { ok: false, reason: 'changed-concurrently' };
       throw err;
     }
+  }
+
+  /** Whether the address's claim from before per-tenant addresses is this user's. */
+  private async holdsLegacyClaim(user: User): Promise<boolean> {
+    const out = await this.table.db.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.legacyEmail(user.email), ConsistentRead: true }),
+    );
+    return out.Item?.userId === user.id && out.Item?.tenantId === user.tenantId;
   }
 
   private ssoLinkPut(tenantId: string, userId: string, identity: SsoIdentity): TransactItem {
@@ -336,4 +378,12 @@ export class UserRepository {
       },
     };
   }
+}
+
+/** The keys of a removal's marks: the address in the tenant, and the provider identity when there is one. */
+function removalMarks(tenantId: string, email: string, sso: SsoIdentity | undefined): Key[] {
+  return [
+    keys.removedAddress(tenantId, email),
+    ...(sso ? [keys.removedIdentity(tenantId, sso.issuer, sso.subject)] : []),
+  ];
 }

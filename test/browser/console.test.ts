@@ -41,10 +41,11 @@ const signIn = (email: string) => signInThroughForm(page, h.base, email, h.passw
 
 describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => {
   beforeAll(async () => {
+    // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback, started first so that
+    // the service's process inherits its port's registration with the outbound policy.
+    idp = await startOidcProvider({ redirectUri: () => `${h.base}/api/auth/sso/callback` });
     h = await startConsole(60);
     page = h.page;
-    // The tenant's identity provider for single sign-on: a real OpenID Provider on loopback.
-    idp = await startOidcProvider({ redirectUri: `${h.base}/api/auth/sso/callback` });
     // A hang guard above the default: npm start (DynamoDB Local, both sandboxes, the seed) on a loaded machine.
   }, 180_000);
   screenshotOnFailure('console', () => page);
@@ -127,7 +128,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     expect(await result.textContent()).toContain(expected.body.message);
     await checkPage('04-connect-failed');
 
-    // A pasted token replaces the stored connection: the right one connects the source.
+    // The refused token replaced nothing (a failed test keeps the stored connection): the right one connects.
     await source.getByLabel('Personal access token').fill('sandbox-ado-pat');
     await source.getByRole('button', { name: 'Test and save source' }).click();
     await until(async () =>

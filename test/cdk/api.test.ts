@@ -6,7 +6,10 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RouteGroup, routeGroups, routes } from '../../functions/api/routes.ts';
+import { SCAN_QUEUE_MINUTES, SCAN_WORKER_MINUTES } from '../../functions/domain/scan-slots.ts';
+import { STALE_SCAN_MS } from '../../functions/services/scans.ts';
 import { GROUP_ACCESS, THROTTLE_DEFAULTS } from '../../lib/api.ts';
+import { RESERVED_CONCURRENCY_DEFAULTS, reservedConcurrencyOf } from '../../lib/concurrency.ts';
 import { DATA_ACCESS } from '../../lib/data-access.ts';
 import { handlesSecrets } from '../../lib/data-grants.ts';
 import { JWT_SECRET_LENGTH } from '../../lib/secrets.ts';
@@ -221,8 +224,9 @@ describe('the API construct', () => {
         ...(access.tokens ? ['JWT_SECRET_ARN'] : []),
         ...(access.scanWorker ? ['SCAN_FUNCTION_NAME'] : []),
         ...(access.redirects ? ['API_URL'] : []),
-        // The run API tells the tenant dashboard of a resume or cancel (lib/dashboard.ts, set by the stack).
-        ...(group === 'migrations' ? ['DASHBOARD_WS_ENDPOINT'] : []),
+        // The run API tells the tenant dashboard of a resume or cancel, the team API closes the sockets of a
+        // user it removes or re-roles (lib/dashboard.ts, set by the stack).
+        ...(group === 'migrations' || group === 'team' ? ['DASHBOARD_WS_ENDPOINT'] : []),
       ];
       expect(Object.keys(env).sort(), group).toEqual(expected.sort());
       expect(env.STAGE).toBe('dev');
@@ -541,6 +545,40 @@ describe('the API construct', () => {
     dev().template.resourceCountIs('AWS::ApiGateway::Account', 1);
   });
 
+  it("reserves concurrency for the scan worker and the engine, so they cannot take the API's; from context in prod", () => {
+    const reservedOf = (s: Synth, name: string) =>
+      s.resources[idOf(s, name)]?.Properties.ReservedConcurrentExecutions;
+    expect(RESERVED_CONCURRENCY_DEFAULTS).toEqual({
+      dev: { engine: 20, scanWorker: 5 },
+      prod: { engine: 100, scanWorker: 20 },
+    });
+    expect([reservedOf(dev(), 'engine'), reservedOf(dev(), 'scanWorker')]).toEqual([20, 5]);
+    expect([reservedOf(prod(), 'engine'), reservedOf(prod(), 'scanWorker')]).toEqual([80, 15]);
+    // The API's functions share what is left of the account's concurrency: none is capped.
+    for (const s of [dev(), prod()])
+      for (const group of routeGroups()) expect(reservedOf(s, group)).toBeUndefined();
+
+    // A scan queued behind a full worker starts within 5 minutes or never: with its 15 minutes it ends before it
+    // would count as lost (20 minutes after it started, functions/services/scans.ts).
+    const worker = prod().resources[idOf(prod(), 'scanWorker')]?.Properties;
+    expect(worker?.Timeout).toBe(SCAN_WORKER_MINUTES * 60);
+    prod().template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: idOf(prod(), 'scanWorker') },
+      MaximumEventAgeInSeconds: SCAN_QUEUE_MINUTES * 60,
+    });
+    expect((SCAN_WORKER_MINUTES + SCAN_QUEUE_MINUTES) * 60_000).toBe(STALE_SCAN_MS);
+  });
+
+  it('refuses a reserved concurrency that is not a positive whole number', () => {
+    expect(() => reservedConcurrencyOf('prod', { engine: 0 })).toThrow(
+      'engineConcurrency must be a positive whole number, not 0',
+    );
+    expect(() => reservedConcurrencyOf('dev', { scanWorker: 2.5 })).toThrow(
+      'scanWorkerConcurrency must be a positive whole number, not 2.5',
+    );
+    expect(reservedConcurrencyOf('prod', { scanWorker: 7 })).toEqual({ engine: 100, scanWorker: 7 });
+  });
+
   it('throttles the stage per stage, overridable from context', () => {
     const settingsOf = (s: Synth) =>
       (
@@ -629,6 +667,7 @@ describe('the API construct', () => {
       atlassianClientId: PROD_CONTEXT.atlassianClientId,
       entraClientId: PROD_CONTEXT.entraClientId,
       entraTenant: PROD_CONTEXT.entraTenant,
+      reservedConcurrency: { engine: 80, scanWorker: 15 },
     });
     expect(props({ allowedOrigins: '["https://a.example.com"]', throttleBurstLimit: 7 })).toMatchObject({
       stage: 'dev',
@@ -651,7 +690,9 @@ describe('the API construct', () => {
       atlassianClientId: undefined,
       entraClientId: undefined,
       entraTenant: undefined,
+      reservedConcurrency: { engine: undefined, scanWorker: undefined },
     });
     expect(() => props({ throttleRateLimit: 'fast' })).toThrow(/throttleRateLimit/);
+    expect(() => props({ engineConcurrency: 'many' })).toThrow(/engineConcurrency/);
   });
 });

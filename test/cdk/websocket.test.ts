@@ -1,8 +1,9 @@
 /**
  * The tenant dashboard's WebSocket API in the stack (lib/dashboard.ts): its three routes on one function, the
  * ping answered through a route response, a throttled stage with access logs, the grants (table and signing key
- * for the handler; `execute-api:ManageConnections` on this API's stage, POST only, for the engine and the run API
- * and no other function), the alarms, and CloudFront's `/api/ws` to the stage.
+ * for the handler; `execute-api:ManageConnections` on this API's stage: POST and DELETE for the engine and the
+ * run API, DELETE only for the team API and the handler, no other function), the alarms, and CloudFront's
+ * `/api/ws` to the stage.
  */
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -86,34 +87,52 @@ describe('the dashboard WebSocket API', () => {
     });
   });
 
-  it('lets only the engine and the run API post, to this stage of this API, POST only', () => {
+  /** The connection-management ARN of this API's stage for one method, as the template writes it. */
+  const connections = (method: string) => ({
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':execute-api:',
+        { Ref: 'AWS::Region' },
+        ':',
+        { Ref: 'AWS::AccountId' },
+        ':',
+        { Ref: logicalId(stack.dashboard.api) },
+        `/dev/${method}/@connections/*`,
+      ],
+    ],
+  });
+  /** The ManageConnections resources a function's role is granted. */
+  function manageOf(fn: { node: { defaultChild?: unknown } }): unknown[] {
+    const role = ((resources[logicalId(fn)] as Resource).Properties.Role as { 'Fn::GetAtt': string[] })[
+      'Fn::GetAtt'
+    ][0];
+    return ofType('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
+      .flatMap(
+        ([, p]) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
+      )
+      .filter((s) => s.Action === 'execute-api:ManageConnections')
+      .flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
+  }
+
+  it('lets the engine and the run API post and close, the team API and the handler only close, on this stage', () => {
     expect(managers()).toEqual(
-      [logicalId(stack.engine.function), logicalId(stack.api.functions.migrations)].sort(),
+      [
+        logicalId(stack.engine.function),
+        logicalId(stack.api.functions.migrations),
+        logicalId(stack.api.functions.team),
+        logicalId(stack.dashboard.function),
+      ].sort(),
     );
-    const statements = ofType('AWS::IAM::Policy').flatMap(
-      ([, p]) =>
-        (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
-    );
-    const manage = statements.filter((s) => s.Action === 'execute-api:ManageConnections');
-    expect(manage).toHaveLength(2);
-    for (const s of manage)
-      expect(s.Resource).toEqual({
-        'Fn::Join': [
-          '',
-          [
-            'arn:',
-            { Ref: 'AWS::Partition' },
-            ':execute-api:',
-            { Ref: 'AWS::Region' },
-            ':',
-            { Ref: 'AWS::AccountId' },
-            ':',
-            { Ref: logicalId(stack.dashboard.api) },
-            '/dev/POST/@connections/*',
-          ],
-        ],
-      });
-    // Both get the management endpoint (the stage's callback URL); no other function does.
+    for (const poster of [stack.engine.function, stack.api.functions.migrations])
+      expect(manageOf(poster)).toEqual([connections('POST'), connections('DELETE')]);
+    for (const closer of [stack.api.functions.team, stack.dashboard.function])
+      expect(manageOf(closer)).toEqual([connections('DELETE')]);
+    // They get the management endpoint (the stage's callback URL); no other function does.
     const having = ofType('AWS::Lambda::Function')
       .filter(
         ([, f]) =>
@@ -124,7 +143,7 @@ describe('the dashboard WebSocket API', () => {
     expect(having).toEqual(managers());
   });
 
-  it("gives the handler the table and the signing key, and nothing of the engine's", () => {
+  it("gives the handler the table, the signing key and DeleteConnection, and nothing of the engine's", () => {
     const fn = resources[logicalId(stack.dashboard.function)] as Resource;
     const role = (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
     const policy = ofType('AWS::IAM::Policy').find(([, p]) =>
@@ -133,7 +152,7 @@ describe('the dashboard WebSocket API', () => {
     const text = JSON.stringify(policy?.Properties.PolicyDocument);
     expect(text).toContain('dynamodb:PutItem');
     expect(text).toContain('secretsmanager:GetSecretValue');
-    for (const absent of ['kms:', 's3:', 'states:', 'execute-api:']) expect(text).not.toContain(absent);
+    for (const absent of ['kms:', 's3:', 'states:', '/POST/@connections']) expect(text).not.toContain(absent);
   });
 
   it('alarms on integration errors and on the handler throwing', () => {

@@ -29,6 +29,8 @@ interface LogEntry {
 }
 const jiraLog = async () => (await h.control('jira', 'GET', '/_sandbox/requests')) as LogEntry[];
 const issueOf = (path: string) => /\/rest\/api\/3\/issue\/([A-Z]+-\d+)/.exec(path)?.[1];
+/** How long after a 429 a write the client sent before it knew may still arrive. */
+const IN_FLIGHT_MS = 100;
 const isWrite = (e: LogEntry) => e.method !== 'GET' && !e.path.includes('/search');
 
 async function migrate(name: string) {
@@ -67,18 +69,19 @@ describe('the engine under Jira’s limits', () => {
     const refused = log.filter((e) => e.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     expect(new Set(refused.map((e) => e.reason))).toEqual(new Set(['jira-per-issue-on-write']));
-    // A refusal holds back its own issue only: after a write that went through, the next write to the same issue
-    // follows at once (a pause of the whole client, after another issue's 429, would leave a gap of a second).
-    const issues = new Set(log.flatMap((e) => (isWrite(e) && issueOf(e.path) ? [issueOf(e.path)] : [])));
-    for (const issue of issues) {
-      const comments = log.filter(
-        (e) => e.method === 'POST' && e.path.endsWith('/comment') && issueOf(e.path) === issue,
-      );
-      for (const [i, e] of comments.entries()) {
-        const next = comments[i + 1];
-        if (e.status < 300 && next) expect(Date.parse(next.at) - Date.parse(e.at), issue).toBeLessThan(900);
-      }
-    }
+    // A refusal holds back its own issue only: while a refused issue waits out its Retry-After, writes to other
+    // issues still arrive (a pause of the whole client would leave that second empty but for writes already on their
+    // way when the 429 went out, which arrive within milliseconds of it). Order, not speed: no duration is asserted.
+    const others = refused.flatMap((r) =>
+      log.filter(
+        (w) =>
+          isWrite(w) &&
+          issueOf(w.path) !== issueOf(r.path) &&
+          Date.parse(w.receivedAt) > Date.parse(r.at) + IN_FLIGHT_MS &&
+          Date.parse(w.receivedAt) < Date.parse(r.at) + 990,
+      ),
+    );
+    expect(others.length).toBeGreaterThan(0);
     // No write to a refused issue was sent after a refusal reached the client before its Retry-After (1 s): each
     // write that arrived after a 429 went out arrived at least 990 ms after it (the log's arrival times; a write
     // already on its way when the 429 went out was sent before the client could know).

@@ -1,7 +1,8 @@
 /**
  * Connectors through HTTP against the sandbox trackers: every failure message of the spec, scans equal to the
- * generator's ground truth, a 12,000-item scan that runs asynchronously, faults survived, and no credential in
- * any answer, stored item or log line.
+ * generator's ground truth, a 12,000-item scan that runs asynchronously, faults survived, a stored connection
+ * kept through failed re-tests and failed other credentials, and no credential in any answer, stored item or
+ * log line.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -247,6 +248,146 @@ describe('a project connected through the connectors', () => {
     const res = await test({ type: 'jira', credentials: target(), projectId: project.id });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('PROJECT_NOT_FOUND');
+  });
+});
+
+describe('a re-test of a stored connection while its tracker fails', () => {
+  const faults = (url: string, body: Record<string, number>) => control(url, 'PUT', '/_sandbox/faults', body);
+  /** The sandbox's service account with this API token: any other token it answers 401. */
+  const jiraToken = (apiToken: string) =>
+    control(sb.jira.url, 'PUT', '/_sandbox/jira/accounts', {
+      email: config.jira.email,
+      apiToken,
+      projectAdmin: true,
+    });
+  /** The trackers as the other tests expect them: no faults, the service account's own token. */
+  const trackersBack = async () => {
+    await faults(sb.ado.url, { errorRate: 0, dropRate: 0 });
+    await faults(sb.jira.url, { errorRate: 0, dropRate: 0 });
+    await jiraToken(config.jira.apiToken);
+  };
+
+  /** A project whose source and target the owner connected with the sandboxes' tokens: CONNECTED. */
+  async function ownersConnectedProject(name: string) {
+    const project = (
+      await app.call('POST', '/api/projects', {
+        token: t.admin.token,
+        body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+      })
+    ).body;
+    for (const [type, credentials] of [
+      ['azure_devops', source()],
+      ['jira', target()],
+    ] as const)
+      expect((await test({ type, credentials, projectId: project.id }, t.owner.token)).body.success).toBe(
+        true,
+      );
+    return project.id as string;
+  }
+  const detail = async (projectId: string) =>
+    (await app.call('GET', `/api/projects/${projectId}`, { token: t.member.token })).body;
+  /** What the project holds of each connection: its sealed credentials, their maker and method. */
+  const holding = async (projectId: string) =>
+    Promise.all(
+      (['source', 'target'] as const).map(async (kind) => {
+        const c = await app.store.connections.get(t.tenantId, projectId, kind);
+        return { kind, sealed: c?.sealed, connectedBy: c?.connectedBy, method: c?.method };
+      }),
+    );
+
+  it('keeps the stored tokens whoever re-tests: the failure is shown, the status stays, the next good test connects', async () => {
+    const projectId = await ownersConnectedProject('Re-tested while down');
+    const before = await holding(projectId);
+    const owner = { userId: t.owner.id, role: 'owner' };
+    expect(before).toEqual([
+      { kind: 'source', sealed: expect.any(Object), connectedBy: owner, method: 'token' },
+      { kind: 'target', sealed: expect.any(Object), connectedBy: owner, method: 'token' },
+    ]);
+
+    try {
+      // Jira answers 503 to everything: a member re-tests the owner's target.
+      await faults(sb.jira.url, { errorRate: 1 });
+      expect((await test({ type: 'jira', projectId }, t.member.token)).body).toEqual({
+        success: false,
+        message: 'target connection failed with 503',
+      });
+      expect(await holding(projectId)).toEqual(before);
+      // Azure DevOps drops every connection: the owner re-tests the source.
+      await faults(sb.ado.url, { dropRate: 1 });
+      const unreachable = (await test({ type: 'azure_devops', projectId }, t.owner.token)).body;
+      expect(unreachable).toEqual({
+        success: false,
+        message: expect.stringMatching(/^source tracker unreachable\b/),
+      });
+      expect(await holding(projectId)).toEqual(before);
+      await faults(sb.ado.url, { dropRate: 0 });
+      await faults(sb.jira.url, { errorRate: 0 });
+
+      // The token was revoked at Jira (401): a member's re-test, then an owner's re-sending the same token.
+      await jiraToken('rotated-at-jira');
+      expect((await test({ type: 'jira', projectId }, t.member.token)).body).toEqual({
+        success: false,
+        message: 'target connection failed with 401',
+      });
+      expect((await test({ type: 'jira', projectId, credentials: target() }, t.owner.token)).body).toEqual({
+        success: false,
+        message: 'target connection failed with 401',
+      });
+      expect(await holding(projectId)).toEqual(before);
+
+      // The project shows what the last tests said, and stays CONNECTED (statuses only move forward).
+      const down = await detail(projectId);
+      expect(down.status).toBe('CONNECTED');
+      expect(down.connections).toEqual({
+        source: {
+          ok: false,
+          message: unreachable.message,
+          testedAt: expect.any(String),
+          method: 'token',
+          reconnectRequired: false,
+          organizationUrl: source().organization_url,
+          projectName: config.ado.project,
+        },
+        target: {
+          ok: false,
+          message: 'target connection failed with 401',
+          testedAt: expect.any(String),
+          method: 'token',
+          reconnectRequired: false,
+          baseUrl: sb.jira.url,
+          email: config.jira.email,
+          projectKey: config.jira.projectKey,
+        },
+      });
+    } finally {
+      await trackersBack();
+    }
+
+    // The trackers are back: a member's re-test of the stored connections works without re-entering them.
+    for (const type of ['azure_devops', 'jira'] as const)
+      expect((await test({ type, projectId }, t.member.token)).body.success).toBe(true);
+    const back = await detail(projectId);
+    expect(back.status).toBe('CONNECTED');
+    expect(back.connections.source).toMatchObject({ ok: true, itemCount: (await truth()).totalWorkItems });
+    expect(back.connections.target).toMatchObject({ ok: true, projectKey: config.jira.projectKey });
+    expect(await holding(projectId)).toEqual(before);
+  });
+
+  it('a failed test of other credentials replaces nothing: the stored connection stays as it was', async () => {
+    const projectId = await ownersConnectedProject('Bad new token');
+    const records = async () =>
+      Promise.all(
+        (['source', 'target'] as const).map((kind) => app.store.connections.get(t.tenantId, projectId, kind)),
+      );
+    const before = await records();
+    const mistyped = { ...target(), api_token: 'mistyped' };
+    const misspelt = { ...source(), project: 'Contosso' };
+    const byOwner = await test({ type: 'jira', projectId, credentials: mistyped }, t.owner.token);
+    expect(byOwner.body).toEqual({ success: false, message: 'target connection failed with 401' });
+    const byAdmin = await test({ type: 'azure_devops', projectId, credentials: misspelt }, t.admin.token);
+    expect(byAdmin.body).toEqual({ success: false, message: 'source project not found' });
+    expect(await records()).toEqual(before);
+    expect((await detail(projectId)).status).toBe('CONNECTED');
   });
 });
 

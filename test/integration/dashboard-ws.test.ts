@@ -8,13 +8,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectionPoster } from '../../functions/adapters/dashboard-channel.ts';
 import { RunEventsNotifier } from '../../functions/adapters/run-events.ts';
 import { DashboardFrame, type DashboardRunFrame } from '../../functions/domain/dashboard-events.ts';
 import { createEngineHandler } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { DashboardConnectionRepository } from '../../functions/store/dashboard-connections.ts';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type SandboxConfig, sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
@@ -36,7 +37,14 @@ beforeAll(async () => {
   config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '80', SANDBOX_SEED: '7' });
   sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
   allowSandboxPorts(sandboxes);
-  app = await startTestApp({ ADO_BASE_URL: sandboxes.ado.url, DATA_DIR: dir, DASHBOARD_MAX_PER_USER: '3' });
+  app = await startTestApp({
+    ADO_BASE_URL: sandboxes.ado.url,
+    DATA_DIR: dir,
+    DASHBOARD_MAX_PER_USER: '3',
+    // Every session check reads the user, as on an instance whose cached read has lapsed: a change made in
+    // the table directly (as by another instance) is seen at the next check.
+    SESSION_CHECK_CACHE_SECONDS: '0',
+  });
   a = await app.createTenant('Alpha');
   // As `npm start` wires it: the engine tells the dashboard, whose frames reach the gateway's sockets.
   connectionPoster.use(app.gateway.websockets);
@@ -297,5 +305,99 @@ describe('connections that go away', () => {
     // What happened while it was away is the runs list's to tell, not replayed here.
     expect(runFrames(again, before.id)).toEqual([]);
     await again.close();
+  });
+});
+
+describe('access that ends', () => {
+  const revoked = {
+    statusCode: 401,
+    error: 'Unauthorized',
+    code: 'SESSION_REVOKED',
+    message: 'Your session has ended because your membership or role changed: sign in again',
+  };
+  /** Resolves once the socket is closed; a bound on waiting (the machine may be busy), not a timing check. */
+  const closedSoon = (socket: DashboardSocket) =>
+    vi.waitFor(
+      async () => {
+        if (socket.ws.readyState !== socket.ws.CLOSED) throw new Error('the socket is still open');
+      },
+      { timeout: 15_000, interval: 20 },
+    );
+
+  it('closes the sockets of a member who is removed and of a user whose role changes; the others stay open', async () => {
+    const f = await app.createTenant('Foxtrot');
+    const owner = await openDashboard(app.url, f.owner.token);
+    const removed = await openDashboard(app.url, f.member.token);
+    const demoted = await openDashboard(app.url, f.admin.token);
+    await connectionsBecome(f.tenantId, (list) => list.length === 3);
+    expect(
+      (await app.call('DELETE', `/api/team/members/${f.member.id}`, { token: f.owner.token })).status,
+    ).toBe(204);
+    const changed = await app.call('PATCH', `/api/team/members/${f.admin.id}`, {
+      token: f.owner.token,
+      body: { role: 'member' },
+    });
+    expect(changed.status).toBe(200);
+    await Promise.all([closedSoon(removed), closedSoon(demoted)]);
+    expect(owner.ws.readyState).toBe(owner.ws.OPEN);
+    const [ownerOnly] = await connectionsBecome(f.tenantId, (list) => list.length === 1);
+    expect((await app.store.dashboardConnections.get(ownerOnly as string, 0))?.userId).toBe(f.owner.id);
+    // Their reconnects are refused.
+    for (const token of [f.member.token, f.admin.token])
+      expect(await connectDashboard(app.url, token)).toEqual({ status: 401, body: revoked });
+    await owner.close();
+  });
+
+  it('refuses a $connect that races the removal: removed after its admission, before its connection is stored', async () => {
+    const g = await app.createTenant('Golf');
+    const store = DashboardConnectionRepository.prototype.open;
+    vi.spyOn(DashboardConnectionRepository.prototype, 'open').mockImplementationOnce(async function (
+      this: DashboardConnectionRepository,
+      ...args: Parameters<DashboardConnectionRepository['open']>
+    ) {
+      // The removal, its sweep of the member's connections included, ends right here.
+      const removed = await app.call('DELETE', `/api/team/members/${g.member.id}`, { token: g.owner.token });
+      expect(removed.status).toBe(204);
+      return store.apply(this, args);
+    });
+    try {
+      const out = await connectDashboard(app.url, g.member.token);
+      if ('ws' in out) await out.close();
+      expect('ws' in out ? 'an open socket' : out).toEqual({ status: 401, body: revoked });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(await connectionsBecome(g.tenantId, (list) => list.length === 0)).toEqual([]);
+  });
+
+  it('closes the socket of a user who lost access elsewhere at the next frame, which it does not get', async () => {
+    const h = await app.createTenant('Hotel');
+    const projectId = await readyProject(app, h, 'Lost elsewhere');
+    const owner = await openDashboard(app.url, h.owner.token);
+    const member = await openDashboard(app.url, h.member.token);
+    await connectionsBecome(h.tenantId, (list) => list.length === 2);
+    // Removed on another instance whose sweep of the connections never came (it stopped in between).
+    expect((await app.store.users.delete(h.tenantId, h.member.id)).ok).toBe(true);
+
+    const run = await createRun(app.store, h.tenantId, projectId, 'FULL');
+    expect((await control(h, run.id, 'cancel')).status).toBe(200);
+    await owner.next((f) => f.type === 'run.ended' && f.runId === run.id);
+    await closedSoon(member);
+    expect(runFrames(member)).toEqual([]);
+    const [left] = await connectionsBecome(h.tenantId, (list) => list.length === 1);
+    expect((await app.store.dashboardConnections.get(left as string, 0))?.userId).toBe(h.owner.id);
+    await owner.close();
+  });
+
+  it('closes the socket of a user whose role changed elsewhere at its next ping, without a pong', async () => {
+    const i = await app.createTenant('India');
+    const socket = await openDashboard(app.url, i.member.token);
+    socket.send({ action: 'ping' });
+    await socket.next((f) => f.type === 'pong');
+    expect((await app.store.users.changeRole(i.tenantId, i.member.id, 'admin')).ok).toBe(true);
+    socket.send({ action: 'ping' });
+    await closedSoon(socket);
+    expect(socket.frames.filter((f) => f.type === 'pong')).toHaveLength(1);
+    await connectionsBecome(i.tenantId, (list) => list.length === 0);
   });
 });

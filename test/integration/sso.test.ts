@@ -5,9 +5,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../functions/platform/clock.ts';
+import { hashPassword } from '../../functions/platform/passwords.ts';
 import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { captureOutput } from '../support/capture-output.ts';
@@ -178,6 +179,43 @@ describe('configuration (owner only)', () => {
     const again = await app.call('PUT', '/api/sso', { token: t.owner.token, body: config() });
     expect(again.status, again.text).toBe(200);
     expect(again.body.clientSecretSet).toBe(true);
+  });
+
+  it('needs the client secret again when the issuer or the client id changes (400 naming clientSecret)', async () => {
+    const secretAgain = {
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+      message: [
+        'clientSecret is required when the issuer or the client id changes: the stored secret belongs to the previous client',
+      ],
+    };
+    for (const change of [{ issuer: 'https://idp.elsewhere.example' }, { clientId: 'another-client' }]) {
+      const res = await app.call('PUT', '/api/sso', {
+        token: t.owner.token,
+        body: { ...config(), ...change },
+      });
+      expect({ status: res.status, body: res.body }, JSON.stringify(change)).toEqual({
+        status: 400,
+        body: secretAgain,
+      });
+    }
+    // Nothing was changed; with the secret re-entered the same change is saved.
+    expect((await app.call('GET', '/api/sso', { token: t.owner.token })).body).toMatchObject({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+    });
+    const withSecret = await app.call('PUT', '/api/sso', {
+      token: t.owner.token,
+      body: { ...config(), clientId: 'another-client', clientSecret: 'its-secret' },
+    });
+    expect(withSecret.status, withSecret.text).toBe(200);
+    expect(withSecret.body).toMatchObject({ clientId: 'another-client', clientSecretSet: true });
+    const back = await app.call('PUT', '/api/sso', {
+      token: t.owner.token,
+      body: { ...config(), clientSecret: idp.clientSecret },
+    });
+    expect(back.status, back.text).toBe(200);
   });
 
   it('refuses an unreachable issuer and a discovery document naming another issuer (400)', async () => {
@@ -424,6 +462,34 @@ describe('sign-in', () => {
     );
   });
 
+  it('takes an invitation whose inviter left since as none: a member, and the invitation spent', async () => {
+    const made = await app.store.users.create({
+      tenantId: t.tenantId,
+      email: 'short-stay-admin@acme.test',
+      role: 'admin',
+      passwordHash: await hashPassword('short-stay-password'),
+      ifRemoved: 'clear',
+    });
+    if (!made.ok) throw new Error(made.reason);
+    const token = (await app.login('short-stay-admin@acme.test', 'short-stay-password')).body.accessToken;
+    const invited = await app.call('POST', '/api/team/members', {
+      token,
+      body: { email: 'vera@acme.test', role: 'admin' },
+    });
+    expect(invited.status).toBe(202);
+    // The admin is removed without the use case's sweep of their invitations (a function that stopped).
+    expect((await app.store.users.delete(t.tenantId, made.user.id)).ok).toBe(true);
+    account('vera-sub', 'vera@acme.test');
+    const { res } = await signIn();
+    expect(res.status, res.text).toBe(302);
+    const vera = (await app.store.users.list(t.tenantId)).find((u) => u.email === 'vera@acme.test');
+    expect(vera?.role).toBe('member');
+    expect(await app.store.invitations.list(t.tenantId)).not.toContainEqual(
+      expect.objectContaining({ email: 'vera@acme.test' }),
+    );
+    expect(logged.some((l) => l.includes('invitation withdrawn at sign-in'))).toBe(true);
+  });
+
   it('refuses a domain that is not allowed, and an unverified e-mail; no user is made', async () => {
     account('mallory-sub', 'mallory@blocked.test');
     const body = await expectRefused(async () => (await signIn()).res, 403, 'SSO_DOMAIN_NOT_ALLOWED');
@@ -450,6 +516,95 @@ describe('sign-in', () => {
     idp.deny = true;
     const body = await expectRefused(async () => (await signIn()).res, 400, 'SSO_PROVIDER_ERROR');
     expect(body.message).toBe('The identity provider did not sign you in: access_denied');
+  });
+});
+
+describe('after a removal', () => {
+  const removeMember = async (email: string) => {
+    const user = (await app.store.users.list(t.tenantId)).find((u) => u.email === email);
+    const res = await app.call('DELETE', `/api/team/members/${user?.id}`, { token: t.owner.token });
+    expect(res.status).toBe(204);
+  };
+
+  it('a removed member is not provisioned again at the next sign-in, by address or by subject, until re-invited', async () => {
+    account('rita-sub', 'rita@acme.test');
+    expect((await signIn()).res.status).toBe(302);
+    await removeMember('rita@acme.test');
+
+    // The provider still vouches for Rita: her removal holds all the same.
+    await expectRefused(async () => (await signIn()).res, 403, 'SSO_ACCOUNT_NOT_ALLOWED');
+    // Nor does a new address asserted for the same subject bring her back.
+    account('rita-sub', 'rita.renamed@acme.test');
+    await expectRefused(async () => (await signIn()).res, 403, 'SSO_ACCOUNT_NOT_ALLOWED');
+    expect(logged.some((l) => l.includes('removed from the tenant'))).toBe(true);
+
+    // An admin invites her again: her next sign-in accepts it, with the invited role.
+    const invited = await app.call('POST', '/api/team/members', {
+      token: t.admin.token,
+      body: { email: 'rita.renamed@acme.test', role: 'member' },
+    });
+    expect(invited.status).toBe(202);
+    const back = await signIn();
+    expect(back.res.status, back.res.text).toBe(302);
+    const rita = (await app.store.users.list(t.tenantId)).find((u) => u.email === 'rita.renamed@acme.test');
+    expect(rita).toMatchObject({ role: 'member', sso: { issuer: idp.issuer, subject: 'rita-sub' } });
+    // Her sign-ins go on from then on.
+    expect((await signIn()).res.status).toBe(302);
+  });
+
+  it('a removed password member is not provisioned by single sign-on either', async () => {
+    // Tenant Acme's password member (as the operator makes one), at the provider's domain.
+    const email = 'paul@acme.test';
+    const made = await app.store.users.create({
+      tenantId: t.tenantId,
+      email,
+      role: 'member',
+      ifRemoved: 'clear',
+    });
+    expect(made.ok).toBe(true);
+    await removeMember(email);
+    account('paul-sub', email);
+    await expectRefused(async () => (await signIn()).res, 403, 'SSO_ACCOUNT_NOT_ALLOWED');
+  });
+});
+
+describe('the role single sign-on gives', () => {
+  it("is member at most: 'admin' and 'owner' are refused as the default role (400 naming defaultRole)", async () => {
+    for (const defaultRole of ['admin', 'owner']) {
+      const res = await app.call('PUT', '/api/sso', {
+        token: t.owner.token,
+        body: { ...config(), defaultRole },
+      });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: {
+          statusCode: 400,
+          error: 'Bad Request',
+          code: 'VALIDATION_FAILED',
+          message: ['defaultRole must be one of: member'],
+        },
+      });
+    }
+  });
+
+  it('makes a member even where a configuration saved before says admin, and shows member', async () => {
+    await app.db.send(
+      new UpdateCommand({
+        TableName: app.tableName,
+        Key: { pk: `TENANT#${t.tenantId}`, sk: 'SSO' },
+        UpdateExpression: 'SET defaultRole = :admin',
+        ExpressionAttributeValues: { ':admin': 'admin' },
+      }),
+    );
+    expect((await app.call('GET', '/api/sso', { token: t.owner.token })).body.defaultRole).toBe('member');
+    account('walt-sub', 'walt@acme.test');
+    const { res } = await signIn();
+    expect(res.status, res.text).toBe(302);
+    const refreshed = await app.call('POST', '/api/auth/refresh', {
+      cookie: `refresh_token=${refreshOf(res.setCookies)}`,
+    });
+    expect(claimsOf(refreshed.body.accessToken)).toMatchObject({ email: 'walt@acme.test', role: 'member' });
+    expect((await app.call('PUT', '/api/sso', { token: t.owner.token, body: config() })).status).toBe(200);
   });
 });
 

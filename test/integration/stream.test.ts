@@ -454,6 +454,54 @@ describe('moves made through the run API, as a watcher sees them', () => {
   });
 });
 
+describe('a watcher who loses their place in the team', () => {
+  /** A tenant of its own with a project and a running run (members are removed here). */
+  async function watchedRun(name: string): Promise<{ t: TestTenant; run: Run }> {
+    const t = await app.createTenant(name);
+    const project = await app.call('POST', '/api/projects', {
+      token: t.owner.token,
+      body: { name, sourceSystem: 'AZURE_DEVOPS', targetSystem: 'JIRA_CLOUD' },
+    });
+    return { t, run: await createRun(app.store, t.tenantId, project.body.id, 'FULL') };
+  }
+
+  it('a removed member: the open stream ends and sends nothing written after the removal', async () => {
+    const { t, run } = await watchedRun('RemovedWatcher');
+    await append(run, chunkEventId(2, 0, 0), log('before the removal'));
+    const s = await openStream(streamPath(run.id, t.member.token));
+    let ended = false;
+    void s.ended.then(() => {
+      ended = true;
+    });
+    await until(() => expect(s.messages).toHaveLength(1));
+
+    const removed = await app.call('DELETE', `/api/team/members/${t.member.id}`, { token: t.owner.token });
+    expect(removed.status).toBe(204);
+    await append(run, chunkEventId(2, 0, 1), log('after the removal'));
+    await until(() => expect(ended).toBe(true));
+    expect(s.messages.map((m) => JSON.parse(m.data))).toEqual([log('before the removal')]);
+    await until(() => expect(activeStreams()).toBe(0));
+  });
+
+  it('a demoted admin: the stream of the old session ends too', async () => {
+    const { t, run } = await watchedRun('DemotedWatcher');
+    const s = await openStream(streamPath(run.id, t.admin.token));
+    let ended = false;
+    void s.ended.then(() => {
+      ended = true;
+    });
+    await until(() => expect(s.retry).toBe(2000));
+    const demoted = await app.call('PATCH', `/api/team/members/${t.admin.id}`, {
+      token: t.owner.token,
+      body: { role: 'member' },
+    });
+    expect(demoted.status).toBe(200);
+    await append(run, chunkEventId(2, 0, 0), log('after the demotion'));
+    await until(() => expect(ended).toBe(true));
+    expect(s.messages).toEqual([]);
+  });
+});
+
 describe('refusals, before any stream starts', () => {
   const unauthorized = {
     statusCode: 401,

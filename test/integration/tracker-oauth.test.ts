@@ -439,7 +439,49 @@ describe('using, refreshing and losing the grant', () => {
     ]);
   });
 
+  it('a failing tracker or a failed test of a pasted token leaves the grant stored and in use', async () => {
+    const granted = await app.store.connections.get(t.tenantId, projectId, 'target');
+    const creds = (await loadTarget(app.store, t.tenantId, projectId))?.creds;
+    await sandboxControl(sb.jira.url, 'PUT', '/_sandbox/faults', { errorRate: 1 });
+    try {
+      expect((await testStored('jira')).body).toEqual({
+        success: false,
+        message: 'target connection failed with 503',
+      });
+    } finally {
+      await sandboxControl(sb.jira.url, 'PUT', '/_sandbox/faults', { errorRate: 0 });
+    }
+    expect((await detail(projectId)).connections.target).toMatchObject({
+      ok: false,
+      message: 'target connection failed with 503',
+      method: 'oauth',
+      reconnectRequired: false,
+    });
+    const kept = await loadTarget(app.store, t.tenantId, projectId);
+    expect(kept).toMatchObject({ method: 'oauth', creds, connectedBy: granted?.connectedBy });
+
+    // An admin tries an API token instead, which Jira refuses: the grant is not replaced.
+    const pasted = await app.call('POST', '/api/connectors/test', {
+      token: t.admin.token,
+      body: {
+        type: 'jira',
+        projectId,
+        credentials: {
+          base_url: sb.jira.url,
+          email: config.jira.email,
+          api_token: 'mistyped',
+          project_key: config.jira.projectKey,
+        },
+      },
+    });
+    expect(pasted.body).toEqual({ success: false, message: 'target connection failed with 401' });
+    expect(await loadTarget(app.store, t.tenantId, projectId)).toEqual(kept);
+    expect((await testStored('jira')).body.success).toBe(true);
+    expect((await detail(projectId)).connections.target).toMatchObject({ ok: true, method: 'oauth' });
+  });
+
   it('says "Token exchange failed" and asks to reconnect when the refresh is refused; a reconnect repairs it', async () => {
+    const granted = (await loadTarget(app.store, t.tenantId, projectId))?.creds;
     await control('jira', 'POST', '/revoke');
     const res = await testStored('jira');
     expect(res.body).toEqual({
@@ -450,6 +492,12 @@ describe('using, refreshing and losing the grant', () => {
     const shown = (await detail(projectId)).connections.target;
     expect(shown).toMatchObject({ ok: false, reconnectRequired: true });
     expect(shown.message).toMatch(/^Token exchange failed/);
+    // The refused grant stays stored, marked: what the provider refused is kept until a reconnect replaces it.
+    expect(await loadTarget(app.store, t.tenantId, projectId)).toMatchObject({
+      method: 'oauth',
+      refused: true,
+      creds: granted,
+    });
     // A later test cannot revive it, and does not call the provider with the dead token again.
     const failed = (await stats('jira')).failedExchanges;
     expect((await testStored('jira')).body.success).toBe(false);

@@ -8,14 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVITATIONS_PER_DAY } from '../../functions/domain/team.ts';
 import { hashPassword } from '../../functions/platform/passwords.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { runTms } from '../support/cli.ts';
-import { claimsOf } from '../support/http.ts';
+import { claimsOf, refreshCookieOf } from '../support/http.ts';
 
 const outbox = mkdtempSync(join(tmpdir(), 'tms-outbox-'));
 let app: TestApp;
@@ -64,6 +64,7 @@ describe('an invitation', () => {
       email: 'pat@corp-a.test',
       role: 'member',
       status: 'PENDING',
+      invitedBy: { id: a.owner.id, email: a.owner.email },
       createdAt: expect.any(String),
       expiresAt: expect.any(String),
     });
@@ -175,45 +176,207 @@ describe('another tenant', () => {
   });
 });
 
+describe('invitations end with their inviter', () => {
+  const inviteAs = (token: string, email: string, role: string) =>
+    app.call('POST', '/api/team/members', { token, body: { email, role } });
+  const pending = async (t: TestTenant) =>
+    (
+      (await app.call('GET', '/api/team/invitations', { token: t.owner.token })).body as { email: string }[]
+    ).map((i) => i.email);
+  const withdrawn = {
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'INVITATION_WITHDRAWN',
+    message:
+      'This invitation was withdrawn: the person who sent it has left the team or may no longer invite to this role; ask an administrator for a new invitation',
+  };
+
+  it('the list shows who invited; removing an admin revokes every invitation they sent, and no other', async () => {
+    const t = await app.createTenant('Departing');
+    const sent = await inviteAs(t.admin.token, 'private-box@elsewhere.test', 'admin');
+    expect(sent.status).toBe(202);
+    expect(sent.body).toEqual({
+      id: expect.any(String),
+      email: 'private-box@elsewhere.test',
+      role: 'admin',
+      status: 'PENDING',
+      invitedBy: { id: t.admin.id, email: t.admin.email },
+      createdAt: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    expect((await inviteAs(t.admin.token, 'helper@elsewhere.test', 'member')).status).toBe(202);
+    const byOwner = await inviteAs(t.owner.token, 'newcomer@corp-d.test', 'member');
+    const listed = await app.call('GET', '/api/team/invitations', { token: t.owner.token });
+    expect(listed.body).toEqual([
+      sent.body,
+      expect.objectContaining({
+        email: 'helper@elsewhere.test',
+        invitedBy: { id: t.admin.id, email: t.admin.email },
+      }),
+      { ...byOwner.body, invitedBy: { id: t.owner.id, email: t.owner.email } },
+    ]);
+
+    const removed = await app.call('DELETE', `/api/team/members/${t.admin.id}`, { token: t.owner.token });
+    expect(removed.status).toBe(204);
+    expect(await pending(t)).toEqual(['newcomer@corp-d.test']);
+    const late = await accept(tokenIn(mailsTo('private-box@elsewhere.test').at(-1)), 'came-back-later');
+    expect({ status: late.status, code: late.body.code }).toEqual({
+      status: 400,
+      code: 'INVITATION_INVALID',
+    });
+    expect((await accept(tokenIn(mailsTo('newcomer@corp-d.test').at(-1)))).status).toBe(200);
+  });
+
+  it('a demotion revokes the invitations the new role may not send, and keeps the others', async () => {
+    const t = await app.createTenant('Demotions');
+    // A second owner, invited and accepted.
+    await inviteAs(t.owner.token, 'co-owner@corp-e.test', 'owner');
+    const coOwner = await accept(tokenIn(mailsTo('co-owner@corp-e.test').at(-1)));
+    const coOwnerId = claimsOf(coOwner.body.accessToken).sub as string;
+    for (const [email, role] of [
+      ['next-owner@corp-e.test', 'owner'],
+      ['next-admin@corp-e.test', 'admin'],
+    ] as const)
+      expect((await inviteAs(coOwner.body.accessToken, email, role)).status).toBe(202);
+    expect((await inviteAs(t.admin.token, 'admin-pick@corp-e.test', 'member')).status).toBe(202);
+
+    // Owner -> admin: an admin may not invite owners, so that one goes; admin -> member: all of theirs go.
+    for (const [userId, role] of [
+      [coOwnerId, 'admin'],
+      [t.admin.id, 'member'],
+    ])
+      expect(
+        (await app.call('PATCH', `/api/team/members/${userId}`, { token: t.owner.token, body: { role } }))
+          .status,
+      ).toBe(200);
+    expect(await pending(t)).toEqual(['next-admin@corp-e.test']);
+    for (const email of ['next-owner@corp-e.test', 'admin-pick@corp-e.test'])
+      expect((await accept(tokenIn(mailsTo(email).at(-1)))).body.code).toBe('INVITATION_INVALID');
+    const kept = await accept(tokenIn(mailsTo('next-admin@corp-e.test').at(-1)));
+    expect(kept.status).toBe(200);
+    expect(claimsOf(kept.body.accessToken)).toMatchObject({ tenantId: t.tenantId, role: 'admin' });
+  });
+
+  it('accepting checks the inviter: a link whose inviter left or was demoted since is withdrawn, and spent', async () => {
+    const t = await app.createTenant('Crashed');
+    expect((await inviteAs(t.admin.token, 'left-behind@corp-f.test', 'admin')).status).toBe(202);
+    expect((await inviteAs(t.owner.token, 'owner-pick@corp-f.test', 'owner')).status).toBe(202);
+    // The changes land without the use case's sweep (as when a function stops between the two).
+    expect((await app.store.users.delete(t.tenantId, t.admin.id)).ok).toBe(true);
+    const secondOwner = await app.store.users.create({
+      tenantId: t.tenantId,
+      email: 'second-owner@corp-f.test',
+      role: 'owner',
+      passwordHash: await hashPassword('second-owner-password'),
+      ifRemoved: 'clear',
+    });
+    expect(secondOwner.ok).toBe(true);
+    expect((await app.store.users.changeRole(t.tenantId, t.owner.id, 'admin')).ok).toBe(true);
+    // Both are still stored, but void: not listed as pending.
+    expect(await app.store.invitations.list(t.tenantId)).toHaveLength(2);
+    const owner = (await app.login('second-owner@corp-f.test', 'second-owner-password')).body.accessToken;
+    expect((await app.call('GET', '/api/team/invitations', { token: owner })).body).toEqual([]);
+
+    for (const email of ['left-behind@corp-f.test', 'owner-pick@corp-f.test']) {
+      const token = tokenIn(mailsTo(email).at(-1));
+      const refused = await accept(token);
+      expect({ status: refused.status, body: refused.body }).toEqual({ status: 400, body: withdrawn });
+      expect((await accept(token)).body.code).toBe('INVITATION_INVALID');
+    }
+    const members = (await app.store.users.list(t.tenantId)).map((u) => u.email);
+    expect(members).not.toContain('left-behind@corp-f.test');
+    expect(members).not.toContain('owner-pick@corp-f.test');
+  });
+});
+
+/** A user as the code before per-tenant addresses stored one: the user row and one global claim `EMAIL#<address> / EMAIL`. */
+async function legacyUser(tenantId: string, email: string, password: string): Promise<string> {
+  const userId = randomUUID();
+  const now = new Date().toISOString();
+  await app.db.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: app.tableName,
+            Item: {
+              ...keys.user(tenantId, userId),
+              id: userId,
+              tenantId,
+              email,
+              role: 'member',
+              passwordHash: await hashPassword(password),
+              createdAt: now,
+              updatedAt: now,
+            },
+          },
+        },
+        { Put: { TableName: app.tableName, Item: { ...keys.legacyEmail(email), tenantId, userId } } },
+      ],
+    }),
+  );
+  return userId;
+}
+
 describe('a user from before per-tenant addresses', () => {
   it('keeps its tenant-less login, is found in its tenant, and may join another tenant', async () => {
-    // As the old code stored a user: the user row and one global claim `EMAIL#<address> / EMAIL`.
-    const userId = randomUUID();
     const email = 'legacy.user@corp-a.test';
-    const now = new Date().toISOString();
-    await app.db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: app.tableName,
-              Item: {
-                ...keys.user(a.tenantId, userId),
-                id: userId,
-                tenantId: a.tenantId,
-                email,
-                role: 'member',
-                passwordHash: await hashPassword('legacy-password'),
-                createdAt: now,
-                updatedAt: now,
-              },
-            },
-          },
-          {
-            Put: {
-              TableName: app.tableName,
-              Item: { ...keys.legacyEmail(email), tenantId: a.tenantId, userId },
-            },
-          },
-        ],
-      }),
-    );
+    await legacyUser(a.tenantId, email, 'legacy-password');
     expect((await invite(a, email)).status).toBe(409);
     expect((await invite(b, email)).status).toBe(202);
     expect((await accept(tokenIn(mailsTo(email).at(-1)), 'beta-password')).status).toBe(200);
     const login = await app.login(email, 'legacy-password');
     expect(login.status).toBe(200);
     expect(claimsOf(login.body.accessToken).tenantId).toBe(a.tenantId);
+  });
+
+  it("can be removed from the tenant it joined: its sessions there end, its first tenant's claim and membership stay", async () => {
+    const email = 'consultant@corp-a.test';
+    const firstUserId = await legacyUser(a.tenantId, email, 'first-password');
+    expect((await invite(b, email)).status).toBe(202);
+    const joined = await accept(tokenIn(mailsTo(email).at(-1)), 'second-password');
+    expect(joined.status).toBe(200);
+    const inB = claimsOf(joined.body.accessToken);
+    const refreshInB = refreshCookieOf(joined);
+    expect((await app.call('GET', '/api/projects', { token: joined.body.accessToken })).status).toBe(200);
+
+    const removed = await app.call('DELETE', `/api/team/members/${inB.sub}`, { token: b.admin.token });
+    expect({ status: removed.status, text: removed.text }).toEqual({ status: 204, text: '' });
+
+    // Gone from B, its sessions there with it.
+    expect(await memberEmails(b)).not.toContain(email);
+    const api = await app.call('GET', '/api/projects', { token: joined.body.accessToken });
+    expect({ status: api.status, code: api.body.code }).toEqual({ status: 401, code: 'SESSION_REVOKED' });
+    const refresh = await app.call('POST', '/api/auth/refresh', { cookie: `refresh_token=${refreshInB}` });
+    expect({ status: refresh.status, code: refresh.body.code }).toEqual({
+      status: 401,
+      code: 'REFRESH_TOKEN_INVALID',
+    });
+    expect(
+      (
+        await app.call('POST', '/api/auth/login', {
+          body: { email, password: 'second-password', tenantId: b.tenantId },
+        })
+      ).status,
+    ).toBe(401);
+    // A's claim is untouched, and so is the membership in A: the tenant-less login still goes there.
+    const claim = await app.db.send(
+      new GetCommand({ TableName: app.tableName, Key: keys.legacyEmail(email), ConsistentRead: true }),
+    );
+    expect(claim.Item).toEqual({ ...keys.legacyEmail(email), tenantId: a.tenantId, userId: firstUserId });
+    expect(await memberEmails(a)).toContain(email);
+    const login = await app.login(email, 'first-password');
+    expect(login.status).toBe(200);
+    expect(claimsOf(login.body.accessToken)).toMatchObject({ sub: firstUserId, tenantId: a.tenantId });
+
+    // Removed from its first tenant too, the claim goes with the user it names.
+    const fromA = await app.call('DELETE', `/api/team/members/${firstUserId}`, { token: a.admin.token });
+    expect(fromA.status).toBe(204);
+    const after = await app.db.send(
+      new GetCommand({ TableName: app.tableName, Key: keys.legacyEmail(email), ConsistentRead: true }),
+    );
+    expect(after.Item).toBeUndefined();
+    expect((await app.login(email, 'first-password')).status).toBe(401);
   });
 });
 

@@ -124,7 +124,13 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
   async function user(tenantId: string, role: Role, label: string): Promise<TestUser> {
     const email = `${role}-${label}-${randomUUID().slice(0, 8)}@example.com`.toLowerCase();
-    const created = await store.users.create({ tenantId, email, role, passwordHash: testPasswordHash });
+    const created = await store.users.create({
+      tenantId,
+      email,
+      role,
+      passwordHash: testPasswordHash,
+      ifRemoved: 'clear',
+    });
     if (!created.ok) throw new Error(`user ${email} not created: ${created.reason}`);
     const u = created.user;
     // Logins come from an address of their own so they never eat into a rate-limit test's budget.

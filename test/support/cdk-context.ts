@@ -20,4 +20,6 @@ export const PROD_CONTEXT = {
   atlassianClientId: 'atlassian-client-id',
   entraClientId: '00000000-1111-2222-3333-444444444444',
   entraTenant: 'contoso.onmicrosoft.com',
+  engineConcurrency: '80',
+  scanWorkerConcurrency: '15',
 };

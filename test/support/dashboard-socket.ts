@@ -9,6 +9,8 @@ export interface DashboardSocket {
   next(test: (f: DashboardFrame) => boolean): Promise<DashboardFrame>;
   send(message: unknown): void;
   close(): Promise<void>;
+  /** Resolves with the close code once the socket is closed, by either side. */
+  closed: Promise<number>;
 }
 
 export interface Refusal {
@@ -48,6 +50,7 @@ export function connectDashboard(
       );
     });
     ws.once('error', reject);
+    const closed = new Promise<number>((done) => ws.once('close', (code) => done(code)));
     ws.once('open', () =>
       resolve({
         ws,
@@ -58,6 +61,7 @@ export function connectDashboard(
           return new Promise((done) => waiters.push({ test, done }));
         },
         send: (message) => ws.send(typeof message === 'string' ? message : JSON.stringify(message)),
+        closed,
         close: () =>
           new Promise<void>((done) => {
             if (ws.readyState === WebSocket.CLOSED) return done();

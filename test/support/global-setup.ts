@@ -21,11 +21,36 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Both test projects (vitest.config.ts) name this setup and vitest calls it once for each, in one process: they
+ * share one instance, started by the first call and stopped after the last teardown.
+ */
+interface SharedDynamo {
+  endpoint: Promise<{ endpoint: string; stop(): Promise<void> }>;
+  users: number;
+}
+const SHARED = Symbol.for('tms.test.dynamodb-local');
+const holder = globalThis as { [SHARED]?: SharedDynamo };
+
 export default async function setup(project: TestProject) {
-  // Once, before any file: the browser tests and `npm start` children serve web/dist, and two builds at once
-  // would empty each other's output.
-  ensureConsoleBuilt();
-  const dynamo = await startDynamoLocal({ port: await freePort(), session: 'short' });
+  if (!holder[SHARED]) {
+    // Once, before any file: the browser tests and `npm start` children serve web/dist, and two builds at once
+    // would empty each other's output.
+    ensureConsoleBuilt();
+    holder[SHARED] = {
+      endpoint: freePort().then((port) => startDynamoLocal({ port, session: 'short' })),
+      users: 0,
+    };
+  }
+  const shared = holder[SHARED];
+  shared.users += 1;
+  const dynamo = await shared.endpoint;
   project.provide('dynamodbEndpoint', dynamo.endpoint);
-  return async () => dynamo.stop();
+  return async () => {
+    shared.users -= 1;
+    if (shared.users === 0) {
+      delete holder[SHARED];
+      await dynamo.stop();
+    }
+  };
 }

@@ -43,14 +43,20 @@ export interface TestProvider {
 
 const KID = 'test-signing-key';
 
-export async function startOidcProvider(opts: { redirectUri: string }): Promise<TestProvider> {
+/**
+ * `redirectUri` may be a function: a harness that starts the service after the provider (so the service's process
+ * inherits this port's registration) learns the callback's origin only then; it is read at the first request.
+ */
+export async function startOidcProvider(opts: {
+  redirectUri: string | (() => string);
+}): Promise<TestProvider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const foreign = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: KID, alg: 'RS256', use: 'sig' };
 
-  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
-    res.statusCode = 503;
-    res.end();
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = (req, res) => {
+    handler = configure().callback();
+    handler(req, res);
   };
   const server = createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -77,72 +83,74 @@ export async function startOidcProvider(opts: { redirectUri: string }): Promise<
       }),
   };
 
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: state.clientId,
-        client_secret: state.clientSecret,
-        redirect_uris: [opts.redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
+  const configure = (): Provider => {
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: state.clientId,
+          client_secret: state.clientSecret,
+          redirect_uris: [typeof opts.redirectUri === 'function' ? opts.redirectUri() : opts.redirectUri],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_basic',
+        },
+      ],
+      jwks: { keys: [jwk] },
+      claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
+      // The e-mail goes into the ID token itself (not only the userinfo endpoint).
+      conformIdTokenClaims: false,
+      features: { devInteractions: { enabled: false } },
+      cookies: { keys: ['oidc-test-cookie-key'] },
+      async findAccount(_ctx: unknown, id: string) {
+        const account = state.accounts.get(id);
+        if (!account) return undefined;
+        return { accountId: id, claims: async () => ({ sub: id, ...account }) };
       },
-    ],
-    jwks: { keys: [jwk] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
-    // The e-mail goes into the ID token itself (not only the userinfo endpoint).
-    conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: false } },
-    cookies: { keys: ['oidc-test-cookie-key'] },
-    async findAccount(_ctx: unknown, id: string) {
-      const account = state.accounts.get(id);
-      if (!account) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, ...account }) };
-    },
-    // Every client is trusted: no consent screen.
-    async loadExistingGrant(ctx: KoaContext) {
-      const grant = new ctx.oidc.provider.Grant({
-        clientId: ctx.oidc.client?.clientId as string,
-        accountId: ctx.oidc.session?.accountId as string,
-      });
-      grant.addOIDCScope('openid email profile');
-      await grant.save();
-      return grant;
-    },
-  });
+      // Every client is trusted: no consent screen.
+      async loadExistingGrant(ctx: KoaContext) {
+        const grant = new ctx.oidc.provider.Grant({
+          clientId: ctx.oidc.client?.clientId as string,
+          accountId: ctx.oidc.session?.accountId as string,
+        });
+        grant.addOIDCScope('openid email profile');
+        await grant.save();
+        return grant;
+      },
+    });
 
-  provider.use(async (ctx, next) => {
-    if (ctx.path.startsWith('/interaction/')) {
-      await provider.interactionDetails(ctx.req, ctx.res);
-      const result = state.deny
-        ? { error: 'access_denied', error_description: 'the user said no' }
-        : { login: { accountId: state.nextLogin as string } };
-      state.deny = false;
-      const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, {
-        mergeWithLastSubmission: false,
-      });
-      ctx.status = 303;
-      ctx.set('Location', returnTo);
-      ctx.body = '';
-      return;
-    }
-    await next();
-    if (ctx.path === '/token' && ctx.method === 'POST' && ctx.status === 200) {
-      state.tokensIssued += 1;
-      const tamper = state.tamperNextIdToken;
-      if (!tamper) return;
-      state.tamperNextIdToken = undefined;
-      const body = (typeof ctx.body === 'string' ? JSON.parse(ctx.body) : ctx.body) as { id_token: string };
-      const claims = tamper.claims(decodeJwt(body.id_token));
-      const key = tamper.foreignKey ? foreign.privateKey : privateKey;
-      const idToken = await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' })
-        .sign(key);
-      ctx.body = { ...body, id_token: idToken };
-    }
-  });
+    provider.use(async (ctx, next) => {
+      if (ctx.path.startsWith('/interaction/')) {
+        await provider.interactionDetails(ctx.req, ctx.res);
+        const result = state.deny
+          ? { error: 'access_denied', error_description: 'the user said no' }
+          : { login: { accountId: state.nextLogin as string } };
+        state.deny = false;
+        const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, {
+          mergeWithLastSubmission: false,
+        });
+        ctx.status = 303;
+        ctx.set('Location', returnTo);
+        ctx.body = '';
+        return;
+      }
+      await next();
+      if (ctx.path === '/token' && ctx.method === 'POST' && ctx.status === 200) {
+        state.tokensIssued += 1;
+        const tamper = state.tamperNextIdToken;
+        if (!tamper) return;
+        state.tamperNextIdToken = undefined;
+        const body = (typeof ctx.body === 'string' ? JSON.parse(ctx.body) : ctx.body) as { id_token: string };
+        const claims = tamper.claims(decodeJwt(body.id_token));
+        const key = tamper.foreignKey ? foreign.privateKey : privateKey;
+        const idToken = await new SignJWT(claims)
+          .setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' })
+          .sign(key);
+        ctx.body = { ...body, id_token: idToken };
+      }
+    });
 
-  handler = provider.callback();
+    return provider;
+  };
   return state;
 }
 

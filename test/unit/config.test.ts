@@ -20,6 +20,39 @@ describe('configuration', () => {
     ).toBe(7);
   });
 
+  it('gives refresh and logout a budget of their own, larger than sign-in: 120 in prod, 1000 in dev', () => {
+    const prod = { TABLE_NAME: 't', STAGE: 'prod', APP_URL: 'https://app.example.com' };
+    expect(loadConfig(prod).refreshRateLimitPerMinute).toBe(120);
+    expect(loadConfig({ TABLE_NAME: 't' }).refreshRateLimitPerMinute).toBe(1000);
+    expect(
+      loadConfig({ TABLE_NAME: 't', REFRESH_RATE_LIMIT_PER_MINUTE: '30' }).refreshRateLimitPerMinute,
+    ).toBe(30);
+  });
+
+  it('allows 10 failed logins per address and tenant and 30 per address in 15 minutes unless told', () => {
+    expect(loadConfig({ TABLE_NAME: 't' }).loginFailures).toEqual({ perAccount: 10, perAddress: 30 });
+    expect(
+      loadConfig({ TABLE_NAME: 't', LOGIN_FAILURES_PER_ACCOUNT: '3', LOGIN_FAILURES_PER_ADDRESS: '7' })
+        .loginFailures,
+    ).toEqual({ perAccount: 3, perAddress: 7 });
+    expect(() => loadConfig({ TABLE_NAME: 't', LOGIN_FAILURES_PER_ACCOUNT: '0' })).toThrow(
+      /LOGIN_FAILURES_PER_ACCOUNT/,
+    );
+  });
+
+  it('bounds scans: 10 requests a minute per user in prod, 100 in dev, and 3 running at once per tenant', () => {
+    const prod = { TABLE_NAME: 't', STAGE: 'prod', APP_URL: 'https://app.example.com' };
+    expect(loadConfig(prod)).toMatchObject({ scanRateLimitPerMinute: 10, scanMaxPerTenant: 3 });
+    expect(loadConfig({ TABLE_NAME: 't' })).toMatchObject({
+      scanRateLimitPerMinute: 100,
+      scanMaxPerTenant: 3,
+    });
+    expect(
+      loadConfig({ TABLE_NAME: 't', SCAN_RATE_LIMIT_PER_MINUTE: '4', SCAN_MAX_PER_TENANT: '1' }),
+    ).toMatchObject({ scanRateLimitPerMinute: 4, scanMaxPerTenant: 1 });
+    expect(() => loadConfig({ TABLE_NAME: 't', SCAN_MAX_PER_TENANT: '0' })).toThrow(/SCAN_MAX_PER_TENANT/);
+  });
+
   it('takes the web app URL (where checkout returns the payer) without a trailing slash; http(s) only', () => {
     expect(loadConfig({ TABLE_NAME: 't' }).appUrl).toBe('http://localhost:3000');
     expect(loadConfig({ TABLE_NAME: 't', APP_URL: 'https://app.example.com/' }).appUrl).toBe(

@@ -1,10 +1,11 @@
 /**
  * The dashboard's poster in AWS (functions/adapters/dashboard-poster-aws.ts) against a mocked management API
  * (it has no local engine): a frame is PostToConnection's bytes, a 410 GoneException is `gone`, anything else
- * is thrown; the slot builds it from DASHBOARD_WS_ENDPOINT, and without it there is no poster.
+ * is thrown; closing is DeleteConnection; the slot builds it from DASHBOARD_WS_ENDPOINT, and without it there is no poster.
  */
 import {
   ApiGatewayManagementApiClient,
+  DeleteConnectionCommand,
   ForbiddenException,
   GoneException,
   PostToConnectionCommand,
@@ -41,6 +42,24 @@ describe('the AWS connection poster', () => {
       .rejectsOnce(new ForbiddenException({ message: 'no', $metadata: { httpStatusCode: 403 } }));
     expect(await poster.post('a', 'x')).toBe('gone');
     await expect(poster.post('b', 'x')).rejects.toThrow(ForbiddenException);
+  });
+});
+
+describe('closing a connection', () => {
+  const poster = new AwsConnectionPoster(
+    new ApiGatewayManagementApiClient({ endpoint: 'https://x.example' }),
+  );
+
+  it('is DeleteConnection of that id; one already gone (410) is nothing to do, anything else is thrown', async () => {
+    api
+      .on(DeleteConnectionCommand)
+      .resolvesOnce({})
+      .rejectsOnce(new GoneException({ message: 'gone', $metadata: { httpStatusCode: 410 } }))
+      .rejectsOnce(new ForbiddenException({ message: 'no', $metadata: { httpStatusCode: 403 } }));
+    await poster.disconnect('abc=');
+    expect(api.commandCalls(DeleteConnectionCommand)[0]?.args[0].input).toEqual({ ConnectionId: 'abc=' });
+    await poster.disconnect('gone=');
+    await expect(poster.disconnect('c')).rejects.toThrow(ForbiddenException);
   });
 });
 

@@ -216,6 +216,26 @@ describe('history file names and text helpers', () => {
     expect(isHistoryFileOf(412, 'ado-history-412-r17.html.png')).toBe(false);
   });
 
+  it('turns any HTML into text in one pass, however hostile (500 kB each)', () => {
+    // A backtracking regex scans to the end from every `<` with no `>` after it, from every blank not before a
+    // line break, from every `<script>` never closed: 500 kB of each took minutes. The text is kept as it was.
+    const n = 500_000;
+    expect(htmlToText(`x<p>${'<'.repeat(n)}`)).toBe(`x${'<'.repeat(n)}`);
+    expect(htmlToText(`${'<script>'.repeat(n / 8)}x`)).toBe('x');
+    expect(htmlToText(`<style>p{}</style>${'<style>'.repeat(n / 7)}<p>x</p>`)).toBe('x');
+    expect(htmlToText(`${'<script>a</script>'.repeat(n / 18)}x`)).toBe('x');
+    expect(htmlToText(`a${' '.repeat(n)}b\nc \n`)).toBe(`a${' '.repeat(n)}b\nc`);
+    expect(htmlToText(`<p>x</p>${'<img src=a.png '.repeat(n / 15)}`)).toBe(
+      `x\n${'<img src=a.png '.repeat(n / 15).trim()}`,
+    );
+    expect(htmlToText(`<p>x</p>${'<li '.repeat(n / 4)}`)).toBe(`x\n${'<li '.repeat(n / 4).trim()}`);
+    // Not even taken for HTML: no tag ever ends.
+    const [change] = revisionEntries([
+      { id: 1, rev: 1, fields: { 'System.Description': '<a '.repeat(n / 3) } } as unknown as AdoWorkItem,
+    ])[0]!.changes;
+    expect(change).toEqual({ field: 'System.Description', to: '<a '.repeat(n / 3) });
+  });
+
   it('turns HTML into text and escapes everything', () => {
     expect(htmlToText('<p>a&nbsp;b</p><p>c<br>d &#x3C;e&#62;</p>')).toBe('a b\nc\nd <e>');
     expect(htmlToText('<style>p{}</style><table><tr><td>x</td><td>y</td></tr></table>')).toBe('x\ty');

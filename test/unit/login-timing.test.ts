@@ -1,6 +1,6 @@
 /**
- * The login answers an unknown e-mail only after the same scrypt work as a wrong password, so response time
- * does not reveal which e-mails exist. (The time itself is measured in `npm run bench`, not asserted here.)
+ * The login answers an unknown e-mail only after the same work as a wrong password (the account's counters,
+ * one scrypt comparison), so response time does not reveal which e-mails exist. (The time itself is measured in `npm run bench`, not asserted here.)
  */
 import { describe, expect, it, vi } from 'vitest';
 
@@ -17,18 +17,33 @@ const passwords = await import('../../functions/platform/passwords.ts');
 
 import type { Store } from '../../functions/store/index.ts';
 
-function storeWith(user: unknown): Store {
-  return { users: { findForLogin: async () => user } } as unknown as Store;
+const LIMITS = { perAccount: 10, perAddress: 30 };
+
+/** A store whose only user is `user`; its rate counters note what they counted, all far under any limit. */
+function storeWith(user: unknown): Store & { counted: string[] } {
+  const counted: string[] = [];
+  return {
+    counted,
+    users: { findForLogin: async () => user },
+    rateLimits: {
+      hit: async (bucket: string) => {
+        counted.push(bucket);
+        return { count: 1, windowStart: 0, resetAt: 900 };
+      },
+      giveBack: async () => undefined,
+    },
+  } as unknown as Store & { counted: string[] };
 }
 
 describe('login timing', () => {
   it('runs scrypt against a dummy hash for an unknown e-mail', async () => {
     const verify = vi.mocked(passwords.verifyPassword);
     verify.mockClear();
-    await expect(login(storeWith(undefined), 'nobody@example.com', 'some-password')).rejects.toMatchObject({
-      statusCode: 401,
-      code: 'INVALID_CREDENTIALS',
-    });
+    const store = storeWith(undefined);
+    await expect(
+      login(store, { email: 'nobody@example.com', password: 'some-password' }, LIMITS),
+    ).rejects.toMatchObject({ statusCode: 401, code: 'INVALID_CREDENTIALS' });
+    expect(store.counted).toEqual(['login-address', 'login-account']);
     expect(verify).toHaveBeenCalledTimes(1);
     expect(verify.mock.calls[0]?.[1]).toMatch(/^scrypt\$32768\$/);
   });
@@ -37,13 +52,11 @@ describe('login timing', () => {
     const verify = vi.mocked(passwords.verifyPassword);
     verify.mockClear();
     const passwordHash = await passwords.hashPassword('the-right-password');
-    await expect(
-      login(
-        storeWith({ id: 'u', tenantId: 't', email: 'a@b.co', role: 'owner', passwordHash }),
-        'a@b.co',
-        'wrong-password',
-      ),
-    ).rejects.toMatchObject({ statusCode: 401, code: 'INVALID_CREDENTIALS' });
+    const store = storeWith({ id: 'u', tenantId: 't', email: 'a@b.co', role: 'owner', passwordHash });
+    await expect(login(store, { email: 'a@b.co', password: 'wrong-password' }, LIMITS)).rejects.toMatchObject(
+      { statusCode: 401, code: 'INVALID_CREDENTIALS' },
+    );
+    expect(store.counted).toEqual(['login-address', 'login-account']);
     expect(verify).toHaveBeenCalledTimes(1);
     expect(verify.mock.calls[0]?.[1]).toBe(passwordHash);
   });
@@ -58,10 +71,9 @@ describe('login timing', () => {
       role: 'member',
       sso: { issuer: 'i', subject: 's' },
     };
-    await expect(login(storeWith(ssoUser), 'a@b.co', 'any-password')).rejects.toMatchObject({
-      statusCode: 401,
-      code: 'INVALID_CREDENTIALS',
-    });
+    await expect(
+      login(storeWith(ssoUser), { email: 'a@b.co', password: 'any-password' }, LIMITS),
+    ).rejects.toMatchObject({ statusCode: 401, code: 'INVALID_CREDENTIALS' });
     expect(verify).toHaveBeenCalledTimes(1);
     expect(verify.mock.calls[0]?.[1]).toMatch(/^scrypt\$32768\$/);
   });

@@ -197,6 +197,45 @@ describe('the confirmed field mappings', () => {
       expect(customFieldValue(none, 'string'), String(none)).toEqual({});
   });
 
+  it('writes a URL field only with an http(s) or mailto address, the rule links in descriptions follow', () => {
+    expect(customFieldValue(' https://wiki.example/runbook?id=4 ', 'url')).toEqual({
+      value: 'https://wiki.example/runbook?id=4',
+    });
+    expect(customFieldValue('http://intranet.example/', 'url')).toEqual({
+      value: 'http://intranet.example/',
+    });
+    expect(customFieldValue('mailto:ops@x.example', 'url')).toEqual({ value: 'mailto:ops@x.example' });
+    // What Azure DevOps takes in a URL field but a browser would run or render from Jira's link.
+    for (const unsafe of [
+      'javascript:alert(document.cookie)',
+      ' JavaScript:alert(1)',
+      'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
+      'vbscript:msgbox(1)',
+      'file:///etc/passwd',
+    ])
+      expect(customFieldValue(unsafe, 'url'), unsafe).toEqual({
+        problem: `"${unsafe.trim()}" is not an http(s) or mailto URL`,
+      });
+    const mappings = [
+      { source: 'Custom.Runbook', fieldId: 'customfield_10090', name: 'Runbook', shape: 'url' as const },
+    ];
+    expect(customFieldWrites({ 'Custom.Runbook': 'javascript:alert(1)' }, mappings)).toEqual({
+      fields: {},
+      warnings: [
+        'Custom.Runbook not migrated to "Runbook": "javascript:alert(1)" is not an http(s) or mailto URL',
+      ],
+    });
+  });
+
+  it('writes no multi-line field whose HTML is over the converter’s limits, and says so', () => {
+    expect(customFieldValue(`<p>Notes</p>${'<b>'.repeat(70_000)}`, 'adf')).toEqual({
+      problem: 'HTML not converted (elements nested over 100 deep)',
+    });
+    // Text that only looks like tags, however long, is text.
+    const text = `${'<a '.repeat(150_000)}end`;
+    expect(customFieldValue(text, 'adf').value).toMatchObject({ type: 'doc', version: 1 });
+  });
+
   it("writes an item's mapped values and says which could not be", () => {
     const mappings = [
       { source: 'Custom.Team', fieldId: 'customfield_10050', name: 'Team', shape: 'string' as const },

@@ -1,6 +1,6 @@
 /** The stream loop with a fake clock, a fake sleep and an in-memory event list: no table, no timers. */
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../functions/domain/run-events.ts';
+import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { RunStatus } from '../../functions/domain/runs.ts';
 import { sseComment, sseMessage, sseRetry } from '../../functions/domain/sse.ts';
 import { type RunStreamOptions, streamRun } from '../../functions/services/run-stream.ts';
@@ -12,12 +12,15 @@ interface World {
   now: number;
   written: string[];
   reads: number;
+  /** The watcher's session: false once their user is removed or their token version moved. */
+  session: boolean;
   /** Called at each sleep, with the world: a test changes the world "while the stream waits". */
   onSleep?: (w: World, n: number) => void;
 }
 
 const ev = (id: string, event: RunEvent): StoredRunEvent => ({ id, event, at: '' });
 const log = (message: string): RunEvent => ({ type: 'log', message });
+const STATS = { created: 0, skipped: 0, failed: 0 };
 
 function fake(world: World, opts: Partial<RunStreamOptions> = {}) {
   let sleeps = 0;
@@ -38,6 +41,7 @@ function fake(world: World, opts: Partial<RunStreamOptions> = {}) {
       if (sleeps > 1000) controller.abort();
     },
     now: () => world.now,
+    sessionHolds: async () => world.session,
   };
   const options: RunStreamOptions = {
     pollMs: 500,
@@ -56,6 +60,7 @@ const newWorld = (over: Partial<World> = {}): World => ({
   now: 1_000_000,
   written: [],
   reads: 0,
+  session: true,
   ...over,
 });
 
@@ -96,6 +101,31 @@ describe('streamRun', () => {
     });
     await fake(world, { lastEventId: 'a' }).run();
     expect(world.written.map((t) => t.split('\n')[0])).toEqual(['id: b', 'id: c']);
+  });
+
+  it("sends what is written at a place it has reached after it: a resume's first lines after its status", async () => {
+    // Ids sort by the run's place (phase, unit index), then within it. A resume tells `running` at the place the
+    // pause left; the first chunk after it writes its lines at that same place, with ids sorting before the status.
+    const world = newWorld({
+      events: [
+        ev(chunkEventId(4, 0, 0), log('item 1 done')),
+        ev(statusEventId(4, 50, 1), { type: 'status', status: 'paused' }),
+        ev(statusEventId(4, 50, 2), { type: 'status', status: 'running' }),
+      ],
+      onSleep: (w, n) => {
+        if (n === 1) w.events.push(ev(chunkEventId(4, 50, 0), log('item 51 done')));
+        if (n === 2) w.events.push(ev(statusEventId(4, 100, 3), { type: 'done', stats: STATS }));
+        w.events.sort((a, b) => (a.id < b.id ? -1 : 1));
+      },
+    });
+    expect(await fake(world).run()).toBe('done');
+    expect(world.written.map((t) => t.split('\n')[0])).toEqual([
+      `id: ${chunkEventId(4, 0, 0)}`,
+      `id: ${statusEventId(4, 50, 1)}`,
+      `id: ${statusEventId(4, 50, 2)}`,
+      `id: ${chunkEventId(4, 50, 0)}`,
+      `id: ${statusEventId(4, 100, 3)}`,
+    ]);
   });
 
   it('sends a heartbeat once nothing was written for heartbeatMs, and only then', async () => {
@@ -151,5 +181,20 @@ describe('streamRun', () => {
     expect(await fake(world, { remainingMs: () => remaining }).run()).toBe('deadline');
     // The first check that finds less than two polls' time left ends it.
     expect(remaining).toBe(500);
+  });
+
+  it("ends when the watcher's session ends, without sending what it read after", async () => {
+    const world = newWorld({
+      events: [ev('a', log('before'))],
+      onSleep: (w, n) => {
+        // Removed while the stream waits; an event is written in the same moment.
+        if (n === 3) {
+          w.session = false;
+          w.events.push(ev('b', log('after')));
+        }
+      },
+    });
+    expect(await fake(world).run()).toBe('revoked');
+    expect(world.written).toEqual([sseMessage('a', log('before'))]);
   });
 });

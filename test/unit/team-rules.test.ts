@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mayAssignRole, mayRemoveMember } from '../../functions/domain/team.ts';
+import { mayAssignRole, mayInvite, mayRemoveMember } from '../../functions/domain/team.ts';
 
 describe('who may assign which role', () => {
   it.each([
@@ -22,5 +22,16 @@ describe('who may assign which role', () => {
     ['member', 'member', false],
   ] as const)('%s removing a %s -> %s', (actor, member, allowed) => {
     expect(mayRemoveMember(actor, member)).toBe(allowed);
+  });
+
+  it.each([
+    ['owner', 'owner', true],
+    ['admin', 'admin', true],
+    ['admin', 'member', true],
+    ['admin', 'owner', false],
+    ['member', 'member', false],
+    [undefined, 'member', false],
+  ] as const)('an invitation sent by a %s to the %s role still stands -> %s', (inviter, invited, stands) => {
+    expect(mayInvite(inviter, invited)).toBe(stands);
   });
 });

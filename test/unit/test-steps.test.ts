@@ -130,6 +130,12 @@ describe('reading the steps XML', () => {
     expect(htmlToWiki('<DIV><P><BR/></P></DIV>')).toBe('');
   });
 
+  it('does not parse a step’s HTML over the converter’s limits: a note in italics stands for it', () => {
+    expect(htmlToWiki(`<P>Open the page</P>${'<B>'.repeat(70_000)}`)).toBe(
+      '_(the original HTML was not converted: elements nested over 100 deep)_',
+    );
+  });
+
   it('reads every Test Case and Shared Steps item the sandbox generates', () => {
     const world = generateAdoWorld({ items: 400, seed: 21, org: 'o', project: 'p' });
     const byId = new Map(world.workItems.map((w) => [w.id, w]));

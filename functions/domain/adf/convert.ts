@@ -10,6 +10,7 @@ import { convertCodeBlock } from './code-block.ts';
 import { attr, type ChildNode, Element, Text, textContent } from './dom.ts';
 import { BLOCKS, DROPPED, EMBEDS, METADATA, NO_TEXT } from './elements.ts';
 import type { Env } from './env.ts';
+import { MAX_HTML_DEPTH } from './html-limits.ts';
 import { convertImage } from './images.ts';
 import { COLLAPSIBLE, finishInline, isBlank } from './inline-run.ts';
 import { isHidden, marksFor } from './inline-state.ts';
@@ -38,11 +39,11 @@ import {
 
 const HEADING = /^h([1-6])$/;
 /**
- * Elements nested deeper than this are taken as plain text. Real rich text stays far below it; degenerate
- * markup (thousands of unclosed tags) would otherwise overflow the stack here and build documents too deep for
- * Jira.
+ * Elements nested deeper than this are taken as plain text: documents too deep for Jira are never built, nor is
+ * the stack overflowed here. HTML nested deeper is not even parsed (html-to-adf.ts), so this only catches the
+ * odd level the converter adds (a Word list's run).
  */
-export const MAX_DEPTH = 100;
+export const MAX_DEPTH = MAX_HTML_DEPTH;
 
 type Textblock = { type: 'paragraph' } | { type: 'heading'; level: number };
 

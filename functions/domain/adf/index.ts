@@ -18,15 +18,19 @@
  *   empty list items and table cells keep an empty paragraph. Blank HTML gives a doc with no content.
  * - White space collapses as in a browser; a no-break space becomes a plain space. Code blocks keep text as is.
  * - Scripts, styles and embeds are dropped (`dropped-element` when they held anything); hidden content
- *   (`display:none`) and comments silently; unknown elements are unwrapped. Markup nested over 100 deep is
- *   kept as plain text (`flattened-element`).
+ *   (`display:none`) and comments silently; unknown elements are unwrapped.
+ * - HTML over 500,000 characters or nesting elements over 100 deep is not parsed at all (html-limits.ts): an
+ *   italic note stands for it, naming where the caller keeps the original (`ctx.original`), with an
+ *   `unconverted-html` warning.
  * - Where ADF forbids a block (see fit.ts), headings become bold paragraphs, quotes in quotes or list items are
  *   unwrapped, tables and rules are lifted out of lists and quotes (splitting them), and a table in a table cell
  *   is flattened to its cells' content.
  */
 export { type FooterSegment, footerBlocks } from './footer.ts';
-export { htmlToAdf } from './html-to-adf.ts';
+export { type HtmlLimitBreach, htmlLimitBreach, MAX_HTML_DEPTH, MAX_HTML_LENGTH } from './html-limits.ts';
+export { htmlToAdf, unconvertedText } from './html-to-adf.ts';
 export { ADF_BUDGET, adfLength, cutNote, type FittedDoc, fitAdf, JIRA_TEXT_LIMIT } from './limit.ts';
+export { safeHref } from './references.ts';
 export { SECTION_HEADING_LEVEL, sectionsToAdf } from './sections.ts';
 export { textToAdf } from './text.ts';
 export type { AdfDoc, AdfMark, AdfNode, AdfWarning, HtmlToAdfContext } from './types.ts';

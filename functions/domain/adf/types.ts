@@ -26,6 +26,7 @@ export interface AdfWarning {
     | 'unresolved-reference'
     | 'dropped-element'
     | 'flattened-element'
+    | 'unconverted-html'
     | (string & {});
   message: string;
 }
@@ -47,4 +48,9 @@ export interface HtmlToAdfContext {
   /** An inline image's src (an ADO attachment URL), to the uploaded Jira attachment's Media Services file id. */
   image?(src: string): { mediaId: string; alt?: string; width?: number; height?: number } | undefined;
   warn?(w: AdfWarning): void;
+  /**
+   * Where the caller keeps the original HTML (a file name, `description-12.html`), named by the note that stands
+   * for HTML over the converter's limits (html-limits.ts).
+   */
+  original?: string;
 }

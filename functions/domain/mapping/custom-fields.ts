@@ -7,7 +7,7 @@
  * | Jira schema                                     | written as                                   |
  * |-------------------------------------------------|----------------------------------------------|
  * | `string`, custom `textarea` (multi-line)        | an ADF document (Jira Cloud's v3 API wants one) |
- * | `string`, custom `url`                          | the URL, when it parses as one               |
+ * | `string`, custom `url`                          | the URL, when it is http(s) or mailto (as links) |
  * | `string` (single line)                          | the text, cut at 255 characters              |
  * | `number`                                        | a number                                     |
  * | `option` (select list, radio)                   | `{value}`                                    |
@@ -19,7 +19,7 @@
  * Only custom fields are written this way: the system fields (summary, assignee ...) follow the engine's own
  * rules, and a mapping onto one would fight them.
  */
-import { fitAdf, htmlToAdf, textToAdf } from '../adf/index.ts';
+import { type AdfDoc, fitAdf, htmlLimitBreach, htmlToAdf, safeHref, textToAdf } from '../adf/index.ts';
 import { SIZE_FIELDS } from './estimates.ts';
 import { parseAdoIdentity } from './identity.ts';
 import { toLabels } from './labels.ts';
@@ -144,6 +144,11 @@ function textOf(value: unknown): string | undefined {
 }
 
 const MARKUP = /<[a-z][^>]*>/i;
+/**
+ * Whether a value holds a tag. Only its part up to its last `>` is searched: from every `<` with no `>` after
+ * it, a backtracking engine would scan to the end (quadratic in a value of such `<`).
+ */
+const hasMarkup = (text: string) => MARKUP.test(text.slice(0, text.lastIndexOf('>') + 1));
 const CUT_NOTE = textToAdf('(cut short: the Azure DevOps value is longer than Jira allows)').content;
 /** ADO multi-value fields (tags-like picklists) separate their values with semicolons. */
 const partsOf = (text: string) =>
@@ -151,6 +156,8 @@ const partsOf = (text: string) =>
     .split(';')
     .map((p) => p.trim())
     .filter(Boolean);
+
+const fitted = (doc: AdfDoc) => (doc.content.length > 0 ? { value: fitAdf(doc, CUT_NOTE).doc } : {});
 
 /**
  * An ADO field value as the Jira field takes it: `value` to write, undefined when the item has none, or a
@@ -180,10 +187,15 @@ export function customFieldValue(raw: unknown, shape: FieldShape): { value?: unk
     case 'string':
       return { value: clip(text, JIRA_NAME_MAX) };
     case 'url':
-      return URL.canParse(text) ? { value: text } : { problem: `"${text}" is not a URL` };
+      // Jira shows the value as a link: a `javascript:` or `data:` one would run or render in the reader's
+      // browser. Only what a link in a description may be (safeHref) is written.
+      if (!URL.canParse(text)) return { problem: `"${text}" is not a URL` };
+      return safeHref(text) ? { value: text } : { problem: `"${text}" is not an http(s) or mailto URL` };
     case 'adf': {
-      const doc = MARKUP.test(text) ? htmlToAdf(text) : textToAdf(text);
-      return doc.content.length > 0 ? { value: fitAdf(doc, CUT_NOTE).doc } : {};
+      if (!hasMarkup(text)) return fitted(textToAdf(text));
+      // HTML over the converter's limits is not parsed (nor written: the field keeps no note of it).
+      const breach = htmlLimitBreach(text);
+      return breach ? { problem: `HTML not converted (${breach.reason})` } : fitted(htmlToAdf(text));
     }
     case 'option':
       return { value: { value: text } };

@@ -21,7 +21,16 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, chunkFromUnits, noteInto } from '#phase-kit/toolkit.ts';
+import {
+  blockReads,
+  ChunkAbandoned,
+  chunkFromUnits,
+  ITEM_BUDGET_MS,
+  mapYielding,
+  noteInto,
+  unitResult,
+  withinItemBudget,
+} from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -510,18 +519,25 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const issues = new Map<number, Promise<JiraAttachment[]>>();
     // Each item's plan, made once (it builds the description to measure it): the unit takes it from here.
     const plans = new Map<number, Plan>();
-    if (!run.options.dryRun)
-      for (const e of entries) {
-        const item = items.get(e.sourceId);
-        if (!item || e.phasesDone.includes(PHASES.attachments)) continue;
-        const plan = planOf(deps.source.organizationUrl, item, describe, everything);
-        plans.set(e.sourceId, plan);
-        if (plan.idle) continue;
-        const read = attachmentsOf(ctx, e.targetKey);
-        // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
-        read.catch(() => undefined);
-        issues.set(e.sourceId, read);
-      }
+    // One at a time, the event loop given a turn between two: a plan builds the description, which can take a
+    // second or two of CPU.
+    const open = run.options.dryRun
+      ? []
+      : entries.filter((e) => items.has(e.sourceId) && !e.phasesDone.includes(PHASES.attachments));
+    await mapYielding(open, (e) => {
+      const plan = planOf(
+        deps.source.organizationUrl,
+        items.get(e.sourceId) as AdoWorkItem,
+        describe,
+        everything,
+      );
+      plans.set(e.sourceId, plan);
+      if (plan.idle) return;
+      const read = attachmentsOf(ctx, e.targetKey);
+      // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
+      read.catch(() => undefined);
+      issues.set(e.sourceId, read);
+    });
     return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues, plans };
   }, ctx.preflight.manifest.length);
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
@@ -532,7 +548,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // Items are independent: worked side by side by the runner's pool, the HTTP layer bounding what reaches each
   // tracker. The pool lets every upload under way settle before an error is thrown: none may land after the
   // unit is worked again (that would be a duplicate file).
-  const work = async (index: number): Promise<UnitOutcome> => {
+  const workItem = async (index: number, stopped: () => boolean): Promise<UnitOutcome> => {
     const outcome = emptyOutcome();
     const { entries, items, describe, issues, plans } = await block(index);
     const entry = entries.get((ctx.preflight.manifest[index] as { id: number }).id);
@@ -582,6 +598,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const ahead = issues.get(entry.sourceId);
     issues.delete(entry.sourceId);
     const existing = await (ahead ?? attachmentsOf(ctx, entry.targetKey));
+    // The unit's writes start here: a pass abandoned, or an item out of time, stops before them.
+    if (stopped()) throw new ChunkAbandoned(`#${entry.sourceId}: stopped before its files`);
     const has = (name: string, size?: number) => copyOf(existing, name, size);
     // The final description, its images shown by their media ids (read side by side); answers the images whose
     // id could not be read.
@@ -644,6 +662,9 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       throw err;
     }
     const { uploaded } = brought;
+    // The description written after the upload: a pass abandoned, or an item out of time, stops before it.
+    if (!describedAtOnce && rewrite && stopped())
+      throw new ChunkAbandoned(`#${entry.sourceId}: stopped before its description`);
     const problems = [
       ...brought.problems,
       ...(describedAtOnce ? await describedAtOnce : rewrite ? await writeDescription(brought.shown) : []),
@@ -662,7 +683,15 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     if (record) markDone();
     return outcome;
   };
-  return { work };
+  // Past its time budget an item stops at its next check and fails, with the reason; the pass goes on.
+  const budgetMs = deps.itemBudgetMs ?? ITEM_BUDGET_MS;
+  const late = (index: number) => (reason: string) => {
+    const m = ctx.preflight.manifest[index] as { id: number; type: string };
+    return unitResult(m.id, { kind: 'failure', reason, line: `#${m.id} ${m.type}: ${reason}` });
+  };
+  return {
+    work: (index, stopped) => withinItemBudget(budgetMs, stopped, (s) => workItem(index, s), late(index)),
+  };
 }
 
 // Every item, even with attachments off: a description cut at Jira's limit still needs its full text.

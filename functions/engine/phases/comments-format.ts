@@ -10,6 +10,8 @@
  * measured). A longer one is fitted the same way: cut at a block boundary, the header kept (it is the first
  * block), and ended with a note naming `comment-<ADO comment id>.html`, the whole comment as a file, which the
  * comments phase attaches to the issue before posting the cut comment. Its plain-text fallback is fitted too.
+ * A comment whose HTML is over the converter's limits (#domain/adf/html-limits.ts) is not parsed at all: its
+ * body is a note naming that same file, attached the same way.
  */
 import { DomUtils, parseDocument } from 'htmlparser2';
 import {
@@ -20,9 +22,11 @@ import {
   cutNote,
   fitAdf,
   type HtmlToAdfContext,
+  htmlLimitBreach,
   htmlToAdf,
   JIRA_TEXT_LIMIT,
   textToAdf,
+  unconvertedText,
   validateAdf,
 } from '#domain/adf/index.ts';
 import type { AdoComment } from '#trackers/ado/client.ts';
@@ -67,8 +71,10 @@ export interface CommentDocument {
   /**
    * Set when the comment is over Jira's limit: `doc` (and `plain()`) were cut with a note naming this file,
    * which holds the whole comment and must be attached to the issue first. `measured`: the uncut document.
+   * Set too, without `measured`, when its HTML was not converted (over the converter's limits): the note that
+   * stands for it names the file.
    */
-  full?: { fileName: string; html: string; measured: number };
+  full?: { fileName: string; html: string; measured?: number };
 }
 
 /** The attachment holding the whole of an over-long comment. */
@@ -86,7 +92,10 @@ export function fullCommentHtml(c: AdoComment, workItemId?: number): string {
   );
 }
 
-export function plainTextOf(html: string): string {
+/** A comment's text; HTML over the converter's limits is not parsed: the note's words naming `original`. */
+export function plainTextOf(html: string, original?: string): string {
+  const breach = htmlLimitBreach(html ?? '');
+  if (breach) return unconvertedText(breach, original);
   return DomUtils.textContent(parseDocument(html ?? '')).trim();
 }
 
@@ -102,12 +111,17 @@ export function commentDocument(c: AdoComment, ctx: HtmlToAdfContext, workItemId
     if (fitted.cut) measured = Math.max(measured, adfLength(doc));
     return fitted;
   };
-  const full = () => ({ fileName, html: fullCommentHtml(c, workItemId), measured });
+  const full = () => ({
+    fileName,
+    html: fullCommentHtml(c, workItemId),
+    ...(measured > 0 ? { measured } : {}),
+  });
   const header = commentHeader(c);
   const warnings: AdfWarning[] = [];
-  const plainDoc = () => textToAdf(`${header}\n\n${plainTextOf(c.text ?? '')}`);
+  const plainDoc = () => textToAdf(`${header}\n\n${plainTextOf(c.text ?? '', fileName)}`);
   const plain = () => fitToLimit(plainDoc()).doc;
-  const body = htmlToAdf(c.text ?? '', { ...ctx, warn: (w) => warnings.push(w) });
+  const body = htmlToAdf(c.text ?? '', { ...ctx, original: fileName, warn: (w) => warnings.push(w) });
+  const unconverted = warnings.some((w) => w.code === 'unconverted-html');
   const doc: AdfDoc = {
     type: 'doc',
     version: 1,
@@ -120,13 +134,13 @@ export function commentDocument(c: AdoComment, ctx: HtmlToAdfContext, workItemId
   const fitted = fitToLimit(doc);
   const problems = validateAdf(fitted.doc);
   if (problems.length === 0)
-    return { doc: fitted.doc, plain, warnings, ...(fitted.cut ? { full: full() } : {}) };
+    return { doc: fitted.doc, plain, warnings, ...(fitted.cut || unconverted ? { full: full() } : {}) };
   const text = fitToLimit(plainDoc());
   return {
     doc: text.doc,
     plain,
     warnings,
     fellBackToText: problems[0],
-    ...(text.cut ? { full: full() } : {}),
+    ...(text.cut || unconverted ? { full: full() } : {}),
   };
 }

@@ -33,12 +33,14 @@ import {
   blockReads,
   ChunkAbandoned,
   chunkFromUnits,
+  ITEM_BUDGET_MS,
   ITEM_CONCURRENCY,
   type ItemResult,
   migratedUnits,
   refusalOf,
   runArtifactKey,
   unitResult,
+  withinItemBudget,
 } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
@@ -112,7 +114,7 @@ async function attachFullComment(
   } catch (err) {
     const reason = refusalOf(err);
     if (reason === undefined) throw err;
-    return `${full.fileName} not attached (${reason}): the comment's cut-off text is not in Jira`;
+    return `${full.fileName} not attached (${reason}): the comment's full text is not in Jira`;
   }
 }
 
@@ -127,6 +129,10 @@ async function adoComments(ctx: PhaseContext, id: number, limit: number): Promis
 }
 
 const migrateComments = (ctx: PhaseContext) => ctx.run.options.migrateComments !== false;
+
+/** ` (part 2/3)` for a part of a long thread; nothing for a whole one. */
+const partLabel = (unit: CommentUnit) =>
+  (unit.parts ?? 1) > 1 ? ` (part ${unit.part ?? 1}/${unit.parts})` : '';
 
 const commentCountOf = (item: AdoWorkItem | undefined) => {
   const n = item?.fields['System.CommentCount'];
@@ -251,7 +257,7 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     const part = unit.part ?? 1;
     const parts = unit.parts ?? 1;
     const last = part === parts;
-    const partOf = parts > 1 ? ` (part ${part}/${parts})` : '';
+    const partOf = partLabel(unit);
     const entry = entries.get(id);
     if (!entry) return { kind: 'skipped', line: `#${id}${partOf}: not in the id map: skipped` };
     const label = `#${id} ${entry.targetKey}${partOf}`;
@@ -328,11 +334,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
         current = c.id;
         const converted = commentDocument(c, adfContext, id);
-        // Over Jira's limit: the whole comment goes in as a file first, then the cut comment names it.
+        // Over Jira's limit, or not converted at all (the converter's warning says so): the whole comment goes
+        // in as a file first, then the comment that names it.
         if (converted.full) {
-          warnings.push(
-            `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
-          );
+          if (converted.full.measured !== undefined)
+            warnings.push(
+              `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
+            );
           const refused = await attachFullComment(target, entry.targetKey, converted.full, attached);
           if (refused) warnings.push(`comment ${c.id}: ${refused}`);
         }
@@ -367,12 +375,19 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
 
   // The thread's last part under way in this pass, by item: its next part waits for it.
   const threads = new Map<number, Promise<unknown>>();
+  // Past its time budget a part stops before its next post and fails its item, as a refusal does.
+  const budgetMs = deps.itemBudgetMs ?? ITEM_BUDGET_MS;
   const work = async (index: number, stopped: () => boolean): Promise<UnitOutcome> => {
     const unit = all[index] as CommentUnit;
     const before = threads.get(unit.id);
+    const late = (reason: string): ItemResult => ({
+      kind: 'failure',
+      reason,
+      line: `#${unit.id}${partLabel(unit)}: comments stopped: ${reason}`,
+    });
     const result = (async () => {
       await before?.catch(() => undefined);
-      const r = await one(index, unit, stopped);
+      const r = await withinItemBudget(budgetMs, stopped, (s) => one(index, unit, s), late);
       if (r.kind === 'failure') stoppedNow.add(unit.id);
       return r;
     })();

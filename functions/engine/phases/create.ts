@@ -13,7 +13,7 @@
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { type ChunkOutcome, emptyOutcome, type PhaseContext, type Preflight } from '#phase-kit/context.ts';
-import { noteInto } from '#phase-kit/toolkit.ts';
+import { mapYielding, noteInto } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry, PendingWrite } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -223,9 +223,10 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
     return warnings.map((w) => `; warning: ${w}`).join('');
   };
   if (run.options.dryRun) {
-    for (const t of todo)
+    const payloads = await mapYielding(todo, payloadOf);
+    for (const [i, t] of todo.entries())
       outcome.log.push(
-        `#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}${noteOf(t, payloadOf(t).warnings)}`,
+        `#${t.id} ${t.type} would be created as ${preflight.typeMap[t.type]?.name ?? t.type}${noteOf(t, payloads[i]?.warnings ?? [])}`,
       );
     return outcome;
   }
@@ -250,7 +251,8 @@ async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutco
   const created: IdMapEntry[] = [];
   for (let w = 0; w < waves; w++) {
     const batch = todo.filter((t) => wave.get(t.id) === w);
-    const payloads = batch.map(payloadOf);
+    // One at a time, the event loop given a turn between two: a description can take a second or two of CPU.
+    const payloads = await mapYielding(batch, payloadOf);
     const notes = batch.map((t, i) => noteOf(t, payloads[i]?.warnings ?? []));
     deps.crash?.('before-bulk-create');
     const result = await target.bulkCreate(payloads.map((p) => ({ fields: p.fields })));

@@ -10,7 +10,7 @@
  */
 
 import type { PhaseContext } from '#phase-kit/context.ts';
-import { runArtifactKey } from '#phase-kit/toolkit.ts';
+import { mapYielding, runArtifactKey } from '#phase-kit/toolkit.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { PeopleMap } from './comments-people.ts';
 import { type DescriptionContext, descriptionRefsOf } from './description.ts';
@@ -65,7 +65,8 @@ export async function descriptionContextFor(
   items: readonly AdoWorkItem[],
 ): Promise<DescriptionContext> {
   const { deps, run } = ctx;
-  const refs = items.map(descriptionRefsOf);
+  // Each item's HTML converted to find them: one at a time, the event loop given a turn between two.
+  const refs = await mapYielding(items, descriptionRefsOf);
   const mentions = refs.some((r) => r.mentions.length > 0);
   const referred = [...new Set(refs.flatMap((r) => r.references))];
   const people = mentions ? await peopleOf(ctx) : undefined;

@@ -10,7 +10,9 @@
  *
  * Jira refuses a description over 32,767 characters (see #domain/adf/limit.ts for how it is measured). A longer
  * one is cut between blocks and ends with a note, then the footer (which counts against the limit); phase 5
- * then attaches the full original HTML as `description-<id>.html`, so no text is lost.
+ * then attaches the full original HTML as `description-<id>.html`, so no text is lost. A field whose HTML is
+ * over the converter's limits (#domain/adf/html-limits.ts: too long, or nested too deep to parse in bounded
+ * time) is never parsed: a note naming that same file stands for it, and phase 5 attaches it the same way.
  */
 import { DomUtils, parseDocument } from 'htmlparser2';
 import {
@@ -24,9 +26,11 @@ import {
   fitAdf,
   footerBlocks,
   type HtmlToAdfContext,
+  htmlLimitBreach,
   JIRA_TEXT_LIMIT,
   sectionsToAdf,
   textToAdf,
+  unconvertedText,
   validateAdf,
 } from '#domain/adf/index.ts';
 import { summaryFromTitle } from '#domain/mapping/index.ts';
@@ -61,11 +65,17 @@ function sectionsOf(item: AdoWorkItem): Section[] {
   ];
 }
 
-const plainText = (sections: Section[]) =>
-  sections
-    .map((s) => [s.heading, DomUtils.textContent(parseDocument(s.html))].filter(Boolean).join('\n'))
+/** The text of the sections; HTML over the converter's limits is not parsed here either. */
+function plainText(sections: Section[], original: string): string {
+  const textOf = (html: string) => {
+    const breach = htmlLimitBreach(html);
+    return breach ? unconvertedText(breach, original) : DomUtils.textContent(parseDocument(html));
+  };
+  return sections
+    .map((s) => [s.heading, textOf(s.html)].filter(Boolean).join('\n'))
     .join('\n\n')
     .trim();
+}
 
 /** How a description is built: the converter's context, plus what the footer and the log need. */
 export interface DescriptionContext extends HtmlToAdfContext {
@@ -125,32 +135,37 @@ function build(item: AdoWorkItem, warn: ItemNote, ctx: DescriptionContext) {
   const footer: AdfNode[] = footerBlocks(footerOf(item, ctx.itemUrl));
   const warnings: AdfWarning[] = [];
   const { itemUrl: _url, report: _report, ...adf } = ctx;
+  const original = fullDescriptionName(item.id);
   let source: AdfDoc = sectionsToAdf(sections, {
     ...adf,
+    original,
     warn: (w) => {
       warnings.push(w);
       ctx.warn?.(w);
     },
   });
+  // A field not converted (over the converter's limits) is said, always: its text is only in the file.
+  const unconverted = warnings.some((w) => w.code === 'unconverted-html');
   let fitted = fitAdf(source, note, ADF_BUDGET, footer);
   // What Jira gets is checked (a cut keeps whole nodes of the full document): validating all of a long one
   // would cost far more and say nothing more.
   const problems = validateAdf(fitted.doc);
   if (problems.length > 0) {
     warn(`#${item.id}: description kept as plain text (${problems[0]})`);
-    source = textToAdf(plainText(sections));
+    source = textToAdf(plainText(sections, original));
     fitted = fitAdf(source, note, ADF_BUDGET, footer);
   } else {
     // Each distinct message once, with how often it came (as comments report theirs).
     const counts = new Map<string, number>();
     for (const w of warnings)
-      if (ctx.report?.includes(w.code)) counts.set(w.message, (counts.get(w.message) ?? 0) + 1);
+      if (ctx.report?.includes(w.code) || w.code === 'unconverted-html')
+        counts.set(w.message, (counts.get(w.message) ?? 0) + 1);
     for (const [message, n] of counts) {
       const warning = `description: ${message}${n > 1 ? ` (x${n})` : ''}`;
       warn(`#${item.id}: warning: ${warning}`, warning);
     }
   }
-  return { source: { ...source, content: [...source.content, ...footer] }, fitted };
+  return { source: { ...source, content: [...source.content, ...footer] }, fitted, unconverted };
 }
 
 /**
@@ -209,7 +224,8 @@ function findRefs(item: AdoWorkItem): { mentions: string[]; references: number[]
 /**
  * The file with an item's whole description when either form of it Jira gets is cut: as created (images not
  * yet uploaded) or as rebuilt in phase 5 (every inline image a media node; one partly uploaded measures between
- * the two). The HTML fields as Azure DevOps holds them, each under its heading.
+ * the two); or when a field was not converted at all (over the converter's limits). The HTML fields as Azure
+ * DevOps holds them, each under its heading.
  */
 export function fullDescriptionOf(
   item: AdoWorkItem,
@@ -224,8 +240,10 @@ export function fullDescriptionOf(
     image: (src) =>
       ADO_ATTACHMENT.test(src) ? { mediaId: '00000000-0000-4000-8000-000000000000' } : undefined,
   };
+  const first = build(item, quiet, resolved);
   const cut =
-    build(item, quiet, resolved).fitted.cut ||
+    first.fitted.cut ||
+    first.unconverted ||
     (inlineImagesOf(item).length > 0 && build(item, quiet, allMedia).fitted.cut);
   if (!cut) return undefined;
   const title = escapeHtml(String(item.fields['System.Title'] ?? ''));
@@ -240,12 +258,16 @@ export function fullDescriptionOf(
   return { fileName: fullDescriptionName(item.id), html, size: Buffer.byteLength(html, 'utf8') };
 }
 
-/** The inline images of an item's HTML fields: ADO attachment URLs that are not AttachedFile relations. */
+/**
+ * The inline images of an item's HTML fields: ADO attachment URLs that are not AttachedFile relations. A field
+ * over the converter's limits is not parsed for them: it is not converted either (its file keeps the images'
+ * links).
+ */
 export function inlineImagesOf(item: AdoWorkItem): { url: string; fileName: string }[] {
   const found = new Map<string, string>();
   for (const { field } of HTML_FIELDS) {
     const value = item.fields[field];
-    if (typeof value !== 'string' || !value.includes('<img')) continue;
+    if (typeof value !== 'string' || !value.includes('<img') || htmlLimitBreach(value)) continue;
     for (const img of DomUtils.getElementsByTagName('img', parseDocument(value))) {
       const src = img.attribs.src ?? '';
       if (!ADO_ATTACHMENT.test(src)) continue;

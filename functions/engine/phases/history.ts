@@ -61,23 +61,81 @@ function decodeEntities(s: string): string {
   });
 }
 
-const looksLikeHtml = (s: string) => /<\/?[a-z][^>]*>/i.test(s);
+/**
+ * What comes before the last `>` of `s`, and the rest. A tag pattern (`<[^>]*>`) matches only in the first part;
+ * run on the whole, a backtracking engine scans to the end from every `<` with no `>` after it, which is
+ * quadratic in a field of such `<` (any contributor can write one).
+ */
+function splitAtLastTag(s: string): [string, string] {
+  const end = s.lastIndexOf('>') + 1;
+  return [s.slice(0, end), s.slice(end)];
+}
+
+/** `pattern` (global, a tag ending in `>`) replaced in `s`, in time linear in its length. */
+function replaceTags(s: string, pattern: RegExp, by: string): string {
+  const [tags, rest] = splitAtLastTag(s);
+  return tags.replace(pattern, by) + rest;
+}
+
+const looksLikeHtml = (s: string) => /<\/?[a-z][^>]*>/i.test(splitAtLastTag(s)[0]);
 
 /** Plain text even when it holds something tag-like ("Crash when <b> is pasted"): escaped as it is. */
 const PLAIN_TEXT_FIELDS: ReadonlySet<string> = new Set(['System.Title', 'System.Tags']);
 
-/** An HTML field's text as a reader sees it; still to be escaped. */
+/**
+ * `<script>` and `<style>` elements with their content, each up to the first closing tag of its name after it (an
+ * element never closed is left to lose only its tags). One pass: each start looks up the next closing tag of
+ * its name among those found beforehand, instead of scanning for it (a lazy regex scans to the end from every
+ * start with no closing after it).
+ */
+function withoutScripts(html: string): string {
+  const closings = new Map<string, { at: number; end: number }[]>();
+  for (const m of html.matchAll(/<\/(script|style)\s*>/gi)) {
+    const name = (m[1] as string).toLowerCase();
+    const list = closings.get(name) ?? [];
+    list.push({ at: m.index, end: m.index + m[0].length });
+    closings.set(name, list);
+  }
+  const next = new Map<string, number>();
+  const parts: string[] = [];
+  let kept = 0;
+  for (const m of html.matchAll(/<(script|style)\b/gi)) {
+    if (m.index < kept) continue; // inside an element already removed
+    const name = (m[1] as string).toLowerCase();
+    const list = closings.get(name) ?? [];
+    let i = next.get(name) ?? 0;
+    while (i < list.length && (list[i] as { at: number }).at < m.index) i++;
+    next.set(name, i);
+    const closing = list[i];
+    if (!closing) continue;
+    parts.push(html.slice(kept, m.index));
+    kept = closing.end;
+  }
+  parts.push(html.slice(kept));
+  return parts.join('');
+}
+
+/** Blanks (spaces, tabs) at the end of each line, removed by a loop (a regex backtracks on a long run of them). */
+function trimLineEnds(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      let end = line.length;
+      while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+      return line.slice(0, end);
+    })
+    .join('\n');
+}
+
+/** An HTML field's text as a reader sees it; still to be escaped. Linear in the field's length, whatever it holds. */
 export function htmlToText(html: string): string {
-  const text = html
-    .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<img\b[^>]*>/gi, '[image]')
-    .replace(/<li\b[^>]*>/gi, '\n• ')
+  let text = withoutScripts(html).replace(/<br\s*\/?>/gi, '\n');
+  text = replaceTags(text, /<img\b[^>]*>/gi, '[image]');
+  text = replaceTags(text, /<li\b[^>]*>/gi, '\n• ')
     .replace(/<\/(p|div|tr|h[1-6]|pre|blockquote|table|ul|ol)\s*>/gi, '\n')
-    .replace(/<\/t[dh]\s*>/gi, '\t')
-    .replace(/<[^>]*>/g, '');
-  return decodeEntities(text)
-    .replace(/[ \t]+\n/g, '\n')
+    .replace(/<\/t[dh]\s*>/gi, '\t');
+  text = replaceTags(text, /<[^>]*>/g, '');
+  return trimLineEnds(decodeEntities(text))
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }

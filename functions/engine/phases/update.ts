@@ -12,7 +12,14 @@
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
 import type { ChunkOutcome, PhaseContext } from '#phase-kit/context.ts';
-import { ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf, tallyResults } from '#phase-kit/toolkit.ts';
+import {
+  ITEM_CONCURRENCY,
+  type ItemResult,
+  inPool,
+  mapYielding,
+  refusalOf,
+  tallyResults,
+} from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -44,7 +51,9 @@ export async function updateKnownItems(
   const parents = await deps.store.idMap.getMany(run.tenantId, run.projectId, parentIds);
   const describe = await descriptionContextFor(ctx, items);
   const updated: IdMapEntry[] = [];
-  const results = await inPool(entries, ITEM_CONCURRENCY, async (entry): Promise<ItemResult> => {
+  // Each item's fields built first, one at a time, the event loop given a turn between two (a description can
+  // take a second or two of CPU): built as the edits start, they would hold the edits under way past their timeout.
+  const builds = await mapYielding(entries, (entry) => {
     const m = manifest.get(entry.sourceId) as ManifestItem;
     const item = byId.get(entry.sourceId) as AdoWorkItem;
     const notes: string[] = [];
@@ -74,6 +83,10 @@ export async function updateKnownItems(
     for (const f of ['assignee', 'description', preflight.storyPointsFieldId ?? '', ...mapped]) {
       if (f && !(f in fields)) fields[f] = null;
     }
+    return { entry, m, fields, notes, warnings };
+  });
+  const results = await inPool(builds, ITEM_CONCURRENCY, async (built): Promise<ItemResult> => {
+    const { entry, m, fields, notes, warnings } = built;
     if (m.type !== entry.sourceType)
       notes.push(`type changed in Azure DevOps from ${entry.sourceType} to ${m.type}: Jira keeps its type`);
     try {

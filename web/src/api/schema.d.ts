@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with e-mail and password; sets the refresh cookie
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         post: operations["auth_login"];
         delete?: never;
@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: the link's holder sets a password and is signed in (sets the refresh cookie)
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         post: operations["auth_acceptInvitation"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * A new access token from the refresh cookie (rotated)
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64), with a budget larger than sign-in.
          */
         post: operations["auth_refresh"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke the refresh cookie
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64), with a budget larger than sign-in.
          */
         post: operations["auth_logout"];
         delete?: never;
@@ -161,7 +161,7 @@ export interface paths {
         };
         /**
          * Browser leg: redirect to the tenant's identity provider
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         get: operations["sso_start"];
         put?: never;
@@ -181,7 +181,7 @@ export interface paths {
         };
         /**
          * Browser leg: the identity provider's redirect back; sets the refresh cookie
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         get: operations["sso_callback"];
         put?: never;
@@ -335,7 +335,7 @@ export interface paths {
         put?: never;
         /**
          * Scan the source project: the report at once, or 202 and a background scan when large
-         * @description Roles: owner, admin, member.
+         * @description Roles: owner, admin, member. Rate limited per user.
          */
         post: operations["connectors_scan"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
         };
         /**
          * Browser leg: the tracker's OAuth redirect back; redirects to the console, with `status=connected|failed`, or `status=error&code=…&message=…` when the grant was declined or could not be exchanged
-         * @description Roles: public. Rate limited per client address.
+         * @description Roles: public. Rate limited per client address (an IPv6 client by its /64).
          */
         get: operations["connectors_oauthCallback"];
         put?: never;
@@ -888,7 +888,7 @@ export interface components {
             message: string | string[];
             error: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT";
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
         };
         /** @description One item and phase the run could not complete, and why (oldest first). */
         Failure: {
@@ -919,6 +919,11 @@ export interface components {
             role: "owner" | "admin" | "member";
             /** @constant */
             status: "PENDING";
+            /** @description The member who sent it; the invitation stands only while they may send it */
+            invitedBy: {
+                id: string;
+                email: string;
+            };
             /** @description ISO 8601 timestamp */
             createdAt: string;
             /** @description ISO 8601 timestamp */
@@ -1219,7 +1224,7 @@ export interface components {
             clientSecretSet: boolean;
             allowedDomains: string[];
             /** @enum {string} */
-            defaultRole: "admin" | "member";
+            defaultRole: "member";
             enabled: boolean;
             redirectUri: string;
             startUrl: string;
@@ -1500,7 +1505,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccessToken"];
                 };
             };
-            /** @description INVITATION_INVALID, VALIDATION_FAILED */
+            /** @description INVITATION_INVALID, INVITATION_WITHDRAWN, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1510,7 +1515,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 400;
                         /** @enum {unknown} */
-                        code?: "INVITATION_INVALID" | "VALIDATION_FAILED";
+                        code?: "INVITATION_INVALID" | "INVITATION_WITHDRAWN" | "VALIDATION_FAILED";
                     };
                 };
             };
@@ -1870,7 +1875,7 @@ export interface operations {
                     clientSecret?: string;
                     allowedDomains: string[];
                     /** @enum {string} */
-                    defaultRole: "admin" | "member";
+                    defaultRole: "member";
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -3343,7 +3348,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONNECTION_REQUIRED, TOKEN_EXCHANGE_FAILED */
+            /** @description CONNECTION_REQUIRED, TOKEN_EXCHANGE_FAILED, SCAN_ALREADY_RUNNING */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3353,7 +3358,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 409;
                         /** @enum {unknown} */
-                        code?: "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED";
+                        code?: "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "SCAN_ALREADY_RUNNING";
                     };
                 };
             };
@@ -3382,6 +3387,20 @@ export interface operations {
                         statusCode?: 415;
                         /** @enum {unknown} */
                         code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description SCAN_LIMIT, RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 429;
+                        /** @enum {unknown} */
+                        code?: "SCAN_LIMIT" | "RATE_LIMITED";
                     };
                 };
             };

@@ -1,16 +1,5 @@
 /** Single sign-on (owner): the tenant's OpenID Connect provider, its redirect URI and its users' start URL. */
-import {
-  Button,
-  Card,
-  Checkbox,
-  Code,
-  Group,
-  PasswordInput,
-  Select,
-  Stack,
-  Text,
-  TextInput,
-} from '@mantine/core';
+import { Button, Card, Checkbox, Code, Group, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { ApiError, api, unwrap } from '../../api/client';
@@ -26,7 +15,6 @@ export function SsoPage() {
   const [clientId, setClientId] = useState('');
   const [clientSecret, setClientSecret] = useState('');
   const [domains, setDomains] = useState('');
-  const [defaultRole, setDefaultRole] = useState<'admin' | 'member'>('member');
   const [enabled, setEnabled] = useState(true);
   useEffect(() => {
     const c = config.data;
@@ -35,7 +23,6 @@ export function SsoPage() {
     setIssuer(c.issuer);
     setClientId(c.clientId);
     setDomains(c.allowedDomains.join(', '));
-    setDefaultRole(c.defaultRole);
     setEnabled(c.enabled);
   }, [config.data]);
   const save = useMutation({
@@ -51,7 +38,8 @@ export function SsoPage() {
               .split(',')
               .map((d) => d.trim())
               .filter(Boolean),
-            defaultRole,
+            // Single sign-on makes members only; other roles come from an invitation or the team page.
+            defaultRole: 'member',
             enabled,
           },
         }),
@@ -113,13 +101,10 @@ export function SsoPage() {
             value={domains}
             onChange={(e) => setDomains(e.currentTarget.value)}
           />
-          <Select
-            label="Role of new users"
-            data={['member', 'admin']}
-            value={defaultRole}
-            allowDeselect={false}
-            onChange={(v) => setDefaultRole((v as 'admin' | 'member') ?? 'member')}
-          />
+          <Text size="sm" c="dimmed">
+            People who sign in for the first time become members (invited people get the invited role). A
+            member you remove comes back only when you invite them again.
+          </Text>
           <Checkbox label="Enabled" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
           <Group>
             <Button type="submit" loading={save.isPending}>

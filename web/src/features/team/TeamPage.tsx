@@ -88,6 +88,7 @@ export function TeamPage() {
             <Table.Tr>
               <Table.Th>Invited</Table.Th>
               <Table.Th>Role</Table.Th>
+              <Table.Th>Invited by</Table.Th>
               <Table.Th>Expires</Table.Th>
               <Table.Th>
                 <VisuallyHidden>Actions</VisuallyHidden>
@@ -99,6 +100,7 @@ export function TeamPage() {
               <Table.Tr key={i.id}>
                 <Table.Td>{i.email}</Table.Td>
                 <Table.Td>{i.role}</Table.Td>
+                <Table.Td>{i.invitedBy.email}</Table.Td>
                 <Table.Td>{new Date(i.expiresAt).toLocaleDateString()}</Table.Td>
                 <Table.Td>
                   <Button size="xs" variant="default" onClick={() => revoke.mutate(i.id)}>
