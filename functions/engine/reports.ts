@@ -5,7 +5,8 @@
  *    and its Jira key if it has one (JSON and CSV);
  *  - the id-map export: every item of the project in Jira (source id and type, key, created or found, and the
  *    run that recorded it), as CSV.
- * Both are read a page at a time and streamed out, so a 100k-item project never sits whole in memory. Writing
+ *  - a dry run's preview: what a real run would do, and every warning.
+ * All are read a page at a time and streamed out, so a 100k-item project never sits whole in memory. Writing
  * them again (a finish retried after a crash) gives the same reports.
  */
 import { csvLine } from '#domain/csv.ts';
@@ -174,5 +175,83 @@ export async function writeRunReports(
   await deps.artifacts.putStream(
     artifactKeys.idMapExport(tenantId, id),
     idMapCsv(deps.store.idMap.pages(tenantId, projectId, opts.pageSize)),
+  );
+}
+
+/** Manifest items per id map read of the preview (a thousand ids: ten BatchGets, then let go). */
+const PREVIEW_PAGE = 1000;
+
+/** The preview's JSON: its small fields whole, the warnings (one per item at worst) streamed between them. */
+async function* previewJson(
+  head: Record<string, unknown>,
+  warnings: AsyncIterable<string[]>,
+  tail: Record<string, unknown>,
+): AsyncGenerator<string> {
+  yield `${JSON.stringify(head, null, 2).slice(0, -2)},\n  "warnings": [`;
+  let first = true;
+  for await (const page of warnings) {
+    if (page.length === 0) continue;
+    yield `${first ? '' : ','}\n    ${page.map((w) => JSON.stringify(w)).join(',\n    ')}`;
+    first = false;
+  }
+  yield `\n  ],${JSON.stringify(tail, null, 2).slice(1)}\n`;
+}
+
+/**
+ * The dry-run preview: what a real run would do, and every warning, so the admin can fix the mapping before
+ * anything is written to Jira. The id map is read a page of manifest items at a time and only counted, and the
+ * warnings are streamed out: nothing of it grows with the project but the manifest the preflight holds anyway.
+ */
+export async function writePreview(
+  deps: EngineDeps,
+  run: Run,
+  opts: { /** Items per read (tests make it small). */ pageSize?: number } = {},
+): Promise<void> {
+  const preflight = await loadPreflight(deps, run);
+  const { manifest } = preflight;
+  const pageSize = opts.pageSize ?? PREVIEW_PAGE;
+  const countsPerType: Record<string, number> = {};
+  for (const m of manifest) countsPerType[m.type] = (countsPerType[m.type] ?? 0) + 1;
+  let alreadyInJira = 0;
+  for (let i = 0; i < manifest.length; i += pageSize) {
+    const ids = manifest.slice(i, i + pageSize).map((m) => m.id);
+    alreadyInJira += (await deps.store.idMap.getMany(run.tenantId, run.projectId, ids)).size;
+  }
+  const head = {
+    runId: run.id,
+    type: run.type,
+    totalItems: manifest.length,
+    countsPerType,
+    wouldCreate: manifest.length - alreadyInJira,
+    alreadyInJira,
+    wouldUpdate: run.type === 'INCREMENTAL' ? alreadyInJira : 0,
+    mapping: { types: Object.fromEntries(Object.entries(preflight.typeMap).map(([k, v]) => [k, v.name])) },
+    unmappedUsers: preflight.unmappedUsers,
+  };
+  // The phases' warnings as their outcomes carried them, kept with each checkpoint move (never read back from
+  // log lines, whose text a work item's state names or file names could make say "warning:").
+  async function* warnings(): AsyncGenerator<string[]> {
+    yield preflight.warnings;
+    yield* deps.store.runs.warningPages(run.tenantId, run.projectId, run.id);
+  }
+  // Phase 1's setup: what a real run would create in Jira, and what it would reuse.
+  const tail = {
+    sprints: preflight.sprints.map((s) => ({
+      name: s.name,
+      iterationPath: s.iterationPath,
+      startDate: s.startDate,
+      endDate: s.endDate,
+      state: s.state,
+      action: s.created ? 'create' : 'reuse',
+    })),
+    components: preflight.components.map((c) => ({
+      name: c.name,
+      areaPaths: c.areaPaths,
+      action: c.created ? 'create' : 'reuse',
+    })),
+  };
+  await deps.artifacts.putStream(
+    artifactKeys.preview(run.tenantId, run.id),
+    previewJson(head, warnings(), tail),
   );
 }

@@ -3,19 +3,12 @@
  * per run, so resumes, re-runs and incremental runs all see what already exists in Jira.
  */
 import { createHash } from 'node:crypto';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
 import { taggedEntity } from './stored-item.ts';
-import { batchGetAll, conditionHeld, queryAll, type Table } from './table.ts';
+import { batchGetAll, conditionHeld, queryAll, queryPages, type Table } from './table.ts';
 
 export interface IdMapEntry {
   sourceId: number;
@@ -65,21 +58,6 @@ export interface PendingWrite {
 const BATCH_WRITE_MAX = 25;
 /** Items per page of a paged read: an export holds one page at a time, not the whole project. */
 const PAGE_SIZE = 1000;
-
-/** A query's items a page at a time, as stored (each reader maps them to its type). */
-async function* queryPages(
-  table: Table,
-  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
-): AsyncGenerator<Record<string, unknown>[]> {
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.db.send(
-      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey }),
-    );
-    if (page.Items?.length) yield page.Items;
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-}
 
 export class IdMapRepository {
   constructor(private readonly table: Table) {}

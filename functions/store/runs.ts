@@ -24,9 +24,13 @@ import {
   ifConditionHolds,
   isTransactionConflict,
   queryAll,
+  queryPages,
   statusIn,
   type Table,
 } from './table.ts';
+
+/** Checkpoint moves' warning items per page of the run's warnings (each holds one move's few messages). */
+const WARNING_MOVES_PER_PAGE = 500;
 
 /**
  * A move's events as few items as fit: one item (keyed by its last event's id) per at most this many bytes of
@@ -322,15 +326,24 @@ export class RunRepository {
     );
   }
 
-  /** Every warning the run's moves kept, in the order of the moves. */
-  async warnings(tenantId: string, projectId: string, runId: string): Promise<string[]> {
+  /**
+   * The warnings the run's moves kept, in the order of the moves, a page of moves at a time (a dry run of a large
+   * project can warn about every item: its preview streams them out).
+   */
+  async *warningPages(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    pageSize = WARNING_MOVES_PER_PAGE,
+  ): AsyncGenerator<string[]> {
     const { pk, skPrefix } = keys.runWarningsPrefix(tenantId, projectId, runId);
-    const items = await queryAll(this.table, {
+    for await (const page of queryPages(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
       ConsistentRead: true,
-    });
-    return items.flatMap((item) => (item.messages as string[] | undefined) ?? []);
+      Limit: pageSize,
+    }))
+      yield page.flatMap((item) => (item.messages as string[] | undefined) ?? []);
   }
 
   /** Appends one event outside a checkpoint (a line at a fixed place: the run journal's `lines`). */

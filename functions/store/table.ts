@@ -26,6 +26,21 @@ export function withoutKeys<T extends Record<string, unknown>>(
   return rest;
 }
 
+/** A query's items a page at a time, without their keys. */
+export async function* queryPages(
+  table: Table,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): AsyncGenerator<Record<string, unknown>[]> {
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.db.send(
+      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey }),
+    );
+    if (page.Items?.length) yield page.Items.map((i) => withoutKeys(i));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+}
+
 /** Every item of a query, across pages. */
 export async function queryAll(table: Table, input: Omit<QueryCommandInput, 'TableName'>) {
   const items: Record<string, unknown>[] = [];

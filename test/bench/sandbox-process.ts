@@ -18,8 +18,12 @@ export interface SandboxProcess {
 /** Starts the sandboxes with `env` (SANDBOX_ITEMS, SANDBOX_SEED, SANDBOX_PROFILE ...) on free ports. */
 export async function startSandboxProcess(env: Record<string, string>): Promise<SandboxProcess> {
   const script = fileURLToPath(new URL('../../bin/sandbox.ts', import.meta.url));
-  // The same runtime and TypeScript loader as this process (tsx's flags are in execArgv).
-  const child = spawn(process.execPath, [...process.execArgv, script], {
+  // The same runtime and TypeScript loader as this process (tsx's flags are in execArgv), but not its heap cap or
+  // GC tracing (the scale bench sets them for the engine's process; the trackers are not the engine).
+  const loaderArgs = process.execArgv.filter(
+    (arg) => !arg.startsWith('--max-old-space-size') && !arg.startsWith('--trace-gc'),
+  );
+  const child = spawn(process.execPath, [...loaderArgs, script], {
     env: { ...process.env, ...env, SANDBOX_ADO_PORT: '0', SANDBOX_JIRA_PORT: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -168,3 +168,22 @@ describe('injected faults', () => {
     expect((await ado.call('wit/workitems/1')).status).toBe(200);
   });
 });
+
+describe('the request log', () => {
+  it('says how long it is, and hands over its entries from a position (a bench reads each phase, not the log again)', async () => {
+    await fetch(`${ado.url}/_sandbox/reset`, { method: 'POST' });
+    for (const id of [1, 2, 3]) expect((await ado.call(`wit/workitems/${id}`)).status).toBe(200);
+    const count = await fetch(`${ado.url}/_sandbox/requests/count`);
+    expect(await count.json()).toEqual({ count: 3 });
+    const from = (await (await fetch(`${ado.url}/_sandbox/requests?from=1`)).json()) as {
+      path: string;
+      status: number;
+    }[];
+    expect(from.map((e) => [e.path.split('?')[0], e.status])).toEqual([
+      ['/sandbox-org/Contoso/_apis/wit/workitems/2', 200],
+      ['/sandbox-org/Contoso/_apis/wit/workitems/3', 200],
+    ]);
+    expect(await (await fetch(`${ado.url}/_sandbox/requests`)).json()).toHaveLength(3);
+    expect((await fetch(`${ado.url}/_sandbox/requests?from=-1`)).status).toBe(400);
+  });
+});

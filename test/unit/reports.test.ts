@@ -6,15 +6,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField } from '../../functions/domain/csv.ts';
 import type { Run } from '../../functions/domain/runs.ts';
-import { writeRunReports } from '../../functions/engine/reports.ts';
+import { writePreview, writeRunReports } from '../../functions/engine/reports.ts';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import type { createDocumentClient } from '../../functions/store/client.ts';
 import type { IdMapEntry } from '../../functions/store/id-map.ts';
 import type { Store } from '../../functions/store/index.ts';
+import { keys } from '../../functions/store/keys.ts';
 import { createRun } from '../support/runs.ts';
 import { freshTable } from '../support/table.ts';
 
@@ -181,6 +183,106 @@ describe('run reports', () => {
     expect(JSON.parse(json)).toEqual({ runId: run.id, projectId: run.projectId, failures: [] });
     expect(csv).toBe('source_id,source_type,phase,phase_name,reasons,target_key\r\n');
     expect(idMap).toBe('source_id,source_type,target_key,origin,run_id\r\n');
+  });
+});
+
+describe('the dry-run preview', () => {
+  it('counts what a real run would do from the id map a page of items at a time, and streams the warnings out', async () => {
+    const project = randomUUID();
+    const run = await createRun(store, tenantId, project, 'FULL', { dryRun: true });
+    await deps.artifacts.put(
+      artifactKeys.preflight(tenantId, run.id),
+      JSON.stringify({
+        manifest: [
+          { id: 3, type: 'Epic', parentId: null },
+          { id: 5, type: 'User Story', parentId: 3 },
+          { id: 9, type: 'Bug', parentId: null },
+          { id: 12, type: 'User Story', parentId: 3 },
+          { id: 14, type: 'Bug', parentId: null },
+        ],
+        typeMap: {
+          Epic: { id: '1', name: 'Epic' },
+          'User Story': { id: '2', name: 'Story' },
+          Bug: { id: '3', name: 'Bug' },
+        },
+        unmappedUsers: ['ghost@contoso.com'],
+        warnings: ['#7: undated iteration'],
+        sprints: [],
+        components: [{ name: 'Web', areaPaths: ['Contoso\\Web'], created: true }],
+        plugins: [],
+      }),
+    );
+    await store.idMap.putMany(tenantId, project, [entry(5, 'User Story', 1), entry(14, 'Bug', 2)]);
+    // Three checkpoint moves' warnings, as the run journal keeps them.
+    for (const [move, messages] of [
+      ['0002-00000', ['#5: no story points field']],
+      ['0004-00000', ['#9: link to #99 outside the project', '#12: link to #98 outside the project']],
+      ['0005-00000', ['#14: attachment too large']],
+    ] as const)
+      await db.send(
+        new PutCommand({
+          TableName: store.table.name,
+          Item: {
+            ...keys.runWarnings(tenantId, project, run.id, move),
+            messages,
+            at: '2026-01-01T10:00:00.000Z',
+          },
+        }),
+      );
+    // What the preview reads and how it writes, seen through the store and the artifact store it is given.
+    const idMapAsks: number[] = [];
+    const written: string[] = [];
+    const watched: EngineDeps = {
+      ...deps,
+      store: {
+        ...store,
+        idMap: Object.assign(Object.create(store.idMap), {
+          getMany: (t: string, p: string, ids: number[]) => {
+            idMapAsks.push(ids.length);
+            return store.idMap.getMany(t, p, ids);
+          },
+        }),
+      },
+      artifacts: {
+        get: (key) => deps.artifacts.get(key),
+        put: (key, body) => {
+          written.push(`put ${key.split('/').at(-1)}`);
+          return deps.artifacts.put(key, body);
+        },
+        putStream: (key, body) => {
+          written.push(`stream ${key.split('/').at(-1)}`);
+          return deps.artifacts.putStream(key, body);
+        },
+      },
+    };
+
+    await writePreview(watched, run, { pageSize: 2 });
+
+    expect(idMapAsks).toEqual([2, 2, 1]);
+    expect(written).toEqual(['stream preview.json']);
+    const preview = JSON.parse(
+      (await deps.artifacts.get(artifactKeys.preview(tenantId, run.id))) ?? 'missing',
+    );
+    expect(preview).toEqual({
+      runId: run.id,
+      type: 'FULL',
+      totalItems: 5,
+      countsPerType: { Epic: 1, 'User Story': 2, Bug: 2 },
+      wouldCreate: 3,
+      alreadyInJira: 2,
+      wouldUpdate: 0,
+      mapping: { types: { Epic: 'Epic', 'User Story': 'Story', Bug: 'Bug' } },
+      unmappedUsers: ['ghost@contoso.com'],
+      warnings: [
+        '#7: undated iteration',
+        '#5: no story points field',
+        '#9: link to #99 outside the project',
+        '#12: link to #98 outside the project',
+        '#14: attachment too large',
+      ],
+      sprints: [],
+      components: [{ name: 'Web', areaPaths: ['Contoso\\Web'], action: 'create' }],
+    });
   });
 });
 

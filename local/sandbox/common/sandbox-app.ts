@@ -6,7 +6,8 @@
  *   POST   /_sandbox/reset      back to the seeded state, faults off, log cleared
  *   POST   /_sandbox/seed       {items?, seed?}: regenerate the data
  *   GET    /_sandbox/faults     the fault settings;  PUT /_sandbox/faults  partial settings (merged)
- *   GET    /_sandbox/requests   the request log [{method, path, status, ms, at}];  DELETE clears it
+ *   GET    /_sandbox/requests   the request log [{method, path, status, ms, at}] (`?from=N`: from entry N on);
+ *                                DELETE clears it;  GET /_sandbox/requests/count  {count}: its length
  */
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -337,7 +338,16 @@ export async function createSandboxApp(
     return controls.faults;
   });
 
-  app.get('/_sandbox/requests', async () => controls.requests);
+  // `from` and `count` let a bench read a phase's entries, or only how many, without the whole log again.
+  app.get('/_sandbox/requests', async (req, reply) => {
+    const query = z.object({ from: z.coerce.number().int().min(0).optional() }).safeParse(req.query ?? {});
+    if (!query.success)
+      return reply
+        .code(400)
+        .send({ message: query.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
+    return query.data.from === undefined ? controls.requests : controls.requests.slice(query.data.from);
+  });
+  app.get('/_sandbox/requests/count', async () => ({ count: controls.requests.length }));
   app.delete('/_sandbox/requests', async (_req, reply) => {
     controls.requests.length = 0;
     return reply.code(204).send();
