@@ -22,6 +22,7 @@ export class StoreRunJournal implements RunJournal {
    * place the caller read the run at (a live stream has sent every place before the run's, services/run-stream.ts).
    */
   private readonly places = new Map<string, RunCursor>();
+  private lastAt = 0;
 
   /** `frames`: the dashboard's queue; none: nothing is told to the dashboard (a CLI, a test). */
   constructor(
@@ -104,7 +105,9 @@ export class StoreRunJournal implements RunJournal {
 
   /** Ids for events told together at the run's place, in order, after its chunk events there. */
   private idsAt(run: JournalRun, count: number): string[] {
-    const at = Date.now();
+    // Milliseconds, never the same twice here: two lines told in one millisecond would share an id (overwrite).
+    const at = Math.max(Date.now(), this.lastAt + 1);
+    this.lastAt = at + count - 1;
     const place = later(run.cursor, this.places.get(run.id));
     const units = coveredUnits(place);
     return Array.from({ length: count }, (_, n) => statusEventId(place.phase, units, at + n));

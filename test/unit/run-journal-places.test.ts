@@ -52,4 +52,11 @@ describe('the journal, between checkpoints', () => {
     await journal.log({ ...run, cursor: { phase: 4, index: 30 } }, 'read again since');
     expect(placeOf(ids.at(-1))).toBe('04.00000030.');
   });
+
+  it('gives lines told in one millisecond ids of their own, in the order told', async () => {
+    const { journal, ids } = journalOverFakeStore();
+    for (const n of [1, 2, 3, 4, 5]) await journal.log(run, `line ${n}`);
+    expect(new Set(ids).size).toBe(5);
+    expect([...ids].sort()).toEqual(ids);
+  });
 });

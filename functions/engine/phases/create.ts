@@ -40,7 +40,7 @@ async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {
  */
 export async function createChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
   const ahead = SprintsAhead.of(ctx);
-  ahead?.advance(index, index);
+  ahead?.advance(index);
   let outcome: ChunkOutcome;
   try {
     outcome = await createItems(ctx, index);
@@ -49,7 +49,7 @@ export async function createChunk(ctx: PhaseContext, index: number): Promise<Chu
     throw err;
   }
   if (!ahead) return outcome;
-  ahead.advance(index + outcome.processed, index);
+  ahead.advance(index + outcome.processed);
   outcome.log.push(...ahead.take());
   return outcome;
 }

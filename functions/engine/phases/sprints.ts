@@ -174,8 +174,6 @@ export async function completeSprints(ctx: PhaseContext): Promise<void> {
  */
 export class SprintsAhead {
   private index = -1;
-  /** The last chunk that advanced the steps, for lines told when the invocation ends (`release`). */
-  private lastChunk = 0;
   private sprints: SprintNow[] | undefined;
   private stopped = false;
   private failure: { err: unknown } | undefined;
@@ -208,9 +206,8 @@ export class SprintsAhead {
     return ahead;
   }
 
-  /** Every item before `index` exists in Jira (created by chunk `chunk`): the steps that waited for them go on. */
-  advance(index: number, chunk: number): void {
-    this.lastChunk = Math.max(this.lastChunk, chunk);
+  /** Every item before `index` exists in Jira: the steps that waited for them go on. */
+  advance(index: number): void {
     if (index <= this.index) return;
     this.index = index;
     this.passes = this.passes
@@ -243,12 +240,9 @@ export class SprintsAhead {
     } catch {
       return; // the next invocation takes the step again
     }
+    // Told where the run stands now (the stream has passed the last chunk's place), in the order told.
     const { deps, run } = this.ctx;
-    await deps.journal.lines(
-      run,
-      { phase: PHASES.create, index: this.lastChunk, from: RELEASED_LINES },
-      lines,
-    );
+    for (const line of lines) await deps.journal.log(run, line);
   }
 
   private ready(id: number): boolean {
@@ -272,6 +266,3 @@ export class SprintsAhead {
     }
   }
 }
-
-/** Event numbers of the lines told when an invocation ends, after any chunk's own (at most MAX_LOG_EVENTS). */
-const RELEASED_LINES = 9000;
