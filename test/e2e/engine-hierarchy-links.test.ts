@@ -9,6 +9,7 @@ import { hierarchyPhase } from '../../functions/engine/phases/hierarchy.ts';
 import { linksPhase } from '../../functions/engine/phases/links.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import {
+  type ChunkOutcome,
   type EngineDeps,
   type PhaseContext,
   type PhaseModule,
@@ -18,6 +19,7 @@ import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { workChunk } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
@@ -111,9 +113,9 @@ async function work(phase: PhaseModule, ctx: PhaseContext, onError?: (err: unkno
   const tally: Tally = { units, success: 0, failure: 0, skipped: 0, log: [] };
   for (let index = 0, attempts = 0; index < units; attempts++) {
     if (attempts > 500) throw new Error('the phase did not finish in 500 chunk attempts');
-    let outcome: Awaited<ReturnType<PhaseModule['chunk']>>;
+    let outcome: ChunkOutcome;
     try {
-      outcome = await phase.chunk(ctx, index);
+      outcome = await workChunk(phase, ctx, index);
     } catch (err) {
       if (!onError) throw err;
       onError(err);

@@ -31,6 +31,7 @@ import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { workChunk } from '../support/phase-driver.ts';
 import { createRun, recordFailures } from '../support/runs.ts';
 
 const SEED = 11;
@@ -111,7 +112,7 @@ async function work(
   for (let index = 0; index < units; ) {
     let outcome: ChunkOutcome;
     try {
-      outcome = await module.chunk(ctx, index);
+      outcome = await workChunk(module, ctx, index);
     } catch (err) {
       if (!(err instanceof SimulatedCrash)) throw err;
       onCrash?.(index);
