@@ -13,7 +13,7 @@ import {
   type PhaseModule,
   type UnitOutcome,
 } from '../../functions/phase-kit/context.ts';
-import { addOutcome } from '../../functions/phase-kit/toolkit.ts';
+import { addOutcome, blockUnits } from '../../functions/phase-kit/toolkit.ts';
 
 /** The units [index, index + 50) of `module`, their outcomes added in unit order; throws what a unit threw. */
 export async function workChunk(
@@ -23,7 +23,6 @@ export async function workChunk(
 ): Promise<ChunkOutcome> {
   const total = Math.min(index + CHUNK_SIZE, await module.units(ctx));
   const outcome: ChunkOutcome = { processed: Math.max(0, total - index), ...emptyOutcome() };
-  if (!module.open) throw new Error('the phase has no unit worker');
   const worker = await module.open(ctx);
   try {
     await workUnitPool<UnitOutcome>({
@@ -45,4 +44,19 @@ export async function workChunk(
     await worker.close?.();
   }
   return outcome;
+}
+
+/**
+ * A test double's phase written chunk by chunk (`chunk(ctx, index)` works the units [index, index + 50)), as a
+ * phase of the one shape: its worker works a block of 50 units at a time (toolkit `blockUnits`, as the create phase
+ * does), so the runner's pool moves the checkpoint over whole chunks.
+ */
+export function chunkedPhase(phase: {
+  units: (ctx: PhaseContext) => number | Promise<number>;
+  chunk: (ctx: PhaseContext, index: number) => Promise<ChunkOutcome>;
+}): PhaseModule {
+  return {
+    units: phase.units,
+    open: async (ctx) => ({ work: blockUnits(await phase.units(ctx), (from) => phase.chunk(ctx, from)) }),
+  };
 }

@@ -24,7 +24,6 @@ import {
 import {
   blockReads,
   ChunkAbandoned,
-  chunkFromUnits,
   ITEM_BUDGET_MS,
   mapYielding,
   noteInto,
@@ -700,5 +699,4 @@ const attachmentsUnits = (ctx: PhaseContext) => ctx.preflight.manifest.length;
 export const attachmentsPhase: PhaseModule = {
   units: attachmentsUnits,
   open: openAttachments,
-  chunk: chunkFromUnits(openAttachments, attachmentsUnits),
 };
