@@ -16,6 +16,7 @@ import {
   type Preflight,
   type UnitOutcome,
 } from '#phase-kit/context.ts';
+import { InvocationScope } from '#phase-kit/invocation.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
 import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
@@ -107,6 +108,8 @@ async function workPhases(
   projectKey: string,
 ): Promise<RunnerAnswer> {
   let preflight: Preflight | undefined;
+  // What lives for this invocation only; dies with it.
+  const invocation = new InvocationScope();
   const openedPlugins = new Map<string, PluginPhase | undefined>();
   // Speed is units per minute over this invocation (the stream documents the unit).
   const started = Date.now();
@@ -130,7 +133,7 @@ async function workPhases(
         ? PHASE_MODULES[phase]
         : plugin &&
           pluginModule(plugin, (err) => !!credentialsRefusal(deps, err) || !!deferredWait(deps, err));
-    const ctx: PhaseContext = { deps, run, preflight };
+    const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {

@@ -13,6 +13,7 @@ import type { AdoClient } from '#trackers/ado/client.ts';
 import type { ThrottleWaitDeferred } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import type { InvocationScope } from './invocation.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
 export type CrashPoint =
@@ -137,6 +138,8 @@ export interface PhaseContext {
   deps: EngineDeps;
   run: Run;
   preflight: Preflight;
+  /** What lives for this invocation only (phase-kit/invocation.ts). */
+  invocation: InvocationScope;
 }
 
 /** An item a unit (or chunk) failed on, with the reason for the run's failure report. */

@@ -116,7 +116,8 @@ export function blockUnits(
 
 /**
  * Reads shared by a block of CHUNK_SIZE consecutive units (one ADO call, one id map read for 50 items), done
- * once, when the block's first unit asks. The runner's pool starts units in order, so a unit pass makes the same
+ * once, when the block's first unit asks. A read concern, not a way of working units: the units themselves are
+ * worked one by one by the runner's pool. The runner's pool starts units in order, so a unit pass makes the same
  * batched reads a chunk did; blocks two behind are forgotten (a unit under way keeps what it read). Given the
  * phase's `total` units, the next `ahead` blocks are read as soon as one is asked for, so the window's units never
  * wait on a block's round trips (they are a chain: the id map, then the issues it names); a read nobody asks for

@@ -15,6 +15,7 @@ import {
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
@@ -104,7 +105,7 @@ async function detachEveryOtherParent(projectId: string): Promise<void> {
 async function contextOf(runId: string, deps: EngineDeps = h.deps()): Promise<PhaseContext> {
   const run = await h.app.store.runs.get(h.tenant.tenantId, runId);
   if (!run) throw new Error('run not found');
-  return { deps, run, preflight: await loadPreflight(deps, run) };
+  return { deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() };
 }
 
 /** Works a phase as the runner does: units once, then chunks from the checkpoint, again after an error. */

@@ -25,6 +25,7 @@ import {
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import type { AdoComment } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
@@ -89,7 +90,7 @@ async function createIssues(projectName: string, options: Partial<RunOptions> = 
 
 async function contextOf(runId: string, deps: EngineDeps): Promise<PhaseContext> {
   const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
-  return { deps, run, preflight: await loadPreflight(deps, run) };
+  return { deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() };
 }
 
 interface Totals extends Omit<ChunkOutcome, 'processed'> {
