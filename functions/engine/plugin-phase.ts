@@ -1,17 +1,18 @@
 /**
  * Phases 8+: a plugin's phase module, built from its definition with the tenant's configuration opened when
  * the phase runs (never kept in the preflight artifact, the run's events or the state machine's input), and
- * what a plugin chunk that fails leaves: its items marked failed, the run going on to end PARTIAL.
+ * what a plugin unit that fails leaves: its items marked failed, the run going on to end PARTIAL.
  */
 
 import { PLUGIN_KEYS } from '#domain/plugins.ts';
-import { CHUNK_SIZE } from '#domain/runs.ts';
-import type {
-  ChunkOutcome,
-  EngineDeps,
-  PhaseContext,
-  PhaseModule,
-  PluginDefinition,
+import {
+  type EngineDeps,
+  type PhaseModule,
+  type PluginDefinition,
+  SimulatedCrash,
+  UnitFailed,
+  type UnitOutcome,
+  type UnitWorker,
 } from '#phase-kit/context.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { logger } from '#platform/logger.ts';
@@ -54,7 +55,7 @@ export async function runnablePlugins(
   return { plugins: chosen.plugins, warnings: [...chosen.warnings, ...warnings] };
 }
 
-/** Why a plugin cannot run now: each of its chunks fails with this reason. */
+/** Why a plugin cannot run now: each of its units fails with this reason. */
 class PluginUnavailable extends Error {
   override name = 'PluginUnavailable';
 }
@@ -65,7 +66,7 @@ function unavailable(key: string, reason: string): PluginPhase {
     key,
     module: {
       units: (ctx) => ctx.preflight.manifest.length,
-      chunk: () => Promise.reject(new PluginUnavailable(reason)),
+      open: () => ({ work: () => Promise.reject(new PluginUnavailable(reason)) }),
     },
     redact: (m) => m,
   };
@@ -115,41 +116,68 @@ export async function resolvePluginPhase(
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * A plugin chunk threw (not a crash): every item of the chunk is recorded failed with the error's message (the
- * configuration masked) and the chunk counts as worked, so the phase and the run go on.
+ * The plugin's phase as the runner works it: a unit that throws (not a crash, a refused token, a wait handed back,
+ * nor a unit stopped because the pass is abandoned) fails its items with the error's message (the configuration
+ * masked) and counts as worked, so the phase and the run go on (also when the plugin's service is out of reach
+ * after the client's retries: a core phase would fail the run there). Its items are those the error names
+ * (UnitFailed), else the manifest's item at the unit's index. A worker that cannot open fails every unit so.
+ * `stopsRun`: the runner's word on errors that stop the invocation (a refused token, a wait handed back).
  */
-export async function failPluginChunk(
-  ctx: PhaseContext,
-  plugin: PluginPhase,
-  index: number,
-  total: number,
-  err: unknown,
-): Promise<ChunkOutcome> {
-  const { run, preflight } = ctx;
-  const scope = plugin.module.chunkScope
-    ? await plugin.module.chunkScope(ctx, index)
-    : (() => {
-        const processed = Math.min(CHUNK_SIZE, total - index);
-        return { processed, items: preflight.manifest.slice(index, index + processed).map((m) => m.id) };
-      })();
-  const message = plugin.redact(errorMessage(err));
-  const reason = `${plugin.key}: ${message}`;
-  const items = [...new Set(scope.items)];
-  logger.warn('plugin chunk failed', {
-    tenantId: run.tenantId,
-    runId: run.id,
-    plugin: plugin.key,
-    index,
-    items: items.length,
-    error: message,
-  });
+export function pluginModule(plugin: PluginPhase, stopsRun: (err: unknown) => boolean): PhaseModule {
+  const { module } = plugin;
+  const fatal = (err: unknown) => err instanceof SimulatedCrash || stopsRun(err);
   return {
-    processed: scope.processed,
+    ...module,
+    open: async (ctx) => {
+      let worker: UnitWorker;
+      try {
+        worker = await module.open(ctx);
+      } catch (err) {
+        if (fatal(err)) throw err;
+        worker = { work: () => Promise.reject(err) };
+      }
+      // One warning per error: a block's read that fails fails each of its units with the same error.
+      let told: unknown;
+      return {
+        work: async (index, stopped) => {
+          try {
+            return await worker.work(index, stopped);
+          } catch (thrown) {
+            const err = thrown instanceof UnitFailed ? thrown.cause : thrown;
+            if (stopped() || fatal(err)) throw err;
+            const items =
+              thrown instanceof UnitFailed ? thrown.items : [ctx.preflight.manifest[index]?.id ?? index];
+            const message = plugin.redact(errorMessage(err));
+            if (err !== told) {
+              told = err;
+              logger.warn('plugin chunk failed', {
+                tenantId: ctx.run.tenantId,
+                runId: ctx.run.id,
+                plugin: plugin.key,
+                index,
+                error: message,
+              });
+            }
+            return failedUnit(plugin.key, items, message);
+          }
+        },
+        close: async () => {
+          await worker.close?.();
+        },
+      };
+    },
+  };
+}
+
+/** A plugin's unit that failed: each of its items failed with the (masked) message. */
+function failedUnit(key: string, items: number[], message: string): UnitOutcome {
+  const ids = [...new Set(items)];
+  return {
     success: 0,
-    failure: items.length,
+    failure: ids.length,
     skipped: 0,
-    log: items.map((id) => `#${id} ${plugin.key} failed: ${message}`),
-    failures: items.map((sourceId) => ({ sourceId, reason })),
+    log: ids.map((id) => `#${id} ${key} failed: ${message}`),
+    failures: ids.map((sourceId) => ({ sourceId, reason: `${key}: ${message}` })),
     warnings: [],
   };
 }

@@ -1,8 +1,7 @@
 /**
- * The generic runner: works the run's current phase from its checkpoint until the time budget runs low: a phase
- * with a unit worker through one pool (at most 50 units not yet checkpointed under way, the checkpoint moving over
- * the finished prefix, the pause/cancel flag read at each move: unit-pool.ts), the others a chunk of at most 50 at
- * a time, the flag read before every chunk. It answers what comes next; the state machine (or a test) calls it
+ * The generic runner: works the run's current phase from its checkpoint until the time budget runs low, every
+ * phase (core or plugin) through its unit worker and one pool (at most 50 units not yet checkpointed under way,
+ * the checkpoint moving over the finished prefix, the pause/cancel flag read at each move: unit-pool.ts). It answers what comes next; the state machine (or a test) calls it
  * again. The events of what a move covers (one log line per unit, then progress) are written in the checkpoint's
  * own transaction (checkpoint.ts): units worked again cannot log twice, a crash cannot lose them.
  * This module is the RunBatch step; the others live beside it: Preflight (preflight-step.ts), Finalize
@@ -10,15 +9,14 @@
  */
 import { CHUNK_SIZE, LAST_CORE_PHASE, PHASES, phaseName, progressPercent, type Run } from '#domain/runs.ts';
 import {
-  type ChunkOutcome,
   type EngineDeps,
   emptyOutcome,
   type PhaseContext,
   type PhaseModule,
   type Preflight,
-  SimulatedCrash,
   type UnitOutcome,
 } from '#phase-kit/context.ts';
+import { InvocationScope } from '#phase-kit/invocation.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
 import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
@@ -36,13 +34,12 @@ import {
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
-import { createChunk, releaseCreate } from './phases/create.ts';
+import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
 import { loadPreflight } from './phases/preflight.ts';
-import { completeSprints } from './phases/sprints.ts';
 import { transitionsPhase } from './phases/transitions.ts';
-import { failPluginChunk, type PluginPhase, resolvePluginPhase } from './plugin-phase.ts';
+import { type PluginPhase, pluginModule, resolvePluginPhase } from './plugin-phase.ts';
 import { preflightStep } from './preflight-step.ts';
 import { tellWaits } from './throttle-notices.ts';
 import { workUnitPool } from './unit-pool.ts';
@@ -52,17 +49,12 @@ export { failRun, pauseForCredentials } from './control.ts';
 export { finalizeStep } from './finalize.ts';
 export { preflightStep } from './preflight-step.ts';
 
-/** A chunk or a unit takes a few seconds at worst; below this budget, start none, checkpoint, let the next call go on. */
+/** A unit (or the create phase's block) takes a few seconds at worst; below this budget, start none, let the next call go on. */
 export const MIN_BUDGET_MS = 20_000;
 
 /** The core phases 2-7 (phase 1, preflight, is its own step: preflight-step.ts); plugins follow as 8+. */
 const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
-  [PHASES.create]: {
-    units: (ctx) => ctx.preflight.manifest.length,
-    chunk: createChunk,
-    complete: completeSprints,
-    release: releaseCreate,
-  },
+  [PHASES.create]: createPhase,
   [PHASES.hierarchy]: hierarchyPhase,
   [PHASES.links]: linksPhase,
   [PHASES.attachments]: attachmentsPhase,
@@ -85,7 +77,7 @@ async function pluginPhase(
 }
 
 /**
- * The state machine's RunBatch step: works the run's phases from its checkpoint, chunk by chunk, until the
+ * The state machine's RunBatch step: works the run's phases from its checkpoint, unit by unit, until the
  * time budget runs low or a phase ends (`batch`: call again), every phase is done (`finalize`) or the run
  * stops.
  */
@@ -97,17 +89,14 @@ export async function runBatch(
 ): Promise<RunnerAnswer> {
   // A long wait of a tracker (Jira's hourly quota) is told on the run's stream while this invocation works.
   const untell = tellWaits(deps, await readRun(deps, ref));
-  const releases: (() => Promise<void>)[] = [];
   try {
-    return await workPhases(deps, ref, remainingMs, projectKey, releases);
+    return await workPhases(deps, ref, remainingMs, projectKey);
   } catch (err) {
-    // A refusal outside a chunk (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
+    // A refusal outside a unit (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
     const refused = credentialsRefusal(deps, err);
     if (!refused) throw err;
     return pauseForCredentials(deps.journal, await readRun(deps, ref), refused);
   } finally {
-    // Work a chunked phase left going on beside its chunks ends with the invocation.
-    for (const release of releases) await release();
     untell();
   }
 }
@@ -117,9 +106,10 @@ async function workPhases(
   ref: { tenantId: string; runId: string },
   remainingMs: () => number,
   projectKey: string,
-  releases: (() => Promise<void>)[],
 ): Promise<RunnerAnswer> {
   let preflight: Preflight | undefined;
+  // What lives for this invocation only; dies with it.
+  const invocation = new InvocationScope();
   const openedPlugins = new Map<string, PluginPhase | undefined>();
   // Speed is units per minute over this invocation (the stream documents the unit).
   const started = Date.now();
@@ -138,8 +128,12 @@ async function workPhases(
     if (phase > lastPhase) return 'finalize';
 
     const plugin = await pluginPhase(deps, run, preflight, phase, openedPlugins);
-    const module = phase <= LAST_CORE_PHASE ? PHASE_MODULES[phase] : plugin?.module;
-    const ctx: PhaseContext = { deps, run, preflight };
+    const module =
+      phase <= LAST_CORE_PHASE
+        ? PHASE_MODULES[phase]
+        : plugin &&
+          pluginModule(plugin, (err) => !!credentialsRefusal(deps, err) || !!deferredWait(deps, err));
+    const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
@@ -166,35 +160,9 @@ async function workPhases(
       const minutes = Math.max((Date.now() - started) / 60_000, 1e-6);
       return Math.round(((worked + moves.worked) / minutes) * 10) / 10;
     });
-    if (module.open) {
-      const answer = await workPool(ctx, module.open, total, moves, remainingMs);
-      worked += moves.worked;
-      if (answer) return answer;
-      continue;
-    }
-    const { release } = module;
-    if (release && releases.length === 0) releases.push(() => release(ctx));
-    let outcome: ChunkOutcome;
-    try {
-      outcome = await module.chunk(ctx, index);
-    } catch (err) {
-      const refused = credentialsRefusal(deps, err);
-      if (refused) return pauseForCredentials(deps.journal, run, refused);
-      // A failing plugin fails its chunk's items, never the run (also when its service is out of reach after the
-      // client's retries: a core phase would fail the run there); a crash is still a crash (the chunk again).
-      if (!plugin || err instanceof SimulatedCrash || deferredWait(deps, err)) throw err;
-      outcome = await failPluginChunk(ctx, plugin, index, total, err);
-    }
-    // A phase that caught the refusal item by item still worked nothing: not checkpointed.
-    const refused = credentialsRefusal(deps);
-    if (refused) return pauseForCredentials(deps.journal, run, refused);
-    // Nor one whose tracker handed back a long wait: the handler answers `wait` (control.ts waitForReset).
-    throwIfWaitDeferred(deps);
-    if (outcome.processed === 0 || outcome.processed > CHUNK_SIZE)
-      throw new Error(`phase ${phase} processed ${outcome.processed} units`);
-    const moved = await moves.move(outcome.processed, outcome);
+    const answer = await workPool(ctx, module, total, moves, remainingMs);
     worked += moves.worked;
-    if (!moved) return 'batch'; // another invocation advanced this chunk first; it owns the run now
+    if (answer) return answer;
   }
 }
 
@@ -225,7 +193,7 @@ export const POOL_REACH = 500;
  */
 async function workPool(
   ctx: PhaseContext,
-  open: NonNullable<PhaseModule['open']>,
+  module: PhaseModule,
   total: number,
   moves: CheckpointMoves,
   remainingMs: () => number,
@@ -233,10 +201,10 @@ async function workPool(
   const { deps, run } = ctx;
   let refused: CredentialsUnavailable | undefined;
   let lost = false;
-  // Read before the pass (by the caller) and at each move, as it was before each chunk: at least every 50 units.
+  // Read before the pass (by the caller) and at each move: at least every 50 units.
   let inBudget = true;
   try {
-    const worker = await open(ctx);
+    const worker = await module.open(ctx);
     try {
       await workUnitPool<UnitOutcome>({
         from: run.cursor.index,

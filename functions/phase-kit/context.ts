@@ -13,6 +13,7 @@ import type { AdoClient } from '#trackers/ado/client.ts';
 import type { ThrottleWaitDeferred } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import type { InvocationScope } from './invocation.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
 export type CrashPoint =
@@ -137,6 +138,8 @@ export interface PhaseContext {
   deps: EngineDeps;
   run: Run;
   preflight: Preflight;
+  /** What lives for this invocation only (phase-kit/invocation.ts). */
+  invocation: InvocationScope;
 }
 
 /** An item a unit (or chunk) failed on, with the reason for the run's failure report. */
@@ -190,8 +193,8 @@ export const emptyOutcome = (): UnitOutcome => ({
 
 /**
  * A phase's units worked one at a time, side by side, by the runner's pool (engine/unit-pool.ts): opened once per
- * pass of the runner over the phase (what the pass shares: plans, block reads, the people map), closed when the
- * pass ends.
+ * pass of the runner over the phase (what the pass shares: plans, block reads, the people map, the create phase's
+ * read-ahead and sprint steps), closed when the pass ends, however it ends.
  */
 export interface UnitWorker {
   /**
@@ -199,14 +202,8 @@ export interface UnitWorker {
    * when the pass is abandoned (another unit threw): a long unit checks it between writes.
    */
   work(index: number, stopped: () => boolean): Promise<UnitOutcome>;
-  /** Once every unit the pass started has settled: keeps what the pass learnt (artifacts). */
+  /** Once every unit the pass started has settled: keeps what the pass learnt (artifacts), ends work beside it. */
   close?(): Promise<void>;
-}
-
-/** The units a chunk covers and the source items they belong to (see PhaseModule.chunkScope). */
-export interface ChunkScope {
-  processed: number;
-  items: number[];
 }
 
 export class SimulatedCrash extends Error {
@@ -214,8 +211,24 @@ export class SimulatedCrash extends Error {
 }
 
 /**
- * A phase of the run: its units of work in a stable order (items, links ...) and how to work a chunk of at most
- * 50 of them from an index. A chunk must be safe to work again after a crash (check the target before writing).
+ * A unit that threw, naming the source items it was about: a plugin's unit that fails is recorded against them
+ * (engine/plugin-phase.ts); without it, unit i is taken to be the manifest's item i.
+ */
+export class UnitFailed extends Error {
+  override name = 'UnitFailed';
+  constructor(
+    readonly items: number[],
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+/**
+ * A phase of the run: its units of work in a stable order (items, links ...), worked by the runner's pool
+ * through the worker `open` gives: at most 50 not yet checkpointed in flight, the checkpoint moving over the
+ * finished prefix. A unit must be safe to work again after a crash (check the target before writing). Tests
+ * drive a phase through the same shape.
  */
 export interface PhaseModule {
   /**
@@ -226,36 +239,19 @@ export interface PhaseModule {
   prepare?(ctx: PhaseContext, remainingMs: () => number): Promise<boolean>;
   /** Computed once at the phase's start from what earlier phases left (id map, artifacts); stable for the run. */
   units(ctx: PhaseContext): Promise<number> | number;
-  /**
-   * The phase's units one at a time: the runner keeps up to 50 not yet checkpointed in flight and moves the
-   * checkpoint over the finished prefix. A phase that has it is worked this way; `chunk` is then the same work
-   * 50 units at a time (for callers that drive a phase by hand).
-   */
-  open?(ctx: PhaseContext): Promise<UnitWorker> | UnitWorker;
-  /** A chunk of at most 50 units from `index` (a bulk create); `processed` says how many it covered. */
-  chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome>;
-  /**
-   * Plugin phases: how many units the chunk at `index` covers and the source items (work item ids) they belong
-   * to, so that a chunk that throws is recorded against its items and the run moves on (PARTIAL). Without it,
-   * the chunk is taken as CHUNK_SIZE units, unit i being the manifest's item i.
-   */
-  chunkScope?(ctx: PhaseContext, index: number): Promise<ChunkScope> | ChunkScope;
+  /** The worker of one pass over the phase's units. */
+  open(ctx: PhaseContext): Promise<UnitWorker> | UnitWorker;
   /**
    * Once every unit is worked, before the cursor moves to the next phase (e.g. closing past sprints once their
    * issues are in). A crash can run it again: it must be idempotent.
    */
   complete?(ctx: PhaseContext): Promise<void>;
-  /**
-   * A chunked phase whose chunks leave work going on beside them (the create phase's sprint steps): called when
-   * an invocation ends inside the phase (out of time, paused, a crash), so nothing goes on after it.
-   */
-  release?(ctx: PhaseContext): Promise<void>;
 }
 
 /**
  * What a plugin is: one module behind this interface. Its descriptor is what `GET /api/plugins` shows; its
  * config schema validates what the operator stores for a tenant (sealed, never returned or logged); its phase
- * is the run step the engine runs as phase 8, 9 or 10, checkpointed per chunk like any phase.
+ * is the run step the engine runs as phase 8, 9 or 10, checkpointed like any phase.
  */
 export interface PluginDefinition<C = unknown> {
   /** Stable key: stored in enablements and run artifacts (`time-logs`, `test-case-steps`, `timesheets`). */
@@ -268,7 +264,7 @@ export interface PluginDefinition<C = unknown> {
   configSchema: z.ZodType<C>;
   /**
    * The run step, given the tenant's configuration (opened by the engine when the phase runs: never kept in a
-   * run artifact or the state machine's input). Chunks must be safe to work again: never write twice.
+   * run artifact or the state machine's input). Units must be safe to work again: never write twice.
    */
   phase(config: C): PhaseModule;
 }

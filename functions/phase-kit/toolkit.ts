@@ -14,7 +14,6 @@ import {
   type ItemNote,
   type PhaseContext,
   type UnitOutcome,
-  type UnitWorker,
 } from './context.ts';
 
 /** An artifact of this run, next to the preflight one. */
@@ -96,31 +95,29 @@ export function addOutcome(into: UnitOutcome, part: UnitOutcome): void {
 }
 
 /**
- * A phase's `chunk` from its unit worker: the units [index, index + 50) side by side through one worker, their
- * outcomes added in unit order. For callers that drive a phase chunk by chunk; the runner pools units itself.
+ * A unit worker's `work` for units done a block at a time (one bulk call for up to CHUNK_SIZE items): the block
+ * starts at the first unit asked for that no block under way covers, so blocks follow the checkpoint as chunks
+ * did, and every unit of a block awaits the same promise, so a pool with a window of one block works one block
+ * at a time and its units finish (and are checkpointed) together. The block's first unit carries its outcome,
+ * the others an empty one; a block that throws throws for each of its units.
  */
-export function chunkFromUnits(
-  open: (ctx: PhaseContext) => Promise<UnitWorker> | UnitWorker,
-  units: (ctx: PhaseContext) => Promise<number> | number,
-): (ctx: PhaseContext, index: number) => Promise<ChunkOutcome> {
-  return async (ctx, index) => {
-    const total = await units(ctx);
-    const indexes = Array.from(
-      { length: Math.max(0, Math.min(CHUNK_SIZE, total - index)) },
-      (_, n) => index + n,
-    );
-    const worker = await open(ctx);
-    const parts = await inPool(indexes, ITEM_CONCURRENCY, (i, stopped) => worker.work(i, stopped));
-    await worker.close?.();
-    const outcome: ChunkOutcome = { processed: indexes.length, ...emptyOutcome() };
-    for (const p of parts) addOutcome(outcome, p);
-    return outcome;
+export function blockUnits(
+  total: number,
+  block: (from: number) => Promise<UnitOutcome>,
+): (index: number) => Promise<UnitOutcome> {
+  let current: { from: number; to: number; worked: Promise<UnitOutcome> } | undefined;
+  return (index) => {
+    if (!current || index < current.from || index >= current.to)
+      current = { from: index, to: Math.min(index + CHUNK_SIZE, total), worked: block(index) };
+    const { from, worked } = current;
+    return worked.then((outcome) => (index === from ? outcome : emptyOutcome()));
   };
 }
 
 /**
  * Reads shared by a block of CHUNK_SIZE consecutive units (one ADO call, one id map read for 50 items), done
- * once, when the block's first unit asks. The runner's pool starts units in order, so a unit pass makes the same
+ * once, when the block's first unit asks. A read concern, not a way of working units: the units themselves are
+ * worked one by one by the runner's pool. The runner's pool starts units in order, so a unit pass makes the same
  * batched reads a chunk did; blocks two behind are forgotten (a unit under way keeps what it read). Given the
  * phase's `total` units, the next `ahead` blocks are read as soon as one is asked for, so the window's units never
  * wait on a block's round trips (they are a chain: the id map, then the issues it names); a read nobody asks for

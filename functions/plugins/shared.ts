@@ -1,18 +1,10 @@
 /**
- * What the plugins share: the chunk around their per-item work (id map, pool, tally), the run's kept list of
+ * What the plugins share: the unit worker around their per-item work (block reads, id map), the run's kept list of
  * units, an issue's Jira worklogs read and posted (`adjustEstimate=leave`), the run's people, and a refusal
  * turned into an item's reason.
  */
-import { CHUNK_SIZE } from '#domain/runs.ts';
-import { type ChunkOutcome, type ChunkScope, emptyOutcome, type PhaseContext } from '#phase-kit/context.ts';
-import {
-  ITEM_CONCURRENCY,
-  type ItemResult,
-  inPool,
-  refusalOf,
-  runArtifactKey,
-  tallyResults,
-} from '#phase-kit/toolkit.ts';
+import { type PhaseContext, UnitFailed, type UnitWorker } from '#phase-kit/context.ts';
+import { blockReads, type ItemResult, refusalOf, runArtifactKey, unitResult } from '#phase-kit/toolkit.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 
 /** Jira's largest worklog page. */
@@ -67,7 +59,7 @@ export function peopleOf(ctx: PhaseContext): Map<string, string> {
 
 /**
  * Why the target refused (`explain`, Jira's refusal by default) as an item's reason; anything else (a service
- * unreachable, a bug) is thrown on, so the engine works the chunk again.
+ * unreachable, a bug) is thrown on, so the engine records the unit's item failed.
  */
 export function refusalReason(
   err: unknown,
@@ -98,15 +90,7 @@ export async function keptUnits(
   return units;
 }
 
-/** A thrown chunk's scope: its own units, not the manifest's first items. */
-export function unitsScope(units: (ctx: PhaseContext) => Promise<number[]>) {
-  return async (ctx: PhaseContext, index: number): Promise<ChunkScope> => {
-    const items = (await units(ctx)).slice(index, index + CHUNK_SIZE);
-    return { processed: items.length, items };
-  };
-}
-
-/** One migrated item a chunk works on: its ADO id, Jira key and the label its lines start with. */
+/** One migrated item a unit works on: its ADO id, Jira key and the label its lines start with. */
 export interface MigratedItem {
   id: number;
   key: string;
@@ -114,29 +98,42 @@ export interface MigratedItem {
 }
 
 /**
- * One chunk of `units`: `prepare` reads what the chunk's items need in one go and returns the work for one
- * item; items the id map lacks are skipped; a few items go side by side and the results are tallied.
+ * The worker of a plugin whose units are `units` (source ids): `prepare` reads what a block of up to CHUNK_SIZE
+ * items needs in one go (with the block's id map entries, once, when its first unit asks) and returns the work for
+ * one item; an item the id map lacks is skipped. A unit that throws names its item (UnitFailed), so the engine
+ * records the failure against it.
  */
-export async function itemsChunk(
+export function itemsWorker(
   ctx: PhaseContext,
   units: number[],
-  index: number,
   prepare: (ids: number[]) => Promise<(item: MigratedItem, stopped: () => boolean) => Promise<ItemResult>>,
-): Promise<ChunkOutcome> {
+): UnitWorker {
   const { deps, run } = ctx;
-  const outcome: ChunkOutcome = { processed: 0, ...emptyOutcome() };
-  const ids = units.slice(index, index + CHUNK_SIZE);
-  if (ids.length === 0) return outcome;
-  outcome.processed = ids.length;
-  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const work = await prepare(ids);
-  const one = async (id: number, stopped: () => boolean): Promise<ItemResult> => {
-    const entry = entries.get(id);
-    if (!entry) return { kind: 'skipped', line: `#${id}: not in the id map: skipped` };
-    const key = entry.targetKey;
-    return work({ id, key, label: `#${id} ${key}` }, stopped);
+  // No read ahead (0): a block read past the invocation's last unit would be a call for nothing.
+  const block = blockReads(
+    async (from, to) => {
+      const ids = units.slice(from, to);
+      const [entries, work] = await Promise.all([
+        deps.store.idMap.getMany(run.tenantId, run.projectId, ids),
+        prepare(ids),
+      ]);
+      return { entries, work };
+    },
+    units.length,
+    0,
+  );
+  return {
+    work: async (index, stopped) => {
+      const id = units[index] as number;
+      try {
+        const { entries, work } = await block(index);
+        const entry = entries.get(id);
+        if (!entry) return unitResult(id, { kind: 'skipped', line: `#${id}: not in the id map: skipped` });
+        const key = entry.targetKey;
+        return unitResult(id, await work({ id, key, label: `#${id} ${key}` }, stopped));
+      } catch (err) {
+        throw new UnitFailed([id], err);
+      }
+    },
   };
-  const results = await inPool(ids, ITEM_CONCURRENCY, one);
-  tallyResults(ids, results, outcome);
-  return outcome;
 }

@@ -27,7 +27,7 @@ import type { AdoClient } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { ManagedStep, StepInput, TestManagementClient } from '#trackers/testmgmt/client.ts';
 import { XrayClient } from '#trackers/testmgmt/xray.ts';
-import { itemsChunk, keptUnits, type MigratedItem, refusalReason, unitsScope } from './shared.ts';
+import { itemsWorker, keptUnits, type MigratedItem, refusalReason } from './shared.ts';
 
 export const TEST_CASE_STEPS_KEY = 'test-case-steps';
 const UNITS_ARTIFACT = 'test-case-steps-units.json';
@@ -129,9 +129,9 @@ function refusal(err: unknown): string | undefined {
   return typeof error === 'string' ? `Xray answered ${err.status}: ${error}` : reason;
 }
 
-async function chunk(client: TestManagementClient, ctx: PhaseContext, index: number) {
+async function open(client: TestManagementClient, ctx: PhaseContext) {
   const { deps, run } = ctx;
-  return itemsChunk(ctx, await testCaseUnits(ctx), index, async (ids) => {
+  return itemsWorker(ctx, await testCaseUnits(ctx), async (ids) => {
     const source = new Map(
       (await deps.source.workItems(ids, { expand: 'none' })).map((w) => [w.id, fieldsOf(w.fields ?? {})]),
     );
@@ -180,7 +180,7 @@ async function chunk(client: TestManagementClient, ctx: PhaseContext, index: num
       }
       for (const [i, step] of want.entries()) {
         if (i < present) continue;
-        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the pass failed`);
         try {
           await client.addStep(key, step);
         } catch (err) {
@@ -212,9 +212,7 @@ export function testCaseStepsPhase(config: TestCaseStepsConfig, client?: TestMan
     });
   return {
     units: async (ctx) => (await testCaseUnits(ctx)).length,
-    chunk: (ctx, index) => chunk(target, ctx, index),
-    // A thrown chunk is recorded against its test cases, not the manifest's first items.
-    chunkScope: unitsScope(testCaseUnits),
+    open: (ctx) => open(target, ctx),
   };
 }
 

@@ -23,12 +23,11 @@ import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimetrackerClient, type TimetrackerWorkLog } from '#trackers/timetracker/client.ts';
 import {
   issueWorklogs,
-  itemsChunk,
+  itemsWorker,
   type MigratedItem,
   peopleOf,
   postWorklog,
   refusalReason,
-  unitsScope,
 } from './shared.ts';
 import { jiraStarted, timeLogMarkerOf, worklogComment } from './time-logs-format.ts';
 
@@ -64,9 +63,9 @@ async function postedLogIds(jira: JiraClient, key: string): Promise<Set<string> 
 
 const units = (ctx: PhaseContext) => migratedUnits(ctx, UNITS_ARTIFACT);
 
-async function chunk(source: TimetrackerClient, ctx: PhaseContext, index: number) {
+async function open(source: TimetrackerClient, ctx: PhaseContext) {
   const { deps, run } = ctx;
-  return itemsChunk(ctx, await units(ctx), index, async (ids) => {
+  return itemsWorker(ctx, await units(ctx), async (ids) => {
     const logs = await source.workLogsOf(ids);
     const people = peopleOf(ctx);
     const dryRun = run.options.dryRun === true;
@@ -96,7 +95,7 @@ async function chunk(source: TimetrackerClient, ctx: PhaseContext, index: number
           present++;
           continue;
         }
-        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the pass failed`);
         const refusal = await postOne(deps.target, key, id, log, people);
         if (refusal === 'empty') skipped.push(`${log.id} has no time`);
         else if (refusal) refused.push(`7pace work log ${log.id}: ${refusal}`);
@@ -148,9 +147,7 @@ export function timeLogsPhase(config: TimeLogsConfig, source?: TimetrackerClient
   const client = source ?? new TimetrackerClient({ baseUrl: config.baseUrl, token: config.apiToken });
   return {
     units: async (ctx) => (await units(ctx)).length,
-    chunk: (ctx, index) => chunk(client, ctx, index),
-    // Units are the migrated items in the artifact's order: a chunk that throws is recorded against them.
-    chunkScope: unitsScope(units),
+    open: (ctx) => open(client, ctx),
   };
 }
 

@@ -24,7 +24,7 @@ import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimesheetsClient } from '#trackers/timesheets/client.ts';
 import {
   issueWorklogs,
-  itemsChunk,
+  itemsWorker,
   keptUnits,
   type MigratedItem,
   peopleOf,
@@ -80,9 +80,9 @@ async function issueTimeLogs(
   return { migrated, posted };
 }
 
-async function chunk(source: TimesheetsClient, ctx: PhaseContext, index: number) {
+async function open(source: TimesheetsClient, ctx: PhaseContext) {
   const { deps, run } = ctx;
-  return itemsChunk(ctx, await units(source, ctx), index, async () => {
+  return itemsWorker(ctx, await units(source, ctx), async () => {
     const users = await source.users();
     const people = peopleOf(ctx);
     const dryRun = run.options.dryRun === true;
@@ -117,7 +117,7 @@ async function chunk(source: TimesheetsClient, ctx: PhaseContext, index: number)
           covered++;
           continue;
         }
-        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the chunk failed`);
+        if (stopped()) throw new ChunkAbandoned(`${label}: another item of the pass failed`);
         const refusal = await postOne(deps.target, key, plan, people);
         if (refusal) refused.push(`timesheet entry ${plan.entry.id}: ${refusal}`);
         else {
@@ -172,7 +172,7 @@ export function timesheetsPhase(config: TimesheetsConfig, source?: TimesheetsCli
     });
   return {
     units: async (ctx) => (await units(client, ctx)).length,
-    chunk: (ctx, index) => chunk(client, ctx, index),
+    open: (ctx) => open(client, ctx),
   };
 }
 

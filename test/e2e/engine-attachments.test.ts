@@ -7,6 +7,7 @@ import { PHASES } from '../../functions/domain/runs.ts';
 import { attachmentsPhase } from '../../functions/engine/phases/attachments.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { AdoClient } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
@@ -249,7 +250,12 @@ describe('the attachments phase', () => {
     const at5 = await h.app.store.runs.get(h.tenant.tenantId, run.id);
     if (!at5) throw new Error('run not found');
     expect(at5.cursor).toMatchObject({ phase: 5, index: 0 });
-    const ctx = { deps, run: at5, preflight: await loadPreflight(deps, at5) };
+    const ctx = {
+      deps,
+      run: at5,
+      preflight: await loadPreflight(deps, at5),
+      invocation: new InvocationScope(),
+    };
     const firstBlock = ctx.preflight.manifest.slice(0, 50).map((m) => m.id);
     const keyOf = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, firstBlock);
     const blockKeys = new Set([...keyOf.values()].map((e) => e.targetKey));

@@ -9,15 +9,18 @@ import { hierarchyPhase } from '../../functions/engine/phases/hierarchy.ts';
 import { linksPhase } from '../../functions/engine/phases/links.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import {
+  type ChunkOutcome,
   type EngineDeps,
   type PhaseContext,
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { workChunk } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
@@ -102,7 +105,7 @@ async function detachEveryOtherParent(projectId: string): Promise<void> {
 async function contextOf(runId: string, deps: EngineDeps = h.deps()): Promise<PhaseContext> {
   const run = await h.app.store.runs.get(h.tenant.tenantId, runId);
   if (!run) throw new Error('run not found');
-  return { deps, run, preflight: await loadPreflight(deps, run) };
+  return { deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() };
 }
 
 /** Works a phase as the runner does: units once, then chunks from the checkpoint, again after an error. */
@@ -111,9 +114,9 @@ async function work(phase: PhaseModule, ctx: PhaseContext, onError?: (err: unkno
   const tally: Tally = { units, success: 0, failure: 0, skipped: 0, log: [] };
   for (let index = 0, attempts = 0; index < units; attempts++) {
     if (attempts > 500) throw new Error('the phase did not finish in 500 chunk attempts');
-    let outcome: Awaited<ReturnType<PhaseModule['chunk']>>;
+    let outcome: ChunkOutcome;
     try {
-      outcome = await phase.chunk(ctx, index);
+      outcome = await workChunk(phase, ctx, index);
     } catch (err) {
       if (!onError) throw err;
       onError(err);

@@ -20,6 +20,7 @@ import type {
 import { setPluginEnabled } from '../../functions/services/operator.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { chunkedPhase } from '../support/phase-driver.ts';
 import { plainPlugin, type TokenConfig, tokenPlugin } from '../support/plugin-fixtures.ts';
 import { createRun } from '../support/runs.ts';
 
@@ -36,7 +37,7 @@ const seen = { configs: [] as TokenConfig[], worked: new Map<string, number[]>()
 let failTimeLogsChunk: number | undefined;
 
 function working(key: string, fail?: (index: number) => Error | undefined): PhaseModule {
-  return {
+  return chunkedPhase({
     units: (ctx: PhaseContext) => ctx.preflight.manifest.length,
     async chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
       const slice = ctx.preflight.manifest.slice(index, index + CHUNK_SIZE);
@@ -53,7 +54,7 @@ function working(key: string, fail?: (index: number) => Error | undefined): Phas
         warnings: [],
       };
     },
-  };
+  });
 }
 
 const definitions = [

@@ -10,6 +10,7 @@ import { pluginPhases } from '../../functions/engine/plugin-phase.ts';
 import type { ChunkOutcome, PhaseContext, PhaseModule } from '../../functions/phase-kit/context.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { chunkedPhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
@@ -30,7 +31,7 @@ function recordingPlugin(name: string, crashAtChunk?: number) {
   const worked: number[] = [];
   const phases = new Set<number>();
   let chunks = 0;
-  const module: PhaseModule = {
+  const module: PhaseModule = chunkedPhase({
     units: (ctx: PhaseContext) => ctx.preflight.manifest.length,
     async chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
       phases.add(ctx.run.cursor.phase);
@@ -48,7 +49,7 @@ function recordingPlugin(name: string, crashAtChunk?: number) {
         warnings: [],
       };
     },
-  };
+  });
   return { module, worked, phases };
 }
 

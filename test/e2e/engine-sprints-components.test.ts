@@ -325,7 +325,7 @@ describe('sprints and components', () => {
     const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
     await h.driveThrough(created.id, 1);
     // The sprint steps (start, close) the first chunk allows are held until the runner decides to stop, so that
-    // they are under way when the invocation ends (the `release` of PhaseModule).
+    // they are under way when the invocation ends (the create worker's `close()`).
     const deps = h.deps();
     const http = deps.target.http;
     const request = http.request.bind(http);

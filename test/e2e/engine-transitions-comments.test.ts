@@ -25,12 +25,14 @@ import {
   type PhaseModule,
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import type { AdoComment } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
+import { workChunk } from '../support/phase-driver.ts';
 import { createRun, recordFailures } from '../support/runs.ts';
 
 const SEED = 11;
@@ -88,7 +90,7 @@ async function createIssues(projectName: string, options: Partial<RunOptions> = 
 
 async function contextOf(runId: string, deps: EngineDeps): Promise<PhaseContext> {
   const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
-  return { deps, run, preflight: await loadPreflight(deps, run) };
+  return { deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() };
 }
 
 interface Totals extends Omit<ChunkOutcome, 'processed'> {
@@ -111,7 +113,7 @@ async function work(
   for (let index = 0; index < units; ) {
     let outcome: ChunkOutcome;
     try {
-      outcome = await module.chunk(ctx, index);
+      outcome = await workChunk(module, ctx, index);
     } catch (err) {
       if (!(err instanceof SimulatedCrash)) throw err;
       onCrash?.(index);

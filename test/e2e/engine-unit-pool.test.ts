@@ -9,6 +9,7 @@ import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { transitionsPhase } from '../../functions/engine/phases/transitions.ts';
 import { runBatch } from '../../functions/engine/runner.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { migratedUnits } from '../../functions/phase-kit/toolkit.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
@@ -30,7 +31,12 @@ async function atTransitions(name: string) {
   await h.driveThrough(run.id, PHASES.transitions - 1);
   const now = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
   const deps = h.deps();
-  const ctx = { deps, run: now, preflight: await loadPreflight(deps, now) };
+  const ctx = {
+    deps,
+    run: now,
+    preflight: await loadPreflight(deps, now),
+    invocation: new InvocationScope(),
+  };
   // The phase's units, as the runner will count them (kept as an artifact: the same list).
   expect(await transitionsPhase.units(ctx)).toBeGreaterThan(80);
   const ids = await migratedUnits(ctx, 'transitions-units.json');

@@ -13,6 +13,7 @@ import {
   type WindowLimits,
 } from '../../functions/engine/phases/history-reads.ts';
 import type { EngineDeps, Preflight } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { AdoClient, type AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { type AdoTestSandbox, startAdoSandbox } from '../../local/sandbox/ado/testing.ts';
@@ -29,7 +30,7 @@ beforeEach(async () => {
 /** The default window read as one stream from the beginning: a gate then sees its batches in change order. */
 const ONE_STREAM: WindowLimits = { items: 1000, heldRevisions: 25_000, slices: 1 };
 
-/** A fresh client (the engine has one per invocation, and a window lives with it). */
+/** A fresh client (the engine has one per invocation, as it has one invocation scope, where a window lives). */
 const client = () =>
   new AdoClient({
     organization: `${ado.url}/${ado.config.ado.org}`,
@@ -37,12 +38,21 @@ const client = () =>
     token: ado.config.ado.pat,
   });
 
+/** One invocation's scope per client: the engine opens its clients and its scope once per invocation. */
+const scopes = new WeakMap<AdoClient, InvocationScope>();
+const scopeOf = (source: AdoClient) => {
+  const scope = scopes.get(source) ?? new InvocationScope();
+  scopes.set(source, scope);
+  return scope;
+};
+
 const ctxOf = (source: AdoClient, type: Run['type'] = 'FULL') => ({
   deps: { source } as unknown as EngineDeps,
   run: { type, options: {} } as unknown as Run,
   preflight: {
     manifest: ado.state.world.workItems.map((i) => ({ id: i.id, type: i.type, parentId: null })),
   } as unknown as Preflight,
+  invocation: scopeOf(source),
 });
 
 async function requests(): Promise<{ perItem: number; batched: number }> {

@@ -20,7 +20,7 @@ export type TokenConfig = z.infer<typeof TokenConfig>;
 
 const idle: PhaseModule = {
   units: () => 0,
-  chunk: () => Promise.reject(new Error('no units')),
+  open: () => ({ work: () => Promise.reject(new Error('no units')) }),
 };
 
 /** A plugin under `key` that needs a URL and a token; `phase` builds its module from the opened configuration. */
@@ -70,14 +70,26 @@ export async function jiraWorklogs<W>(h: EngineHarness, key: string | undefined)
   return res.body.worklogs;
 }
 
-/** `module` that calls `done` each time one of its chunks has returned. */
+/**
+ * `module` that calls `done` each time one of its chunks has returned: each time every unit its pass has started
+ * has returned (none threw), as when a chunk returned; the runner's pool then moves the checkpoint over them.
+ */
 export function countingChunks(module: PhaseModule, done: () => void): PhaseModule {
   return {
     ...module,
-    chunk: async (ctx, index) => {
-      const out = await module.chunk(ctx, index);
-      done();
-      return out;
+    open: async (ctx) => {
+      const worker = await module.open(ctx);
+      let started = 0;
+      let returned = 0;
+      return {
+        work: async (index, stopped) => {
+          started++;
+          const out = await worker.work(index, stopped);
+          if (++returned === started) done();
+          return out;
+        },
+        close: async () => worker.close?.(),
+      };
     },
   };
 }

@@ -24,7 +24,6 @@ import {
 import {
   blockReads,
   ChunkAbandoned,
-  chunkFromUnits,
   ITEM_BUDGET_MS,
   mapYielding,
   noteInto,
@@ -750,5 +749,4 @@ const attachmentsUnits = (ctx: PhaseContext) => ctx.preflight.manifest.length;
 export const attachmentsPhase: PhaseModule = {
   units: attachmentsUnits,
   open: openAttachments,
-  chunk: chunkFromUnits(openAttachments, attachmentsUnits),
 };

@@ -32,7 +32,6 @@ import type { PhaseContext, PhaseModule, UnitOutcome, UnitWorker } from '#phase-
 import {
   blockReads,
   ChunkAbandoned,
-  chunkFromUnits,
   ITEM_BUDGET_MS,
   ITEM_CONCURRENCY,
   type ItemResult,
@@ -404,5 +403,4 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
 export const commentsPhase: PhaseModule = {
   units: commentsUnits,
   open: openComments,
-  chunk: chunkFromUnits(openComments, commentsUnits),
 };

@@ -7,13 +7,20 @@
  *  3. found ones are recorded as skipped with their key; only the others are created;
  *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
  *     between is recovered by step 2 on resume.
- * Steps 1-2 (reads only) of the next chunk run while a chunk writes (`readsOf`); one bulk create at a time.
+ * Steps 1-2 (reads only) of the next block run while a block writes (`readsOf`); one bulk create at a time.
  * An issue created under its parent is recorded done for phase 3 as well: its hierarchy is in place.
  */
 import { sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
-import { type ChunkOutcome, emptyOutcome, type PhaseContext, type Preflight } from '#phase-kit/context.ts';
-import { mapYielding, noteInto } from '#phase-kit/toolkit.ts';
+import {
+  type ChunkOutcome,
+  emptyOutcome,
+  type PhaseContext,
+  type PhaseModule,
+  type UnitOutcome,
+  type UnitWorker,
+} from '#phase-kit/context.ts';
+import { blockUnits, mapYielding, noteInto } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry, PendingWrite } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -21,7 +28,7 @@ import type { JiraIssue } from '#trackers/jira/client.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { parentFieldFits } from './hierarchy.ts';
 import { issueFieldsFor } from './issue-payload.ts';
-import { PlacementIndex, SprintsAhead } from './sprints.ts';
+import { completeSprints, PlacementIndex, SprintsAhead } from './sprints.ts';
 import { updateKnownItems } from './update.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -33,31 +40,44 @@ async function waitForIndex(startedAt: string, lagMs: number): Promise<void> {
 }
 
 /**
- * One chunk: its items created, while the sprint steps whose issues all exist go on beside it (sprints.ts
- * `SprintsAhead`: past sprints closed while later items are being created); the lines of the steps taken so far
- * go on the chunk's log. Once its items are created (and in the id map), the steps waiting for them may go on,
- * during the checkpoint and the next chunk.
+ * The create phase's units are its items, worked by the runner's pool a block at a time (toolkit `blockUnits`):
+ * one bulk call for a block's up to CHUNK_SIZE items. The pool's window is one block, so one bulk create is under
+ * way at a time and a block's units finish (and are checkpointed) together. While a block is created, the sprint steps whose issues
+ * all exist go on beside it (sprints.ts `SprintsAhead`: past sprints closed while later items are being created);
+ * the lines of the steps taken so far go on the block's log. `close()` ends the steps under way with the pass.
  */
-export async function createChunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
-  const ahead = SprintsAhead.of(ctx);
-  ahead?.advance(index);
-  let outcome: ChunkOutcome;
-  try {
-    outcome = await createItems(ctx, index);
-  } catch (err) {
-    await ahead?.settle().catch(() => {}); // no step goes on after a chunk that throws
-    throw err;
-  }
-  if (!ahead) return outcome;
-  ahead.advance(index + outcome.processed);
-  outcome.log.push(...ahead.take());
-  return outcome;
+export function openCreate(ctx: PhaseContext): UnitWorker {
+  const ahead = SprintsAhead.start(ctx);
+  const readAhead = new Map<number, Promise<ChunkReads>>();
+  const createBlock = async (index: number): Promise<UnitOutcome> => {
+    ahead?.advance(index);
+    let outcome: ChunkOutcome;
+    try {
+      outcome = await createItems(ctx, index, readsOf(ctx, readAhead, index));
+    } catch (err) {
+      await ahead?.settle().catch(() => {}); // no step goes on after a block that throws
+      throw err;
+    }
+    if (ahead) {
+      ahead.advance(index + outcome.processed);
+      outcome.log.push(...ahead.take());
+    }
+    return outcome;
+  };
+  return {
+    work: blockUnits(ctx.preflight.manifest.length, createBlock),
+    close: async () => {
+      await ahead?.release();
+    },
+  };
 }
 
-/** The create phase's end of an invocation inside the phase: the steps under way end first. */
-export async function releaseCreate(ctx: PhaseContext): Promise<void> {
-  await SprintsAhead.of(ctx)?.release();
-}
+/** Phase 2, for the runner's PHASE_MODULES. */
+export const createPhase: PhaseModule = {
+  units: (ctx) => ctx.preflight.manifest.length,
+  open: openCreate,
+  complete: completeSprints,
+};
 
 /**
  * What a chunk reads before it writes: the id map's entries for its items, the pending journal, the label search
@@ -100,32 +120,36 @@ async function readChunk(ctx: PhaseContext, index: number): Promise<ChunkReads> 
 }
 
 /**
- * The next chunk's reads, started as a chunk begins (one invocation's, by its preflight). Safe to read early: no
- * chunk writes another's items, and an interrupted attempt at a chunk is always the first one a resume works (the
- * checkpoint is at it), so its journal is read when that chunk is read. Only one bulk create is ever in flight.
+ * The next block's reads, started as a block begins (kept by the pass's worker). Safe to read early: no block
+ * writes another's items, and an interrupted attempt at a block is always the first one a resume works (the
+ * checkpoint is at it), so its journal is read when that block is read. Only one bulk create is ever in flight.
  */
-const readAhead = new WeakMap<Preflight, Map<number, Promise<ChunkReads>>>();
-
-function readsOf(ctx: PhaseContext, index: number): Promise<ChunkReads> {
-  const ahead = readAhead.get(ctx.preflight) ?? new Map<number, Promise<ChunkReads>>();
-  readAhead.set(ctx.preflight, ahead);
+function readsOf(
+  ctx: PhaseContext,
+  ahead: Map<number, Promise<ChunkReads>>,
+  index: number,
+): Promise<ChunkReads> {
   const reads = ahead.get(index) ?? readChunk(ctx, index);
   ahead.clear();
   const next = index + CHUNK_SIZE;
   if (next < ctx.preflight.manifest.length) {
     const early = readChunk(ctx, next);
-    early.catch(() => {}); // the chunk that takes it sees the failure (or reads again in a new invocation)
+    early.catch(() => {}); // the block that takes it sees the failure (or reads again in a new invocation)
     ahead.set(next, early);
   }
   return reads;
 }
 
-async function createItems(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
+async function createItems(
+  ctx: PhaseContext,
+  index: number,
+  reading: Promise<ChunkReads>,
+): Promise<ChunkOutcome> {
   const { deps, run, preflight } = ctx;
   const { store, target } = deps;
   const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
   const outcome: ChunkOutcome = { processed: chunk.length, ...emptyOutcome() };
-  const reads = await readsOf(ctx, index);
+  const reads = await reading;
   const { known } = reads;
   let todo = chunk.filter((c) => !known.has(c.id));
   // Known ones: written by this run before an interruption (created), or by an earlier run (skipped; an

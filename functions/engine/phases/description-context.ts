@@ -25,19 +25,13 @@ export const itemWebUrl = (ctx: PhaseContext, item: AdoWorkItem): string =>
   workItemWebUrl(ctx.deps.source, item.id, item.fields);
 
 /**
- * One people map per phase context: the read-ahead builds two blocks' contexts at once, and each would
- * otherwise read the whole scope and save its own copy of the map.
+ * One people map per invocation: the read-ahead builds two blocks' contexts at once, and each would otherwise
+ * read the whole scope and save its own copy of the map.
  */
-const peopleByContext = new WeakMap<PhaseContext, Promise<PeopleMap>>();
-
 function peopleOf(ctx: PhaseContext): Promise<PeopleMap> {
-  let people = peopleByContext.get(ctx);
-  if (!people) {
-    people = loadPeople(ctx);
-    peopleByContext.set(ctx, people);
-    // A failed read is tried again by the next block, not remembered.
-    people.catch(() => peopleByContext.delete(ctx));
-  }
+  const people = ctx.invocation.keep(PEOPLE_ARTIFACT, () => loadPeople(ctx));
+  // A failed read is tried again by the next block, not remembered.
+  people.catch(() => ctx.invocation.drop(PEOPLE_ARTIFACT, people));
   return people;
 }
 

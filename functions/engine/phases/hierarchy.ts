@@ -29,7 +29,7 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, chunkFromUnits } from '#phase-kit/toolkit.ts';
+import { blockReads } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import {
   hasIssueLink,
@@ -343,5 +343,4 @@ export const hierarchyPhase: PhaseModule = {
   prepare: preparePlan,
   units: hierarchyUnits,
   open: openHierarchy,
-  chunk: chunkFromUnits(openHierarchy, hierarchyUnits),
 };

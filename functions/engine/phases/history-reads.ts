@@ -69,8 +69,6 @@ interface Reader {
   positions?: { manifest: readonly { id: number }[]; at: Map<number, number> };
 }
 
-const readers = new WeakMap<AdoClient, Reader>();
-
 /** Whether reading the whole project's revisions pays off: a FULL run of the whole project (of some types). */
 export function batchedHistoryReads(ctx: Pick<PhaseContext, 'run'>): boolean {
   return ctx.run.type === 'FULL' && !ctx.run.options.areaFilter;
@@ -161,18 +159,13 @@ function streamed(window: Window, item: AdoWorkItem): Promise<AdoWorkItem[] | un
   });
 }
 
-type HistoryContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight'>;
+type HistoryContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight' | 'invocation'>;
 
 /** The invocation's reader, when the run reads revisions in batches. */
 function readerOf(ctx: HistoryContext): Reader | undefined {
   const source = ctx.deps.source;
   if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function') return undefined;
-  let reader = readers.get(source);
-  if (!reader) {
-    reader = { windows: [] };
-    readers.set(source, reader);
-  }
-  return reader;
+  return ctx.invocation.keep<Reader>('history-reader', () => ({ windows: [] }));
 }
 
 /**

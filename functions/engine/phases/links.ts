@@ -34,7 +34,7 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, chunkFromUnits, ITEM_CONCURRENCY, inPool } from '#phase-kit/toolkit.ts';
+import { blockReads, ITEM_CONCURRENCY, inPool } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import {
@@ -460,5 +460,4 @@ export const linksPhase: PhaseModule = {
   prepare: (ctx, remainingMs) => preparePlan(ctx, remainingMs),
   units: linksUnits,
   open: openLinks,
-  chunk: chunkFromUnits(openLinks, linksUnits),
 };

@@ -144,11 +144,9 @@ async function takeStep(
 export async function completeSprints(ctx: PhaseContext): Promise<void> {
   const { deps, run, preflight } = ctx;
   const boardId = preflight.boardId;
-  // The steps taken ahead in this invocation end first, and are told first.
-  const ahead = (await SprintsAhead.of(ctx)?.settle()) ?? [];
   if (!preflight.sprints.some((s) => s.id !== null) || boardId === null) return;
   const { sprints, notices } = await sprintsInJira(ctx, boardId);
-  const lines = [...ahead, ...notices];
+  const lines = [...notices];
   const byId = new Map(sprints.map((s) => [s.id, s]));
   const stuck = new Set<number>();
   for (const step of sprintSteps(sprints)) {
@@ -164,7 +162,7 @@ export async function completeSprints(ctx: PhaseContext): Promise<void> {
 }
 
 /**
- * The sprint steps taken while the create phase's chunks go on (one per invocation, by its preflight): a step is
+ * The sprint steps taken while the create phase's blocks go on (one per pass of the phase, kept by its worker): a step is
  * taken once every issue of its sprint exists (`closableAt`, phase 1: sprint-order.ts), in the order
  * `completeSprints` takes them, one after another in the background, so the chain of steps runs beside the
  * chunks' creates instead of after them. Idempotent like `completeSprints`: the states are read from Jira at the
@@ -186,24 +184,18 @@ export class SprintsAhead {
     private readonly closableAt: ReadonlyMap<number, number>,
   ) {}
 
-  private static readonly byInvocation = new WeakMap<Preflight, SprintsAhead | undefined>();
-
-  /** This invocation's steps ahead; undefined when nothing is stepped before the phase's end. */
-  static of(ctx: PhaseContext): SprintsAhead | undefined {
+  /** One pass's steps ahead (the create phase's worker keeps them); undefined when nothing is stepped before the phase's end. */
+  static start(ctx: PhaseContext): SprintsAhead | undefined {
     const { run, preflight } = ctx;
-    if (SprintsAhead.byInvocation.has(preflight)) return SprintsAhead.byInvocation.get(preflight);
     const closableAt = new Map(
       preflight.sprints.flatMap((s) =>
         s.id !== null && s.closableAt !== undefined ? [[s.id, s.closableAt] as const] : [],
       ),
     );
     const boardId = preflight.boardId;
-    const ahead =
-      run.options.dryRun || closableAt.size === 0 || boardId === null
-        ? undefined
-        : new SprintsAhead(ctx, boardId, closableAt);
-    SprintsAhead.byInvocation.set(preflight, ahead);
-    return ahead;
+    return run.options.dryRun || closableAt.size === 0 || boardId === null
+      ? undefined
+      : new SprintsAhead(ctx, boardId, closableAt);
   }
 
   /** Every item before `index` exists in Jira: the steps that waited for them go on. */

@@ -15,7 +15,6 @@ import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
 import type { PhaseContext, PhaseModule, UnitWorker } from '#phase-kit/context.ts';
 import {
   blockReads,
-  chunkFromUnits,
   type ItemResult,
   migratedUnits,
   refusalOf,
@@ -181,5 +180,4 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
 export const transitionsPhase: PhaseModule = {
   units: transitionsUnits,
   open: openTransitions,
-  chunk: chunkFromUnits(openTransitions, transitionsUnits),
 };

@@ -1,0 +1,23 @@
+/**
+ * What lives for one engine invocation (one call of the state machine's RunBatch step) and dies with it: the
+ * phases' per-invocation reads (the description people map, the batched history reader), kept here under a
+ * name instead of in module-level maps keyed by a context object, so that nothing of one invocation is found by
+ * the next one on a reused Lambda container. The runner makes one per invocation and hands it to every phase in
+ * its context.
+ */
+export class InvocationScope {
+  private readonly held = new Map<string, unknown>();
+
+  /** The value kept under `key` for this invocation, made by `make` the first time it is asked for. */
+  keep<T>(key: string, make: () => T): T {
+    if (this.held.has(key)) return this.held.get(key) as T;
+    const made = make();
+    this.held.set(key, made);
+    return made;
+  }
+
+  /** Forgets `key` (a read that failed is made again by the next one to ask), only if it still holds `value`. */
+  drop(key: string, value: unknown): void {
+    if (this.held.get(key) === value) this.held.delete(key);
+  }
+}
