@@ -208,8 +208,14 @@ describe('the dry-run preview', () => {
         unmappedUsers: ['ghost@contoso.com'],
         warnings: ['#7: undated iteration'],
         sprints: [],
-        components: [{ name: 'Web', areaPaths: ['Contoso\\Web'], created: true }],
+        components: [{ name: 'Web', id: null, areaPaths: ['Contoso\\Web'], created: true }],
         plugins: [],
+        // The rest of a preflight, which the preview does not read.
+        projectKey: 'MIG',
+        typeLevels: {},
+        storyPointsFieldId: null,
+        priorityNames: [],
+        users: {},
       }),
     );
     await store.idMap.putMany(tenantId, project, [entry(5, 'User Story', 1), entry(14, 'Bug', 2)]);
