@@ -143,6 +143,11 @@ export class Engine extends Construct {
       timeout: Duration.minutes(15),
       // Each run at work holds one invocation: capped, so runs can never take the API's concurrency.
       reservedConcurrentExecutions: props.reservedConcurrency,
+      // Its own group with a retention: without one, Lambda's default group keeps every run's logs forever.
+      logGroup: new LogGroup(this, 'FunctionLogs', {
+        retention: prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH,
+        removalPolicy,
+      }),
       environment: {
         STAGE: props.stage,
         TABLE_NAME: props.table.tableName,

@@ -152,14 +152,15 @@ export interface AwsUsage {
 }
 
 /**
- * Published prices (us-east-1, on-demand, x86): Lambda $0.0000166667 per GB-second and $0.20 per million requests
- * (https://aws.amazon.com/lambda/pricing/); DynamoDB $0.625 per million write request units and $0.125 per million
+ * Published prices (us-east-1, on-demand): Lambda on Arm (Graviton, the engine's architecture in lib/engine.ts)
+ * $0.0000133334 per GB-second for the first 7.5 billion GB-seconds a month and $0.20 per million requests
+ * (https://aws.amazon.com/lambda/pricing/; x86 is $0.0000166667); DynamoDB $0.625 per million write request units and $0.125 per million
  * read request units (https://aws.amazon.com/dynamodb/pricing/on-demand/); Step Functions Standard $0.025 per
  * 1,000 state transitions (https://aws.amazon.com/step-functions/pricing/); S3 Standard $0.005 per 1,000 PUT and
  * $0.0004 per 1,000 GET (https://aws.amazon.com/s3/pricing/).
  */
 export const PRICES = {
-  lambdaGbSecond: 0.0000166667,
+  lambdaGbSecond: 0.0000133334,
   lambdaRequest: 0.2 / 1e6,
   dynamoWrite: 0.625 / 1e6,
   dynamoRead: 0.125 / 1e6,

@@ -77,6 +77,29 @@ describe('the CDK stack', () => {
     expect(d?.DeletionPolicy).toBe('Delete');
   });
 
+  it("keeps every one of the service's function logs for a month in dev and a year in prod, never forever", () => {
+    for (const [stage, days] of [
+      ['dev', 30],
+      ['prod', 365],
+    ] as const) {
+      const template = synth(stage);
+      const groups = template.findResources('AWS::Logs::LogGroup') as Record<
+        string,
+        { Properties: { RetentionInDays?: number } }
+      >;
+      // Ours are the functions with a Node 22 runtime (CDK's own custom-resource handlers log as CDK sets them).
+      const functions = Object.entries(
+        template.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }),
+      ) as [string, { Properties: { LoggingConfig?: { LogGroup?: { Ref?: string } } } }][];
+      expect(functions.length).toBeGreaterThan(10);
+      for (const [id, fn] of functions) {
+        const group = fn.Properties.LoggingConfig?.LogGroup?.Ref;
+        expect(group, `${stage} ${id} has a log group of its own`).toBeDefined();
+        expect(groups[group as string]?.Properties.RetentionInDays, `${stage} ${id}`).toBe(days);
+      }
+    }
+  });
+
   it('runs the engine from the one ASL file, its Lambda and machine granted only what they need', () => {
     const template = synth('dev');
     const fn = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, r]) =>
