@@ -10,9 +10,7 @@ import type { ArtifactStore } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
-import type { ThrottleWaitDeferred } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import type { InvocationScope } from './invocation.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
@@ -44,18 +42,6 @@ export interface EngineDeps {
   plugins?: Readonly<Record<string, PhaseModule>>;
   /** The plugin definitions this engine has, handed over by its entry point (engine/handler.ts); tests bring their own. */
   pluginDefinitions: readonly PluginDefinition[];
-  /**
-   * Why a tracker connection's OAuth token could not be had during this invocation, if so (refused: "Token
-   * exchange failed ... reconnect"; or the provider unreachable): the runner then pauses the run instead of
-   * recording the chunk's items as failed.
-   */
-  credentialsRefused?: () => CredentialsUnavailable | undefined;
-  /**
-   * A wait of a whole tracker client (Jira's hourly quota) longer than this invocation may sit out, handed back by
-   * the client (HttpOptions.waitBudgetMs): the runner then stops at its checkpoint without recording the chunk's
-   * items as failed, and the state machine waits for the reset.
-   */
-  waitDeferred?: () => ThrottleWaitDeferred | undefined;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
 }
