@@ -1,17 +1,25 @@
 /**
  * The run's control, shared by every step of the engine: reading the run, carrying out a pause or cancel request,
- * pausing for a tracker token that cannot be had, failing the run, waiting for a tracker's reset. Every status
- * change is one of RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
+ * failing the run, and answering an interrupted invocation (trackers/interrupt.ts): pausing for a tracker token
+ * that cannot be had, waiting for a tracker's reset or for it to answer again. Every status change is one of
+ * RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
  */
+import type { RunWait } from '#domain/run-events.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import { LAST_CORE_PHASE, type Run } from '#domain/runs.ts';
+import {
+  faultFailureReason,
+  faultWaitMs,
+  nextFaultStreak,
+  TRACKER_FAULT_POLICY,
+} from '#domain/tracker-faults.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
-import type { ThrottleWaitNotice } from '#trackers/http.ts';
 import type { CredentialsRefused, Interrupt, InterruptReason } from '#trackers/interrupt.ts';
+import { passingFault, type TrackerFault } from '#trackers/tracker-errors.ts';
 import { writeRunReports } from './reports.ts';
 
 /**
@@ -131,11 +139,11 @@ export function waitSlice(until: string, now = Date.now()): WaitAnswer {
 }
 
 /**
- * The run waits outside the engine for a tracker's reset (Jira's hourly quota beyond this invocation's time): the
- * stream is told ("Waiting for Jira's hourly quota until 14:00 UTC"), the run stays RUNNING at its checkpoint,
- * and the state machine waits (callAgainAt), then calls RunBatch again.
+ * The run waits outside the engine for a tracker (Jira's hourly quota beyond this invocation's time, or a tracker
+ * not answering): the stream is told ("Waiting for Jira's hourly quota until 14:00 UTC"), the run stays RUNNING
+ * at its checkpoint, and the state machine waits (callAgainAt), then calls RunBatch again.
  */
-async function waitForReset(journal: RunJournal, run: Run, wait: ThrottleWaitNotice): Promise<RunnerAnswer> {
+async function waitForReset(journal: RunJournal, run: Run, wait: RunWait): Promise<RunnerAnswer> {
   logger.info('run waits for a tracker outside the engine', {
     tenantId: run.tenantId,
     runId: run.id,
@@ -149,7 +157,9 @@ async function waitForReset(journal: RunJournal, run: Run, wait: ThrottleWaitNot
 
 /**
  * The state machine's answer for an interrupted invocation, the one place a reason becomes an answer: a refused
- * token pauses the run, a wait handed back is waited out by the state machine, a spent time budget calls again.
+ * token pauses the run; a wait handed back, a tracker not answering and a spent time budget are all "call
+ * again", after the wait the tracker asked for, after a backoff (`wait`: the state machine waits, callAgainAt),
+ * or at once (`batch`); a tracker that did not answer too many times in a row fails the run.
  */
 export async function answerInterrupt(
   deps: Pick<EngineDeps, 'journal'>,
@@ -161,14 +171,59 @@ export async function answerInterrupt(
       return pauseForCredentials(deps.journal, run, reason);
     case 'wait-deferred':
       return waitForReset(deps.journal, run, reason.wait);
+    case 'tracker-unavailable': {
+      const { tracker, status, until } = reason;
+      if (until)
+        return waitForReset(deps.journal, run, { tracker, reason: 'tracker-unavailable', until, status });
+      const why = faultFailureReason(tracker, reason.count, status);
+      await failRun(deps.journal, run, RUN_TRANSITIONS.fail, why, `Run failed: ${why}`);
+      logger.error('engine failed the run: tracker not answering', {
+        tenantId: run.tenantId,
+        runId: run.id,
+        tracker,
+        status,
+        count: reason.count,
+      });
+      return 'failed';
+    }
     case 'time-budget':
       return 'batch';
   }
 }
 
-/** When the state machine calls again after the answer `wait` (ISO 8601): the reset the interrupt waits for. */
+/** When the state machine calls again after the answer `wait` (ISO 8601): the wait the interrupt stands for. */
 export function callAgainAt(reason: InterruptReason | undefined): string {
-  return reason?.kind === 'wait-deferred' ? reason.wait.until.toISOString() : new Date().toISOString();
+  if (reason?.kind === 'wait-deferred') return reason.wait.until.toISOString();
+  if (reason?.kind === 'tracker-unavailable' && reason.until) return reason.until.toISOString();
+  return new Date().toISOString();
+}
+
+/**
+ * A step met a tracker not answering (after its client's retries): the run's streak of such calls grows by one
+ * (domain/tracker-faults.ts), and the interrupt stands for it: call again after a backoff, or fail once too many.
+ */
+async function interruptForFault(
+  deps: Pick<EngineDeps, 'store' | 'trackerFaults'>,
+  run: Run,
+  interrupt: Interrupt,
+  fault: TrackerFault,
+): Promise<void> {
+  const streak = nextFaultStreak(run.trackerFaults, run.cursor);
+  await deps.store.runs.recordTrackerFaults(run.tenantId, run.id, streak);
+  const waitMs = faultWaitMs(streak.count, deps.trackerFaults ?? TRACKER_FAULT_POLICY);
+  logger.warn('tracker not answering: the engine calls again later', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    ...fault,
+    count: streak.count,
+    waitMs,
+  });
+  interrupt.abort({
+    kind: 'tracker-unavailable',
+    ...fault,
+    count: streak.count,
+    ...(waitMs === undefined ? {} : { until: new Date(Date.now() + waitMs) }),
+  });
 }
 
 /**
@@ -176,7 +231,7 @@ export function callAgainAt(reason: InterruptReason | undefined): string {
  * way, whatever the step answered or threw, the answer is the interrupt's (answerInterrupt).
  */
 export async function interruptible(
-  deps: Pick<EngineDeps, 'journal' | 'store'>,
+  deps: Pick<EngineDeps, 'journal' | 'store' | 'trackerFaults'>,
   ref: { tenantId: string; runId: string },
   interrupt: Interrupt,
   work: () => Promise<RunnerAnswer>,
@@ -185,7 +240,9 @@ export async function interruptible(
   try {
     answer = await work();
   } catch (err) {
-    if (!interrupt.voided) throw err;
+    const fault = interrupt.voided ? undefined : passingFault(err);
+    if (!interrupt.voided && !fault) throw err;
+    if (fault) await interruptForFault(deps, await readRun(deps, ref), interrupt, fault);
   }
   if (answer !== undefined && !interrupt.voided) return answer;
   const reason = interrupt.reason as InterruptReason;

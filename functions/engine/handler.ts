@@ -10,6 +10,7 @@ import { StoreRunJournal } from '#adapters/run-journal.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import type { TrackerFaultPolicy } from '#domain/tracker-faults.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
@@ -54,6 +55,8 @@ export interface EngineHandlerOptions {
   indexLagMs: number;
   /** The tenant dashboard's frames the run journal queues (adapters/run-events.ts); none: nothing is told. */
   runEvents?: RunEventsNotifier;
+  /** How long a run waits for a tracker that does not answer (see EngineDeps.trackerFaults). */
+  trackerFaults?: TrackerFaultPolicy;
 }
 
 /** Jira Cloud's search usually catches up within seconds; the create phase waits this out only after a crash. */
@@ -150,6 +153,7 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       indexLagMs: opts.indexLagMs,
       // The plugin registry is the entry point's choice, handed to the engine (which imports no plugin).
       pluginDefinitions: PLUGIN_DEFINITIONS,
+      ...(opts.trackerFaults ? { trackerFaults: opts.trackerFaults } : {}),
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
     const remainingMs = () => context.getRemainingTimeInMillis();

@@ -6,6 +6,7 @@ import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import type { Run } from '#domain/runs.ts';
+import type { TrackerFaultPolicy } from '#domain/tracker-faults.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
@@ -42,6 +43,11 @@ export interface EngineDeps {
   plugins?: Readonly<Record<string, PhaseModule>>;
   /** The plugin definitions this engine has, handed over by its entry point (engine/handler.ts); tests bring their own. */
   pluginDefinitions: readonly PluginDefinition[];
+  /**
+   * How long the run waits for a tracker that does not answer, and how many times in a row (default
+   * TRACKER_FAULT_POLICY, domain/tracker-faults.ts); tests shorten it.
+   */
+  trackerFaults?: TrackerFaultPolicy;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
 }

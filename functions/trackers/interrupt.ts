@@ -6,7 +6,7 @@
  * Made once per invocation and dropped with it, so nothing of one invocation stops the next.
  */
 import type { ConnectionKind } from '#domain/connectors.ts';
-import type { ThrottleWaitNotice } from './tracker-errors.ts';
+import type { ThrottleWaitNotice, TrackerFault } from './tracker-errors.ts';
 
 /** Why an invocation stops. Plain data: it reaches the run's stream and logs, never a credential. */
 export type InterruptReason =
@@ -22,6 +22,11 @@ export type InterruptReason =
     }
   /** A tracker asked the whole client to wait beyond this invocation (Jira's hourly quota). */
   | { kind: 'wait-deferred'; wait: ThrottleWaitNotice }
+  /**
+   * A tracker did not answer after the client's retries (passingFault), the `count`-th engine call in a row:
+   * call again at `until`, or, without one (too many in a row), the run fails.
+   */
+  | ({ kind: 'tracker-unavailable'; count: number; until?: Date } & TrackerFault)
   /** Too little of the invocation's time is left to start more work. */
   | { kind: 'time-budget' };
 
