@@ -20,7 +20,7 @@ import { InvocationScope } from '#phase-kit/invocation.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
 import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
-import { Interrupt, InvocationInterrupted } from '#trackers/interrupt.ts';
+import { Interrupt } from '#trackers/interrupt.ts';
 import { CheckpointMoves } from './checkpoint.ts';
 import {
   answerInterrupt,
@@ -117,6 +117,8 @@ async function workPhases(
     const stop = await obeyControl(deps, run);
     if (stop) return stop;
     if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
+    // A stop that voids the work is answered once, by runBatch (interruptible); the time budget here.
+    interrupt.throwIfVoided();
     if (interrupt.reason) return answerInterrupt(deps, run, interrupt.reason);
 
     const { phase, index } = run.cursor;
@@ -233,6 +235,6 @@ async function workPool(
   } finally {
     await worker.close?.();
   }
-  if (interrupt.reason && interrupt.voided) throw new InvocationInterrupted(interrupt.reason);
+  interrupt.throwIfVoided();
   return lost ? 'batch' : undefined;
 }

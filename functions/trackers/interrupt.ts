@@ -84,6 +84,11 @@ export class Interrupt {
     if (!wasVoided && this.voided) for (const listener of this.voidListeners) listener(reason);
   }
 
+  /** Ends the step under way once its work is void: the runner answers the reason (engine/control.ts). */
+  throwIfVoided(): void {
+    if (this.current && this.voided) throw new InvocationInterrupted(this.current);
+  }
+
   /** Tells `listener` once the work under way turns void (at once if it is); answers the unsubscribe. */
   onVoided(listener: (reason: InterruptReason) => void): () => void {
     if (this.current && this.voided) {
