@@ -1,5 +1,6 @@
 /** The events a run emits for its live stream (the spec's Events), their order keys and the lines they say. Pure. */
 import type { ConnectionKind } from './connectors.ts';
+import { faultDetail } from './tracker-faults.ts';
 
 export type RunEvent =
   | { type: 'progress'; current: number; total: number; percent: number; speed: number }
@@ -30,9 +31,11 @@ export function statusEventId(phase: number, index: number, at: number): string 
 /** A tracker's wait of the whole run (trackers/http.ts ThrottleWaitNotice): Jira's hourly quota, a rate limit. */
 export interface RunWait {
   tracker: ConnectionKind;
-  /** Jira's RateLimit-Reason, when it gave one. */
+  /** Jira's RateLimit-Reason, when it gave one; `tracker-unavailable`: it does not answer (tracker-faults.ts). */
   reason: string | null;
   until: Date;
+  /** `tracker-unavailable`: the status it answered last (null: no answer at all). */
+  status?: number | null;
 }
 
 /** `14:00` at a whole minute, `14:03:20` otherwise, UTC. */
@@ -46,5 +49,7 @@ export function waitLine(wait: RunWait): string {
   const until = `until ${clockTime(wait.until)} UTC`;
   if (wait.reason === 'jira-quota-global-based') return `Waiting for Jira's hourly quota ${until}`;
   const tracker = wait.tracker === 'target' ? 'Jira' : 'Azure DevOps';
+  if (wait.reason === 'tracker-unavailable')
+    return `Waiting for ${tracker}: it does not answer (${faultDetail(wait.status ?? null)}), trying again at ${clockTime(wait.until)} UTC`;
   return `Waiting for ${tracker}: it asked the run to slow down (rate limited) ${until}`;
 }

@@ -67,6 +67,14 @@ export function coveredUnits(cursor: RunCursor): number {
   return cursor.index + (cursor.done?.length ?? 0);
 }
 
+/** The engine calls in a row that met a tracker not answering (domain/tracker-faults.ts), kept on the run. */
+export interface TrackerFaultStreak {
+  /** Where the run's checkpoint stood when the streak began. */
+  phase: number;
+  index: number;
+  count: number;
+}
+
 export interface Run {
   id: string;
   tenantId: string;
@@ -98,6 +106,8 @@ export interface Run {
   generation?: number;
   /** When a checkpoint or a pause/cancel request last wrote the run; absent until the first. */
   updatedAt?: string;
+  /** The engine calls in a row that met a tracker not answering; absent until one. */
+  trackerFaults?: TrackerFaultStreak;
 }
 
 const nameMap = z.record(z.string(), z.string());
@@ -144,6 +154,7 @@ export const RunSchema = exactSchema<Run>()(
     pauseReason: z.string().nullable().optional(),
     generation: z.number().optional(),
     updatedAt: z.string().optional(),
+    trackerFaults: z.object({ phase: z.number(), index: z.number(), count: z.number() }).optional(),
   }),
 );
 

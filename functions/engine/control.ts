@@ -1,17 +1,25 @@
 /**
  * The run's control, shared by every step of the engine: reading the run, carrying out a pause or cancel request,
- * pausing for a tracker token that cannot be had, failing the run, waiting for a tracker's reset. Every status
- * change is one of RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
+ * failing the run, and answering an interrupted invocation (trackers/interrupt.ts): pausing for a tracker token
+ * that cannot be had, waiting for a tracker's reset or for it to answer again. Every status change is one of
+ * RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
  */
+import type { RunWait } from '#domain/run-events.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import { LAST_CORE_PHASE, type Run } from '#domain/runs.ts';
+import {
+  faultFailureReason,
+  faultWaitMs,
+  nextFaultStreak,
+  TRACKER_FAULT_POLICY,
+} from '#domain/tracker-faults.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
-import { ThrottleWaitDeferred } from '#trackers/http.ts';
-import { CredentialsUnavailable, TokenExchangeError } from '#trackers/oauth/token-source.ts';
+import type { CredentialsRefused, Interrupt, InterruptReason } from '#trackers/interrupt.ts';
+import { passingFault, type TrackerFault } from '#trackers/tracker-errors.ts';
 import { writeRunReports } from './reports.ts';
 
 /**
@@ -56,30 +64,24 @@ export async function failRun(
  * way is not checkpointed (chunks are safe to work again), so a resume (after a reconnect, for a refusal)
  * carries on where it stood. Answers 'paused'.
  */
-export async function pauseForCredentials(
+async function pauseForCredentials(
   journal: RunJournal,
   run: Run,
-  refusal: CredentialsUnavailable,
+  refusal: CredentialsRefused,
 ): Promise<RunnerAnswer> {
   const moved = await journal.move(run, RUN_TRANSITIONS.pause, {
     fields: { control: 'pause', pauseReason: refusal.message },
     // A refused grant needs a reconnect first; an unreachable provider only time.
-    line: `Run paused: ${refusal.message}${refusal instanceof TokenExchangeError ? ', then resume the run' : ''}`,
+    line: `Run paused: ${refusal.message}${refusal.reconnect ? ', then resume the run' : ''}`,
   });
   logger.warn('run paused: no tracker token', {
     tenantId: run.tenantId,
     runId: run.id,
-    kind: refusal.kind,
-    providerError: refusal.providerError,
+    kind: refusal.tracker,
+    providerError: refusal.code,
     moved,
   });
   return 'paused';
-}
-
-/** The refusal behind `err`, or one a token source recorded though a phase swallowed the error. */
-export function credentialsRefusal(deps: EngineDeps, err?: unknown): CredentialsUnavailable | undefined {
-  if (err instanceof CredentialsUnavailable) return err;
-  return deps.credentialsRefused?.();
 }
 
 /**
@@ -106,7 +108,10 @@ export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAns
   return 'done';
 }
 
-export async function readRun(deps: EngineDeps, ref: { tenantId: string; runId: string }): Promise<Run> {
+export async function readRun(
+  deps: Pick<EngineDeps, 'store'>,
+  ref: { tenantId: string; runId: string },
+): Promise<Run> {
   const run = await deps.store.runs.get(ref.tenantId, ref.runId);
   if (!run) throw new Error(`run ${ref.runId} not found`);
   return run;
@@ -133,39 +138,113 @@ export function waitSlice(until: string, now = Date.now()): WaitAnswer {
   };
 }
 
-/** A whole-client wait a tracker client handed back during this invocation (`err`, or one a phase swallowed). */
-export function deferredWait(
-  deps: Pick<EngineDeps, 'waitDeferred'>,
-  err?: unknown,
-): ThrottleWaitDeferred | undefined {
-  if (err instanceof ThrottleWaitDeferred) return err;
-  return deps.waitDeferred?.();
-}
-
-/** Throws the wait a client handed back, if any: the chunk under way is not checkpointed (it is worked again). */
-export function throwIfWaitDeferred(deps: Pick<EngineDeps, 'waitDeferred'>): void {
-  const wait = deps.waitDeferred?.();
-  if (wait) throw wait;
-}
-
 /**
- * The run waits outside the engine for a tracker's reset (Jira's hourly quota beyond this invocation's time): the
- * stream is told ("Waiting for Jira's hourly quota until 14:00 UTC"), the run stays RUNNING at its checkpoint,
- * and the state machine waits, then calls RunBatch again.
+ * The run waits outside the engine for a tracker (Jira's hourly quota beyond this invocation's time, or a tracker
+ * not answering): the stream is told ("Waiting for Jira's hourly quota until 14:00 UTC"), the run stays RUNNING
+ * at its checkpoint, and the state machine waits (callAgainAt), then calls RunBatch again.
  */
-export async function waitForReset(
-  deps: Pick<EngineDeps, 'journal'>,
-  run: Run,
-  deferral: ThrottleWaitDeferred,
-): Promise<WaitAnswer> {
-  const until = deferral.notice.until.toISOString();
+async function waitForReset(journal: RunJournal, run: Run, wait: RunWait): Promise<RunnerAnswer> {
   logger.info('run waits for a tracker outside the engine', {
     tenantId: run.tenantId,
     runId: run.id,
-    tracker: deferral.notice.tracker,
-    reason: deferral.notice.reason,
-    until,
+    tracker: wait.tracker,
+    reason: wait.reason,
+    until: wait.until.toISOString(),
   });
-  await deps.journal.waiting(run, deferral.notice);
-  return waitSlice(until);
+  await journal.waiting(run, wait);
+  return 'wait';
+}
+
+/**
+ * The state machine's answer for an interrupted invocation, the one place a reason becomes an answer: a refused
+ * token pauses the run; a wait handed back, a tracker not answering and a spent time budget are all "call
+ * again", after the wait the tracker asked for, after a backoff (`wait`: the state machine waits, callAgainAt),
+ * or at once (`batch`); a tracker that did not answer too many times in a row fails the run.
+ */
+export async function answerInterrupt(
+  deps: Pick<EngineDeps, 'journal'>,
+  run: Run,
+  reason: InterruptReason,
+): Promise<RunnerAnswer> {
+  switch (reason.kind) {
+    case 'credentials-refused':
+      return pauseForCredentials(deps.journal, run, reason);
+    case 'wait-deferred':
+      return waitForReset(deps.journal, run, reason.wait);
+    case 'tracker-unavailable': {
+      const { tracker, status, until } = reason;
+      if (until)
+        return waitForReset(deps.journal, run, { tracker, reason: 'tracker-unavailable', until, status });
+      const why = faultFailureReason(tracker, reason.count, status);
+      await failRun(deps.journal, run, RUN_TRANSITIONS.fail, why, `Run failed: ${why}`);
+      logger.error('engine failed the run: tracker not answering', {
+        tenantId: run.tenantId,
+        runId: run.id,
+        tracker,
+        status,
+        count: reason.count,
+      });
+      return 'failed';
+    }
+    case 'time-budget':
+      return 'batch';
+  }
+}
+
+/** When the state machine calls again after the answer `wait` (ISO 8601): the wait the interrupt stands for. */
+export function callAgainAt(reason: InterruptReason | undefined): string {
+  if (reason?.kind === 'wait-deferred') return reason.wait.until.toISOString();
+  if (reason?.kind === 'tracker-unavailable' && reason.until) return reason.until.toISOString();
+  return new Date().toISOString();
+}
+
+/**
+ * A step met a tracker not answering (after its client's retries): the run's streak of such calls grows by one
+ * (domain/tracker-faults.ts), and the interrupt stands for it: call again after a backoff, or fail once too many.
+ */
+async function interruptForFault(
+  deps: Pick<EngineDeps, 'store' | 'trackerFaults'>,
+  run: Run,
+  interrupt: Interrupt,
+  fault: TrackerFault,
+): Promise<void> {
+  const streak = nextFaultStreak(run.trackerFaults, run.cursor);
+  await deps.store.runs.recordTrackerFaults(run.tenantId, run.id, streak);
+  const waitMs = faultWaitMs(streak.count, deps.trackerFaults ?? TRACKER_FAULT_POLICY);
+  logger.warn('tracker not answering: the engine calls again later', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    ...fault,
+    count: streak.count,
+    waitMs,
+  });
+  interrupt.abort({
+    kind: 'tracker-unavailable',
+    ...fault,
+    count: streak.count,
+    ...(waitMs === undefined ? {} : { until: new Date(Date.now() + waitMs) }),
+  });
+}
+
+/**
+ * Runs one step of the engine (`work`) under the invocation's interrupt: once the interrupt voids the work under
+ * way, whatever the step answered or threw, the answer is the interrupt's (answerInterrupt).
+ */
+export async function interruptible(
+  deps: Pick<EngineDeps, 'journal' | 'store' | 'trackerFaults'>,
+  ref: { tenantId: string; runId: string },
+  interrupt: Interrupt,
+  work: () => Promise<RunnerAnswer>,
+): Promise<RunnerAnswer> {
+  let answer: RunnerAnswer | undefined;
+  try {
+    answer = await work();
+  } catch (err) {
+    const fault = interrupt.voided ? undefined : passingFault(err);
+    if (!interrupt.voided && !fault) throw err;
+    if (fault) await interruptForFault(deps, await readRun(deps, ref), interrupt, fault);
+  }
+  if (answer !== undefined && !interrupt.voided) return answer;
+  const reason = interrupt.reason as InterruptReason;
+  return answerInterrupt(deps, await readRun(deps, ref), reason);
 }

@@ -10,6 +10,7 @@ import { StoreRunJournal } from '#adapters/run-journal.ts';
 import type { ConnectionKind } from '#domain/connectors.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import type { TrackerFaultPolicy } from '#domain/tracker-faults.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import { flushMetrics } from '#platform/metrics.ts';
@@ -17,13 +18,13 @@ import { PLUGIN_DEFINITIONS } from '#plugins/index.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import { type Store, store } from '#store/index.ts';
 import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
-import { CredentialsUnavailable, type OAuthTokenSource } from '#trackers/oauth/token-source.ts';
-import { deferredWait, obeyControl, waitForReset, waitSlice } from './control.ts';
+import { Interrupt } from '#trackers/interrupt.ts';
+import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { answerInterrupt, callAgainAt, interruptible, obeyControl, waitSlice } from './control.ts';
 import {
   failRun,
   finalizeStep,
   MIN_BUDGET_MS,
-  pauseForCredentials,
   preflightStep,
   type RunnerAnswer,
   runBatch,
@@ -54,6 +55,8 @@ export interface EngineHandlerOptions {
   indexLagMs: number;
   /** The tenant dashboard's frames the run journal queues (adapters/run-events.ts); none: nothing is told. */
   runEvents?: RunEventsNotifier;
+  /** How long a run waits for a tracker that does not answer (see EngineDeps.trackerFaults). */
+  trackerFaults?: TrackerFaultPolicy;
 }
 
 /** Jira Cloud's search usually catches up within seconds; the create phase waits this out only after a crash. */
@@ -120,12 +123,13 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     const target = await stored(() => loadTarget(s, run.tenantId, run.projectId), run.projectId, 'target');
     // Every tracker call's log line names the tenant and run it was made for.
     const logKeys = { tenantId: run.tenantId, runId: run.id };
-    const tokenSources: OAuthTokenSource[] = [];
+    // This invocation's one interrupt: the token sources and the HTTP layers abort it, the runner answers it.
+    const interrupt = new Interrupt();
     const clientOptions = {
       // A wait of the whole client that would outlast this invocation is handed back: the state machine waits.
       http: { logKeys, waitBudgetMs: () => context.getRemainingTimeInMillis() - MIN_BUDGET_MS },
       logKeys,
-      onTokenSource: (t: OAuthTokenSource) => tokenSources.push(t),
+      interrupt,
     };
     let clients: Pick<EngineDeps, 'source' | 'target'>;
     try {
@@ -136,7 +140,10 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     } catch (err) {
       // A stored grant this deployment cannot refresh (its OAuth app is not configured): reconnect, then resume.
       if (!(err instanceof CredentialsUnavailable)) throw err;
-      return { answer: await pauseForCredentials(journal, run, err), iterations: iterations + 1 };
+      return {
+        answer: await answerInterrupt({ journal }, run, err.interruptReason),
+        iterations: iterations + 1,
+      };
     }
     const deps: EngineDeps = {
       store: s,
@@ -146,24 +153,18 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
       indexLagMs: opts.indexLagMs,
       // The plugin registry is the entry point's choice, handed to the engine (which imports no plugin).
       pluginDefinitions: PLUGIN_DEFINITIONS,
-      credentialsRefused: () => tokenSources.find((t) => t.stopped)?.stopped,
-      waitDeferred: () => clients.target.http?.deferredWait ?? clients.source.http?.deferredWait,
+      ...(opts.trackerFaults ? { trackerFaults: opts.trackerFaults } : {}),
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
-    let answer: RunnerAnswer;
-    try {
-      answer =
-        action === 'preflight'
-          ? await preflightStep(deps, ref, target.creds.project_key)
-          : action === 'finalize'
-            ? await finalizeStep(deps, ref)
-            : await runBatch(deps, ref, () => context.getRemainingTimeInMillis(), target.creds.project_key);
-    } catch (err) {
-      const wait = deferredWait(deps, err);
-      if (!wait) throw err;
-      const current = (await s.runs.get(run.tenantId, run.id)) ?? run;
-      return { ...(await waitForReset(deps, current, wait)), iterations: iterations + 1 };
-    }
+    const remainingMs = () => context.getRemainingTimeInMillis();
+    const answer: RunnerAnswer =
+      action === 'preflight'
+        ? await preflightStep(deps, ref, target.creds.project_key, interrupt)
+        : action === 'finalize'
+          ? await interruptible(deps, ref, interrupt, () => finalizeStep(deps, ref))
+          : await runBatch(deps, ref, remainingMs, target.creds.project_key, interrupt);
+    // The state machine waits (in slices), then calls again.
+    if (answer === 'wait') return { ...waitSlice(callAgainAt(interrupt.reason)), iterations: iterations + 1 };
     logger.info(`engine ${action}`, {
       tenantId: run.tenantId,
       runId: run.id,

@@ -17,6 +17,7 @@ import {
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { logger } from '#platform/logger.ts';
 import { needsConfig, openPluginConfig, PluginConfigError, redactConfig } from '#plugins/config.ts';
+import type { Interrupt } from '#trackers/interrupt.ts';
 
 export interface PluginPhase {
   key: string;
@@ -121,11 +122,12 @@ const errorMessage = (err: unknown) => (err instanceof Error ? err.message : Str
  * masked) and counts as worked, so the phase and the run go on (also when the plugin's service is out of reach
  * after the client's retries: a core phase would fail the run there). Its items are those the error names
  * (UnitFailed), else the manifest's item at the unit's index. A worker that cannot open fails every unit so.
- * `stopsRun`: the runner's word on errors that stop the invocation (a refused token, a wait handed back).
+ * `interrupt`: the invocation's; an error met once it voids the work under way (a refused token, a wait handed
+ * back) stops the invocation, whatever the error.
  */
-export function pluginModule(plugin: PluginPhase, stopsRun: (err: unknown) => boolean): PhaseModule {
+export function pluginModule(plugin: PluginPhase, interrupt: Interrupt): PhaseModule {
   const { module } = plugin;
-  const fatal = (err: unknown) => err instanceof SimulatedCrash || stopsRun(err);
+  const fatal = (err: unknown) => err instanceof SimulatedCrash || interrupt.voided;
   return {
     ...module,
     open: async (ctx) => {

@@ -1,44 +1,58 @@
 /** The state machine's Preflight step: reads the source, plans the run, and checkpoints to the create phase. */
 import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import type { Run } from '#domain/runs.ts';
 import { PHASES, phaseName } from '#domain/runs.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { phaseDuration } from '#platform/metrics.ts';
+import { Interrupt } from '#trackers/interrupt.ts';
 import {
-  credentialsRefusal,
   failRun,
+  interruptible,
   MAX_LOG_EVENTS,
   obeyControl,
-  pauseForCredentials,
   type RunnerAnswer,
   readRun,
-  throwIfWaitDeferred,
 } from './control.ts';
 import { PreflightError, runPreflight } from './phases/preflight.ts';
 
 /**
  * The state machine's Preflight step: reads the source, plans the run and checkpoints to the create phase.
- * A run already past preflight (a resumed run, a continued execution) answers `batch` at once.
+ * A run already past preflight (a resumed run, a continued execution) answers `batch` at once. `interrupt`: as
+ * runBatch's.
  */
 export async function preflightStep(
   deps: EngineDeps,
   ref: { tenantId: string; runId: string },
   projectKey: string,
+  interrupt = new Interrupt(),
 ): Promise<RunnerAnswer> {
-  const run = await readRun(deps, ref);
-  const stop = await obeyControl(deps, run);
-  if (stop) return stop;
-  if (run.cursor.phase !== PHASES.preflight) return 'batch';
+  return interruptible(deps, ref, interrupt, async () => {
+    const run = await readRun(deps, ref);
+    const stop = await obeyControl(deps, run);
+    if (stop) return stop;
+    if (run.cursor.phase !== PHASES.preflight) return 'batch';
+    return preflightWork(deps, run, projectKey, interrupt);
+  });
+}
+
+/**
+ * Preflight itself, for a RUNNING run at phase 1 (the Preflight step, or RunBatch when a caller skipped it). An
+ * error met once the invocation is interrupted is the interrupt's to answer (interruptible), not a failed preflight.
+ */
+export async function preflightWork(
+  deps: EngineDeps,
+  run: Run,
+  projectKey: string,
+  interrupt: Interrupt,
+): Promise<RunnerAnswer> {
   let preflight: Preflight;
   const began = Date.now();
   try {
     preflight = await runPreflight(deps, run, projectKey);
   } catch (err) {
-    const refused = credentialsRefusal(deps, err);
-    if (refused) return pauseForCredentials(deps.journal, run, refused);
-    // A long wait handed back by a tracker (however preflight reported it) is the handler's to answer.
-    throwIfWaitDeferred(deps);
-    if (!(err instanceof PreflightError)) throw err;
+    // However preflight reported a refused token or a wait handed back, it is the interrupt's to answer.
+    if (!(err instanceof PreflightError) || interrupt.voided) throw err;
     await failRun(
       deps.journal,
       run,

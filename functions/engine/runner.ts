@@ -20,17 +20,15 @@ import { InvocationScope } from '#phase-kit/invocation.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
 import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
-import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { Interrupt } from '#trackers/interrupt.ts';
 import { CheckpointMoves } from './checkpoint.ts';
 import {
-  credentialsRefusal,
-  deferredWait,
+  answerInterrupt,
+  interruptible,
   lastPhaseOf,
   obeyControl,
-  pauseForCredentials,
   type RunnerAnswer,
   readRun,
-  throwIfWaitDeferred,
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
@@ -40,12 +38,12 @@ import { linksPhase } from './phases/links.ts';
 import { loadPreflight } from './phases/preflight.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { type PluginPhase, pluginModule, resolvePluginPhase } from './plugin-phase.ts';
-import { preflightStep } from './preflight-step.ts';
+import { preflightWork } from './preflight-step.ts';
 import { tellWaits } from './throttle-notices.ts';
 import { workUnitPool } from './unit-pool.ts';
 
 export type { RunnerAnswer } from './control.ts';
-export { failRun, pauseForCredentials } from './control.ts';
+export { failRun } from './control.ts';
 export { finalizeStep } from './finalize.ts';
 export { preflightStep } from './preflight-step.ts';
 
@@ -79,23 +77,23 @@ async function pluginPhase(
 /**
  * The state machine's RunBatch step: works the run's phases from its checkpoint, unit by unit, until the
  * time budget runs low or a phase ends (`batch`: call again), every phase is done (`finalize`) or the run
- * stops.
+ * stops. `interrupt` is the invocation's (the handler gave it to the tracker clients too); a caller whose
+ * clients stop nothing (a test) leaves it to the runner.
  */
 export async function runBatch(
   deps: EngineDeps,
   ref: { tenantId: string; runId: string },
   remainingMs: () => number,
   projectKey: string,
+  interrupt = new Interrupt(),
 ): Promise<RunnerAnswer> {
   // A long wait of a tracker (Jira's hourly quota) is told on the run's stream while this invocation works.
   const untell = tellWaits(deps, await readRun(deps, ref));
   try {
-    return await workPhases(deps, ref, remainingMs, projectKey);
-  } catch (err) {
-    // A refusal outside a unit (a phase's preparation, its completion, a plugin's set-up) pauses the same way.
-    const refused = credentialsRefusal(deps, err);
-    if (!refused) throw err;
-    return pauseForCredentials(deps.journal, await readRun(deps, ref), refused);
+    // A refusal outside a unit (a phase's preparation, its completion, a plugin's set-up) stops it the same way.
+    return await interruptible(deps, ref, interrupt, () =>
+      workPhases(deps, ref, remainingMs, projectKey, new InvocationScope(interrupt)),
+    );
   } finally {
     untell();
   }
@@ -106,10 +104,10 @@ async function workPhases(
   ref: { tenantId: string; runId: string },
   remainingMs: () => number,
   projectKey: string,
+  invocation: InvocationScope,
 ): Promise<RunnerAnswer> {
+  const { interrupt } = invocation;
   let preflight: Preflight | undefined;
-  // What lives for this invocation only; dies with it.
-  const invocation = new InvocationScope();
   const openedPlugins = new Map<string, PluginPhase | undefined>();
   // Speed is units per minute over this invocation (the stream documents the unit).
   const started = Date.now();
@@ -118,21 +116,21 @@ async function workPhases(
     const run = await readRun(deps, ref);
     const stop = await obeyControl(deps, run);
     if (stop) return stop;
-    if (remainingMs() < MIN_BUDGET_MS) return 'batch';
+    if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
+    // A stop that voids the work is answered once, by runBatch (interruptible); the time budget here.
+    interrupt.throwIfVoided();
+    if (interrupt.reason) return answerInterrupt(deps, run, interrupt.reason);
 
     const { phase, index } = run.cursor;
     // Preflight is the state machine's own step; a caller that skipped it gets it done here all the same.
-    if (phase === PHASES.preflight) return preflightStep(deps, ref, projectKey);
+    if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
     preflight ??= await loadPreflight(deps, run);
     const lastPhase = lastPhaseOf(preflight);
     if (phase > lastPhase) return 'finalize';
 
     const plugin = await pluginPhase(deps, run, preflight, phase, openedPlugins);
     const module =
-      phase <= LAST_CORE_PHASE
-        ? PHASE_MODULES[phase]
-        : plugin &&
-          pluginModule(plugin, (err) => !!credentialsRefusal(deps, err) || !!deferredWait(deps, err));
+      phase <= LAST_CORE_PHASE ? PHASE_MODULES[phase] : plugin && pluginModule(plugin, interrupt);
     const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
@@ -188,8 +186,9 @@ export const POOL_REACH = 500;
 /**
  * Works the phase's units through one pool (unit-pool.ts) from the checkpoint: at most 50 not yet checkpointed
  * under way, the checkpoint moving over the finished prefix, the pause/cancel flag read at each move, no unit
- * started once the budget runs low. Undefined: go on (the caller reads the run again: phase done, paused, out of
- * time); otherwise what to answer.
+ * started once the invocation is interrupted (its time budget runs low, a token is refused, a wait handed back).
+ * Undefined: go on (the caller reads the run again: phase done, paused, out of time); otherwise what to answer.
+ * Work the interrupt voids is not checkpointed, and ends the pass with InvocationInterrupted.
  */
 async function workPool(
   ctx: PhaseContext,
@@ -198,55 +197,44 @@ async function workPool(
   moves: CheckpointMoves,
   remainingMs: () => number,
 ): Promise<RunnerAnswer | undefined> {
-  const { deps, run } = ctx;
-  let refused: CredentialsUnavailable | undefined;
+  const { deps, run, invocation } = ctx;
+  const { interrupt } = invocation;
   let lost = false;
-  // Read before the pass (by the caller) and at each move: at least every 50 units.
-  let inBudget = true;
+  const worker = await module.open(ctx);
   try {
-    const worker = await module.open(ctx);
-    try {
-      await workUnitPool<UnitOutcome>({
-        from: run.cursor.index,
-        done: run.cursor.done ?? [],
-        total,
-        window: CHUNK_SIZE,
-        reach: POOL_REACH,
-        minMove: MIN_MOVE,
-        minMoveFull: MIN_MOVE_FULL,
-        work: (i, stopped) => worker.work(i, stopped),
-        canStart: () => inBudget,
-        move: async ({ units, to }) => {
-          if (refused || lost) return false;
-          // A unit that caught the refusal still worked nothing: not checkpointed.
-          refused = credentialsRefusal(deps);
-          if (refused) return false;
-          // Nor one whose tracker handed back a long wait: thrown, the pass ends, the handler answers `wait`.
-          throwIfWaitDeferred(deps);
-          const outcome = emptyOutcome();
-          for (const u of units) addOutcome(outcome, u.result);
-          // The pause/cancel flag is read beside the move, not after it: no unit starts while a move is under
-          // way (its units still count in the window), so its round trips are the window's idle time.
-          const [moved, now] = await Promise.all([
-            moves.move(units.length, outcome, to),
-            readRun(deps, { tenantId: run.tenantId, runId: run.id }),
-          ]);
-          if (!moved) {
-            lost = true; // another invocation moved it first; it owns the run now
-            return false;
-          }
-          inBudget = remainingMs() >= MIN_BUDGET_MS;
-          return now.status === 'RUNNING' && now.control === 'run';
-        },
-      });
-    } finally {
-      await worker.close?.();
-    }
-  } catch (err) {
-    const refusal = credentialsRefusal(deps, err);
-    if (refusal) return pauseForCredentials(deps.journal, run, refusal);
-    throw err;
+    await workUnitPool<UnitOutcome>({
+      from: run.cursor.index,
+      done: run.cursor.done ?? [],
+      total,
+      window: CHUNK_SIZE,
+      reach: POOL_REACH,
+      minMove: MIN_MOVE,
+      minMoveFull: MIN_MOVE_FULL,
+      work: (i, stopped) => worker.work(i, stopped),
+      signal: interrupt.signal,
+      move: async ({ units, to }) => {
+        // A unit that met a refused token or a deferred client worked nothing: not checkpointed.
+        if (lost || interrupt.voided) return false;
+        const outcome = emptyOutcome();
+        for (const u of units) addOutcome(outcome, u.result);
+        // The pause/cancel flag is read beside the move, not after it: no unit starts while a move is under
+        // way (its units still count in the window), so its round trips are the window's idle time.
+        const [moved, now] = await Promise.all([
+          moves.move(units.length, outcome, to),
+          readRun(deps, { tenantId: run.tenantId, runId: run.id }),
+        ]);
+        if (!moved) {
+          lost = true; // another invocation moved it first; it owns the run now
+          return false;
+        }
+        // Read before the pass (by the caller) and at each move: at least every 50 units.
+        if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
+        return now.status === 'RUNNING' && now.control === 'run';
+      },
+    });
+  } finally {
+    await worker.close?.();
   }
-  if (refused) return pauseForCredentials(deps.journal, run, refused);
+  interrupt.throwIfVoided();
   return lost ? 'batch' : undefined;
 }

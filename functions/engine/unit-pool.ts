@@ -10,8 +10,9 @@
  * while the other units go on: its first unworked unit advances over the finished prefix, and the finished units
  * past it are recorded as done (`done`), so a resume passes over them. A slow unit so holds back no other unit
  * until the pool reaches `reach` units past it. `move` says whether to go on (false: a pause or cancel was asked,
- * the run was taken over): then no unit starts any more, those under way end and are moved too. `canStart` false
- * (the time budget running low) stops the starting the same way. When a unit or a move throws, no unit starts,
+ * the run was taken over): then no unit starts any more, those under way end and are moved too. An aborted `signal`
+ * (the invocation's interrupt: its time budget spent, a token refused, a wait handed back) stops the starting the
+ * same way; what is moved then is `move`'s to say. When a unit or a move throws, no unit starts,
  * `stopped()` turns true for those under way, and once all have settled the first error is thrown: what was not
  * moved is worked again by the next call (units are safe to work again). Pure: the runner brings the work and the
  * checkpoint's write.
@@ -36,8 +37,8 @@ export interface UnitPoolOptions<R> {
   work(index: number, stopped: () => boolean): Promise<R>;
   /** Moves the checkpoint over `units` (ascending, with their results) to `to`; false: stop. */
   move(step: PoolMove<R>): Promise<boolean>;
-  /** Read before each unit starts; false: start no more. */
-  canStart(): boolean;
+  /** Read before each unit starts; aborted: start no more. */
+  signal: AbortSignal;
 }
 
 /** One move of the checkpoint. */
@@ -96,7 +97,7 @@ export async function workUnitPool<R>(o: UnitPoolOptions<R>): Promise<UnitPoolEn
 
   for (;;) {
     while (!failed && !halted && next < o.total && roomFor()) {
-      if (!o.canStart()) {
+      if (o.signal.aborted) {
         halted = true;
         break;
       }

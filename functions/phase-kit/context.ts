@@ -6,13 +6,12 @@ import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import type { Run } from '#domain/runs.ts';
+import type { TrackerFaultPolicy } from '#domain/tracker-faults.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
-import type { ThrottleWaitDeferred } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import type { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import type { InvocationScope } from './invocation.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
@@ -45,17 +44,10 @@ export interface EngineDeps {
   /** The plugin definitions this engine has, handed over by its entry point (engine/handler.ts); tests bring their own. */
   pluginDefinitions: readonly PluginDefinition[];
   /**
-   * Why a tracker connection's OAuth token could not be had during this invocation, if so (refused: "Token
-   * exchange failed ... reconnect"; or the provider unreachable): the runner then pauses the run instead of
-   * recording the chunk's items as failed.
+   * How long the run waits for a tracker that does not answer, and how many times in a row (default
+   * TRACKER_FAULT_POLICY, domain/tracker-faults.ts); tests shorten it.
    */
-  credentialsRefused?: () => CredentialsUnavailable | undefined;
-  /**
-   * A wait of a whole tracker client (Jira's hourly quota) longer than this invocation may sit out, handed back by
-   * the client (HttpOptions.waitBudgetMs): the runner then stops at its checkpoint without recording the chunk's
-   * items as failed, and the state machine waits for the reset.
-   */
-  waitDeferred?: () => ThrottleWaitDeferred | undefined;
+  trackerFaults?: TrackerFaultPolicy;
   /** Test hook: called at each crash point; throwing there is a crash. */
   crash?: (point: CrashPoint) => void;
 }

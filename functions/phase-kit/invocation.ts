@@ -1,12 +1,17 @@
 /**
- * What lives for one engine invocation (one call of the state machine's RunBatch step) and dies with it: the
- * phases' per-invocation reads (the description people map, the batched history reader), kept here under a
- * name instead of in module-level maps keyed by a context object, so that nothing of one invocation is found by
- * the next one on a reused Lambda container. The runner makes one per invocation and hands it to every phase in
- * its context.
+ * What lives for one engine invocation (one call of the state machine's RunBatch step) and dies with it: its
+ * interrupt (trackers/interrupt.ts: the one way "stop now" travels, aborted with a reason) and the phases'
+ * per-invocation reads (the description people map, the batched history reader), kept here under a name instead
+ * of in module-level maps keyed by a context object, so that nothing of one invocation is found by the next one
+ * on a reused Lambda container. The runner makes one per invocation, around the interrupt the handler gave the
+ * tracker clients, and hands it to every phase in its context.
  */
+import { Interrupt } from '#trackers/interrupt.ts';
+
 export class InvocationScope {
   private readonly held = new Map<string, unknown>();
+
+  constructor(readonly interrupt: Interrupt = new Interrupt()) {}
 
   /** The value kept under `key` for this invocation, made by `make` the first time it is asked for. */
   keep<T>(key: string, make: () => T): T {

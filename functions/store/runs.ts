@@ -14,7 +14,13 @@ import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import type { RunEvent } from '#domain/run-events.ts';
 import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
-import { lastRunSummary, type Run, RunSchema, type RunStatus } from '#domain/runs.ts';
+import {
+  lastRunSummary,
+  type Run,
+  RunSchema,
+  type RunStatus,
+  type TrackerFaultStreak,
+} from '#domain/runs.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { keys, TABLE_KEYS } from './keys.ts';
 import { storedEntity, taggedEntity } from './stored-item.ts';
@@ -583,6 +589,25 @@ export class RunRepository {
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#g) OR #g < :g)',
           ExpressionAttributeNames: { '#g': 'generation' },
           ExpressionAttributeValues: { ':g': generation },
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Keeps the run's streak of engine calls that met a tracker not answering (domain/tracker-faults.ts), while it
+   * is RUNNING; false: it is not (any more).
+   */
+  async recordTrackerFaults(tenantId: string, runId: string, streak: TrackerFaultStreak): Promise<boolean> {
+    return conditionHeld(
+      this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(tenantId, runId),
+          UpdateExpression: 'SET #f = :f',
+          ConditionExpression: 'attribute_exists(pk) AND #s = :running',
+          ExpressionAttributeNames: { '#f': 'trackerFaults', '#s': 'status' },
+          ExpressionAttributeValues: { ':f': streak, ':running': 'RUNNING' },
         }),
       ),
     );

@@ -26,6 +26,7 @@ import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Store } from '#store/index.ts';
 import { AdoClient } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
+import type { Interrupt } from '#trackers/interrupt.ts';
 import { JiraClient } from '#trackers/jira/client.ts';
 import type { AtlassianOAuth, EntraOAuth } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
@@ -136,9 +137,16 @@ export interface ClientOptions {
   http?: Partial<HttpOptions>;
   /** Ids for the token source's log lines (tenant, run). */
   logKeys?: Readonly<Record<string, string>>;
-  /** Told of every OAuth token source made, so a caller (the engine) can see a refusal after the fact. */
-  onTokenSource?: (source: OAuthTokenSource) => void;
+  /**
+   * The engine invocation's interrupt, given to the clients' HTTP layer and OAuth token sources: a refused token
+   * or a wait handed back aborts it.
+   */
+  interrupt?: Interrupt;
 }
+
+/** The HTTP options a client is opened with: the caller's, and its interrupt. */
+const httpOptions = (opts: ClientOptions): Partial<HttpOptions> | undefined =>
+  opts.interrupt ? { ...opts.http, interrupt: opts.interrupt } : opts.http;
 
 // A grant is stored but this deployment lost the app registration: nothing can refresh it.
 async function entra(): Promise<EntraOAuth> {
@@ -159,7 +167,7 @@ export async function openSourceClient(
   stored: StoredSource,
   opts: ClientOptions = {},
 ): Promise<AdoClient> {
-  if (stored.method === 'token') return sourceClient(stored.creds, opts.http);
+  if (stored.method === 'token') return sourceClient(stored.creds, httpOptions(opts));
   const kind = 'source';
   // Refused once: the provider would refuse again; only a reconnect (a new grant) helps.
   if (stored.refused) throw new TokenExchangeError(kind, 'reconnect_required');
@@ -169,8 +177,8 @@ export async function openSourceClient(
     await entra(),
     connectionTokenStore(store, tenantId, projectId, kind, OAuthSourceCredentialsSchema),
     { tenantId, projectId, ...opts.logKeys },
+    opts.interrupt,
   );
-  opts.onTokenSource?.(tokens);
   return new AdoClient(
     {
       organization: stored.creds.organization_url,
@@ -178,7 +186,7 @@ export async function openSourceClient(
       token: '',
       tokenKind: 'bearer',
     },
-    { ...opts.http, authorization: tokens },
+    { ...httpOptions(opts), authorization: tokens },
   );
 }
 
@@ -189,7 +197,7 @@ export async function openTargetClient(
   stored: StoredTarget,
   opts: ClientOptions = {},
 ): Promise<JiraClient> {
-  if (stored.method === 'token') return targetClient(stored.creds, opts.http);
+  if (stored.method === 'token') return targetClient(stored.creds, httpOptions(opts));
   const kind = 'target';
   if (stored.refused) throw new TokenExchangeError(kind, 'reconnect_required');
   const provider = await atlassian();
@@ -199,12 +207,12 @@ export async function openTargetClient(
     provider,
     connectionTokenStore(store, tenantId, projectId, kind, OAuthTargetCredentialsSchema),
     { tenantId, projectId, ...opts.logKeys },
+    opts.interrupt,
   );
-  opts.onTokenSource?.(tokens);
   // A 3LO token works only through Atlassian's gateway, never on the site's own host.
   return new JiraClient(
     { baseUrl: provider.apiBaseUrl(stored.creds.cloud_id), email: '', token: '', tokenKind: 'bearer' },
-    { ...opts.http, authorization: tokens },
+    { ...httpOptions(opts), authorization: tokens },
   );
 }
 

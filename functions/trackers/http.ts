@@ -23,6 +23,7 @@ import {
   isNetworkError,
   type ThrottledDecision,
 } from './classify.ts';
+import { Interrupt, InvocationInterrupted } from './interrupt.ts';
 import { endpointOf, issueOf, type PacingOptions, type RequestKey, TrackerPacer } from './pacing.ts';
 import {
   ThrottleWaitDeferred,
@@ -74,6 +75,13 @@ export interface HttpOptions {
    * state machine wait for the reset. Without it every wait is sat out.
    */
   waitBudgetMs?: () => number;
+  /**
+   * The engine invocation's interrupt: a wait handed back aborts it (the runner answers the state machine from
+   * its reason), and once it is aborted with a reason that voids the work under way (a refused token, another
+   * client's deferred wait) requests queued or started later end with InvocationInterrupted, unsent. Without it
+   * the client keeps one of its own.
+   */
+  interrupt?: Interrupt;
   stats?: TrackerCallStats;
   /** Ids added to every log line of this client (the engine's tenant and run): which run made the call. */
   logKeys?: Readonly<Record<string, string>>;
@@ -145,13 +153,15 @@ export class TrackerHttp {
   private readonly waitListeners = new Set<(notice: ThrottleWaitNotice) => void>();
   /** Set once a whole-client wait is handed back (waitBudgetMs): every request from then on ends with it. */
   private deferral: ThrottleWaitDeferred | undefined;
-  /** Rejected with the deferral: requests queued behind the client's pause stop queuing. */
-  private rejectQueued: (err: ThrottleWaitDeferred) => void = () => {};
-  private readonly queuedStop = new Promise<never>((_, reject) => {
-    this.rejectQueued = reject;
-  });
+  private readonly interrupt: Interrupt;
+  /** Rejected once the interrupt voids the work under way: requests queued behind the pacer stop queuing. */
+  private readonly queuedStop: Promise<never>;
 
   constructor(private readonly opts: HttpOptions) {
+    this.interrupt = opts.interrupt ?? new Interrupt();
+    this.queuedStop = new Promise<never>((_, reject) => {
+      this.interrupt.onVoided(() => reject(this.stopError()));
+    });
     this.queuedStop.catch(() => {}); // rejected on purpose; only racing requests care
     this.stats = opts.stats ?? { calls: 0, throttled: 0, retries: 0, errors: 0 };
     this.pacer = new TrackerPacer({
@@ -173,7 +183,7 @@ export class TrackerHttp {
     return () => this.waitListeners.delete(listener);
   }
 
-  /** The whole-client wait handed back to the caller (waitBudgetMs), if any. */
+  /** The whole-client wait this client handed back (waitBudgetMs), if any: its requests end with it. */
   get deferredWait(): ThrottleWaitDeferred | undefined {
     return this.deferral;
   }
@@ -335,14 +345,18 @@ export class TrackerHttp {
   private defer(deferral: ThrottleWaitDeferred): void {
     logger.warn('tracker throttled: wait handed back', { ...this.opts.logKeys, ...deferral.notice });
     if (this.deferral && this.deferral.notice.until >= deferral.notice.until) return;
-    const first = !this.deferral;
     this.deferral = deferral;
-    if (first) this.rejectQueued(deferral);
+    this.interrupt.abort({ kind: 'wait-deferred', wait: deferral.notice });
   }
 
-  /** The pacer's slot, unless the client handed a wait back meanwhile (the slot is then given back at once). */
+  /** What a request not sent because of the interrupt ends with: this client's own wait, or the interrupt. */
+  private stopError(): Error {
+    return this.deferral ?? new InvocationInterrupted(this.interrupt.reason ?? { kind: 'time-budget' });
+  }
+
+  /** The pacer's slot, unless the work under way turned void meanwhile (the slot is then given back at once). */
   private async acquire(key: RequestKey): Promise<() => void> {
-    if (this.deferral) throw this.deferral;
+    if (this.deferral || this.interrupt.voided) throw this.stopError();
     const acquiring = this.pacer.acquire(key);
     try {
       return await Promise.race([acquiring, this.queuedStop]);

@@ -27,6 +27,23 @@ export class TrackerUnreachableError extends Error {
   }
 }
 
+/** A tracker not answering, as the engine tells it: which one, and its status (null: no answer at all). */
+export interface TrackerFault {
+  tracker: ConnectionKind;
+  status: number | null;
+}
+
+/**
+ * The passing fault behind `err`, if it is one: a tracker that did not answer after the client's retries (a 5xx,
+ * or unreachable: timeout, reset, refused connection). Not a 4xx: that answer stands (the tenant's to mend).
+ */
+export function passingFault(err: unknown): TrackerFault | undefined {
+  if (err instanceof TrackerUnreachableError) return { tracker: err.tracker, status: null };
+  if (err instanceof TrackerHttpError && err.status >= 500)
+    return { tracker: err.tracker, status: err.status };
+  return undefined;
+}
+
 /** A long wait the whole client is in (Jira's hourly quota, Azure DevOps blocking), for the run's stream. */
 export interface ThrottleWaitNotice {
   tracker: ConnectionKind;

@@ -332,6 +332,68 @@ describe('the local orchestrator over the real state machine', () => {
     expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
   });
 
+  /**
+   * An engine whose waits for a tracker that does not answer are short (the first 300 ms, then doubling), at most
+   * two of them in a row before the run fails; Jira answers 503 to its next `count` requests: preflight's two
+   * Jira reads (project and fields, side by side) retry six attempts each, so 12 outlast the retries of one.
+   */
+  async function outageRun(name: string, count: number) {
+    const patient = createEngineHandler({
+      store: () => h.app.store,
+      artifacts: () => new DiskArtifactStore(dir),
+      indexLagMs: 0,
+      trackerFaults: { firstWaitMs: 300, maxWaitMs: 1_000, maxAnswers: 2 },
+    });
+    const project = await connectedProject(name);
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
+    await h.control('jira', 'PUT', '/_sandbox/faults', { errors: { count, status: 503 } });
+    const calls: string[] = [];
+    const o = new LocalOrchestrator({ handler: watched(patient, calls), generationBudget: 50 });
+    await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
+    await o.idle(run.id);
+    const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 1000);
+    const lines = events.flatMap((e) => (e.event.type === 'log' ? [e.event.message] : []));
+    return { run, calls, o, lines };
+  }
+
+  const outageLine =
+    /^Waiting for Jira: it does not answer \(HTTP 503\), trying again at \d\d:\d\d(:\d\d)? UTC$/;
+
+  it('waits out a Jira outage that outlasts the client retries during preflight, then completes with nothing twice', async () => {
+    const { run, calls, o, lines } = await outageRun('Jira outage', 12);
+
+    // Preflight's Jira call gave up after its retries: the engine answered "call again after a wait", not a
+    // failure, the state machine waited, and the run went on once Jira answered.
+    expect(calls[0]).toBe('preflight:wait');
+    expect(calls).not.toContain('fail');
+    expect(calls.at(-1)).toBe('finalize:done');
+    expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
+    const done = await getRun(run.id);
+    expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0, failureReason: null });
+    expect(done.successCount).toBe(done.totalItems);
+    await expectOneIssuePerItem(run.id);
+    // The watcher was told the run waits on Jira.
+    expect(lines).toContainEqual(expect.stringMatching(outageLine));
+  });
+
+  it('fails the run with the reason when Jira does not answer for more engine calls in a row than it waits out', async () => {
+    const { run, calls, o, lines } = await outageRun('Jira down', 10_000);
+
+    // Two waits, then the third call that met the outage failed the run itself.
+    expect(calls.filter((c) => !c.startsWith('wait:'))).toEqual([
+      'preflight:wait',
+      'batch:wait',
+      'batch:failed',
+    ]);
+    expect(o.executions(run.id)).toMatchObject([{ outcome: 'SUCCEEDED' }]);
+    const failed = await getRun(run.id);
+    const reason = 'Jira did not answer for 3 engine calls in a row (last: HTTP 503)';
+    expect(failed).toMatchObject({ status: 'FAILED', failureReason: reason });
+    expect(lines.filter((l) => outageLine.test(l))).toHaveLength(2);
+    expect(lines).toContain(`Run failed: ${reason}`);
+    expect(await h.jiraIssues()).toEqual([]);
+  });
+
   it('logs no credential on the way', () => {
     const { ado, jira } = h.config;
     const secrets = [

@@ -12,6 +12,7 @@ import {
   TrackerHttpError,
   TrackerUnreachableError,
 } from '../../functions/trackers/http.ts';
+import { Interrupt, InvocationInterrupted } from '../../functions/trackers/interrupt.ts';
 import { INITIAL_IN_FLIGHT } from '../../functions/trackers/pacing.ts';
 import { allowLoopbackPorts } from '../../local/loopback-ports.ts';
 import { createSandboxApp, type SandboxControls } from '../../local/sandbox/common/sandbox-app.ts';
@@ -115,6 +116,40 @@ describe('the tracker HTTP layer', () => {
     await expect(http.stream('/file')).rejects.toBe(deferral);
     // The hour's wait was handed back: nothing after the 429 reached the tracker.
     expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /file 429']);
+  });
+
+  it("hands a wait back through the invocation's interrupt: the other client's requests, queued or new, are not sent", async () => {
+    // Jira's write is refused for an hour; Azure DevOps' download is held back half a second meanwhile.
+    await app.inject({
+      method: 'PUT',
+      url: '/_sandbox/faults',
+      payload: {
+        throttle: { count: 1, retryAfterSeconds: 3600, endpoint: 'POST /write' },
+        hangs: { count: 1, ms: 500, endpoint: 'GET /file' },
+      },
+    });
+    const interrupt = new Interrupt();
+    const jira = client({ waitBudgetMs: () => 1000, interrupt });
+    // Azure DevOps' client of the same invocation, one download at a time: the second queues behind the first.
+    const ado = client({ tracker: 'source', interrupt, initialConcurrency: 1, maxConcurrency: 1 });
+    const download = ado.stream('/file');
+    const queued = ado.stream('/file');
+    const deferral = await jira.request('POST', '/write', { body: {} }).catch((err: unknown) => err);
+    expect(deferral).toBeInstanceOf(ThrottleWaitDeferred);
+    expect(interrupt.reason).toEqual({
+      kind: 'wait-deferred',
+      wait: (deferral as ThrottleWaitDeferred).notice,
+    });
+    const stopped = await queued.catch((err: unknown) => err);
+    expect(stopped).toBeInstanceOf(InvocationInterrupted);
+    expect((stopped as InvocationInterrupted).reason).toBe(interrupt.reason);
+    await expect(ado.request('GET', '/ping')).rejects.toBeInstanceOf(InvocationInterrupted);
+    // The download already on its way ends; nothing else reached either tracker.
+    expect((await download).status).toBe(200);
+    expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`).sort()).toEqual([
+      'GET /file 200',
+      'POST /write 429',
+    ]);
   });
 
   it('sits out a whole-client wait within its budget', async () => {

@@ -34,7 +34,7 @@ export async function workChunk(
       minMove: CHUNK_SIZE,
       minMoveFull: CHUNK_SIZE,
       work: (i, stopped) => worker.work(i, stopped),
-      canStart: () => true,
+      signal: new AbortController().signal,
       move: async ({ units }) => {
         for (const u of units) addOutcome(outcome, u.result);
         return true;

@@ -13,7 +13,7 @@ import {
   type DashboardRunFrame,
   ProgressThrottle,
 } from '../../functions/domain/dashboard-events.ts';
-import { waitForReset } from '../../functions/engine/control.ts';
+import { answerInterrupt } from '../../functions/engine/control.ts';
 import { tellWaits } from '../../functions/engine/throttle-notices.ts';
 import type { Store } from '../../functions/store/index.ts';
 import { ThrottleWaitDeferred } from '../../functions/trackers/http.ts';
@@ -146,11 +146,10 @@ describe('a wait beyond the invocation (the state machine waits)', () => {
     const deps = { journal: new StoreRunJournal(store as never, notifier) };
     const run = { id: 'run-2', projectId: 'p-2', tenantId: 't-1', cursor: { phase: 4, index: 50 } };
     const until = new Date(Date.now() + 3_600_000);
-    await waitForReset(
-      deps as never,
-      run as never,
-      new ThrottleWaitDeferred({ tracker: 'target', reason: 'jira-quota-global-based', until }),
-    );
+    await answerInterrupt(deps as never, run as never, {
+      kind: 'wait-deferred',
+      wait: new ThrottleWaitDeferred({ tracker: 'target', reason: 'jira-quota-global-based', until }).notice,
+    });
     await notifier.settle();
     expect(sent).toMatchObject([
       { type: 'run.waiting', runId: 'run-2', tracker: 'target', until: until.toISOString() },

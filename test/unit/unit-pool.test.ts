@@ -29,7 +29,7 @@ function fakePhase(
     reach,
     minMove: 10,
     minMoveFull: 3,
-    canStart: () => true,
+    signal: new AbortController().signal,
     work: (i) => {
       expect(covered(i), `unit ${i} worked again after it was covered`).toBe(false);
       expect(i).toBeLessThan(cursor.index + reach);
@@ -198,8 +198,17 @@ describe('workUnitPool', () => {
     expect(end.checkpoint).toBeLessThan(300);
 
     const budget = fakePhase(300);
+    // The time budget runs low as the 75th unit starts: the invocation's interrupt is aborted.
+    const interrupt = new AbortController();
     let starts = 0;
-    const low = await workUnitPool({ ...budget.options, canStart: () => ++starts <= 75 });
+    const low = await workUnitPool({
+      ...budget.options,
+      signal: interrupt.signal,
+      work: (i, stopped) => {
+        if (++starts === 75) interrupt.abort();
+        return budget.options.work(i, stopped);
+      },
+    });
     expect(low).toEqual({ checkpoint: 75, ended: 'stopped' });
     expect(budget.started).toHaveLength(75);
   });

@@ -17,6 +17,7 @@ import {
 import { nowMs } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import type { AuthorizationSource } from '../http.ts';
+import type { CredentialsRefused, Interrupt } from '../interrupt.ts';
 import { type OAuthProviderClient, OAuthRefusal, OAuthUnavailable } from './providers.ts';
 
 /** No token can be had for a tracker connection now; the message is the reason a run pauses with. */
@@ -29,6 +30,17 @@ export class CredentialsUnavailable extends Error {
     readonly providerError: string,
   ) {
     super(message);
+  }
+
+  /** The invocation's interrupt reason this stands for: a refused grant needs a reconnect, an outage only time. */
+  get interruptReason(): CredentialsRefused {
+    return {
+      kind: 'credentials-refused',
+      tracker: this.kind,
+      code: this.providerError,
+      message: this.message,
+      reconnect: this.providerError !== 'unreachable',
+    };
   }
 }
 
@@ -75,6 +87,8 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
     private readonly tokens: TokenStore<C>,
     /** Ids for log lines (tenant, project, run): never a token. */
     private readonly logKeys: Readonly<Record<string, string>> = {},
+    /** The engine invocation's interrupt, aborted when this source stops giving tokens. */
+    private readonly interrupt?: Interrupt,
   ) {
     this.current = initial;
   }
@@ -141,6 +155,7 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
       if (err instanceof OAuthUnavailable) {
         // Down, not refusing: every request of this invocation would wait out the same outage.
         this.stop = new TokenRefreshUnreachable(this.kind);
+        this.interrupt?.abort(this.stop.interruptReason);
         logger.warn('oauth refresh unreachable', {
           ...this.logKeys,
           kind: this.kind,
@@ -158,6 +173,7 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
       }
       const refusal = new TokenExchangeError(this.kind, err.error);
       this.stop = refusal;
+      this.interrupt?.abort(refusal.interruptReason);
       logger.warn('oauth refresh refused', {
         ...this.logKeys,
         kind: this.kind,
