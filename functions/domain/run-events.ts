@@ -1,11 +1,32 @@
 /** The events a run emits for its live stream (the spec's Events), their order keys and the lines they say. Pure. */
+import * as z from 'zod';
 import type { ConnectionKind } from './connectors.ts';
+import { exactSchema } from './exact-schema.ts';
 
 export type RunEvent =
   | { type: 'progress'; current: number; total: number; percent: number; speed: number }
   | { type: 'log'; message: string }
   | { type: 'status'; status: string }
   | { type: 'done'; stats: { created: number; skipped: number; failed: number } };
+
+/** A run event as the run's event items keep it (store/runs.ts reads them through this). */
+export const RunEventSchema = exactSchema<RunEvent>()(
+  z.discriminatedUnion('type', [
+    z.object({
+      type: z.literal('progress'),
+      current: z.number(),
+      total: z.number(),
+      percent: z.number(),
+      speed: z.number(),
+    }),
+    z.object({ type: z.literal('log'), message: z.string() }),
+    z.object({ type: z.literal('status'), status: z.string() }),
+    z.object({
+      type: z.literal('done'),
+      stats: z.object({ created: z.number(), skipped: z.number(), failed: z.number() }),
+    }),
+  ]),
+);
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 

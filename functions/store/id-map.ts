@@ -7,7 +7,7 @@ import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-s
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
-import { taggedEntity } from './stored-item.ts';
+import { storedEntity, taggedEntity } from './stored-item.ts';
 import { batchGetAll, conditionHeld, queryAll, queryPages, type Table } from './table.ts';
 
 export interface IdMapEntry {
@@ -54,6 +54,12 @@ export interface PendingWrite {
   sourceIds: number[];
   startedAt: string;
 }
+
+/** The create phase's pending-write journal (its ids and when the bulk write started). */
+const PENDING_WRITE = storedEntity(
+  'pendingWrite',
+  exactSchema<PendingWrite>()(z.object({ sourceIds: z.array(z.number()), startedAt: z.string() })),
+);
 
 const BATCH_WRITE_MAX = 25;
 /** Items per page of a paged read: an export holds one page at a time, not the whole project. */
@@ -142,9 +148,7 @@ export class IdMapRepository {
         ConsistentRead: true,
       }),
     );
-    return out.Item
-      ? { sourceIds: out.Item.sourceIds as number[], startedAt: out.Item.startedAt as string }
-      : undefined;
+    return out.Item ? PENDING_WRITE.parse(out.Item) : undefined;
   }
 
   async clearPending(tenantId: string, projectId: string, runId: string, phase: number): Promise<void> {
