@@ -172,12 +172,12 @@ export interface RunFailure {
 /** Tells reasons apart in the key; the same reason again (a chunk worked again after a crash) is the same key. */
 const reasonId = (reason: string) => createHash('sha256').update(reason).digest('hex').slice(0, 16);
 
-const asFailure = (item: Record<string, unknown>): RunFailure => ({
-  sourceId: Number(item.sourceId),
-  phase: Number(item.phase),
-  reason: String(item.reason),
-  at: String(item.at),
-});
+const RUN_FAILURE = storedEntity(
+  'runFailure',
+  exactSchema<RunFailure>()(
+    z.object({ sourceId: z.number(), phase: z.number(), reason: z.string(), at: z.string() }),
+  ),
+);
 
 export class RunFailureRepository {
   constructor(private readonly table: Table) {}
@@ -230,11 +230,12 @@ export class RunFailureRepository {
     pageSize = PAGE_SIZE,
   ): AsyncGenerator<RunFailure[]> {
     const { pk, skPrefix } = keys.runFailurePrefix(tenantId, projectId, runId);
+    // The page's items come without their keys: the error names the run's failures.
     for await (const page of queryPages(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
       Limit: pageSize,
     }))
-      yield page.map(asFailure);
+      yield page.map((item) => RUN_FAILURE.parse(item, `${pk} ${skPrefix}…`));
   }
 }

@@ -200,4 +200,16 @@ describe('an item that does not read as its entity', () => {
       `runWarnings ${warnings.pk} ${keys.runWarningsPrefix(tenantId, projectId, runId).skPrefix}… does not read: messages (invalid_type: expected array)`,
     );
   });
+
+  it('a recorded failure whose item id is not a number is refused, not read as NaN', async () => {
+    const runId = randomUUID();
+    const key = keys.runFailure(tenantId, projectId, runId, 7, 2, 'reason-1');
+    await put({ ...key, sourceId: SECRET, phase: 2, reason: SECRET, at: '2026-01-01T00:00:00.000Z' });
+    const pages = async () => {
+      for await (const _ of store.runFailures.pages(tenantId, projectId, runId));
+    };
+    expect(await refusal(pages)).toBe(
+      `runFailure ${key.pk} ${keys.runFailurePrefix(tenantId, projectId, runId).skPrefix}… does not read: sourceId (invalid_type: expected number)`,
+    );
+  });
 });
