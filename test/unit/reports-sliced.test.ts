@@ -2,7 +2,8 @@
  * The reports of a run whose preflight keeps its manifest in slices (functions/phase-kit/preflight-artifact.ts),
  * over a real store (DynamoDB Local) and the disk artifact store: they read the manifest a slice at a time and use
  * each slice before reading the next, never the whole manifest at once; a failure report reads only the slices
- * it needs a type from. What they write is the reports' format, unchanged (test/unit/reports.test.ts).
+ * it needs a type from. A report of several pages is written as it is read, a page at a time. What they write is
+ * the reports' format, unchanged (test/unit/reports.test.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -178,6 +179,73 @@ describe('the reports of a run whose manifest is kept in slices', () => {
         'source_id,source_type,phase,phase_name,reasons,target_key',
         '6,Epic,2,create,summary refused,',
         '2400,Bug,4,links,Relates MIG-9: refused,MIG-1',
+        '',
+      ].join('\r\n'),
+    );
+  });
+});
+
+describe('a report of several pages', () => {
+  it('is written as it is read: each page of failures goes out before the next is read', async () => {
+    const run = await createRun(store, tenantId, randomUUID(), 'FULL');
+    await writePreflight(artifacts, { tenantId, runId: run.id }, preflightOf(manifest.slice(0, 10)));
+    await store.idMap.putMany(tenantId, run.projectId, [entry(1, 1), entry(2, 2), entry(3, 3)]);
+    for (const sourceId of [1, 2, 3])
+      await store.runFailures.record(tenantId, run.projectId, run.id, {
+        sourceId,
+        phase: 4,
+        reason: `link ${sourceId} refused`,
+        at: '2026-01-01T10:04:00.000Z',
+      });
+    const seen: string[] = [];
+    const deps = watched([]);
+    const streamed: EngineDeps = {
+      ...deps,
+      store: {
+        ...deps.store,
+        runFailures: Object.assign(Object.create(store.runFailures), {
+          pages: async function* (t: string, p: string, r: string, size?: number) {
+            for await (const page of store.runFailures.pages(t, p, r, size)) {
+              seen.push(`read failures ${page.map((f) => f.sourceId).join(' ')}`);
+              yield page;
+            }
+          },
+        }),
+      },
+      artifacts: {
+        ...deps.artifacts,
+        // The artifact store is handed each piece as the report makes it.
+        putStream: (key, body) => {
+          const name = key.split('/').at(-1);
+          async function* told() {
+            for await (const piece of body) {
+              seen.push(`write ${name} ${piece.split('\r\n').filter(Boolean).length} line(s)`);
+              yield piece;
+            }
+          }
+          return name === 'failures.csv' ? artifacts.putStream(key, told()) : artifacts.putStream(key, body);
+        },
+      },
+    };
+
+    await writeRunReports(streamed, run, { pageSize: 1 });
+
+    // An (item, phase) group may go on in the next page: each is written once the page after it was read.
+    expect(seen.slice(-7)).toEqual([
+      'write failures.csv 1 line(s)',
+      'read failures 1',
+      'read failures 2',
+      'write failures.csv 1 line(s)',
+      'read failures 3',
+      'write failures.csv 1 line(s)',
+      'write failures.csv 1 line(s)',
+    ]);
+    expect(await artifacts.get(artifactKeys.failureReportCsv(tenantId, run.id))).toBe(
+      [
+        'source_id,source_type,phase,phase_name,reasons,target_key',
+        '1,Bug,4,links,link 1 refused,MIG-1',
+        '2,Bug,4,links,link 2 refused,MIG-2',
+        '3,Bug,4,links,link 3 refused,MIG-3',
         '',
       ].join('\r\n'),
     );
