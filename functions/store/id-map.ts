@@ -179,6 +179,9 @@ const RUN_FAILURE = storedEntity(
   ),
 );
 
+/** The mark that an item counts in its run's failureCount. */
+const FAILED_ITEM = storedEntity('failedItem', z.object({ sourceId: z.number() }));
+
 export class RunFailureRepository {
   constructor(private readonly table: Table) {}
 
@@ -212,7 +215,7 @@ export class RunFailureRepository {
       this.table,
       [...new Set(ids)].map((id) => keys.failedItem(tenantId, projectId, runId, id)),
     );
-    return new Set(items.map((i) => Number(i.sourceId)));
+    return new Set(items.map((i) => FAILED_ITEM.parse(i).sourceId));
   }
 
   /** Every reason of the run, by source item, then phase. */

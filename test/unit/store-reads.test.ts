@@ -212,4 +212,13 @@ describe('an item that does not read as its entity', () => {
       `runFailure ${key.pk} ${keys.runFailurePrefix(tenantId, projectId, runId).skPrefix}… does not read: sourceId (invalid_type: expected number)`,
     );
   });
+
+  it('a failed item’s mark whose item id is not a number is refused, not counted as NaN', async () => {
+    const runId = randomUUID();
+    const key = keys.failedItem(tenantId, projectId, runId, 7);
+    await put({ ...key, sourceId: SECRET, at: '2026-01-01T00:00:00.000Z' });
+    expect(await refusal(() => store.runFailures.counted(tenantId, projectId, runId, [7]))).toBe(
+      `failedItem ${key.pk} ${key.sk} does not read: sourceId (invalid_type: expected number)`,
+    );
+  });
 });
