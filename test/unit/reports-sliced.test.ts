@@ -18,6 +18,7 @@ import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts'
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import type { createDocumentClient } from '../../functions/store/client.ts';
 import type { Store } from '../../functions/store/index.ts';
+import { idMapEntry } from '../support/id-map.ts';
 import { createRun } from '../support/runs.ts';
 import { freshTable } from '../support/table.ts';
 
@@ -60,16 +61,7 @@ const preflightOf = (items: ManifestItem[]): Preflight => ({
   components: [],
 });
 
-const entry = (sourceId: number, n: number) => ({
-  sourceId,
-  sourceType: 'Bug',
-  targetKey: `MIG-${n}`,
-  targetId: String(10000 + n),
-  origin: 'created' as const,
-  runId: 'run-a',
-  phasesDone: [2],
-  updatedAt: '2026-01-01T10:00:00.000Z',
-});
+const entry = (sourceId: number, n: number) => idMapEntry(sourceId, 'Bug', n);
 
 /** The engine's dependencies, with what the reports read and write told in `seen`, in order. */
 function watched(seen: string[]): EngineDeps {
