@@ -2,7 +2,8 @@
 import * as z from 'zod';
 
 /** Which side of a migration a tracker connection is: the source (Azure DevOps) or the target (Jira). */
-export type ConnectionKind = 'source' | 'target';
+export const CONNECTION_KINDS = ['source', 'target'] as const;
+export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
 
 /** The spec's <source_type> and <target_type>. */
 export const SOURCE_TYPE = 'azure_devops';

@@ -1,5 +1,7 @@
 /** The events a run emits for its live stream (the spec's Events), their order keys and the lines they say. Pure. */
+import * as z from 'zod';
 import type { ConnectionKind } from './connectors.ts';
+import { exactSchema } from './exact-schema.ts';
 import { faultDetail } from './tracker-faults.ts';
 
 export type RunEvent =
@@ -7,6 +9,25 @@ export type RunEvent =
   | { type: 'log'; message: string }
   | { type: 'status'; status: string }
   | { type: 'done'; stats: { created: number; skipped: number; failed: number } };
+
+/** A run event as the run's event items keep it (store/runs.ts reads them through this). */
+export const RunEventSchema = exactSchema<RunEvent>()(
+  z.discriminatedUnion('type', [
+    z.object({
+      type: z.literal('progress'),
+      current: z.number(),
+      total: z.number(),
+      percent: z.number(),
+      speed: z.number(),
+    }),
+    z.object({ type: z.literal('log'), message: z.string() }),
+    z.object({ type: z.literal('status'), status: z.string() }),
+    z.object({
+      type: z.literal('done'),
+      stats: z.object({ created: z.number(), skipped: z.number(), failed: z.number() }),
+    }),
+  ]),
+);
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 

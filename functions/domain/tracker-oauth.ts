@@ -6,7 +6,8 @@
 import * as z from 'zod';
 import type { ConnectionKind } from '#domain/connectors.ts';
 
-export type OAuthProvider = 'atlassian' | 'entra';
+export const OAUTH_PROVIDERS = ['atlassian', 'entra'] as const;
+export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
 
 /** Which provider connects which side: the source is Azure DevOps (Entra ID), the target Jira (Atlassian). */
 export const PROVIDER_OF: Record<ConnectionKind, OAuthProvider> = { source: 'entra', target: 'atlassian' };

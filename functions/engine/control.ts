@@ -37,7 +37,8 @@ export type RunnerAnswer = 'wait' | 'batch' | 'finalize' | 'paused' | 'cancelled
 export const MAX_LOG_EVENTS = 98;
 
 /** The run's last phase: the core phases, then one per plugin the run took at preflight. */
-export const lastPhaseOf = (preflight: Preflight) => LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
+export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
+  LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
 /**
  * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and

@@ -5,10 +5,10 @@
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run } from '#domain/runs.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
+import { openPreflight } from '#phase-kit/preflight-artifact.ts';
 import { nowIso } from '#platform/clock.ts';
 import { countRun } from '#platform/metrics.ts';
 import { lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
-import { loadPreflight } from './phases/preflight.ts';
 import { writePreview, writeRunReports } from './reports.ts';
 
 async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
@@ -33,7 +33,8 @@ export async function finalizeStep(
   const run = await readRun(deps, ref);
   const stop = await obeyControl(deps, run);
   if (stop) return stop;
-  const preflight = await loadPreflight(deps, run);
-  if (run.cursor.phase <= lastPhaseOf(preflight)) return 'batch'; // not there yet: back to the phases
+  // The header only: the finalize step never reads the manifest (the reports read it a slice at a time).
+  const { header } = await openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
+  if (run.cursor.phase <= lastPhaseOf(header)) return 'batch'; // not there yet: back to the phases
   return finish(deps, run);
 }

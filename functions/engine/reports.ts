@@ -6,15 +6,16 @@
  *  - the id-map export: every item of the project in Jira (source id and type, key, created or found, and the
  *    run that recorded it), as CSV.
  *  - a dry run's preview: what a real run would do, and every warning.
- * All are read a page at a time and streamed out, so a 100k-item project never sits whole in memory. Writing
+ * All are read a page at a time (the manifest a slice at a time) and streamed out, so a 100k-item project never
+ * sits whole in memory. Writing
  * them again (a finish retried after a crash) gives the same reports.
  */
 import { csvLine } from '#domain/csv.ts';
 import { LAST_CORE_PHASE, PHASES, type Run } from '#domain/runs.ts';
-import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
+import type { EngineDeps } from '#phase-kit/context.ts';
+import { type OpenedPreflight, openPreflight, type PreflightHeader } from '#phase-kit/preflight-artifact.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { IdMapEntry, RunFailure } from '#store/id-map.ts';
-import { loadPreflight } from './phases/preflight.ts';
 
 export interface FailureReportRow {
   sourceId: number;
@@ -40,34 +41,42 @@ const REASON_SEPARATOR = ' | ';
 
 const CORE_PHASE_NAMES = new Map<number, string>(Object.entries(PHASES).map(([name, n]) => [n, name]));
 
-/** What rows may need from the run's preflight, read once and only if needed. */
+/** What rows may need from the run's preflight, opened once and only if needed. */
 interface Lookups {
-  preflight(): Promise<Preflight>;
-  /** Types of the manifest's items: a never-created item has no id map entry to say it. */
-  manifestTypes(): Promise<Map<number, string>>;
+  header(): Promise<PreflightHeader>;
+  /**
+   * The manifest's types of these items (a never-created item has no id map entry to say it), read a slice at a
+   * time and only until all are found.
+   */
+  typesOf(ids: number[]): Promise<Map<number, string>>;
 }
 
 function lookups(deps: EngineDeps, run: Run): Lookups {
-  let preflight: Promise<Preflight> | undefined;
-  let types: Promise<Map<number, string>> | undefined;
-  const self: Lookups = {
-    preflight: () => {
-      preflight ??= loadPreflight(deps, run);
-      return preflight;
-    },
-    manifestTypes: () => {
-      types ??= self.preflight().then((p) => new Map(p.manifest.map((m) => [m.id, m.type])));
-      return types;
+  let opened: Promise<OpenedPreflight> | undefined;
+  const open = () => {
+    opened ??= openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
+    return opened;
+  };
+  return {
+    header: async () => (await open()).header,
+    async typesOf(ids) {
+      const wanted = new Set(ids);
+      const found = new Map<number, string>();
+      if (wanted.size === 0) return found;
+      for await (const slice of (await open()).manifest.slices()) {
+        for (const m of slice) if (wanted.has(m.id)) found.set(m.id, m.type);
+        if (found.size === wanted.size) break;
+      }
+      return found;
     },
   };
-  return self;
 }
 
 async function phaseName(phase: number, look: Lookups): Promise<string> {
   const core = CORE_PHASE_NAMES.get(phase);
   if (core) return core;
   const plugin =
-    phase > LAST_CORE_PHASE ? (await look.preflight()).plugins?.[phase - LAST_CORE_PHASE - 1] : undefined;
+    phase > LAST_CORE_PHASE ? (await look.header()).plugins[phase - LAST_CORE_PHASE - 1] : undefined;
   return plugin ? `plugin:${plugin}` : `phase ${phase}`;
 }
 
@@ -89,6 +98,9 @@ async function rowsOf(
     run.projectId,
     groups.map((g) => (g[0] as RunFailure).sourceId),
   );
+  const types = await look.typesOf(
+    groups.map((g) => (g[0] as RunFailure).sourceId).filter((id) => !entries.has(id)),
+  );
   const rows: FailureReportRow[] = [];
   for (const group of groups) {
     const { sourceId, phase } = group[0] as RunFailure;
@@ -98,7 +110,7 @@ async function rowsOf(
       .map((f) => f.reason);
     rows.push({
       sourceId,
-      sourceType: entry?.sourceType ?? (await look.manifestTypes()).get(sourceId) ?? '',
+      sourceType: entry?.sourceType ?? types.get(sourceId) ?? '',
       phase,
       phaseName: await phaseName(phase, look),
       reasons,
@@ -199,23 +211,28 @@ async function* previewJson(
 
 /**
  * The dry-run preview: what a real run would do, and every warning, so the admin can fix the mapping before
- * anything is written to Jira. The id map is read a page of manifest items at a time and only counted, and the
- * warnings are streamed out: nothing of it grows with the project but the manifest the preflight holds anyway.
+ * anything is written to Jira. The manifest is read a slice at a time, the id map a page of its items at a time
+ * and only counted, and the warnings are streamed out: nothing of it grows with the project.
  */
 export async function writePreview(
   deps: EngineDeps,
   run: Run,
   opts: { /** Items per read (tests make it small). */ pageSize?: number } = {},
 ): Promise<void> {
-  const preflight = await loadPreflight(deps, run);
-  const { manifest } = preflight;
+  const { header: preflight, manifest } = await openPreflight(deps.artifacts, {
+    tenantId: run.tenantId,
+    runId: run.id,
+  });
   const pageSize = opts.pageSize ?? PREVIEW_PAGE;
   const countsPerType: Record<string, number> = {};
-  for (const m of manifest) countsPerType[m.type] = (countsPerType[m.type] ?? 0) + 1;
   let alreadyInJira = 0;
-  for (let i = 0; i < manifest.length; i += pageSize) {
-    const ids = manifest.slice(i, i + pageSize).map((m) => m.id);
-    alreadyInJira += (await deps.store.idMap.getMany(run.tenantId, run.projectId, ids)).size;
+  // A slice at a time, each counted and looked up before the next is read.
+  for await (const slice of manifest.slices()) {
+    for (const m of slice) countsPerType[m.type] = (countsPerType[m.type] ?? 0) + 1;
+    for (let i = 0; i < slice.length; i += pageSize) {
+      const ids = slice.slice(i, i + pageSize).map((m) => m.id);
+      alreadyInJira += (await deps.store.idMap.getMany(run.tenantId, run.projectId, ids)).size;
+    }
   }
   const head = {
     runId: run.id,

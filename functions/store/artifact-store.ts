@@ -7,7 +7,11 @@ export interface ArtifactStore {
 }
 
 export const artifactKeys = {
+  /** The preflight's header: everything but the manifest, and how many items its slices hold. */
   preflight: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preflight.json`,
+  /** Slice n of the preflight's manifest (items n*1000 up to (n+1)*1000). */
+  preflightSlice: (tenantId: string, runId: string, n: number) =>
+    `tenants/${tenantId}/runs/${runId}/preflight/manifest-${String(n).padStart(5, '0')}.json`,
   failureReport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.json`,
   failureReportCsv: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.csv`,
   /** The project's id map as it stood when the run finished (the map is per project; the export per run). */

@@ -45,8 +45,10 @@ export class DiskArtifactStore implements ArtifactStore {
     try {
       return await readFile(this.path(key), 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (isMissingFile(err)) return undefined;
       throw err;
     }
   }
 }
+
+const isMissingFile = (err: unknown) => err instanceof Error && 'code' in err && err.code === 'ENOENT';

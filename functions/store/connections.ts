@@ -1,10 +1,15 @@
 /** A project's tracker connections: sealed credentials, a non-secret summary and the last test's outcome. */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import type { ConnectionMaker } from '#domain/connection-use.ts';
-import type { ConnectionKind } from '#domain/connectors.ts';
-import type { OAuthProvider } from '#domain/tracker-oauth.ts';
+import { CONNECTION_KINDS, type ConnectionKind } from '#domain/connectors.ts';
+import { exactSchema } from '#domain/exact-schema.ts';
+import { OAUTH_PROVIDERS, type OAuthProvider } from '#domain/tracker-oauth.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
+import { ROLES } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
+import { SealedSecretSchema } from './sealed-secret.ts';
+import { storedEntity } from './stored-item.ts';
 import { conditionHeld, type Table } from './table.ts';
 
 export interface StoredConnection {
@@ -28,6 +33,25 @@ export interface StoredConnection {
    */
   connectedBy?: ConnectionMaker;
 }
+
+const CONNECTION = storedEntity(
+  'connection',
+  exactSchema<StoredConnection>()(
+    z.object({
+      kind: z.enum(CONNECTION_KINDS),
+      ok: z.boolean(),
+      message: z.string(),
+      testedAt: z.string().nullable(),
+      summary: z.record(z.string(), z.union([z.string(), z.number()])),
+      sealed: SealedSecretSchema.optional(),
+      method: z.enum(['token', 'oauth']).optional(),
+      provider: z.enum(OAUTH_PROVIDERS).optional(),
+      version: z.number().optional(),
+      reconnectRequired: z.boolean().optional(),
+      connectedBy: z.object({ userId: z.string(), role: z.enum(ROLES) }).optional(),
+    }),
+  ),
+);
 
 export class ConnectionRepository {
   constructor(private readonly table: Table) {}
@@ -53,9 +77,7 @@ export class ConnectionRepository {
         ConsistentRead: true,
       }),
     );
-    if (!out.Item) return undefined;
-    const { pk: _pk, sk: _sk, ...rest } = out.Item;
-    return rest as StoredConnection;
+    return out.Item ? CONNECTION.parse(out.Item) : undefined;
   }
 
   /**

@@ -7,7 +7,7 @@ import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-s
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
-import { taggedEntity } from './stored-item.ts';
+import { storedEntity, taggedEntity } from './stored-item.ts';
 import { batchGetAll, conditionHeld, queryAll, queryPages, type Table } from './table.ts';
 
 export interface IdMapEntry {
@@ -54,6 +54,12 @@ export interface PendingWrite {
   sourceIds: number[];
   startedAt: string;
 }
+
+/** The create phase's pending-write journal (its ids and when the bulk write started). */
+const PENDING_WRITE = storedEntity(
+  'pendingWrite',
+  exactSchema<PendingWrite>()(z.object({ sourceIds: z.array(z.number()), startedAt: z.string() })),
+);
 
 const BATCH_WRITE_MAX = 25;
 /** Items per page of a paged read: an export holds one page at a time, not the whole project. */
@@ -142,9 +148,7 @@ export class IdMapRepository {
         ConsistentRead: true,
       }),
     );
-    return out.Item
-      ? { sourceIds: out.Item.sourceIds as number[], startedAt: out.Item.startedAt as string }
-      : undefined;
+    return out.Item ? PENDING_WRITE.parse(out.Item) : undefined;
   }
 
   async clearPending(tenantId: string, projectId: string, runId: string, phase: number): Promise<void> {
@@ -168,12 +172,15 @@ export interface RunFailure {
 /** Tells reasons apart in the key; the same reason again (a chunk worked again after a crash) is the same key. */
 const reasonId = (reason: string) => createHash('sha256').update(reason).digest('hex').slice(0, 16);
 
-const asFailure = (item: Record<string, unknown>): RunFailure => ({
-  sourceId: Number(item.sourceId),
-  phase: Number(item.phase),
-  reason: String(item.reason),
-  at: String(item.at),
-});
+const RUN_FAILURE = storedEntity(
+  'runFailure',
+  exactSchema<RunFailure>()(
+    z.object({ sourceId: z.number(), phase: z.number(), reason: z.string(), at: z.string() }),
+  ),
+);
+
+/** The mark that an item counts in its run's failureCount. */
+const FAILED_ITEM = storedEntity('failedItem', z.object({ sourceId: z.number() }));
 
 export class RunFailureRepository {
   constructor(private readonly table: Table) {}
@@ -208,7 +215,7 @@ export class RunFailureRepository {
       this.table,
       [...new Set(ids)].map((id) => keys.failedItem(tenantId, projectId, runId, id)),
     );
-    return new Set(items.map((i) => Number(i.sourceId)));
+    return new Set(items.map((i) => FAILED_ITEM.parse(i).sourceId));
   }
 
   /** Every reason of the run, by source item, then phase. */
@@ -226,11 +233,12 @@ export class RunFailureRepository {
     pageSize = PAGE_SIZE,
   ): AsyncGenerator<RunFailure[]> {
     const { pk, skPrefix } = keys.runFailurePrefix(tenantId, projectId, runId);
+    // The page's items come without their keys: the error names the run's failures.
     for await (const page of queryPages(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
       Limit: pageSize,
     }))
-      yield page.map(asFailure);
+      yield page.map((item) => RUN_FAILURE.parse(item, `${pk} ${skPrefix}…`));
   }
 }

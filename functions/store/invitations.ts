@@ -79,7 +79,7 @@ export class InvitationRepository {
         }),
       ),
     );
-    const taken = out?.Attributes as StoredInvitation | undefined;
+    const taken = out?.Attributes ? INVITATION.parse(out.Attributes) : undefined;
     if (!taken) return undefined;
     await this.table.db.send(
       new DeleteCommand({ TableName: this.table.name, Key: keys.tenantInvitation(taken.tenantId, taken.id) }),
@@ -130,7 +130,7 @@ export class InvitationRepository {
         ConsistentRead: true,
       }),
     );
-    const found = out.Item as StoredInvitation | undefined;
+    const found = out.Item ? INVITATION.parse(out.Item) : undefined;
     if (!found) return false;
     await this.table.db.send(
       new TransactWriteCommand({

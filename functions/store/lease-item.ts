@@ -4,14 +4,36 @@
  * both take the last place. The item's TTL is its latest lease's expiry: it goes once every lease has lapsed.
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import type { Key } from './keys.ts';
+import { type StoredEntity, storedEntity } from './stored-item.ts';
 import { conditionHeld, type Table } from './table.ts';
+
+/** A lease item as read: its leases by id (none once every lease was given back) and its write version. */
+export interface LeaseItem<L> {
+  leases: Record<string, L>;
+  version: number;
+}
+
+/**
+ * The lease item entity whose leases read as `lease`. Absent leases or version read as none and 0: `removeLease`
+ * can leave an item without leases, and `ADD version` counts from 0.
+ */
+export function leaseItemEntity<L>(name: string, lease: z.ZodType<L>): StoredEntity<LeaseItem<L>> {
+  return storedEntity(
+    name,
+    z.object({
+      leases: z.record(z.string(), lease).default(() => ({})),
+      version: z.number().default(0),
+    }),
+  );
+}
 
 /** True when written; false when another write came first (read again and decide anew). */
 export function putLeasesIfUnchanged(
   table: Table,
   key: Key,
-  read: { version?: number } | undefined,
+  read: { version: number } | undefined,
   leases: Record<string, unknown>,
   latestExpiry: number,
 ): Promise<boolean> {
@@ -21,7 +43,7 @@ export function putLeasesIfUnchanged(
         TableName: table.name,
         Item: { ...key, leases, version: (read?.version ?? 0) + 1, ttl: latestExpiry },
         ConditionExpression: read ? 'version = :v' : 'attribute_not_exists(pk)',
-        ...(read ? { ExpressionAttributeValues: { ':v': read.version ?? 0 } } : {}),
+        ...(read ? { ExpressionAttributeValues: { ':v': read.version } } : {}),
       }),
     ),
   );

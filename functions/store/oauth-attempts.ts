@@ -3,10 +3,13 @@
  * takes (deletes) it, so a replayed state finds none.
  */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ConnectionKind } from '#domain/connectors.ts';
-import type { OAuthProvider } from '#domain/tracker-oauth.ts';
-import type { Role } from '#platform/tokens.ts';
+import * as z from 'zod';
+import { CONNECTION_KINDS, type ConnectionKind } from '#domain/connectors.ts';
+import { exactSchema } from '#domain/exact-schema.ts';
+import { OAUTH_PROVIDERS, type OAuthProvider } from '#domain/tracker-oauth.ts';
+import { ROLES, type Role } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
+import { storedEntity } from './stored-item.ts';
 import type { Table } from './table.ts';
 
 export interface OAuthAttempt {
@@ -30,6 +33,27 @@ export interface OAuthAttempt {
   expiresAt: number;
 }
 
+const OAUTH_ATTEMPT = storedEntity(
+  'oauthAttempt',
+  exactSchema<OAuthAttempt>()(
+    z.object({
+      stateHash: z.string(),
+      bindingHash: z.string(),
+      tenantId: z.string(),
+      projectId: z.string(),
+      userId: z.string(),
+      role: z.enum(ROLES).optional(),
+      kind: z.enum(CONNECTION_KINDS),
+      provider: z.enum(OAUTH_PROVIDERS),
+      codeVerifier: z.string(),
+      redirectUri: z.string(),
+      returnTo: z.string(),
+      request: z.record(z.string(), z.string()),
+      expiresAt: z.number(),
+    }),
+  ),
+);
+
 export class OAuthAttemptRepository {
   constructor(private readonly table: Table) {}
 
@@ -48,9 +72,7 @@ export class OAuthAttemptRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.oauthAttempt(stateHash), ConsistentRead: true }),
     );
-    if (!out.Item) return undefined;
-    const { pk: _pk, sk: _sk, ttl: _ttl, ...attempt } = out.Item;
-    return attempt as OAuthAttempt;
+    return out.Item ? OAUTH_ATTEMPT.parse(out.Item) : undefined;
   }
 
   /** Deletes and returns the attempt: of two callbacks with one state, only one gets it. */
@@ -62,8 +84,6 @@ export class OAuthAttemptRepository {
         ReturnValues: 'ALL_OLD',
       }),
     );
-    if (!out.Attributes) return undefined;
-    const { pk: _pk, sk: _sk, ttl: _ttl, ...attempt } = out.Attributes;
-    return attempt as OAuthAttempt;
+    return out.Attributes ? OAUTH_ATTEMPT.parse(out.Attributes) : undefined;
   }
 }

@@ -1,7 +1,11 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
+import { SealedSecretSchema } from './sealed-secret.ts';
+import { storedEntity } from './stored-item.ts';
 import { queryAll, type Table } from './table.ts';
 
 export interface PluginEnablement {
@@ -10,6 +14,19 @@ export interface PluginEnablement {
   /** Whether a (sealed) configuration is stored with it; the configuration itself is never listed. */
   configured: boolean;
 }
+
+const PLUGIN_ENABLEMENT = storedEntity(
+  'pluginEnablement',
+  exactSchema<PluginEnablement>()(
+    z.object({ pluginKey: z.string(), enabledAt: z.string(), configured: z.boolean() }),
+  ),
+);
+
+/** The engine's read of an enablement: its sealed configuration (absent when none was given). */
+const PLUGIN_CONFIG = storedEntity(
+  'pluginEnablement',
+  exactSchema<{ config?: SealedSecret }>()(z.object({ config: SealedSecretSchema.optional() })),
+);
 
 /**
  * Which plugins the operator enabled for a tenant, each with its sealed configuration. Only `sealedConfig`
@@ -46,13 +63,9 @@ export class PluginEnablementRepository {
     const items = await queryAll(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-      ProjectionExpression: 'pluginKey, enabledAt, configured',
+      ProjectionExpression: 'pk, sk, pluginKey, enabledAt, configured',
     });
-    return items.map((i) => ({
-      pluginKey: String(i.pluginKey),
-      enabledAt: String(i.enabledAt),
-      configured: i.configured === true,
-    }));
+    return items.map((i) => PLUGIN_ENABLEMENT.parse(i));
   }
 
   /** The engine's read: null when the plugin is not enabled, else its sealed configuration (if any). */
@@ -61,11 +74,12 @@ export class PluginEnablementRepository {
       new GetCommand({
         TableName: this.table.name,
         Key: keys.plugin(tenantId, pluginKey),
-        ProjectionExpression: 'pluginKey, config',
+        ProjectionExpression: 'pk, sk, pluginKey, config',
         ConsistentRead: true,
       }),
     );
     if (!out.Item) return null;
-    return out.Item.config ? { config: out.Item.config as SealedSecret } : {};
+    const { config } = PLUGIN_CONFIG.parse(out.Item);
+    return config ? { config } : {};
   }
 }

@@ -9,7 +9,7 @@ import {
 import { nowIso } from '#platform/clock.ts';
 import { keys } from './keys.ts';
 import { storedEntity } from './stored-item.ts';
-import { conditionHeld, deleteKeys, queryAll, statusIn, type Table } from './table.ts';
+import { conditionHeld, deleteKeys, queryAll, queryKeys, statusIn, type Table } from './table.ts';
 
 const PROJECT = storedEntity('project', ProjectSchema);
 /** The list's projection of a project item. */
@@ -112,12 +112,11 @@ export class ProjectRepository {
    */
   async delete(tenantId: string, projectId: string): Promise<boolean> {
     const { pk } = keys.projectChildren(tenantId, projectId);
-    const children = await queryAll(this.table, {
+    const children = await queryKeys(this.table, {
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': pk },
-      ProjectionExpression: 'pk, sk',
     });
-    await deleteKeys(this.table, children as { pk: string; sk: string }[]);
+    await deleteKeys(this.table, children);
     const out = await this.table.db.send(
       new DeleteCommand({
         TableName: this.table.name,

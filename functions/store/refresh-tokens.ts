@@ -5,9 +5,12 @@
  */
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import { nowEpochSeconds, nowIso } from '#platform/clock.ts';
 import { REFRESH_TOKEN_TTL_SECONDS } from '#platform/tokens.ts';
 import { keys } from './keys.ts';
+import { storedEntity } from './stored-item.ts';
 import { failedConditions, queryAll, type Table } from './table.ts';
 
 export interface RefreshTokenRecord {
@@ -20,6 +23,24 @@ export interface RefreshTokenRecord {
   expiresAt: number;
   usedAt?: string;
 }
+
+const REFRESH_TOKEN = storedEntity(
+  'refreshToken',
+  exactSchema<RefreshTokenRecord>()(
+    z.object({
+      tokenHash: z.string(),
+      familyId: z.string(),
+      tenantId: z.string(),
+      userId: z.string(),
+      tokenVersion: z.number().optional(),
+      expiresAt: z.number(),
+      usedAt: z.string().optional(),
+    }),
+  ),
+);
+
+/** A family as its user's revocation reads it (the query's filter already kept the live ones). */
+const REFRESH_FAMILY = storedEntity('refreshFamily', z.object({ familyId: z.string() }));
 
 export type RotateResult =
   | { ok: true; record: RefreshTokenRecord }
@@ -68,7 +89,7 @@ export class RefreshTokenRepository {
         ConsistentRead: true,
       }),
     );
-    const current = out.Item as (RefreshTokenRecord & { pk: string }) | undefined;
+    const current = out.Item ? REFRESH_TOKEN.parse(out.Item) : undefined;
     if (!current) return { ok: false, reason: 'unknown' };
     if (current.expiresAt <= nowEpochSeconds()) return { ok: false, reason: 'expired' };
     if (current.usedAt) {
@@ -135,7 +156,7 @@ export class RefreshTokenRepository {
       FilterExpression: 'userId = :user AND attribute_not_exists(revokedAt)',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix, ':user': userId },
     });
-    await Promise.all(families.map((f) => this.revokeFamily(tenantId, f.familyId as string)));
+    await Promise.all(families.map((f) => this.revokeFamily(tenantId, REFRESH_FAMILY.parse(f).familyId)));
     return families.length;
   }
 
@@ -144,7 +165,7 @@ export class RefreshTokenRepository {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.refreshToken(tokenHash) }),
     );
-    return out.Item as RefreshTokenRecord | undefined;
+    return out.Item ? REFRESH_TOKEN.parse(out.Item) : undefined;
   }
 
   private newRecord(

@@ -11,7 +11,8 @@ import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
 import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
-import type { RunEvent } from '#domain/run-events.ts';
+import { ProjectSchema } from '#domain/projects.ts';
+import { type RunEvent, RunEventSchema } from '#domain/run-events.ts';
 import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
 import {
@@ -45,16 +46,24 @@ const WARNING_MOVES_PER_PAGE = 500;
  */
 const EVENT_BUNDLE_BYTES = 64 * 1024;
 
-function eventBundles(events: { id: string; event: RunEvent }[]): { id: string; event: RunEvent }[][] {
-  const bundles: { id: string; event: RunEvent }[][] = [];
-  let bytes = Number.POSITIVE_INFINITY;
+interface IdentifiedEvent {
+  id: string;
+  event: RunEvent;
+}
+
+function eventBundles(events: IdentifiedEvent[]): [IdentifiedEvent, ...IdentifiedEvent[]][] {
+  const bundles: [IdentifiedEvent, ...IdentifiedEvent[]][] = [];
+  let current: IdentifiedEvent[] | undefined;
+  let bytes = 0;
   for (const e of events) {
     const size = Buffer.byteLength(JSON.stringify(e));
-    if (bytes + size > EVENT_BUNDLE_BYTES) {
-      bundles.push([]);
+    if (current && bytes + size <= EVENT_BUNDLE_BYTES) current.push(e);
+    else {
+      const bundle: [IdentifiedEvent, ...IdentifiedEvent[]] = [e];
+      bundles.push(bundle);
+      current = bundle;
       bytes = 0;
     }
-    (bundles.at(-1) as { id: string; event: RunEvent }[]).push(e);
     bytes += size;
   }
   return bundles;
@@ -68,11 +77,11 @@ function eventItem(
   tenantId: string,
   projectId: string,
   runId: string,
-  bundle: { id: string; event: RunEvent }[],
+  bundle: [IdentifiedEvent, ...IdentifiedEvent[]],
   at: string,
   ttl: number,
 ) {
-  const last = bundle.at(-1) as { id: string; event: RunEvent };
+  const last = bundle[bundle.length - 1] ?? bundle[0];
   return {
     ...keys.runEvent(tenantId, projectId, runId, last.id),
     id: last.id,
@@ -81,6 +90,29 @@ function eventItem(
     ttl,
   };
 }
+
+/** An item of the run's events: a bundle (`events`), keyed by its last event's id ... */
+const RUN_EVENT_BUNDLE = storedEntity(
+  'runEvents',
+  z.object({ events: z.array(z.object({ id: z.string(), event: RunEventSchema })), at: z.string() }),
+);
+/** ... or one event as itself. */
+const RUN_EVENT = storedEntity(
+  'runEvent',
+  z.object({ id: z.string(), event: RunEventSchema, at: z.string() }),
+);
+
+function eventsOf(item: Record<string, unknown>): { events: IdentifiedEvent[]; at: string } {
+  if ('events' in item) return RUN_EVENT_BUNDLE.parse(item);
+  const { id, event, at } = RUN_EVENT.parse(item);
+  return { events: [{ id, event }], at };
+}
+
+/** What a run's end reads of its project: its status and latest run. */
+const PROJECT_STANDING = storedEntity('project', ProjectSchema.pick({ status: true, lastRun: true }));
+
+/** A checkpoint move's warnings (the preview streams them out). */
+const RUN_WARNINGS = storedEntity('runWarnings', z.object({ messages: z.array(z.string()) }));
 
 export interface StoredRunEvent {
   id: string;
@@ -349,7 +381,7 @@ export class RunRepository {
       ConsistentRead: true,
       Limit: pageSize,
     }))
-      yield page.flatMap((item) => (item.messages as string[] | undefined) ?? []);
+      yield page.flatMap((item) => RUN_WARNINGS.parse(item, `${pk} ${skPrefix}…`).messages);
   }
 
   /** Appends one event outside a checkpoint (a line at a fixed place: the run journal's `lines`). */
@@ -417,15 +449,12 @@ export class RunRepository {
     );
     // A bundle is keyed by its last event, so one that holds events after `afterId` is read; those up to it are not
     // sent again.
-    return (out.Items ?? []).flatMap((i) =>
-      (
-        (i.events as { id: string; event: RunEvent }[] | undefined) ?? [
-          { id: i.id as string, event: i.event as RunEvent },
-        ]
-      )
+    return (out.Items ?? []).flatMap((item) => {
+      const { events, at } = eventsOf(item);
+      return events
         .filter((e) => afterId === undefined || e.id > afterId)
-        .map((e) => ({ id: e.id, event: e.event, at: i.at as string })),
-    );
+        .map((e) => ({ id: e.id, event: e.event, at }));
+    });
   }
 
   /** One of RUN_TRANSITIONS (domain/run-lifecycle.ts); answers whether it moved. */
@@ -520,7 +549,7 @@ export class RunRepository {
         ),
         this.getLock(tenantId, current.projectId),
       ]);
-      const project = projectOut.Item as { status?: string; lastRun?: { id?: string } } | undefined;
+      const project = projectOut.Item ? PROJECT_STANDING.parse(projectOut.Item) : undefined;
       const writes: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
         { Update: this.statusUpdate(tenantId, runId, from, to, extra) },
       ];

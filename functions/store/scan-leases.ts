@@ -6,17 +6,26 @@
  * ends; a crashed one's lapses by itself, and the item's TTL removes it once every lease has lapsed.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { exactSchema } from '#domain/exact-schema.ts';
 import type { ScanLease, ScanSlotDecision } from '#domain/scan-slots.ts';
 import { keys } from './keys.ts';
-import { putLeasesIfUnchanged, removeLease } from './lease-item.ts';
+import { type LeaseItem, leaseItemEntity, putLeasesIfUnchanged, removeLease } from './lease-item.ts';
 import type { Table } from './table.ts';
 
 type StoredLease = Omit<ScanLease, 'scanId'>;
 
-interface LeaseItem {
-  leases?: Record<string, StoredLease>;
-  version?: number;
-}
+const SCAN_LEASES = leaseItemEntity(
+  'scanLeases',
+  exactSchema<StoredLease>()(
+    z.object({
+      projectId: z.string().nullable(),
+      credential: z.string().nullable(),
+      scope: z.string(),
+      expiresAt: z.number(),
+    }),
+  ),
+);
 
 /** Tries before giving up on a busy item (each retry means another start won a race: read again). */
 const ATTEMPTS = 10;
@@ -63,15 +72,15 @@ export class ScanLeaseRepository {
     await removeLease(this.table, keys.scanLeases(tenantId), scanId);
   }
 
-  private async read(tenantId: string): Promise<LeaseItem | undefined> {
+  private async read(tenantId: string): Promise<LeaseItem<StoredLease> | undefined> {
     const out = await this.table.db.send(
       new GetCommand({ TableName: this.table.name, Key: keys.scanLeases(tenantId), ConsistentRead: true }),
     );
-    return out.Item as LeaseItem | undefined;
+    return out.Item ? SCAN_LEASES.parse(out.Item) : undefined;
   }
 }
 
-function liveLeases(item: LeaseItem | undefined, now: number): ScanLease[] {
+function liveLeases(item: LeaseItem<StoredLease> | undefined, now: number): ScanLease[] {
   return Object.entries(item?.leases ?? {})
     .filter(([, l]) => l.expiresAt > now)
     .map(([scanId, l]) => ({ scanId, ...l }));

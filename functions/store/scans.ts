@@ -7,7 +7,7 @@ import type { SealedSecret } from '#platform/credentials-cipher.ts';
 import { keys } from './keys.ts';
 import { SealedSecretSchema } from './sealed-secret.ts';
 import { storedEntity } from './stored-item.ts';
-import { deleteKeys, queryAll, type Table } from './table.ts';
+import { deleteKeys, queryKeys, type Table } from './table.ts';
 
 const SCAN_STATUSES = ['RUNNING', 'COMPLETED', 'FAILED'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];
@@ -108,13 +108,11 @@ export class ScanRepository {
 
   private async ofProject(tenantId: string, projectId: string): Promise<{ pk: string; sk: string }[]> {
     const { pk, skPrefix } = keys.scanPrefix(tenantId);
-    const items = await queryAll(this.table, {
+    return queryKeys(this.table, {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       FilterExpression: 'projectId = :project',
       ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix, ':project': projectId },
-      ProjectionExpression: 'pk, sk',
     });
-    return items as { pk: string; sk: string }[];
   }
 
   private async read(tenantId: string, scanId: string): Promise<Record<string, unknown> | undefined> {

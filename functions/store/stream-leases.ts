@@ -6,14 +6,13 @@
  * removes it once every lease has lapsed.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import { type Key, keys } from './keys.ts';
-import { putLeasesIfUnchanged, removeLease } from './lease-item.ts';
+import { leaseItemEntity, putLeasesIfUnchanged, removeLease } from './lease-item.ts';
 import type { Table } from './table.ts';
 
-interface LeaseItem {
-  leases?: Record<string, number>;
-  version?: number;
-}
+/** A lease id -> its expiry (epoch seconds). */
+const STREAM_LEASES = leaseItemEntity('streamLeases', z.number());
 
 /** Tries before giving up on a busy item (each retry means another admission won a race: read again). */
 const ATTEMPTS = 10;
@@ -38,7 +37,7 @@ export class StreamLeaseRepository {
       const out = await this.table.db.send(
         new GetCommand({ TableName: this.table.name, Key: key, ConsistentRead: true }),
       );
-      const item = out.Item as LeaseItem | undefined;
+      const item = out.Item ? STREAM_LEASES.parse(out.Item) : undefined;
       const live = Object.entries(item?.leases ?? {}).filter(([, expiry]) => expiry > now);
       if (live.length >= max) return false;
       const leases = Object.fromEntries([...live, [lease.id, lease.expiresAt]]);

@@ -6,8 +6,10 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import { config } from '#platform/config.ts';
 import { documentClient } from './client.ts';
+import { storedEntity } from './stored-item.ts';
 
 export interface Table {
   db: DynamoDBDocumentClient;
@@ -53,6 +55,17 @@ export async function queryAll(table: Table, input: Omit<QueryCommandInput, 'Tab
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return items;
+}
+
+const ITEM_KEY = storedEntity('item key', z.object({ pk: z.string(), sk: z.string() }));
+
+/** The keys of a query's items (what a deletion of them needs), across pages. */
+export async function queryKeys(
+  table: Table,
+  input: Omit<QueryCommandInput, 'TableName' | 'ProjectionExpression'>,
+): Promise<{ pk: string; sk: string }[]> {
+  const items = await queryAll(table, { ...input, ProjectionExpression: 'pk, sk' });
+  return items.map((i) => ITEM_KEY.parse(i));
 }
 
 const BATCH_WRITE_MAX = 25;

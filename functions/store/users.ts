@@ -77,6 +77,8 @@ const USER_REF = storedEntity(
   'address entry',
   exactSchema<UserRef>()(z.object({ tenantId: z.string(), userId: z.string() })),
 );
+/** A provider identity's link to the tenant's user it signs in as. */
+const SSO_LINK = storedEntity('ssoLink', z.object({ userId: z.string() }));
 
 export class UserRepository {
   constructor(private readonly table: Table) {}
@@ -160,7 +162,7 @@ export class UserRepository {
         ConsistentRead: true,
       }),
     );
-    return link.Item ? this.get(tenantId, link.Item.userId as string) : undefined;
+    return link.Item ? this.get(tenantId, SSO_LINK.parse(link.Item).userId) : undefined;
   }
 
   /** Links a provider identity to an existing user: the link and the user's `sso`, under conditions. */
@@ -241,7 +243,8 @@ export class UserRepository {
         }),
       ),
     ]);
-    return (legacy.Item ?? dated.Items?.[0]) as UserRef | undefined;
+    const entry = legacy.Item ?? dated.Items?.[0];
+    return entry ? USER_REF.parse(entry) : undefined;
   }
 
   async list(tenantId: string): Promise<User[]> {

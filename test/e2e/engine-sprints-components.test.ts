@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PHASES, type RunOptions } from '../../functions/domain/runs.ts';
+import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { runBatch } from '../../functions/engine/runner.ts';
-import type { Preflight } from '../../functions/phase-kit/context.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
@@ -389,9 +389,7 @@ describe('sprints and components', () => {
     const project = await h.newProject('Moved in');
     const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
     await h.driveThrough(created.id, 1);
-    const preflight = JSON.parse(
-      (await h.deps().artifacts.get(artifactKeys.preflight(h.tenant.tenantId, created.id))) ?? '{}',
-    ) as Preflight;
+    const preflight = await loadPreflight(h.deps(), created);
     // A past sprint whose issues are all in the first chunk, and an item of the second chunk moved into it.
     const sprint = preflight.sprints?.find(
       (s) => s.state === 'closed' && s.closableAt !== undefined && s.closableAt <= 50,
@@ -430,9 +428,7 @@ describe('sprints and components', () => {
     const project = await h.newProject('Parents at create');
     const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
     await h.driveThrough(created.id, 2); // the create phase alone: phase 3 sets no parent yet
-    const preflight = JSON.parse(
-      (await h.deps().artifacts.get(artifactKeys.preflight(h.tenant.tenantId, created.id))) ?? '{}',
-    ) as Preflight;
+    const preflight = await loadPreflight(h.deps(), created);
     const levelOf = (type: string) => preflight.typeLevels[preflight.typeMap[type]?.name ?? ''] ?? 0;
     const chunkOf = new Map(preflight.manifest.map((m, n) => [m.id, Math.floor(n / 50)]));
     const byId = new Map(preflight.manifest.map((m) => [m.id, m]));

@@ -1,7 +1,8 @@
 /**
  * Items are parsed on read, and the long-lived ones carry their entity and schema version: a run over the
  * sandboxes writes its run item, the project's id map entries and the preflight artifact tagged, and each reads
- * back through the store as exactly what it holds, without its keys, tag or version.
+ * back through the store as exactly what it holds, without its keys, tag or version (the preflight: its header
+ * and its manifest's one slice).
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,7 +72,14 @@ describe('a run written by today’s code', () => {
     const artifact = JSON.parse(
       (await deps.artifacts.get(artifactKeys.preflight(t.tenantId, run.id))) ?? 'null',
     ) as Record<string, unknown>;
-    expect(artifact).toMatchObject({ entity: 'preflight', v: 1, projectKey: h.config.jira.projectKey });
-    expect(await loadPreflight(deps, run)).toEqual(held(artifact));
+    expect(artifact).toMatchObject({ entity: 'preflight', v: 2, projectKey: h.config.jira.projectKey });
+    const { manifestSlices, ...header } = held(artifact);
+    const slice = JSON.parse(
+      (await deps.artifacts.get(artifactKeys.preflightSlice(t.tenantId, run.id, 0))) ?? 'null',
+    ) as { items: unknown[] };
+    expect(slice).toMatchObject({ entity: 'preflightSlice', v: 1 });
+    expect(manifestSlices).toEqual({ length: slice.items.length, sliceItems: 1000 });
+    expect(slice.items.length).toBeGreaterThan(0);
+    expect(await loadPreflight(deps, run)).toEqual({ ...header, manifest: slice.items });
   });
 });

@@ -14,9 +14,9 @@ import { writePreview, writeRunReports } from '../../functions/engine/reports.ts
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import type { createDocumentClient } from '../../functions/store/client.ts';
-import type { IdMapEntry } from '../../functions/store/id-map.ts';
 import type { Store } from '../../functions/store/index.ts';
 import { keys } from '../../functions/store/keys.ts';
+import { idMapEntry } from '../support/id-map.ts';
 import { createRun } from '../support/runs.ts';
 import { freshTable } from '../support/table.ts';
 
@@ -45,17 +45,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const entry = (sourceId: number, sourceType: string, n: number, over: Partial<IdMapEntry> = {}) => ({
-  sourceId,
-  sourceType,
-  targetKey: `MIG-${n}`,
-  targetId: String(10000 + n),
-  origin: 'created' as const,
-  runId: 'run-a',
-  phasesDone: [2],
-  updatedAt: '2026-01-01T10:00:00.000Z',
-  ...over,
-});
+const entry = idMapEntry;
 
 async function reports(run: Run) {
   const get = async (key: string) => (await deps.artifacts.get(key)) ?? 'missing';

@@ -1,15 +1,18 @@
 /**
  * Items are parsed on read (functions/store/stored-item.ts): an item of an older shape reads back as today's, an
  * item that does not read is refused with an error naming the entity and where it lives, never what it holds.
- * The long-lived items each have their case: the run, the id map entry and the preflight artifact (on disk).
+ * The long-lived items each have their case: the run, the id map entry and the preflight artifact (on disk: a
+ * header and its manifest's slices today, one document before).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import type { EngineDeps, Preflight } from '../../functions/phase-kit/context.ts';
+import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts';
 import { newRun } from '../../functions/services/runs.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import {
@@ -186,13 +189,84 @@ describe('the preflight artifact', () => {
     expect(preflight.sprints[0]).not.toHaveProperty('closableAt');
   });
 
-  it('written today, carries its tag and version and reads back as written', async () => {
-    const today: Preflight = { ...first, ...setup, sprints: [{ ...sprint, closableAt: 2 }], mappings };
-    const preflight = await read({ entity: 'preflight', v: 1, ...today });
-    expect(preflight).toEqual(today);
+  it('of version 1, the whole preflight in one document, reads back as written', async () => {
+    const whole: Preflight = { ...first, ...setup, sprints: [{ ...sprint, closableAt: 2 }], mappings };
+    const preflight = await read({ entity: 'preflight', v: 1, ...whole });
+    expect(preflight).toEqual(whole);
   });
 
-  it('of today’s version but missing what today writes is refused, not upgraded', async () => {
+  it('written today, is a tagged header and its manifest in tagged slices of 1,000, and reads back as written', async () => {
+    const manifest = Array.from({ length: 1001 }, (_, i) => ({ id: i + 1, type: 'Bug', parentId: null }));
+    const today: Preflight = {
+      ...first,
+      manifest,
+      ...setup,
+      sprints: [{ ...sprint, closableAt: 2 }],
+      mappings,
+    };
+    await writePreflight(artifacts, { tenantId: run.tenantId, runId: run.id }, today);
+    const { manifest: _inSlices, ...header } = today;
+    expect(JSON.parse((await artifacts.get(key)) ?? 'missing')).toEqual({
+      entity: 'preflight',
+      v: 2,
+      ...header,
+      manifestSlices: { length: 1001, sliceItems: 1000 },
+    });
+    const slice = (n: number) => artifacts.get(artifactKeys.preflightSlice(run.tenantId, run.id, n));
+    expect(JSON.parse((await slice(0)) ?? 'missing')).toEqual({
+      entity: 'preflightSlice',
+      v: 1,
+      items: manifest.slice(0, 1000),
+    });
+    expect(JSON.parse((await slice(1)) ?? 'missing')).toEqual({
+      entity: 'preflightSlice',
+      v: 1,
+      items: manifest.slice(1000),
+    });
+    expect(await loadPreflight(deps, run)).toEqual(today);
+  });
+
+  it('written today, whose slice is missing, short or does not read, is refused by the slice’s key', async () => {
+    const manifest = Array.from({ length: 1500 }, (_, i) => ({ id: i + 1, type: 'Bug', parentId: null }));
+    const ref = { tenantId: run.tenantId, runId: run.id };
+    await writePreflight(artifacts, ref, { ...first, manifest, ...setup });
+    const second = artifactKeys.preflightSlice(run.tenantId, run.id, 1);
+    await artifacts.put(
+      second,
+      JSON.stringify({ entity: 'preflightSlice', v: 1, items: manifest.slice(1000, 1499) }),
+    );
+    await expect(loadPreflight(deps, run)).rejects.toThrowError(
+      new StoredItemError(`preflightSlice ${second} holds 499 items, not 500`),
+    );
+    await artifacts.put(
+      second,
+      JSON.stringify({ entity: 'preflightSlice', v: 1, items: [{ id: 'ann@example.com' }] }),
+    );
+    await expect(loadPreflight(deps, run)).rejects.toThrowError(
+      new StoredItemError(
+        `preflightSlice ${second} does not read: items.0.id (invalid_type: expected number), ` +
+          'items.0.type (invalid_type: expected string), items.0.parentId (invalid_type: expected number)',
+      ),
+    );
+    await writePreflight(artifacts, ref, { ...first, manifest: manifest.slice(0, 1000), ...setup });
+    await artifacts.put(
+      key,
+      JSON.stringify({
+        entity: 'preflight',
+        v: 2,
+        ...first,
+        manifest: undefined,
+        ...setup,
+        manifestSlices: { length: 1500, sliceItems: 1000 },
+      }),
+    );
+    await rm(join(dir, second));
+    await expect(loadPreflight(deps, run)).rejects.toThrowError(
+      new StoredItemError(`preflightSlice ${second} is missing`),
+    );
+  });
+
+  it('of version 1 but missing what version 1 wrote is refused, not upgraded', async () => {
     await expect(read({ entity: 'preflight', v: 1, ...first })).rejects.toThrowError(
       new StoredItemError(
         `preflight ${key} does not read: sprintFieldId (invalid_type: expected string), ` +

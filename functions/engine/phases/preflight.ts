@@ -9,10 +9,8 @@ import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/ma
 import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
 import type { EngineDeps, Preflight, PreflightMappings } from '#phase-kit/context.ts';
-import { PREFLIGHT } from '#phase-kit/preflight-artifact.ts';
+import { openPreflight, writePreflight } from '#phase-kit/preflight-artifact.ts';
 import { nowMs } from '#platform/clock.ts';
-import { artifactKeys } from '#store/artifacts.ts';
-import { StoredItemError } from '#store/stored-item.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { runnablePlugins } from '../plugin-phase.ts';
 import { idsToMigrate } from './scope.ts';
@@ -190,23 +188,17 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
   };
   // Each sprint's issues together, in the order the sprints are closed: the create phase closes them as it goes.
   const ordered: Preflight = { ...preflight, ...orderForSprints(preflight, inScope) };
-  await deps.artifacts.put(
-    artifactKeys.preflight(run.tenantId, run.id),
-    JSON.stringify({ ...PREFLIGHT.tag, ...ordered }),
-  );
+  await writePreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id }, ordered);
   return ordered;
 }
 
+/**
+ * The run's preflight with its whole manifest, read slice by slice (the phases still take the manifest as one
+ * list; the reports and the finalize step read it through `openPreflight`, a slice at a time).
+ */
 export async function loadPreflight(deps: EngineDeps, run: Run): Promise<Preflight> {
-  const key = artifactKeys.preflight(run.tenantId, run.id);
-  const body = await deps.artifacts.get(key);
-  if (!body) throw new Error(`run ${run.id}: preflight artifact missing`);
-  let stored: unknown;
-  try {
-    stored = JSON.parse(body);
-  } catch {
-    // JSON.parse's message quotes the text: the artifact names people.
-    throw new StoredItemError(`preflight ${key} is not JSON`);
-  }
-  return PREFLIGHT.parse(stored, key);
+  const { header, manifest } = await openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
+  const items: ManifestItem[] = [];
+  for await (const slice of manifest.slices()) items.push(...slice);
+  return { manifest: items, ...header };
 }
