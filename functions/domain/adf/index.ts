@@ -31,6 +31,7 @@ export { type HtmlLimitBreach, htmlLimitBreach, MAX_HTML_DEPTH, MAX_HTML_LENGTH 
 export { htmlToAdf, unconvertedText } from './html-to-adf.ts';
 export { ADF_BUDGET, adfLength, cutNote, type FittedDoc, fitAdf, JIRA_TEXT_LIMIT } from './limit.ts';
 export { safeHref } from './references.ts';
+export { type HtmlScan, type ScannedImage, type ScannedMention, scanHtml } from './scan.ts';
 export { SECTION_HEADING_LEVEL, sectionsToAdf } from './sections.ts';
 export { textToAdf } from './text.ts';
 export type { AdfDoc, AdfMark, AdfNode, AdfWarning, HtmlToAdfContext } from './types.ts';
