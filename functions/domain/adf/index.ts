@@ -26,6 +26,8 @@
  *   unwrapped, tables and rules are lifted out of lists and quotes (splitting them), and a table in a table cell
  *   is flattened to its cells' content.
  */
+
+export { type DeferredImages, deferImages } from './deferred-images.ts';
 export { type FooterSegment, footerBlocks } from './footer.ts';
 export { type HtmlLimitBreach, htmlLimitBreach, MAX_HTML_DEPTH, MAX_HTML_LENGTH } from './html-limits.ts';
 export { htmlToAdf, unconvertedText } from './html-to-adf.ts';
