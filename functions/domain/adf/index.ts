@@ -28,6 +28,7 @@
  */
 
 export { type DeferredImages, deferImages } from './deferred-images.ts';
+export { htmlText } from './dom.ts';
 export { type FooterSegment, footerBlocks } from './footer.ts';
 export { type HtmlLimitBreach, htmlLimitBreach, MAX_HTML_DEPTH, MAX_HTML_LENGTH } from './html-limits.ts';
 export { htmlToAdf, unconvertedText } from './html-to-adf.ts';

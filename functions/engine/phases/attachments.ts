@@ -38,7 +38,7 @@ import {
   sendFiles,
   type Upload,
 } from './attachments-upload.ts';
-import { fullDescriptionOf } from './description.ts';
+import { type DescriptionContext, draftDescription, type FullDescription } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
 import { type ShownImage, writeFinalDescription } from './final-description.ts';
 import { deleteOlderHistories, historyOf } from './history-pages.ts';
@@ -81,12 +81,7 @@ async function entriesAt(
  * What a unit has to do for its item: the files and inline images to bring, whether its description is written
  * again, its full text and history files; `idle` when there is none of it (the issue is then not read).
  */
-function planOf(
-  organisation: string,
-  item: AdoWorkItem,
-  describe: Parameters<typeof fullDescriptionOf>[1],
-  everything: boolean,
-) {
+function planOf(organisation: string, item: AdoWorkItem, describe: DescriptionContext, everything: boolean) {
   // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
   // other URL an image or a relation names stays a link, with a warning, and is never fetched.
   const ours = (f: { url: string }) => isOrganisationAttachment(f.url, organisation);
@@ -99,12 +94,14 @@ function planOf(
   const inline = inlineUploads(item).filter(ours);
   // Mentions, references and images resolve only now: such a description is written again, final.
   const rewrite = inline.length + foreign.length > 0 || namesOthers(item);
-  // A description over Jira's limit was cut: its full text comes as a file (description.ts).
-  const fullText = fullDescriptionOf(item, describe);
+  // The description converted once (final-description.ts): a description over Jira's limit was cut, and its
+  // full text comes as a file; the final description is made from it after the upload.
+  const draft = draftDescription(item, describe);
+  const fullText = draft.fullText;
   // Its revision history too (attachHistory), with attachments off as well.
   const history = item.rev > 1 ? 1 : 0;
   const idle = files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0;
-  return { foreign, files, inline, rewrite, fullText, history, idle };
+  return { foreign, files, inline, rewrite, draft, fullText, history, idle };
 }
 
 /** What a unit's item needs on its issue, for `bringFiles`. */
@@ -112,7 +109,7 @@ interface FilesPlan {
   key: string;
   item: AdoWorkItem;
   files: ReturnType<typeof attachedFiles>;
-  fullText: ReturnType<typeof fullDescriptionOf>;
+  fullText: FullDescription | undefined;
   inline: ReturnType<typeof inlineUploads>;
   /** Attachments on: the files and images are brought (off: only the full text and history). */
   everything: boolean;
@@ -297,7 +294,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       settings.enabled
         ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
         : `${label}: attachments are disabled on the Jira site`;
-    const { foreign, files, inline, rewrite, fullText, history, idle } =
+    const { foreign, files, inline, rewrite, draft, fullText, history, idle } =
       plans.get(entry.sourceId) ?? planOf(deps.source.organizationUrl, item, describe, everything);
     for (const f of foreign) {
       const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
@@ -327,7 +324,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     if (stopped()) throw new ChunkAbandoned(`#${entry.sourceId}: stopped before its files`);
     const has = (name: string, size?: number) => copyOf(existing, name, size);
     const writeDescription = (shown: ShownImage[]) =>
-      writeFinalDescription(ctx, { key: entry.targetKey, item, describe, outcome }, shown);
+      writeFinalDescription(ctx, { key: entry.targetKey, item, draft, outcome }, shown);
     // A description that shows no image this unit uploads is written now, beside the upload (the two writes to the
     // issue go side by side; the HTTP layer still paces the issue's writes and holds them after a per-issue 429).
     const atOnce = rewrite && inline.every((image) => !everything || has(image.uploadName));

@@ -11,7 +11,7 @@ import { noteInto } from '#phase-kit/toolkit.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import { type JiraAttachment, uploadProblem } from './attachments-upload.ts';
-import { type DescriptionContext, descriptionOf } from './description.ts';
+import type { DescriptionDraft } from './description.ts';
 
 /** An inline image of the item and its attachment on the issue: shown in place by the final description. */
 export interface ShownImage {
@@ -25,10 +25,10 @@ export interface ShownImage {
  */
 export async function writeFinalDescription(
   ctx: PhaseContext,
-  target: { key: string; item: AdoWorkItem; describe: DescriptionContext; outcome: UnitOutcome },
+  target: { key: string; item: AdoWorkItem; draft: DescriptionDraft; outcome: UnitOutcome },
   shown: ShownImage[],
 ): Promise<string[]> {
-  const { key, item, describe, outcome } = target;
+  const { key, item, draft, outcome } = target;
   const mediaBySrc = new Map<string, string>();
   const media = await Promise.allSettled(
     shown.map(async ({ image, attachment }) =>
@@ -41,15 +41,11 @@ export async function writeFinalDescription(
     if (!(read.reason instanceof TrackerHttpError)) throw read.reason;
     unread.push(uploadProblem(`inline image ${shown[i]?.image.uploadName}`, read.reason));
   });
-  const description = descriptionOf(item, noteInto(outcome, item.id), {
-    ...describe,
-    // Unmapped mentions were reported when the issue was written in phase 2.
-    report: ['unresolved-reference'],
-    image: (src) => {
-      const mediaId = mediaBySrc.get(src);
-      return mediaId ? { mediaId } : undefined;
-    },
-  });
+  // Made from the item's one conversion (its plan's draft); unmapped mentions were reported when the issue was
+  // written in phase 2.
+  const description = draft.final(noteInto(outcome, item.id), (src) => mediaBySrc.get(src), [
+    'unresolved-reference',
+  ]);
   await ctx.deps.target.editIssue(key, { fields: { description } });
   return unread;
 }
