@@ -3,27 +3,9 @@
  * then settled with the media ids the upload gave, is the document a conversion with those ids gives; settled
  * with none, the one a conversion without them gives. Over the hand-written corpus and the generator's HTML.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type AdfWarning, deferImages, htmlToAdf, scanHtml } from '../../functions/domain/adf/index.ts';
-import { htmlFields } from '../../local/sandbox/generator/html.ts';
-import { generateAdoWorld } from '../../local/sandbox/generator/index.ts';
-
-function fragments(): string[] {
-  const file = readFileSync(new URL('../fixtures/html/corpus.html', import.meta.url), 'utf8');
-  const world = generateAdoWorld({
-    items: 150,
-    seed: 11,
-    org: 'contoso',
-    project: 'Web Shop',
-    referenceDay: Date.UTC(2025, 0, 15),
-  });
-  const generated = world.workItems.flatMap((item) => {
-    const f = htmlFields(world, item, 'http://localhost:7071');
-    return [f.description, f.reproSteps].filter((html): html is string => typeof html === 'string');
-  });
-  return [...file.split(/<!-- @@ .+? -->/).slice(1), ...generated].filter((h) => h.includes('<img'));
-}
+import { htmlFragments } from '../support/html-fragments.ts';
 
 /** Media ids for some of a fragment's images (every other one), as an upload that partly failed gives them. */
 const someMedia = (html: string) => {
@@ -36,7 +18,7 @@ const someMedia = (html: string) => {
 
 describe('images deferred past the conversion', () => {
   it('settle into the document a conversion with the same media ids gives, warnings included', () => {
-    const all = fragments();
+    const all = htmlFragments(11).filter((h) => h.includes('<img'));
     expect(all.length).toBeGreaterThan(20);
     for (const [i, html] of all.entries()) {
       const deferred = deferImages((src) => src.startsWith('http'));

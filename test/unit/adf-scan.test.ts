@@ -1,13 +1,11 @@
 /**
  * scanHtml (functions/domain/adf/scan.ts): what a fragment names that its caller resolves (mentions, `#123`
  * references, images), read without converting it, and agreeing with what the converter asks its caller for
- * over the hand-written corpus and the sandbox generator's HTML.
+ * over the hand-written corpus and the sandbox generator's HTML (test/support/html-fragments.ts).
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { htmlToAdf, MAX_HTML_DEPTH, scanHtml } from '../../functions/domain/adf/index.ts';
-import { htmlFields } from '../../local/sandbox/generator/html.ts';
-import { generateAdoWorld } from '../../local/sandbox/generator/index.ts';
+import { htmlFragments } from '../support/html-fragments.ts';
 
 const ADO = 'https://dev.azure.com/contoso/Web/_apis/wit/attachments';
 
@@ -33,25 +31,6 @@ function converterAsks(html: string) {
   return { mentions, references: [...references], images };
 }
 
-function corpus(): string[] {
-  const file = readFileSync(new URL('../fixtures/html/corpus.html', import.meta.url), 'utf8');
-  const parts = file.split(/<!-- @@ .+? -->/).slice(1);
-  const world = generateAdoWorld({
-    items: 150,
-    seed: 7,
-    org: 'contoso',
-    project: 'Web Shop',
-    referenceDay: Date.UTC(2025, 0, 15),
-  });
-  const generated = world.workItems.flatMap((item) => {
-    const f = htmlFields(world, item, 'http://localhost:7071');
-    return [f.description, f.acceptanceCriteria, f.reproSteps, f.systemInfo].filter(
-      (html): html is string => typeof html === 'string',
-    );
-  });
-  return [...parts, ...generated];
-}
-
 describe('scanning rich text', () => {
   it('names the people mentioned, the items referred to and the images, as the converter reads them', () => {
     const html =
@@ -75,7 +54,7 @@ describe('scanning rich text', () => {
   });
 
   it('finds what the converter asks for in every fragment of the corpus and of the generator', () => {
-    const fragments = corpus();
+    const fragments = htmlFragments(7);
     let named = 0;
     for (const [i, html] of fragments.entries()) {
       const asks = converterAsks(html);
