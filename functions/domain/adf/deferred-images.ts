@@ -20,8 +20,6 @@ const placeholder = (n: number) => `ffffffff-ffff-4fff-8fff-${n.toString(16).pad
 export interface DeferredImages {
   /** The converter's context members that defer the images `wanted` accepts (the others are not shown). */
   readonly context: Pick<HtmlToAdfContext, 'image' | 'withoutMedia'>;
-  /** Whether the conversion met an image it deferred. */
-  readonly any: boolean;
   /**
    * `doc` (converted with `context`) with each deferred image shown under the media id `mediaIdOf` answers for
    * its src, or in its form without one (its warning to `warn`). A new document: `doc` is left as it is.
@@ -69,9 +67,6 @@ export function deferImages(wanted: (src: string) => boolean): DeferredImages {
         pending.delete(mediaId);
         slots.set(mediaId, { src, without, warning });
       },
-    },
-    get any() {
-      return slots.size > 0;
     },
     settle: (doc, mediaIdOf, warn = () => undefined) => ({
       ...doc,
