@@ -340,4 +340,28 @@ describe('batched history reads', () => {
       }
     }
   });
+
+  it("read only a window's own items when the project spans several windows: one per-item call each, no stream", async () => {
+    const source = client();
+    const ctx = ctxOf(source);
+    const limits = { items: CHUNK_SIZE, heldRevisions: 25_000 };
+    const items = await source.workItems(ado.state.world.workItems.map((i) => i.id));
+    expect(items.length).toBeGreaterThan(2 * CHUNK_SIZE);
+    const window = items.slice(CHUNK_SIZE, 2 * CHUNK_SIZE);
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+
+    await readHistoryAhead(ctx, CHUNK_SIZE, limits);
+    const got = await Promise.all(window.map((item) => historyRevisions(ctx, item, limits)));
+
+    const log = (await (await ado.call('/_sandbox/requests', { version: null })).json()) as {
+      path: string;
+    }[];
+    const asked = log.flatMap((r) => {
+      const id = /\/workitems\/(\d+)\/revisions/i.exec(r.path)?.[1];
+      return id ? [Number(id)] : [];
+    });
+    expect(await requests()).toEqual({ perItem: window.length, batched: 0 });
+    expect(asked.sort((a, b) => a - b)).toEqual(window.map((i) => i.id).sort((a, b) => a - b));
+    await expectPerItemTruth(window, got);
+  });
 });

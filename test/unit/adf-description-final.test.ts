@@ -14,7 +14,7 @@ import {
   htmlToAdf,
   validateAdf,
 } from '../../functions/domain/adf/index.ts';
-import { inlineUploads } from '../../functions/engine/phases/attachments.ts';
+import { inlineUploads } from '../../functions/engine/phases/attachments-upload.ts';
 import {
   type DescriptionContext,
   descriptionOf,

@@ -65,3 +65,9 @@ export function intAttr(el: Element, name: string): number | undefined {
   if (!raw || !/^[+-]?\d+$/.test(raw)) return undefined;
   return Number.parseInt(raw, 10);
 }
+
+/** The text of an HTML fragment, as written (no white-space processing): every text node of its DOM. */
+export const htmlText = (html: string): string =>
+  parseHtml(html)
+    .map((node) => textContent(node))
+    .join('');

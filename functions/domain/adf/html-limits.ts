@@ -19,7 +19,7 @@ export const MAX_HTML_DEPTH = 100;
  * (#domain/adf/limit.ts): a longer one is cut there and kept whole as a file, so an HTML field 15 times that
  * (inline base64 images, a pasted log) gains little from converting. Converting is linear but not cheap: a
  * description of 500,000 characters of list-and-table HTML costs about 0.5 s of CPU (parse, walk, fit,
- * validate; 1.5-4 s of wall time on a busy shared 2-core machine), it is built a few times per run, and it holds
+ * validate; 1.5-4 s of wall time on a busy shared 2-core machine), it is built twice per run, and it holds
  * the event loop while it runs.
  */
 export const MAX_HTML_LENGTH = 500_000;

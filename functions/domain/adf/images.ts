@@ -31,20 +31,36 @@ export function convertImage(el: Element, marks: AdfMark[], env: Env): AdfNode |
     if (positive(hit.width)) attrs.width = hit.width;
     if (positive(hit.height)) attrs.height = hit.height;
     const media: AdfNode = { type: 'media', attrs, ...(enclosing ? { marks: [enclosing] } : {}) };
+    // A caller deciding later whether the image shows (deferred-images.ts) keeps the form it has without.
+    if (env.ctx.withoutMedia) {
+      const without = unresolvedImage(src, alt, marks);
+      env.ctx.withoutMedia(hit.mediaId, without.block, without.warning);
+    }
     return { type: 'mediaSingle', attrs: { layout: 'center' }, content: [media] };
   }
+  const without = unresolvedImage(src, alt, marks);
+  env.warn('unresolved-image', without.warning);
+  return without.block;
+}
+
+/** An image with no uploaded attachment: its name, linked to its source (or keeping the enclosing link). */
+function unresolvedImage(
+  src: string,
+  alt: string | undefined,
+  marks: AdfMark[],
+): { block: AdfNode; warning: string } {
   const shown = src.length > 120 ? `${src.slice(0, 117)}...` : src;
   const href = safeHref(src);
   const label = cleanText(imageLabel(src, alt)) || 'image';
-  if (enclosing) {
-    env.warn(
-      'unresolved-image',
-      `image ${shown} has no uploaded attachment; its name keeps the enclosing link`,
-    );
-    return paragraph([text(label, legalTextMarks(marks))]);
-  }
-  env.warn('unresolved-image', `image ${shown} has no uploaded attachment; linked to its source instead`);
-  return paragraph([text(label, legalTextMarks(href ? withMark(marks, link(href)) : marks))]);
+  if (marks.some((m) => m.type === 'link'))
+    return {
+      block: paragraph([text(label, legalTextMarks(marks))]),
+      warning: `image ${shown} has no uploaded attachment; its name keeps the enclosing link`,
+    };
+  return {
+    block: paragraph([text(label, legalTextMarks(href ? withMark(marks, link(href)) : marks))]),
+    warning: `image ${shown} has no uploaded attachment; linked to its source instead`,
+  };
 }
 
 /** A readable name: ADO's `?fileName=` parameter, else the last path segment, else the alt text. */

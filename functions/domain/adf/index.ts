@@ -26,11 +26,15 @@
  *   unwrapped, tables and rules are lifted out of lists and quotes (splitting them), and a table in a table cell
  *   is flattened to its cells' content.
  */
+
+export { type DeferredImages, deferImages } from './deferred-images.ts';
+export { htmlText } from './dom.ts';
 export { type FooterSegment, footerBlocks } from './footer.ts';
 export { type HtmlLimitBreach, htmlLimitBreach, MAX_HTML_DEPTH, MAX_HTML_LENGTH } from './html-limits.ts';
 export { htmlToAdf, unconvertedText } from './html-to-adf.ts';
 export { ADF_BUDGET, adfLength, cutNote, type FittedDoc, fitAdf, JIRA_TEXT_LIMIT } from './limit.ts';
 export { safeHref } from './references.ts';
+export { type HtmlScan, type ScannedImage, type ScannedMention, scanHtml } from './scan.ts';
 export { SECTION_HEADING_LEVEL, sectionsToAdf } from './sections.ts';
 export { textToAdf } from './text.ts';
 export type { AdfDoc, AdfMark, AdfNode, AdfWarning, HtmlToAdfContext } from './types.ts';

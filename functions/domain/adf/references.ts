@@ -45,6 +45,11 @@ export function referenceNode(key: string, marks: AdfMark[], env: Env): AdfNode 
   return text(key, withMark(marks, link(issueHref(key, env))));
 }
 
+/** The work item ids `#123` references in text name, as the converter finds them (scan.ts). */
+export function referencesIn(value: string): number[] {
+  return value.includes('#') ? [...value.matchAll(REFERENCE)].map((m) => Number(m[1])) : [];
+}
+
 /** Text with its `#123` references resolved; unresolved ones stay as written. */
 export function textWithReferences(value: string, marks: AdfMark[], env: Env): AdfNode[] {
   if (!env.ctx.workItemKey || !value.includes('#')) return [text(value, marks)];

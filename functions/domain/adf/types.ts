@@ -47,6 +47,11 @@ export interface HtmlToAdfContext {
   issueUrl?(key: string): string | undefined;
   /** An inline image's src (an ADO attachment URL), to the uploaded Jira attachment's Media Services file id. */
   image?(src: string): { mediaId: string; alt?: string; width?: number; height?: number } | undefined;
+  /**
+   * For an image `image` gave a media id: the block it is without one, and the `unresolved-image` warning that
+   * goes with it; a caller that settles later which images show (deferred-images.ts) keeps them.
+   */
+  withoutMedia?(mediaId: string, block: AdfNode, warning: string): void;
   warn?(w: AdfWarning): void;
   /**
    * Where the caller keeps the original HTML (a file name, `description-12.html`), named by the note that stands

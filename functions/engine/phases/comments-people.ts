@@ -28,13 +28,18 @@ function identityOf(value: unknown): { id: string; email: string } | undefined {
 
 export class PeopleMap {
   private changed = false;
+  /** Whether no map was saved yet: it starts from preflight's accounts alone. */
+  readonly isNew: boolean;
   private readonly lookups = new Map<string, Promise<void>>();
 
   private constructor(
     private readonly data: PeopleMapData,
     private readonly deps: EngineDeps,
     private readonly artifactKey: string,
-  ) {}
+    isNew = false,
+  ) {
+    this.isNew = isNew;
+  }
 
   /** The saved map, or a fresh one seeded with preflight's accounts. */
   static async load(deps: EngineDeps, artifactKey: string, preflight: Preflight): Promise<PeopleMap> {
@@ -43,7 +48,7 @@ export class PeopleMap {
     const accounts: Record<string, string | null> = { ...preflight.mappings?.users };
     for (const email of preflight.unmappedUsers) accounts[email.toLowerCase()] = null;
     for (const [email, id] of Object.entries(preflight.users)) accounts[email.toLowerCase()] = id;
-    const map = new PeopleMap({ emails: {}, accounts }, deps, artifactKey);
+    const map = new PeopleMap({ emails: {}, accounts }, deps, artifactKey, true);
     map.changed = true;
     return map;
   }

@@ -38,9 +38,9 @@ function peopleOf(ctx: PhaseContext): Promise<PeopleMap> {
 /** The run's people map for descriptions; the first time, learnt from every item of the scope. */
 async function loadPeople(ctx: PhaseContext): Promise<PeopleMap> {
   const { deps, run, preflight } = ctx;
-  const key = runArtifactKey(run, PEOPLE_ARTIFACT);
-  if (await deps.artifacts.get(key)) return PeopleMap.load(deps, key, preflight);
-  const people = await PeopleMap.load(deps, key, preflight);
+  // One read of the artifact: a saved map is the run's (a new one is learnt from the scope first).
+  const people = await PeopleMap.load(deps, runArtifactKey(run, PEOPLE_ARTIFACT), preflight);
+  if (!people.isNew) return people;
   const ids = preflight.manifest.map((m) => m.id);
   for (let i = 0; i < ids.length; i += ITEM_SLICE) {
     const items = await deps.source.workItems(ids.slice(i, i + ITEM_SLICE), { expand: 'none' });

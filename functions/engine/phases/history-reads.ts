@@ -12,7 +12,9 @@
  *
  * An item the stream did not bring whole (changed since the read, moved in from another project, its type
  * changed) is read by the per-item route, as is every item of a run the batched read does not pay for: an
- * incremental run or an area filter takes a small part of what the stream carries.
+ * incremental run or an area filter takes a small part of what the stream carries, and a run spanning more than
+ * `STREAM_MAX_WINDOWS` windows would have each window read the whole project's stream (calls, bytes and CPU
+ * growing with the project for every window): there each window reads only its own items, one call each.
  */
 import { CHUNK_SIZE } from '#domain/runs.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
@@ -31,16 +33,26 @@ export const MAX_HELD_REVISIONS = 25_000;
  */
 export const REVISION_SLICES = 8;
 
+/**
+ * Windows a run may span and still read the project's stream. The stream carries the whole project (the API has
+ * no filter by id), so a window reading it costs the project, not the window; with at most two windows of the run
+ * (a FULL run's manifest is the project's items of its types) a window's read is at most twice its own items'.
+ */
+export const STREAM_MAX_WINDOWS = 2;
+
 export interface WindowLimits {
   items: number;
   heldRevisions: number;
   /** Spans read side by side (1 or none: one stream from the beginning). */
   slices?: number;
+  /** Windows the run may span for its windows to read the stream (STREAM_MAX_WINDOWS when absent). */
+  streamWindows?: number;
 }
 const LIMITS: WindowLimits = {
   items: WINDOW_ITEMS,
   heldRevisions: MAX_HELD_REVISIONS,
   slices: REVISION_SLICES,
+  streamWindows: STREAM_MAX_WINDOWS,
 };
 
 /** A unit waiting for an item's revisions 1..rev from the stream. */
@@ -161,10 +173,16 @@ function streamed(window: Window, item: AdoWorkItem): Promise<AdoWorkItem[] | un
 
 type HistoryContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight' | 'invocation'>;
 
-/** The invocation's reader, when the run reads revisions in batches. */
-function readerOf(ctx: HistoryContext): Reader | undefined {
+/**
+ * The invocation's reader, when the run reads revisions in batches: a FULL run of the whole project spanning at
+ * most `streamWindows` windows (past that, each window's items are read per item, so no window reads more than
+ * its own items' revisions).
+ */
+function readerOf(ctx: HistoryContext, limits: WindowLimits): Reader | undefined {
   const source = ctx.deps.source;
   if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function') return undefined;
+  const windows = Math.ceil(ctx.preflight.manifest.length / Math.max(limits.items, CHUNK_SIZE));
+  if (windows > (limits.streamWindows ?? STREAM_MAX_WINDOWS)) return undefined;
   return ctx.invocation.keep<Reader>('history-reader', () => ({ windows: [] }));
 }
 
@@ -215,7 +233,7 @@ export function readHistoryAhead(
   at: number,
   limits: WindowLimits = LIMITS,
 ): Promise<void> {
-  const reader = readerOf(ctx);
+  const reader = readerOf(ctx, limits);
   if (!reader || at >= ctx.preflight.manifest.length) return Promise.resolve();
   const window = windowAt(ctx, reader, at, limits);
   const reading = [window.ready];
@@ -234,7 +252,7 @@ export async function historyRevisions(
   limits: WindowLimits = LIMITS,
 ): Promise<AdoWorkItem[]> {
   const source = ctx.deps.source;
-  const reader = readerOf(ctx);
+  const reader = readerOf(ctx, limits);
   if (!reader) return source.revisions(item.id);
   const at = positionOf(reader, ctx.preflight.manifest, item.id);
   if (at === undefined) return source.revisions(item.id);
