@@ -183,11 +183,6 @@ export class TrackerHttp {
     return () => this.waitListeners.delete(listener);
   }
 
-  /** The whole-client wait this client handed back (waitBudgetMs), if any: its requests end with it. */
-  get deferredWait(): ThrottleWaitDeferred | undefined {
-    return this.deferral;
-  }
-
   /** The longest one attempt may take: a write begun at T has landed, if at all, by T + this. */
   get timeoutMs(): number {
     return this.opts.timeoutMs ?? 30_000;

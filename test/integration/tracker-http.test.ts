@@ -86,14 +86,16 @@ describe('the tracker HTTP layer', () => {
       url: '/_sandbox/faults',
       payload: { throttle: { count: 5, retryAfterSeconds: 30 } },
     });
-    const http = client({ waitBudgetMs: () => 1000 });
+    const interrupt = new Interrupt();
+    const http = client({ waitBudgetMs: () => 1000, interrupt });
     const before = Date.now();
     const first = await http.request('GET', '/ping').catch((err: unknown) => err);
     expect(first).toBeInstanceOf(ThrottleWaitDeferred);
     const { notice } = first as ThrottleWaitDeferred;
     expect(notice.tracker).toBe('target');
     expect(notice.until.getTime()).toBeGreaterThanOrEqual(before + 30_000);
-    expect(http.deferredWait).toBe(first);
+    // The invocation learns of it through its interrupt (the runner answers the state machine's wait from it).
+    expect(interrupt.reason).toEqual({ kind: 'wait-deferred', wait: notice });
     // Any later request, to any endpoint, ends the same way without being sent.
     await expect(http.request('POST', '/write', { body: {} })).rejects.toBe(first);
     expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /ping 429']);
@@ -158,9 +160,10 @@ describe('the tracker HTTP layer', () => {
       url: '/_sandbox/faults',
       payload: { throttle: { count: 1, retryAfterSeconds: 1 } },
     });
-    const http = client({ waitBudgetMs: () => 10_000 });
+    const interrupt = new Interrupt();
+    const http = client({ waitBudgetMs: () => 10_000, interrupt });
     expect((await http.request<{ ok: boolean }>('GET', '/ping')).body).toEqual({ ok: true });
-    expect(http.deferredWait).toBeUndefined();
+    expect(interrupt.reason).toBeUndefined();
   });
 
   it('retries 5xx and dropped connections until an answer comes', async () => {

@@ -11,6 +11,7 @@ import {
   type OAuthTargetCredentials,
 } from '../../functions/domain/tracker-oauth.ts';
 import { clock } from '../../functions/platform/clock.ts';
+import { Interrupt } from '../../functions/trackers/interrupt.ts';
 import {
   type OAuthProviderClient,
   OAuthRefusal,
@@ -99,8 +100,8 @@ class RotatingProvider implements OAuthProviderClient {
   }
 }
 
-const sourceOf = (tokens: MemoryTokens, provider: OAuthProviderClient) =>
-  new OAuthTokenSource('target', tokens.stored, provider, tokens);
+const sourceOf = (tokens: MemoryTokens, provider: OAuthProviderClient, interrupt?: Interrupt) =>
+  new OAuthTokenSource('target', tokens.stored, provider, tokens, {}, interrupt);
 
 describe('OAuthTokenSource', () => {
   it('uses the token while it has time left, refreshes within five minutes of expiry and stores the rotated pair', async () => {
@@ -162,20 +163,20 @@ describe('OAuthTokenSource', () => {
   it("adopts another process's newer tokens instead of spending its own (rotated-away) refresh token", async () => {
     const tokens = new MemoryTokens({ creds: creds(), version: 1 });
     const provider = new RotatingProvider();
-    const mine = sourceOf(tokens, provider);
+    const interrupt = new Interrupt();
+    const mine = sourceOf(tokens, provider, interrupt);
     const theirs = sourceOf(tokens, provider);
     setNow(58 * MIN);
     expect(await theirs.header()).toBe('Bearer access-2');
     // Mine still holds refresh-1, which Atlassian no longer accepts: it reads the stored pair first.
     expect(await mine.header()).toBe('Bearer access-2');
     expect(provider.calls).toBe(1);
-    expect(mine.stopped).toBeUndefined();
+    expect(interrupt.reason).toBeUndefined();
   });
 
   it('adopts the stored tokens when its refresh is refused because another process rotated meanwhile', async () => {
     const tokens = new MemoryTokens({ creds: creds(), version: 1 });
     const provider = new RotatingProvider();
-    const source = sourceOf(tokens, provider);
     // Another process refreshed between this source's read of the store and its own refresh.
     const racing: TokenStore<OAuthTargetCredentials> = {
       load: (() => {
@@ -191,17 +192,19 @@ describe('OAuthTokenSource', () => {
       save: (c, v) => tokens.save(c, v),
       markRefused: (v, m) => tokens.markRefused(v, m),
     };
-    const mine = new OAuthTokenSource('target', tokens.stored, provider, racing);
+    const interrupt = new Interrupt();
+    const mine = new OAuthTokenSource('target', tokens.stored, provider, racing, {}, interrupt);
     expect(await mine.rejected(Date.now() - 1)).toBe(true);
     expect(await mine.header()).toBe('Bearer access-2');
     expect(tokens.refusedAt).toBeUndefined();
-    expect(source.stopped).toBeUndefined();
+    expect(interrupt.reason).toBeUndefined();
   });
 
   it('a refusal marks the connection once and every later use throws the same TokenExchangeError', async () => {
     const tokens = new MemoryTokens({ creds: creds({ refreshToken: 'revoked' }), version: 7 });
     const provider = new RotatingProvider();
-    const source = sourceOf(tokens, provider);
+    const interrupt = new Interrupt();
+    const source = sourceOf(tokens, provider, interrupt);
     setNow(59 * MIN);
     const err = await source.header().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TokenExchangeError);
@@ -210,7 +213,7 @@ describe('OAuthTokenSource', () => {
     );
     expect((err as TokenExchangeError).providerError).toBe('invalid_grant');
     expect(tokens.refusedAt).toBe(7);
-    expect(source.stopped).toBe(err);
+    expect(interrupt.reason).toEqual((err as TokenExchangeError).interruptReason);
     await expect(source.header()).rejects.toBe(err);
     await expect(source.rejected(0)).rejects.toBe(err);
     expect(provider.calls).toBe(1);
@@ -223,7 +226,8 @@ describe('OAuthTokenSource', () => {
     provider.refresh = async () => {
       throw new OAuthUnavailable('atlassian', 'answered 503');
     };
-    const source = sourceOf(tokens, provider);
+    const interrupt = new Interrupt();
+    const source = sourceOf(tokens, provider, interrupt);
     setNow(59 * MIN);
     const err = await source.header().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TokenRefreshUnreachable);
@@ -232,7 +236,7 @@ describe('OAuthTokenSource', () => {
     expect((err as Error).message).toBe(
       'Token refresh failed: the Jira (target) sign-in service could not be reached; resume the run later',
     );
-    expect(source.stopped).toBe(err);
+    expect(interrupt.reason).toEqual((err as TokenRefreshUnreachable).interruptReason);
     await expect(source.header()).rejects.toBe(err); // the rest of this invocation waits for no outage again
     expect(tokens.refusedAt).toBeUndefined();
     provider.refresh = working;

@@ -93,14 +93,6 @@ export class OAuthTokenSource<C extends OAuthCredentials = OAuthCredentials> imp
     this.current = initial;
   }
 
-  /**
-   * Why this source gives no token any more, if it does not: a refusal (for good, until reconnected) or an
-   * unreachable provider (for the rest of this invocation). The runner pauses the run on it.
-   */
-  get stopped(): CredentialsUnavailable | undefined {
-    return this.stop;
-  }
-
   get credentials(): C {
     return this.current.creds;
   }
