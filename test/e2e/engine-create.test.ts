@@ -102,10 +102,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * The full runs about the create phase leave attachments and comments out: their phases are still entered, and
+ * the files (53 MB at 160 items, inline images included) and threads are other files' claims.
+ */
+const CREATE_ONLY = { migrateAttachments: false, migrateComments: false };
+
 describe('the create phase', () => {
   it('creates every item once, labelled, parents first, with parents set where Jira allows', async () => {
     const project = await newProject('Create');
-    const run = await createRun(app.store, t.tenantId, project.id, 'FULL');
+    const run = await createRun(app.store, t.tenantId, project.id, 'FULL', CREATE_ONLY);
     const answers = await drive(deps(), run.id);
     expect(answers.at(-1)).toBe('done');
     const done = await app.store.runs.get(t.tenantId, run.id);
@@ -150,7 +156,7 @@ describe('the create phase', () => {
   it('a second run of the same project creates nothing and skips every item', async () => {
     const project = (await app.store.projects.list(t.tenantId)).find((p) => p.name === 'Create')!;
     const before = (await jiraIssues()).length;
-    const run = await createRun(app.store, t.tenantId, project.id, 'FULL');
+    const run = await createRun(app.store, t.tenantId, project.id, 'FULL', CREATE_ONLY);
     await drive(deps(), run.id);
     const done = await app.store.runs.get(t.tenantId, run.id);
     expect((await jiraIssues()).length).toBe(before);

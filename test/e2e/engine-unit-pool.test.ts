@@ -18,7 +18,7 @@ import { createRun } from '../support/runs.ts';
 let h: EngineHarness;
 
 beforeAll(async () => {
-  h = await startEngineHarness({ items: 110, seed: 61 });
+  h = await startEngineHarness({ items: 110, seed: 73 });
 });
 afterAll(async () => {
   await h?.close();

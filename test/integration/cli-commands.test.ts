@@ -1,7 +1,8 @@
 /**
- * The `tms` commands cli.test.ts leaves out, run as a user runs them (bin/tms.js as a child process) against
- * the real local gateway: `connect` and `scan` through the API to the sandbox trackers, `resume`, `report`
- * over the artifacts a finished run leaves, and what `watch` prints when its output is not a terminal.
+ * The `tms` commands cli.test.ts leaves out, run as a user runs them (a child process: the test run's bundle of
+ * bin/cli.ts, test/support/cli.ts) against the real local gateway: `connect` and `scan` through the API to the
+ * sandbox trackers, `resume`, `report` over the artifacts a finished run leaves, and what `watch` prints when
+ * its output is not a terminal.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

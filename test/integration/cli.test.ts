@@ -1,7 +1,8 @@
 /**
- * The `tms` CLI as a user runs it: a child process (bin/tms.js, the npm bin) against the real local gateway,
- * with a recording orchestrator in place of Step Functions. The gateway runs in this process, so the test can
- * move the service clock and write run events into the store while the CLI listens.
+ * The `tms` CLI as a user runs it: a child process (the test run's bundle of bin/cli.ts; the first login through
+ * bin/tms.js, the npm bin) against the real local gateway, with a recording orchestrator in place of Step
+ * Functions. The gateway runs in this process, so the test can move the service clock and write run events into
+ * the store while the CLI listens.
  */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
@@ -74,8 +75,14 @@ afterEach(async () => {
 });
 
 describe('tms login', () => {
-  it('stores the access and refresh tokens in a 0600 file, never the password', async () => {
-    const res = await login();
+  it('stores the access and refresh tokens in a 0600 file, never the password (the npm bin, as installed)', async () => {
+    // The other commands run the test run's bundle of the same sources (test/support/cli-bundles.ts).
+    const res = await runTms(['login', '--email', t.admin.email], {
+      api: `${app.url}/api`,
+      home,
+      env: { TMS_PASSWORD: TEST_PASSWORD },
+      npmBin: true,
+    });
     expect(res.code).toBe(0);
     expect(res.stdout).toContain(`Logged in as ${t.admin.email}`);
     expect((await stat(tokenFile())).mode & 0o777).toBe(0o600);

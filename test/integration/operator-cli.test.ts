@@ -1,7 +1,8 @@
 /**
- * The operator CLI as an operator runs it: a child process against a DynamoDB Local table. The process is given
- * two test plugin definitions (test/support/operator-plugins-preload.ts): timesheets needs a configuration (a
- * URL and a token), test-case-steps takes none; time-logs has no module.
+ * The operator CLI as an operator runs it: a child process against a DynamoDB Local table. The commands run the
+ * test run's bundle of bin/operator.ts, whose plugin registry is two test definitions (test/support/cli-bundles.ts,
+ * test/support/operator-plugins.ts): timesheets needs a configuration (a URL and a token), test-case-steps takes
+ * none; time-logs has no module. The last test starts it as `npm run operator` does (tsx, bin/operator.ts).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -16,6 +17,7 @@ import { pluginConfigContext } from '../../functions/platform/secret-contexts.ts
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { ensureTable } from '../../local/table.ts';
+import { OPERATOR_BUNDLE } from '../support/cli-bundles.ts';
 
 const endpoint = inject('dynamodbEndpoint');
 const table = `operator-${randomUUID()}`;
@@ -26,14 +28,7 @@ function operator(...args: string[]): Promise<{ code: number; stdout: string; st
   return new Promise((resolve) => {
     execFile(
       'node',
-      [
-        '--import',
-        'tsx',
-        '--import',
-        './test/support/operator-plugins-preload.ts',
-        'bin/operator.ts',
-        ...args,
-      ],
+      [OPERATOR_BUNDLE, ...args],
       {
         env: {
           ...process.env,
@@ -284,7 +279,7 @@ describe('npm run operator', () => {
     expect(await storedPlugin(tenantId, 'time-logs')).toBeUndefined();
   });
 
-  it('says so when the store cannot be reached', async () => {
+  it('says so when the store cannot be reached (started as npm run operator starts it)', async () => {
     const res = await new Promise<{ code: number; stderr: string }>((resolve) => {
       execFile(
         'node',

@@ -1,8 +1,11 @@
 /**
- * Running the `tms` CLI as a user does: a child process (bin/tms.js, the npm bin) with its own $TMS_HOME,
- * against a gateway that runs in the test's process (so the callbacks below never block its event loop).
+ * Running the `tms` CLI as a user does: a child process with its own $TMS_HOME, against a gateway that runs in
+ * the test's process (so the callbacks below never block its event loop). The process runs the CLI's bundle
+ * made for the test run (./cli-bundles.ts: the same sources, no loader to start), or with `npmBin` bin/tms.js,
+ * the npm bin users run (tsx's loader, then bin/cli.ts).
  */
 import { execFile, spawn } from 'node:child_process';
+import { TMS_BUNDLE } from './cli-bundles.ts';
 
 export interface CliResult {
   code: number;
@@ -16,14 +19,18 @@ export interface CliTarget {
   /** $TMS_HOME: where the login is stored. */
   home: string;
   env?: Record<string, string>;
+  /** Run bin/tms.js, the npm bin, rather than the test run's bundle. */
+  npmBin?: boolean;
 }
+
+const entry = (target: CliTarget) => (target.npmBin ? 'bin/tms.js' : TMS_BUNDLE);
 
 /** Runs the CLI to its end, asynchronously; TMS_PASSWORD is emptied unless `env` sets it. */
 export function runTms(args: string[], target: CliTarget): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       'node',
-      ['bin/tms.js', '--api', target.api, ...args],
+      [entry(target), '--api', target.api, ...args],
       {
         env: { ...process.env, TMS_HOME: target.home, TMS_PASSWORD: '', ...target.env },
         timeout: 60_000,
@@ -41,7 +48,7 @@ export function spawnTms(
 ): { result: Promise<CliResult>; stdout(): string } {
   let out = '';
   let err = '';
-  const child = spawn('node', ['bin/tms.js', '--api', target.api, ...args], {
+  const child = spawn('node', [entry(target), '--api', target.api, ...args], {
     env: { ...process.env, TMS_HOME: target.home, ...target.env },
     timeout: 60_000,
   });

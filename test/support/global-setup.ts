@@ -1,8 +1,11 @@
-/** One in-memory DynamoDB Local for the whole run; each test file makes its own table on it. */
+/**
+ * One in-memory DynamoDB Local for the whole run (each test file makes its own table on it) and the CLIs' bundles.
+ */
 import { createServer } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { ensureConsoleBuilt } from '../../bin/console-build.ts';
 import { startDynamoLocal } from '../../local/dynamodb.ts';
+import { buildCliBundles } from './cli-bundles.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,6 +30,7 @@ export async function freePort(): Promise<number> {
  */
 interface SharedDynamo {
   endpoint: Promise<{ endpoint: string; stop(): Promise<void> }>;
+  cliBundles: Promise<void>;
   users: number;
 }
 const SHARED = Symbol.for('tms.test.dynamodb-local');
@@ -39,12 +43,14 @@ export default async function setup(project: TestProject) {
     ensureConsoleBuilt();
     holder[SHARED] = {
       endpoint: freePort().then((port) => startDynamoLocal({ port, session: 'short' })),
+      // The CLI tests' commands run these (test/support/cli-bundles.ts).
+      cliBundles: buildCliBundles(),
       users: 0,
     };
   }
   const shared = holder[SHARED];
   shared.users += 1;
-  const dynamo = await shared.endpoint;
+  const [dynamo] = await Promise.all([shared.endpoint, shared.cliBundles]);
   project.provide('dynamodbEndpoint', dynamo.endpoint);
   return async () => {
     shared.users -= 1;
