@@ -5,7 +5,7 @@
  * per endpoint is the site's), DynamoDB Local, one TrackerHttp and SiteShare per run as two Lambda containers have.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { basicAuth, TrackerHttp } from '../../functions/trackers/http.ts';
+import { basicAuth, ThrottleWaitDeferred, TrackerHttp } from '../../functions/trackers/http.ts';
 import { leaseIdOf, SiteShare, siteIdOf } from '../../functions/trackers/site-share.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { http } from '../support/http.ts';
@@ -26,14 +26,15 @@ beforeAll(async () => {
   table = await freshTable();
 });
 
-const runClient = () =>
+const runClient = (waitBudgetMs?: number) =>
   new TrackerHttp({
     tracker: 'target',
     baseUrl: jira,
     authorization: basicAuth(config.jira.email, config.jira.apiToken),
+    ...(waitBudgetMs ? { waitBudgetMs: () => waitBudgetMs } : {}),
   });
-const joinSite = async (client: TrackerHttp, runId: string) => {
-  const site = new SiteShare(table.store.siteLimits, siteIdOf(jira), leaseIdOf('tenant-1', runId));
+const joinSite = async (client: TrackerHttp, runId: string, on: TestTable = table) => {
+  const site = new SiteShare(on.store.siteLimits, siteIdOf(jira), leaseIdOf('tenant-1', runId));
   await site.join(client);
   return site;
 };
@@ -87,6 +88,31 @@ describe('runs of one Jira site', () => {
     // A's own pacer takes its half at its next sync.
     await siteA.sync();
     expect(a.pacer.laneState(MYSELF).rate).toBeCloseTo(RATE * 0.95 * 0.5);
+    siteA.stop();
+    siteB.stop();
+  });
+
+  it("hold a run for the site's hourly quota another run met: the wait is handed back and nothing is sent", async () => {
+    const own = await freshTable();
+    const faults = await http(jira, 'PUT', '/_sandbox/faults', {
+      body: { throttle: { count: 1, retryAfterSeconds: 30, reason: 'jira-quota-global-based' } },
+    });
+    expect(faults.status).toBe(200);
+    // Run A meets the quota; its invocation has a second left, so it hands the wait back.
+    const a = runClient(1000);
+    const siteA = await joinSite(a, 'run-a', own);
+    await expect(a.request('GET', '/rest/api/3/myself')).rejects.toBeInstanceOf(ThrottleWaitDeferred);
+    await siteA.sync();
+    // Run B, joining the site, hands the same wait back before sending anything.
+    const before = (await myselfLog()).length;
+    const b = runClient(1000);
+    const siteB = await joinSite(b, 'run-b', own);
+    await expect(b.request('GET', '/rest/api/3/myself')).rejects.toBeInstanceOf(ThrottleWaitDeferred);
+    expect({
+      sent: (await myselfLog()).length - before,
+      reason: b.deferredWait?.notice.reason,
+      until: b.deferredWait?.notice.until.getTime(),
+    }).toEqual({ sent: 0, reason: 'jira-quota-global-based', until: a.pacer.clientPause });
     siteA.stop();
     siteB.stop();
   });
