@@ -104,10 +104,10 @@ export const DATA_ACCESS: Record<LambdaName, DataAccess> = {
     table: { read: [], write: ['tenant', 'dashboardConnection'], queriesIndex: false },
     secrets: NO_SECRETS,
   },
-  // The migration engine: the run and everything of its project; the tenant's dashboard sockets; plugin
-  // configurations opened for their phases.
+  // The migration engine: the run and everything of its project; the tenant's dashboard sockets; the Jira
+  // sites' shared limits (functions/store/site-limits.ts); plugin configurations opened for their phases.
   engine: {
-    table: { read: [], write: ['tenant', 'project', 'dashboardConnection'], queriesIndex: true },
+    table: { read: [], write: ['tenant', 'project', 'dashboardConnection', 'site'], queriesIndex: true },
     secrets: { seal: ['trackerCredentials'], open: ['trackerCredentials', 'pluginConfig'] },
   },
   // Large scans: the scan record, the project's stored credentials (or the scan's own, sealed on it).

@@ -20,6 +20,7 @@ import { type Store, store } from '#store/index.ts';
 import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
 import { Interrupt } from '#trackers/interrupt.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { leaseIdOf, SiteShare, siteIdOf } from '#trackers/site-share.ts';
 import { answerInterrupt, callAgainAt, interruptible, obeyControl, waitSlice } from './control.ts';
 import {
   failRun,
@@ -157,12 +158,26 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     };
     const ref = { tenantId: run.tenantId, runId: run.id };
     const remainingMs = () => context.getRemainingTimeInMillis();
-    const answer: RunnerAnswer =
-      action === 'preflight'
-        ? await preflightStep(deps, ref, target.creds.project_key, interrupt)
-        : action === 'finalize'
-          ? await interruptible(deps, ref, interrupt, () => finalizeStep(deps, ref))
-          : await runBatch(deps, ref, remainingMs, target.creds.project_key, interrupt);
+    // The Jira site's limits, shared with the other runs working it: read now and every few seconds.
+    const site = new SiteShare(
+      s.siteLimits,
+      siteIdOf(target.creds.base_url),
+      leaseIdOf(run.tenantId, run.id),
+    );
+    await site.join(clients.target.http);
+    let answer: RunnerAnswer;
+    try {
+      answer =
+        action === 'preflight'
+          ? await preflightStep(deps, ref, target.creds.project_key, interrupt)
+          : action === 'finalize'
+            ? await interruptible(deps, ref, interrupt, () => finalizeStep(deps, ref))
+            : await runBatch(deps, ref, remainingMs, target.creds.project_key, interrupt);
+    } finally {
+      // The run's last step gives its place back; otherwise the lease lapses unless the next call renews it.
+      if (action === 'finalize') await site.leave();
+      else site.stop();
+    }
     // The state machine waits (in slices), then calls again.
     if (answer === 'wait') return { ...waitSlice(callAgainAt(interrupt.reason)), iterations: iterations + 1 };
     logger.info(`engine ${action}`, {

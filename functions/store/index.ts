@@ -14,6 +14,7 @@ import { RefreshTokenRepository } from './refresh-tokens.ts';
 import { RunRepository } from './runs.ts';
 import { ScanLeaseRepository } from './scan-leases.ts';
 import { ScanRepository } from './scans.ts';
+import { SiteLimitsRepository } from './site-limits.ts';
 import { SsoRepository } from './sso.ts';
 import { StreamLeaseRepository } from './stream-leases.ts';
 import { defaultTable, type Table } from './table.ts';
@@ -42,6 +43,8 @@ export interface Store {
   oauthAttempts: OAuthAttemptRepository;
   sso: SsoRepository;
   streamLeases: StreamLeaseRepository;
+  /** Each tracker site's shared limits: the runs working it, the rates it stated (site-limits.ts). */
+  siteLimits: SiteLimitsRepository;
   dashboardConnections: DashboardConnectionRepository;
 }
 
@@ -66,6 +69,7 @@ export function createStore(table: Table): Store {
     oauthAttempts: new OAuthAttemptRepository(table),
     sso: new SsoRepository(table),
     streamLeases: new StreamLeaseRepository(table),
+    siteLimits: new SiteLimitsRepository(table),
     dashboardConnections: new DashboardConnectionRepository(table),
   };
 }

@@ -16,6 +16,8 @@ export interface Key {
   sk: string;
 }
 
+/** A tracker site's partition starts so (its identity is hashed: the pattern names the prefix). */
+const SITE_PK = 'SITE#';
 const tenantPk = (tenantId: string) => `TENANT#${tenantId}`;
 const projectPk = (tenantId: string, projectId: string) => `TENANT#${tenantId}#PROJECT#${projectId}`;
 /** An identity provider's account (issuer and subject) as a fixed-length key part. */
@@ -125,6 +127,15 @@ export const keys = {
   rateWindow: (bucket: string, subject: string, windowStart: number): Key => ({
     pk: `RATE#${bucket}#${subject}`,
     sk: `WINDOW#${windowStart}`,
+  }),
+  /**
+   * One tracker site's shared limits (functions/store/site-limits.ts): the runs working it and the rates it
+   * stated. Global, as a site is (two tenants migrating into one Jira site share its buckets); keyed by the
+   * SHA-256 of the site's identity (its cloud id or base URL, never a credential), and holding no tenant data.
+   */
+  site: (siteId: string): Key => ({
+    pk: `${SITE_PK}${createHash('sha256').update(siteId).digest('base64url')}`,
+    sk: 'LIMITS',
   }),
 
   project: (tenantId: string, projectId: string): Key => ({
@@ -273,6 +284,7 @@ export const PARTITIONS = {
   invitation: keys.invitation('*').pk,
   refreshToken: keys.refreshToken('*').pk,
   rateWindow: keys.rateWindow('*', '*', 0).pk,
+  site: `${SITE_PK}*`,
   ssoSlug: keys.ssoSlug('*').pk,
   ssoAttempt: keys.ssoAttempt('*').pk,
   oauthAttempt: keys.oauthAttempt('*').pk,

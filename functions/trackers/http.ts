@@ -336,6 +336,19 @@ export class TrackerHttp {
     return until;
   }
 
+  /**
+   * The site's record says the whole site refuses until `until` (another run met Jira's quota, site-share.ts):
+   * held as that 429 would be, sat out within the wait budget, else handed back.
+   */
+  holdForSite(until: number): void {
+    const wait = until - Date.now();
+    if (wait <= 0) return;
+    if (this.opts.waitBudgetMs && wait > this.opts.waitBudgetMs()) {
+      const reason = 'jira-quota-global-based';
+      this.defer(new ThrottleWaitDeferred({ tracker: this.opts.tracker, reason, until: new Date(until) }));
+    } else this.pacer.pauseClient(until);
+  }
+
   /** Hands a whole-client wait back once (the latest reset wins if two 429s race); queued requests stop. */
   private defer(deferral: ThrottleWaitDeferred): void {
     logger.warn('tracker throttled: wait handed back', { ...this.opts.logKeys, ...deferral.notice });

@@ -8,6 +8,9 @@
  *     and paused alone by a `jira-per-issue-on-write` 429;
  *   - the client: paused by a 429 that concerns everything (Jira's hourly quota, Azure DevOps' TF400733, or one
  *     that names no limit) and slowed by Azure DevOps' `X-RateLimit-Delay`.
+ * Runs working one Jira site share its learnt rates (site-share.ts): the pacer starts from the rates the site's
+ * record holds and paces each at its share (`adoptSite`), so a run does not learn through 429s what another run
+ * learnt, and N runs together stay under the site's rate.
  * Jira: https://developer.atlassian.com/cloud/jira/platform/rate-limiting ; Azure DevOps:
  * https://learn.microsoft.com/en-us/azure/devops/integrate/concepts/rate-limits
  */
@@ -71,6 +74,9 @@ export const JIRA_PER_ISSUE_WINDOWS = [
   { writes: 100, seconds: 30 },
 ] as const;
 
+/** A learnt rate is paced a little under what the tracker stated: a real network's arrivals jitter. */
+const RATE_MARGIN = 0.95;
+
 /** Sent writes are timed at the client, arrivals at the tracker: windows held a little longer than the tracker's. */
 const WINDOW_MARGIN = 1.05;
 const WINDOW_SLACK_MS = 50;
@@ -113,8 +119,10 @@ class Lane {
   pausedUntil = 0;
   /** Until when a burst 429 is taken as part of the signal that last cut the limit (see onThrottle). */
   cutUntil = 0;
-  /** Requests per second learnt from a burst 429; undefined until then. */
+  /** Requests per second this lane paces at (its share of the stated rate, less a margin); undefined until learnt. */
   rate: number | undefined;
+  /** The endpoint's rate as the tracker stated it (`X-RateLimit-Limit` of a burst 429, here or at another run). */
+  stated: number | undefined;
   private tokens = 0;
   private tokensAt = 0;
   private readonly queue: (() => void)[] = [];
@@ -162,11 +170,19 @@ class Lane {
     return Math.ceil(((1 - this.tokens) / this.rate) * 1000);
   }
 
-  learnRate(limit: number, now: number): void {
-    // A little under the tracker's rate, starting from an empty bucket.
-    this.rate = limit * 0.95;
+  learnRate(limit: number, share: number, now: number): void {
+    // A little under the tracker's rate (this run's share of it), starting from an empty bucket.
+    this.stated = limit;
+    this.rate = limit * RATE_MARGIN * share;
     this.tokens = 0;
     this.tokensAt = now;
+  }
+
+  /** Another share of the same stated rate: the pace changes, the bucket's tokens stay (capped to the new size). */
+  reshare(share: number): void {
+    if (this.stated === undefined) return;
+    this.rate = this.stated * RATE_MARGIN * share;
+    this.tokens = Math.min(this.tokens, Math.max(1, this.rate / 2));
   }
 }
 
@@ -210,6 +226,8 @@ export class TrackerPacer {
   private clientPausedUntil = 0;
   /** Set by the first per-issue 429: from then on every issue's writes are held under `perIssueWindows`. */
   private perIssueLimited = false;
+  /** This run's share of the site's rates (1 / the runs working the site; 1 alone). */
+  private share = 1;
   private readonly clock: PacingClock;
   private readonly initial: number | undefined;
   private readonly ceiling: number;
@@ -242,6 +260,32 @@ export class TrackerPacer {
   /** Until when everything waits (0: no pause). */
   get clientPause(): number {
     return this.clientPausedUntil;
+  }
+
+  /** The rates the tracker stated per endpoint (burst 429s), here or adopted from the site: what a site shares. */
+  statedRates(): Record<string, number> {
+    const rates: Record<string, number> = {};
+    for (const [endpoint, lane] of this.lanes) if (lane.stated !== undefined) rates[endpoint] = lane.stated;
+    return rates;
+  }
+
+  /**
+   * What the site's record says (site-share.ts): the rates other runs learnt, and this run's share of every rate.
+   * An endpoint not yet learnt here starts paced (no 429 of its own needed); a learnt one keeps its bucket.
+   */
+  adoptSite(rates: Readonly<Record<string, number>>, share: number): void {
+    const now = this.clock.now();
+    this.share = share;
+    for (const [endpoint, limit] of Object.entries(rates)) {
+      const lane = this.lane(endpoint);
+      if (lane.stated !== limit) lane.learnRate(limit, share, now);
+    }
+    for (const lane of this.lanes.values()) lane.reshare(share);
+  }
+
+  /** The whole site refused until `until` (another run met its quota): everything waits, as after such a 429. */
+  pauseClient(until: number): void {
+    this.clientPausedUntil = Math.max(this.clientPausedUntil, until);
   }
 
   /**
@@ -324,7 +368,8 @@ export class TrackerPacer {
       // burst 429 to slow down that endpoint, and the Retry-After is for reissuing the refused request, which
       // waits it out itself (the HTTP layer's retry). Without a rate to pace at, the lane waits it out too.
       // https://developer.atlassian.com/cloud/jira/platform/build-an-app-that-respects-rate-limits/
-      if (info.reason === 'jira-burst-based' && info.limit && info.limit > 0) lane.learnRate(info.limit, now);
+      if (info.reason === 'jira-burst-based' && info.limit && info.limit > 0)
+        lane.learnRate(info.limit, this.share, now);
       else lane.pausedUntil = Math.max(lane.pausedUntil, until);
       return 'endpoint';
     }

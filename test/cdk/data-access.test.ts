@@ -135,6 +135,7 @@ describe('the table, per function', () => {
     expect(holders('SSOSTATE#*', READ)).toEqual(['sso']);
     expect(holders('OAUTH_ATTEMPT#*', READ)).toEqual(['connectors']);
     expect(holders('DASHCONN#*', WRITE)).toEqual(['dashboard', 'engine', 'migrations', 'team']);
+    expect(holders('SITE#*', WRITE)).toEqual(['engine']);
   });
 
   it('writes nothing from the plugins function, and only the leases from the stream', () => {

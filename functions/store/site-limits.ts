@@ -1,0 +1,80 @@
+/**
+ * One tracker site's shared limits, one item per site (keys.site): each run's lease (`lease:<id>` = expiry, epoch
+ * ms), each endpoint's stated rate (`rate:<endpoint>`) and the site's quota pause (`pausedUntil`). A run renews
+ * its lease, adds what it learnt and drops the leases it saw lapsed in one UpdateItem that answers the whole
+ * record: no read before it, no condition (each run writes its own lease; two runs writing one endpoint's rate
+ * write what the site stated to both). The item's TTL keeps the rates a day past the last write.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { SITE_RECORD_TTL_SECONDS, type SiteState, type SiteSync } from '#domain/site-share.ts';
+import { keys } from './keys.ts';
+import { conditionHeld, type Table } from './table.ts';
+
+const LEASE = 'lease:';
+const RATE = 'rate:';
+
+export class SiteLimitsRepository {
+  constructor(private readonly table: Table) {}
+
+  /** Renews the lease, writes what is new, answers the site's record as it is after the write. */
+  async sync(siteId: string, sync: SiteSync): Promise<SiteState> {
+    const names: Record<string, string> = { '#ttl': 'ttl', '#own': `${LEASE}${sync.lease.id}` };
+    const values: Record<string, unknown> = {
+      ':own': sync.lease.expiresAt,
+      ':ttl': Math.ceil(sync.now / 1000) + SITE_RECORD_TTL_SECONDS,
+    };
+    const sets = ['#own = :own', '#ttl = :ttl'];
+    Object.entries(sync.rates).forEach(([endpoint, rate], i) => {
+      names[`#r${i}`] = `${RATE}${endpoint}`;
+      values[`:r${i}`] = rate;
+      sets.push(`#r${i} = :r${i}`);
+    });
+    if (sync.pausedUntil) {
+      names['#paused'] = 'pausedUntil';
+      values[':paused'] = sync.pausedUntil;
+      sets.push('#paused = :paused');
+    }
+    const removes = sync.lapsed
+      .filter((id) => id !== sync.lease.id)
+      .map((id, i) => {
+        names[`#l${i}`] = `${LEASE}${id}`;
+        return `#l${i}`;
+      });
+    const out = await this.table.db.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: keys.site(siteId),
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return siteStateOf(out.Attributes ?? {});
+  }
+
+  /** Gives the run's place back (its run ended): the others take its share at their next read. */
+  async release(siteId: string, leaseId: string): Promise<void> {
+    await conditionHeld(
+      this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.site(siteId),
+          UpdateExpression: 'REMOVE #own',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#own': `${LEASE}${leaseId}` },
+        }),
+      ),
+    );
+  }
+}
+
+function siteStateOf(item: Record<string, unknown>): SiteState {
+  const state: SiteState = { leases: {}, rates: {}, pausedUntil: Number(item.pausedUntil ?? 0) || 0 };
+  for (const [name, value] of Object.entries(item)) {
+    if (typeof value !== 'number') continue;
+    if (name.startsWith(LEASE)) state.leases[name.slice(LEASE.length)] = value;
+    else if (name.startsWith(RATE)) state.rates[name.slice(RATE.length)] = value;
+  }
+  return state;
+}
