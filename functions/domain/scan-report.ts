@@ -70,66 +70,95 @@ function flatten(root: ScanNode): { path: string; depth: number; node: ScanNode 
   return out;
 }
 
-function countBy(items: ScanItem[], field: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const item of items) {
-    const value = item.fields[field];
-    if (typeof value === 'string') counts.set(value, (counts.get(value) ?? 0) + 1);
-  }
-  return counts;
-}
-
 const hasValue = (v: unknown) => v !== undefined && v !== null && v !== '';
 
-export function buildScanReport(input: ScanInput): ScanReport {
-  const { items } = input;
-  const typeCounts: Record<string, number> = {};
-  for (const [type, n] of [...countBy(items, 'System.WorkItemType')].sort(([a], [b]) => a.localeCompare(b)))
-    typeCounts[type] = n;
+function countInto(counts: Map<string, number>, value: unknown): void {
+  if (typeof value === 'string') counts.set(value, (counts.get(value) ?? 0) + 1);
+}
 
-  const perIteration = countBy(items, 'System.IterationPath');
-  const iterationPaths = flatten(input.iterations).flatMap(({ path, node }) => {
-    const startDate = day(node.attributes?.startDate);
-    const endDate = day(node.attributes?.finishDate);
-    return startDate && endDate ? [{ path, startDate, endDate, itemCount: perIteration.get(path) ?? 0 }] : [];
-  });
+/** What a scan reports besides the items: the project's classification trees and field definitions. */
+export type ScanShape = Omit<ScanInput, 'items' | 'commentCount'>;
 
-  const perArea = countBy(items, 'System.AreaPath');
-  const areaPaths = flatten(input.areas).map(({ path, depth }) => ({
-    path,
-    depth,
-    itemCount: perArea.get(path) ?? 0,
-  }));
+/** The scan report folded over chunks of items, each added then dropped: memory holds counts, not items. */
+export interface ScanReportFold {
+  /**
+   * Counts a chunk. `countedComments` is the chunk's comments as the tracker counted them, for items that do not
+   * carry System.CommentCount; without it the items' own counts are summed.
+   */
+  add(items: readonly ScanItem[], countedComments?: number): void;
+  /** The report of every item added so far. */
+  finish(): ScanReport;
+}
 
-  const customFields = input.fieldDefinitions
+export function startScanReport(shape: ScanShape): ScanReportFold {
+  const types = new Map<string, number>();
+  const perIteration = new Map<string, number>();
+  const perArea = new Map<string, number>();
+  const custom = shape.fieldDefinitions
     .filter((f) => f.referenceName.startsWith('Custom.'))
-    .map((f) => ({
-      referenceName: f.referenceName,
-      name: f.name,
-      type: f.type,
-      itemCount: items.filter((i) => hasValue(i.fields[f.referenceName])).length,
-    }))
-    .sort((a, b) => a.referenceName.localeCompare(b.referenceName));
-
+    .map((f) => ({ definition: f, itemCount: 0 }));
+  let total = 0;
   let attachmentBytes = 0;
-  for (const item of items) {
-    for (const r of item.relations ?? []) {
-      if (r.rel === 'AttachedFile') attachmentBytes += Number(r.attributes?.resourceSize ?? 0);
-    }
-  }
-  const attachmentTotalGb = Math.round((attachmentBytes / GIB) * 1e6) / 1e6;
-
-  const commentCount =
-    input.commentCount ?? items.reduce((sum, i) => sum + Number(i.fields['System.CommentCount'] ?? 0), 0);
-
+  let comments = 0;
   return {
-    totalWorkItems: items.length,
-    typeCounts,
-    iterationPaths,
-    areaPaths,
-    customFields,
-    attachmentTotalGb,
-    commentCount,
-    pricing: priceScan(items.length, attachmentTotalGb),
+    add(items, countedComments) {
+      for (const item of items) {
+        countInto(types, item.fields['System.WorkItemType']);
+        countInto(perIteration, item.fields['System.IterationPath']);
+        countInto(perArea, item.fields['System.AreaPath']);
+        for (const field of custom)
+          if (hasValue(item.fields[field.definition.referenceName])) field.itemCount++;
+        for (const r of item.relations ?? []) {
+          if (r.rel === 'AttachedFile') attachmentBytes += Number(r.attributes?.resourceSize ?? 0);
+        }
+        if (countedComments === undefined) comments += Number(item.fields['System.CommentCount'] ?? 0);
+      }
+      total += items.length;
+      if (countedComments !== undefined) comments += countedComments;
+    },
+    finish() {
+      const typeCounts: Record<string, number> = {};
+      for (const [type, n] of [...types].sort(([a], [b]) => a.localeCompare(b))) typeCounts[type] = n;
+
+      const iterationPaths = flatten(shape.iterations).flatMap(({ path, node }) => {
+        const startDate = day(node.attributes?.startDate);
+        const endDate = day(node.attributes?.finishDate);
+        return startDate && endDate
+          ? [{ path, startDate, endDate, itemCount: perIteration.get(path) ?? 0 }]
+          : [];
+      });
+      const areaPaths = flatten(shape.areas).map(({ path, depth }) => ({
+        path,
+        depth,
+        itemCount: perArea.get(path) ?? 0,
+      }));
+      const customFields = custom
+        .map(({ definition: f, itemCount }) => ({
+          referenceName: f.referenceName,
+          name: f.name,
+          type: f.type,
+          itemCount,
+        }))
+        .sort((a, b) => a.referenceName.localeCompare(b.referenceName));
+      const attachmentTotalGb = Math.round((attachmentBytes / GIB) * 1e6) / 1e6;
+      return {
+        totalWorkItems: total,
+        typeCounts,
+        iterationPaths,
+        areaPaths,
+        customFields,
+        attachmentTotalGb,
+        commentCount: comments,
+        pricing: priceScan(total, attachmentTotalGb),
+      };
+    },
   };
+}
+
+/** The report over a whole project at once: the fold over it as one chunk. */
+export function buildScanReport(input: ScanInput): ScanReport {
+  const { items, commentCount, ...shape } = input;
+  const fold = startScanReport(shape);
+  fold.add(items, commentCount);
+  return fold.finish();
 }

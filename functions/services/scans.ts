@@ -12,7 +12,7 @@ import {
 } from '#domain/connectors.ts';
 import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS } from '#domain/lifecycle.ts';
-import { buildScanReport, type ScanReport } from '#domain/scan-report.ts';
+import type { ScanReport } from '#domain/scan-report.ts';
 import {
   decideScanSlot,
   SCAN_LOST_AFTER_MS,
@@ -36,8 +36,7 @@ import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { describeTrackerFailure, refuseOutbound, storedCredentials } from './connectors.ts';
 import { findProject } from './projects.ts';
 import { offerQuote } from './quotes.ts';
-
-const SCAN_CHUNK = 1_000;
+import { scanItems } from './scan-items.ts';
 
 /** A scan handed to the background: ids only, the worker reads the record and unseals the credentials itself. */
 export interface ScanJob {
@@ -56,34 +55,6 @@ export interface ScanLimits {
 export interface ScanDispatcher {
   /** Hands the scan over; resolves once it is accepted (not done). Throws when it cannot be handed over. */
   dispatch(job: ScanJob): Promise<void>;
-}
-
-async function scanItems(
-  client: AdoClient,
-  ids: number[],
-  onProgress: (processed: number) => Promise<void>,
-): Promise<ScanReport> {
-  const [areas, iterations, fieldDefinitions] = await Promise.all([
-    client.classificationNodes('areas'),
-    client.classificationNodes('iterations'),
-    client.fields(),
-  ]);
-  const items = [];
-  for (let i = 0; i < ids.length; i += SCAN_CHUNK) {
-    items.push(...(await client.workItems(ids.slice(i, i + SCAN_CHUNK), { expand: 'relations' })));
-    await onProgress(Math.min(ids.length, i + SCAN_CHUNK));
-  }
-  const needCounts = items.some((i) => i.fields['System.CommentCount'] === undefined);
-  const commentCount = needCounts
-    ? (await Promise.all(items.map((i) => client.commentCount(i.id)))).reduce((a, b) => a + b, 0)
-    : undefined;
-  return buildScanReport({
-    items,
-    areas,
-    iterations,
-    fieldDefinitions,
-    ...(commentCount !== undefined ? { commentCount } : {}),
-  });
 }
 
 async function finishScan(store: Store, scan: ScanRecord, report: ScanReport): Promise<ScanRecord> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildScanReport } from '../../functions/domain/scan-report.ts';
+import { buildScanReport, startScanReport } from '../../functions/domain/scan-report.ts';
 
 const areas = {
   name: 'Contoso',
@@ -69,5 +69,67 @@ describe('the scan report', () => {
       commentCount: 6,
     });
     expect(report.pricing).toMatchObject({ totalItems: 3, attachmentGb: 1.5, currency: 'GBP' });
+  });
+});
+
+/** A generated project: a seeded mix of types, paths, custom fields, attachments and comment counts. */
+function generatedProject(size: number, seed: number) {
+  let state = seed;
+  const next = (n: number) => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state % n;
+  };
+  const areaPaths = ['Contoso', 'Contoso\\Web', 'Contoso\\Web\\Checkout', 'Contoso\\Mobile', 'Elsewhere'];
+  const iterationPaths = ['Contoso\\Sprint 1', 'Contoso\\Backlog', 'Contoso'];
+  const types = ['Bug', 'Epic', 'User Story', 'Task'];
+  return Array.from({ length: size }, () => ({
+    fields: {
+      'System.WorkItemType': types[next(types.length)],
+      'System.AreaPath': areaPaths[next(areaPaths.length)],
+      'System.IterationPath': iterationPaths[next(iterationPaths.length)],
+      'System.CommentCount': next(7),
+      ...(next(3) === 0 ? { 'Custom.Risk': ['High', '', null][next(3)] } : {}),
+      ...(next(4) === 0 ? { 'Custom.Score': next(100) } : {}),
+    },
+    relations: Array.from({ length: next(4) }, () =>
+      next(2) === 0
+        ? { rel: 'AttachedFile', attributes: { resourceSize: next(50_000_000) } }
+        : { rel: 'System.LinkTypes.Related' },
+    ),
+  }));
+}
+
+describe('the scan report as a fold over chunks', () => {
+  const shape = {
+    areas,
+    iterations,
+    fieldDefinitions: [
+      { referenceName: 'Custom.Score', name: 'Score', type: 'integer' },
+      { referenceName: 'Custom.Risk', name: 'Risk', type: 'string' },
+      { referenceName: 'System.Title', name: 'Title', type: 'string' },
+    ],
+  };
+  const items = generatedProject(2_503, 7);
+
+  it('answers byte for byte what the report over the whole project answers, for any chunking', () => {
+    const whole = JSON.stringify(buildScanReport({ items, ...shape }));
+    for (const size of [1, 7, 1_000, 2_503, 5_000]) {
+      const fold = startScanReport(shape);
+      for (let i = 0; i < items.length; i += size) fold.add(items.slice(i, i + size));
+      expect(JSON.stringify(fold.finish())).toBe(whole);
+    }
+  });
+
+  it("takes the tracker's comment counts per chunk in place of the items' own", () => {
+    const whole = JSON.stringify(buildScanReport({ items, ...shape, commentCount: 4_242 }));
+    const fold = startScanReport(shape);
+    fold.add(items.slice(0, 1_000), 4_000);
+    fold.add(items.slice(1_000), 242);
+    expect(JSON.stringify(fold.finish())).toBe(whole);
+  });
+
+  it('reports an empty project', () => {
+    expect(startScanReport(shape).finish()).toEqual(buildScanReport({ items: [], ...shape }));
+    expect(startScanReport(shape).finish()).toMatchObject({ totalWorkItems: 0, commentCount: 0 });
   });
 });
