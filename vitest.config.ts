@@ -7,7 +7,10 @@ import { defineConfig } from 'vitest/config';
  */
 export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
 /** Files of those folders that need a module graph of their own: `vi.mock` replaces a module for one file only. */
-export const ISOLATED_EXCEPTIONS = ['test/unit/login-timing.test.ts'];
+export const ISOLATED_EXCEPTIONS = [
+  'test/unit/login-timing.test.ts',
+  'test/unit/final-description-builds.test.ts',
+];
 
 /** Files that start services, children, browsers or tables: one process and module graph each. */
 export const ISOLATED_FOLDERS = ['test/e2e', 'test/integration', 'test/security', 'test/browser'];
