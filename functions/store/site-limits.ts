@@ -6,12 +6,34 @@
  * write what the site stated to both). The item's TTL keeps the rates a day past the last write.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import { SITE_RECORD_TTL_SECONDS, type SiteState, type SiteSync } from '#domain/site-share.ts';
 import { keys } from './keys.ts';
+import { storedEntity } from './stored-item.ts';
 import { conditionHeld, type Table } from './table.ts';
 
 const LEASE = 'lease:';
 const RATE = 'rate:';
+
+/** The record as the pacer reads it: every lease expiry, stated rate and the pause a number (never paced at NaN). */
+const SITE_RECORD = storedEntity<SiteState>(
+  'site limits',
+  z
+    .looseObject({ pausedUntil: z.number().optional() })
+    .superRefine((item, ctx) => {
+      for (const [name, value] of Object.entries(item))
+        if ((name.startsWith(LEASE) || name.startsWith(RATE)) && typeof value !== 'number')
+          ctx.addIssue({ code: 'invalid_type', expected: 'number', input: value, path: [name] });
+    })
+    .transform((item) => {
+      const state: SiteState = { leases: {}, rates: {}, pausedUntil: item.pausedUntil ?? 0 };
+      for (const [name, value] of Object.entries(item)) {
+        if (name.startsWith(LEASE)) state.leases[name.slice(LEASE.length)] = value as number;
+        else if (name.startsWith(RATE)) state.rates[name.slice(RATE.length)] = value as number;
+      }
+      return state;
+    }),
+);
 
 export class SiteLimitsRepository {
   constructor(private readonly table: Table) {}
@@ -50,7 +72,7 @@ export class SiteLimitsRepository {
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return siteStateOf(out.Attributes ?? {});
+    return SITE_RECORD.parse(out.Attributes ?? {});
   }
 
   /** Gives the run's place back (its run ended): the others take its share at their next read. */
@@ -67,14 +89,4 @@ export class SiteLimitsRepository {
       ),
     );
   }
-}
-
-function siteStateOf(item: Record<string, unknown>): SiteState {
-  const state: SiteState = { leases: {}, rates: {}, pausedUntil: Number(item.pausedUntil ?? 0) || 0 };
-  for (const [name, value] of Object.entries(item)) {
-    if (typeof value !== 'number') continue;
-    if (name.startsWith(LEASE)) state.leases[name.slice(LEASE.length)] = value;
-    else if (name.startsWith(RATE)) state.rates[name.slice(RATE.length)] = value;
-  }
-  return state;
 }

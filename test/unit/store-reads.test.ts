@@ -213,6 +213,25 @@ describe('an item that does not read as its entity', () => {
     );
   });
 
+  it('a site record whose stated rate or quota pause is not a number is refused, not paced at NaN', async () => {
+    const siteId = randomUUID();
+    const key = keys.site(siteId);
+    const sync = {
+      lease: { id: 'lease-1', expiresAt: Date.now() + 30_000 },
+      rates: {},
+      lapsed: [],
+      now: Date.now(),
+    };
+    await put({ ...key, 'rate:GET /rest/api/3/myself': SECRET });
+    expect(await refusal(() => store.siteLimits.sync(siteId, sync))).toBe(
+      `site limits ${key.pk} ${key.sk} does not read: [key] (invalid_type: expected number)`,
+    );
+    await put({ ...key, pausedUntil: SECRET });
+    expect(await refusal(() => store.siteLimits.sync(siteId, sync))).toBe(
+      `site limits ${key.pk} ${key.sk} does not read: pausedUntil (invalid_type: expected number)`,
+    );
+  });
+
   it('a failed item’s mark whose item id is not a number is refused, not counted as NaN', async () => {
     const runId = randomUUID();
     const key = keys.failedItem(tenantId, projectId, runId, 7);
