@@ -10,12 +10,17 @@ export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
 /**
  * Files that start services, sandboxes, children and tables of their own, and point `process.env` at them: they
  * share a worker process, so the packages (AWS SDK, zod, jose, middy) load once per worker, but each file gets our
- * own modules fresh and the environment put back (test/support/fresh-modules.ts).
+ * own modules fresh and the environment put back (test/support/fresh-modules.ts). test/security took 96 CPU-s so
+ * instead of 149 (docs/bench-log.md).
  */
-export const SHARED_PACKAGE_FOLDERS = ['test/security'];
+export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration'];
 
-/** Files that keep a process and module graph each. */
-export const ISOLATED_FOLDERS = ['test/e2e', 'test/integration', 'test/browser'];
+/**
+ * Files that keep a process and module graph each: the engine files (their sharing not measured yet: on the loaded
+ * machine they ran into their timeouts isolated too) and the browser files (four, each one `npm start` child and
+ * one Chromium: little to share).
+ */
+export const ISOLATED_FOLDERS = ['test/e2e', 'test/browser'];
 
 /** Files of the sharing folders that need a process of their own, and why. */
 export const ISOLATED_EXCEPTIONS: Record<string, string> = {
