@@ -6,14 +6,28 @@ import { defineConfig } from 'vitest/config';
  * instead of once per file halved these folders' CPU (docs/testing.md, "Keeping the suite within budget").
  */
 export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
-/** Files of those folders that need a module graph of their own: `vi.mock` replaces a module for one file only. */
-export const ISOLATED_EXCEPTIONS = [
-  'test/unit/login-timing.test.ts',
-  'test/unit/final-description-builds.test.ts',
-];
 
-/** Files that start services, children, browsers or tables: one process and module graph each. */
-export const ISOLATED_FOLDERS = ['test/e2e', 'test/integration', 'test/security', 'test/browser'];
+/**
+ * Files that start services, sandboxes, children and tables of their own, and point `process.env` at them: they
+ * share a worker process, so the packages (AWS SDK, zod, jose, middy) load once per worker, but each file gets our
+ * own modules fresh and the environment put back (test/support/fresh-modules.ts). test/security took 96 CPU-s so
+ * instead of 149 (docs/bench-log.md).
+ */
+export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration'];
+
+/**
+ * Files that keep a process and module graph each: the engine files (their sharing not measured yet: on the loaded
+ * machine they ran into their timeouts isolated too) and the browser files (four, each one `npm start` child and
+ * one Chromium: little to share).
+ */
+export const ISOLATED_FOLDERS = ['test/e2e', 'test/browser'];
+
+/** Files of the sharing folders that need a process of their own, and why. */
+export const ISOLATED_EXCEPTIONS: Record<string, string> = {
+  'test/unit/login-timing.test.ts': '`vi.mock` replaces a module for this file only',
+  'test/unit/final-description-builds.test.ts': '`vi.mock` replaces a module for this file only',
+};
+const isolatedExceptions = Object.keys(ISOLATED_EXCEPTIONS);
 
 const testsIn = (folder: string) => `${folder}/**/*.test.ts`;
 
@@ -43,7 +57,18 @@ export default defineConfig({
           // The few that read a table use the run's one DynamoDB Local (shared with the other project).
           globalSetup: ['test/support/global-setup.ts'],
           include: SHARED_MODULE_FOLDERS.map(testsIn),
-          exclude: ISOLATED_EXCEPTIONS,
+          exclude: isolatedExceptions,
+          isolate: false,
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: 'shared-packages',
+          globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/fresh-modules.ts'],
+          include: SHARED_PACKAGE_FOLDERS.map(testsIn),
+          exclude: isolatedExceptions,
           isolate: false,
         },
       },
@@ -51,7 +76,7 @@ export default defineConfig({
         test: {
           ...common,
           name: 'isolated',
-          include: [...ISOLATED_FOLDERS.map(testsIn), ...ISOLATED_EXCEPTIONS],
+          include: [...ISOLATED_FOLDERS.map(testsIn), ...isolatedExceptions],
           // One in-memory DynamoDB Local (and the console's build) for the files that need them.
           globalSetup: ['test/support/global-setup.ts'],
         },

@@ -20,7 +20,8 @@ afterAll(() => {
 });
 
 async function startService(env: Record<string, string>) {
-  const started = await startChild(env);
+  // The entry users run: this file's claim is `npm start` itself.
+  const started = await startChild(env, 'npm start');
   child = started.proc;
   return started;
 }

@@ -1,6 +1,17 @@
-/** `npm start` as a newcomer runs it: bin/local.ts in a child process, waited for until its banner is out. */
+/** `npm start` in a child process (bin/local.ts), waited for until its banner is out. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { LOCAL_BUNDLE } from './cli-bundles.ts';
 import { freePort } from './global-setup.ts';
+
+/**
+ * How the child runs bin/local.ts: as `npm start` does (tsx's loader), or from the bundle of the run's global setup
+ * (test/support/cli-bundles.ts; the same sources, a plain `node` start) where the claim is not how users start it.
+ */
+export type ServiceEntry = 'npm start' | 'bundle';
+const ENTRY_ARGS: Record<ServiceEntry, string[]> = {
+  'npm start': ['--import', 'tsx', 'bin/local.ts'],
+  bundle: [LOCAL_BUNDLE],
+};
 
 export interface StartedService {
   proc: ChildProcess;
@@ -8,8 +19,14 @@ export interface StartedService {
   exited: Promise<number | null>;
 }
 
-export async function startService(env: Record<string, string>): Promise<StartedService> {
-  const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
+/** Under vitest the global setup built the bundle for this run; outside it (the console bench) there is none. */
+const defaultEntry = (): ServiceEntry => (process.env.VITEST ? 'bundle' : 'npm start');
+
+export async function startService(
+  env: Record<string, string>,
+  entry: ServiceEntry = defaultEntry(),
+): Promise<StartedService> {
+  const proc = spawn('node', ENTRY_ARGS[entry], {
     // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
     env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,11 +1,17 @@
 /**
- * The suite's two projects (vitest.config.ts): every test file belongs to exactly one, and a file that replaces a
- * module with `vi.mock` never shares its module graph with other files (the mock would leak into them, or miss).
+ * The suite's projects (vitest.config.ts): every test file belongs to exactly one, and a file that replaces a
+ * module with `vi.mock` never shares its worker with other files (the mock would leak into them, or miss): it is an
+ * exception, which says why.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ISOLATED_EXCEPTIONS, ISOLATED_FOLDERS, SHARED_MODULE_FOLDERS } from '../../vitest.config.ts';
+import config, {
+  ISOLATED_EXCEPTIONS,
+  ISOLATED_FOLDERS,
+  SHARED_MODULE_FOLDERS,
+  SHARED_PACKAGE_FOLDERS,
+} from '../../vitest.config.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const testFolders = readdirSync(join(root, 'test'), { withFileTypes: true })
@@ -20,13 +26,30 @@ const testsOf = (folder: string) =>
 
 describe('the test projects', () => {
   it('put every folder with tests in exactly one project', () => {
-    expect([...SHARED_MODULE_FOLDERS, ...ISOLATED_FOLDERS].sort()).toEqual(testFolders.sort());
+    expect([...SHARED_MODULE_FOLDERS, ...SHARED_PACKAGE_FOLDERS, ...ISOLATED_FOLDERS].sort()).toEqual(
+      testFolders.sort(),
+    );
   });
 
-  it('isolate each shared-folder file that mocks a module', () => {
-    const mocking = SHARED_MODULE_FOLDERS.flatMap(testsOf).filter((file) =>
-      /\bvi\.(mock|doMock)\(/.test(readFileSync(join(root, file), 'utf8')),
-    );
-    expect(mocking.sort()).toEqual([...ISOLATED_EXCEPTIONS].sort());
+  it('isolate each file of a sharing folder that mocks a module, and say why', () => {
+    const mocking = [...SHARED_MODULE_FOLDERS, ...SHARED_PACKAGE_FOLDERS]
+      .flatMap(testsOf)
+      .filter((file) => /\bvi\.(mock|doMock)\(/.test(readFileSync(join(root, file), 'utf8')));
+    const exceptions = Object.keys(ISOLATED_EXCEPTIONS);
+    expect(mocking.filter((file) => !exceptions.includes(file))).toEqual([]);
+    // Each exception is a file of a sharing folder that still exists, with its reason.
+    const sharing = [...SHARED_MODULE_FOLDERS, ...SHARED_PACKAGE_FOLDERS].flatMap(testsOf);
+    expect(exceptions.filter((file) => !sharing.includes(file))).toEqual([]);
+    expect(Object.values(ISOLATED_EXCEPTIONS).filter((why) => why.trim() === '')).toEqual([]);
+  });
+
+  it('give each file of a shared-packages folder our modules fresh and its environment back', () => {
+    const projects = (config.test?.projects ?? []) as { test: Record<string, unknown> }[];
+    const sharedPackages = projects.find((p) => p.test.name === 'shared-packages')?.test;
+    expect(sharedPackages).toMatchObject({
+      isolate: false,
+      setupFiles: ['test/support/fresh-modules.ts'],
+      include: SHARED_PACKAGE_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
+    });
   });
 });
