@@ -200,11 +200,27 @@ export async function withinItemBudget<R>(
 }
 
 /**
- * Jira's refusal of one request, as a reason for the failure report; undefined for anything else (the tracker
- * unreachable, a bug): those are thrown, and the chunk, safe to work again, is retried.
+ * Whether Jira refused the request itself: a 4xx that stands (the item's or the tenant's to mend). Not a 5xx
+ * or an unreachable Jira (a passing fault: the run waits it out, trackers/tracker-errors.ts `passingFault`), a
+ * 401 (the credentials' business) or a 429 (the pacer's): an item never fails for those.
+ */
+export function isRefusal(err: unknown): err is TrackerHttpError {
+  return (
+    err instanceof TrackerHttpError &&
+    err.tracker === 'target' &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    err.status !== 401 &&
+    err.status !== 429
+  );
+}
+
+/**
+ * Jira's refusal of one request, as a reason for the failure report; undefined for anything else (a passing
+ * fault, a bug): those are thrown, and the unit, safe to work again, is worked again after the run's wait.
  */
 export function refusalOf(err: unknown): string | undefined {
-  if (!(err instanceof TrackerHttpError) || err.tracker !== 'target') return undefined;
+  if (!isRefusal(err)) return undefined;
   const body = err.body as { errorMessages?: string[]; errors?: Record<string, string> } | undefined;
   const details = [
     ...(body?.errorMessages ?? []),

@@ -18,21 +18,16 @@ const RATE = 'rate:';
 /** The record as the pacer reads it: every lease expiry, stated rate and the pause a number (never paced at NaN). */
 const SITE_RECORD = storedEntity<SiteState>(
   'site limits',
-  z
-    .looseObject({ pausedUntil: z.number().optional() })
-    .superRefine((item, ctx) => {
-      for (const [name, value] of Object.entries(item))
-        if ((name.startsWith(LEASE) || name.startsWith(RATE)) && typeof value !== 'number')
-          ctx.addIssue({ code: 'invalid_type', expected: 'number', input: value, path: [name] });
-    })
-    .transform((item) => {
-      const state: SiteState = { leases: {}, rates: {}, pausedUntil: item.pausedUntil ?? 0 };
-      for (const [name, value] of Object.entries(item)) {
-        if (name.startsWith(LEASE)) state.leases[name.slice(LEASE.length)] = value as number;
-        else if (name.startsWith(RATE)) state.rates[name.slice(RATE.length)] = value as number;
-      }
-      return state;
-    }),
+  z.looseObject({ pausedUntil: z.number().optional() }).transform((item, ctx) => {
+    const state: SiteState = { leases: {}, rates: {}, pausedUntil: item.pausedUntil ?? 0 };
+    for (const [name, value] of Object.entries(item)) {
+      const into = name.startsWith(LEASE) ? state.leases : name.startsWith(RATE) ? state.rates : undefined;
+      if (!into) continue;
+      if (typeof value === 'number') into[name.slice(name.indexOf(':') + 1)] = value;
+      else ctx.issues.push({ code: 'invalid_type', expected: 'number', input: value, path: [name] });
+    }
+    return state;
+  }),
 );
 
 export class SiteLimitsRepository {

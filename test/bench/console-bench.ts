@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../bin/console-build.ts';
+import { chunkEventId } from '../../functions/domain/run-events.ts';
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { createStore } from '../../functions/store/index.ts';
 import { LOCAL_TABLE_NAME } from '../../local/runtime.ts';
@@ -24,6 +25,8 @@ import { sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixture
 const RUNS = 9;
 /** Work items of the run whose progress events are timed: 50 a chunk, one progress event per chunk and phase. */
 const STREAM_ITEMS = Number(process.env.BENCH_STREAM_ITEMS ?? 300);
+/** Log lines the run page replays from the stream's first event (a 50,000-item run's log, issue "scale"). */
+const REPLAY_LINES = Number(process.env.BENCH_REPLAY_LINES ?? 50_000);
 
 ensureConsoleBuilt();
 const assets = join(CONSOLE_DIST, 'assets');
@@ -82,6 +85,11 @@ if (!browserAvailable) {
         ? `progress event, store write to DOM           median ${percentile(shown, 0.5).toFixed(0)} ms  p95 ${percentile(shown, 0.95).toFixed(0)} ms  (min ${shown[0]?.toFixed(0)}, max ${shown.at(-1)?.toFixed(0)}, ${shown.length} of ${latency.written} events shown, stream poll ${latency.pollMs} ms)`
         : `progress event, store write to DOM           no event shown (${latency.written} written)`,
     );
+    const replay = await replayToScreen(h, latency.run, REPLAY_LINES);
+    console.log(
+      `run page, replay of ${replay.events.toLocaleString('en-US')} events to "stream ended"   ${replay.ms.toFixed(0)} ms; ` +
+        `log redrawn ${replay.logRedraws.toLocaleString('en-US')} times; long tasks ${replay.longTasks} (${replay.longTaskMs.toFixed(0)} ms in all, longest ${replay.longestTaskMs.toFixed(0)} ms); log text in the DOM ${replay.logKiB.toFixed(1)} KiB`,
+    );
   } finally {
     await h.close();
   }
@@ -99,7 +107,7 @@ function percentile(sorted: number[], share: number): number {
  */
 async function streamToScreen(
   h: ConsoleHarness,
-): Promise<{ samples: number[]; written: number; pollMs: number }> {
+): Promise<{ samples: number[]; written: number; pollMs: number; run: BenchRun }> {
   const { base, page, password } = h;
   const call = (method: string, path: string, options?: { token?: string; body?: unknown }) =>
     http(base, method, path, options ?? {});
@@ -167,5 +175,119 @@ async function streamToScreen(
       return event ? [s.at - event.at] : [];
     })
     .sort((a, b) => a - b);
-  return { samples, written: written.length, pollMs: Number(process.env.STREAM_POLL_MS ?? 500) };
+  return {
+    samples,
+    written: written.length,
+    pollMs: Number(process.env.STREAM_POLL_MS ?? 500),
+    run: { tenantId, projectId, runId, store },
+  };
+}
+
+interface BenchRun {
+  tenantId: string;
+  projectId: string;
+  runId: string;
+  store: ReturnType<typeof createStore>;
+}
+
+/**
+ * The finished run's page opened afresh after `lines` log events were added before its first (ids of phase 0,
+ * which sort first): the stream replays them all from the first event, then the run's own, then `done`. Timed
+ * from navigation to "stream ended", with the page's long tasks (PerformanceObserver) and how often the log's
+ * text was redrawn (a MutationObserver on it): what a 50,000-line log costs the browser.
+ */
+async function replayToScreen(
+  h: ConsoleHarness,
+  run: BenchRun,
+  lines: number,
+): Promise<{
+  events: number;
+  ms: number;
+  logRedraws: number;
+  longTasks: number;
+  longTaskMs: number;
+  longestTaskMs: number;
+  logKiB: number;
+}> {
+  const { tenantId, projectId, runId, store } = run;
+  const own = (await store.runs.events(tenantId, projectId, runId, undefined, 100_000)).length;
+  const PER_WRITE = 100;
+  for (let i = 0; i < lines; i += PER_WRITE * 8) {
+    await Promise.all(
+      Array.from({ length: 8 }, (_, w) => i + w * PER_WRITE)
+        .filter((from) => from < lines)
+        .map((from) =>
+          store.runs.appendEvents(
+            tenantId,
+            projectId,
+            runId,
+            Array.from({ length: Math.min(PER_WRITE, lines - from) }, (_, k) => ({
+              id: chunkEventId(0, Math.floor((from + k) / PER_WRITE), (from + k) % PER_WRITE),
+              event: {
+                type: 'log' as const,
+                message: `Replayed line ${from + k + 1} of ${lines}: #${from + k} migrated`,
+              },
+            })),
+          ),
+        ),
+    );
+  }
+  const page = await h.page.context().newPage();
+  try {
+    await page.addInitScript(() => {
+      const g = globalThis as unknown as {
+        document: { querySelector(s: string): unknown };
+        MutationObserver: new (
+          cb: (records: { target: unknown }[]) => void,
+        ) => {
+          observe(target: unknown, opts: unknown): void;
+        };
+        PerformanceObserver: new (
+          cb: (list: { getEntries(): { duration: number }[] }) => void,
+        ) => { observe(opts: unknown): void };
+        __replay: { redraws: number; tasks: number[] };
+      };
+      g.__replay = { redraws: 0, tasks: [] };
+      new g.PerformanceObserver((list) => {
+        for (const e of list.getEntries()) g.__replay.tasks.push(e.duration);
+      }).observe({ type: 'longtask', buffered: true });
+      // The log's text is one node React replaces or edits on each render that changes it.
+      // No named inner function here: the bench's loader would wrap it in a helper the page does not have.
+      new g.MutationObserver((records) => {
+        for (const r of records) {
+          const n = r.target as {
+            closest?(s: string): unknown;
+            parentElement?: { closest(s: string): unknown };
+          };
+          if (
+            n.closest
+              ? n.closest('[data-testid="run-log"]')
+              : n.parentElement?.closest('[data-testid="run-log"]')
+          ) {
+            g.__replay.redraws++;
+            return;
+          }
+        }
+      }).observe(g.document, { subtree: true, characterData: true, childList: true });
+    });
+    const started = performance.now();
+    await page.goto(`${h.base}/runs/${runId}`);
+    await page.getByText('stream ended').waitFor({ timeout: 600_000 });
+    const ms = performance.now() - started;
+    const seen = (await page.evaluate(
+      () => (globalThis as unknown as { __replay: { redraws: number; tasks: number[] } }).__replay,
+    )) as { redraws: number; tasks: number[] };
+    const logText = (await page.getByTestId('run-log').textContent()) ?? '';
+    return {
+      events: own + lines,
+      ms,
+      logRedraws: seen.redraws,
+      longTasks: seen.tasks.length,
+      longTaskMs: seen.tasks.reduce((a, b) => a + b, 0),
+      longestTaskMs: Math.max(0, ...seen.tasks),
+      logKiB: logText.length / 1024,
+    };
+  } finally {
+    await page.close();
+  }
 }

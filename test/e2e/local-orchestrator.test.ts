@@ -337,7 +337,12 @@ describe('the local orchestrator over the real state machine', () => {
    * two of them in a row before the run fails; Jira answers 503 to its next `count` requests: preflight's two
    * Jira reads (project and fields, side by side) retry six attempts each, so 12 outlast the retries of one.
    */
-  async function outageRun(name: string, count: number) {
+  async function outageRun(
+    name: string,
+    count: number,
+    endpoint?: string,
+    beforeCall?: (calls: string[]) => Promise<void>,
+  ) {
     const patient = createEngineHandler({
       store: () => h.app.store,
       artifacts: () => new DiskArtifactStore(dir),
@@ -346,9 +351,14 @@ describe('the local orchestrator over the real state machine', () => {
     });
     const project = await connectedProject(name);
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', options);
-    await h.control('jira', 'PUT', '/_sandbox/faults', { errors: { count, status: 503 } });
+    await h.control('jira', 'PUT', '/_sandbox/faults', {
+      errors: { count, status: 503, ...(endpoint ? { endpoint } : {}) },
+    });
     const calls: string[] = [];
-    const o = new LocalOrchestrator({ handler: watched(patient, calls), generationBudget: 50 });
+    const o = new LocalOrchestrator({
+      handler: watched(patient, calls, () => beforeCall?.(calls) ?? Promise.resolve()),
+      generationBudget: 50,
+    });
     await o.start({ tenantId: h.tenant.tenantId, runId: run.id, generation: 0 });
     await o.idle(run.id);
     const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 1000);
@@ -374,6 +384,29 @@ describe('the local orchestrator over the real state machine', () => {
     await expectOneIssuePerItem(run.id);
     // The watcher was told the run waits on Jira.
     expect(lines).toContainEqual(expect.stringMatching(outageLine));
+  });
+
+  it('fails no item for an outage met in the middle of a phase: the run waits it out and completes', async () => {
+    // The transitions phase's writes meet an outage past the client's retries on whichever items are under way;
+    // Jira answers again once the state machine has waited.
+    const { run, calls, lines } = await outageRun(
+      'Jira outage mid-phase',
+      10_000,
+      'POST /rest/api/3/issue/{issueIdOrKey}/transitions',
+      async (calls) => {
+        if (calls.at(-1)?.endsWith(':wait'))
+          await h.control('jira', 'PUT', '/_sandbox/faults', { errors: null });
+      },
+    );
+
+    expect(calls).toContain('batch:wait');
+    expect(calls.at(-1)).toBe('finalize:done');
+    const done = await getRun(run.id);
+    expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0, failureReason: null });
+    expect(done.successCount).toBe(done.totalItems);
+    expect(await h.app.store.runFailures.list(h.tenant.tenantId, run.projectId, run.id)).toEqual([]);
+    expect(lines).toContainEqual(expect.stringMatching(outageLine));
+    await expectOneIssuePerItem(run.id);
   });
 
   it('fails the run with the reason when Jira does not answer for more engine calls in a row than it waits out', async () => {

@@ -4,12 +4,17 @@
  * generator writes for a seeded world.
  */
 import { readFileSync } from 'node:fs';
-import { htmlFields } from '../../local/sandbox/generator/html.ts';
-import { generateAdoWorld } from '../../local/sandbox/generator/index.ts';
+import { type HtmlFields, htmlFields } from '../../local/sandbox/generator/html.ts';
+import { type AdoWorld, generateAdoWorld } from '../../local/sandbox/generator/index.ts';
 
-/** Every hand-written fragment, then every HTML field of `items` generated items of world `seed`. */
-export function htmlFragments(seed: number, items = 150): string[] {
-  const file = readFileSync(new URL('../fixtures/html/corpus.html', import.meta.url), 'utf8');
+/** The sandbox's own address, as the generator writes it into links and images. */
+export const SANDBOX_BASE_URL = 'http://localhost:7071';
+
+/** A seeded generated project and, per work item, the HTML fields the Azure DevOps sandbox serves for it. */
+export function generatedHtml(
+  seed: number,
+  items: number,
+): { world: AdoWorld; items: { item: AdoWorld['workItems'][number]; fields: HtmlFields }[] } {
   const world = generateAdoWorld({
     items,
     seed,
@@ -17,11 +22,19 @@ export function htmlFragments(seed: number, items = 150): string[] {
     project: 'Web Shop',
     referenceDay: Date.UTC(2025, 0, 15),
   });
-  const generated = world.workItems.flatMap((item) => {
-    const f = htmlFields(world, item, 'http://localhost:7071');
-    return [f.description, f.acceptanceCriteria, f.reproSteps, f.systemInfo].filter(
+  return {
+    world,
+    items: world.workItems.map((item) => ({ item, fields: htmlFields(world, item, SANDBOX_BASE_URL) })),
+  };
+}
+
+/** Every hand-written fragment, then every HTML field of `items` generated items of world `seed`. */
+export function htmlFragments(seed: number, items = 150): string[] {
+  const file = readFileSync(new URL('../fixtures/html/corpus.html', import.meta.url), 'utf8');
+  const generated = generatedHtml(seed, items).items.flatMap(({ fields: f }) =>
+    [f.description, f.acceptanceCriteria, f.reproSteps, f.systemInfo].filter(
       (html): html is string => typeof html === 'string',
-    );
-  });
+    ),
+  );
   return [...file.split(/<!-- @@ .+? -->/).slice(1), ...generated];
 }

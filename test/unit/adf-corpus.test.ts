@@ -17,8 +17,8 @@ import {
   validateAdf,
 } from '../../functions/domain/adf/index.ts';
 import { type Random, seededRandom } from '../../local/sandbox/common/random.ts';
-import { htmlFields } from '../../local/sandbox/generator/html.ts';
-import { type AdoWorld, commentAt, generateAdoWorld } from '../../local/sandbox/generator/index.ts';
+import { type AdoWorld, commentAt } from '../../local/sandbox/generator/index.ts';
+import { generatedHtml, SANDBOX_BASE_URL } from '../support/html-fragments.ts';
 
 interface Fragment {
   name: string;
@@ -225,7 +225,7 @@ function handWritten(): Fragment[] {
 // ---------------------------------------------------------------------------------------------------------
 // The Azure DevOps sandbox generator's HTML.
 
-const BASE_URL = 'http://localhost:7071';
+const BASE_URL = SANDBOX_BASE_URL;
 const ATTACHMENT_ID = /\/_apis\/wit\/attachments\/([0-9a-f-]{36})/;
 
 /** People with a Jira account map, 90% of items were migrated, three images in four were uploaded. */
@@ -251,18 +251,11 @@ function generated(
   seed: number,
   items: number,
 ): { fragments: Fragment[]; sections: { html: string; heading: string | null }[][]; ctx: HtmlToAdfContext } {
-  const world = generateAdoWorld({
-    items,
-    seed,
-    org: 'contoso',
-    project: 'Web Shop',
-    referenceDay: Date.UTC(2025, 0, 15),
-  });
+  const { world, items: generatedItems } = generatedHtml(seed, items);
   const ctx = worldContext(world, seed % 2 === 0);
   const fragments: Fragment[] = [];
   const sections: { html: string; heading: string | null }[][] = [];
-  for (const item of world.workItems) {
-    const f = htmlFields(world, item, BASE_URL);
+  for (const { item, fields: f } of generatedItems) {
     const fields: [string, string | null][] = [
       ['System.Description', f.description],
       ['Microsoft.VSTS.Common.AcceptanceCriteria', f.acceptanceCriteria],

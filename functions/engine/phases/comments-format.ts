@@ -13,7 +13,6 @@
  * A comment whose HTML is over the converter's limits (#domain/adf/html-limits.ts) is not parsed at all: its
  * body is a note naming that same file, attached the same way.
  */
-import { DomUtils, parseDocument } from 'htmlparser2';
 import {
   type AdfDoc,
   type AdfNode,
@@ -23,6 +22,7 @@ import {
   fitAdf,
   type HtmlToAdfContext,
   htmlLimitBreach,
+  htmlText,
   htmlToAdf,
   JIRA_TEXT_LIMIT,
   textToAdf,
@@ -96,7 +96,7 @@ export function fullCommentHtml(c: AdoComment, workItemId?: number): string {
 export function plainTextOf(html: string, original?: string): string {
   const breach = htmlLimitBreach(html ?? '');
   if (breach) return unconvertedText(breach, original);
-  return DomUtils.textContent(parseDocument(html ?? '')).trim();
+  return htmlText(html ?? '').trim();
 }
 
 export function commentDocument(c: AdoComment, ctx: HtmlToAdfContext, workItemId?: number): CommentDocument {

@@ -244,6 +244,11 @@ export function descriptionScanOf(item: AdoWorkItem): DescriptionScan {
   return scan;
 }
 
+/**
+ * A memo of a pure function of the item, not per-invocation state: it is keyed by the item object the block read
+ * (never changed after the read), held weakly, so it goes with the item and a later invocation, which reads its
+ * items anew, can find nothing of an earlier one.
+ */
 const scans = new WeakMap<AdoWorkItem, DescriptionScan>();
 
 function scanItem(item: AdoWorkItem): DescriptionScan {

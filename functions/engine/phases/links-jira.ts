@@ -6,7 +6,7 @@
  */
 import { textToAdf } from '#domain/adf/index.ts';
 import type { Run } from '#domain/runs.ts';
-import { inPool } from '#phase-kit/toolkit.ts';
+import { inPool, isRefusal } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
@@ -115,8 +115,7 @@ export async function remoteLinkIds(target: JiraClient, key: string): Promise<Se
  * authentication, 5xx and dropped connections are faults, thrown on so the chunk is worked again.
  */
 export function refusalOf(err: unknown): string | undefined {
-  if (!(err instanceof TrackerHttpError)) return undefined;
-  if (err.status < 400 || err.status >= 500 || err.status === 401 || err.status === 429) return undefined;
+  if (!isRefusal(err)) return undefined;
   const body = err.body as { errorMessages?: string[]; errors?: Record<string, string> } | string | undefined;
   const parts =
     body && typeof body === 'object'

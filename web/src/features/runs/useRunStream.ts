@@ -5,17 +5,9 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import { currentToken, refreshSession } from '../../api/client';
+import { applyRunEvents, type RunStreamEvent, type RunStreamState } from './runStreamState';
 
-export interface RunStreamState {
-  connection: 'connecting' | 'open' | 'reconnecting' | 'ended';
-  progress?: { current: number; total: number; percent: number; speed: number };
-  status?: string;
-  done?: { created: number; skipped: number; failed: number };
-  logs: { id: string; message: string }[];
-  lastEventId?: string;
-}
-
-const LOG_TAIL = 200;
+export type { RunStreamState };
 
 export function useRunStream(runId: string): RunStreamState {
   const [state, setState] = useState<RunStreamState>({ connection: 'connecting', logs: [] });
@@ -25,35 +17,34 @@ export function useRunStream(runId: string): RunStreamState {
     let source: EventSource | undefined;
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // Events wait for the next frame and are applied together: a replay delivers thousands a second, and a
+    // render per event would keep the page busy long after the last one arrived.
+    let pending: RunStreamEvent[] = [];
+    let frame: number | undefined;
+    const flush = () => {
+      frame = undefined;
+      const batch = pending;
+      pending = [];
+      setState((s) => applyRunEvents(s, batch));
+    };
+    const queue = (type: RunStreamEvent['type'], e: Event) => {
+      const m = e as MessageEvent;
+      if (m.lastEventId) lastId.current = m.lastEventId;
+      pending.push({ type, id: m.lastEventId, data: JSON.parse(m.data) as Record<string, unknown> });
+      if (type === 'done') {
+        source?.close();
+        if (frame !== undefined) cancelAnimationFrame(frame);
+        flush();
+      } else if (frame === undefined) frame = requestAnimationFrame(flush);
+    };
 
     const open = () => {
       const params = new URLSearchParams({ token: currentToken() ?? '' });
       if (lastId.current) params.set('lastEventId', lastId.current);
       source = new EventSource(`/api/migrations/${encodeURIComponent(runId)}/stream?${params}`);
-      const seen = (e: MessageEvent) => {
-        if (e.lastEventId) lastId.current = e.lastEventId;
-        return JSON.parse(e.data) as Record<string, unknown>;
-      };
       source.onopen = () => setState((s) => ({ ...s, connection: 'open' }));
-      source.addEventListener('progress', (e) => {
-        const d = seen(e as MessageEvent);
-        setState((s) => ({ ...s, progress: d as RunStreamState['progress'], lastEventId: lastId.current }));
-      });
-      source.addEventListener('log', (e) => {
-        const d = seen(e as MessageEvent);
-        const entry = { id: (e as MessageEvent).lastEventId, message: String(d.message) };
-        setState((s) => ({ ...s, logs: [...s.logs, entry].slice(-LOG_TAIL), lastEventId: lastId.current }));
-      });
-      source.addEventListener('status', (e) => {
-        const d = seen(e as MessageEvent);
-        // The stream says statuses in lower case (`paused`); the API's run objects in upper case.
-        setState((s) => ({ ...s, status: String(d.status).toUpperCase(), lastEventId: lastId.current }));
-      });
-      source.addEventListener('done', (e) => {
-        const d = seen(e as MessageEvent);
-        source?.close();
-        setState((s) => ({ ...s, done: d.stats as RunStreamState['done'], connection: 'ended' }));
-      });
+      for (const type of ['progress', 'log', 'status', 'done'] as const)
+        source.addEventListener(type, (e) => queue(type, e));
       source.onerror = () => {
         if (stopped || source?.readyState !== EventSource.CLOSED) {
           setState((s) => (s.connection === 'ended' ? s : { ...s, connection: 'reconnecting' }));
@@ -71,6 +62,7 @@ export function useRunStream(runId: string): RunStreamState {
     return () => {
       stopped = true;
       if (timer) clearTimeout(timer);
+      if (frame !== undefined) cancelAnimationFrame(frame);
       source?.close();
     };
   }, [runId]);
