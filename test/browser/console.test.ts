@@ -186,7 +186,13 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByRole('tab', { name: 'Start a run' }).click();
     await page.getByLabel('Personal access token').fill('sandbox-ado-pat');
     await page.getByLabel('API token').fill('sandbox-jira-token');
+    // The journey is the run's life (live, paused, resumed, completed), not its files or comments (the engine
+    // files' claims): left out, 60 items' worth of them cost the service no CPU here.
+    await page.getByLabel('Attachments', { exact: true }).uncheck();
+    await page.getByLabel('Comments', { exact: true }).uncheck();
     await checkPage('08-start-run');
+    // A slow Jira keeps the run going while the keyboard reaches Pause (a wait costs no CPU).
+    await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 300 } });
     await page.getByRole('button', { name: 'Start the run' }).click();
     await page.getByRole('heading', { name: /^Run / }).waitFor();
     await expect
@@ -205,6 +211,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
       await page.keyboard.press('Enter');
       await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 20_000 });
       await checkPage('09-run-paused');
+      await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 0 } });
       await page.locator('body').focus();
       await tabToButton(page, 'Resume');
       await page.keyboard.press('Enter');

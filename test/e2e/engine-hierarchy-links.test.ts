@@ -387,8 +387,11 @@ describe('hierarchy and links of a full run', () => {
   });
 
   it('a run with migrateLinks off has only the links back to ADO as units', async () => {
+    // The claim is phase 4's units: the run carries no files or comments (220 items' worth, phases 5 and 7).
     const run = await createRun(h.app.store, h.tenant.tenantId, first.projectId, 'FULL', {
       migrateLinks: false,
+      migrateAttachments: false,
+      migrateComments: false,
     });
     expect((await h.drive(run.id)).at(-1)).toBe('done');
     const ctx = await contextOf(run.id);
