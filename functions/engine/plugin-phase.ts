@@ -148,7 +148,9 @@ export function pluginModule(plugin: PluginPhase, interrupt: Interrupt): PhaseMo
             const err = thrown instanceof UnitFailed ? thrown.cause : thrown;
             if (stopped() || fatal(err)) throw err;
             const items =
-              thrown instanceof UnitFailed ? thrown.items : [ctx.preflight.manifest[index]?.id ?? index];
+              thrown instanceof UnitFailed
+                ? thrown.items
+                : [(await ctx.preflight.manifest.at(index))?.id ?? index];
             const message = plugin.redact(errorMessage(err));
             if (err !== told) {
               told = err;

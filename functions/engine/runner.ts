@@ -13,10 +13,11 @@ import {
   emptyOutcome,
   type PhaseContext,
   type PhaseModule,
-  type Preflight,
+  type RunPreflight,
   type UnitOutcome,
 } from '#phase-kit/context.ts';
 import { InvocationScope } from '#phase-kit/invocation.ts';
+import { openRunPreflight } from '#phase-kit/preflight-artifact.ts';
 import { addOutcome } from '#phase-kit/toolkit.ts';
 import { logger } from '#platform/logger.ts';
 import { phaseDuration } from '#platform/metrics.ts';
@@ -35,7 +36,6 @@ import { commentsPhase } from './phases/comments.ts';
 import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
-import { loadPreflight } from './phases/preflight.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { type PluginPhase, pluginModule, resolvePluginPhase } from './plugin-phase.ts';
 import { preflightWork } from './preflight-step.ts';
@@ -64,7 +64,7 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
 async function pluginPhase(
   deps: EngineDeps,
   run: Run,
-  preflight: Preflight,
+  preflight: RunPreflight,
   phase: number,
   opened: Map<string, PluginPhase | undefined>,
 ): Promise<PluginPhase | undefined> {
@@ -107,7 +107,8 @@ async function workPhases(
   invocation: InvocationScope,
 ): Promise<RunnerAnswer> {
   const { interrupt } = invocation;
-  let preflight: Preflight | undefined;
+  // The header whole, the manifest opened slice by slice: each phase reads the slices its units are at.
+  let preflight: RunPreflight | undefined;
   const openedPlugins = new Map<string, PluginPhase | undefined>();
   // Speed is units per minute over this invocation (the stream documents the unit).
   const started = Date.now();
@@ -124,7 +125,7 @@ async function workPhases(
     const { phase, index } = run.cursor;
     // Preflight is the state machine's own step; a caller that skipped it gets it done here all the same.
     if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
-    preflight ??= await loadPreflight(deps, run);
+    preflight ??= await openRunPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
     const lastPhase = lastPhaseOf(preflight);
     if (phase > lastPhase) return 'finalize';
 

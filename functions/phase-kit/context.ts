@@ -13,6 +13,7 @@ import type { Store } from '#store/index.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import type { InvocationScope } from './invocation.ts';
+import type { ManifestSlices } from './manifest-slices.ts';
 
 /** The places where a real worker can die between two writes; tests kill it there. */
 export type CrashPoint =
@@ -126,10 +127,21 @@ export interface Preflight {
   mappings?: PreflightMappings;
 }
 
+/** What preflight learnt, but the manifest: small, whatever the project's size. */
+export type PreflightHeader = Omit<Preflight, 'manifest'>;
+
+/**
+ * The preflight as the phases read it: the header whole, the manifest a slice at a time (manifest-slices.ts), so
+ * that what an invocation holds of it is the slices its units are at, not the project.
+ */
+export interface RunPreflight extends PreflightHeader {
+  manifest: ManifestSlices;
+}
+
 export interface PhaseContext {
   deps: EngineDeps;
   run: Run;
-  preflight: Preflight;
+  preflight: RunPreflight;
   /** What lives for this invocation only (phase-kit/invocation.ts). */
   invocation: InvocationScope;
 }

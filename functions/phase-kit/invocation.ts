@@ -9,20 +9,25 @@
 import { Interrupt } from '#trackers/interrupt.ts';
 
 export class InvocationScope {
-  private readonly held = new Map<string, unknown>();
+  private readonly held_ = new Map<string, unknown>();
 
   constructor(readonly interrupt: Interrupt = new Interrupt()) {}
 
   /** The value kept under `key` for this invocation, made by `make` the first time it is asked for. */
   keep<T>(key: string, make: () => T): T {
-    if (this.held.has(key)) return this.held.get(key) as T;
+    if (this.held_.has(key)) return this.held_.get(key) as T;
     const made = make();
-    this.held.set(key, made);
+    this.held_.set(key, made);
     return made;
+  }
+
+  /** The value kept under `key`, if any. */
+  held<T>(key: string): T | undefined {
+    return this.held_.get(key) as T | undefined;
   }
 
   /** Forgets `key` (a read that failed is made again by the next one to ask), only if it still holds `value`. */
   drop(key: string, value: unknown): void {
-    if (this.held.get(key) === value) this.held.delete(key);
+    if (this.held_.get(key) === value) this.held_.delete(key);
   }
 }

@@ -19,6 +19,8 @@ export interface ManifestSlices {
   readonly sliceItems: number;
   /** The items at positions [from, to), in manifest order (to is clamped to the length). */
   range(from: number, to: number): Promise<ManifestItem[]>;
+  /** The item at `index`; undefined past the end. */
+  at(index: number): Promise<ManifestItem | undefined>;
   /** The whole manifest a slice at a time, in order. */
   slices(): AsyncGenerator<ManifestItem[]>;
 }
@@ -48,26 +50,68 @@ export function slicedManifest(
     return items;
   };
   const count = Math.ceil(length / sliceItems);
+  const range = async (from: number, to: number) => {
+    const end = Math.min(to, length);
+    const out: ManifestItem[] = [];
+    for (let n = Math.floor(Math.max(from, 0) / sliceItems); n * sliceItems < end; n++) {
+      const start = n * sliceItems;
+      out.push(...(await slice(n)).slice(Math.max(from - start, 0), end - start));
+    }
+    return out;
+  };
   return {
     length,
     sliceItems,
-    async range(from, to) {
-      const end = Math.min(to, length);
-      const out: ManifestItem[] = [];
-      for (let n = Math.floor(from / sliceItems); n * sliceItems < end; n++) {
-        const start = n * sliceItems;
-        out.push(...(await slice(n)).slice(Math.max(from - start, 0), end - start));
-      }
-      return out;
-    },
+    range,
+    at: async (index) => (await range(index, index + 1))[0],
     async *slices() {
       for (let n = 0; n < count; n++) yield await slice(n);
     },
   };
 }
 
-/** A manifest already in memory (an artifact written before slices, or the preflight phase's own), as one slice. */
-export function manifestInMemory(items: readonly ManifestItem[]): ManifestSlices {
+/**
+ * A manifest already in memory (an artifact written before slices, the preflight phase's own, a test's), as one
+ * slice. It is the array itself as well, so that what holds the whole list anyway (a test, a tool) reads it both
+ * ways.
+ */
+export function manifestInMemory(items: readonly ManifestItem[]): ManifestItem[] & ManifestSlices {
+  // The slice a reader gets is a plain list, not the list with these methods.
   const all = [...items];
-  return slicedManifest(all.length, Math.max(all.length, 1), async () => all);
+  const { sliceItems, range, at, slices } = slicedManifest(
+    all.length,
+    Math.max(all.length, 1),
+    async () => all,
+  );
+  // Not enumerable: the list still compares, spreads and serialises as the plain list it is.
+  const hidden = (value: unknown) => ({ value, enumerable: false });
+  return Object.defineProperties([...all], {
+    sliceItems: hidden(sliceItems),
+    range: hidden(range),
+    at: hidden(at),
+    slices: hidden(slices),
+  }) as ManifestItem[] & ManifestSlices;
+}
+
+/**
+ * Whether ids are in the manifest, for a reader that asks about ids it met elsewhere (a link's far end): the ids
+ * alone, sorted in one typed array (4 bytes an item, not a parsed slice's objects), read a slice at a time.
+ */
+export async function manifestIds(manifest: ManifestSlices): Promise<(id: number) => boolean> {
+  const ids = new Int32Array(manifest.length);
+  let n = 0;
+  for await (const slice of manifest.slices()) for (const m of slice) ids[n++] = m.id;
+  ids.sort();
+  return (id) => {
+    let lo = 0;
+    let hi = n - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = ids[mid] as number;
+      if (at === id) return true;
+      if (at < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  };
 }

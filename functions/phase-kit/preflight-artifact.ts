@@ -18,13 +18,22 @@ import { PlannedSprintSchema, SPRINT_STATES } from '#domain/mapping/sprints.ts';
 import type { ArtifactStore } from '#store/artifact-store.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
 import { type StoredEntity, StoredItemError, taggedEntity } from '#store/stored-item.ts';
-import type { Preflight, PreflightComponent, PreflightMappings, PreflightSprint } from './context.ts';
+import type {
+  Preflight,
+  PreflightComponent,
+  PreflightHeader,
+  PreflightMappings,
+  PreflightSprint,
+  RunPreflight,
+} from './context.ts';
 import {
   MANIFEST_SLICE_ITEMS,
   type ManifestSlices,
   manifestInMemory,
   slicedManifest,
 } from './manifest-slices.ts';
+
+export type { PreflightHeader } from './context.ts';
 
 const PreflightSprintSchema = exactSchema<PreflightSprint>()(
   PlannedSprintSchema.extend({
@@ -53,9 +62,6 @@ const PreflightMappingsSchema = exactSchema<PreflightMappings>()(
     users: z.record(z.string(), z.string().nullable()),
   }),
 );
-
-/** What preflight learnt, but the manifest. */
-export type PreflightHeader = Omit<Preflight, 'manifest'>;
 
 const PreflightHeaderSchema = exactSchema<PreflightHeader>()(
   z.object({
@@ -163,6 +169,15 @@ export async function openPreflight(
       return items;
     }),
   };
+}
+
+/** The run's preflight as the phases read it: the header, and the manifest opened to be read slice by slice. */
+export async function openRunPreflight(
+  artifacts: ArtifactStore,
+  ref: { tenantId: string; runId: string },
+): Promise<RunPreflight> {
+  const { header, manifest } = await openPreflight(artifacts, ref);
+  return { ...header, manifest };
 }
 
 async function readArtifact<T>(artifacts: ArtifactStore, key: string, entity: StoredEntity<T>): Promise<T> {

@@ -15,6 +15,7 @@ import {
   type PhaseContext,
   type UnitOutcome,
 } from './context.ts';
+import type { ManifestSlices } from './manifest-slices.ts';
 
 /** An artifact of this run, next to the preflight one. */
 export const runArtifactKey = (run: Pick<Run, 'tenantId' | 'id'>, name: string) =>
@@ -38,11 +39,22 @@ export async function migratedUnits(ctx: PhaseContext, artifactName: string): Pr
   const key = runArtifactKey(run, artifactName);
   const saved = await deps.artifacts.get(key);
   if (saved) return JSON.parse(saved) as number[];
-  const ids = preflight.manifest.map((m) => m.id);
-  const known = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
-  const units = ids.filter((id) => known.has(id));
+  // A manifest slice at a time: only the ids are kept, never a slice's id map entries past their own slice.
+  const units: number[] = [];
+  for await (const slice of preflight.manifest.slices()) {
+    const ids = slice.map((m) => m.id);
+    const known = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
+    for (const id of ids) if (known.has(id)) units.push(id);
+  }
   await deps.artifacts.put(key, JSON.stringify(units));
   return units;
+}
+
+/** The manifest's ids in order, read a slice at a time (a unit list of numbers: 8 bytes an item). */
+export async function manifestIdList(manifest: ManifestSlices): Promise<number[]> {
+  const ids: number[] = [];
+  for await (const slice of manifest.slices()) for (const m of slice) ids.push(m.id);
+  return ids;
 }
 
 /**

@@ -77,9 +77,12 @@ export function presentPrefix(have: readonly ManagedStep[], want: readonly StepI
 
 /** The phase's units: Test Case items of the manifest that have a Jira issue, kept for the run. */
 function testCaseUnits(ctx: PhaseContext): Promise<number[]> {
-  return keptUnits(ctx, UNITS_ARTIFACT, async () =>
-    ctx.preflight.manifest.filter((m) => m.type.toLowerCase() === TEST_CASE).map((m) => m.id),
-  );
+  return keptUnits(ctx, UNITS_ARTIFACT, async () => {
+    const ids: number[] = [];
+    for await (const slice of ctx.preflight.manifest.slices())
+      for (const m of slice) if (m.type.toLowerCase() === TEST_CASE) ids.push(m.id);
+    return ids;
+  });
 }
 
 type TestFields = { steps?: string | null; parameters?: string | null; localDataSource?: string | null };

@@ -58,7 +58,10 @@ export type TimesheetsConfig = z.infer<typeof TimesheetsConfigSchema>;
 function units(source: TimesheetsClient, ctx: PhaseContext): Promise<number[]> {
   return keptUnits(ctx, UNITS_ARTIFACT, async () => {
     const withEntries = await source.workItemIdsWithEntries();
-    return ctx.preflight.manifest.map((m) => m.id).filter((id) => withEntries.has(id));
+    const ids: number[] = [];
+    for await (const slice of ctx.preflight.manifest.slices())
+      for (const m of slice) if (withEntries.has(m.id)) ids.push(m.id);
+    return ids;
   });
 }
 

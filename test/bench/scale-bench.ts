@@ -198,7 +198,12 @@ async function runSize(size: number, heapMb: number): Promise<SizeOutcome> {
     if (/heap out of memory|Reached heap limit|Ineffective mark-compacts/i.test(line))
       outcome.outOfMemory = true;
     outcome.lastErrors = [...outcome.lastErrors.slice(-9), line];
-    console.error(line);
+    // A phase's line carries the peak live heap so far: a size stopped before its end still tells it.
+    console.error(
+      /^\s*\[\d+\] (phase \d+|finalize):/.test(line)
+        ? `${line}; peak live heap after GC so far ${outcome.peakHeapMb.toFixed(0)} MB (${outcome.majorGcs} major GCs)`
+        : line,
+    );
   });
   outcome.exitCode = await exited;
   return outcome;

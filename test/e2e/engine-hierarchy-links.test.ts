@@ -102,7 +102,11 @@ async function detachEveryOtherParent(projectId: string): Promise<void> {
   await h.app.store.idMap.putMany(h.tenant.tenantId, projectId, undone);
 }
 
-async function contextOf(runId: string, deps: EngineDeps = h.deps()): Promise<PhaseContext> {
+/** A phase's context with the whole manifest in memory as well (loadPreflight): these tests look at all of it. */
+async function contextOf(
+  runId: string,
+  deps: EngineDeps = h.deps(),
+): Promise<PhaseContext & { preflight: Awaited<ReturnType<typeof loadPreflight>> }> {
   const run = await h.app.store.runs.get(h.tenant.tenantId, runId);
   if (!run) throw new Error('run not found');
   return { deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() };

@@ -40,7 +40,7 @@ function working(key: string, fail?: (index: number) => Error | undefined): Phas
   return chunkedPhase({
     units: (ctx: PhaseContext) => ctx.preflight.manifest.length,
     async chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
-      const slice = ctx.preflight.manifest.slice(index, index + CHUNK_SIZE);
+      const slice = await ctx.preflight.manifest.range(index, index + CHUNK_SIZE);
       const failure = fail?.(index);
       if (failure) throw failure;
       seen.worked.set(key, [...(seen.worked.get(key) ?? []), ...slice.map((m) => m.id)]);

@@ -36,7 +36,7 @@ function recordingPlugin(name: string, crashAtChunk?: number) {
     async chunk(ctx: PhaseContext, index: number): Promise<ChunkOutcome> {
       phases.add(ctx.run.cursor.phase);
       chunks++;
-      const slice = ctx.preflight.manifest.slice(index, index + CHUNK_SIZE);
+      const slice = await ctx.preflight.manifest.range(index, index + CHUNK_SIZE);
       worked.push(...slice.map((m) => m.id));
       if (chunks === crashAtChunk) throw new SimulatedCrash(`${name} killed in its chunk ${chunks}`);
       return {

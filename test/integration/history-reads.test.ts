@@ -12,8 +12,9 @@ import {
   readHistoryAhead,
   type WindowLimits,
 } from '../../functions/engine/phases/history-reads.ts';
-import type { EngineDeps, Preflight } from '../../functions/phase-kit/context.ts';
+import type { EngineDeps, RunPreflight } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
+import { manifestInMemory } from '../../functions/phase-kit/manifest-slices.ts';
 import { AdoClient, type AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { type AdoTestSandbox, startAdoSandbox } from '../../local/sandbox/ado/testing.ts';
@@ -50,8 +51,10 @@ const ctxOf = (source: AdoClient, type: Run['type'] = 'FULL') => ({
   deps: { source } as unknown as EngineDeps,
   run: { type, options: {} } as unknown as Run,
   preflight: {
-    manifest: ado.state.world.workItems.map((i) => ({ id: i.id, type: i.type, parentId: null })),
-  } as unknown as Preflight,
+    manifest: manifestInMemory(
+      ado.state.world.workItems.map((i) => ({ id: i.id, type: i.type, parentId: null })),
+    ),
+  } as unknown as RunPreflight,
   invocation: scopeOf(source),
 });
 

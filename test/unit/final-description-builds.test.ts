@@ -9,8 +9,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AdfNode } from '../../functions/domain/adf/index.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { attachmentsPhase } from '../../functions/engine/phases/attachments.ts';
-import type { EngineDeps, PhaseContext, Preflight } from '../../functions/phase-kit/context.ts';
+import type { EngineDeps, PhaseContext, RunPreflight } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
+import { manifestInMemory } from '../../functions/phase-kit/manifest-slices.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 
 const conversions = vi.hoisted(() => ({ htmls: [] as string[] }));
@@ -121,10 +122,10 @@ function contextOf(deps: EngineDeps): PhaseContext {
       options: {},
     } as unknown as Run,
     preflight: {
-      manifest: ITEMS.map((i) => ({ id: i.id, type: 'Task', parentId: null })),
+      manifest: manifestInMemory(ITEMS.map((i) => ({ id: i.id, type: 'Task', parentId: null }))),
       users: { [DANA.uniqueName]: 'acc-dana' },
       unmappedUsers: [],
-    } as unknown as Preflight,
+    } as unknown as RunPreflight,
     invocation: new InvocationScope(),
   };
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ManifestItem } from '../../functions/domain/manifest.ts';
-import { manifestInMemory, slicedManifest } from '../../functions/phase-kit/manifest-slices.ts';
+import { manifestIds, manifestInMemory, slicedManifest } from '../../functions/phase-kit/manifest-slices.ts';
 
 const ITEMS = 2500;
 const SLICE = 1000;
@@ -75,5 +75,22 @@ describe('the manifest read a slice at a time', () => {
     const empty = manifestInMemory([]);
     expect(await empty.range(0, 10)).toEqual([]);
     for await (const _ of empty.slices()) throw new Error('an empty manifest has no slice');
+  });
+
+  it('answers whether ids are in it from its ids alone, read one slice at a time', async () => {
+    const { reader, parsed } = manifest();
+    const inScope = await manifestIds(reader);
+    expect(parsed).toEqual([0, 1, 2]);
+    expect([100, 101, 1099, 2599].map(inScope)).toEqual([true, true, true, true]);
+    expect([99, 2600, 0, -1].map(inScope)).toEqual([false, false, false, false]);
+    // Asked again, nothing is read again.
+    expect(parsed).toEqual([0, 1, 2]);
+  });
+
+  it('in memory, is also the plain list: it compares and serialises as one', async () => {
+    const list = manifestInMemory(all.slice(0, 3));
+    expect(list).toEqual(all.slice(0, 3));
+    expect(JSON.parse(JSON.stringify(list))).toEqual(all.slice(0, 3));
+    expect(await list.at(2)).toEqual(all[2]);
   });
 });

@@ -8,6 +8,7 @@
  * An item's plan (which of these it needs) is made once per block, before its unit starts.
  */
 import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
+import type { ManifestItem } from '#domain/manifest.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { loggableUrl } from '#outbound/rules.ts';
 import {
@@ -52,7 +53,7 @@ async function entriesAt(
   ctx: PhaseContext,
   index: number,
 ): Promise<{ processed: number; entries: IdMapEntry[] }> {
-  const slice = ctx.preflight.manifest.slice(index, index + CHUNK_SIZE);
+  const slice = await ctx.preflight.manifest.range(index, index + CHUNK_SIZE);
   const known = await ctx.deps.store.idMap.getMany(
     ctx.run.tenantId,
     ctx.run.projectId,
@@ -270,10 +271,10 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // Items are independent: worked side by side by the runner's pool, the HTTP layer bounding what reaches each
   // tracker. The pool lets every upload under way settle before an error is thrown: none may land after the
   // unit is worked again (that would be a duplicate file).
-  const workItem = async (index: number, stopped: () => boolean): Promise<UnitOutcome> => {
+  const workItem = async (m: ManifestItem, index: number, stopped: () => boolean): Promise<UnitOutcome> => {
     const outcome = emptyOutcome();
     const { entries, items, describe, issues, plans } = await block(index);
-    const entry = entries.get((ctx.preflight.manifest[index] as { id: number }).id);
+    const entry = entries.get(m.id);
     // Not in the id map (its creation failed, its own failure recorded by phase 2): passed over.
     if (!entry) return outcome;
     const item = items.get(entry.sourceId);
@@ -380,12 +381,14 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   };
   // Past its time budget an item stops at its next check and fails, with the reason; the pass goes on.
   const budgetMs = deps.itemBudgetMs ?? ITEM_BUDGET_MS;
-  const late = (index: number) => (reason: string) => {
-    const m = ctx.preflight.manifest[index] as { id: number; type: string };
-    return unitResult(m.id, { kind: 'failure', reason, line: `#${m.id} ${m.type}: ${reason}` });
-  };
+  const late = (m: ManifestItem) => (reason: string) =>
+    unitResult(m.id, { kind: 'failure', reason, line: `#${m.id} ${m.type}: ${reason}` });
   return {
-    work: (index, stopped) => withinItemBudget(budgetMs, stopped, (s) => workItem(index, s), late(index)),
+    work: async (index, stopped) => {
+      // The unit's own item, from the slice its block read (held by the manifest's reader).
+      const m = (await ctx.preflight.manifest.at(index)) as ManifestItem;
+      return withinItemBudget(budgetMs, stopped, (s) => workItem(m, index, s), late(m));
+    },
   };
 }
 

@@ -7,7 +7,7 @@
  * fields) are looked up in Jira once a run.
  * Kept as a run artifact, so each chunk starts with what the earlier ones learnt.
  */
-import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
+import type { EngineDeps, PreflightHeader } from '#phase-kit/context.ts';
 import { refusalOf } from '#phase-kit/toolkit.ts';
 
 export interface PeopleMapData {
@@ -42,7 +42,7 @@ export class PeopleMap {
   }
 
   /** The saved map, or a fresh one seeded with preflight's accounts. */
-  static async load(deps: EngineDeps, artifactKey: string, preflight: Preflight): Promise<PeopleMap> {
+  static async load(deps: EngineDeps, artifactKey: string, preflight: PreflightHeader): Promise<PeopleMap> {
     const saved = await deps.artifacts.get(artifactKey);
     if (saved) return new PeopleMap(JSON.parse(saved) as PeopleMapData, deps, artifactKey);
     const accounts: Record<string, string | null> = { ...preflight.mappings?.users };

@@ -192,7 +192,12 @@ async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
 }
 
 const unitsOf = (ctx: PhaseContext) =>
-  loadOrComputePlan(ctx.deps.artifacts, runArtifactKey(ctx.run, PLAN_ARTIFACT), () => computeUnits(ctx));
+  loadOrComputePlan(
+    ctx.deps.artifacts,
+    runArtifactKey(ctx.run, PLAN_ARTIFACT),
+    () => computeUnits(ctx),
+    ctx.invocation,
+  );
 
 export async function commentsUnits(ctx: PhaseContext): Promise<number> {
   if (!migrateComments(ctx)) return 0;

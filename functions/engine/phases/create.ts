@@ -93,7 +93,7 @@ interface ChunkReads {
 async function readChunk(ctx: PhaseContext, index: number): Promise<ChunkReads> {
   const { deps, run, preflight } = ctx;
   const { store, source, target } = deps;
-  const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
+  const chunk = await preflight.manifest.range(index, index + CHUNK_SIZE);
   const known = await store.idMap.getMany(
     run.tenantId,
     run.projectId,
@@ -147,7 +147,7 @@ async function createItems(
 ): Promise<ChunkOutcome> {
   const { deps, run, preflight } = ctx;
   const { store, target } = deps;
-  const chunk = preflight.manifest.slice(index, index + CHUNK_SIZE);
+  const chunk = await preflight.manifest.range(index, index + CHUNK_SIZE);
   const outcome: ChunkOutcome = { processed: chunk.length, ...emptyOutcome() };
   const reads = await reading;
   const { known } = reads;

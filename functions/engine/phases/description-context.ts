@@ -41,11 +41,13 @@ async function loadPeople(ctx: PhaseContext): Promise<PeopleMap> {
   // One read of the artifact: a saved map is the run's (a new one is learnt from the scope first).
   const people = await PeopleMap.load(deps, runArtifactKey(run, PEOPLE_ARTIFACT), preflight);
   if (!people.isNew) return people;
-  const ids = preflight.manifest.map((m) => m.id);
-  for (let i = 0; i < ids.length; i += ITEM_SLICE) {
-    const items = await deps.source.workItems(ids.slice(i, i + ITEM_SLICE), { expand: 'none' });
-    await people.learn(items.flatMap((item) => Object.values(item.fields)));
-  }
+  // A manifest slice at a time: the ids of one slice, then its items, never the whole scope at once.
+  for await (const slice of preflight.manifest.slices())
+    for (let i = 0; i < slice.length; i += ITEM_SLICE) {
+      const ids = slice.slice(i, i + ITEM_SLICE).map((m) => m.id);
+      const items = await deps.source.workItems(ids, { expand: 'none' });
+      await people.learn(items.flatMap((item) => Object.values(item.fields)));
+    }
   await people.save();
   return people;
 }

@@ -25,7 +25,7 @@ import {
   emptyOutcome,
   type PhaseContext,
   type PhaseModule,
-  type Preflight,
+  type PreflightHeader,
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
@@ -62,18 +62,18 @@ export const hierarchyPlanKey = (tenantId: string, runId: string) =>
   `tenants/${tenantId}/runs/${runId}/hierarchy-plan.json`;
 
 /** Jira hierarchy level of the issue type a source type is created as (standard when unknown). */
-function levelOf(preflight: Preflight, sourceType: string): number {
+function levelOf(preflight: PreflightHeader, sourceType: string): number {
   return preflight.typeLevels[preflight.typeMap[sourceType]?.name ?? ''] ?? 0;
 }
 
 /** Whether Jira can hold `parentType` as the `parent` of `childType`: exactly one level up. */
-export function parentFieldFits(preflight: Preflight, childType: string, parentType: string): boolean {
+export function parentFieldFits(preflight: PreflightHeader, childType: string, parentType: string): boolean {
   return levelOf(preflight, parentType) === levelOf(preflight, childType) + 1;
 }
 
 /** Whether Jira already shows the pair: as the parent field, or (where the field cannot) as a Relates link. */
 function represented(
-  preflight: Preflight,
+  preflight: PreflightHeader,
   relatesType: string | null,
   child: IdMapEntry,
   parent: IdMapEntry,
@@ -96,9 +96,9 @@ async function computePlan(
   linkTypes: () => Promise<{ name: string }[]>,
 ): Promise<HierarchyPlan> {
   const { store } = deps;
-  const withParent = preflight.manifest
-    .slice(from, to)
-    .filter((m): m is ManifestItem & { parentId: number } => m.parentId !== null);
+  const withParent = (await preflight.manifest.range(from, to)).filter(
+    (m): m is ManifestItem & { parentId: number } => m.parentId !== null,
+  );
   const [types, children] = await Promise.all([
     linkTypes(),
     store.idMap.getMany(
@@ -139,6 +139,7 @@ const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) => {
     ctx.preflight.manifest.length,
     (from, to) => computePlan(ctx, from, to, readLinkTypes),
     (parts) => ({ units: parts.flatMap((p) => p.units), relatesType: parts[0]?.relatesType ?? null }),
+    ctx.invocation,
     remainingMs,
     () => storedThePlan.add(ctx),
   );
@@ -152,6 +153,7 @@ const planOf = async (ctx: PhaseContext) => {
     () => {
       throw new Error('the hierarchy plan was not stored');
     },
+    ctx.invocation,
   );
 };
 

@@ -18,6 +18,7 @@
  */
 import { CHUNK_SIZE } from '#domain/runs.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
+import type { ManifestSlices } from '#phase-kit/manifest-slices.ts';
 import type { AdoClient, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 
@@ -78,7 +79,11 @@ interface Window {
 interface Reader {
   /** The window units read from and, read ahead, the one after it: at most two held. */
   windows: Window[];
-  positions?: { manifest: readonly { id: number }[]; at: Map<number, number> };
+  /**
+   * Each item's manifest position, for a run of at most `streamWindows` windows (a reader exists for no other):
+   * a few thousand entries at most.
+   */
+  positions?: { manifest: ManifestSlices; at: Promise<Map<number, number>> };
 }
 
 /** Whether reading the whole project's revisions pays off: a FULL run of the whole project (of some types). */
@@ -86,10 +91,20 @@ export function batchedHistoryReads(ctx: Pick<PhaseContext, 'run'>): boolean {
   return ctx.run.type === 'FULL' && !ctx.run.options.areaFilter;
 }
 
-function positionOf(reader: Reader, manifest: readonly { id: number }[], id: number): number | undefined {
-  if (reader.positions?.manifest !== manifest)
-    reader.positions = { manifest, at: new Map(manifest.map((m, i) => [m.id, i])) };
-  return reader.positions.at.get(id);
+async function positionOf(reader: Reader, manifest: ManifestSlices, id: number): Promise<number | undefined> {
+  if (reader.positions?.manifest !== manifest) {
+    const at = (async () => {
+      const positions = new Map<number, number>();
+      for await (const slice of manifest.slices()) for (const m of slice) positions.set(m.id, positions.size);
+      return positions;
+    })();
+    reader.positions = { manifest, at };
+    // A failed read is made again by the next unit to ask.
+    at.catch(() => {
+      if (reader.positions?.at === at) reader.positions = undefined;
+    });
+  }
+  return (await reader.positions.at).get(id);
 }
 
 /** Revisions 1..rev, each once: what the item's history file needs. */
@@ -116,16 +131,16 @@ function answerWhole(window: Window, ids: Iterable<number>): void {
 
 async function fill(
   source: AdoClient,
-  manifest: readonly { id: number; type: string }[],
+  manifest: ManifestSlices,
   window: Window,
   asked: number,
   maxHeld: number,
   slices = 1,
 ): Promise<void> {
-  const slice = manifest.slice(window.from, window.to);
-  const position = new Map(slice.map((m, i) => [m.id, window.from + i]));
   let held = 0;
   try {
+    const slice = await manifest.range(window.from, window.to);
+    const position = new Map(slice.map((m, i) => [m.id, window.from + i]));
     for await (const batch of source.reportingRevisions({
       types: [...new Set(slice.map((m) => m.type))],
       slices,
@@ -254,7 +269,7 @@ export async function historyRevisions(
   const source = ctx.deps.source;
   const reader = readerOf(ctx, limits);
   if (!reader) return source.revisions(item.id);
-  const at = positionOf(reader, ctx.preflight.manifest, item.id);
+  const at = await positionOf(reader, ctx.preflight.manifest, item.id);
   if (at === undefined) return source.revisions(item.id);
   const window = windowAt(ctx, reader, at, limits);
   // Revisions are never rewritten: 1..rev once seen are the item's, whatever the stream brings after them.

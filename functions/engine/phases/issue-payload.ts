@@ -9,17 +9,17 @@ import {
   type IssueFields,
   type IssueFieldsContext,
 } from '#domain/mapping/index.ts';
-import type { ItemNote, Preflight } from '#phase-kit/context.ts';
+import type { ItemNote, PreflightHeader } from '#phase-kit/context.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { type DescriptionContext, descriptionOf } from './description.ts';
 
 /** Jira hierarchy level of the issue type a source type becomes (undefined when the type is unknown). */
-const levelOf = (preflight: Preflight, sourceType: string) =>
+const levelOf = (preflight: PreflightHeader, sourceType: string) =>
   preflight.typeLevels[preflight.typeMap[sourceType]?.name ?? ''];
 
 export function issueFieldsFor(
-  preflight: Preflight,
+  preflight: PreflightHeader,
   item: AdoWorkItem,
   m: ManifestItem,
   parent: IdMapEntry | undefined,

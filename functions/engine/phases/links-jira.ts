@@ -6,6 +6,7 @@
  */
 import { textToAdf } from '#domain/adf/index.ts';
 import type { Run } from '#domain/runs.ts';
+import type { InvocationScope } from '#phase-kit/invocation.ts';
 import { inPool, isRefusal } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
@@ -139,21 +140,24 @@ export async function markPhaseDone(
   if (changed.length) await store.idMap.putMany(run.tenantId, run.projectId, changed);
 }
 
-/** A plan artifact, read once per process: it never changes once written. */
-const planCache = new Map<string, unknown>();
+/** Where an invocation keeps a plan it read (InvocationScope): the plan dies with the invocation. */
+const heldPlan = (key: string) => `plan:${key}`;
 
 /**
  * The phase's plan: the stored one, else computed now and stored. Computed only at the phase's start (the
  * runner asks for the units before any chunk), and re-read just before storing so that two invocations racing
- * at the start end up with the same plan.
+ * at the start end up with the same plan. Read once per invocation and kept in its scope, not in the process:
+ * a plan holds the phase's units over the whole project, and a warm container's next invocation (a later
+ * phase, another run) must not find it still held.
  */
 export async function loadOrComputePlan<T>(
   artifacts: { get(key: string): Promise<string | undefined>; put(key: string, body: string): Promise<void> },
   key: string,
   compute: () => Promise<T>,
+  invocation: InvocationScope,
 ): Promise<T> {
-  const cached = planCache.get(key);
-  if (cached !== undefined) return cached as T;
+  const held = invocation.held<T>(heldPlan(key));
+  if (held !== undefined) return held;
   let body = await artifacts.get(key);
   if (body === undefined) {
     const plan = await compute();
@@ -164,9 +168,7 @@ export async function loadOrComputePlan<T>(
     }
   }
   const plan = JSON.parse(body) as T;
-  if (planCache.size > 20) planCache.clear();
-  planCache.set(key, plan);
-  return plan;
+  return invocation.keep(heldPlan(key), () => plan);
 }
 
 /** Manifest items one slice of a phase's plan covers: its reads fit well inside one invocation's budget. */
@@ -192,10 +194,11 @@ export async function preparePlanInSlices<P, T>(
   manifestLength: number,
   computeSlice: (from: number, to: number) => Promise<P>,
   merge: (parts: P[]) => T,
+  invocation: InvocationScope,
   remainingMs: () => number = () => Number.POSITIVE_INFINITY,
   onStored?: () => void,
 ): Promise<boolean> {
-  if (planCache.has(key) || (await artifacts.get(key)) !== undefined) return true;
+  if (invocation.held(heldPlan(key)) !== undefined || (await artifacts.get(key)) !== undefined) return true;
   const slices = Math.max(1, Math.ceil(manifestLength / PLAN_SLICE));
   const parts = new Array<P>(slices);
   const missing: number[] = [];

@@ -34,6 +34,7 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
+import { manifestIds } from '#phase-kit/manifest-slices.ts';
 import { blockReads, ITEM_CONCURRENCY, inPool } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
@@ -106,15 +107,24 @@ export function workItemWebUrl(
   return `${source.organizationUrl.replace(/\/+$/, '')}/${encodeURIComponent(project)}/_workitems/edit/${id}`;
 }
 
+/**
+ * Whether a far end is in the run's manifest: its ids read once per invocation into one sorted typed array (the
+ * plan's slices ask side by side), not a set of the whole manifest built again for every slice.
+ */
+function scopeOf(ctx: PhaseContext): Promise<(id: number) => boolean> {
+  const scope = ctx.invocation.keep(SCOPE_KEY, () => manifestIds(ctx.preflight.manifest));
+  // A failed read is tried again by the next slice, not remembered.
+  scope.catch(() => ctx.invocation.drop(SCOPE_KEY, scope));
+  return scope;
+}
+const SCOPE_KEY = 'links-manifest-ids';
+
 /** The plan of one manifest slice: the links its items hold (the scope, for their far ends, is the whole run). */
-async function computePlan(
-  { deps, run, preflight }: PhaseContext,
-  sliceFrom: number,
-  sliceTo: number,
-): Promise<LinkPlan> {
+async function computePlan(ctx: PhaseContext, sliceFrom: number, sliceTo: number): Promise<LinkPlan> {
+  const { deps, run, preflight } = ctx;
   const { store, source, target } = deps;
-  const ids = preflight.manifest.slice(sliceFrom, sliceTo).map((m) => m.id);
-  const inScope = new Set(preflight.manifest.map((m) => m.id));
+  const ids = (await preflight.manifest.range(sliceFrom, sliceTo)).map((m) => m.id);
+  const inScope = await scopeOf(ctx);
   // With links off, only the backlinks are planned: the items' fields are enough.
   const withLinks = run.options.migrateLinks !== false;
   const [items, linkTypes] = await Promise.all([
@@ -134,7 +144,7 @@ async function computePlan(
   const typeOf = new Map(linkTypes.map((t) => [t.name.toLowerCase(), t]));
   const symmetric = linkTypes.filter((t) => t.inward === t.outward).map((t) => t.name.toLowerCase());
   // A dry run created nothing: an item in scope counts as if it were in Jira.
-  const inJira = (id: number) => entries.has(id) || (run.options.dryRun && inScope.has(id));
+  const inJira = (id: number) => entries.has(id) || (run.options.dryRun && inScope(id));
 
   type Remote = { on: number; other: number; phrase: string; relation: string; comment?: string };
   const units: (LinkUnit | Remote)[] = [];
@@ -163,7 +173,7 @@ async function computePlan(
     if (!inJira(item.id)) continue;
     for (const r of item.relations ?? []) {
       const other = workItemIdFromUrl(r.url);
-      if (linkTypeFor(r.rel) !== 'hierarchy' || other === undefined || inScope.has(other)) continue;
+      if (linkTypeFor(r.rel) !== 'hierarchy' || other === undefined || inScope(other)) continue;
       // In Jira already: phase 3 shows a parent of a manifest item; a child outside the manifest got its
       // parent when it was migrated.
       if (entries.has(other)) continue;
@@ -309,14 +319,20 @@ const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) =>
     ctx.preflight.manifest.length,
     (from, to) => computePlan(ctx, from, to),
     mergeLinkPlans,
+    ctx.invocation,
     remainingMs,
   );
 
 const planOf = async (ctx: PhaseContext) => {
   await preparePlan(ctx);
-  return loadOrComputePlan<LinkPlan>(ctx.deps.artifacts, linkPlanKey(ctx.run.tenantId, ctx.run.id), () => {
-    throw new Error('the link plan was not stored');
-  });
+  return loadOrComputePlan<LinkPlan>(
+    ctx.deps.artifacts,
+    linkPlanKey(ctx.run.tenantId, ctx.run.id),
+    () => {
+      throw new Error('the link plan was not stored');
+    },
+    ctx.invocation,
+  );
 };
 
 /** The phase's units one at a time; the id map, issue links and remote links read 50 units at a time. */

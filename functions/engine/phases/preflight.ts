@@ -9,6 +9,7 @@ import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/ma
 import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
 import type { EngineDeps, Preflight, PreflightMappings } from '#phase-kit/context.ts';
+import { type ManifestSlices, manifestInMemory } from '#phase-kit/manifest-slices.ts';
 import { openPreflight, writePreflight } from '#phase-kit/preflight-artifact.ts';
 import { nowMs } from '#platform/clock.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -193,12 +194,16 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
 }
 
 /**
- * The run's preflight with its whole manifest, read slice by slice (the phases still take the manifest as one
- * list; the reports and the finalize step read it through `openPreflight`, a slice at a time).
+ * The run's preflight with its whole manifest joined, read slice by slice: for tests and tools that look at the
+ * whole list. The engine never joins it: the runner opens the preflight with `openRunPreflight` and each phase
+ * reads the slices its units are at. The list read both ways (manifestInMemory), so it also serves as a phase's.
  */
-export async function loadPreflight(deps: EngineDeps, run: Run): Promise<Preflight> {
+export async function loadPreflight(
+  deps: EngineDeps,
+  run: Run,
+): Promise<Preflight & { manifest: ManifestItem[] & ManifestSlices }> {
   const { header, manifest } = await openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
   const items: ManifestItem[] = [];
   for await (const slice of manifest.slices()) items.push(...slice);
-  return { manifest: items, ...header };
+  return { manifest: manifestInMemory(items), ...header };
 }

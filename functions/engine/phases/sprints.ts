@@ -7,7 +7,12 @@
 import type { IssueFieldsContext } from '#domain/mapping/issue-fields.ts';
 import { type SprintInJira, type SprintStep, sprintSteps } from '#domain/mapping/sprints.ts';
 import { PHASES } from '#domain/runs.ts';
-import type { PhaseContext, Preflight, PreflightComponent, PreflightSprint } from '#phase-kit/context.ts';
+import type {
+  PhaseContext,
+  PreflightComponent,
+  PreflightHeader,
+  PreflightSprint,
+} from '#phase-kit/context.ts';
 import { logger } from '#platform/logger.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import { jiraMessage } from './setup.ts';
@@ -27,7 +32,7 @@ export class PlacementIndex {
    * whose issues (as phase 1 saw them) all come before it may already be closed (`SprintsAhead`).
    */
   constructor(
-    private readonly preflight: Preflight,
+    private readonly preflight: PreflightHeader,
     private readonly chunkIndex?: number,
   ) {
     for (const s of preflight.sprints) this.sprints.set(s.iterationPath.toLowerCase(), s);

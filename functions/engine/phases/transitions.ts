@@ -16,6 +16,7 @@ import type { PhaseContext, PhaseModule, UnitWorker } from '#phase-kit/context.t
 import {
   blockReads,
   type ItemResult,
+  manifestIdList,
   migratedUnits,
   refusalOf,
   runArtifactKey,
@@ -51,7 +52,9 @@ export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
   const key = runArtifactKey(run, STATE_MAP_ARTIFACT);
   const saved = await deps.artifacts.get(key);
   if (saved) return JSON.parse(saved) as StatePlan;
-  const types = [...new Set(preflight.manifest.map((m) => m.type))].filter((t) => preflight.typeMap[t]);
+  const seen = new Set<string>();
+  for await (const slice of preflight.manifest.slices()) for (const m of slice) seen.add(m.type);
+  const types = [...seen].filter((t) => preflight.typeMap[t]);
   const states = await Promise.all(types.map(async (t) => [t, await deps.source.states(t)] as const));
   const statuses = await deps.target.projectStatuses(preflight.projectKey);
   const resolutions = await siteResolutions(ctx);
@@ -77,8 +80,8 @@ export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
  * The phase's units: the items in Jira; in a dry run every manifest item, as one it would create has no issue
  * yet but its state's mapping (and any state without a status) belongs in the preview all the same.
  */
-const unitsOf = (ctx: PhaseContext): Promise<number[]> | number[] =>
-  ctx.run.options.dryRun ? ctx.preflight.manifest.map((m) => m.id) : migratedUnits(ctx, UNITS_ARTIFACT);
+const unitsOf = (ctx: PhaseContext): Promise<number[]> =>
+  ctx.run.options.dryRun ? manifestIdList(ctx.preflight.manifest) : migratedUnits(ctx, UNITS_ARTIFACT);
 
 export async function transitionsUnits(ctx: PhaseContext): Promise<number> {
   const units = await unitsOf(ctx);
