@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
@@ -242,7 +242,13 @@ async function drive(setup: RunSetup): Promise<RunResult> {
 console.log(
   `\nSite benchmark: ${RUNS} runs of ${ITEMS} items at once into one Jira site (projects ${PROJECT_KEYS.join(', ')}), sandbox profile ${PROFILE}, site sharing ${SHARING ? 'on' : 'off'}\n`,
 );
+const cpuBefore = process.cpuUsage();
+const wallBefore = performance.now();
 const results = await Promise.all(setups.map((s) => drive(s)));
+// How much of a core the engines' process had: far below one on a loaded machine means it waited for a CPU.
+const cpu = process.cpuUsage(cpuBefore);
+const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+const wallSeconds = (performance.now() - wallBefore) / 1000;
 
 // The site's request log, each entry the run whose account sent it.
 const log = (await (await control(jiraUrl, 'GET', '/_sandbox/requests')).json()) as LogEntry[];
@@ -335,6 +341,11 @@ const totalItems = results.length * ITEMS;
 const spread = Math.max(...perMinute) / Math.max(Math.min(...perMinute), 1e-9);
 console.log(
   `\ntogether: the core phases of all runs took ${coreSeconds.toFixed(1)} s against the site's floor of ${floorSum.toFixed(1)} s for the combined work: ${((floorSum / Math.max(coreSeconds, 1e-9)) * 100).toFixed(0)}% of the floor`,
+);
+console.log(
+  `the engines' process: ${cpuSeconds.toFixed(0)} CPU-s in ${wallSeconds.toFixed(0)} s (${((cpuSeconds / wallSeconds) * 100).toFixed(0)}% of a core); load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
 );
 console.log(
   `items per minute per run: ${perMinute.map((r) => r.toFixed(0)).join(' / ')}; max/min ${spread.toFixed(2)}; ${unattributed} of the site's ${log.length} requests from no run's account`,
