@@ -125,6 +125,37 @@ export interface MigrationBench {
   close(): Promise<void>;
 }
 
+/**
+ * The bench's DynamoDB: DynamoDB Local on a free port, the table (the process's environment names it, as the
+ * engine's entry points read it), the store over a document client that counts the capacity every command uses.
+ */
+export async function openBenchTable(table: string) {
+  const dynamo = await startDynamoLocal({ port: await freePort() });
+  Object.assign(process.env, {
+    TABLE_NAME: table,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    JWT_SECRET: randomBytes(48).toString('base64'),
+  });
+  const raw = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'eu-west-2',
+    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+  });
+  await ensureTable(raw, table);
+  const usage: AwsUsage = {
+    readUnits: 0,
+    writeUnits: 0,
+    s3Puts: 0,
+    s3Gets: 0,
+    invocations: 0,
+    transitions: 0,
+    engineMs: 0,
+  };
+  const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
+  countCapacity(db, usage);
+  return { dynamo, raw, usage, store: createStore({ db, name: table }) };
+}
+
 /** One phase of a run as the loop below drove it: the RunBatch calls it took (and Finalize's, past the last). */
 export interface PhaseSpan {
   /** The row of the last RunBatch call (past the last phase) and the Finalize step. */
@@ -183,30 +214,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
     sandboxPeakRss = Math.max(sandboxPeakRss, sandboxes?.rss() ?? 0);
   }, 200);
 
-  const dynamo = await startDynamoLocal({ port: await freePort() });
-  Object.assign(process.env, {
-    TABLE_NAME: TABLE,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    JWT_SECRET: randomBytes(48).toString('base64'),
-  });
-  const raw = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: 'eu-west-2',
-    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-  });
-  await ensureTable(raw, TABLE);
-  const usage: AwsUsage = {
-    readUnits: 0,
-    writeUnits: 0,
-    s3Puts: 0,
-    s3Gets: 0,
-    invocations: 0,
-    transitions: 0,
-    engineMs: 0,
-  };
-  const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
-  countCapacity(db, usage);
-  const store = createStore({ db, name: TABLE });
+  const { dynamo, raw, usage, store } = await openBenchTable(TABLE);
   const config = {
     ...sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: '99' }),
     profile: opts.profile,

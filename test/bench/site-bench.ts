@@ -1,35 +1,15 @@
-/**
- * `npm run bench:site`: several runs migrating at once into ONE Jira sandbox site (docs/engine-and-limits.md,
- * "Several runs into one site"). `BENCH_RUNS` (3) projects of the standard generated mix (`BENCH_ITEMS` each, 700;
- * seed 99, so each run has the same work), each read from an Azure DevOps organization of its own (a sandbox
- * process each) and written to its own project of one Jira site (one more process: one set of per-endpoint buckets,
- * per-issue windows and quota), each run with its own Jira account. Each run is driven by its own engine loop
- * (Preflight, RunBatch until `finalize`, Finalize), and each engine call makes its own clients and pacer and joins
- * the site's record in the one DynamoDB Local table as the engine handler does (functions/engine/handler.ts:
- * `SiteShare`). `BENCH_SITE_SHARING=off` leaves the site record out: each run's pacer learns alone (the before
- * figure). The runs share this process's event loop (three Lambda containers would not); the trackers do not.
- *
- * Printed: per run, items per minute, 429s by reason, items failed, and a tally through the Jira site's API (each
- * source item exactly one issue in its project); together, the site's floor for the combined work (floors.ts
- * `siteFloor`, phase by phase) against the time the runs' core phases took, the max/min of the runs' items per
- * minute, and the AWS cost with the site syncs' DynamoDB writes. Figures only; nothing is asserted.
- */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import type { AdoLimitSettings } from '../../local/sandbox/common/limits/ado.ts';
 import type { JiraLimitSettings } from '../../local/sandbox/common/limits/jira.ts';
 import { clientOf } from '../../local/sandbox/common/sandbox-app.ts';
-import { freePort } from '../support/global-setup.ts';
-import { drivePhases, ENGINE_MEMORY_MB, type PhaseSpan } from './engine-migration.ts';
+import { drivePhases, ENGINE_MEMORY_MB, openBenchTable, type PhaseSpan } from './engine-migration.ts';
 import {
-  type AwsUsage,
   awsCostPer10k,
   countArtifacts,
-  countCapacity,
   type LogEntry,
   PRICES,
   type SandboxSettings,
@@ -37,10 +17,6 @@ import {
 } from './floors.ts';
 import { type SandboxProcess, startSandboxProcess } from './sandbox-process.ts';
 
-const { startDynamoLocal } = await import('../../local/dynamodb.ts');
-const { ensureTable } = await import('../../local/table.ts');
-const { createStore } = await import('../../functions/store/index.ts');
-const { createDocumentClient } = await import('../../functions/store/client.ts');
 const { keys } = await import('../../functions/store/keys.ts');
 const { sandboxConfigFromEnv } = await import('../../local/sandbox/common/config.ts');
 const { createTenant } = await import('../../functions/services/operator.ts');
@@ -77,30 +53,7 @@ const NAMES: Record<number, string> = {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
 
-const dynamo = await startDynamoLocal({ port: await freePort() });
-Object.assign(process.env, {
-  TABLE_NAME: TABLE,
-  DYNAMODB_ENDPOINT: dynamo.endpoint,
-  JWT_SECRET: randomBytes(48).toString('base64'),
-});
-const raw = new DynamoDBClient({
-  endpoint: dynamo.endpoint,
-  region: 'eu-west-2',
-  credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-});
-await ensureTable(raw, TABLE);
-const usage: AwsUsage = {
-  readUnits: 0,
-  writeUnits: 0,
-  s3Puts: 0,
-  s3Gets: 0,
-  invocations: 0,
-  transitions: 0,
-  engineMs: 0,
-};
-const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
-countCapacity(db, usage);
-const store = createStore({ db, name: TABLE });
+const { dynamo, raw, usage, store } = await openBenchTable(TABLE);
 const config = sandboxConfigFromEnv({});
 
 // One Jira site holding every run's project (no ADO items: its Azure DevOps side is idle), and an Azure DevOps
