@@ -89,13 +89,7 @@ export interface MigrationOptions {
   onPhase?: (row: PhaseRow) => void;
 }
 
-export interface PhaseRow {
-  /** The row of the last RunBatch call (past the last phase) and the Finalize step. */
-  finalized: boolean;
-  phase: number;
-  ms: number;
-  /** Wall-clock start (the sandboxes' log times are wall clock). */
-  startedAt: number;
+export interface PhaseRow extends PhaseSpan {
   jiraCalls: number;
   adoCalls: number;
   /** The phase's request log entries; empty with `requestLog: 'counts'`. */
@@ -131,6 +125,81 @@ export interface MigrationBench {
   close(): Promise<void>;
 }
 
+/**
+ * The bench's DynamoDB: DynamoDB Local on a free port, the table (the process's environment names it, as the
+ * engine's entry points read it), the store over a document client that counts the capacity every command uses.
+ */
+export async function openBenchTable(table: string) {
+  const dynamo = await startDynamoLocal({ port: await freePort() });
+  Object.assign(process.env, {
+    TABLE_NAME: table,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    JWT_SECRET: randomBytes(48).toString('base64'),
+  });
+  const raw = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'eu-west-2',
+    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+  });
+  await ensureTable(raw, table);
+  const usage: AwsUsage = {
+    readUnits: 0,
+    writeUnits: 0,
+    s3Puts: 0,
+    s3Gets: 0,
+    invocations: 0,
+    transitions: 0,
+    engineMs: 0,
+  };
+  const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
+  countCapacity(db, usage);
+  return { dynamo, raw, usage, store: createStore({ db, name: table }) };
+}
+
+/** One phase of a run as the loop below drove it: the RunBatch calls it took (and Finalize's, past the last). */
+export interface PhaseSpan {
+  /** The row of the last RunBatch call (past the last phase) and the Finalize step. */
+  finalized: boolean;
+  phase: number;
+  ms: number;
+  /** Wall-clock start (the sandboxes' log times are wall clock). */
+  startedAt: number;
+}
+
+/**
+ * One run's engine loop as the state machine drives it: RunBatch, called again while it answers `batch` within
+ * a phase (out of time); a span per phase; Finalize once it answers `finalize`. Stops after phase `until`.
+ */
+export async function drivePhases(
+  step: {
+    phase(): Promise<number>;
+    batch(): Promise<string>;
+    finalize(): Promise<unknown>;
+    beforePhase?(): Promise<void>;
+    afterPhase(span: PhaseSpan): Promise<void>;
+  },
+  until: number,
+): Promise<void> {
+  for (let guard = 0; guard < 10_000; guard++) {
+    const before = await step.phase();
+    await step.beforePhase?.();
+    const t0 = performance.now();
+    const startedAt = Date.now();
+    // RunBatch answers `batch` for "call again": within the phase (out of time), or past its end (a row each).
+    let answer = 'batch';
+    let phase = before;
+    while (answer === 'batch' && phase === before) {
+      answer = await step.batch();
+      phase = await step.phase();
+    }
+    // Every phase done: the state machine's Finalize step writes the reports and ends the run (timed in this row).
+    const finalized = answer === 'finalize';
+    if (finalized) await step.finalize();
+    await step.afterPhase({ finalized, phase: before, ms: performance.now() - t0, startedAt });
+    if (answer !== 'batch' || before >= until) return;
+  }
+}
+
 export async function openMigrationBench(opts: MigrationOptions): Promise<MigrationBench> {
   // Lanes are the clients' (made below): an endpoint's in-flight limit, from whichever pacer knows it.
   let laneLimit: (endpoint: string) => number | undefined = () => undefined;
@@ -145,30 +214,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
     sandboxPeakRss = Math.max(sandboxPeakRss, sandboxes?.rss() ?? 0);
   }, 200);
 
-  const dynamo = await startDynamoLocal({ port: await freePort() });
-  Object.assign(process.env, {
-    TABLE_NAME: TABLE,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    JWT_SECRET: randomBytes(48).toString('base64'),
-  });
-  const raw = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: 'eu-west-2',
-    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-  });
-  await ensureTable(raw, TABLE);
-  const usage: AwsUsage = {
-    readUnits: 0,
-    writeUnits: 0,
-    s3Puts: 0,
-    s3Gets: 0,
-    invocations: 0,
-    transitions: 0,
-    engineMs: 0,
-  };
-  const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
-  countCapacity(db, usage);
-  const store = createStore({ db, name: TABLE });
+  const { dynamo, raw, usage, store } = await openBenchTable(TABLE);
   const config = {
     ...sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: '99' }),
     profile: opts.profile,
@@ -262,39 +308,33 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
       return work(() => INVOCATION_MS - (performance.now() - began));
     };
     usage.transitions += 4;
-    for (let guard = 0; guard < 10_000; guard++) {
-      const before = (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0;
-      const [jiraBefore, adoBefore] = [await logLength(sb.jira.url), await logLength(sb.ado.url)];
-      const t0 = performance.now();
-      const startedAt = Date.now();
-      flow.take();
-      // RunBatch answers `batch` for "call again": within the phase (out of time), or past its end (a row each).
-      let answer = 'batch';
-      let phase = before;
-      while (answer === 'batch' && phase === before) {
-        answer = await call(4, (remainingMs) => runBatch(deps, ref, remainingMs, config.jira.projectKey));
-        phase = (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0;
-      }
-      // Every phase done: the state machine's Finalize step writes the reports and ends the run (timed in this row).
-      const finalized = answer === 'finalize';
-      if (finalized) await call(3, () => finalizeStep(deps, ref));
-      const ms = performance.now() - t0;
-      usage.engineMs += ms;
-      const [jiraAfter, adoAfter] = [await logLength(sb.jira.url), await logLength(sb.ado.url)];
-      phaseRows.push({
-        finalized,
-        phase: before,
-        ms,
-        startedAt,
-        jiraCalls: jiraAfter - jiraBefore,
-        adoCalls: adoAfter - adoBefore,
-        jira: await logSince(sb.jira.url, jiraBefore),
-        ado: await logSince(sb.ado.url, adoBefore),
-        flow: flow.take(),
-      });
-      opts.onPhase?.(phaseRows[phaseRows.length - 1] as PhaseRow);
-      if (answer !== 'batch' || before >= opts.until) break;
-    }
+    let logsBefore = [0, 0];
+    await drivePhases(
+      {
+        phase: async () => (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0,
+        batch: () => call(4, (remainingMs) => runBatch(deps, ref, remainingMs, config.jira.projectKey)),
+        finalize: () => call(3, () => finalizeStep(deps, ref)),
+        async beforePhase() {
+          logsBefore = [await logLength(sb.jira.url), await logLength(sb.ado.url)];
+          flow.take();
+        },
+        async afterPhase(span) {
+          usage.engineMs += span.ms;
+          const [jiraBefore = 0, adoBefore = 0] = logsBefore;
+          const [jiraAfter, adoAfter] = [await logLength(sb.jira.url), await logLength(sb.ado.url)];
+          phaseRows.push({
+            ...span,
+            jiraCalls: jiraAfter - jiraBefore,
+            adoCalls: adoAfter - adoBefore,
+            jira: await logSince(sb.jira.url, jiraBefore),
+            ado: await logSince(sb.ado.url, adoBefore),
+            flow: flow.take(),
+          });
+          opts.onPhase?.(phaseRows[phaseRows.length - 1] as PhaseRow);
+        },
+      },
+      opts.until,
+    );
     const totalMs = performance.now() - started;
     const done = await store.runs.get(tenant.id, run.id);
     return {

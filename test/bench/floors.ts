@@ -23,6 +23,8 @@ export interface LogEntry {
   /** When the request arrived and when it was answered (ISO 8601). */
   receivedAt?: string;
   at?: string;
+  /** Who sent it (a hash of its Authorization header): tells several runs' requests to one site apart. */
+  client?: string;
 }
 
 export interface SandboxSettings<L> {
@@ -49,6 +51,8 @@ export function meanMs(p: { medianMs: number; p95Ms: number }): number {
   return p.medianMs * Math.exp((sigma * sigma) / 2);
 }
 
+/** A sprint's start or close: one board's are a chain in date order. */
+const SPRINT_STEP = 'POST /rest/agile/1.0/sprint/{sprintId}';
 const isJiraWrite = (e: LogEntry) => e.method !== 'GET' && !e.path.split('?')[0]?.endsWith('/search/jql');
 const issueOf = (path: string) => {
   const key = /\/rest\/api\/3\/issue\/([^/?]+)/.exec(path)?.[1];
@@ -106,9 +110,7 @@ export function phaseFloor(
   }
   // Sprints are started and closed in date order (one active sprint at a time on a board without parallel
   // sprints): a chain of writes, one after another.
-  const sprintSteps = jira.filter(
-    (e) => e.status < 300 && e.endpoint === 'POST /rest/agile/1.0/sprint/{sprintId}',
-  );
+  const sprintSteps = jira.filter((e) => e.status < 300 && e.endpoint === SPRINT_STEP);
   if (sprintSteps.length > 0)
     candidates.push({
       seconds: (sprintSteps.length * meanMs(jiraSettings.latency.write)) / 1000,
@@ -139,6 +141,27 @@ export function phaseFloor(
     throttled,
     ...(busiest ? { busiestIssue: { key: busiest[0], writes: busiest[1] } } : {}),
   };
+}
+
+/**
+ * The floor of one phase of several runs working one Jira site at once (the site bench): the site's buckets and
+ * per-issue windows are shared, so the runs' Jira requests of the phase count together; each run's own chains (its
+ * board's sprint steps in date order, its busiest issue's ordered writes) and its own Azure DevOps organization's
+ * budget count per run. The largest of those.
+ */
+export function siteFloor(
+  runs: { jira: LogEntry[]; ado: LogEntry[] }[],
+  jiraSettings: SandboxSettings<JiraLimitSettings>,
+  adoSettings: SandboxSettings<AdoLimitSettings>,
+): PhaseFloor {
+  const together = phaseFloor(
+    runs.flatMap((r) => r.jira.filter((e) => e.endpoint !== SPRINT_STEP)),
+    [],
+    jiraSettings,
+    adoSettings,
+  );
+  const floors = [together, ...runs.map((r) => phaseFloor(r.jira, r.ado, jiraSettings, adoSettings))];
+  return floors.reduce((x, y) => (y.seconds > x.seconds ? y : x));
 }
 
 export interface AwsUsage {

@@ -100,6 +100,9 @@ describe('OpenAPI conformance', () => {
       exchange('GET', `/rest/api/3/user/assignable/search?project=${KEY}`),
     );
     sample('GET', '/rest/api/3/project/:projectIdOrKey', () => exchange('GET', `/rest/api/3/project/${KEY}`));
+    sample('GET', '/rest/api/3/project/search', () =>
+      exchange('GET', `/rest/api/3/project/search?keys=${KEY}`),
+    );
     sample('GET', '/rest/api/3/issuetype/project', () =>
       exchange('GET', '/rest/api/3/issuetype/project?projectId=10000'),
     );

@@ -27,6 +27,17 @@ const Env = z.object({
     .string()
     .regex(/^[A-Z][A-Z0-9]{1,9}$/)
     .default('MIG'),
+  /** The Jira site's further projects (comma-separated keys), after SANDBOX_JIRA_PROJECT_KEY: none by default. */
+  SANDBOX_JIRA_OTHER_PROJECT_KEYS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^[A-Z][A-Z0-9]{1,9}$/))),
   SANDBOX_ATLASSIAN_CLIENT_ID: z.string().min(1).default(OAUTH_DEFAULTS.atlassian.clientId),
   SANDBOX_ATLASSIAN_CLIENT_SECRET: z.string().min(1).default(OAUTH_DEFAULTS.atlassian.clientSecret),
   SANDBOX_ENTRA_CLIENT_ID: z.string().min(1).default(OAUTH_DEFAULTS.entra.clientId),
@@ -40,7 +51,8 @@ const Env = z.object({
 
 export interface SandboxConfig {
   ado: { org: string; project: string; pat: string };
-  jira: { email: string; apiToken: string; projectKey: string };
+  /** `otherProjectKeys`: the site's further projects, after `projectKey` (none when absent). */
+  jira: { email: string; apiToken: string; projectKey: string; otherProjectKeys?: string[] };
   /** Absent: OAUTH_DEFAULTS. */
   oauth?: SandboxOAuthConfig;
   items: number;
@@ -63,6 +75,9 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
       email: e.SANDBOX_JIRA_EMAIL,
       apiToken: e.SANDBOX_JIRA_API_TOKEN,
       projectKey: e.SANDBOX_JIRA_PROJECT_KEY,
+      ...(e.SANDBOX_JIRA_OTHER_PROJECT_KEYS.length
+        ? { otherProjectKeys: e.SANDBOX_JIRA_OTHER_PROJECT_KEYS }
+        : {}),
     },
     oauth: {
       atlassian: { clientId: e.SANDBOX_ATLASSIAN_CLIENT_ID, clientSecret: e.SANDBOX_ATLASSIAN_CLIENT_SECRET },

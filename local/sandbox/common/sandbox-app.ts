@@ -9,6 +9,7 @@
  *   GET    /_sandbox/requests   the request log [{method, path, status, ms, at}] (`?from=N`: from entry N on);
  *                                DELETE clears it;  GET /_sandbox/requests/count  {count}: its length
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -79,6 +80,11 @@ export const NO_FAULTS: FaultSettings = {
   resets: null,
 };
 
+/** A request log's `client`: who sent a request, as a short hash of its Authorization header. */
+export function clientOf(authorization: string): string {
+  return createHash('sha256').update(authorization).digest('hex').slice(0, 12);
+}
+
 export interface RequestLogEntry {
   method: string;
   path: string;
@@ -100,6 +106,11 @@ export interface RequestLogEntry {
   reason?: string;
   /** The route: method and path template (`POST /rest/api/3/issue/{issueIdOrKey}/comment`). */
   endpoint?: string;
+  /**
+   * Who sent it: a short hash of its Authorization header (never the credential), so that the requests of several
+   * clients working one site can be told apart (the site bench counts each run's); absent without the header.
+   */
+  client?: string;
 }
 
 /** What the sandbox can inject into one API request. */
@@ -234,6 +245,7 @@ export async function createSandboxApp(
     ...(req.routeOptions.url ? { endpoint: `${req.method} ${templateOf(req)}` } : {}),
     ...(req.fault ? { fault: req.fault } : {}),
     ...(req.reason ? { reason: req.reason } : {}),
+    ...(req.headers.authorization ? { client: clientOf(req.headers.authorization) } : {}),
   });
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {

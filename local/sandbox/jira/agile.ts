@@ -90,7 +90,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
   const board = (render: Render, id: number) => {
     const b = store.boards.get(id);
     if (!b) return undefined;
-    const p = store.project;
+    const p = store.projectById(b.projectId);
     return {
       id: b.id,
       self: `${render.base}/rest/agile/1.0/board/${b.id}`,
@@ -120,9 +120,10 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
   }>('/rest/agile/1.0/board', async (req) => {
     const render = Render.of(store, req);
     const { projectKeyOrId, type, name } = req.query;
+    const project = projectKeyOrId === undefined ? undefined : store.projectOf(projectKeyOrId);
     const boards = [...store.boards.values()].filter(
       (b) =>
-        (projectKeyOrId === undefined || store.projectMatches(projectKeyOrId)) &&
+        (projectKeyOrId === undefined || b.projectId === project?.id) &&
         (type === undefined || type.split(',').includes(b.type)) &&
         (name === undefined || b.name.toLowerCase().includes(name.toLowerCase())),
     );

@@ -13,7 +13,7 @@ import { sendError } from './errors.ts';
 import { intParam } from './params.ts';
 import { projectNotFound } from './project.ts';
 import { Render } from './render.ts';
-import type { JiraStore } from './store.ts';
+import type { JiraStore, ProjectInfo } from './store.ts';
 
 type Json = Record<string, unknown>;
 
@@ -35,7 +35,13 @@ function page<T>(all: T[], query: { startAt?: string; maxResults?: string }, rep
   return { items: all.slice(startAt, startAt + maxResults), startAt, maxResults, total: all.length };
 }
 
-function fieldMeta(render: Render, store: JiraStore, def: FieldDef, type: IssueTypeDef): Json {
+function fieldMeta(
+  render: Render,
+  store: JiraStore,
+  project: ProjectInfo,
+  def: FieldDef,
+  type: IssueTypeDef,
+): Json {
   const required =
     def.id === 'summary' ||
     def.id === 'issuetype' ||
@@ -51,13 +57,13 @@ function fieldMeta(render: Render, store: JiraStore, def: FieldDef, type: IssueT
     operations: OPERATIONS[def.id] ?? ['set'],
   };
   if (def.id === 'issuetype') out.allowedValues = [render.issueType(type)];
-  if (def.id === 'project') out.allowedValues = [render.projectDetails()];
+  if (def.id === 'project') out.allowedValues = [render.projectDetails(project)];
   if (def.id === 'priority') {
     out.allowedValues = store.priorities.map((p) => render.priority(p.id));
     out.defaultValue = render.priority(store.defaultPriorityId);
   }
   if (def.id === 'components')
-    out.allowedValues = [...store.components.values()].map((c) => render.component(c));
+    out.allowedValues = store.componentsOf(project.id).map((c) => render.component(c));
   if (def.id === 'assignee' || def.id === 'reporter')
     out.autoCompleteUrl = `${render.base}/rest/api/3/user/search?query=`;
   return out;
@@ -86,8 +92,8 @@ export function registerCreateMetaRoutes(app: FastifyInstance, store: JiraStore)
   app.get<{ Params: { projectIdOrKey: string; issueTypeId: string }; Querystring: Query }>(
     '/rest/api/3/issue/createmeta/:projectIdOrKey/issuetypes/:issueTypeId',
     async (req, reply) => {
-      if (!store.projectMatches(req.params.projectIdOrKey))
-        return projectNotFound(reply, req.params.projectIdOrKey);
+      const project = store.projectOf(req.params.projectIdOrKey);
+      if (!project) return projectNotFound(reply, req.params.projectIdOrKey);
       const type = ISSUE_TYPES.find((t) => t.id === req.params.issueTypeId);
       if (!type) return sendError(reply, 404, ['The issue type ID is invalid or not found.']);
       const render = Render.of(store, req);
@@ -99,7 +105,7 @@ export function registerCreateMetaRoutes(app: FastifyInstance, store: JiraStore)
       const p = page(settable, req.query, reply);
       if (!p) return reply;
       return {
-        fields: p.items.map((f) => fieldMeta(render, store, f, type)),
+        fields: p.items.map((f) => fieldMeta(render, store, project, f, type)),
         maxResults: p.maxResults,
         startAt: p.startAt,
         total: p.total,

@@ -6,7 +6,7 @@ import { isValidAdf, TEXT_LIMIT, TEXT_TOO_LONG } from './adf.ts';
 import { FIELDS, type IssueTypeDef, SETTABLE_SYSTEM_FIELDS } from './catalog.ts';
 import { commentBodyProblem } from './comments.ts';
 import { errorBody, JiraHttpError } from './errors.ts';
-import type { IssueRec, JiraStore } from './store.ts';
+import type { IssueRec, JiraStore, ProjectInfo } from './store.ts';
 import { isJiraDate, parseJiraDuration } from './time.ts';
 
 type Json = Record<string, unknown>;
@@ -21,6 +21,8 @@ export { TEXT_LIMIT, TEXT_TOO_LONG } from './adf.ts';
 
 /** The validated changes to write to an issue. */
 export interface IssueChanges {
+  /** The project a create names (an edit cannot move an issue). */
+  project?: ProjectInfo;
   issueType?: IssueTypeDef;
   summary?: string;
   description?: unknown;
@@ -168,8 +170,9 @@ export class FieldParser {
   private project(value: unknown): void {
     const ref = refOf(value) ?? (typeof value === 'string' ? { key: value } : undefined);
     const idOrKey = ref?.id ?? ref?.key;
-    if (!idOrKey || !this.store.projectMatches(idOrKey))
-      this.errors.project = 'Specify a valid project ID or key';
+    const project = idOrKey ? this.store.projectOf(idOrKey) : undefined;
+    if (project) this.changes.project = project;
+    else this.errors.project = 'Specify a valid project ID or key';
   }
 
   private issueType(value: unknown): void {
@@ -299,13 +302,14 @@ export class FieldParser {
       return;
     }
     const ids: string[] = [];
+    // A component belongs to one project: another project's is not one of the issue's to pick.
+    const projectId = this.changes.project?.id ?? this.issue?.projectId;
+    const own = this.store.componentsOf(projectId ?? '');
     for (const item of value) {
       const ref = refOf(item);
-      const byId = ref?.id !== undefined ? this.store.components.get(ref.id) : undefined;
+      const byId = ref?.id !== undefined ? own.find((c) => c.id === ref.id) : undefined;
       const byName =
-        ref?.id === undefined && ref?.name !== undefined
-          ? [...this.store.components.values()].find((c) => c.name === ref.name)
-          : undefined;
+        ref?.id === undefined && ref?.name !== undefined ? own.find((c) => c.name === ref.name) : undefined;
       const c = byId ?? byName;
       if (!c) {
         this.errors.components =

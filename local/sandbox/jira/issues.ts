@@ -25,10 +25,12 @@ export function createIssue(store: JiraStore, body: unknown, accountId: string):
   const transitionId = (body as { transition?: { id?: unknown } }).transition?.id;
   const wf = store.workflows.get(type.id);
   const now = store.now();
-  const { id, key } = store.allocateIssueKey();
+  const project = changes.project ?? store.project;
+  const { id, key } = store.allocateIssueKey(project);
   const issue: IssueRec = {
     id,
     key,
+    projectId: project.id,
     issueTypeId: type.id,
     summary: '',
     description: null,

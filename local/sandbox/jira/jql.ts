@@ -319,7 +319,7 @@ function compileClause(
   switch (field) {
     case 'project':
       for (const t of texts) if (!store.projectMatches(t)) throw new JqlError(valueLabel(t));
-      return setOp((d, t) => d.projectKey === t.toUpperCase() || store.project.id === t);
+      return setOp((d, t) => d.projectKey === store.projectOf(t)?.key);
     case 'key':
     case 'id': {
       const ids = texts.map((t) => {

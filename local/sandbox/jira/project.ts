@@ -102,10 +102,9 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
   app.get<{ Params: { projectIdOrKey: string } }>(
     '/rest/api/3/project/:projectIdOrKey',
     async (req, reply) => {
-      if (!store.projectMatches(req.params.projectIdOrKey))
-        return projectNotFound(reply, req.params.projectIdOrKey);
+      const p = store.projectOf(req.params.projectIdOrKey);
+      if (!p) return projectNotFound(reply, req.params.projectIdOrKey);
       const render = Render.of(store, req);
-      const p = store.project;
       const lead = store.users.get(p.leadAccountId);
       return {
         expand: 'description,lead,issueTypes,url,projectKeys,permissions,insight',
@@ -114,7 +113,7 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
         key: p.key,
         description: 'Target project of the Azure DevOps migration.',
         ...(lead ? { lead: render.user(lead) } : {}),
-        components: [...store.components.values()].map((c) => render.component(c)),
+        components: store.componentsOf(p.id).map((c) => render.component(c)),
         issueTypes: ISSUE_TYPES.map((t) => render.issueType(t)),
         assigneeType: 'UNASSIGNED',
         versions: [],
@@ -132,10 +131,54 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
     },
   );
 
+  // The site's projects, a page at a time (PageBeanProject), ordered by key; `keys` and `id` (repeatable) pick
+  // projects, `query` matches a key or name case-insensitively. Every project is visible to every account here.
+  app.get<{
+    Querystring: {
+      startAt?: string;
+      maxResults?: string;
+      keys?: string | string[];
+      id?: string | string[];
+      query?: string;
+    };
+  }>('/rest/api/3/project/search', async (req, reply) => {
+    const startAt = intParam(req.query.startAt, 0);
+    const maxResults = Math.min(intParam(req.query.maxResults, 50), 100);
+    if (Number.isNaN(startAt) || Number.isNaN(maxResults))
+      return sendError(reply, 400, ['startAt and maxResults must be non-negative integers.']);
+    const list = (v: string | string[] | undefined) =>
+      [v ?? []].flat().flatMap((x) => x.split(',').filter(Boolean));
+    const keys = list(req.query.keys).map((k) => k.toUpperCase());
+    const ids = list(req.query.id);
+    const q = req.query.query?.toLowerCase();
+    const matching = [...store.projects.values()]
+      .filter(
+        (p) =>
+          (keys.length === 0 || keys.includes(p.key)) &&
+          (ids.length === 0 || ids.includes(p.id)) &&
+          (!q || p.key.toLowerCase().includes(q) || p.name.toLowerCase().includes(q)),
+      )
+      .sort((a, b) => a.key.localeCompare(b.key));
+    const render = Render.of(store, req);
+    const values = matching.slice(startAt, startAt + maxResults).map((p) => render.projectDetails(p));
+    const isLast = startAt + values.length >= matching.length;
+    const pageUrl = (from: number) =>
+      `${render.base}/rest/api/3/project/search?startAt=${from}&maxResults=${maxResults}`;
+    return {
+      self: pageUrl(startAt),
+      ...(isLast ? {} : { nextPage: pageUrl(startAt + values.length) }),
+      maxResults,
+      startAt,
+      total: matching.length,
+      isLast,
+      values,
+    };
+  });
+
   app.get<{ Querystring: { projectId?: string } }>('/rest/api/3/issuetype/project', async (req, reply) => {
     const projectId = req.query.projectId;
     if (!projectId) return sendError(reply, 400, ["The 'projectId' parameter is required."]);
-    if (projectId !== store.project.id) return projectNotFound(reply, projectId);
+    if (!store.projects.has(projectId)) return projectNotFound(reply, projectId);
     const render = Render.of(store, req);
     return ISSUE_TYPES.map((t) => render.issueType(t));
   });
@@ -306,14 +349,14 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
   app.get<{ Params: { projectIdOrKey: string } }>(
     '/rest/api/3/project/:projectIdOrKey/role',
     async (req, reply) => {
-      if (!store.projectMatches(req.params.projectIdOrKey))
-        return projectNotFound(reply, req.params.projectIdOrKey);
+      const p = store.projectOf(req.params.projectIdOrKey);
+      if (!p) return projectNotFound(reply, req.params.projectIdOrKey);
       if (!currentAccount(req).projectAdmin) {
         return sendError(reply, 401, ['You cannot edit the configuration of this project.']);
       }
       const base = Render.of(store, req).base;
       return Object.fromEntries(
-        ROLES.map((r) => [r.name, `${base}/rest/api/3/project/${store.project.id}/role/${r.id}`]),
+        ROLES.map((r) => [r.name, `${base}/rest/api/3/project/${p.id}/role/${r.id}`]),
       );
     },
   );
@@ -321,10 +364,10 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
   app.get<{ Params: { projectIdOrKey: string } }>(
     '/rest/api/3/project/:projectIdOrKey/components',
     async (req, reply) => {
-      if (!store.projectMatches(req.params.projectIdOrKey))
-        return projectNotFound(reply, req.params.projectIdOrKey);
+      const p = store.projectOf(req.params.projectIdOrKey);
+      if (!p) return projectNotFound(reply, req.params.projectIdOrKey);
       const render = Render.of(store, req);
-      return [...store.components.values()].map((c) => render.component(c));
+      return store.componentsOf(p.id).map((c) => render.component(c));
     },
   );
 
@@ -343,13 +386,14 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
           ? String(body.projectId)
           : '';
     if (!project) return sendError(reply, 400, [], { project: 'The project is required.' });
-    if (!store.projectMatches(project)) return projectNotFound(reply, project);
+    const p = store.projectOf(project);
+    if (!p) return projectNotFound(reply, project);
     if (!requireProjectAdmin(req, reply, 'You cannot edit the configuration of this project.')) return reply;
     const errors: Record<string, string> = {};
     const name = typeof body.name === 'string' ? body.name.trim() : '';
     if (!name) errors.name = 'The component name specified is invalid.';
     else if (name.length > 255) errors.name = 'The component name must not exceed 255 characters.';
-    else if ([...store.components.values()].some((c) => c.name.toLowerCase() === name.toLowerCase())) {
+    else if (store.componentsOf(p.id).some((c) => c.name.toLowerCase() === name.toLowerCase())) {
       errors.name = `A component with the name ${name} already exists in this project.`;
     }
     const lead = typeof body.leadAccountId === 'string' ? body.leadAccountId : undefined;
@@ -363,6 +407,7 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
     if (Object.keys(errors).length > 0) return sendError(reply, 400, [], errors);
     const component: ComponentRec = {
       id: String(store.nextId('component')),
+      projectId: p.id,
       name,
       assigneeType: assigneeType as ComponentRec['assigneeType'],
       ...(typeof body.description === 'string' ? { description: body.description } : {}),

@@ -20,6 +20,7 @@ import type {
   IssueRec,
   JiraStore,
   JiraUser,
+  ProjectInfo,
   SprintRec,
   WorklogRec,
 } from './store.ts';
@@ -137,8 +138,7 @@ export class Render {
     };
   }
 
-  projectDetails(): Json {
-    const p = this.store.project;
+  projectDetails(p: ProjectInfo = this.store.project): Json {
     return {
       self: `${this.base}/rest/api/3/project/${p.id}`,
       id: p.id,
@@ -153,7 +153,8 @@ export class Render {
   /** The `ProjectComponent` schema. */
   component(c: ComponentRec): Json {
     const lead = c.leadAccountId ? this.store.users.get(c.leadAccountId) : undefined;
-    const projectLead = this.store.users.get(this.store.project.leadAccountId);
+    const project = this.store.projectById(c.projectId);
+    const projectLead = this.store.users.get(project.leadAccountId);
     const realAssigneeType =
       c.assigneeType === 'COMPONENT_LEAD' && lead
         ? 'COMPONENT_LEAD'
@@ -171,8 +172,8 @@ export class Render {
       ...(realAssigneeType !== 'UNASSIGNED' && realAssignee ? { realAssignee: this.user(realAssignee) } : {}),
       realAssigneeType,
       isAssigneeTypeValid: true,
-      project: this.store.project.key,
-      projectId: Number(this.store.project.id),
+      project: project.key,
+      projectId: Number(project.id),
     };
   }
 
@@ -326,7 +327,7 @@ export class Render {
       case 'issuetype':
         return this.issueType(s.issueTypeOf(issue));
       case 'project':
-        return this.projectDetails();
+        return this.projectDetails(s.projectById(issue.projectId));
       case 'status':
         return this.status(s.statusOf(issue));
       case 'statuscategorychangedate':

@@ -1,7 +1,9 @@
 /**
- * The Jira sandbox's state: one site with one software project, its users and accounts, issues with their
- * comments, worklogs, attachments and links, sprints on one Scrum board, and the search index's view of the
- * issues. `seed` rebuilds the start state (reset and seed call it).
+ * The Jira sandbox's state: one site with its software projects (the configured one first, then any others:
+ * each with its key, its own issue numbering, components and Scrum board; the site's workflows, fields and
+ * limits are shared, as on a real site), its users and accounts, issues with their comments, worklogs,
+ * attachments and links, sprints on the boards, and the search index's view of the issues. `seed` rebuilds
+ * the start state (reset and seed call it).
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -36,6 +38,8 @@ export interface Account {
 
 export interface ComponentRec {
   id: string;
+  /** Jira's components belong to one project. */
+  projectId: string;
   name: string;
   description?: string;
   leadAccountId?: string;
@@ -107,6 +111,8 @@ export interface BoardRec {
   id: number;
   name: string;
   type: 'scrum';
+  /** The project the board's filter selects (its `location`). */
+  projectId: string;
 }
 
 export interface TimeTracking {
@@ -118,6 +124,7 @@ export interface TimeTracking {
 export interface IssueRec {
   id: number;
   key: string;
+  projectId: string;
   issueTypeId: string;
   summary: string;
   description: unknown;
@@ -207,10 +214,19 @@ export interface ProjectInfo {
   leadAccountId: string;
 }
 
+/** The site's projects: the configured project first (id 10000, board 1), then `otherProjectKeys` in order. */
+export interface SiteProjectsConfig {
+  projectKey: string;
+  otherProjectKeys?: readonly string[];
+}
+
 export class JiraStore {
   readonly projectKey: string;
   seedValue = 0;
+  /** The configured project (the first of `projects`). */
   project!: ProjectInfo;
+  /** Every project of the site, by id. */
+  projects = new Map<string, ProjectInfo>();
   users = new Map<string, JiraUser>();
   accounts = new Map<string, Account>();
   serviceAccountId = '';
@@ -243,11 +259,12 @@ export class JiraStore {
   /** The index lag applied to a write (the `searchLagMs` fault setting), read at write time. */
   searchLag: () => number = () => 0;
   private counters: Record<string, number> = {};
-  private nextIssueNumber = 1;
+  /** Jira numbers issues per project: MIG-1 and ALPHA-1 are both first issues. */
+  private nextIssueNumber = new Map<string, number>();
   private attachmentDirPath: string | undefined;
 
   constructor(
-    private readonly config: { email: string; apiToken: string; projectKey: string },
+    private readonly config: { email: string; apiToken: string } & SiteProjectsConfig,
     readonly now: () => number = Date.now,
   ) {
     this.projectKey = config.projectKey;
@@ -275,7 +292,8 @@ export class JiraStore {
     this.agile = { parallelSprints: false };
     this.createRefusals = { labels: new Set(), message: '' };
     this.counters = {};
-    this.nextIssueNumber = 1;
+    this.nextIssueNumber.clear();
+    this.projects.clear();
     this.mediaSecret = stableHex(`media-secret:${seed}:${this.config.apiToken}`, 32);
     this.removeAttachmentFiles();
 
@@ -295,15 +313,20 @@ export class JiraStore {
       displayName: 'Migration Service',
     });
     this.serviceAccountId = service.accountId;
-    this.project = {
-      id: '10000',
-      key: this.projectKey,
-      name: `${this.projectKey} Migration Target`,
-      leadAccountId: service.accountId,
-    };
+    const keys = [this.projectKey, ...(this.config.otherProjectKeys ?? [])];
+    keys.forEach((key, i) => {
+      const project = {
+        id: String(10000 + i),
+        key,
+        name: `${key} Migration Target`,
+        leadAccountId: service.accountId,
+      };
+      this.projects.set(project.id, project);
+      this.boards.set(i + 1, { id: i + 1, name: `${key} board`, type: 'scrum', projectId: project.id });
+    });
+    this.project = this.projects.get('10000') as ProjectInfo;
     for (const s of DEFAULT_STATUSES) this.statuses.set(s.id, { ...s });
     for (const t of ISSUE_TYPES) this.workflows.set(t.id, defaultWorkflow(t.name));
-    this.boards.set(1, { id: 1, name: `${this.projectKey} board`, type: 'scrum' });
   }
 
   /** Creates or updates an API account (and its Jira user); the accountId is stable for the e-mail. */
@@ -343,8 +366,11 @@ export class JiraStore {
     return value;
   }
 
-  allocateIssueKey(): { id: number; key: string } {
-    return { id: this.nextId('issue'), key: `${this.projectKey}-${this.nextIssueNumber++}` };
+  /** A new issue's id (site-wide) and key (numbered within its project). */
+  allocateIssueKey(project: ProjectInfo = this.project): { id: number; key: string } {
+    const n = this.nextIssueNumber.get(project.id) ?? 1;
+    this.nextIssueNumber.set(project.id, n + 1);
+    return { id: this.nextId('issue'), key: `${project.key}-${n}` };
   }
 
   issueByIdOrKey(idOrKey: string): IssueRec | undefined {
@@ -424,8 +450,26 @@ export class JiraStore {
     return this.workflows.get(issue.issueTypeId) ?? defaultWorkflow('Task');
   }
 
+  /** The project with this id or key (keys in any case, as Jira reads them), if the site has it. */
+  projectOf(idOrKey: string): ProjectInfo | undefined {
+    const byId = this.projects.get(idOrKey);
+    if (byId) return byId;
+    const key = idOrKey.toUpperCase();
+    return [...this.projects.values()].find((p) => p.key === key);
+  }
+
   projectMatches(idOrKey: string): boolean {
-    return idOrKey === this.project.id || idOrKey.toUpperCase() === this.project.key;
+    return this.projectOf(idOrKey) !== undefined;
+  }
+
+  /** The project an issue, component or board belongs to. */
+  projectById(id: string): ProjectInfo {
+    return this.projects.get(id) ?? this.project;
+  }
+
+  /** The project's components, in the order they were created. */
+  componentsOf(projectId: string): ComponentRec[] {
+    return [...this.components.values()].filter((c) => c.projectId === projectId);
   }
 
   /** Records a write: bumps `updated` and queues the new values for the search index. */
@@ -487,7 +531,7 @@ export class JiraStore {
     return {
       id: issue.id,
       key: issue.key,
-      projectKey: this.project.key,
+      projectKey: this.projectById(issue.projectId).key,
       issueType: this.issueTypeOf(issue).name,
       status: this.statusOf(issue).name,
       labels: [...issue.labels],
