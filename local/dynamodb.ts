@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { endWithThisProcess } from './child-reaper.ts';
 
 export interface DynamoLocal {
   endpoint: string;
@@ -89,6 +90,7 @@ export async function startDynamoLocal(opts: {
   child.once('error', (err) => {
     output += String(err);
   });
+  endWithThisProcess(child, exitedPromise);
 
   const endpoint = `http://127.0.0.1:${opts.port}`;
   const client = new DynamoDBClient({

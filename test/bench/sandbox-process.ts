@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { endWithThisProcess } from '../../local/child-reaper.ts';
 
 export interface SandboxProcess {
   ado: { url: string };
@@ -28,6 +29,7 @@ export async function startSandboxProcess(env: Record<string, string>): Promise<
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  endWithThisProcess(child, exited);
   const urls = await new Promise<{ ado: string; jira: string }>((resolve, reject) => {
     let out = '';
     child.once('exit', (code) =>
