@@ -10,17 +10,14 @@ export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
 /**
  * Files that start services, sandboxes, children and tables of their own, and point `process.env` at them: they
  * share a worker process, so the packages (AWS SDK, zod, jose, middy) load once per worker, but each file gets our
- * own modules fresh and the environment put back (test/support/fresh-modules.ts). test/security took 96 CPU-s so
- * instead of 149 (docs/bench-log.md).
+ * own modules fresh, its spies restored and the environment put back (test/support/fresh-modules.ts).
+ * test/security took 96 CPU-s so instead of 149, test/e2e 416 instead of 533 (docs/bench-log.md).
  */
-export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration'];
+export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration', 'test/e2e'];
 
-/**
- * Files that keep a process and module graph each: the engine files (their sharing not measured yet: on the loaded
- * machine they ran into their timeouts isolated too) and the browser files (four, each one `npm start` child and
- * one Chromium: little to share).
- */
-export const ISOLATED_FOLDERS = ['test/e2e', 'test/browser'];
+/** Files that keep a process and module graph each: the browser files (four, each one `npm start` child and one
+ * Chromium: little to share). */
+export const ISOLATED_FOLDERS = ['test/browser'];
 
 /** Files of the sharing folders that need a process of their own, and why. */
 export const ISOLATED_EXCEPTIONS: Record<string, string> = {

@@ -228,7 +228,14 @@ describe('the attachments phase', () => {
     const injected = (
       (await h.control('jira', 'GET', '/_sandbox/requests')) as { endpoint?: string; fault?: string }[]
     ).filter((r) => r.endpoint === endpoint && r.fault);
-    expect(injected.map((r) => r.fault).sort()).toEqual(['drop', 'drop', 'error']);
+    // A held answer is logged only once its 12 s are over, which a slow machine's run may outlast: the holds are
+    // counted above; here the faults logged when they struck.
+    expect(
+      injected
+        .map((r) => r.fault)
+        .filter((fault) => fault !== 'hang')
+        .sort(),
+    ).toEqual(['drop', 'drop', 'error']);
 
     expect(await filesOnceEach()).toBeGreaterThan(10);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
