@@ -16,6 +16,7 @@ import {
   Text,
   Title,
 } from '@mantine/core';
+import { useReducedMotion } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
@@ -55,6 +56,7 @@ async function download(path: string, filename: string): Promise<void> {
 }
 
 export function RunPage() {
+  const reduceMotion = useReducedMotion();
   const { runId = '' } = useParams<{ runId: string }>();
   const { session } = useAuth();
   const client = useQueryClient();
@@ -133,7 +135,8 @@ export function RunPage() {
         value={percent}
         size="xl"
         aria-label={`Progress ${percent}%`}
-        animated={runStatus === 'RUNNING'}
+        // Stripes that move for as long as a run lasts: not for a reader who asked their system for less motion.
+        animated={runStatus === 'RUNNING' && !reduceMotion}
         data-testid="run-progress"
       />
       <Text size="sm">
