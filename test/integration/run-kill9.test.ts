@@ -7,9 +7,9 @@
  * run in this test process instead (the service with SANDBOX=off, ADO_BASE_URL at the Azure DevOps sandbox),
  * and outlive the kill. With SANDBOX=off no demo project is seeded: the demo owner creates one, and the start
  * body brings the sandboxes' credentials. The service is spawned in its own process group and the whole group
- * is killed, DynamoDB Local's Java process with it, as when a machine dies.
+ * is killed, DynamoDB Local's Java process with it, as when a machine dies. The service runs from the bundle of
+ * bin/local.ts the run's global setup makes (test/support/cli-bundles.ts: the same sources, no tsx transform).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import type { JiraIssueDump } from '../support/engine-harness.ts';
 import { freePort } from '../support/global-setup.ts';
 import { http } from '../support/http.ts';
 import { prepareProjectOverHttp } from '../support/lifecycle.ts';
+import { type StartedService, startService } from '../support/local-service.ts';
 import { followRun, phaseOf, type RunFollower } from '../support/run-follower.ts';
 import { sandboxControl, sandboxCredentials, sandboxStartBody } from '../support/sandbox-fixtures.ts';
 
@@ -28,14 +29,8 @@ const ITEMS = 200;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: String(ITEMS), SANDBOX_SEED: '9' });
 const dataDir = mkdtempSync(join(tmpdir(), 'tms-kill9-'));
 let sandboxes: RunningSandboxes;
-const services: Service[] = [];
+const services: StartedService[] = [];
 const followers: RunFollower[] = [];
-
-interface Service {
-  proc: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
 
 beforeAll(async () => {
   sandboxes = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
@@ -58,30 +53,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startService(env: Record<string, string>): Promise<Service> {
-  // Its own process group, so a kill of the group takes DynamoDB Local's Java child down too.
-  const proc = spawn('node', ['--import', 'tsx', 'bin/local.ts'], {
-    // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
-    env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  proc.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const service = { proc, output: () => out, exited };
+/** The service from the run's bundle of bin/local.ts, in its own process group (the whole group is killed). */
+async function startGroup(env: Record<string, string>): Promise<StartedService> {
+  const service = await startService(env, 'bundle', { detached: true });
   services.push(service);
-  const deadline = Date.now() + 90_000;
-  while (!out.includes('Ctrl-C stops the service.')) {
-    if (proc.exitCode !== null) throw new Error(`service exited early:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`service did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
   return service;
 }
 
@@ -100,7 +75,7 @@ describe('npm start killed mid-run', () => {
       STAGE: 'dev',
     };
     const base = `http://127.0.0.1:${port}`;
-    const first = await startService(env);
+    const first = await startGroup(env);
     const password = /password for every demo login: (\S+)/.exec(first.output())?.[1] as string;
 
     const login = await http(base, 'POST', '/api/auth/login', {
@@ -150,7 +125,7 @@ describe('npm start killed mid-run', () => {
     expect(before.length).toBeLessThan(ITEMS);
     await jira('PUT', '/_sandbox/faults', { latencyMs: 0 });
 
-    const second = await startService(env);
+    const second = await startGroup(env);
     // The token signed before the kill still works: the key lives in DATA_DIR.
     const deadline = Date.now() + 240_000;
     let status: Record<string, unknown> = {};

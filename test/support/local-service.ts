@@ -25,11 +25,14 @@ const defaultEntry = (): ServiceEntry => (process.env.VITEST ? 'bundle' : 'npm s
 export async function startService(
   env: Record<string, string>,
   entry: ServiceEntry = defaultEntry(),
+  options: { detached?: boolean } = {},
 ): Promise<StartedService> {
   const proc = spawn('node', ENTRY_ARGS[entry], {
     // Tests want the sandboxes without their realistic rate limits and latency (npm start's default).
     env: { SANDBOX_PROFILE: 'off', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, so that killing the group takes DynamoDB Local's JVM down with the service.
+    detached: options.detached ?? false,
   });
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => {
