@@ -50,10 +50,10 @@ beforeAll(() => {
     cwd: ROOT,
     env: offlineEnv(),
     encoding: 'utf8',
-    timeout: 170_000,
+    timeout: 290_000,
   });
   if (result.status === 0) rows = bundleSizes(outdir);
-}, 180_000);
+}, 300_000);
 
 afterAll(() => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
