@@ -55,7 +55,8 @@ export async function seriousA11yViolations(
       .getAnimations()
       .every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().iterations === Infinity),
   );
-  await page.evaluate(axeSource);
+  // Once per document: a single-page app keeps it across its own navigations, and the source is half a megabyte.
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axeSource);
   const violations = (await page.evaluate(async () => {
     const axe = (
       globalThis as unknown as {
