@@ -14,12 +14,12 @@ import {
   browserAvailable,
   browserRequired,
   CHROMIUM,
+  endlessAnimations,
   signInThroughForm,
 } from '../support/browser.ts';
 import {
   accessTokenOf,
   type ConsoleHarness,
-  endlessAnimations,
   expectCleanPage,
   screenshotOnFailure,
   startConsole,

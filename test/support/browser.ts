@@ -24,6 +24,24 @@ const axeSource = readFileSync(
   'utf8',
 );
 
+/** What the checks read of a page's animations (the functions run in the page, so only their types are shared). */
+interface AnimatedPage {
+  document: {
+    getAnimations(): { playState: string; effect: { getComputedTiming(): { iterations?: number } } | null }[];
+  };
+}
+
+/** The page's animations that never end (a spinner, moving stripes), running now. */
+export async function endlessAnimations(page: Page): Promise<number> {
+  return page.evaluate(
+    () =>
+      (globalThis as unknown as AnimatedPage).document
+        .getAnimations()
+        .filter((a) => a.playState === 'running' && a.effect?.getComputedTiming().iterations === Infinity)
+        .length,
+  );
+}
+
 export interface AxeViolation {
   id: string;
   impact: string | null;
@@ -42,16 +60,7 @@ export async function seriousA11yViolations(
   // animation (a running run's striped progress bar) never settles and changes no colour: not waited for.
   await page.mouse.move(0, 0);
   await page.waitForFunction(() =>
-    (
-      globalThis as unknown as {
-        document: {
-          getAnimations(): {
-            playState: string;
-            effect: { getComputedTiming(): { iterations?: number } } | null;
-          }[];
-        };
-      }
-    ).document
+    (globalThis as unknown as AnimatedPage).document
       .getAnimations()
       .every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().iterations === Infinity),
   );

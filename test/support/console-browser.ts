@@ -88,26 +88,6 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
   };
 }
 
-/** The page's animations that never end (a spinner, moving stripes), running now. */
-export async function endlessAnimations(page: Page): Promise<number> {
-  return page.evaluate(
-    () =>
-      (
-        globalThis as unknown as {
-          document: {
-            getAnimations(): {
-              playState: string;
-              effect: { getComputedTiming(): { iterations?: number } } | null;
-            }[];
-          };
-        }
-      ).document
-        .getAnimations()
-        .filter((a) => a.playState === 'running' && a.effect?.getComputedTiming().iterations === Infinity)
-        .length,
-  );
-}
-
 /** A screenshot under test-artifacts/<folder>/ and zero serious or critical accessibility violations. */
 export async function expectCleanPage(page: Page, folder: string, name: string): Promise<void> {
   expect(await checkPage(page, folder, name)).toEqual([]);
