@@ -3,7 +3,9 @@
  * ms), each endpoint's stated rate (`rate:<endpoint>`) and the site's quota pause (`pausedUntil`). A run renews
  * its lease, adds what it learnt and drops the leases it saw lapsed in one UpdateItem that answers the whole
  * record: no read before it, no condition (each run writes its own lease; two runs writing one endpoint's rate
- * write what the site stated to both). The item's TTL keeps the rates a day past the last write.
+ * write what the site stated to both). A quota pause is the exception: two runs may each have met a reset since
+ * they last read the record, so it is written on its own, only if later than the one stored (the later wins, never
+ * the last written). The item's TTL keeps the rates a day past the last write.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
@@ -46,11 +48,7 @@ export class SiteLimitsRepository {
       values[`:r${i}`] = rate;
       sets.push(`#r${i} = :r${i}`);
     });
-    if (sync.pausedUntil) {
-      names['#paused'] = 'pausedUntil';
-      values[':paused'] = sync.pausedUntil;
-      sets.push('#paused = :paused');
-    }
+    if (sync.pausedUntil) await this.extendPause(siteId, sync.pausedUntil);
     const removes = sync.lapsed
       .filter((id) => id !== sync.lease.id)
       .map((id, i) => {
@@ -68,6 +66,22 @@ export class SiteLimitsRepository {
       }),
     );
     return SITE_RECORD.parse(out.Attributes ?? {});
+  }
+
+  /** Sets the site's quota pause to `until` unless the record holds a later one (which then stands). */
+  private async extendPause(siteId: string, until: number): Promise<void> {
+    await conditionHeld(
+      this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.site(siteId),
+          UpdateExpression: 'SET #paused = :paused',
+          ConditionExpression: 'attribute_not_exists(#paused) OR #paused < :paused',
+          ExpressionAttributeNames: { '#paused': 'pausedUntil' },
+          ExpressionAttributeValues: { ':paused': until },
+        }),
+      ),
+    );
   }
 
   /** Gives the run's place back (its run ended): the others take its share at their next read. */

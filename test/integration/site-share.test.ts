@@ -118,4 +118,25 @@ describe('runs of one Jira site', () => {
     siteA.stop();
     siteB.stop();
   });
+
+  it("keep the later of two quota pauses written at once: a run's earlier reset never shortens another's pause", async () => {
+    const own = await freshTable();
+    const siteId = siteIdOf(jira);
+    const now = Date.now();
+    const sync = (run: string, pausedUntil: number) =>
+      own.store.siteLimits.sync(siteId, {
+        lease: { id: run, expiresAt: now + 60_000 },
+        rates: {},
+        pausedUntil,
+        lapsed: [],
+        now,
+      });
+    // Both runs read the record before either wrote (each saw no pause): A met an hour's reset, B half of it.
+    await sync('run-a', now + 3_600_000);
+    const after = await sync('run-b', now + 1_800_000);
+    expect(after.pausedUntil).toBe(now + 3_600_000);
+    expect(Object.keys(after.leases).sort()).toEqual(['run-a', 'run-b']);
+    // A later pause still moves it on.
+    expect((await sync('run-b', now + 7_200_000)).pausedUntil).toBe(now + 7_200_000);
+  });
 });
