@@ -102,21 +102,40 @@ async function readChunk(ctx: PhaseContext, index: number): Promise<ChunkReads> 
   const todo = chunk.filter((c) => !known.has(c.id));
   if (todo.length === 0) return { known, pending: undefined, labelled: [], items: [] };
   const pending = await store.idMap.pending(run.tenantId, run.projectId, run.id, PHASES.create);
-  if (pending?.sourceIds.some((id) => todo.some((t) => t.id === id)))
-    // The interrupted write may have landed as late as its request timeout after it began; Jira's index lag
-    // runs from there. Only after both is a "not found" by label to be believed.
-    await waitForIndex(pending.startedAt, target.http.timeoutMs + deps.indexLagMs);
-  const [labelled, items] = await Promise.all([
+  const search = () =>
     target.findByLabels(
       preflight.projectKey,
       todo.map((t) => sourceIdLabel(t.id)),
-    ),
+    );
+  let [labelled, items] = await Promise.all([
+    search(),
     source.workItems(
       todo.map((t) => t.id),
       { expand: 'relations' },
     ),
   ]);
+  const written = new Set(pending?.sourceIds);
+  const seen = bySourceId(labelled);
+  const unseen = todo.filter((t) => written.has(t.id) && !seen.has(t.id));
+  if (pending && unseen.length > 0) {
+    // The interrupted write may have landed as late as its request timeout after it began; Jira's index lag
+    // runs from there. Only after both is a "not found" by label to be believed. (Found, every item it sent:
+    // it landed whole and nothing of it can land later, so there is nothing to wait for.)
+    await waitForIndex(pending.startedAt, target.http.timeoutMs + deps.indexLagMs);
+    labelled = await search();
+  }
   return { known, pending, labelled, items };
+}
+
+/** Issues found by label, by the source id of their `src-id-{N}` label. */
+function bySourceId(issues: JiraIssue[]): Map<number, { key: string; id: string }> {
+  const found = new Map<number, { key: string; id: string }>();
+  for (const issue of issues)
+    for (const label of (issue.fields?.labels as string[] | undefined) ?? []) {
+      const m = /^src-id-(\d+)$/.exec(label);
+      if (m) found.set(Number(m[1]), { key: issue.key, id: issue.id });
+    }
+  return found;
 }
 
 /**
@@ -176,14 +195,7 @@ async function createItems(
   if (todo.length === 0) return outcome;
 
   const ourWrite = new Set(reads.pending?.sourceIds ?? []);
-  const foundBySource = new Map<number, { key: string; id: string }>();
-  for (const issue of reads.labelled) {
-    const labels = (issue.fields?.labels as string[] | undefined) ?? [];
-    for (const l of labels) {
-      const m = /^src-id-(\d+)$/.exec(l);
-      if (m) foundBySource.set(Number(m[1]), { key: issue.key, id: issue.id });
-    }
-  }
+  const foundBySource = bySourceId(reads.labelled);
   const found: IdMapEntry[] = todo
     .filter((t) => foundBySource.has(t.id))
     .map((t) => {
