@@ -2,8 +2,9 @@
  * Set-up of each file of the `shared-packages` project (vitest.config.ts). Its files share a worker process, so
  * the packages they load (AWS SDK, zod, jose, middy, CDK) are loaded once per worker; but our own modules keep
  * per-process state (the adapter slots, the configuration read at first use, the signing key, the logger's
- * level), so each file gets them fresh, as in a process of its own, and gets back its spies restored and the environment it found
- * (`startTestApp` and the harnesses point `process.env` at their own table, keys and loopback ports).
+ * level), so each file gets them fresh, as in a process of its own; after it, its spies are restored and it
+ * gets back the environment it found (`startTestApp` and the harnesses point `process.env` at their own table,
+ * keys and loopback ports).
  */
 import { afterAll, vi } from 'vitest';
 

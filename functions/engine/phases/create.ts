@@ -10,7 +10,7 @@
  * Steps 1-2 (reads only) of the next block run while a block writes (`readsOf`); one bulk create at a time.
  * An issue created under its parent is recorded done for phase 3 as well: its hierarchy is in place.
  */
-import { sourceIdLabel } from '#domain/mapping/index.ts';
+import { sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import {
   type ChunkOutcome,
@@ -107,13 +107,14 @@ async function readChunk(ctx: PhaseContext, index: number): Promise<ChunkReads> 
       preflight.projectKey,
       todo.map((t) => sourceIdLabel(t.id)),
     );
-  let [labelled, items] = await Promise.all([
+  const [firstSearch, items] = await Promise.all([
     search(),
     source.workItems(
       todo.map((t) => t.id),
       { expand: 'relations' },
     ),
   ]);
+  let labelled = firstSearch;
   const written = new Set(pending?.sourceIds);
   const seen = bySourceId(labelled);
   const unseen = todo.filter((t) => written.has(t.id) && !seen.has(t.id));
@@ -132,8 +133,8 @@ function bySourceId(issues: JiraIssue[]): Map<number, { key: string; id: string 
   const found = new Map<number, { key: string; id: string }>();
   for (const issue of issues)
     for (const label of (issue.fields?.labels as string[] | undefined) ?? []) {
-      const m = /^src-id-(\d+)$/.exec(label);
-      if (m) found.set(Number(m[1]), { key: issue.key, id: issue.id });
+      const sourceId = sourceIdFromLabel(label);
+      if (sourceId !== undefined) found.set(sourceId, { key: issue.key, id: issue.id });
     }
   return found;
 }
