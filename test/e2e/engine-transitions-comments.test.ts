@@ -32,7 +32,7 @@ import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, type JiraIssueDump, startEngineHarness } from '../support/engine-harness.ts';
-import { workChunk } from '../support/phase-driver.ts';
+import { workChunks } from '../support/phase-driver.ts';
 import { createRun, recordFailures } from '../support/runs.ts';
 
 const SEED = 11;
@@ -50,6 +50,15 @@ class WatchedJira extends JiraClient {
     await super.transition(key, id, fields);
     this.transitionsMade++;
     this.afterTransition?.(this.transitionsMade);
+  }
+
+  /** The comments read back, by issue. */
+  commentsRead = new Map<string, number>();
+  override async *comments(key: string) {
+    for await (const c of super.comments(key)) {
+      this.commentsRead.set(key, (this.commentsRead.get(key) ?? 0) + 1);
+      yield c;
+    }
   }
 
   override async addComment(key: string, body: unknown) {
@@ -99,8 +108,9 @@ interface Totals extends Omit<ChunkOutcome, 'processed'> {
 }
 
 /**
- * Works a phase as the runner does: units once, then chunks from the checkpoint; a crash works it again.
- * `afterChunk` sees each chunk's outcome once it is done (as the runner would checkpoint it).
+ * Works a phase as the runner does: units once, then chunks from the checkpoint with one worker (a pass); a crash
+ * loses the chunk under way and its worker, and a new pass works on from the last chunk done. `afterChunk` sees each
+ * chunk's outcome once it is done (as the runner would checkpoint it).
  */
 async function work(
   module: PhaseModule,
@@ -110,15 +120,8 @@ async function work(
 ) {
   const units = await module.units(ctx);
   const totals: Totals = { units, chunks: 0, ...emptyOutcome() };
-  for (let index = 0; index < units; ) {
-    let outcome: ChunkOutcome;
-    try {
-      outcome = await workChunk(module, ctx, index);
-    } catch (err) {
-      if (!(err instanceof SimulatedCrash)) throw err;
-      onCrash?.(index);
-      continue;
-    }
+  let index = 0;
+  const chunkDone = async (outcome: ChunkOutcome) => {
     expect(outcome.processed).toBeGreaterThan(0);
     expect(outcome.processed).toBeLessThanOrEqual(50);
     expect(outcome.success + outcome.skipped + outcome.failure).toBe(outcome.processed);
@@ -132,6 +135,14 @@ async function work(
     totals.skipped += outcome.skipped;
     totals.log.push(...outcome.log);
     index += outcome.processed;
+  };
+  while (index < units) {
+    try {
+      await workChunks(module, ctx, index, chunkDone);
+    } catch (err) {
+      if (!(err instanceof SimulatedCrash)) throw err;
+      onCrash?.(index);
+    }
   }
   expect(await module.units(ctx)).toBe(units); // stable for the run
   return totals;
@@ -581,10 +592,24 @@ describe('a thread of more than a thousand comments', () => {
       // A later run, with Jira taking the comment now, continues the thread where it stopped.
       const again = await createIssues('Refused thread', SCOPE);
       const jira = watched();
-      const resumed = await work(commentsPhase, await contextOf(again.runId, h.deps({ target: jira })));
+      const deps = h.deps({ target: jira });
+      const source = deps.source;
+      const readFromAdo = source.comments.bind(source);
+      let adoRead = 0;
+      source.comments = async function* (id: number) {
+        for await (const c of readFromAdo(id)) {
+          if (id === long.sourceId) adoRead++;
+          yield c;
+        }
+      };
+      const resumed = await work(commentsPhase, await contextOf(again.runId, deps));
       expect(resumed.failure).toBe(0);
       expect(await thread()).toEqual(ado.map((c) => c.id));
       expect(jira.commentsPosted).toBe(LONG - 249);
+      // A pass reads a thread once, however many parts it has: ADO's from its start to its end, Jira's (the
+      // markers already there) by the first part only.
+      expect(adoRead).toBe(LONG);
+      expect(jira.commentsRead.get(long.targetKey)).toBe(249);
     });
   }, 300_000);
 });

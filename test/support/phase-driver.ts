@@ -1,7 +1,8 @@
 /**
- * Drives a phase as the runner does, one chunk (at most 50 units) at a time: its unit worker opened, the chunk's
- * units worked through the engine's own pool (engine/unit-pool.ts), the worker closed once they settled. Tests
- * that look at a phase chunk by chunk use it instead of a second, test-only way into the phase.
+ * Drives a phase as the runner does, through the engine's own pool (engine/unit-pool.ts): one chunk (at most 50
+ * units) with a worker of its own (`workChunk`), or every chunk from a checkpoint with one worker, as one pass of
+ * the runner (`workChunks`). Tests that look at a phase chunk by chunk use them instead of a second, test-only way
+ * into the phase.
  */
 import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import { POOL_REACH } from '../../functions/engine/runner.ts';
@@ -44,6 +45,43 @@ export async function workChunk(
     await worker.close?.();
   }
   return outcome;
+}
+
+/**
+ * Works `module`'s units from `index` to its last with one unit worker, as one pass of the runner does, a chunk
+ * (50 units) at a time: `chunkDone` gets each chunk's outcome (its units in unit order) once all of them settled,
+ * before the next chunk starts. Throws what a unit threw (the worker closed); the chunks before it were handed
+ * over, the one under way is lost, as a crashed invocation's.
+ */
+export async function workChunks(
+  module: PhaseModule,
+  ctx: PhaseContext,
+  index: number,
+  chunkDone: (outcome: ChunkOutcome) => Promise<void>,
+): Promise<void> {
+  const total = await module.units(ctx);
+  const worker = await module.open(ctx);
+  try {
+    await workUnitPool<UnitOutcome>({
+      from: index,
+      total,
+      window: CHUNK_SIZE,
+      reach: POOL_REACH,
+      // One move a chunk, once all its units settled (the window holds no unit past it until then).
+      minMove: CHUNK_SIZE,
+      minMoveFull: CHUNK_SIZE,
+      work: (i, stopped) => worker.work(i, stopped),
+      signal: new AbortController().signal,
+      move: async ({ units }) => {
+        const outcome: ChunkOutcome = { processed: units.length, ...emptyOutcome() };
+        for (const u of units) addOutcome(outcome, u.result);
+        await chunkDone(outcome);
+        return true;
+      },
+    });
+  } finally {
+    await worker.close?.();
+  }
 }
 
 /**

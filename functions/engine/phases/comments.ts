@@ -117,14 +117,27 @@ async function attachFullComment(
   }
 }
 
-/** The item's first `limit` comments, oldest first (a part reads no further than it posts). */
-async function adoComments(ctx: PhaseContext, id: number, limit: number): Promise<AdoComment[]> {
-  const all: AdoComment[] = [];
-  for await (const c of ctx.deps.source.comments(id)) {
-    all.push(c);
-    if (all.length >= limit) break;
+/** The next `count` comments of a thread read from `rest`, oldest first (fewer where it ends). */
+async function readOn(rest: AsyncIterator<AdoComment>, count: number): Promise<AdoComment[]> {
+  const read: AdoComment[] = [];
+  while (read.length < count) {
+    const next = await rest.next();
+    if (next.done) break;
+    read.push(next.value);
   }
-  return all;
+  return read;
+}
+
+/**
+ * Where a long thread's reads stand after its part `part` left every comment up to its end in Jira: how many of
+ * ADO's comments were read, the rest of ADO's thread (its reader, on its current page), and the markers Jira's
+ * thread holds (those read, and those posted since). The next part goes on from there.
+ */
+interface ThreadCursor {
+  part: number;
+  read: number;
+  rest: AsyncIterator<AdoComment>;
+  posted: Set<number>;
 }
 
 const migrateComments = (ctx: PhaseContext) => ctx.run.options.migrateComments !== false;
@@ -255,6 +268,17 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     return (await stoppedItems).has(id);
   };
 
+  // Long threads' reads from one part to the next in this worker (one invocation's pass): part k reads its own
+  // slice of ADO's thread and nothing of Jira's, where reading both threads from their start made a thread of n
+  // parts read each n(n+1)/2 parts' worth. Kept only when a part left its whole slice in Jira; any other end
+  // drops it, and so does the worker's end (a crash, a new invocation): both threads are then read again.
+  const cursors = new Map<number, ThreadCursor>();
+  const cursorFor = (id: number, part: number) => {
+    const cursor = cursors.get(id);
+    cursors.delete(id);
+    return cursor && cursor.part === part - 1 && !stoppedNow.has(id) ? cursor : undefined;
+  };
+
   const one = async (index: number, unit: CommentUnit, stopped: () => boolean): Promise<ItemResult> => {
     const { id } = unit;
     const { entries, items } = await block(index);
@@ -278,16 +302,25 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         await markDone(entry);
         return { kind: 'skipped', line: `${label}: no comments` };
       }
-      const comments = await adoComments(ctx, id, end);
-      if (comments.length === 0) {
+      // The thread's comments read now (from `offset`, its position in the thread) up to this part's end.
+      const cursor = cursorFor(id, part);
+      const offset = cursor?.read ?? 0;
+      const rest = cursor?.rest ?? source.comments(id)[Symbol.asyncIterator]();
+      const comments = await readOn(rest, end - offset);
+      const count = offset + comments.length;
+      if (count === 0) {
         await markDone(entry);
         return { kind: 'skipped', line: `${label}: no comments` };
       }
-      const posted = await postedMarkers(target, entry.targetKey);
-      const missing = comments.flatMap((c, at) => (posted.has(c.id) ? [] : [{ c, at }]));
+      const posted = cursor?.posted ?? (await postedMarkers(target, entry.targetKey));
+      const missing = comments.flatMap((c, at) => (posted.has(c.id) ? [] : [{ c, at: offset + at }]));
       const earlier = missing.filter((m) => m.at < start);
       const own = missing.length - earlier.length;
-      const already = Math.max(0, comments.length - start) - own;
+      const already = Math.max(0, count - start) - own;
+      // The next part goes on from here once this one has left its whole slice in Jira.
+      const keepCursor = () => {
+        if (!last) cursors.set(id, { part, read: count, rest, posted });
+      };
       const alreadyNote = already ? ` (${already} already in Jira)` : '';
       // A gap before this part: an earlier part stopped at a refusal (the item stays stopped there), or the
       // thread shrank in ADO since the phase started (the gap is filled first, in order).
@@ -299,19 +332,23 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         };
       const todo = dryRun ? missing.filter((m) => m.at >= start) : missing;
       if (todo.length === 0) {
-        if (!last)
+        if (!last) {
+          keepCursor();
           return {
             kind: 'skipped',
-            line: `${label}: comments ${start + 1}-${comments.length} already in Jira: skipped`,
+            line: `${label}: comments ${start + 1}-${count} already in Jira: skipped`,
           };
+        }
         await markDone(entry);
         return {
           kind: 'skipped',
-          line: `${label}: all ${comments.length} comments already in Jira: skipped`,
+          line: `${label}: all ${count} comments already in Jira: skipped`,
         };
       }
-      if (dryRun)
+      if (dryRun) {
+        keepCursor();
         return { kind: 'success', line: `${label}: would post ${todo.length} comments${alreadyNote}` };
+      }
 
       // What the bodies name: the authors (for mentions) and the items they refer to.
       await people.learn([...Object.values(item.fields), ...comments.map((c) => c.createdBy)]);
@@ -362,9 +399,11 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
           await target.addComment(entry.targetKey, converted.plain());
           warnings.push(`comment ${c.id} kept as plain text (${reason})`);
         }
+        posted.add(c.id);
         done++;
       }
       if (last) await markDone(entry);
+      else keepCursor();
       const notes = warnings.length ? `; warnings: ${summarise(warnings)}` : '';
       return { kind: 'success', line: `${label}: ${done} comments posted${alreadyNote}${notes}` };
     } catch (err) {
@@ -402,7 +441,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       if (threads.get(unit.id) === result) threads.delete(unit.id);
     }
   };
-  return { work, close: () => people.save() };
+  return {
+    work,
+    close: () => {
+      cursors.clear();
+      return people.save();
+    },
+  };
 }
 
 export const commentsPhase: PhaseModule = {
