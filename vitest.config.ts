@@ -35,6 +35,9 @@ const common = {
   // No loopback port is reachable through the outbound policy until a harness registers the listeners it
   // started, as `npm start` does its sandboxes' (local/loopback-ports.ts).
   env: {
+    // aws-cdk-lib's built-in CloudFormation validation (a WASM rules engine) costs about 20 CPU-s at a process's
+    // first synth and 2 at each later one; the real `cdk synth` of test/cdk/synth-cli.test.ts keeps it on.
+    CDK_VALIDATION: 'false',
     POWERTOOLS_DEV: 'true',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   },
