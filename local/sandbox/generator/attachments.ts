@@ -35,20 +35,25 @@ export function* attachmentChunks(
   const ext = extensionOf(att.name);
   const magic = MAGIC[ext] ?? [];
   const text = TEXT.has(ext);
-  // xorshift32: fast, and the byte sequence does not depend on the chunk size.
+  // xorshift32, one step for every four bytes (its word's bytes, low first): fast, and the byte sequence does not
+  // depend on the chunk size.
   let x = hashString(att.id) || 1;
+  let word = 0;
   let pos = 0;
   while (pos < att.size) {
     const len = Math.min(chunk, att.size - pos);
     const buf = Buffer.allocUnsafe(len);
     for (let i = 0; i < len; i++, pos++) {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      x >>>= 0;
+      if ((pos & 3) === 0) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        x >>>= 0;
+        word = x;
+      } else word >>>= 8;
       if (pos < magic.length) buf[i] = magic[pos]!;
-      else if (text) buf[i] = pos % 81 === 80 ? 0x0a : PRINTABLE[x % PRINTABLE.length]!;
-      else buf[i] = x & 0xff;
+      else if (text) buf[i] = pos % 81 === 80 ? 0x0a : PRINTABLE[(word & 0xff) % PRINTABLE.length]!;
+      else buf[i] = word & 0xff;
     }
     yield buf;
   }
