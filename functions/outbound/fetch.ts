@@ -213,12 +213,19 @@ export async function readTextCapped(response: Response, limit = maxResponseByte
     throw new ResponseTooLarge(limit);
   }
   if (!response.body) return '';
-  const reader = limitBytes(response.body, limit).getReader();
+  // Counted as read (not through limitBytes' TransformStream: a stream pair per answer, for every tracker call).
+  const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
+  let seen = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    seen += value.byteLength;
+    if (seen > limit) {
+      await reader.cancel();
+      throw new ResponseTooLarge(limit);
+    }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks, seen).toString('utf8');
 }
