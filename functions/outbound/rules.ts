@@ -86,34 +86,67 @@ export function addressAllowed(
   rules: Pick<OutboundRules, 'loopbackPorts'>,
   port: number,
 ): boolean {
-  if (!ipaddr.isValid(address)) return false;
+  const kind = remembered(addressKinds, address, addressKind);
+  return kind === 'loopback' ? rules.loopbackPorts.includes(port) : kind === 'public';
+}
+
+function addressKind(address: string): 'loopback' | 'public' | 'refused' {
+  if (!ipaddr.isValid(address)) return 'refused';
   const parsed = ipaddr.parse(address);
   const range = parsed.range();
   // `::1` and 127/8 only: an IPv4-mapped loopback (`::ffff:127.0.0.1`) is refused like every mapped form.
-  if (range === 'loopback') return rules.loopbackPorts.includes(port);
-  if (parsed instanceof ipaddr.IPv6 && parsed.match(RESERVED_V6)) return false;
-  return range === 'unicast';
+  if (range === 'loopback') return 'loopback';
+  if (parsed instanceof ipaddr.IPv6 && parsed.match(RESERVED_V6)) return 'refused';
+  return range === 'unicast' ? 'public' : 'refused';
+}
+
+/**
+ * What a host or an address is, worked out once per process for each of the few a service talks to: parsing
+ * them again (ipaddr.js, twice or three times a request to an IP literal) was a visible share of a tracker
+ * call's CPU. Pure functions of the string, so nothing of the rules in force is kept; bounded all the same.
+ */
+const REMEMBERED_MAX = 512;
+const addressKinds = new Map<string, ReturnType<typeof addressKind>>();
+function remembered<T>(cache: Map<string, T>, key: string, work: (key: string) => T): T {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = work(key);
+    if (cache.size >= REMEMBERED_MAX) cache.clear();
+    cache.set(key, value);
+  }
+  return value;
 }
 
 /** The port a connection to `url` goes to: the one it names, else its scheme's. */
 export const portOf = (url: URL): number => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 
 /** An IP literal as the URL parser left it (dotted IPv4, or IPv6 without brackets); undefined for a name. */
-export function ipLiteral(url: URL): string | undefined {
-  const host = bareHost(url);
-  return ipaddr.isValid(host) && (url.hostname.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(host))
-    ? host
-    : undefined;
-}
+export const ipLiteral = (url: URL): string | undefined => hostOf(url).ip;
 
 const LOOPBACK_NAMES = new Set(['localhost']);
 
 /** A loopback host by its name or literal: reachable only on a registered loopback port. */
-export function isLoopbackHost(url: URL): boolean {
-  const host = bareHost(url);
-  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return true;
-  const ip = ipLiteral(url);
-  return ip !== undefined && ipaddr.parse(ip).range() === 'loopback';
+export const isLoopbackHost = (url: URL): boolean => hostOf(url).loopback;
+
+interface HostFacts {
+  ip: string | undefined;
+  loopback: boolean;
+}
+const hostFacts = new Map<string, HostFacts>();
+const hostOf = (url: URL): HostFacts => remembered(hostFacts, url.hostname, factsOfHost);
+
+/** `hostname` as the URL parser left it (IPv6 in brackets). */
+function factsOfHost(hostname: string): HostFacts {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const ip =
+    ipaddr.isValid(host) && (hostname.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(host))
+      ? host
+      : undefined;
+  const loopback =
+    LOOPBACK_NAMES.has(host) ||
+    host.endsWith('.localhost') ||
+    (ip !== undefined && ipaddr.parse(ip).range() === 'loopback');
+  return { ip, loopback };
 }
 
 /** `host` matches `pattern` (`host` exactly, or `*.suffix`: any name under suffix, not suffix itself). */
