@@ -154,15 +154,9 @@ export class TrackerHttp {
   /** Set once a whole-client wait is handed back (waitBudgetMs): every request from then on ends with it. */
   private deferral: ThrottleWaitDeferred | undefined;
   private readonly interrupt: Interrupt;
-  /** Rejected once the interrupt voids the work under way: requests queued behind the pacer stop queuing. */
-  private readonly queuedStop: Promise<never>;
 
   constructor(private readonly opts: HttpOptions) {
     this.interrupt = opts.interrupt ?? new Interrupt();
-    this.queuedStop = new Promise<never>((_, reject) => {
-      this.interrupt.onVoided(() => reject(this.stopError()));
-    });
-    this.queuedStop.catch(() => {}); // rejected on purpose; only racing requests care
     this.stats = opts.stats ?? { calls: 0, throttled: 0, retries: 0, errors: 0 };
     this.pacer = new TrackerPacer({
       ...(opts.initialConcurrency !== undefined ? { initialConcurrency: opts.initialConcurrency } : {}),
@@ -366,11 +360,19 @@ export class TrackerHttp {
   private async acquire(key: RequestKey): Promise<() => void> {
     if (this.deferral || this.interrupt.voided) throw this.stopError();
     const acquiring = this.pacer.acquire(key);
+    // A stop of this call's own, dropped once it has its slot: a race with one promise for the client's life (which
+    // settles only if the work turns void) left a reaction on it at every call, each keeping its slot reachable.
+    let unsubscribe = () => {};
+    const stopped = new Promise<never>((_, reject) => {
+      unsubscribe = this.interrupt.onVoided(() => reject(this.stopError()));
+    });
     try {
-      return await Promise.race([acquiring, this.queuedStop]);
+      return await Promise.race([acquiring, stopped]);
     } catch (err) {
       void acquiring.then((release) => release());
       throw this.deferral ?? err;
+    } finally {
+      unsubscribe();
     }
   }
 
