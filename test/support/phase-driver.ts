@@ -24,26 +24,7 @@ export async function workChunk(
 ): Promise<ChunkOutcome> {
   const total = Math.min(index + CHUNK_SIZE, await module.units(ctx));
   const outcome: ChunkOutcome = { processed: Math.max(0, total - index), ...emptyOutcome() };
-  const worker = await module.open(ctx);
-  try {
-    await workUnitPool<UnitOutcome>({
-      from: index,
-      total,
-      window: CHUNK_SIZE,
-      reach: POOL_REACH,
-      // One move at the chunk's end: its outcome is the units' in unit order.
-      minMove: CHUNK_SIZE,
-      minMoveFull: CHUNK_SIZE,
-      work: (i, stopped) => worker.work(i, stopped),
-      signal: new AbortController().signal,
-      move: async ({ units }) => {
-        for (const u of units) addOutcome(outcome, u.result);
-        return true;
-      },
-    });
-  } finally {
-    await worker.close?.();
-  }
+  await workRange(module, ctx, index, total, async (chunk) => addOutcome(outcome, chunk));
   return outcome;
 }
 
@@ -59,12 +40,22 @@ export async function workChunks(
   index: number,
   chunkDone: (outcome: ChunkOutcome) => Promise<void>,
 ): Promise<void> {
-  const total = await module.units(ctx);
+  await workRange(module, ctx, index, await module.units(ctx), chunkDone);
+}
+
+/** The units [from, to) through the engine's pool with one worker, a move (and `chunkDone`) per 50 units. */
+async function workRange(
+  module: PhaseModule,
+  ctx: PhaseContext,
+  from: number,
+  to: number,
+  chunkDone: (outcome: ChunkOutcome) => Promise<void>,
+): Promise<void> {
   const worker = await module.open(ctx);
   try {
     await workUnitPool<UnitOutcome>({
-      from: index,
-      total,
+      from,
+      total: to,
       window: CHUNK_SIZE,
       reach: POOL_REACH,
       // One move a chunk, once all its units settled (the window holds no unit past it until then).
