@@ -35,14 +35,8 @@ export function emailOf(value: unknown): string | undefined {
 
 /** Items read at a time: memory holds only what preflight keeps of each, never the whole project's fields. */
 const READ_SLICE = 1000;
-/** What preflight keeps of an item: its type, people, area, iteration and priority, and its parent relation. */
-const KEPT_FIELDS = [
-  'System.WorkItemType',
-  'System.AreaPath',
-  'System.IterationPath',
-  PRIORITY_FIELD,
-  ...PEOPLE_FIELDS,
-];
+/** What preflight keeps of an item: its type, area, iteration and priority (and its people and parent relation). */
+const SHARED_FIELDS = ['System.WorkItemType', 'System.AreaPath', 'System.IterationPath', PRIORITY_FIELD];
 
 /**
  * The project's priorities (its priority scheme) and a warning for each Jira priority the ADO ones map to
@@ -68,15 +62,37 @@ async function readPriorities(
   return { names, warnings };
 }
 
+/**
+ * What preflight keeps of the items, held for the whole step (at 50,000 items, the engine's largest live heap):
+ * a person as the e-mail alone (all `emailOf` reads, not the IdentityRef's links and avatar), one copy of each
+ * repeated text (a type, an area, an iteration: JSON.parse makes one per item), the parent relation's kind and URL.
+ */
 async function slimItems(deps: EngineDeps, ids: number[]): Promise<AdoWorkItem[]> {
   const kept: AdoWorkItem[] = [];
+  const texts = new Map<string, string>();
+  const shared = (value: unknown) => {
+    if (typeof value !== 'string') return value;
+    const held = texts.get(value);
+    if (held !== undefined) return held;
+    texts.set(value, value);
+    return value;
+  };
+  const person = (value: unknown) => {
+    const email = emailOf(value);
+    return email === undefined ? undefined : { uniqueName: shared(email) };
+  };
   for (let i = 0; i < ids.length; i += READ_SLICE) {
     for (const item of await deps.source.workItems(ids.slice(i, i + READ_SLICE), { expand: 'relations' })) {
       kept.push({
         id: item.id,
         rev: item.rev,
-        fields: Object.fromEntries(KEPT_FIELDS.map((f) => [f, item.fields[f]])),
-        relations: (item.relations ?? []).filter((r) => parentIdOf([r]) !== null),
+        fields: Object.fromEntries([
+          ...SHARED_FIELDS.map((f) => [f, shared(item.fields[f])]),
+          ...PEOPLE_FIELDS.map((f) => [f, person(item.fields[f])]),
+        ]),
+        relations: (item.relations ?? [])
+          .filter((r) => parentIdOf([r]) !== null)
+          .map((r) => ({ rel: r.rel, url: r.url })),
       });
     }
   }
