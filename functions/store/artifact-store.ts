@@ -17,4 +17,11 @@ export const artifactKeys = {
   /** The project's id map as it stood when the run finished (the map is per project; the export per run). */
   idMapExport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/id-map.csv`,
   preview: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preview.json`,
+  /** Where the history pages' one pass over the project's revisions stands (attempts, given up). */
+  historyPass: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/history/pass.json`,
+  /** The pass's index, written last: how many parts and revisions each window of the manifest has. */
+  historyIndex: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/history/index.json`,
+  /** Part k of window w's revisions (the items at manifest positions w*1000 up to (w+1)*1000). */
+  historyPart: (tenantId: string, runId: string, window: number, part: number) =>
+    `tenants/${tenantId}/runs/${runId}/history/window-${String(window).padStart(5, '0')}-${String(part).padStart(4, '0')}.json`,
 };

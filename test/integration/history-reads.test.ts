@@ -5,25 +5,40 @@
  * rest; an item changed since the pass is read on its own. A gate between the client and the reader lets the
  * stream's batches through one at a time, so a test sees what units are answered while the stream is still read.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE, type Run } from '../../functions/domain/runs.ts';
+import { PASS_ATTEMPTS, PASS_MIN_MS } from '../../functions/engine/phases/history-pass.ts';
 import {
   historyRevisions,
+  prepareHistoryReads,
   readHistoryAhead,
   type WindowLimits,
 } from '../../functions/engine/phases/history-reads.ts';
 import type { EngineDeps, RunPreflight } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { manifestInMemory } from '../../functions/phase-kit/manifest-slices.ts';
+import { artifactKeys } from '../../functions/store/artifact-store.ts';
+import { DiskArtifactStore } from '../../functions/store/artifacts-disk.ts';
 import { AdoClient, type AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/http.ts';
 import { type AdoTestSandbox, startAdoSandbox } from '../../local/sandbox/ado/testing.ts';
 
 let ado: AdoTestSandbox;
+/** Artifacts of runs that made no pass (the first part's): an empty store. */
+let noPass: DiskArtifactStore;
+let noPassDir: string;
 beforeAll(async () => {
   ado = await startAdoSandbox({ items: 120, seed: 21 });
+  noPassDir = await mkdtemp(join(tmpdir(), 'history-no-pass-'));
+  noPass = new DiskArtifactStore(noPassDir);
 });
-afterAll(() => ado.close());
+afterAll(async () => {
+  await ado.close();
+  await rm(noPassDir, { recursive: true, force: true });
+});
 beforeEach(async () => {
   await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
 });
@@ -48,8 +63,8 @@ const scopeOf = (source: AdoClient) => {
 };
 
 const ctxOf = (source: AdoClient, type: Run['type'] = 'FULL') => ({
-  deps: { source } as unknown as EngineDeps,
-  run: { type, options: {} } as unknown as Run,
+  deps: { source, artifacts: noPass } as unknown as EngineDeps,
+  run: { type, options: {}, tenantId: 'tenant-a', id: 'run-0' } as unknown as Run,
   preflight: {
     manifest: manifestInMemory(
       ado.state.world.workItems.map((i) => ({ id: i.id, type: i.type, parentId: null })),
@@ -344,7 +359,7 @@ describe('batched history reads', () => {
     }
   });
 
-  it("read only a window's own items when the project spans several windows: one per-item call each, no stream", async () => {
+  it("read only a window's own items when the project spans several windows and no pass was made: one per-item call each, no stream", async () => {
     const source = client();
     const ctx = ctxOf(source);
     const limits = { items: CHUNK_SIZE, heldRevisions: 25_000 };
@@ -366,5 +381,126 @@ describe('batched history reads', () => {
     expect(await requests()).toEqual({ perItem: window.length, batched: 0 });
     expect(asked.sort((a, b) => a - b)).toEqual(window.map((i) => i.id).sort((a, b) => a - b));
     await expectPerItemTruth(window, got);
+  });
+});
+
+describe("a run spanning more windows than each may read the stream for: one pass into the windows' parts", () => {
+  // Three windows of 50 over the 120 items; the pass writes what it holds out at every 100 revisions.
+  const limits: WindowLimits = { items: CHUNK_SIZE, heldRevisions: 25_000, slices: 1, flushAt: 100 };
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+  let runs = 0;
+  /** A context whose run has its own artifacts on disk (the pass writes there). */
+  const passCtx = async (source = client()) => {
+    const dir = await mkdtemp(join(tmpdir(), 'history-pass-'));
+    dirs.push(dir);
+    const artifacts = new DiskArtifactStore(dir);
+    const ctx = {
+      ...ctxOf(source),
+      deps: { source, artifacts } as unknown as EngineDeps,
+      run: { type: 'FULL', options: {}, tenantId: 'tenant-a', id: `run-${++runs}` } as unknown as Run,
+    };
+    return { ctx, artifacts };
+  };
+  /** The manifest's items as the source has them now, in manifest order (a unit's index is its position). */
+  const manifestItems = () => client().workItems(ado.state.world.workItems.map((i) => i.id));
+  const plenty = () => Number.POSITIVE_INFINITY;
+
+  it('read the stream once, and give every item the revisions the per-item route answers from its window', async () => {
+    const total = await totalRevisions(client());
+    const items = await manifestItems();
+    const { ctx, artifacts } = await passCtx();
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+
+    expect(await prepareHistoryReads(ctx, plenty, limits)).toBe(true);
+    expect(await requests()).toEqual({ perItem: 0, batched: Math.ceil(total / 200) });
+    const index = JSON.parse(
+      (await artifacts.get(artifactKeys.historyIndex(ctx.run.tenantId, ctx.run.id))) as string,
+    ) as { parts: number[]; revisions: number[] };
+    expect(index.parts).toHaveLength(3);
+    expect(index.revisions.reduce((a, b) => a + b, 0)).toBe(total);
+    // What it held was written out before the stream ended: some window has more than one part.
+    expect(Math.max(...index.parts)).toBeGreaterThan(1);
+
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    // Done: a later invocation's prepare reads nothing more from Azure DevOps.
+    expect(await prepareHistoryReads(ctx, plenty, limits)).toBe(true);
+    const got: AdoWorkItem[][] = [];
+    for (let i = 0; i < items.length; i += CHUNK_SIZE) {
+      await readHistoryAhead(ctx, i, limits);
+      const chunk = items.slice(i, i + CHUNK_SIZE);
+      got.push(...(await Promise.all(chunk.map((item, k) => historyRevisions(ctx, item, limits, i + k)))));
+      // Never more than two windows held.
+      const reader = ctx.invocation.held<{ windows: unknown[] }>('history-parts-reader');
+      expect(reader?.windows.length).toBeLessThanOrEqual(2);
+    }
+    expect(await requests()).toEqual({ perItem: 0, batched: 0 });
+    await expectPerItemTruth(items, got);
+  });
+
+  it('read an item changed since the pass, and one asked without its position, on its own', async () => {
+    const { ctx } = await passCtx();
+    expect(await prepareHistoryReads(ctx, plenty, limits)).toBe(true);
+    const res = await ado.call('wit/workitems/2', {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json-patch+json' },
+      json: [{ op: 'add', path: '/fields/System.Title', value: 'Changed after the one pass' }],
+    });
+    expect(res.status).toBe(200);
+    const items = await manifestItems();
+    const at = items.findIndex((i) => i.id === 2);
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    const list = await historyRevisions(ctx, items[at]!, limits, at);
+    expect(revs(list)?.at(-1)).toBe(items[at]!.rev);
+    expect(list.at(-1)?.fields['System.Title']).toBe('Changed after the one pass');
+    const other = items.find((i) => i.id !== 2 && i.rev > 1)!;
+    await historyRevisions(ctx, other, limits);
+    expect(await requests()).toEqual({ perItem: 2, batched: 0 });
+  });
+
+  it('leave the pass to an invocation with the time for it, and give it up after starts that ran out of time', async () => {
+    const { ctx, artifacts } = await passCtx();
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    // Too little time to start: the next invocation makes it (the runner answers "batch"), nothing read.
+    expect(await prepareHistoryReads(ctx, () => PASS_MIN_MS - 1, limits)).toBe(false);
+    expect(await requests()).toEqual({ perItem: 0, batched: 0 });
+    // Each start runs out of time after the stream's first batch.
+    for (let start = 1; start <= PASS_ATTEMPTS; start++) {
+      let asked = 0;
+      expect(await prepareHistoryReads(ctx, () => (asked++ === 0 ? PASS_MIN_MS : 0), limits)).toBe(false);
+      expect((await requests()).batched).toBe(start);
+    }
+    // Given up: the phase goes on, each item read on its own.
+    expect(await prepareHistoryReads(ctx, plenty, limits)).toBe(true);
+    expect(await artifacts.get(artifactKeys.historyIndex(ctx.run.tenantId, ctx.run.id))).toBeUndefined();
+    await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+    const items = (await manifestItems()).slice(0, 5);
+    await Promise.all(items.map((item, k) => historyRevisions(ctx, item, limits, k)));
+    expect(await requests()).toEqual({ perItem: 5, batched: 0 });
+  });
+
+  it('give the pass up when the service refuses the batched read, and fail the phase on a lost connection', async () => {
+    for (const [err, answer] of [
+      [new TrackerHttpError('source', 400, 'POST', '/wit/reporting/workitemrevisions', {}), 'per item'],
+      [new Error('socket hang up'), 'thrown'],
+    ] as const) {
+      const source = client();
+      const { ctx } = await passCtx(source);
+      const stream = gate(source);
+      stream.open(1);
+      stream.fail(err);
+      const prepared = prepareHistoryReads(ctx, plenty, limits);
+      if (answer === 'thrown') {
+        await expect(prepared).rejects.toBe(err);
+        continue;
+      }
+      expect(await prepared).toBe(true);
+      await ado.call('/_sandbox/requests', { method: 'DELETE', version: null });
+      const [item] = await manifestItems();
+      await historyRevisions(ctx, item!, limits, 0);
+      expect(await requests()).toEqual({ perItem: 1, batched: 0 });
+    }
   });
 });

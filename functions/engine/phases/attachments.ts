@@ -43,7 +43,7 @@ import { type DescriptionContext, draftDescription, type FullDescription } from 
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
 import { type ShownImage, writeFinalDescription } from './final-description.ts';
 import { deleteOlderHistories, historyOf } from './history-pages.ts';
-import { readHistoryAhead } from './history-reads.ts';
+import { prepareHistoryReads, readHistoryAhead } from './history-reads.ts';
 
 /**
  * The chunk's items as the id map knows them, in manifest order. Units are manifest positions, so a chunk
@@ -109,6 +109,8 @@ function planOf(organisation: string, item: AdoWorkItem, describe: DescriptionCo
 interface FilesPlan {
   key: string;
   item: AdoWorkItem;
+  /** The item's manifest position (the unit's index). */
+  at: number;
   files: ReturnType<typeof attachedFiles>;
   fullText: FullDescription | undefined;
   inline: ReturnType<typeof inlineUploads>;
@@ -161,7 +163,7 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
       size: fullText.size,
       source: { html: fullText.html },
     });
-  const historyFile = await historyOf(ctx, item, existing);
+  const historyFile = await historyOf(ctx, item, existing, plan.at);
   if (historyFile.send) sends.push(historyFile.send);
   const images = inline.flatMap((image) => {
     const there = has(image.uploadName);
@@ -344,6 +346,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       brought = await bringFiles(ctx, {
         key: entry.targetKey,
         item,
+        at: index,
         files,
         fullText,
         inline,
@@ -396,6 +399,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
 const attachmentsUnits = (ctx: PhaseContext) => ctx.preflight.manifest.length;
 
 export const attachmentsPhase: PhaseModule = {
+  // A run too large for each window to read the project's revisions: read once, into the windows' parts.
+  prepare: (ctx, remainingMs) => prepareHistoryReads(ctx, remainingMs),
   units: attachmentsUnits,
   open: openAttachments,
 };

@@ -13,20 +13,21 @@ import { historyRevisions } from './history-reads.ts';
 /**
  * The item's revision history as one HTML file (history.ts), whatever the run's options, for an item with more
  * than one revision. Named after its last revision (`ado-history-<id>-r<rev>.html`), so a file of that name
- * means done and costs no read of the revisions (a resumed run, a re-run). Answers the file the issue has
- * (`current`) or the one to upload (`send`).
+ * means done and costs no read of the revisions (a resumed run, a re-run). `at` is the item's manifest position
+ * (its window of the run's reads). Answers the file the issue has (`current`) or the one to upload (`send`).
  */
 export async function historyOf(
   ctx: PhaseContext,
   item: AdoWorkItem,
   existing: JiraAttachment[],
+  at: number,
 ): Promise<{ current?: JiraAttachment; send?: Upload }> {
   if (item.rev <= 1) return {};
   const named = (rev: number) => existing.find((a) => a.filename === historyFileName(item.id, rev));
   const known = named(item.rev);
   if (known) return { current: known };
   // From the run's batched read of the project's revisions (history-reads.ts), or one call for most items.
-  const revisions = await historyRevisions(ctx, item);
+  const revisions = await historyRevisions(ctx, item, undefined, at);
   const lastRev = revisions.reduce((m, r) => Math.max(m, r.rev), item.rev);
   const current = named(lastRev);
   if (current || revisions.length <= 1) return current ? { current } : {};

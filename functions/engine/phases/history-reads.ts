@@ -10,17 +10,21 @@
  * An item's revisions are handed to its unit as soon as the stream has brought them whole, not when the window's
  * stream ends: the stream is in change order, so most items are complete long before its last batch.
  *
+ * A run spanning more than `STREAM_MAX_WINDOWS` windows would have each window read the whole project's stream
+ * (calls, bytes and CPU growing with the project for every window): there phase 5's `prepare` reads the stream
+ * once into each window's parts (history-pass.ts), and a window reads its own parts back.
+ *
  * An item the stream did not bring whole (changed since the read, moved in from another project, its type
- * changed) is read by the per-item route, as is every item of a run the batched read does not pay for: an
- * incremental run or an area filter takes a small part of what the stream carries, and a run spanning more than
- * `STREAM_MAX_WINDOWS` windows would have each window read the whole project's stream (calls, bytes and CPU
- * growing with the project for every window): there each window reads only its own items, one call each.
+ * changed) is read by the per-item route, as is every item of a run the batched read does not pay for (an
+ * incremental run or an area filter takes a small part of what the stream carries) and of a run whose pass was
+ * given up.
  */
 import { CHUNK_SIZE } from '#domain/runs.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
 import type { ManifestSlices } from '#phase-kit/manifest-slices.ts';
 import type { AdoClient, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { type HistoryIndex, historyIndex, prepareHistoryPass, windowParts } from './history-pass.ts';
 
 /** Manifest items one window covers: 20 chunks of the attachments phase. */
 export const WINDOW_ITEMS = 1000;
@@ -48,6 +52,8 @@ export interface WindowLimits {
   slices?: number;
   /** Windows the run may span for its windows to read the stream (STREAM_MAX_WINDOWS when absent). */
   streamWindows?: number;
+  /** Revisions the one pass of a larger run holds before writing them out (history-pass.ts's default when absent). */
+  flushAt?: number;
 }
 const LIMITS: WindowLimits = {
   items: WINDOW_ITEMS,
@@ -188,17 +194,95 @@ function streamed(window: Window, item: AdoWorkItem): Promise<AdoWorkItem[] | un
 
 type HistoryContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight' | 'invocation'>;
 
+/** Windows the run's manifest spans. */
+const windowsOf = (ctx: HistoryContext, limits: WindowLimits) =>
+  Math.ceil(ctx.preflight.manifest.length / Math.max(limits.items, CHUNK_SIZE));
+
+/** Whether the run reads revisions in batches at all: a FULL run of the whole project, from a server that can. */
+const batched = (ctx: HistoryContext) =>
+  batchedHistoryReads(ctx) && typeof ctx.deps.source.reportingRevisions === 'function';
+
 /**
- * The invocation's reader, when the run reads revisions in batches: a FULL run of the whole project spanning at
- * most `streamWindows` windows (past that, each window's items are read per item, so no window reads more than
- * its own items' revisions).
+ * The invocation's reader: of the stream, for a run spanning at most `streamWindows` windows; of the parts the
+ * pass wrote, for a larger run once its pass is done. Undefined: each item is read on its own.
  */
-function readerOf(ctx: HistoryContext, limits: WindowLimits): Reader | undefined {
-  const source = ctx.deps.source;
-  if (!batchedHistoryReads(ctx) || typeof source.reportingRevisions !== 'function') return undefined;
-  const windows = Math.ceil(ctx.preflight.manifest.length / Math.max(limits.items, CHUNK_SIZE));
-  if (windows > (limits.streamWindows ?? STREAM_MAX_WINDOWS)) return undefined;
-  return ctx.invocation.keep<Reader>('history-reader', () => ({ windows: [] }));
+async function readerOf(
+  ctx: HistoryContext,
+  limits: WindowLimits,
+): Promise<{ reader: Reader; index?: HistoryIndex } | undefined> {
+  if (!batched(ctx)) return undefined;
+  if (windowsOf(ctx, limits) <= (limits.streamWindows ?? STREAM_MAX_WINDOWS))
+    return { reader: ctx.invocation.keep<Reader>('history-reader', () => ({ windows: [] })) };
+  const index = await historyIndex(ctx);
+  if (!index) return undefined;
+  return { reader: ctx.invocation.keep<Reader>('history-parts-reader', () => ({ windows: [] })), index };
+}
+
+/**
+ * Phase 5's `prepare`: for a run spanning more than `streamWindows` windows, the one pass over the project's
+ * stream that writes each window's parts (history-pass.ts). True when the phase's units may start.
+ */
+export function prepareHistoryReads(
+  ctx: HistoryContext,
+  remainingMs: () => number,
+  limits: WindowLimits = LIMITS,
+): Promise<boolean> {
+  if (
+    ctx.run.options.dryRun ||
+    !batched(ctx) ||
+    windowsOf(ctx, limits) <= (limits.streamWindows ?? STREAM_MAX_WINDOWS)
+  )
+    return Promise.resolve(true);
+  return prepareHistoryPass(ctx, remainingMs, {
+    items: Math.max(limits.items, CHUNK_SIZE),
+    ...(limits.slices ? { slices: limits.slices } : {}),
+    ...(limits.flushAt ? { flushAt: limits.flushAt } : {}),
+  });
+}
+
+/**
+ * The window of the pass's parts that holds manifest position `at`, its read started if it is not under way (the
+ * latest two kept). A window with more revisions than a window may hold is not read: its items are read on their own.
+ */
+function partsWindowAt(
+  ctx: HistoryContext,
+  reader: Reader,
+  index: HistoryIndex,
+  at: number,
+  limits: WindowLimits,
+): Window {
+  const w = Math.floor(at / index.windowItems);
+  const from = w * index.windowItems;
+  const held = reader.windows.find((x) => x.from === from);
+  if (held) return held;
+  const fresh: Window = {
+    from,
+    to: Math.min(ctx.preflight.manifest.length, from + index.windowItems),
+    revisions: new Map(),
+    ready: Promise.resolve(),
+    waiting: new Map(),
+  };
+  fresh.ready = (async () => {
+    try {
+      if ((index.revisions[w] ?? 0) > limits.heldRevisions) return;
+      for await (const part of windowParts(ctx, index, w)) {
+        for (const r of part) {
+          const list = fresh.revisions.get(r.id);
+          if (list) list.push(r);
+          else fresh.revisions.set(r.id, [r]);
+        }
+        answerWhole(fresh, new Set(part.map((r) => r.id)));
+      }
+    } finally {
+      fresh.over = true;
+      for (const waiters of fresh.waiting.values()) for (const waiter of waiters) waiter.answer(undefined);
+      fresh.waiting.clear();
+    }
+  })();
+  // A window read ahead may be asked for by no unit (the pass stopped): its error is the askers' to see.
+  fresh.ready.catch(() => undefined);
+  reader.windows = [...reader.windows, fresh].slice(-2);
+  return fresh;
 }
 
 /**
@@ -243,41 +327,58 @@ function windowAt(
  * another), so units find it read instead of all waiting for it at the start of each window. Answers when the
  * windows it started are read (the engine does not wait for it; tests do).
  */
-export function readHistoryAhead(
+export async function readHistoryAhead(
   ctx: HistoryContext,
   at: number,
   limits: WindowLimits = LIMITS,
 ): Promise<void> {
-  const reader = readerOf(ctx, limits);
-  if (!reader || at >= ctx.preflight.manifest.length) return Promise.resolve();
+  const found = await readerOf(ctx, limits);
+  if (!found || at >= ctx.preflight.manifest.length) return;
+  const { reader, index } = found;
+  const length = ctx.preflight.manifest.length;
+  if (index) {
+    const window = partsWindowAt(ctx, reader, index, at, limits);
+    const reading = [window.ready];
+    if (at >= window.from + (window.to - window.from) / 2 && window.to < length)
+      reading.push(partsWindowAt(ctx, reader, index, window.to, limits).ready);
+    await Promise.all(reading);
+    return;
+  }
   const window = windowAt(ctx, reader, at, limits);
   const reading = [window.ready];
-  if (at >= window.from + (window.to - window.from) / 2 && window.to < ctx.preflight.manifest.length)
+  if (at >= window.from + (window.to - window.from) / 2 && window.to < length)
     reading.push(windowAt(ctx, reader, window.to, limits, window.to).ready);
-  return Promise.all(reading).then(() => undefined);
+  await Promise.all(reading);
 }
 
 /**
  * The item's revisions, oldest first: from the run's batched read as soon as it has brought them whole, else (the
- * stream over without them) per item.
+ * stream over without them) per item. `at` is the item's manifest position, where the caller knows it (the
+ * parts' windows are found by it; without it, an item of a run read in parts is read on its own).
  */
 export async function historyRevisions(
   ctx: HistoryContext,
   item: AdoWorkItem,
   limits: WindowLimits = LIMITS,
+  at?: number,
 ): Promise<AdoWorkItem[]> {
   const source = ctx.deps.source;
-  const reader = readerOf(ctx, limits);
-  if (!reader) return source.revisions(item.id);
-  const at = await positionOf(reader, ctx.preflight.manifest, item.id);
-  if (at === undefined) return source.revisions(item.id);
-  const window = windowAt(ctx, reader, at, limits);
+  const found = await readerOf(ctx, limits);
+  if (!found) return source.revisions(item.id);
+  const { reader, index } = found;
+  if (index) {
+    if (at === undefined) return source.revisions(item.id);
+    return (await streamed(partsWindowAt(ctx, reader, index, at, limits), item)) ?? source.revisions(item.id);
+  }
+  const position = at ?? (await positionOf(reader, ctx.preflight.manifest, item.id));
+  if (position === undefined) return source.revisions(item.id);
+  const window = windowAt(ctx, reader, position, limits);
   // Revisions are never rewritten: 1..rev once seen are the item's, whatever the stream brings after them.
   const early = await streamed(window, item);
   if (early) return early;
   await window.ready;
   if (window.refused) return source.revisions(item.id);
   // The window may have shrunk while it filled: an item it gave up starts the next one.
-  if (at >= window.to) return historyRevisions(ctx, item, limits);
+  if (position >= window.to) return historyRevisions(ctx, item, limits, position);
   return whole(window.revisions.get(item.id), item.rev) ?? source.revisions(item.id);
 }
