@@ -385,8 +385,8 @@ describe('batched history reads', () => {
 });
 
 describe("a run spanning more windows than each may read the stream for: one pass into the windows' parts", () => {
-  // Three windows of 50 over the 120 items; the pass writes what it holds out at every 100 revisions.
-  const limits: WindowLimits = { items: CHUNK_SIZE, heldRevisions: 25_000, slices: 1, flushAt: 100 };
+  // Three windows of 50 over the 120 items; the pass writes its largest windows out at every 50,000 characters held.
+  const limits: WindowLimits = { items: CHUNK_SIZE, heldRevisions: 25_000, slices: 1, flushChars: 50_000 };
   const dirs: string[] = [];
   afterAll(async () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });

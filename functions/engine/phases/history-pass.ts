@@ -3,9 +3,10 @@
  * (history-reads.ts: more than `STREAM_MAX_WINDOWS` windows): one pass over the reporting revisions stream, made
  * by phase 5's `prepare`, writes each revision into its window's parts (run artifacts, `artifactKeys.historyPart`),
  * so that the stream is read once per run instead of the per-item route costing a call per item. Memory is bounded
- * by `PASS_FLUSH_REVISIONS`: the revisions held for all windows are written out as one part per window whenever
- * they reach it, not held until the stream ends. The index (how many parts and revisions each window has) is
- * written last: its presence means the pass is done.
+ * by `PASS_FLUSH_CHARS`: what is held for all windows is written out, the largest windows' first, whenever it
+ * reaches that, not held until the stream ends. A part is a line per revision, `<id> <rev> <revision's JSON>`,
+ * so that a window's reader keeps the text and parses an item's revisions only when its unit takes them. The
+ * index (how many parts, revisions and characters each window has) is written last: its presence means the pass is done.
  *
  * The pass is one piece of work (the stream cannot be resumed part-way through its side-by-side spans): started
  * only with `PASS_MIN_MS` of the invocation left, given up for the run after `PASS_ATTEMPTS` starts that did not
@@ -15,11 +16,13 @@
 import type { PhaseContext } from '#phase-kit/context.ts';
 import type { ManifestSlices } from '#phase-kit/manifest-slices.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
-import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 
-/** Revisions held for all windows before they are written out (a few KB each: tens of MB at most). */
-export const PASS_FLUSH_REVISIONS = 10_000;
+/**
+ * Characters of revisions held for all windows before the largest windows' are written out. Held as the JSON text
+ * of each revision (about a byte a character), not as parsed objects, which take several times the room.
+ */
+export const PASS_FLUSH_CHARS = 16 * 1024 * 1024;
 /** The invocation time a pass needs to start: 1,000 calls of 200 revisions (50,000 items) take minutes. */
 export const PASS_MIN_MS = 5 * 60_000;
 /** Starts of the pass before the run gives it up and reads each item's revisions on its own. */
@@ -33,6 +36,14 @@ export interface HistoryIndex {
   windowItems: number;
   parts: number[];
   revisions: number[];
+  /** The characters of each window's parts: what a reader of the window holds. */
+  chars: number[];
+}
+
+/** A revision as a window's reader keeps it: its number, and its JSON parsed only when its unit takes it. */
+export interface RevisionText {
+  rev: number;
+  json: string;
 }
 
 /** The pass's state while no index is written. */
@@ -47,8 +58,8 @@ export interface PassLimits {
   items: number;
   /** Spans of the stream read side by side (AdoClient.reportingRevisions). */
   slices?: number;
-  /** Revisions held before the parts are written out. */
-  flushAt?: number;
+  /** Characters held before the largest windows' parts are written out. */
+  flushChars?: number;
 }
 
 type PassContext = Pick<PhaseContext, 'deps' | 'run' | 'preflight' | 'invocation'>;
@@ -69,17 +80,31 @@ export function historyIndex(ctx: PassContext): Promise<HistoryIndex | undefined
   return held;
 }
 
-/** Window w's revisions, part by part, each part as it is read (the caller hands them on at once). */
+/** Window w's revisions, part by part, as item id -> its revisions' text, each part as it is read. */
 export async function* windowParts(
   ctx: PassContext,
   index: HistoryIndex,
   window: number,
-): AsyncGenerator<AdoWorkItem[]> {
+): AsyncGenerator<[number, RevisionText][]> {
   const { tenantId, id } = ctx.run;
   for (let k = 0; k < (index.parts[window] ?? 0); k++) {
     const body = await ctx.deps.artifacts.get(artifactKeys.historyPart(tenantId, id, window, k));
     // A part the pass wrote and the store lost: its items are read one by one (the caller sees them missing).
-    if (body !== undefined) yield JSON.parse(body) as AdoWorkItem[];
+    if (body === undefined) continue;
+    const out: [number, RevisionText][] = [];
+    for (let at = 0; at < body.length; ) {
+      const end = body.indexOf('\n', at);
+      const line = body.slice(at, end < 0 ? body.length : end);
+      at = end < 0 ? body.length : end + 1;
+      const first = line.indexOf(' ');
+      const second = line.indexOf(' ', first + 1);
+      if (first < 0 || second < 0) continue;
+      out.push([
+        Number(line.slice(0, first)),
+        { rev: Number(line.slice(first + 1, second)), json: line.slice(second + 1) },
+      ]);
+    }
+    yield out;
   }
 }
 
@@ -165,34 +190,38 @@ async function pass(
   const { windowOf, types, count } = await windowsById(ctx.preflight.manifest, limits.items);
   const parts = new Array<number>(count).fill(0);
   const revisions = new Array<number>(count).fill(0);
-  const held = new Map<number, AdoWorkItem[]>();
-  let heldCount = 0;
-  const flush = async () => {
-    // One part per window that holds something, written one after another: the pass waits for its writes, so
-    // what it holds stays within the limit.
-    for (const [w, list] of held) {
-      await artifacts.put(
-        artifactKeys.historyPart(tenantId, id, w, parts[w] as number),
-        JSON.stringify(list),
-      );
+  const chars = new Array<number>(count).fill(0);
+  const held = new Map<number, { lines: string[]; chars: number }>();
+  let heldChars = 0;
+  const flushAt = limits.flushChars ?? PASS_FLUSH_CHARS;
+  /** The largest windows' lines written out, one part each, until at most `keep` characters are held. */
+  const flush = async (keep: number) => {
+    const largest = [...held].sort((a, b) => b[1].chars - a[1].chars);
+    for (const [w, h] of largest) {
+      if (heldChars <= keep) break;
+      await artifacts.put(artifactKeys.historyPart(tenantId, id, w, parts[w] as number), h.lines.join(''));
       parts[w] = (parts[w] as number) + 1;
+      held.delete(w);
+      heldChars -= h.chars;
     }
-    held.clear();
-    heldCount = 0;
   };
   for await (const batch of source.reportingRevisions({ types, slices: limits.slices ?? 1 })) {
     for (const r of batch) {
       const w = windowOf(r.id);
       if (w === undefined) continue;
-      const list = held.get(w);
-      if (list) list.push(r);
-      else held.set(w, [r]);
+      const line = `${r.id} ${r.rev} ${JSON.stringify(r)}\n`;
+      const h = held.get(w) ?? { lines: [], chars: 0 };
+      h.lines.push(line);
+      h.chars += line.length;
+      held.set(w, h);
       revisions[w] = (revisions[w] as number) + 1;
-      heldCount++;
+      chars[w] = (chars[w] as number) + line.length;
+      heldChars += line.length;
     }
-    if (heldCount >= (limits.flushAt ?? PASS_FLUSH_REVISIONS)) await flush();
+    // Written out while the stream waits: what is held stays within the limit.
+    if (heldChars >= flushAt) await flush(flushAt / 2);
     if (remainingMs() < PASS_STOP_MS) return undefined;
   }
-  await flush();
-  return { version: 1, windowItems: limits.items, parts, revisions };
+  await flush(0);
+  return { version: 1, windowItems: limits.items, parts, revisions, chars };
 }

@@ -24,7 +24,13 @@ import type { PhaseContext } from '#phase-kit/context.ts';
 import type { ManifestSlices } from '#phase-kit/manifest-slices.ts';
 import type { AdoClient, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
-import { type HistoryIndex, historyIndex, prepareHistoryPass, windowParts } from './history-pass.ts';
+import {
+  type HistoryIndex,
+  historyIndex,
+  prepareHistoryPass,
+  type RevisionText,
+  windowParts,
+} from './history-pass.ts';
 
 /** Manifest items one window covers: 20 chunks of the attachments phase. */
 export const WINDOW_ITEMS = 1000;
@@ -52,8 +58,8 @@ export interface WindowLimits {
   slices?: number;
   /** Windows the run may span for its windows to read the stream (STREAM_MAX_WINDOWS when absent). */
   streamWindows?: number;
-  /** Revisions the one pass of a larger run holds before writing them out (history-pass.ts's default when absent). */
-  flushAt?: number;
+  /** Characters the one pass of a larger run holds before writing out (history-pass.ts's default when absent). */
+  flushChars?: number;
 }
 const LIMITS: WindowLimits = {
   items: WINDOW_ITEMS,
@@ -80,6 +86,18 @@ interface Window {
   waiting: Map<number, Waiter[]>;
   /** The stream is over (read to its end, refused or failed): nobody waits on it any more. */
   over?: boolean;
+}
+
+/** A window of the pass's parts: its items' revisions as text, parsed when a unit takes its item's. */
+interface PartsWindow {
+  from: number;
+  revisions: Map<number, RevisionText[]>;
+  ready: Promise<void>;
+}
+
+interface PartsReader {
+  /** As Reader's: at most two held. */
+  windows: PartsWindow[];
 }
 
 interface Reader {
@@ -114,7 +132,7 @@ async function positionOf(reader: Reader, manifest: ManifestSlices, id: number):
 }
 
 /** Revisions 1..rev, each once: what the item's history file needs. */
-function whole(revisions: AdoWorkItem[] | undefined, rev: number): AdoWorkItem[] | undefined {
+function whole<R extends { rev: number }>(revisions: R[] | undefined, rev: number): R[] | undefined {
   if (!revisions || revisions.length !== rev) return undefined;
   const sorted = [...revisions].sort((a, b) => a.rev - b.rev);
   return sorted.every((r, i) => r.rev === i + 1) ? sorted : undefined;
@@ -209,13 +227,16 @@ const batched = (ctx: HistoryContext) =>
 async function readerOf(
   ctx: HistoryContext,
   limits: WindowLimits,
-): Promise<{ reader: Reader; index?: HistoryIndex } | undefined> {
+): Promise<{ stream: Reader } | { parts: PartsReader; index: HistoryIndex } | undefined> {
   if (!batched(ctx)) return undefined;
   if (windowsOf(ctx, limits) <= (limits.streamWindows ?? STREAM_MAX_WINDOWS))
-    return { reader: ctx.invocation.keep<Reader>('history-reader', () => ({ windows: [] })) };
+    return { stream: ctx.invocation.keep<Reader>('history-reader', () => ({ windows: [] })) };
   const index = await historyIndex(ctx);
   if (!index) return undefined;
-  return { reader: ctx.invocation.keep<Reader>('history-parts-reader', () => ({ windows: [] })), index };
+  return {
+    parts: ctx.invocation.keep<PartsReader>('history-parts-reader', () => ({ windows: [] })),
+    index,
+  };
 }
 
 /**
@@ -236,53 +257,46 @@ export function prepareHistoryReads(
   return prepareHistoryPass(ctx, remainingMs, {
     items: Math.max(limits.items, CHUNK_SIZE),
     ...(limits.slices ? { slices: limits.slices } : {}),
-    ...(limits.flushAt ? { flushAt: limits.flushAt } : {}),
+    ...(limits.flushChars ? { flushChars: limits.flushChars } : {}),
   });
 }
 
 /**
  * The window of the pass's parts that holds manifest position `at`, its read started if it is not under way (the
- * latest two kept). A window with more revisions than a window may hold is not read: its items are read on their own.
+ * latest two kept). A window with more revisions than a window may hold is not read: its items are read on their
+ * own.
  */
 function partsWindowAt(
   ctx: HistoryContext,
-  reader: Reader,
+  reader: PartsReader,
   index: HistoryIndex,
   at: number,
   limits: WindowLimits,
-): Window {
+): PartsWindow {
   const w = Math.floor(at / index.windowItems);
   const from = w * index.windowItems;
   const held = reader.windows.find((x) => x.from === from);
   if (held) return held;
-  const fresh: Window = {
-    from,
-    to: Math.min(ctx.preflight.manifest.length, from + index.windowItems),
-    revisions: new Map(),
-    ready: Promise.resolve(),
-    waiting: new Map(),
-  };
+  const fresh: PartsWindow = { from, revisions: new Map(), ready: Promise.resolve() };
   fresh.ready = (async () => {
-    try {
-      if ((index.revisions[w] ?? 0) > limits.heldRevisions) return;
-      for await (const part of windowParts(ctx, index, w)) {
-        for (const r of part) {
-          const list = fresh.revisions.get(r.id);
-          if (list) list.push(r);
-          else fresh.revisions.set(r.id, [r]);
-        }
-        answerWhole(fresh, new Set(part.map((r) => r.id)));
+    if ((index.revisions[w] ?? 0) > limits.heldRevisions) return;
+    for await (const part of windowParts(ctx, index, w))
+      for (const [id, r] of part) {
+        const list = fresh.revisions.get(id);
+        if (list) list.push(r);
+        else fresh.revisions.set(id, [r]);
       }
-    } finally {
-      fresh.over = true;
-      for (const waiters of fresh.waiting.values()) for (const waiter of waiters) waiter.answer(undefined);
-      fresh.waiting.clear();
-    }
   })();
   // A window read ahead may be asked for by no unit (the pass stopped): its error is the askers' to see.
   fresh.ready.catch(() => undefined);
   reader.windows = [...reader.windows, fresh].slice(-2);
   return fresh;
+}
+
+/** The item's revisions from its window of the pass's parts, parsed now; undefined when they are not there whole. */
+async function fromParts(window: PartsWindow, item: AdoWorkItem): Promise<AdoWorkItem[] | undefined> {
+  await window.ready;
+  return whole(window.revisions.get(item.id), item.rev)?.map((r) => JSON.parse(r.json) as AdoWorkItem);
 }
 
 /**
@@ -333,17 +347,19 @@ export async function readHistoryAhead(
   limits: WindowLimits = LIMITS,
 ): Promise<void> {
   const found = await readerOf(ctx, limits);
-  if (!found || at >= ctx.preflight.manifest.length) return;
-  const { reader, index } = found;
   const length = ctx.preflight.manifest.length;
-  if (index) {
-    const window = partsWindowAt(ctx, reader, index, at, limits);
+  if (!found || at >= length) return;
+  if ('parts' in found) {
+    const { parts, index } = found;
+    const window = partsWindowAt(ctx, parts, index, at, limits);
+    const to = window.from + index.windowItems;
     const reading = [window.ready];
-    if (at >= window.from + (window.to - window.from) / 2 && window.to < length)
-      reading.push(partsWindowAt(ctx, reader, index, window.to, limits).ready);
+    if (at >= window.from + index.windowItems / 2 && to < length)
+      reading.push(partsWindowAt(ctx, parts, index, to, limits).ready);
     await Promise.all(reading);
     return;
   }
+  const reader = found.stream;
   const window = windowAt(ctx, reader, at, limits);
   const reading = [window.ready];
   if (at >= window.from + (window.to - window.from) / 2 && window.to < length)
@@ -365,11 +381,12 @@ export async function historyRevisions(
   const source = ctx.deps.source;
   const found = await readerOf(ctx, limits);
   if (!found) return source.revisions(item.id);
-  const { reader, index } = found;
-  if (index) {
+  if ('parts' in found) {
     if (at === undefined) return source.revisions(item.id);
-    return (await streamed(partsWindowAt(ctx, reader, index, at, limits), item)) ?? source.revisions(item.id);
+    const window = partsWindowAt(ctx, found.parts, found.index, at, limits);
+    return (await fromParts(window, item)) ?? source.revisions(item.id);
   }
+  const reader = found.stream;
   const position = at ?? (await positionOf(reader, ctx.preflight.manifest, item.id));
   if (position === undefined) return source.revisions(item.id);
   const window = windowAt(ctx, reader, position, limits);
