@@ -121,7 +121,11 @@ export async function preparePlanInSlices<P, U, H>(
 }
 
 /** Thrown by a pass of `finish` that read a part other than the one an earlier pass read. */
-class PartChanged extends Error {}
+class PartChanged extends Error {
+  constructor(key: string, n: number) {
+    super(`part ${n} of the plan ${key} changed while the plan was finished`);
+  }
+}
 
 /**
  * The plan's final parts written from its slices' parts, under a new name; its index, or undefined when another
@@ -144,16 +148,15 @@ async function finishPlan<P, U, H>(
         if (body === undefined) throw new Error(`part ${n} of the plan ${plan.key} is missing`);
         const hash = hash32(body);
         read[n] ??= hash;
-        if (read[n] !== hash) throw new PartChanged();
+        if (read[n] !== hash) throw new PartChanged(plan.key, n);
         yield JSON.parse(body) as P;
       }
     }
     const counts: number[] = [];
     try {
       const header = await plan.finish(parts, async (units) => {
-        if (units.length)
-          await artifacts.put(finalPartKey(plan.key, id, counts.length), JSON.stringify(units));
-        counts.push(units.length);
+        const n = counts.push(units.length) - 1;
+        if (units.length) await artifacts.put(finalPartKey(plan.key, id, n), JSON.stringify(units));
       });
       return { version: 2, id, parts: counts, header };
     } catch (err) {
