@@ -37,6 +37,8 @@ export interface EngineDeps {
   indexLagMs: number;
   /** Test override of ITEM_BUDGET_MS (toolkit.ts), how long one item's unit may work. */
   itemBudgetMs?: number;
+  /** Test override of PLAN_SLICE (plan-slices.ts), the manifest items one slice of a phase's plan covers. */
+  planSliceItems?: number;
   /**
    * Test override: plugin key -> a ready phase module, used instead of the definitions (no configuration is
    * opened, the enablement is read only at preflight).

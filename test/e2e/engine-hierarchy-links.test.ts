@@ -5,8 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOptions } from '../../functions/domain/runs.ts';
-import { hierarchyPhase } from '../../functions/engine/phases/hierarchy.ts';
-import { linksPhase } from '../../functions/engine/phases/links.ts';
+import {
+  type HierarchyPlan,
+  type HierarchyUnit,
+  hierarchyPhase,
+  hierarchyPlanKey,
+} from '../../functions/engine/phases/hierarchy.ts';
+import {
+  type LinkPlan,
+  type LinkPlanHeader,
+  type LinkUnit,
+  linkKey,
+  linkPlanKey,
+  linksPhase,
+} from '../../functions/engine/phases/links.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import {
   type ChunkOutcome,
@@ -16,10 +28,12 @@ import {
   SimulatedCrash,
 } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
+import { openPlan } from '../../functions/phase-kit/plan-slices.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '../../functions/trackers/http.ts';
 import { seededRandom } from '../../local/sandbox/common/random.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { mergeLinkPlans } from '../support/link-plan-reference.ts';
 import { workChunk } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
@@ -654,6 +668,150 @@ describe('a dry run', () => {
     expect(links.log.filter((l) => /would be linked/.test(l))).toHaveLength(expected.size);
     expect(links.log.filter((l) => /would be added as a remote link/.test(l))).toHaveLength(
       remotes + inScope.size,
+    );
+  });
+});
+
+describe('plans stored in parts', () => {
+  it('reads the plans a part at a time, with the units, order, de-duplication and comments of the plan joined whole', async () => {
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const { projectId, runId } = await migrate('Plan parts');
+    await detachEveryOtherParent(projectId);
+    // Slices of 60 items: the 220 items' plans in 4 parts, links between slices planned by both.
+    const deps = h.deps({ planSliceItems: 60 });
+    // ADO as it may be: a link recorded on one end only, and a link's comment recorded on one end only, the later
+    // one in the manifest (so the slice that plans the link first has no comment for it).
+    const manifest = (await contextOf(runId, deps)).preflight.manifest;
+    const position = new Map(manifest.map((m, i) => [m.id, i]));
+    const workItems = deps.source.workItems.bind(deps.source);
+    deps.source.workItems = async (ids, opts) =>
+      (await workItems(ids, opts)).map((item) => ({
+        ...item,
+        ...(item.relations
+          ? {
+              relations: item.relations.flatMap((r) => {
+                if (r.rel === 'System.LinkTypes.Dependency-Forward' && item.id % 3 === 0) return [];
+                const other = position.get(idOfUrl(r.url)) ?? -1;
+                if (r.attributes?.comment && (position.get(item.id) ?? -1) < other)
+                  return [{ ...r, attributes: { ...r.attributes, comment: undefined } }];
+                return [r];
+              }),
+            }
+          : {}),
+      }));
+    const reads: string[] = [];
+    const get = deps.artifacts.get.bind(deps.artifacts);
+    deps.artifacts.get = async (key) => {
+      reads.push(key);
+      return get(key);
+    };
+    const slices = Math.ceil(manifest.length / 60);
+    const parts = async <P>(key: string) =>
+      Promise.all(
+        Array.from(
+          { length: slices },
+          async (_, n) => JSON.parse((await get(`${key}.part-${n}`)) as string) as P,
+        ),
+      );
+    /** The plan's index: small, no units, the units each part holds. */
+    const indexOf = async (key: string) => {
+      const body = (await get(key)) as string;
+      const index = JSON.parse(body) as { version: number; parts: number[]; units?: unknown };
+      expect(index.version).toBe(2);
+      expect(index.units).toBeUndefined();
+      expect(index.parts).toHaveLength(slices);
+      return { ...index, bytes: body.length };
+    };
+    /** The parts a pass read, by number, in order. */
+    const partReads = (key: string) =>
+      reads.flatMap((k) => (k.startsWith(`${key}.units-`) ? [Number(k.split('-').at(-1))] : []));
+
+    // Hierarchy: a pair is planned by its child's slice only, so its parts are the slices' parts as they are.
+    const hierarchyKey = hierarchyPlanKey(h.tenant.tenantId, runId);
+    const ctx = await contextOf(runId, deps);
+    reads.length = 0;
+    const hierarchy = await work(hierarchyPhase, ctx);
+    expect(hierarchy).toMatchObject({ failure: 0, skipped: 0 });
+    expect(hierarchy.success).toBe(hierarchy.units);
+    const hierarchyUnits = (await parts<HierarchyPlan>(hierarchyKey)).flatMap((p) => p.units);
+    expect(hierarchy.units).toBe(hierarchyUnits.length);
+    const hierarchyIndex = await indexOf(hierarchyKey);
+    const filled = hierarchyIndex.parts.flatMap((count, n) => (count > 0 ? [n] : []));
+    expect(filled.length).toBeGreaterThan(1);
+    // The pass read the parts with units (a block may span more parts than the two a reader holds, so one may be
+    // read twice), and no plan whole.
+    expect([...new Set(partReads(hierarchyKey))].sort((a, b) => a - b)).toEqual(filled);
+    const hierarchyReader = await openPlan<HierarchyUnit, unknown>(
+      deps.artifacts,
+      hierarchyKey,
+      ctx.invocation,
+    );
+    expect(await hierarchyReader.range(0, hierarchyReader.length)).toEqual(hierarchyUnits);
+
+    // Links: parts de-duplicated as the plan joined whole was.
+    const linksKey = linkPlanKey(h.tenant.tenantId, runId);
+    const ctx2 = await contextOf(runId, deps);
+    expect(await linksPhase.prepare?.(ctx2, () => Number.POSITIVE_INFINITY)).toBe(true);
+    const sliceParts = await parts<LinkPlan>(linksKey);
+    const whole = mergeLinkPlans(sliceParts);
+    // Links planned by two slices, and comments taken from a later slice's duplicate, both occur.
+    const planned = sliceParts.flatMap((p) => p.units);
+    expect(planned.length).toBeGreaterThan(whole.units.length);
+    const firstComments = new Map<string, string | undefined>();
+    for (const u of planned)
+      if (u.kind === 'issue' && !firstComments.has(linkKey(u))) firstComments.set(linkKey(u), u.comment);
+    const upgraded = whole.units.filter(
+      (u) => u.kind === 'issue' && u.comment && firstComments.get(linkKey(u)) === undefined,
+    );
+    expect(upgraded.length).toBeGreaterThan(0);
+    const linksIndex = await indexOf(linksKey);
+    expect(linksIndex.parts.reduce((a, b) => a + b, 0)).toBe(whole.units.length);
+    expect(linksIndex.bytes).toBeLessThan(500);
+
+    reads.length = 0;
+    await clearRequests();
+    const links = await work(linksPhase, ctx2);
+    expect(links).toMatchObject({
+      units: whole.units.length,
+      success: whole.units.length,
+      failure: 0,
+      skipped: 0,
+    });
+    expect(links.log.filter((l) => l === whole.warnings[0])).toHaveLength(whole.warnings.length ? 1 : 0);
+    const linkParts = linksIndex.parts.flatMap((count, n) => (count > 0 ? [n] : []));
+    expect(linkParts.length).toBeGreaterThan(2);
+    expect(partReads(linksKey)).toEqual(linkParts);
+    expect(reads).not.toContain(linksKey); // the index was read by the invocation's prepare, once
+    // Each unit by index is the plan's; a reader holds two parts: the first, let go, is read again.
+    const reader = await openPlan<LinkUnit, unknown>(deps.artifacts, linksKey, ctx2.invocation);
+    reads.length = 0;
+    const byIndex: (LinkUnit | undefined)[] = [];
+    for (let i = 0; i < reader.length; i++) byIndex.push(await reader.at(i));
+    expect(byIndex).toEqual(whole.units);
+    expect(partReads(linksKey)).toEqual(linkParts);
+    // The comments a later slice carried are on the links in Jira.
+    const view = await jiraView();
+    const withComment = whole.units.filter((u) => u.kind === 'issue' && u.comment === 'same root cause');
+    expect(view.comments.filter((c) => c === 'same root cause')).toHaveLength(withComment.length);
+
+    // A run under way before plans were stored in parts has its link plan stored whole: it still reads.
+    await deps.artifacts.put(linksKey, JSON.stringify(whole));
+    const ctx3 = await contextOf(runId, deps);
+    reads.length = 0;
+    await clearRequests();
+    const again = await work(linksPhase, ctx3);
+    expect(again).toMatchObject({ units: whole.units.length, success: whole.units.length, failure: 0 });
+    expect(partReads(linksKey)).toEqual([]);
+    expect(reads.filter((k) => k === linksKey)).toHaveLength(1);
+    const oldReader = await openPlan<LinkUnit, LinkPlanHeader>(deps.artifacts, linksKey, ctx3.invocation);
+    expect(await oldReader.range(0, oldReader.length)).toEqual(whole.units);
+    expect(oldReader.header).toEqual({ symmetric: whole.symmetric, warnings: whole.warnings });
+    // Found done: the remote links posted again and updated (200), nothing else written.
+    expect((await jiraWrites()).filter((w) => !(w.path.endsWith('/remotelink') && w.status === 200))).toEqual(
+      [],
+    );
+    console.log(
+      `plans in parts: hierarchy ${hierarchyUnits.length} units in ${filled.length} parts; links ${planned.length} planned, ${whole.units.length} kept in ${linkParts.length} parts, ${upgraded.length} comments from a later slice`,
     );
   });
 });

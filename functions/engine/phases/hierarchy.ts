@@ -3,7 +3,8 @@
  *
  * Jira takes a `parent` only one hierarchy level up (Epic > standard issue > sub-task); phase 2 set it at
  * creation when the parent already existed. The units are the items whose in-scope parent is not yet shown in
- * Jira when the phase starts (computed once and kept as a run artifact, so the order is stable across resumes):
+ * Jira when the phase starts (computed once and kept as run artifacts in parts, read back a block at a time,
+ * #phase-kit/plan-slices.ts, so the order is stable across resumes and an invocation never holds the whole plan):
  *  - levels allow it (e.g. parent and child created in the same chunk): `parent` is set by editing the child;
  *    should Jira refuse the field for an epic's child, the Agile epic endpoint is tried; should both refuse,
  *    the pair is kept as below, with Jira's reason in the comment;
@@ -29,14 +30,13 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
+import { openPlan, type PlanInSlices, preparePlanInSlices } from '#phase-kit/plan-slices.ts';
 import { blockReads } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import {
   hasIssueLink,
   type IssueState,
-  loadOrComputePlan,
   markPhaseDone,
-  preparePlanInSlices,
   readIssueStates,
   refusalOf,
   writeIssueLink,
@@ -52,10 +52,15 @@ export interface HierarchyUnit {
   parent: number;
 }
 
-export interface HierarchyPlan {
-  units: HierarchyUnit[];
+/** What the plan holds besides its units (its index's header). */
+export interface HierarchyPlanHeader {
   /** The site's name of the Relates link type, for parents Jira cannot hold as `parent`; null if it has none. */
   relatesType: string | null;
+}
+
+/** One manifest slice's plan. */
+export interface HierarchyPlan extends HierarchyPlanHeader {
+  units: HierarchyUnit[];
 }
 
 export const hierarchyPlanKey = (tenantId: string, runId: string) =>
@@ -126,33 +131,41 @@ async function computePlan(
  */
 const storedThePlan = new WeakSet<PhaseContext>();
 
-/** Slice by slice, across invocations if need be (see preparePlanInSlices); the link types read once for all. */
+/**
+ * Slice by slice, across invocations if need be (see preparePlanInSlices); the link types read once for all. The
+ * slices' parts are the plan's parts as they are: a pair is planned by its child's slice only.
+ */
 const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) => {
   let linkTypes: ReturnType<PhaseContext['deps']['target']['linkTypes']> | undefined;
   const readLinkTypes = () => {
     linkTypes ??= ctx.deps.target.linkTypes();
     return linkTypes;
   };
-  return preparePlanInSlices(
-    ctx.deps.artifacts,
-    hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
-    ctx.preflight.manifest.length,
-    (from, to) => computePlan(ctx, from, to, readLinkTypes),
-    (parts) => ({ units: parts.flatMap((p) => p.units), relatesType: parts[0]?.relatesType ?? null }),
-    ctx.invocation,
-    remainingMs,
-    () => storedThePlan.add(ctx),
+  const plan: PlanInSlices<HierarchyPlan, HierarchyUnit, HierarchyPlanHeader> = {
+    key: hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
+    manifestLength: ctx.preflight.manifest.length,
+    ...(ctx.deps.planSliceItems ? { sliceItems: ctx.deps.planSliceItems } : {}),
+    compute: (from, to) => computePlan(ctx, from, to, readLinkTypes),
+    async finish(parts, write) {
+      let header: HierarchyPlanHeader | undefined;
+      for await (const part of parts()) {
+        header ??= { relatesType: part.relatesType };
+        await write(part.units);
+      }
+      return header ?? { relatesType: null };
+    },
+  };
+  return preparePlanInSlices(ctx.deps.artifacts, plan, ctx.invocation, remainingMs, () =>
+    storedThePlan.add(ctx),
   );
 };
 
+/** The invocation's reader of the plan: its index, and the units by window, a part at a time. */
 const planOf = async (ctx: PhaseContext) => {
   await preparePlan(ctx);
-  return loadOrComputePlan<HierarchyPlan>(
+  return openPlan<HierarchyUnit, HierarchyPlanHeader>(
     ctx.deps.artifacts,
     hierarchyPlanKey(ctx.run.tenantId, ctx.run.id),
-    () => {
-      throw new Error('the hierarchy plan was not stored');
-    },
     ctx.invocation,
   );
 };
@@ -186,7 +199,8 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   // a block's chain of reads (the id map, then a search) at its slower draws.
   const block = blockReads(
     async (from, to) => {
-      const units = plan.units.slice(from, to);
+      // The block's units from the plan's part(s) they are in: the plan is never held whole.
+      const units = await plan.range(from, to);
       const entries = await store.idMap.getMany(run.tenantId, run.projectId, [
         ...units.map((u) => u.child),
         ...units.map((u) => u.parent),
@@ -201,9 +215,9 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
       });
       if (children.length)
         for (const [id, state] of await readIssueStates(target, children)) states.set(id, state);
-      return { entries, states };
+      return { from, units, entries, states };
     },
-    plan.units.length,
+    plan.length,
     2,
   );
   const fail = (out: UnitOutcome, sourceId: number, reason: string) => {
@@ -220,9 +234,10 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   };
 
   const work = async (index: number): Promise<UnitOutcome> => {
-    const u = plan.units[index] as HierarchyUnit;
     const out = emptyOutcome();
-    const { entries, states } = await block(index);
+    // The unit from its block's read, which holds the block's units.
+    const { from, units, entries, states } = await block(index);
+    const u = units[index - from] as HierarchyUnit;
     const child = entries.get(u.child);
     const parent = entries.get(u.parent);
     if (child?.phasesDone.includes(PHASE)) {
@@ -252,7 +267,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
       return out;
     }
     const fits = parentFieldFits(preflight, child.sourceType, parent.sourceType);
-    if (represented(preflight, plan.relatesType, child, parent, state)) {
+    if (represented(preflight, plan.header.relatesType, child, parent, state)) {
       // Written before an interruption, or placed since the id map was (an earlier run's item, updated by this one).
       out.success++;
       out.log.push(`${pair}: confirmed in Jira, nothing to write`);
@@ -279,19 +294,19 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         }
         why = `Jira refused it as the parent (${refused}).`;
         // After a refusal, the link may already be there from an attempt interrupted after it was written.
-        if (plan.relatesType && hasIssueLink(state, plan.relatesType, parent.targetKey, true)) {
+        if (plan.header.relatesType && hasIssueLink(state, plan.header.relatesType, parent.targetKey, true)) {
           out.success++;
           out.log.push(`${pair}: kept as a Relates link (${why})`);
           await record(child);
           return out;
         }
       }
-      if (!plan.relatesType) {
+      if (!plan.header.relatesType) {
         fail(out, child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
         return out;
       }
       await writeIssueLink(target, {
-        type: plan.relatesType,
+        type: plan.header.relatesType,
         subjectKey: parent.targetKey,
         objectKey: child.targetKey,
         comment: hierarchyNote(child, parent, why),
@@ -339,7 +354,7 @@ async function setParent(
 }
 
 /** Phase 3, for the runner's PHASE_MODULES. */
-const hierarchyUnits = async (ctx: PhaseContext) => (await planOf(ctx)).units.length;
+const hierarchyUnits = async (ctx: PhaseContext) => (await planOf(ctx)).length;
 
 export const hierarchyPhase: PhaseModule = {
   prepare: preparePlan,

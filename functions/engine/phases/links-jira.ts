@@ -144,11 +144,12 @@ export async function markPhaseDone(
 const heldPlan = (key: string) => `plan:${key}`;
 
 /**
- * The phase's plan: the stored one, else computed now and stored. Computed only at the phase's start (the
- * runner asks for the units before any chunk), and re-read just before storing so that two invocations racing
- * at the start end up with the same plan. Read once per invocation and kept in its scope, not in the process:
- * a plan holds the phase's units over the whole project, and a warm container's next invocation (a later
- * phase, another run) must not find it still held.
+ * A phase's plan held whole (the comments phase's units; the hierarchy and links plans are stored in parts,
+ * #phase-kit/plan-slices.ts): the stored one, else computed now and stored. Computed only at the phase's start
+ * (the runner asks for the units before any chunk), and re-read just before storing so that two invocations
+ * racing at the start end up with the same plan. Read once per invocation and kept in its scope, not in the
+ * process: a plan holds the phase's units over the whole project, and a warm container's next invocation (a
+ * later phase, another run) must not find it still held.
  */
 export async function loadOrComputePlan<T>(
   artifacts: { get(key: string): Promise<string | undefined>; put(key: string, body: string): Promise<void> },
@@ -169,61 +170,4 @@ export async function loadOrComputePlan<T>(
   }
   const plan = JSON.parse(body) as T;
   return invocation.keep(heldPlan(key), () => plan);
-}
-
-/** Manifest items one slice of a phase's plan covers: its reads fit well inside one invocation's budget. */
-export const PLAN_SLICE = 1000;
-/** Below this, no further slice is started in this invocation (a slice takes a few seconds at worst). */
-const SLICE_BUDGET_MS = 30_000;
-/**
- * Slices computed side by side: each is a chain of a few round trips (the items, the id map, the issues' state),
- * so one after another a 2,000-item plan took two chains before the phase's first unit; the HTTP layer holds
- * each endpoint to what the tracker takes.
- */
-export const PLAN_SLICES_IN_FLIGHT = 4;
-
-/**
- * A phase's plan computed a manifest slice at a time, each slice kept as an artifact of its own, so a plan
- * over a project of any size is built across several invocations (the runner calls again) instead of having
- * to fit in one. At least one slice is worked per call; no slice starts once the budget runs low. True once
- * the whole plan is stored; `onStored` is called when this call stored it (no other invocation had).
- */
-export async function preparePlanInSlices<P, T>(
-  artifacts: { get(key: string): Promise<string | undefined>; put(key: string, body: string): Promise<void> },
-  key: string,
-  manifestLength: number,
-  computeSlice: (from: number, to: number) => Promise<P>,
-  merge: (parts: P[]) => T,
-  invocation: InvocationScope,
-  remainingMs: () => number = () => Number.POSITIVE_INFINITY,
-  onStored?: () => void,
-): Promise<boolean> {
-  if (invocation.held(heldPlan(key)) !== undefined || (await artifacts.get(key)) !== undefined) return true;
-  const slices = Math.max(1, Math.ceil(manifestLength / PLAN_SLICE));
-  const parts = new Array<P>(slices);
-  const missing: number[] = [];
-  for (let i = 0; i < slices; i++) {
-    const saved = await artifacts.get(`${key}.part-${i}`);
-    if (saved !== undefined) parts[i] = JSON.parse(saved) as P;
-    else missing.push(i);
-  }
-  let started = 0;
-  let outOfTime = false;
-  await inPool(missing, PLAN_SLICES_IN_FLIGHT, async (i) => {
-    if (outOfTime || (started > 0 && remainingMs() < SLICE_BUDGET_MS)) {
-      outOfTime = true;
-      return;
-    }
-    started++;
-    const part = await computeSlice(i * PLAN_SLICE, (i + 1) * PLAN_SLICE);
-    await artifacts.put(`${key}.part-${i}`, JSON.stringify(part));
-    parts[i] = part;
-  });
-  if (outOfTime) return false;
-  // Re-read before storing: two invocations racing at the start end up with the same plan.
-  if ((await artifacts.get(key)) === undefined) {
-    await artifacts.put(key, JSON.stringify(merge(parts)));
-    onStored?.();
-  }
-  return true;
 }

@@ -1,9 +1,10 @@
 /**
  * Phase 4: the ADO links between work items, as Jira issue links and remote links.
  *
- * The units are every ADO link once (ADO stores a link on both of its ends; `planIssueLinks` keeps one), read
- * from the items' relations at the phase's start (200 items a call) and kept as a run artifact, so the order
- * is stable across resumes:
+ * The units are every ADO link once (ADO stores a link on both of its ends; `planIssueLinks` keeps one within a
+ * manifest slice, `dedupeLinkParts` across slices), read from the items' relations at the phase's start (200 items
+ * a call) and kept as run artifacts in parts, read back a block at a time (#phase-kit/plan-slices.ts), so the order
+ * is stable across resumes and an invocation never holds the whole plan:
  *  - both ends in Jira: an issue link of the mapped type and direction ("A blocks B"), with the ADO link's
  *    comment as the link's comment;
  *  - one end out of scope, or in scope but not created: a remote link on our issue to the ADO work item's web
@@ -35,14 +36,19 @@ import {
   type UnitWorker,
 } from '#phase-kit/context.ts';
 import { manifestIds } from '#phase-kit/manifest-slices.ts';
+import {
+  HashSeen,
+  hash32,
+  openPlan,
+  type PlanInSlices,
+  preparePlanInSlices,
+} from '#phase-kit/plan-slices.ts';
 import { blockReads, ITEM_CONCURRENCY, inPool } from '#phase-kit/toolkit.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import {
   hasIssueLink,
   type IssueState,
-  loadOrComputePlan,
-  preparePlanInSlices,
   readIssueStates,
   refusalOf,
   remoteLinkIds,
@@ -69,11 +75,16 @@ export type LinkUnit =
   /** Neither end is in Jira. */
   | { kind: 'unmigrated'; type: string; from: number; to: number };
 
-export interface LinkPlan {
-  units: LinkUnit[];
+/** What the plan holds besides its units (its index's header). */
+export interface LinkPlanHeader {
   /** Link type names (lower case) whose two phrases are the same: direction carries no meaning. */
   symmetric: string[];
   warnings: string[];
+}
+
+/** One manifest slice's plan: the links its items hold. */
+export interface LinkPlan extends LinkPlanHeader {
+  units: LinkUnit[];
 }
 
 export const linkPlanKey = (tenantId: string, runId: string) =>
@@ -291,46 +302,79 @@ async function remoteLinksOf(
   return out;
 }
 
-/** A link between two slices' items is planned by both: kept once, in the place it was first planned. */
-export function mergeLinkPlans(parts: LinkPlan[]): LinkPlan {
-  const seen = new Map<string, LinkUnit>();
-  for (const u of parts.flatMap((p) => p.units)) {
-    const id =
-      u.kind === 'remote'
-        ? `remote|${u.on}|${u.globalId}`
-        : `${u.kind}|${u.type.toLowerCase()}|${u.from}|${u.to}`;
-    const first = seen.get(id);
-    if (!first) seen.set(id, u);
-    else if (first.kind === 'issue' && u.kind === 'issue' && first.comment === undefined && u.comment)
-      first.comment = u.comment;
-  }
-  return {
-    units: [...seen.values()],
-    symmetric: parts[0]?.symmetric ?? [],
-    warnings: [...new Set(parts.flatMap((p) => p.warnings))],
-  };
+/** What makes two units the same link: planned twice, it is worked once. */
+export function linkKey(u: LinkUnit): string {
+  return u.kind === 'remote'
+    ? `remote|${u.on}|${u.globalId}`
+    : `${u.kind}|${u.type.toLowerCase()}|${u.from}|${u.to}`;
 }
 
-/** Slice by slice, across invocations if need be (see preparePlanInSlices). */
-const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) =>
-  preparePlanInSlices(
-    ctx.deps.artifacts,
-    linkPlanKey(ctx.run.tenantId, ctx.run.id),
-    ctx.preflight.manifest.length,
-    (from, to) => computePlan(ctx, from, to),
-    mergeLinkPlans,
-    ctx.invocation,
-    remainingMs,
-  );
+/**
+ * The link plan's final parts from its slices' parts, in order. A link between two slices' items is planned by
+ * both: it is kept once, in the place it was first planned, and when that one has no comment it takes the first
+ * later one's (a relation's comment recorded on one end only). The same units, order and comments as joining all
+ * the parts and keeping each link's first (all units held), with two passes holding one part at a time:
+ *  1. every unit's key hashed into a HashSeen (8 to 16 bytes a unit); a key whose hash was met before is kept
+ *     exactly, with the first comment of its later occurrences. Every key planned twice is among them (its second
+ *     occurrence meets its first's hash), and only a few others (a 32-bit hash shared by chance);
+ *  2. each part written without the later occurrences of those keys, their first taking the comment.
+ * A key not kept in the first pass was planned once: it is written as it is.
+ */
+export async function dedupeLinkParts(
+  parts: () => AsyncGenerator<LinkPlan>,
+  write: (units: LinkUnit[]) => Promise<void>,
+  hash: (key: string) => number = hash32,
+): Promise<LinkPlanHeader> {
+  const hashes = new HashSeen();
+  // Keys whose hash was met before -> the first comment of those occurrences (an issue link's).
+  const again = new Map<string, string | undefined>();
+  let symmetric: string[] | undefined;
+  const warnings = new Set<string>();
+  for await (const part of parts()) {
+    symmetric ??= part.symmetric;
+    for (const w of part.warnings) warnings.add(w);
+    for (const u of part.units) {
+      const key = linkKey(u);
+      if (!hashes.add(hash(key))) continue;
+      const comment = u.kind === 'issue' && u.comment ? u.comment : undefined;
+      if (!again.has(key) || (again.get(key) === undefined && comment)) again.set(key, comment);
+    }
+  }
+  const kept = new Set<string>();
+  for await (const part of parts())
+    await write(
+      part.units.filter((u) => {
+        const key = linkKey(u);
+        if (!again.has(key)) return true;
+        if (kept.has(key)) return false;
+        kept.add(key);
+        // Its own comment, else the first later one's: this occurrence's is not among those unless it has one.
+        const later = again.get(key);
+        if (u.kind === 'issue' && u.comment === undefined && later) u.comment = later;
+        return true;
+      }),
+    );
+  return { symmetric: symmetric ?? [], warnings: [...warnings] };
+}
 
+/** The phase's plan: a manifest slice at a time, across invocations if need be (see preparePlanInSlices). */
+const linkPlan = (ctx: PhaseContext): PlanInSlices<LinkPlan, LinkUnit, LinkPlanHeader> => ({
+  key: linkPlanKey(ctx.run.tenantId, ctx.run.id),
+  manifestLength: ctx.preflight.manifest.length,
+  ...(ctx.deps.planSliceItems ? { sliceItems: ctx.deps.planSliceItems } : {}),
+  compute: (from, to) => computePlan(ctx, from, to),
+  finish: (parts, write) => dedupeLinkParts(parts, write),
+});
+
+const preparePlan = (ctx: PhaseContext, remainingMs?: () => number) =>
+  preparePlanInSlices(ctx.deps.artifacts, linkPlan(ctx), ctx.invocation, remainingMs);
+
+/** The invocation's reader of the plan: its index, and the units by window, a part at a time. */
 const planOf = async (ctx: PhaseContext) => {
   await preparePlan(ctx);
-  return loadOrComputePlan<LinkPlan>(
+  return openPlan<LinkUnit, LinkPlanHeader>(
     ctx.deps.artifacts,
     linkPlanKey(ctx.run.tenantId, ctx.run.id),
-    () => {
-      throw new Error('the link plan was not stored');
-    },
     ctx.invocation,
   );
 };
@@ -342,7 +386,8 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
   const plan = await planOf(ctx);
   const dryRun = run.options.dryRun;
   const block = blockReads(async (from, to) => {
-    const units = plan.units.slice(from, to);
+    // The block's units from the plan's part(s) they are in: the plan is never held whole.
+    const units = await plan.range(from, to);
     const entries = await store.idMap.getMany(
       run.tenantId,
       run.projectId,
@@ -360,8 +405,8 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
           units.flatMap((u) => (u.kind === 'remote' ? (mapped(u.on)?.targetKey ?? []) : [])),
         )
       : new Map<string, Set<string>>();
-    return { entries, states, remotes };
-  }, plan.units.length);
+    return { from, units, entries, states, remotes };
+  }, plan.length);
 
   const done = (out: UnitOutcome, u: LinkUnit, what: string, existed: boolean) => {
     if (existed && u.kind !== 'unmigrated' && u.present) out.skipped++;
@@ -375,8 +420,12 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
   };
 
   // Each unit writes a link of its own.
-  const one = async (u: LinkUnit, out: UnitOutcome, index: number): Promise<void> => {
-    const { entries, states, remotes } = await block(index);
+  const one = async (
+    u: LinkUnit,
+    out: UnitOutcome,
+    read: Awaited<ReturnType<typeof block>>,
+  ): Promise<void> => {
+    const { entries, states, remotes } = read;
     const mapped = (id: number) => entries.get(id);
     if (u.kind === 'unmigrated') {
       out.skipped++;
@@ -396,7 +445,7 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
         fail(out, u.from, what, `${from.targetKey} no longer exists in Jira`);
         return;
       }
-      if (hasIssueLink(state, u.type, to.targetKey, plan.symmetric.includes(u.type.toLowerCase()))) {
+      if (hasIssueLink(state, u.type, to.targetKey, plan.header.symmetric.includes(u.type.toLowerCase()))) {
         done(
           out,
           u,
@@ -462,15 +511,17 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
   return {
     work: async (index) => {
       const out = emptyOutcome();
-      if (index === 0) out.log.push(...plan.warnings);
-      await one(plan.units[index] as LinkUnit, out, index);
+      if (index === 0) out.log.push(...plan.header.warnings);
+      // The unit from its block's read, which holds the block's units.
+      const read = await block(index);
+      await one(read.units[index - read.from] as LinkUnit, out, read);
       return out;
     },
   };
 }
 
 /** Phase 4, for the runner's PHASE_MODULES. A run that migrates no links has the backlinks only. */
-const linksUnits = async (ctx: PhaseContext) => (await planOf(ctx)).units.length;
+const linksUnits = async (ctx: PhaseContext) => (await planOf(ctx)).length;
 
 export const linksPhase: PhaseModule = {
   prepare: (ctx, remainingMs) => preparePlan(ctx, remainingMs),
