@@ -438,6 +438,16 @@ describe("a run spanning more windows than each may read the stream for: one pas
     }
     expect(await requests()).toEqual({ perItem: 0, batched: 0 });
     await expectPerItemTruth(items, got);
+    // The text as Azure DevOps has it, characters past U+00FF included (the parts keep them as escapes).
+    const truth = await perItemTruth(
+      client(),
+      items.map((i) => i.id),
+    );
+    const texts = (list: AdoWorkItem[] | undefined) =>
+      list?.map((r) => [r.fields['System.Title'], r.fields['System.Description']]);
+    for (const [k, item] of items.entries())
+      expect(texts(got[k]), `#${item.id}`).toEqual(texts(truth.get(item.id)));
+    expect(JSON.stringify(got.map(texts))).toMatch(/[\u0100-\uffff]/);
   });
 
   it('read an item changed since the pass, and one asked without its position, on its own', async () => {

@@ -108,6 +108,13 @@ export async function* windowParts(
   }
 }
 
+/**
+ * JSON text with every character past U+00FF written as its `\\uXXXX` escape (the same JSON): V8 keeps a string
+ * with one such character at two bytes a character, so one emoji in a part would double what its reader holds.
+ */
+const oneByte = (json: string): string =>
+  json.replace(/[\u0100-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /** Each manifest item's window, by id: two typed arrays sorted by id, a few hundred KB at 50,000 items. */
 async function windowsById(manifest: ManifestSlices, windowItems: number) {
   const ids = new Int32Array(manifest.length);
@@ -209,7 +216,7 @@ async function pass(
     for (const r of batch) {
       const w = windowOf(r.id);
       if (w === undefined) continue;
-      const line = `${r.id} ${r.rev} ${JSON.stringify(r)}\n`;
+      const line = `${r.id} ${r.rev} ${oneByte(JSON.stringify(r))}\n`;
       const h = held.get(w) ?? { lines: [], chars: 0 };
       h.lines.push(line);
       h.chars += line.length;

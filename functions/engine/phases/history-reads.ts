@@ -34,6 +34,11 @@ import {
 
 /** Manifest items one window covers: 20 chunks of the attachments phase. */
 export const WINDOW_ITEMS = 1000;
+/**
+ * Manifest items a window of the one pass's parts covers (history-pass.ts): its reader holds its items' revisions
+ * as text, two windows at a time.
+ */
+export const PASS_WINDOW_ITEMS = 500;
 /** The most revisions a window holds (a few KB each, long text included: tens of MB). */
 export const MAX_HELD_REVISIONS = 25_000;
 
@@ -60,12 +65,15 @@ export interface WindowLimits {
   streamWindows?: number;
   /** Characters the one pass of a larger run holds before writing out (history-pass.ts's default when absent). */
   flushChars?: number;
+  /** Items per window of the one pass's parts (`items` when absent). */
+  passItems?: number;
 }
 const LIMITS: WindowLimits = {
   items: WINDOW_ITEMS,
   heldRevisions: MAX_HELD_REVISIONS,
   slices: REVISION_SLICES,
   streamWindows: STREAM_MAX_WINDOWS,
+  passItems: PASS_WINDOW_ITEMS,
 };
 
 /** A unit waiting for an item's revisions 1..rev from the stream. */
@@ -255,7 +263,7 @@ export function prepareHistoryReads(
   )
     return Promise.resolve(true);
   return prepareHistoryPass(ctx, remainingMs, {
-    items: Math.max(limits.items, CHUNK_SIZE),
+    items: Math.max(limits.passItems ?? limits.items, CHUNK_SIZE),
     ...(limits.slices ? { slices: limits.slices } : {}),
     ...(limits.flushChars ? { flushChars: limits.flushChars } : {}),
   });
