@@ -5,8 +5,8 @@
  *  2. the rest are looked up in Jira by label; if an earlier attempt at this chunk may have written (the
  *     pending journal says so), "not found" is only believed once the search index has had time to catch up;
  *  3. found ones are recorded as skipped with their key; only the others are created;
- *  4. the journal is written before the bulk call and cleared after the id map, so a crash anywhere in
- *     between is recovered by step 2 on resume.
+ *  4. the journal is written before each bulk call (naming every item sent so far in the chunk) and cleared
+ *     after the id map, so a crash anywhere in between is recovered by step 2 on resume.
  * Steps 1-2 (reads only) of the next block run while a block writes (`readsOf`); one bulk create at a time.
  * An issue created under its parent is recorded done for phase 3 as well: its hierarchy is in place.
  */
@@ -280,14 +280,16 @@ async function createItems(
   }
   const waves = Math.max(...wave.values()) + 1;
 
-  // One journal for the chunk's waves: at most 50 items are ever created and not yet recorded.
-  await store.idMap.markPending(run.tenantId, run.projectId, run.id, PHASES.create, {
-    sourceIds: todo.map((t) => t.id),
-    startedAt: nowIso(),
-  });
   const created: IdMapEntry[] = [];
   for (let w = 0; w < waves; w++) {
     const batch = todo.filter((t) => wave.get(t.id) === w);
+    // The journal names what has been sent, this wave included, from this wave's start (at most the chunk's 50
+    // items are created and not yet recorded): a crash between two waves leaves the later waves' items out of it,
+    // so a resume that finds every sent item by its label waits for nothing.
+    await store.idMap.markPending(run.tenantId, run.projectId, run.id, PHASES.create, {
+      sourceIds: todo.filter((t) => (wave.get(t.id) as number) <= w).map((t) => t.id),
+      startedAt: nowIso(),
+    });
     // One at a time, the event loop given a turn between two: a description can take a second or two of CPU.
     const payloads = await mapYielding(batch, payloadOf);
     const notes = batch.map((t, i) => noteOf(t, payloads[i]?.warnings ?? []));
