@@ -6,7 +6,7 @@
  * progress events: from the engine's write of the event (its checkpoint's `at` in the table) to the run page's
  * DOM showing it (a MutationObserver in the page).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../bin/console-build.ts';
@@ -27,6 +27,11 @@ const RUNS = 9;
 const STREAM_ITEMS = Number(process.env.BENCH_STREAM_ITEMS ?? 300);
 /** Log lines the run page replays from the stream's first event (a 50,000-item run's log, issue "scale"). */
 const REPLAY_LINES = Number(process.env.BENCH_REPLAY_LINES ?? 50_000);
+/**
+ * BENCH_REPLAY_PROFILE=1: the replay's page is sampled by Chromium's CPU profiler (DevTools protocol); the profile
+ * goes to test-artifacts/bench/replay.cpuprofile and its heaviest functions (self time) are printed.
+ */
+const REPLAY_PROFILE = process.env.BENCH_REPLAY_PROFILE === '1';
 
 ensureConsoleBuilt();
 const assets = join(CONSOLE_DIST, 'assets');
@@ -86,6 +91,9 @@ if (!browserAvailable) {
         : `progress event, store write to DOM           no event shown (${latency.written} written)`,
     );
     const replay = await replayToScreen(h, latency.run, REPLAY_LINES);
+    console.log(
+      `run stream, whole replay read by a plain HTTP client   ${replay.plain.ms.toFixed(0)} ms, ${replay.plain.events.toLocaleString('en-US')} events, ${(replay.plain.bytes / 1024).toFixed(0)} KiB`,
+    );
     console.log(
       `run page, replay of ${replay.events.toLocaleString('en-US')} events to "stream ended"   ${replay.ms.toFixed(0)} ms; ` +
         `log redrawn ${replay.logRedraws.toLocaleString('en-US')} times; long tasks ${replay.longTasks} (${replay.longTaskMs.toFixed(0)} ms in all, longest ${replay.longestTaskMs.toFixed(0)} ms); log text in the DOM ${replay.logKiB.toFixed(1)} KiB`,
@@ -208,6 +216,7 @@ async function replayToScreen(
   longTaskMs: number;
   longestTaskMs: number;
   logKiB: number;
+  plain: { ms: number; events: number; bytes: number };
 }> {
   const { tenantId, projectId, runId, store } = run;
   const own = (await store.runs.events(tenantId, projectId, runId, undefined, 100_000)).length;
@@ -232,8 +241,29 @@ async function replayToScreen(
         ),
     );
   }
+  // The server's part alone: the whole stream from its first event, read by a client that only counts it.
+  const login = await http(h.base, 'POST', '/api/auth/login', {
+    body: { email: 'owner@demo.example.com', password: h.password },
+  });
+  const plainStarted = performance.now();
+  const whole = await http(
+    h.base,
+    'GET',
+    `/api/migrations/${runId}/stream?token=${encodeURIComponent(login.body.accessToken as string)}`,
+  );
+  const plain = {
+    ms: performance.now() - plainStarted,
+    events: (whole.text.match(/^event: /gm) ?? []).length,
+    bytes: Buffer.byteLength(whole.text),
+  };
   const page = await h.page.context().newPage();
+  const cdp = REPLAY_PROFILE ? await page.context().newCDPSession(page) : undefined;
   try {
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+      await cdp.send('Profiler.start');
+    }
     await page.addInitScript(() => {
       const g = globalThis as unknown as {
         document: { querySelector(s: string): unknown };
@@ -278,7 +308,9 @@ async function replayToScreen(
       () => (globalThis as unknown as { __replay: { redraws: number; tasks: number[] } }).__replay,
     )) as { redraws: number; tasks: number[] };
     const logText = (await page.getByTestId('run-log').textContent()) ?? '';
+    if (cdp) printProfile((await cdp.send('Profiler.stop')).profile as CpuProfile);
     return {
+      plain,
       events: own + lines,
       ms,
       logRedraws: seen.redraws,
@@ -290,4 +322,38 @@ async function replayToScreen(
   } finally {
     await page.close();
   }
+}
+
+interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Writes the replay's CPU profile to test-artifacts/bench/ and prints its heaviest functions by self time. */
+function printProfile(profile: CpuProfile): void {
+  const dir = join('test-artifacts', 'bench');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'replay.cpuprofile'), JSON.stringify(profile));
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    const f = byNode.get(id)?.callFrame;
+    const name = f
+      ? `${f.functionName || '(anonymous)'} ${f.url.split('/').pop() ?? ''}:${f.lineNumber + 1}`
+      : '?';
+    self.set(name, (self.get(name) ?? 0) + ms);
+    total += ms;
+  });
+  console.log(
+    `replay CPU profile (${join(dir, 'replay.cpuprofile')}), ${total.toFixed(0)} ms sampled, self time:`,
+  );
+  for (const [name, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20))
+    console.log(`  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
 }
