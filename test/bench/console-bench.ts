@@ -92,10 +92,12 @@ if (!browserAvailable) {
     );
     const replay = await replayToScreen(h, latency.run, REPLAY_LINES);
     console.log(
-      `run stream, whole replay read by a plain HTTP client   ${replay.plain.ms.toFixed(0)} ms, ${replay.plain.events.toLocaleString('en-US')} events, ${(replay.plain.bytes / 1024).toFixed(0)} KiB`,
+      `run stream, whole replay read by a plain HTTP client   ${replay.plain.ms.toFixed(0)} ms, ${replay.plain.events.toLocaleString('en-US')} events, ${(replay.plain.bytes / 1024).toFixed(0)} KiB; ` +
+        `GET /api/health meanwhile median ${replay.plain.healthMedianMs.toFixed(0)} ms, max ${replay.plain.healthMaxMs.toFixed(0)} ms`,
     );
     console.log(
-      `run page, replay of ${replay.events.toLocaleString('en-US')} events to "stream ended"   ${replay.ms.toFixed(0)} ms; ` +
+      `run page on a run of ${replay.events.toLocaleString('en-US')} events, to "stream ended"   ${replay.ms.toFixed(0)} ms; ` +
+        `its EventSource received ${replay.received.toLocaleString('en-US')} events; ` +
         `log redrawn ${replay.logRedraws.toLocaleString('en-US')} times; long tasks ${replay.longTasks} (${replay.longTaskMs.toFixed(0)} ms in all, longest ${replay.longestTaskMs.toFixed(0)} ms); log text in the DOM ${replay.logKiB.toFixed(1)} KiB`,
     );
   } finally {
@@ -200,9 +202,11 @@ interface BenchRun {
 
 /**
  * The finished run's page opened afresh after `lines` log events were added before its first (ids of phase 0,
- * which sort first): the stream replays them all from the first event, then the run's own, then `done`. Timed
- * from navigation to "stream ended", with the page's long tasks (PerformanceObserver) and how often the log's
- * text was redrawn (a MutationObserver on it): what a 50,000-line log costs the browser.
+ * which sort first). First the server's part alone: a plain HTTP client reads the whole stream from its first
+ * event (what a client without `tail` gets) while another asks for /api/health every 100 ms. Then the page, timed
+ * from navigation to "stream ended", with the events its EventSource received, its long tasks
+ * (PerformanceObserver) and how often the log's text was redrawn (a MutationObserver on it): what a 50,000-line
+ * log costs the browser.
  */
 async function replayToScreen(
   h: ConsoleHarness,
@@ -210,13 +214,14 @@ async function replayToScreen(
   lines: number,
 ): Promise<{
   events: number;
+  received: number;
   ms: number;
   logRedraws: number;
   longTasks: number;
   longTaskMs: number;
   longestTaskMs: number;
   logKiB: number;
-  plain: { ms: number; events: number; bytes: number };
+  plain: { ms: number; events: number; bytes: number; healthMedianMs: number; healthMaxMs: number };
 }> {
   const { tenantId, projectId, runId, store } = run;
   const own = (await store.runs.events(tenantId, projectId, runId, undefined, 100_000)).length;
@@ -245,16 +250,33 @@ async function replayToScreen(
   const login = await http(h.base, 'POST', '/api/auth/login', {
     body: { email: 'owner@demo.example.com', password: h.password },
   });
+  // Meanwhile another client asks for /api/health every 100 ms: how long the replay keeps it waiting.
   const plainStarted = performance.now();
+  let reading = true;
+  const healthMs: number[] = [];
+  const probing = (async () => {
+    while (reading) {
+      const asked = performance.now();
+      await http(h.base, 'GET', '/api/health');
+      healthMs.push(performance.now() - asked);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
   const whole = await http(
     h.base,
     'GET',
     `/api/migrations/${runId}/stream?token=${encodeURIComponent(login.body.accessToken as string)}`,
   );
+  const plainMs = performance.now() - plainStarted;
+  reading = false;
+  await probing;
+  healthMs.sort((a, b) => a - b);
   const plain = {
-    ms: performance.now() - plainStarted,
+    ms: plainMs,
     events: (whole.text.match(/^event: /gm) ?? []).length,
     bytes: Buffer.byteLength(whole.text),
+    healthMedianMs: percentile(healthMs, 0.5),
+    healthMaxMs: healthMs.at(-1) ?? 0,
   };
   const page = await h.page.context().newPage();
   const cdp = REPLAY_PROFILE ? await page.context().newCDPSession(page) : undefined;
@@ -275,9 +297,21 @@ async function replayToScreen(
         PerformanceObserver: new (
           cb: (list: { getEntries(): { duration: number }[] }) => void,
         ) => { observe(opts: unknown): void };
-        __replay: { redraws: number; tasks: number[] };
+        EventSource: new (url: string) => { addEventListener(type: string, f: () => void): void };
+        __replay: { redraws: number; tasks: number[]; received: number };
       };
-      g.__replay = { redraws: 0, tasks: [] };
+      g.__replay = { redraws: 0, tasks: [], received: 0 };
+      // What the page's EventSource hands it, of every kind the page listens to.
+      g.EventSource = new Proxy(g.EventSource, {
+        construct: (target, args: [string]) => {
+          const source = new target(...args);
+          for (const type of ['progress', 'log', 'status', 'done'])
+            source.addEventListener(type, () => {
+              g.__replay.received++;
+            });
+          return source;
+        },
+      });
       new g.PerformanceObserver((list) => {
         for (const e of list.getEntries()) g.__replay.tasks.push(e.duration);
       }).observe({ type: 'longtask', buffered: true });
@@ -304,14 +338,14 @@ async function replayToScreen(
     await page.goto(`${h.base}/runs/${runId}`);
     await page.getByText('stream ended').waitFor({ timeout: 600_000 });
     const ms = performance.now() - started;
-    const seen = (await page.evaluate(
-      () => (globalThis as unknown as { __replay: { redraws: number; tasks: number[] } }).__replay,
-    )) as { redraws: number; tasks: number[] };
+    type Seen = { redraws: number; tasks: number[]; received: number };
+    const seen = (await page.evaluate(() => (globalThis as unknown as { __replay: Seen }).__replay)) as Seen;
     const logText = (await page.getByTestId('run-log').textContent()) ?? '';
     if (cdp) printProfile((await cdp.send('Profiler.stop')).profile as CpuProfile);
     return {
       plain,
       events: own + lines,
+      received: seen.received,
       ms,
       logRedraws: seen.redraws,
       longTasks: seen.tasks.length,
