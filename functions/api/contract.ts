@@ -24,6 +24,7 @@ import {
   LoginSchema,
   SsoCallbackQuerySchema,
   SsoStartQuerySchema,
+  StreamQuerySchema,
 } from './requests.ts';
 import * as R from './responses.ts';
 
@@ -316,7 +317,8 @@ export const contracts: Record<string, RouteContract> = {
   },
   'GET /api/migrations/{runId}/stream': {
     summary:
-      "The run's events as Server-Sent Events; the token in the `token` query parameter, `Last-Event-ID` resumes",
+      "The run's events as Server-Sent Events; the token in the `token` query parameter, `Last-Event-ID` resumes, `tail` starts with the newest events",
+    query: StreamQuerySchema,
     responses: { 200: { kind: 'sse' } },
     errors: [E.STREAM_LIMIT],
   },

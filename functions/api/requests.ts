@@ -25,6 +25,31 @@ export const InviteSchema = z.strictObject({
 
 export const ChangeRoleSchema = z.strictObject({ role: z.enum(ROLES) });
 
+/** The tail a stream may start with (GET /api/migrations/{runId}/stream `tail`): the newest events, at most this many. */
+export const STREAM_TAIL_MAX = 1000;
+
+/**
+ * The stream's own query parameter (the `token` and `lastEventId` are read by the handler itself: a missing
+ * token is a 401, not a 400). On the wire a query string, spelled in decimal digits only; described as the integer it
+ * must spell.
+ */
+export const StreamQuerySchema = z.object({
+  tail: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(STREAM_TAIL_MAX))
+    .optional()
+    .meta({
+      description:
+        "Start with the run's newest `tail` events instead of its first (ignored when resuming: `Last-Event-ID` or `lastEventId` wins)",
+      type: 'integer',
+      minimum: 1,
+      maximum: STREAM_TAIL_MAX,
+      pattern: undefined,
+    }),
+});
+
 export const SsoStartQuerySchema = z.object({ returnTo: z.string().max(2048).optional() });
 
 export const SsoCallbackQuerySchema = z.object({

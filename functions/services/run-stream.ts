@@ -63,6 +63,13 @@ export type StreamEnd = 'done' | 'finished' | 'gone' | 'closed' | 'deadline' | '
  * not sent. Before the last place nothing new is written: the run has moved on from it.
  */
 const PLACE = /^\d{2}\.\d{8}\./;
+
+/**
+ * A page's messages go out in pieces of about this many characters, one write a piece: a replay's page holds
+ * thousands of events (a checkpoint's item holds its chunk's), and a write each kept the service's event loop
+ * busy for 100 ms and more a page (the bench log's 50,000-line replay).
+ */
+const WRITE_PIECE_CHARS = 32 * 1024;
 const placeOf = (id: string): string | undefined => PLACE.exec(id)?.[0];
 
 export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promise<StreamEnd> {
@@ -82,18 +89,30 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
     if (opts.signal.aborted) return 'closed';
     if (!(await io.sessionHolds())) return 'revoked';
     let fresh = 0;
+    let piece = '';
+    const send = async () => {
+      if (!piece) return;
+      const text = piece;
+      piece = '';
+      await io.write(text);
+      lastWrite = io.now();
+    };
     for (const stored of page) {
       if (sentAtPlace.has(stored.id) || (resumedAfter !== undefined && stored.id <= resumedAfter)) continue;
       fresh += 1;
-      await io.write(sseMessage(stored.id, stored.event));
-      lastWrite = io.now();
+      piece += sseMessage(stored.id, stored.event);
       after = stored.id;
       const at = placeOf(stored.id);
       if (at !== place) sentAtPlace.clear();
       place = at;
       if (place) sentAtPlace.add(stored.id);
-      if (stored.event.type === 'done') return 'done';
+      if (stored.event.type === 'done') {
+        await send();
+        return 'done';
+      }
+      if (piece.length >= WRITE_PIECE_CHARS) await send();
     }
+    await send();
     // A full page: there may be more right away, so read on after it before waiting.
     if (page.length >= opts.pageSize) {
       readFrom = page.at(-1)?.id;

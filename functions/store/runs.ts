@@ -69,6 +69,12 @@ function eventBundles(events: IdentifiedEvent[]): [IdentifiedEvent, ...Identifie
   return bundles;
 }
 
+/**
+ * Items per page when a stream's tail is looked for from the newest event back: a checkpoint's item holds its
+ * chunk's lines (about 50), so a tail of a few hundred events is a page.
+ */
+const TAIL_PAGE_ITEMS = 25;
+
 /** How long a run's events stay readable for the stream and its replays. */
 const EVENT_TTL_SECONDS = 30 * 24 * 3600;
 
@@ -455,6 +461,46 @@ export class RunRepository {
         .filter((e) => afterId === undefined || e.id > afterId)
         .map((e) => ({ id: e.id, event: e.event, at }));
     });
+  }
+
+  /**
+   * The id of the event just before the run's newest `count` (unexpired) events: a stream that resumes after it
+   * sends those `count` events (the stream's `tail`); undefined when the run has no more than `count`. Reads back
+   * from the newest item a page at a time and stops at that event, so a long run's history is not read.
+   */
+  async eventIdBeforeNewest(
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    count: number,
+  ): Promise<string | undefined> {
+    const { pk, skPrefix } = keys.runEventPrefix(tenantId, projectId, runId);
+    let seen = 0;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.table.db.send(
+        new QueryCommand({
+          TableName: this.table.name,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: '#ttl > :now',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':now': nowEpochSeconds() },
+          ScanIndexForward: false,
+          Limit: TAIL_PAGE_ITEMS,
+          ConsistentRead: true,
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        const { events } = eventsOf(item);
+        for (let i = events.length - 1; i >= 0; i--) {
+          if (seen === count) return events[i]?.id;
+          seen += 1;
+        }
+      }
+      ExclusiveStartKey = out.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return undefined;
   }
 
   /** One of RUN_TRANSITIONS (domain/run-lifecycle.ts); answers whether it moved. */

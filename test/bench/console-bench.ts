@@ -6,7 +6,7 @@
  * progress events: from the engine's write of the event (its checkpoint's `at` in the table) to the run page's
  * DOM showing it (a MutationObserver in the page).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../bin/console-build.ts';
@@ -27,6 +27,11 @@ const RUNS = 9;
 const STREAM_ITEMS = Number(process.env.BENCH_STREAM_ITEMS ?? 300);
 /** Log lines the run page replays from the stream's first event (a 50,000-item run's log, issue "scale"). */
 const REPLAY_LINES = Number(process.env.BENCH_REPLAY_LINES ?? 50_000);
+/**
+ * BENCH_REPLAY_PROFILE=1: the replay's page is sampled by Chromium's CPU profiler (DevTools protocol); the profile
+ * goes to test-artifacts/bench/replay.cpuprofile and its heaviest functions (self time) are printed.
+ */
+const REPLAY_PROFILE = process.env.BENCH_REPLAY_PROFILE === '1';
 
 ensureConsoleBuilt();
 const assets = join(CONSOLE_DIST, 'assets');
@@ -87,7 +92,12 @@ if (!browserAvailable) {
     );
     const replay = await replayToScreen(h, latency.run, REPLAY_LINES);
     console.log(
-      `run page, replay of ${replay.events.toLocaleString('en-US')} events to "stream ended"   ${replay.ms.toFixed(0)} ms; ` +
+      `run stream, whole replay read by a plain HTTP client   ${replay.plain.ms.toFixed(0)} ms, ${replay.plain.events.toLocaleString('en-US')} events, ${(replay.plain.bytes / 1024).toFixed(0)} KiB; ` +
+        `GET /api/health meanwhile median ${replay.plain.healthMedianMs.toFixed(0)} ms, max ${replay.plain.healthMaxMs.toFixed(0)} ms`,
+    );
+    console.log(
+      `run page on a run of ${replay.events.toLocaleString('en-US')} events, to "stream ended"   ${replay.ms.toFixed(0)} ms; ` +
+        `its EventSource received ${replay.received.toLocaleString('en-US')} events; ` +
         `log redrawn ${replay.logRedraws.toLocaleString('en-US')} times; long tasks ${replay.longTasks} (${replay.longTaskMs.toFixed(0)} ms in all, longest ${replay.longestTaskMs.toFixed(0)} ms); log text in the DOM ${replay.logKiB.toFixed(1)} KiB`,
     );
   } finally {
@@ -192,9 +202,11 @@ interface BenchRun {
 
 /**
  * The finished run's page opened afresh after `lines` log events were added before its first (ids of phase 0,
- * which sort first): the stream replays them all from the first event, then the run's own, then `done`. Timed
- * from navigation to "stream ended", with the page's long tasks (PerformanceObserver) and how often the log's
- * text was redrawn (a MutationObserver on it): what a 50,000-line log costs the browser.
+ * which sort first). First the server's part alone: a plain HTTP client reads the whole stream from its first
+ * event (what a client without `tail` gets) while another asks for /api/health every 100 ms. Then the page, timed
+ * from navigation to "stream ended", with the events its EventSource received, its long tasks
+ * (PerformanceObserver) and how often the log's text was redrawn (a MutationObserver on it): what a 50,000-line
+ * log costs the browser.
  */
 async function replayToScreen(
   h: ConsoleHarness,
@@ -202,12 +214,14 @@ async function replayToScreen(
   lines: number,
 ): Promise<{
   events: number;
+  received: number;
   ms: number;
   logRedraws: number;
   longTasks: number;
   longTaskMs: number;
   longestTaskMs: number;
   logKiB: number;
+  plain: { ms: number; events: number; bytes: number; healthMedianMs: number; healthMaxMs: number };
 }> {
   const { tenantId, projectId, runId, store } = run;
   const own = (await store.runs.events(tenantId, projectId, runId, undefined, 100_000)).length;
@@ -232,8 +246,46 @@ async function replayToScreen(
         ),
     );
   }
+  // The server's part alone: the whole stream from its first event, read by a client that only counts it.
+  const login = await http(h.base, 'POST', '/api/auth/login', {
+    body: { email: 'owner@demo.example.com', password: h.password },
+  });
+  // Meanwhile another client asks for /api/health every 100 ms: how long the replay keeps it waiting.
+  const plainStarted = performance.now();
+  let reading = true;
+  const healthMs: number[] = [];
+  const probing = (async () => {
+    while (reading) {
+      const asked = performance.now();
+      await http(h.base, 'GET', '/api/health');
+      healthMs.push(performance.now() - asked);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const whole = await http(
+    h.base,
+    'GET',
+    `/api/migrations/${runId}/stream?token=${encodeURIComponent(login.body.accessToken as string)}`,
+  );
+  const plainMs = performance.now() - plainStarted;
+  reading = false;
+  await probing;
+  healthMs.sort((a, b) => a - b);
+  const plain = {
+    ms: plainMs,
+    events: (whole.text.match(/^event: /gm) ?? []).length,
+    bytes: Buffer.byteLength(whole.text),
+    healthMedianMs: percentile(healthMs, 0.5),
+    healthMaxMs: healthMs.at(-1) ?? 0,
+  };
   const page = await h.page.context().newPage();
+  const cdp = REPLAY_PROFILE ? await page.context().newCDPSession(page) : undefined;
   try {
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+      await cdp.send('Profiler.start');
+    }
     await page.addInitScript(() => {
       const g = globalThis as unknown as {
         document: { querySelector(s: string): unknown };
@@ -245,9 +297,9 @@ async function replayToScreen(
         PerformanceObserver: new (
           cb: (list: { getEntries(): { duration: number }[] }) => void,
         ) => { observe(opts: unknown): void };
-        __replay: { redraws: number; tasks: number[] };
+        __replay: { redraws: number; tasks: number[]; received: number };
       };
-      g.__replay = { redraws: 0, tasks: [] };
+      g.__replay = { redraws: 0, tasks: [], received: 0 };
       new g.PerformanceObserver((list) => {
         for (const e of list.getEntries()) g.__replay.tasks.push(e.duration);
       }).observe({ type: 'longtask', buffered: true });
@@ -270,16 +322,28 @@ async function replayToScreen(
         }
       }).observe(g.document, { subtree: true, characterData: true, childList: true });
     });
+    // What the page's EventSource hands it, of every kind the page listens to. As text: the bench's loader would
+    // name the Proxy's handler with a helper the page does not have.
+    await page.addInitScript({
+      content: `EventSource = new Proxy(EventSource, { construct: (target, args) => {
+        const source = new target(...args);
+        for (const type of ['progress', 'log', 'status', 'done'])
+          source.addEventListener(type, () => { globalThis.__replay.received++; });
+        return source;
+      } });`,
+    });
     const started = performance.now();
     await page.goto(`${h.base}/runs/${runId}`);
     await page.getByText('stream ended').waitFor({ timeout: 600_000 });
     const ms = performance.now() - started;
-    const seen = (await page.evaluate(
-      () => (globalThis as unknown as { __replay: { redraws: number; tasks: number[] } }).__replay,
-    )) as { redraws: number; tasks: number[] };
+    type Seen = { redraws: number; tasks: number[]; received: number };
+    const seen = (await page.evaluate(() => (globalThis as unknown as { __replay: Seen }).__replay)) as Seen;
     const logText = (await page.getByTestId('run-log').textContent()) ?? '';
+    if (cdp) printProfile((await cdp.send('Profiler.stop')).profile as CpuProfile);
     return {
+      plain,
       events: own + lines,
+      received: seen.received,
       ms,
       logRedraws: seen.redraws,
       longTasks: seen.tasks.length,
@@ -290,4 +354,38 @@ async function replayToScreen(
   } finally {
     await page.close();
   }
+}
+
+interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Writes the replay's CPU profile to test-artifacts/bench/ and prints its heaviest functions by self time. */
+function printProfile(profile: CpuProfile): void {
+  const dir = join('test-artifacts', 'bench');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'replay.cpuprofile'), JSON.stringify(profile));
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    const f = byNode.get(id)?.callFrame;
+    const name = f
+      ? `${f.functionName || '(anonymous)'} ${f.url.split('/').pop() ?? ''}:${f.lineNumber + 1}`
+      : '?';
+    self.set(name, (self.get(name) ?? 0) + ms);
+    total += ms;
+  });
+  console.log(
+    `replay CPU profile (${join(dir, 'replay.cpuprofile')}), ${total.toFixed(0)} ms sampled, self time:`,
+  );
+  for (const [name, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20))
+    console.log(`  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
 }

@@ -9,6 +9,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chunkEventId } from '../../functions/domain/run-events.ts';
+import { createDocumentClient } from '../../functions/store/client.ts';
+import { createStore } from '../../functions/store/index.ts';
+import { LOCAL_TABLE_NAME } from '../../local/runtime.ts';
+import { LOG_TAIL } from '../../web/src/features/runs/runStreamState.ts';
 import {
   ARTIFACTS_DIR,
   browserAvailable,
@@ -36,6 +41,8 @@ if (!browserAvailable && !browserRequired)
 let h: ConsoleHarness;
 let page: Page;
 let idp: TestProvider | undefined;
+/** The run the journey starts and completes (the long-log test opens it again). */
+let journeyRun: { projectId: string; runId: string } | undefined;
 
 const checkPage = (name: string) => expectCleanPage(page, 'console', name);
 const signIn = (email: string) => signInThroughForm(page, h.base, email, h.password);
@@ -194,8 +201,10 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await checkPage('08-start-run');
     // A slow Jira keeps the run going while the keyboard reaches Pause (a wait costs no CPU).
     await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 300 } });
+    const projectId = new URL(page.url()).pathname.split('/')[2] as string;
     await page.getByRole('button', { name: 'Start the run' }).click();
     await page.getByRole('heading', { name: /^Run / }).waitFor();
+    journeyRun = { projectId, runId: new URL(page.url()).pathname.split('/')[2] as string };
     await expect
       .poll(() => page.getByTestId('stream-state').textContent(), WAIT)
       .toMatch(/stream (open|ended)/);
@@ -245,6 +254,68 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByRole('tab', { name: 'Run history' }).click();
     await page.getByRole('table', { name: 'Runs' }).waitFor();
     await checkPage('11-run-history');
+  });
+
+  it("opens a finished run with a long log at its end: the page's stream carries only the newest events", async () => {
+    if (!journeyRun) throw new Error('the journey started no run');
+    const { projectId, runId } = journeyRun;
+    const token = await accessTokenOf(h, 'owner@demo.example.com');
+    const tenantId = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).tenantId;
+    const store = createStore({
+      db: createDocumentClient({ region: 'eu-west-2', endpoint: h.dynamodbEndpoint }),
+      name: LOCAL_TABLE_NAME,
+    });
+    // A long run's log: 3,000 lines before the run's own (ids of phase 0 sort first), a hundred an item.
+    const LINES = 3_000;
+    for (let from = 0; from < LINES; from += 100)
+      await store.runs.appendEvents(
+        tenantId,
+        projectId,
+        runId,
+        Array.from({ length: 100 }, (_, k) => ({
+          id: chunkEventId(0, from / 100, k),
+          event: { type: 'log' as const, message: `Earlier line ${from + k + 1}` },
+        })),
+      );
+    const history = await store.runs.events(tenantId, projectId, runId, undefined, 10_000);
+    expect(history.length).toBeGreaterThan(LINES);
+    const lastLine = history.findLast((e) => e.event.type === 'log')?.event;
+
+    const viewer = await page.context().newPage();
+    try {
+      // Counts what the page's EventSource hands it (every kind the page listens to).
+      await viewer.addInitScript(() => {
+        const g = globalThis as unknown as {
+          EventSource: new (url: string) => { addEventListener(type: string, f: () => void): void };
+          __streamEvents: number;
+        };
+        g.__streamEvents = 0;
+        g.EventSource = new Proxy(g.EventSource, {
+          construct: (target, args: [string]) => {
+            const source = new target(...args);
+            for (const type of ['progress', 'log', 'status', 'done'])
+              source.addEventListener(type, () => {
+                g.__streamEvents += 1;
+              });
+            return source;
+          },
+        });
+      });
+      await viewer.goto(`${h.base}/runs/${runId}`);
+      await viewer.getByText('stream ended').waitFor({ timeout: 60_000 });
+      await viewer.getByText('COMPLETED', { exact: true }).waitFor();
+      const received = await viewer.evaluate(
+        () => (globalThis as unknown as { __streamEvents: number }).__streamEvents,
+      );
+      // The page shows the newest LOG_TAIL lines: it asks for no more than that many events.
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThanOrEqual(LOG_TAIL);
+      const shown = ((await viewer.getByTestId('run-log').textContent()) ?? '').split('\n');
+      expect(shown.at(-1)).toBe(lastLine?.type === 'log' ? lastLine.message : undefined);
+      expect(shown.join('\n')).not.toContain('Earlier line');
+    } finally {
+      await viewer.close();
+    }
   });
 
   it("renders the owner's other pages: team, billing, plugins, single sign-on, API reference", async () => {

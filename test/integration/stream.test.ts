@@ -265,6 +265,57 @@ describe('GET /api/migrations/{runId}/stream', () => {
     resumed.close();
   });
 
+  it('starts with the newest `tail` events instead of the first, then goes on live', async () => {
+    const run = await newRun();
+    // Three checkpoints' worth (each a bundle of four lines and a progress event), so the window's start falls
+    // inside one item: the events of that item before it are not sent.
+    const ids: string[] = [];
+    for (const chunk of [0, 1, 2]) {
+      const events = [0, 1, 2, 3].map((n) => ({
+        id: chunkEventId(2, chunk, n),
+        event: log(`chunk ${chunk} line ${n}`),
+      }));
+      events.push({ id: chunkEventId(2, chunk, 4), event: progress(chunk + 1) });
+      await app.store.runs.appendEvents(a.tenantId, projectId, run.id, events);
+      ids.push(...events.map((e) => e.id));
+    }
+    const s = await openStream(streamPath(run.id, a.member.token, '&tail=7'));
+    expect(s.status).toBe(200);
+    await until(() => expect(s.messages.map((m) => m.id)).toEqual(ids.slice(-7)));
+    await append(run, chunkEventId(2, 3, 0), log('written while watching'));
+    await until(() => expect(s.messages.map((m) => m.id)).toEqual([...ids.slice(-7), chunkEventId(2, 3, 0)]));
+    s.close();
+
+    // A history no longer than the tail is sent whole.
+    const whole = await openStream(streamPath(run.id, a.member.token, '&tail=1000'));
+    await until(() => expect(whole.messages.map((m) => m.id)).toEqual([...ids, chunkEventId(2, 3, 0)]));
+    whole.close();
+  });
+
+  it("a finished run's tail ends with its status and done, and the stream ends", async () => {
+    const { run, ids } = await finishedRun();
+    const s = await openStream(streamPath(run.id, a.member.token, '&tail=2'));
+    await s.ended;
+    expect(s.messages.map((m) => m.id)).toEqual(ids.slice(-2));
+    expect(s.messages.map((m) => m.event)).toEqual(['status', 'done']);
+  });
+
+  it('resumes after Last-Event-ID (header or query) whatever the tail: a reconnecting EventSource keeps its URL', async () => {
+    const run = await newRun();
+    const ids = [0, 1, 2, 3, 4, 5].map((n) => chunkEventId(2, 0, n));
+    for (const [n, id] of ids.entries()) await append(run, id, log(`line ${n}`));
+    const byHeader = await openStream(streamPath(run.id, a.member.token, '&tail=1'), {
+      'Last-Event-ID': ids[1] as string,
+    });
+    const byQuery = await openStream(streamPath(run.id, a.member.token, `&tail=1&lastEventId=${ids[3]}`));
+    await until(() => {
+      expect(byHeader.messages.map((m) => m.id)).toEqual(ids.slice(2));
+      expect(byQuery.messages.map((m) => m.id)).toEqual(ids.slice(4));
+    });
+    byHeader.close();
+    byQuery.close();
+  });
+
   it('sends heartbeat comments while nothing happens', async () => {
     const run = await newRun();
     const s = await openStream(streamPath(run.id, a.owner.token));
@@ -550,6 +601,29 @@ describe('refusals, before any stream starts', () => {
         message: `Migration run ${id} not found`,
         error: 'Not Found',
         code: 'MIGRATION_NOT_FOUND',
+      });
+    }
+  });
+
+  it('answers 400 with the problems listed for a tail that is not a whole number from 1 to 1000', async () => {
+    // A finished run: a stream wrongly let through would end rather than wait.
+    const { run } = await finishedRun();
+    const cases: [string, string][] = [
+      ['0', 'tail must be at least 1'],
+      ['1001', 'tail must be at most 1000'],
+      ['2.5', 'tail must be a whole number'],
+      ['ten', 'tail must be a whole number'],
+      ['', 'tail must be a whole number'],
+    ];
+    for (const [tail, message] of cases) {
+      const s = await openStream(streamPath(run.id, a.owner.token, `&tail=${tail}`));
+      await s.ended;
+      expect(s.status, tail).toBe(400);
+      expect(JSON.parse(s.text)).toEqual({
+        statusCode: 400,
+        message: [message],
+        error: 'Bad Request',
+        code: 'VALIDATION_FAILED',
       });
     }
   });

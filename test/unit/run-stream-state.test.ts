@@ -48,6 +48,33 @@ describe("the run page's stream state, folded over batches of events", () => {
     });
   });
 
+  it("folds the stream's newest LOG_TAIL events (the page's `tail`) to the whole history's state, its log the newest lines", () => {
+    // A finished run as the engine writes it: chunks of 50 lines and their progress, then the final status and done.
+    const history: RunStreamEvent[] = [{ type: 'status', id: '01.-0', data: { status: 'running' } }];
+    for (let chunk = 0; chunk < 40; chunk++) {
+      for (let n = 0; n < 50; n++) history.push(log(chunk * 50 + n));
+      const current = (chunk + 1) * 50;
+      history.push({
+        type: 'progress',
+        id: `01.${current}p`,
+        data: { current, total: 2_000, percent: current / 20, speed: 600 },
+      });
+    }
+    history.push({ type: 'status', id: '09.-1', data: { status: 'completed' } });
+    history.push({ type: 'done', id: '09.-2', data: { stats: { created: 2_000, skipped: 0, failed: 0 } } });
+
+    const whole = applyRunEvents(start, history);
+    const tail = applyRunEvents(start, history.slice(-LOG_TAIL));
+    const { logs: wholeLogs, ...wholeRest } = whole;
+    const { logs: tailLogs, ...tailRest } = tail;
+    expect(tailRest).toEqual(wholeRest);
+    expect(tail.status).toBe('COMPLETED');
+    expect(tail.progress?.current).toBe(2_000);
+    // The events of a tail that are not lines (progress, status, done) leave it a few lines short of LOG_TAIL.
+    expect(tailLogs.length).toBeGreaterThan(LOG_TAIL - 10);
+    expect(tailLogs).toEqual(wholeLogs.slice(-tailLogs.length));
+  });
+
   it('answers the same state for an empty batch (no render)', () => {
     expect(applyRunEvents(start, [])).toBe(start);
   });

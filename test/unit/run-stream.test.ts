@@ -11,6 +11,8 @@ interface World {
   run: { status: RunStatus; finishedAt: string | null } | undefined;
   now: number;
   written: string[];
+  /** The write calls (a piece may hold many messages). */
+  writes: number;
   reads: number;
   /** The watcher's session: false once their user is removed or their token version moved. */
   session: boolean;
@@ -32,7 +34,9 @@ function fake(world: World, opts: Partial<RunStreamOptions> = {}) {
     },
     readRun: async () => world.run,
     write: (text: string) => {
-      world.written.push(text);
+      world.writes += 1;
+      // One entry a message (or comment): the loop writes a page's messages in pieces.
+      world.written.push(...text.split(/(?<=\n\n)/));
     },
     sleep: async (ms: number) => {
       world.now += ms;
@@ -59,6 +63,7 @@ const newWorld = (over: Partial<World> = {}): World => ({
   run: { status: 'RUNNING', finishedAt: null },
   now: 1_000_000,
   written: [],
+  writes: 0,
   reads: 0,
   session: true,
   ...over,
@@ -89,6 +94,20 @@ describe('streamRun', () => {
     const world = newWorld({ events });
     expect(await fake(world).run()).toBe('done');
     expect(world.written).toEqual(events.slice(0, 4).map((e) => sseMessage(e.id, e.event)));
+  });
+
+  it("writes a page's messages in pieces of about 32 KB, not a write an event, in order and whole", async () => {
+    const lines = Array.from({ length: 3_000 }, (_, n) =>
+      ev(chunkEventId(2, Math.floor(n / 50), n % 50), log(`#${n} Task -> MIG-${n}`)),
+    );
+    const events = [...lines, ev(statusEventId(8, 0, 1), { type: 'done', stats: STATS })];
+    const world = newWorld({ events });
+    expect(await fake(world, { pageSize: 1_000 }).run()).toBe('done');
+    expect(world.written).toEqual(events.map((e) => sseMessage(e.id, e.event)));
+    const bytes = events.reduce((n, e) => n + sseMessage(e.id, e.event).length, 0);
+    // Three pages of 1,000 and one of the last event: a few pieces each, ending on a message's boundary.
+    expect(world.writes).toBeLessThanOrEqual(Math.ceil(bytes / (32 * 1024)) + 4);
+    expect(world.writes).toBeGreaterThan(1);
   });
 
   it('resumes after lastEventId', async () => {

@@ -780,7 +780,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The run's events as Server-Sent Events; the token in the `token` query parameter, `Last-Event-ID` resumes
+         * The run's events as Server-Sent Events; the token in the `token` query parameter, `Last-Event-ID` resumes, `tail` starts with the newest events
          * @description Roles: owner, admin, member.
          */
         get: operations["stream_events"];
@@ -5663,6 +5663,7 @@ export interface operations {
     stream_events: {
         parameters: {
             query: {
+                tail?: number;
                 /** @description The access token */
                 token: string;
                 lastEventId?: string;
