@@ -239,16 +239,9 @@ describe('issueOf: one work item as one importer issue', () => {
       from: string | null,
       fromString: string | null,
       to: string | null,
-      toString: string | null,
+      toText: string | null,
       fieldType = 'jira',
-    ) => ({
-      fieldType,
-      field,
-      from,
-      fromString,
-      to,
-      toString,
-    });
+    ) => ({ fieldType, field, from, fromString, to, toString: toText });
     expect(issue.history).toEqual([
       {
         author: BEN,
