@@ -28,6 +28,8 @@ export interface SourceItem {
   id: number;
   fields: Readonly<Record<string, unknown>>;
   relations?: readonly { rel: string; url: string; attributes?: Record<string, unknown> }[];
+  /** The item's API address: never written to a file. */
+  url?: string;
 }
 
 /** An Azure DevOps comment (`GET .../comments`). */
