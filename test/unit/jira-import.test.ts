@@ -514,6 +514,25 @@ describe('the file: valid, reproducible, nothing secret', () => {
       '(file): link "Blocks" names 999, which is not in the file',
     ]);
     expect(() => serialiseImportFile(file)).toThrow(InvalidImportFile);
+    const attached = (uri: string) => ({
+      ...JSON.parse(files()[1]!),
+      projects: [
+        {
+          key: 'MIG',
+          issues: [
+            {
+              externalId: '1',
+              summary: 'S',
+              issueType: 'Bug',
+              attachments: [{ name: 'a.log', created: '2024-03-04T09:15:02.370+0000', uri }],
+            },
+          ],
+        },
+      ],
+    });
+    // Only a link the caller issued (https); never a tracker URL given by the builders.
+    expect(importFileProblems(attached('https://files.example.com/a.log?X-Amz-Expires=3600'))).toEqual([]);
+    expect(importFileProblems(attached('http://files.example.com/a.log'))).toHaveLength(1);
   });
 
   it('writes the same text for the same items', () => {
