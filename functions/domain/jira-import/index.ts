@@ -1,0 +1,37 @@
+/**
+ * Jira's JSON importer files from Azure DevOps work items (docs/jira-import.md): one issue per item with its
+ * original dates, people, comments and change history (issueOf), in files of at most 1,500 issues with the
+ * links inside each (batchesOf), checked and written as text (serialiseImportFile). Pure: no I/O, no clock.
+ */
+export {
+  type Batches,
+  type BatchOptions,
+  batchesOf,
+  DEFAULT_BATCH_SIZE,
+  type ImportBatch,
+} from './batches.ts';
+export {
+  type ImportComment,
+  type ImportCustomFieldValue,
+  type ImportFile,
+  ImportFileSchema,
+  type ImportHistoryGroup,
+  type ImportHistoryItem,
+  type ImportIssue,
+  type ImportLink,
+  SUB_TASK_LINK,
+} from './format.ts';
+export { historyOf, type SourceRevision } from './history.ts';
+export { type BuiltIssue, type IssueOptions, issueOf } from './issue.ts';
+export type { ImportCustomField, ImportFieldRef, ImportMapping } from './mapping.ts';
+export { InvalidImportFile, importFileProblems, serialiseImportFile } from './serialise.ts';
+export {
+  adfToWiki,
+  type BodyHook,
+  type BodySource,
+  defaultBody,
+  escapeWiki,
+  type SourceComment,
+  type SourceItem,
+} from './text.ts';
+export { hoursToPeriod, importerDate } from './values.ts';
