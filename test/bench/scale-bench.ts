@@ -40,11 +40,11 @@ interface SizeFigures {
   jiraPerItem: number;
   adoPerItem: number;
   costPer10k: number;
-  /** The engine's artifact reads: artifact, times read, MB read in all. */
-  artifactReads: { name: string; gets: number; mb: number }[];
+  /** The engine's artifact reads by kind: artifacts of the kind, times read, MB read in all. */
+  artifactReads: { name: string; files: number; gets: number; mb: number }[];
   heapSites: HeapSites | undefined;
   /** The run's artifacts at the end: name and MB. */
-  artifacts: { name: string; mb: number }[];
+  artifacts: { name: string; files: number; mb: number }[];
 }
 
 if (process.env.BENCH_SCALE_CHILD === '1') await child();
@@ -119,17 +119,37 @@ async function child(): Promise<void> {
     jiraPerItem: perItem(sum((r) => r.jiraCalls)),
     adoPerItem: perItem(sum((r) => r.adoCalls)),
     costPer10k: awsCostPer10k(result.usage, result.items, ENGINE_MEMORY_MB).total,
-    artifactReads: [...result.artifactReads].map(([name, r]) => ({
-      name,
-      gets: r.gets,
-      mb: r.chars / 1024 ** 2,
-    })),
+    artifactReads: byKind(
+      [...result.artifactReads].map(([name, r]) => ({ name, gets: r.gets, mb: r.chars / 1024 ** 2 })),
+    ),
     heapSites,
-    artifacts: filesUnder(bench.artifactsDir).map((f) => ({ name: f.name, mb: f.bytes / 1024 ** 2 })),
+    artifacts: byKind(
+      filesUnder(bench.artifactsDir).map((f) => ({ name: f.name, gets: 0, mb: f.bytes / 1024 ** 2 })),
+    ).map(({ name, files, mb }) => ({ name, files, mb })),
   };
-  console.log(RESULT_MARK + JSON.stringify(figures));
+  // The line is read whole by the parent: written out before the process exits (a pipe's write is asynchronous).
+  await new Promise<void>((done) =>
+    process.stdout.write(`${RESULT_MARK}${JSON.stringify(figures)}\n`, () => done()),
+  );
   await bench.close();
   process.exit(0);
+}
+
+/**
+ * Artifacts by kind, numbers in their names read as N (`history/window-N-N.json`): a run of 50,000 items has
+ * hundreds of parts, which one line per name would make unreadable.
+ */
+function byKind(list: { name: string; gets: number; mb: number }[]) {
+  const kinds = new Map<string, { name: string; files: number; gets: number; mb: number }>();
+  for (const a of list) {
+    const name = a.name.replace(/\d+/g, 'N');
+    const kind = kinds.get(name) ?? { name, files: 0, gets: 0, mb: 0 };
+    kind.files++;
+    kind.gets += a.gets;
+    kind.mb += a.mb;
+    kinds.set(name, kind);
+  }
+  return [...kinds.values()];
 }
 
 function filesUnder(dir: string, prefix = ''): { name: string; bytes: number }[] {
@@ -241,8 +261,8 @@ function report(o: SizeOutcome): string[] {
     `    largest DynamoDB item ${(f.largestItem.bytes / 1024).toFixed(1)} KB (${f.largestItem.key}) of ${f.scannedItems} items`,
     `    engine calls ${f.engineCalls} (${f.runBatchCalls} RunBatch); most Step Functions history events in one execution ${mostHistoryEvents(f.runBatchCalls, AWS_GENERATION_BUDGET)} (derived: scale-figures.ts)`,
     `    calls per item: Jira ${f.jiraPerItem.toFixed(2)}, ADO ${f.adoPerItem.toFixed(3)}; AWS cost per 10,000 items $${f.costPer10k.toFixed(3)}`,
-    `    artifacts read: ${f.artifactReads.map((r) => `${r.name} ${r.gets}x (${r.mb.toFixed(1)} MB in all)`).join(', ') || 'none'}`,
-    `    artifacts written: ${f.artifacts.map((a) => `${a.name} ${a.mb.toFixed(2)} MB`).join(', ')}`,
+    `    artifacts read: ${f.artifactReads.map((r) => `${r.name}${r.files > 1 ? ` (${r.files})` : ''} ${r.gets}x (${r.mb.toFixed(1)} MB in all)`).join(', ') || 'none'}`,
+    `    artifacts written: ${f.artifacts.map((a) => `${a.name}${a.files > 1 ? ` (${a.files})` : ''} ${a.mb.toFixed(2)} MB`).join(', ')}`,
     ...heapSiteLines(f.heapSites),
   ];
 }
