@@ -13,17 +13,11 @@ import {
   revisionEntries,
 } from '../../functions/engine/phases/history.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
+import { adoIdentity } from '../support/ado-identity.ts';
 
 const ORG = 'https://dev.azure.com/contoso';
-const identity = (displayName: string, uniqueName: string, id: string) => ({
-  displayName,
-  url: `https://spsprodweu5.vssps.visualstudio.com/A1/_apis/Identities/${id}`,
-  _links: { avatar: { href: `${ORG}/_apis/GraphProfile/MemberAvatars/aad.${id}` } },
-  id,
-  uniqueName,
-  imageUrl: `${ORG}/_apis/GraphProfile/MemberAvatars/aad.${id}`,
-  descriptor: `aad.${id}`,
-});
+const identity = (displayName: string, uniqueName: string, id: string) =>
+  adoIdentity(ORG, displayName, uniqueName, id);
 const ana = identity('Ana Silva', 'ana.silva@contoso.com', '6a1e0c52-1b7e-4d1c-9f0a-3c1f6b2a9e01');
 const ben = identity('Ben Okafor', 'ben.okafor@contoso.com', '0f4c7a93-8d2e-4b55-a1c3-77e2d9b0c4f2');
 // Revision 2 answered again with another avatar URL: still the same person.

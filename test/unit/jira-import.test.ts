@@ -22,17 +22,11 @@ import {
   type SourceRevision,
   serialiseImportFile,
 } from '../../functions/domain/jira-import/index.ts';
+import { adoIdentity } from '../support/ado-identity.ts';
 
 const ORG = 'https://dev.azure.com/fabrikam';
-const identity = (displayName: string, uniqueName: string, id: string) => ({
-  displayName,
-  url: `https://spsprodweu5.vssps.visualstudio.com/A1/_apis/Identities/${id}`,
-  _links: { avatar: { href: `${ORG}/_apis/GraphProfile/MemberAvatars/aad.${id}` } },
-  id,
-  uniqueName,
-  imageUrl: `${ORG}/_apis/GraphProfile/MemberAvatars/aad.${id}?token=not-for-the-file`,
-  descriptor: `aad.${id}`,
-});
+const identity = (displayName: string, uniqueName: string, id: string) =>
+  adoIdentity(ORG, displayName, uniqueName, id, '?token=not-for-the-file');
 const ana = identity('Ana Silva', 'ana.silva@fabrikam.com', '6a1e0c52-1b7e-4d1c-9f0a-3c1f6b2a9e01');
 const ben = identity('Ben Okafor', 'Ben.Okafor@fabrikam.com', '0f4c7a93-8d2e-4b55-a1c3-77e2d9b0c4f2');
 /** No Jira account. */
