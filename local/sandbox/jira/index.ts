@@ -23,6 +23,7 @@ import { registerAgileRoutes } from './agile.ts';
 import { API_ROUTES } from './api-routes.ts';
 import { registerAttachmentRoutes } from './attachments.ts';
 import { installAuth } from './auth.ts';
+import { registerChangelogRoutes } from './changelog.ts';
 import { registerCommentRoutes } from './comments.ts';
 import { registerControlRoutes } from './controls.ts';
 import { registerCreateMetaRoutes } from './createmeta.ts';
@@ -125,6 +126,7 @@ export async function buildJiraSandbox(
   registerAttachmentRoutes(app, store);
   registerCommentRoutes(app, store);
   registerWorklogRoutes(app, store);
+  registerChangelogRoutes(app, store);
   registerAgileRoutes(app, store);
   registerControlRoutes(app, store);
   registerXrayRoutes(app, store);
