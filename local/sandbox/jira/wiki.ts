@@ -17,24 +17,7 @@
  * `^super^`, `~sub~`, `??citation??`, emoticons, anchors and links to other pages or issues.
  */
 
-export interface AdfMark {
-  type: string;
-  attrs?: Record<string, unknown>;
-}
-
-export interface AdfNode {
-  type: string;
-  attrs?: Record<string, unknown>;
-  content?: AdfNode[];
-  text?: string;
-  marks?: AdfMark[];
-}
-
-export interface AdfDocument {
-  type: 'doc';
-  version: 1;
-  content: AdfNode[];
-}
+import type { AdfDoc, AdfMark, AdfNode } from '../../../functions/domain/adf/types.ts';
 
 const LINK_TARGET = /^(https?:\/\/|mailto:)[^\s|\]]+$/i;
 const SIMPLE_MARKS: Record<string, string> = { '*': 'strong', _: 'em', '-': 'strike' };
@@ -262,7 +245,7 @@ function blocksOf(source: string): AdfNode[] {
 }
 
 /** A whole text in wiki markup as an ADF document (`content: []` for an empty one). */
-export function wikiToAdf(markup: string): AdfDocument {
+export function wikiToAdf(markup: string): AdfDoc {
   const source = markup.replace(/\r\n?/g, '\n');
   const content: AdfNode[] = [];
   let at = 0;
