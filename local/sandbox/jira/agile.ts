@@ -8,7 +8,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { requireProjectAdmin } from './auth.ts';
+import { currentAccount, requireProjectAdmin } from './auth.ts';
+import { recordChanges, trackedFields } from './changelog.ts';
 import { sendError } from './errors.ts';
 import { moveToSprint } from './fields.ts';
 import { Render } from './render.ts';
@@ -278,8 +279,11 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
     if (subtask) {
       return sendError(reply, 400, [`${subtask.key} is a sub-task; sub-tasks move with their parent.`]);
     }
+    const author = currentAccount(req).accountId;
     for (const issue of issues) {
+      const before = trackedFields(store, issue);
       moveToSprint(store, issue, sprint.id);
+      recordChanges(store, issue, before, author);
       store.touch(issue);
     }
     return reply.code(204).send();

@@ -1,6 +1,7 @@
 /**
  * The Jira sandbox's own control endpoints (outside the API paths, no auth, no faults):
- *   PUT /_sandbox/jira/accounts  {email, apiToken, projectAdmin, displayName?}: create or update an API account
+ *   PUT /_sandbox/jira/accounts  {email, apiToken, projectAdmin, siteAdmin?, displayName?}: create or update an
+ *                                    API account (`siteAdmin`: a Jira administrator, who may use the JSON importer)
  *   GET|PUT /_sandbox/jira/workflow  {issueTypes?, statuses, initial, transitions}: an issue type's workflow
  *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 1 GiB and 60, Jira Cloud's)
  *   GET /_sandbox/jira/issues        every issue with all its fields, for assertions
@@ -19,6 +20,8 @@ const AccountSchema = z.strictObject({
   email: z.email(),
   apiToken: z.string().min(1),
   projectAdmin: z.boolean(),
+  /** A Jira administrator ("Administer Jira"): may use the JSON importer (importer.ts). False when absent. */
+  siteAdmin: z.boolean().optional(),
   displayName: z.string().min(1).optional(),
 });
 
@@ -78,7 +81,12 @@ export function registerControlRoutes(app: FastifyInstance, store: JiraStore): v
     const body = AccountSchema.safeParse(req.body ?? {});
     if (!body.success) return reply.code(400).send({ message: issuesOf(body.error) });
     const account = store.upsertAccount(body.data);
-    return { accountId: account.accountId, email: account.email, projectAdmin: account.projectAdmin };
+    return {
+      accountId: account.accountId,
+      email: account.email,
+      projectAdmin: account.projectAdmin,
+      siteAdmin: account.siteAdmin,
+    };
   });
 
   const describe = (wf: WorkflowDef) => ({

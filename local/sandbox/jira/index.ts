@@ -2,7 +2,8 @@
  * The Jira Cloud sandbox: `/rest/api/3` and `/rest/agile/1.0` as a migration target sees them, on the shared
  * sandbox app (faults, request log, reset/seed). Start state: one company-managed software project
  * (`config.jira.projectKey`) with Epic/Story/Task/Bug/Sub-task/Test, the service account as its administrator,
- * the people pool's Jira users, one Scrum board, no issues. Control endpoints: see controls.ts. OAuth 2.0 (3LO)
+ * the people pool's Jira users, one Scrum board, no issues. Control endpoints: see controls.ts; the JSON importer's
+ * stand-in (an admin's upload, issues with their original dates, people and history): importer.ts. OAuth 2.0 (3LO)
  * and the API gateway (`/ex/jira/{cloudId}/rest/...`): see oauth.ts. A route Jira Cloud has (api-routes.ts, from
  * the official specs) that the sandbox does not serve answers 501 "not emulated by the sandbox" (../common/not-emulated.ts).
  */
@@ -23,10 +24,12 @@ import { registerAgileRoutes } from './agile.ts';
 import { API_ROUTES } from './api-routes.ts';
 import { registerAttachmentRoutes } from './attachments.ts';
 import { installAuth } from './auth.ts';
+import { registerChangelogRoutes } from './changelog.ts';
 import { registerCommentRoutes } from './comments.ts';
 import { registerControlRoutes } from './controls.ts';
 import { registerCreateMetaRoutes } from './createmeta.ts';
 import { errorBody, installErrorHandler } from './errors.ts';
+import { registerImporterRoutes } from './importer.ts';
 import { registerIssueRoutes } from './issues.ts';
 import { registerLinkRoutes } from './links.ts';
 import { createAtlassianOAuth } from './oauth.ts';
@@ -125,8 +128,11 @@ export async function buildJiraSandbox(
   registerAttachmentRoutes(app, store);
   registerCommentRoutes(app, store);
   registerWorklogRoutes(app, store);
+  registerChangelogRoutes(app, store);
   registerAgileRoutes(app, store);
   registerControlRoutes(app, store);
+  // The JSON importer's stand-in (Jira settings > System > External System Import > JSON): importer.ts.
+  registerImporterRoutes(app, store, { profile: config.profile ?? 'off' });
   registerXrayRoutes(app, store);
   // Xray's API is an add-on's, not Jira's: kept out of the list the Jira conformance test holds against Jira's spec.
   for (let i = controls.routes.length - 1; i >= 0; i--) {

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { currentAccount, requireProjectAdmin } from './auth.ts';
+import { expandedChangelog, recordChanges, trackedFields } from './changelog.ts';
 import { addComment } from './comments.ts';
 import { type ErrorCollection, errorBody, JiraHttpError, notFoundIssue, sendError } from './errors.ts';
 import { applyChanges, FieldParser } from './fields.ts';
@@ -55,6 +56,7 @@ export function createIssue(store: JiraStore, body: unknown, accountId: string):
     comments: [],
     worklogs: [],
     remoteLinks: [],
+    changelog: [],
     index: [],
   };
   applyChanges(store, issue, changes);
@@ -114,17 +116,20 @@ export function registerIssueRoutes(app: FastifyInstance, store: JiraStore): voi
     return reply.code(issues.length === 0 && updates.length > 0 ? 400 : 201).send({ issues, errors });
   });
 
-  app.get<{ Params: { issueIdOrKey: string }; Querystring: { fields?: string | string[] } }>(
-    '/rest/api/3/issue/:issueIdOrKey',
-    async (req, reply) => {
-      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
-      if (!issue) return notFoundIssue(reply);
-      const selection = selectFields(req.query.fields, 'all');
-      const render = Render.of(store, req);
-      // GET issue always answers the full bean, even for `fields=id`.
-      return render.issue(issue, selection === 'id-only' ? [] : selection);
-    },
-  );
+  app.get<{
+    Params: { issueIdOrKey: string };
+    Querystring: { fields?: string | string[]; expand?: string | string[] };
+  }>('/rest/api/3/issue/:issueIdOrKey', async (req, reply) => {
+    const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+    if (!issue) return notFoundIssue(reply);
+    const selection = selectFields(req.query.fields, 'all');
+    const render = Render.of(store, req);
+    // GET issue always answers the full bean, even for `fields=id`.
+    const bean = render.issue(issue, selection === 'id-only' ? [] : selection);
+    // Of the expansions only `changelog` is served (changelog.ts); the others are left out.
+    const expand = [req.query.expand ?? []].flat().flatMap((e) => e.split(',').map((x) => x.trim()));
+    return expand.includes('changelog') ? { ...bean, changelog: expandedChangelog(render, issue) } : bean;
+  });
 
   app.put<{ Params: { issueIdOrKey: string }; Querystring: { returnIssue?: string } }>(
     '/rest/api/3/issue/:issueIdOrKey',
@@ -132,7 +137,9 @@ export function registerIssueRoutes(app: FastifyInstance, store: JiraStore): voi
       const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
       if (!issue) return notFoundIssue(reply);
       const changes = new FieldParser(store, 'edit', issue).parse(req.body ?? {});
+      const before = trackedFields(store, issue);
       applyChanges(store, issue, changes);
+      recordChanges(store, issue, before, currentAccount(req).accountId);
       for (const c of changes.comments ?? []) addComment(store, issue, c, currentAccount(req).accountId);
       store.touch(issue);
       if (req.query.returnIssue === 'true') {

@@ -324,7 +324,8 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
       const unknown = keys.filter((k) => !PROJECT_PERMISSIONS.some((p) => p.key === k));
       if (unknown.length > 0)
         return sendError(reply, 400, [`Invalid permission key(s): ${unknown.join(', ')}`]);
-      const admin = currentAccount(req).projectAdmin;
+      const account = currentAccount(req);
+      const admin = account.projectAdmin;
       const permissions: Record<string, Json> = {};
       for (const key of keys) {
         const p = PROJECT_PERMISSIONS.find((x) => x.key === key);
@@ -335,8 +336,8 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
           name: p.name,
           type: p.type,
           description: `Permission to ${p.name.toLowerCase()}.`,
-          // The service account administers the project, not the site.
-          havePermission: p.type === 'GLOBAL' ? false : admin || !p.adminOnly,
+          // The service account administers the project, not the site; a site admin account (siteAdmin) both.
+          havePermission: p.type === 'GLOBAL' ? account.siteAdmin : admin || !p.adminOnly,
         };
       }
       return { permissions };

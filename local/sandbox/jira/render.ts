@@ -15,6 +15,7 @@ import {
 } from './catalog.ts';
 import type {
   AttachmentRec,
+  ChangelogRec,
   CommentRec,
   ComponentRec,
   IssueRec,
@@ -228,13 +229,20 @@ export class Render {
     };
   }
 
+  /** `{author, updateAuthor}` for a known person; nothing for a comment or worklog an import left without one. */
+  private authors(accountId: string): Json {
+    const author = this.userDetails(accountId);
+    return author ? { author, updateAuthor: author } : {};
+  }
+
   comment(issue: IssueRec, c: CommentRec): Json {
+    const { author, updateAuthor } = this.authors(c.authorId);
     return {
       self: `${this.base}/rest/api/3/issue/${issue.id}/comment/${c.id}`,
       id: c.id,
-      author: this.userDetails(c.authorId),
+      ...(author ? { author } : {}),
       body: c.body,
-      updateAuthor: this.userDetails(c.authorId),
+      ...(updateAuthor ? { updateAuthor } : {}),
       created: jiraDateTime(c.created),
       updated: jiraDateTime(c.updated),
       jsdPublic: true,
@@ -245,8 +253,7 @@ export class Render {
   worklog(issue: IssueRec, w: WorklogRec): Json {
     return {
       self: `${this.base}/rest/api/3/issue/${issue.id}/worklog/${w.id}`,
-      author: this.userDetails(w.authorId),
-      updateAuthor: this.userDetails(w.authorId),
+      ...this.authors(w.authorId),
       ...(w.comment !== undefined ? { comment: w.comment } : {}),
       created: jiraDateTime(w.created),
       updated: jiraDateTime(w.updated),
@@ -255,6 +262,25 @@ export class Render {
       timeSpentSeconds: w.timeSpentSeconds,
       id: w.id,
       issueId: String(issue.id),
+    };
+  }
+
+  /** The `Changelog` schema: one entry of an issue's history, its items with null for an absent value, as Jira answers them. */
+  changelog(c: ChangelogRec): Json {
+    const author = c.authorId === null ? null : this.userDetails(c.authorId);
+    return {
+      id: c.id,
+      ...(author ? { author } : {}),
+      created: jiraDateTime(c.created),
+      items: c.items.map((i) => ({
+        field: i.field,
+        fieldtype: i.fieldtype,
+        ...(i.fieldId ? { fieldId: i.fieldId } : {}),
+        from: i.from,
+        fromString: i.fromString,
+        to: i.to,
+        toString: i.toString,
+      })),
     };
   }
 

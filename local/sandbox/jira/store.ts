@@ -34,6 +34,11 @@ export interface Account {
   apiToken: string;
   accountId: string;
   projectAdmin: boolean;
+  /**
+   * A Jira administrator of the site (the "Administer Jira" global permission): the only accounts the JSON
+   * importer's stand-in (importer.ts) lets in. The service account is not one.
+   */
+  siteAdmin: boolean;
 }
 
 export interface ComponentRec {
@@ -63,6 +68,58 @@ export interface WorklogRec {
   timeSpentSeconds: number;
   created: number;
   updated: number;
+}
+
+/** One change item of a changelog entry, as Jira keeps it (values as strings; null for none). */
+export interface ChangeItemRec {
+  field: string;
+  /** `jira` for a system field, `custom` for a custom field. */
+  fieldtype: string;
+  /** The field's id when the site knows it (`status`, `components`, `customfield_10016`). */
+  fieldId?: string;
+  from: string | null;
+  fromString: string | null;
+  to: string | null;
+  toString: string | null;
+}
+
+/** One changelog entry (a history group): who changed what, when. */
+export interface ChangelogRec {
+  id: string;
+  /** Absent for a change without a known author (Jira answers no `author` then). */
+  authorId: string | null;
+  created: number;
+  items: ChangeItemRec[];
+}
+
+/** A project version (`affectedVersions` / `fixedVersions`), as the importer creates them. */
+export interface VersionRec {
+  id: string;
+  projectId: string;
+  name: string;
+  released: boolean;
+  releaseDate?: number;
+}
+
+/** One upload to the JSON importer's stand-in (importer.ts) and how far it got. */
+export interface ImportJobRec {
+  id: string;
+  /** `running` while issues are being created; `finished` when every issue of the file is in. */
+  status: 'running' | 'finished';
+  /** The admin who uploaded the file. */
+  accountId: string;
+  total: number;
+  /** Issues created so far, in the file's order, with the key each got. */
+  issues: { externalId: string; id: string; key: string }[];
+  /** What the import could not do while running (an attachment it could not download ...). */
+  errors: string[];
+  /** What it did differently from the file (a custom field the site does not have ...). */
+  warnings: string[];
+  /** What it created that the site did not have. */
+  createdComponents: string[];
+  createdVersions: string[];
+  started: number;
+  finished?: number;
 }
 
 export interface RemoteLinkRec {
@@ -150,6 +207,10 @@ export interface IssueRec {
   comments: CommentRec[];
   worklogs: WorklogRec[];
   remoteLinks: RemoteLinkRec[];
+  /** The issue's change history, oldest first: what the JSON importer brought (REST writes add none). */
+  changelog: ChangelogRec[];
+  /** Affected and fix version ids (set by an import only: the REST API's version fields are not emulated). */
+  versionIds?: { affected: string[]; fixed: string[] };
   /** The search index's copies of the issue, one per write, oldest first (see `indexedEntry`). */
   index: IndexEntry[];
   /** Set on an index copy only: the issue links as that write left them (a live issue reads the store's). */
@@ -236,6 +297,11 @@ export class JiraStore {
   issuesByKey = new Map<string, IssueRec>();
   components = new Map<string, ComponentRec>();
   links = new Map<string, IssueLinkRec>();
+  /** Project versions by id (created by imports). */
+  versions = new Map<string, VersionRec>();
+  /** The JSON importer's jobs by id (importer.ts); `importEpoch` changes on every reset, which stops running ones. */
+  importJobs = new Map<string, ImportJobRec>();
+  importEpoch = 0;
   /** Link ids by the issues at either end, and child issue ids by parent: issue fields read them per issue. */
   private linksByIssue = new Map<number, Set<string>>();
   private childrenByParent = new Map<number, Set<number>>();
@@ -278,6 +344,9 @@ export class JiraStore {
     this.issuesByKey.clear();
     this.components.clear();
     this.links.clear();
+    this.versions.clear();
+    this.importJobs.clear();
+    this.importEpoch += 1;
     this.linksByIssue.clear();
     this.childrenByParent.clear();
     this.attachments.clear();
@@ -310,6 +379,7 @@ export class JiraStore {
       email: this.config.email,
       apiToken: this.config.apiToken,
       projectAdmin: true,
+      siteAdmin: false,
       displayName: 'Migration Service',
     });
     this.serviceAccountId = service.accountId;
@@ -334,6 +404,7 @@ export class JiraStore {
     email: string;
     apiToken: string;
     projectAdmin: boolean;
+    siteAdmin?: boolean;
     displayName?: string;
   }): Account {
     const email = input.email.toLowerCase();
@@ -355,6 +426,7 @@ export class JiraStore {
       apiToken: input.apiToken,
       accountId,
       projectAdmin: input.projectAdmin,
+      siteAdmin: input.siteAdmin ?? false,
     };
     this.accounts.set(email, account);
     return account;
@@ -478,6 +550,14 @@ export class JiraStore {
     this.reindex(issue, true);
   }
 
+  /**
+   * Queues the issue's current values for the search index without counting a write (`updated` stays): what an
+   * import does after it linked the issues it created.
+   */
+  refreshIndex(issue: IssueRec): void {
+    this.reindex(issue, true);
+  }
+
   private reindex(issue: IssueRec, prune: boolean): void {
     const at = this.now();
     issue.index.push({
@@ -502,6 +582,7 @@ export class JiraStore {
       comments: [...issue.comments],
       worklogs: [...issue.worklogs],
       remoteLinks: [...issue.remoteLinks],
+      changelog: [...issue.changelog],
       index: [],
       indexedLinks: this.linksOf(issue.id),
     };

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { adfProblems, isEmptyAdf } from './adf.ts';
 import { currentAccount } from './auth.ts';
 import { RESOLUTIONS, type TransitionDef } from './catalog.ts';
+import { recordChanges, trackedFields } from './changelog.ts';
 import { errorBody, JiraHttpError, notFoundIssue, sendError } from './errors.ts';
 import { Render } from './render.ts';
 import type { IssueRec, JiraStore } from './store.ts';
@@ -105,8 +106,10 @@ export function registerWorkflowRoutes(app: FastifyInstance, store: JiraStore): 
         return sendError(reply, 400, ['Missing transition id in the request.']);
       }
       const comments = commentsToAdd(body.update);
+      const before = trackedFields(store, issue);
       applyTransition(store, issue, String(id), body.fields as Json | undefined);
       const author = currentAccount(req).accountId;
+      recordChanges(store, issue, before, author);
       for (const comment of comments) {
         const now = store.now();
         issue.comments.push({
