@@ -53,6 +53,7 @@ const { sandboxConfigFromEnv } = await import('../../local/sandbox/common/config
 const { seedDemo, seedDemoProject } = await import('../../local/seed.ts');
 const { createRun } = await import('../support/runs.ts');
 const { AdoClient } = await import('../../functions/trackers/ado/client.ts');
+const { markerOf } = await import('../../functions/engine/phases/comments-format.ts');
 const { allowSandboxPorts } = await import('../../local/loopback-ports.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'tms-soak-'));
@@ -289,7 +290,28 @@ const ado = new AdoClient({
   token: config.ado.pat,
 });
 const sourceIds = await ado.idsInScope();
+// The run's scope is its manifest: a type that is not migrated as issues (Shared Steps: the test-steps plugin
+// carries them) leaves it by design, so its items are not "lost". Anything else of the source missing from the
+// manifest is a problem of its own.
+const { openRunPreflight } = await import('../../functions/phase-kit/preflight-artifact.ts');
+const { DiskArtifactStore } = await import('../../functions/store/artifacts-disk.ts');
+const preflight = await openRunPreflight(new DiskArtifactStore(join(dir, 'artifacts')), {
+  tenantId,
+  runId: run.id,
+});
+const inManifest = new Set<number>();
+for await (const slice of preflight.manifest.slices()) for (const m of slice) inManifest.add(m.id);
+const outOfScope = new Map<string, number>();
+for (let at = 0; at < sourceIds.length; at += 200)
+  for (const item of await ado.workItems(sourceIds.slice(at, at + 200), { expand: 'none' }))
+    if (!inManifest.has(item.id)) {
+      const type = String(item.fields['System.WorkItemType']);
+      outOfScope.set(type, (outOfScope.get(type) ?? 0) + 1);
+    }
 const problems: string[] = [];
+for (const type of outOfScope.keys())
+  if (preflight.typeMap[type])
+    problems.push(`${outOfScope.get(type)} ${type} item(s) left out of the manifest`);
 const bySource = new Map<number, JiraIssue[]>();
 for (const issue of issues) {
   const src = (issue.fields.labels ?? [])
@@ -304,9 +326,10 @@ const tally = {
   comments: [0, 0],
   files: [0, 0],
   links: 0,
+  linkComments: 0,
 };
 for (const id of sourceIds)
-  if ((bySource.get(id) ?? []).length !== 1)
+  if (inManifest.has(id) && (bySource.get(id) ?? []).length !== 1)
     problems.push(`#${id}: ${(bySource.get(id) ?? []).length} issues`);
 for (const id of bySource.keys())
   if (!sourceIds.includes(id)) problems.push(`#${id}: an issue for an item not in the source`);
@@ -340,12 +363,17 @@ for (let at = 0; at < sourceIds.length; at += 200) {
       'GET',
       `/rest/api/3/issue/${issue.key}/comment?maxResults=5000`,
     );
-    const bodies = comments.comments.map((c) => JSON.stringify(c.body));
-    if (comments.total !== sourceComments)
-      problems.push(`#${item.id} ${issue.key}: ${comments.total} comments, the source has ${sourceComments}`);
-    if (new Set(bodies).size !== bodies.length) problems.push(`#${item.id} ${issue.key}: a comment twice`);
+    // The migrated comments are those with the phase's marker (the ADO comment's id in their header); an issue
+    // link's comment (an ADO relation's comment, carried by the links phase) is a comment of Jira's as well.
+    const markers = comments.comments.flatMap((c) => markerOf(c.body) ?? []);
+    if (markers.length !== sourceComments)
+      problems.push(
+        `#${item.id} ${issue.key}: ${markers.length} migrated comments, the source has ${sourceComments}`,
+      );
+    if (new Set(markers).size !== markers.length) problems.push(`#${item.id} ${issue.key}: a comment twice`);
     tally.comments[0] = (tally.comments[0] ?? 0) + sourceComments;
-    tally.comments[1] = (tally.comments[1] ?? 0) + comments.total;
+    tally.comments[1] = (tally.comments[1] ?? 0) + markers.length;
+    tally.linkComments += comments.total - markers.length;
   }
 }
 const failures = await store.runFailures.list(tenantId, projectId, run.id);
@@ -357,6 +385,19 @@ for (const f of faultFailures)
 if (ended?.status !== 'COMPLETED' && ended?.status !== 'PARTIAL')
   problems.push(`the run ended ${ended?.status}`);
 
+/** Problems counted by kind (numbers and keys read as N): thousands of lines say less than a few counts. */
+function problemKinds(list: string[]): string {
+  const kinds = new Map<string, number>();
+  for (const p of list) {
+    const kind = p.replace(/[A-Z]+-\d+/g, 'KEY-N').replace(/\d+/g, 'N');
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  return [...kinds]
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, n]) => `  ${String(n).padStart(6)}  ${kind}`)
+    .join('\n');
+}
+
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 console.log(
   [
@@ -365,12 +406,12 @@ console.log(
     'faults injected:',
     ...[...injected.entries()].sort().map(([k, n]) => `  ${k.padEnd(32)} ${n}`),
     `  ${'dynamodb throttling (SDK)'.padEnd(32)} ${dynamoThrottles}`,
-    `tally: ${tally.sourceItems} source items, ${issues.length} Jira issues; comments ${tally.comments[1]} of ${tally.comments[0]}; attached files ${tally.files[1]} of ${tally.files[0]}; ${tally.links} link ends, none twice unless listed below`,
+    `tally: ${tally.sourceItems} source items (${inManifest.size} in the run's manifest; out of it by type: ${[...outOfScope].map(([t, n]) => `${t} ${n}`).join(', ') || 'none'}), ${issues.length} Jira issues; comments ${tally.comments[1]} of ${tally.comments[0]} (and ${tally.linkComments} of issue links); attached files ${tally.files[1]} of ${tally.files[0]}; ${tally.links} link ends, none twice unless listed below`,
     `run: ${ended?.status}${ended?.failureReason ? ` (${ended.failureReason})` : ''}, ${failures.length} failure(s) recorded, ${faultFailures.length} for a fault`,
     `wall time: ${minutes} min`,
     problems.length === 0
       ? 'soak: OK'
-      : `soak: ${problems.length} problem(s):\n  ${problems.slice(0, 50).join('\n  ')}`,
+      : `soak: ${problems.length} problem(s), by kind:\n${problemKinds(problems)}\nthe first 50:\n  ${problems.slice(0, 50).join('\n  ')}`,
   ].join('\n'),
 );
 await sb.stop();
