@@ -31,8 +31,14 @@ process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
 const SEED = Number(process.env.SOAK_SEED ?? randomInt(1, 2 ** 31 - 1));
 const ITEMS = Number(process.env.SOAK_ITEMS ?? 10_000);
 const KILL_EVERY_S = Number(process.env.SOAK_KILL_EVERY_SECONDS ?? Math.max(20, Math.round(ITEMS * 0.018)));
-/** A fault burst every this many seconds on average. */
-const FAULT_EVERY_S = Number(process.env.SOAK_FAULT_EVERY_SECONDS ?? 4);
+/**
+ * A fault burst every this many seconds on average: 4 s at a few hundred items, up to 30 s at 10,000. A burst of
+ * Jira quota 429s hands a wait back at each one (up to about 100 s a burst), so at a burst every 4 s a 10,000-item
+ * run spends hours in waits.
+ */
+const FAULT_EVERY_S = Number(
+  process.env.SOAK_FAULT_EVERY_SECONDS ?? Math.min(30, Math.max(4, Math.round(ITEMS * 0.003))),
+);
 /** The share of the engine's DynamoDB calls throttled. */
 const DYNAMODB_THROTTLE_RATE = 0.02;
 /** Past the engine's tracker clients' timeout (functions/trackers/http.ts: 30 s): the client gives up first. */
@@ -40,7 +46,7 @@ const HANG_MS = 40_000;
 const TABLE = 'soak';
 
 console.log(
-  `soak: seed ${SEED} (replay: SOAK_SEED=${SEED}), ${ITEMS} items, a kill every ~${KILL_EVERY_S} s`,
+  `soak: seed ${SEED} (replay: SOAK_SEED=${SEED}), ${ITEMS} items, a kill every ~${KILL_EVERY_S} s, a fault burst every ~${FAULT_EVERY_S} s`,
 );
 const started = Date.now();
 const random = seededRandom(SEED);
