@@ -68,16 +68,18 @@ const INDEX_KEY = 'history-pass-index';
 
 /** The run's index once the pass is done; undefined while it is not (or never will be: given up). */
 export function historyIndex(ctx: PassContext): Promise<HistoryIndex | undefined> {
-  const held = ctx.invocation.keep(INDEX_KEY, async () => {
-    const body = await ctx.deps.artifacts.get(artifactKeys.historyIndex(ctx.run.tenantId, ctx.run.id));
-    return body === undefined ? undefined : (JSON.parse(body) as HistoryIndex);
+  return ctx.invocation.keep(INDEX_KEY, () => {
+    const read = (async () => {
+      const body = await ctx.deps.artifacts.get(artifactKeys.historyIndex(ctx.run.tenantId, ctx.run.id));
+      return body === undefined ? undefined : (JSON.parse(body) as HistoryIndex);
+    })();
+    // Not done yet (or a failed read): the next ask reads again.
+    read.then(
+      (index) => index === undefined && ctx.invocation.drop(INDEX_KEY, read),
+      () => ctx.invocation.drop(INDEX_KEY, read),
+    );
+    return read;
   });
-  // Not done yet (or a failed read): the next ask reads again.
-  held.then(
-    (index) => index === undefined && ctx.invocation.drop(INDEX_KEY, held),
-    () => ctx.invocation.drop(INDEX_KEY, held),
-  );
-  return held;
 }
 
 /** Window w's revisions, part by part, as item id -> its revisions' text, each part as it is read. */
