@@ -116,6 +116,8 @@ export interface RequestOptions {
    * those surface to the caller, who checks the tracker before trying again.
    */
   notIdempotent?: boolean;
+  /** A step of an ordered chain the caller waits on: ahead of its endpoint's other requests (RequestKey.urgent). */
+  urgent?: boolean;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -215,7 +217,12 @@ export class TrackerHttp {
       host: this.origin,
       method,
       path,
-      key: { endpoint: endpointOf(method, path), write, ...(issue ? { issue } : {}) },
+      key: {
+        endpoint: endpointOf(method, path),
+        write,
+        ...(issue ? { issue } : {}),
+        ...(options.urgent ? { urgent: true } : {}),
+      },
       accept: options.accept,
       manualRedirect: options.manualRedirect,
       notIdempotent: options.notIdempotent,

@@ -45,6 +45,12 @@ export interface RequestKey {
   /** The issue a write changes (Jira), if any. */
   issue?: string;
   write: boolean;
+  /**
+   * A step of an ordered chain the phase waits on (a long comment thread, one post after another): it takes its
+   * lane's next slot and next token ahead of the requests already waiting. Those go on in between; a chain that
+   * queued behind them gained their wait at every one of its steps (runs sharing a site's rate queue longest).
+   */
+  urgent?: boolean;
 }
 
 /** Where a 429 applies. */
@@ -126,6 +132,10 @@ class Lane {
   private tokens = 0;
   private tokensAt = 0;
   private readonly queue: (() => void)[] = [];
+  /** Urgent requests waiting for a slot: served before `queue`. */
+  private readonly urgentQueue: (() => void)[] = [];
+  /** Urgent requests waiting on the pace: an ordinary request takes no token while one does. */
+  urgentPacing = 0;
 
   constructor(
     initial: number,
@@ -135,34 +145,41 @@ class Lane {
   }
 
   get waiting(): number {
-    return this.queue.length;
+    return this.queue.length + this.urgentQueue.length;
   }
 
-  async slot(): Promise<void> {
+  async slot(urgent = false): Promise<void> {
     if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.queue.push(resolve)); // the releaser hands its slot over
+    // The releaser hands its slot over.
+    else await new Promise<void>((resolve) => (urgent ? this.urgentQueue : this.queue).push(resolve));
+  }
+
+  private next(): (() => void) | undefined {
+    return this.urgentQueue.shift() ?? this.queue.shift();
   }
 
   release(): void {
-    const next = this.active <= this.limit ? this.queue.shift() : undefined;
+    const next = this.active <= this.limit ? this.next() : undefined;
     if (next) next();
     else this.active--;
   }
 
   /** Lets waiters in up to a raised limit. */
   admitWaiters(): void {
-    while (this.active < this.limit && this.queue.length > 0) {
+    while (this.active < this.limit && this.waiting > 0) {
       this.active++;
-      this.queue.shift()?.();
+      this.next()?.();
     }
   }
 
   /** Ms until this lane's pace allows one more request (and takes it when 0). */
-  paceWait(now: number): number {
+  paceWait(now: number, urgent = false): number {
     if (!this.rate) return 0;
     const capacity = Math.max(1, this.rate / 2);
     this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) / 1000) * this.rate);
     this.tokensAt = now;
+    // The next token is an urgent request's: look again a token's time later.
+    if (!urgent && this.urgentPacing > 0) return Math.ceil(1000 / this.rate);
     if (this.tokens >= 1) {
       this.tokens -= 1;
       return 0;
@@ -312,20 +329,26 @@ export class TrackerPacer {
       waited('issue');
     }
     const lane = this.lane(key.endpoint);
-    await lane.slot();
+    const urgent = key.urgent === true;
+    await lane.slot(urgent);
     waited('lane');
-    for (;;) {
-      const now = this.clock.now();
-      const paused = Math.max(this.clientPausedUntil, lane.pausedUntil) - now;
-      if (paused > 0) {
-        await this.clock.sleep(paused);
-        waited('pause');
-        continue;
+    if (urgent) lane.urgentPacing++;
+    try {
+      for (;;) {
+        const now = this.clock.now();
+        const paused = Math.max(this.clientPausedUntil, lane.pausedUntil) - now;
+        if (paused > 0) {
+          await this.clock.sleep(paused);
+          waited('pause');
+          continue;
+        }
+        const pace = lane.paceWait(now, urgent);
+        if (pace <= 0) break;
+        await this.clock.sleep(pace);
+        waited('pace');
       }
-      const pace = lane.paceWait(now);
-      if (pace <= 0) break;
-      await this.clock.sleep(pace);
-      waited('pace');
+    } finally {
+      if (urgent) lane.urgentPacing--;
     }
     let released = false;
     return () => {

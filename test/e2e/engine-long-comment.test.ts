@@ -103,8 +103,8 @@ describe('a comment over Jira’s limit', () => {
           throw new SimulatedCrash('after upload');
         return out;
       }
-      override async addComment(key: string, body: unknown) {
-        const out = await super.addComment(key, body);
+      override async addComment(key: string, body: unknown, opts: { urgent?: boolean } = {}) {
+        const out = await super.addComment(key, body, opts);
         if (markerOf(body) === long.id) this.longPosts++;
         if (markerOf(body) === before.id && ++this.beforePosts === 1)
           throw new SimulatedCrash('after a post');

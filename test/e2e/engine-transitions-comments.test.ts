@@ -61,8 +61,11 @@ class WatchedJira extends JiraClient {
     }
   }
 
-  override async addComment(key: string, body: unknown) {
-    const out = await super.addComment(key, body);
+  /** Comments posted ahead of their endpoint's queue (a long thread's), by issue. */
+  urgentPosts = new Map<string, number>();
+  override async addComment(key: string, body: unknown, opts: { urgent?: boolean } = {}) {
+    const out = await super.addComment(key, body, opts);
+    if (opts.urgent) this.urgentPosts.set(key, (this.urgentPosts.get(key) ?? 0) + 1);
     this.commentsPosted++;
     this.afterComment?.(this.commentsPosted, key);
     return out;
@@ -316,6 +319,12 @@ describe('transitions and comments with the default workflows', () => {
     expect(units).toBeGreaterThan(items.length);
     const posting = counts.filter((n) => n > 0).reduce((sum, n) => sum + partsOf(n), 0);
     expect(totals).toMatchObject({ units, success: posting, failure: 0 });
+    // A thread of several parts is the phase's chain: each of its posts, and no other, goes ahead of the queue.
+    const long = items.flatMap((item, i) => ((counts[i] ?? 0) > COMMENTS_PER_UNIT ? [item] : []));
+    expect(long.length).toBeGreaterThan(0);
+    expect(Object.fromEntries(jira.urgentPosts)).toEqual(
+      Object.fromEntries(long.map((item) => [item.targetKey, counts[items.indexOf(item)]])),
+    );
     expect(totals.skipped).toBe(items.length - withComments);
     const entries = await h.app.store.idMap.all(h.tenant.tenantId, projectId);
     expect(entries.every((e) => e.phasesDone.includes(PHASES.comments))).toBe(true);
@@ -547,7 +556,7 @@ describe('a thread of more than a thousand comments', () => {
       // Jira refuses that one comment, as converted and as plain text alike.
       class RefusingJira extends WatchedJira {
         refusals = 0;
-        override async addComment(key: string, body: unknown) {
+        override async addComment(key: string, body: unknown, opts: { urgent?: boolean } = {}) {
           if (key === long.targetKey && markerInBody(body) === refusedId) {
             this.refusals++;
             throw new TrackerHttpError('target', 400, 'POST', `/rest/api/3/issue/${key}/comment`, {
@@ -555,7 +564,7 @@ describe('a thread of more than a thousand comments', () => {
               errors: { comment: 'Comment body is not valid!' },
             });
           }
-          return super.addComment(key, body);
+          return super.addComment(key, body, opts);
         }
       }
       const refusing = new RefusingJira(

@@ -38,6 +38,7 @@ beforeAll(async () => {
   ));
   app.get('/ping', async () => ({ ok: true }));
   app.post('/write', async () => ({ ok: true }));
+  app.post('/write/:n', async () => ({ ok: true }));
   app.get('/missing', async (_req, reply) => reply.code(404).send({ message: 'nope' }));
   app.get('/ado-throttle', async (_req, reply) => reply.code(200).send({ ok: true }));
   app.get('/file', async (_req, reply) => reply.type('application/octet-stream').send(Buffer.alloc(64, 7)));
@@ -120,6 +121,15 @@ describe('the tracker HTTP layer', () => {
     await expect(http.stream('/file')).rejects.toBe(deferral);
     // The hour's wait was handed back: nothing after the 429 reached the tracker.
     expect(controls.requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /file 429']);
+  });
+
+  it('sends a step of an ordered chain (urgent) ahead of the requests queued on its endpoint', async () => {
+    // One request in flight per endpoint: /write/1 holds it, the others queue in the order they were made.
+    const http = client({ initialConcurrency: 1, maxConcurrency: 1 });
+    const ordinary = [1, 2, 3].map((n) => http.request('POST', `/write/${n}`));
+    const thread = http.request('POST', '/write/9', { urgent: true });
+    await Promise.all([...ordinary, thread]);
+    expect(controls.requests.map((r) => r.path)).toEqual(['/write/1', '/write/9', '/write/2', '/write/3']);
   });
 
   it("hands a wait back through the invocation's interrupt: the other client's requests, queued or new, are not sent", async () => {

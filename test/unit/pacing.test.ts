@@ -3,13 +3,14 @@
  * whole client), a burst 429 teaches the endpoint its rate, writes to one issue stay under Jira's per-issue windows,
  * and an endpoint's in-flight limit grows while requests queue for it.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   endpointOf,
   INITIAL_IN_FLIGHT,
   issueOf,
   JIRA_PER_ISSUE_WINDOWS,
   type PacingClock,
+  REAL_CLOCK,
   type RequestKey,
   TrackerPacer,
 } from '../../functions/trackers/pacing.ts';
@@ -184,5 +185,64 @@ describe('in-flight requests per endpoint', () => {
     // Never above the ceiling; a given start wins.
     expect(new TrackerPacer({ maxConcurrency: 5 }).laneState('GET /x').limit).toBe(5);
     expect(new TrackerPacer({ initialConcurrency: 3 }).laneState('PUT /x').limit).toBe(3);
+  });
+});
+
+describe('a request on an ordered chain (urgent) goes ahead of its lane', () => {
+  const thread: RequestKey = { ...comment('MIG-9'), urgent: true };
+
+  it('takes the next free slot before the requests already queued', async () => {
+    const pacer = new TrackerPacer({ initialConcurrency: 1, maxConcurrency: 1 });
+    const order: string[] = [];
+    const held = await pacer.acquire(comment('MIG-1'));
+    const take = (name: string, key: RequestKey) =>
+      pacer.acquire(key).then((release) => {
+        order.push(name);
+        release();
+      });
+    const all = [take('a', comment('MIG-2')), take('b', comment('MIG-3')), take('thread', thread)];
+    held();
+    await Promise.all(all);
+    expect(order).toEqual(['thread', 'a', 'b']);
+  });
+
+  it('in a paced lane, takes the next token before the requests already waiting on the pace', async () => {
+    vi.useFakeTimers();
+    try {
+      const pacer = new TrackerPacer({ clock: REAL_CLOCK });
+      // Told 10/s: paced at 9.5/s from an empty bucket, about 105 ms a request.
+      pacer.onThrottle(read, { reason: 'jira-burst-based', retryAfterMs: 1000, limit: 10 });
+      const order: string[] = [];
+      const take = (name: string, key: RequestKey) =>
+        pacer.acquire(key).then((release) => {
+          order.push(name);
+          release();
+        });
+      const ordinary = Array.from({ length: 6 }, (_, i) => take(`r${i}`, read));
+      await vi.advanceTimersByTimeAsync(150);
+      const urgent = take('thread', { ...read, urgent: true });
+      await vi.advanceTimersByTimeAsync(2_000);
+      await Promise.all([...ordinary, urgent]);
+      // One ordinary request had its token before the urgent one arrived; the urgent one takes the next.
+      expect(order.indexOf('thread')).toBe(1);
+      expect(order).toHaveLength(7);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('an ordinary lane with no urgent request keeps its order', async () => {
+    const pacer = new TrackerPacer({ initialConcurrency: 1, maxConcurrency: 1 });
+    const order: string[] = [];
+    const held = await pacer.acquire(read);
+    const all = ['a', 'b', 'c'].map((name) =>
+      pacer.acquire(read).then((release) => {
+        order.push(name);
+        release();
+      }),
+    );
+    held();
+    await Promise.all(all);
+    expect(order).toEqual(['a', 'b', 'c']);
   });
 });

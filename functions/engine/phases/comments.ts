@@ -285,6 +285,9 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     const part = unit.part ?? 1;
     const parts = unit.parts ?? 1;
     const last = part === parts;
+    // A thread of several parts is the phase's longest chain of writes (one post after another, the floor of
+    // the phase): its posts go ahead of the other threads' on the comment endpoint.
+    const urgent = parts > 1;
     const partOf = partLabel(unit);
     const entry = entries.get(id);
     if (!entry) return { kind: 'skipped', line: `#${id}${partOf}: not in the id map: skipped` };
@@ -389,14 +392,14 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         if (converted.fellBackToText)
           warnings.push(`comment ${c.id} kept as plain text (${converted.fellBackToText})`);
         try {
-          await target.addComment(entry.targetKey, converted.doc);
+          await target.addComment(entry.targetKey, converted.doc, { urgent });
         } catch (err) {
           // Refused as converted (a limit the validator does not know): once more as its text. Only a 4xx
           // is sure to have written nothing; after a 5xx the comment may be there (the marker tells, later).
           const reason = refusalOf(err);
           const refused = err instanceof TrackerHttpError && err.status >= 400 && err.status < 500;
           if (reason === undefined || !refused || converted.fellBackToText) throw err;
-          await target.addComment(entry.targetKey, converted.plain());
+          await target.addComment(entry.targetKey, converted.plain(), { urgent });
           warnings.push(`comment ${c.id} kept as plain text (${reason})`);
         }
         posted.add(c.id);

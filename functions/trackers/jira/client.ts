@@ -412,12 +412,13 @@ export class JiraClient {
     return match[1];
   }
 
-  async addComment(key: string, body: unknown): Promise<{ id: string }> {
+  /** `urgent`: a step of a long thread the phase waits on, sent ahead of other comments (RequestKey.urgent). */
+  async addComment(key: string, body: unknown, opts: { urgent?: boolean } = {}): Promise<{ id: string }> {
     return (
       await this.http.request<{ id: string }>(
         'POST',
         `/rest/api/3/issue/${encodeURIComponent(key)}/comment`,
-        { body: { body }, notIdempotent: true },
+        { body: { body }, notIdempotent: true, ...(opts.urgent ? { urgent: true } : {}) },
       )
     ).body;
   }
