@@ -11,6 +11,7 @@ import { ApiError, CliError, EXIT } from './cli/errors.ts';
 import { terminalSafe } from './cli/format.ts';
 import * as lifecycle from './cli/lifecycle.ts';
 import { collect, RUN_TYPES } from './cli/start-body.ts';
+import { WATCH_TAIL_DEFAULT, WATCH_TAIL_MAX } from './cli/watch.ts';
 
 const DEFAULT_API = process.env.TMS_API_URL || 'http://127.0.0.1:3000/api';
 
@@ -106,6 +107,12 @@ export function buildProgram(): Command {
     .command('watch <runId>')
     .description('follow a run live until it is done')
     .option('--quiet', 'no log lines, only the progress bar')
+    .option(
+      '--tail <n>',
+      `start at the run's newest n events (1-${WATCH_TAIL_MAX})`,
+      String(WATCH_TAIL_DEFAULT),
+    )
+    .option('--all', 'replay the whole log from its first event')
     .action((runId: string, o, cmd: Command) => commands.watch(ctx(cmd), runId, o));
 
   for (const action of ['pause', 'resume', 'cancel'] as const)

@@ -6,7 +6,7 @@ import { CliError, EXIT, usageError } from './errors.ts';
 import { out, phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
 import { type StartOptions, startBody, type TrackerOptions } from './start-body.ts';
 import { sessionFile } from './token-store.ts';
-import { watchRun } from './watch.ts';
+import { WATCH_TAIL_DEFAULT, WATCH_TAIL_MAX, watchRun } from './watch.ts';
 
 export interface Ctx {
   client: ApiClient;
@@ -168,10 +168,17 @@ export async function status(ctx: Ctx, runId: string): Promise<void> {
   );
 }
 
-export async function watch(ctx: Ctx, runId: string, o: { quiet?: boolean }): Promise<void> {
+export async function watch(
+  ctx: Ctx,
+  runId: string,
+  o: { quiet?: boolean; tail?: string; all?: boolean },
+): Promise<void> {
+  const tail = Number(o.tail ?? WATCH_TAIL_DEFAULT);
+  if (!o.all && !(Number.isInteger(tail) && tail >= 1 && tail <= WATCH_TAIL_MAX))
+    throw new CliError(`--tail takes a whole number from 1 to ${WATCH_TAIL_MAX}`, EXIT.usage);
   const display = createDisplay({ json: ctx.json, quiet: o.quiet === true });
   try {
-    const result = await watchRun(ctx.client, runId, { display });
+    const result = await watchRun(ctx.client, runId, { display, ...(o.all ? {} : { tail }) });
     display.stop();
     if (ctx.json) return printJson(result);
     out(`Run ${runId} ${result.status ?? ''}${result.stats ? `: ${statsLine(result.stats)}` : ''}`.trim());

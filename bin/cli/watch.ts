@@ -13,6 +13,13 @@ import { type DoneStats, phaseLabel } from './format.ts';
 const FINAL = new Set(['COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED']);
 /** The server pings after 15 s of silence; twice that and more without a byte means the connection is gone. */
 const IDLE_MS = 45_000;
+/**
+ * Events a watch starts from, newest last, as the console's run page does: a run of 50,000 items has as many log
+ * lines, and replaying them all before the live ones is minutes of scrolling (`--all` asks for it). The stream's
+ * `tail` takes 1-1000.
+ */
+export const WATCH_TAIL_DEFAULT = 200;
+export const WATCH_TAIL_MAX = 1000;
 
 export interface WatchResult {
   runId: string;
@@ -26,6 +33,8 @@ export interface WatchOptions {
   display: Display;
   /** Consecutive failed connections before giving up. */
   maxRetries?: number;
+  /** The first connection starts at the run's newest `tail` events; undefined: from the first event. */
+  tail?: number;
 }
 
 interface RunStatus {
@@ -94,7 +103,10 @@ export async function watchRun(client: ApiClient, runId: string, opts: WatchOpti
     let done = false;
     let dropped = false;
     try {
-      const res = await fetch(client.url(`/migrations/${runId}/stream`, { token: session.accessToken }), {
+      // A resume names its place (Last-Event-ID); only a first connection asks for the newest events.
+      const tail = result.lastEventId || opts.tail === undefined ? {} : { tail: String(opts.tail) };
+      const url = client.url(`/migrations/${runId}/stream`, { token: session.accessToken, ...tail });
+      const res = await fetch(url, {
         headers: {
           Accept: 'text/event-stream',
           ...(result.lastEventId ? { 'Last-Event-ID': result.lastEventId } : {}),

@@ -358,6 +358,26 @@ describe('tms watch, output not a terminal', () => {
     );
   });
 
+  it("starts at the run's newest events with --tail, and replays the whole log with --all", async () => {
+    const run = await endedRun();
+    // Four events: the log line, progress, the status change, done. The newest two are the status and done.
+    const tail = await tms(['watch', run.id, '--tail', '2']);
+    expect(tail.stderr).toBe('');
+    expect(tail.stdout).toBe(
+      [
+        'phase: 3 hierarchy',
+        'status: completed',
+        `Run ${run.id} COMPLETED: created 9, skipped 1, failed 0`,
+        '',
+      ].join('\n'),
+    );
+    const all = await tms(['watch', run.id, '--all']);
+    expect(all.stdout).toContain('#1 Task -> MIG-1');
+    const refused = await tms(['watch', run.id, '--tail', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--tail takes a whole number from 1 to 1000');
+  });
+
   it('with --quiet prints only the result', async () => {
     const run = await endedRun();
     const res = await tms(['watch', run.id, '--quiet']);
