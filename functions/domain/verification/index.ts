@@ -4,6 +4,16 @@
  * verdicts (audit.ts).
  */
 
+export {
+  AUDIT_CSV_HEADER,
+  auditCsv,
+  auditCsvLines,
+  auditJson,
+  emptySummary,
+  mergeSummaries,
+  tally,
+  type VerificationSummary,
+} from './audit.ts';
 export { canonical, compareIssue } from './compare.ts';
 export { compareDocuments, type DocumentFacts, documentFacts } from './document.ts';
 export {
