@@ -1,7 +1,7 @@
 /**
  * Issue comments: ADF bodies checked with Atlassian's validator and against the text limit a description has
  * (32,767 characters, measured as the document's JSON: see fields.ts); paged list ordered by creation; edit
- * (PUT). An edit's `update.comment` adds one too (fields.ts reads it, the edit route writes it with
+ * (PUT); delete (DELETE, 204). An edit's `update.comment` adds one too (fields.ts reads it, the edit route writes it with
  * `addComment`).
  */
 import type { FastifyInstance } from 'fastify';
@@ -119,6 +119,20 @@ export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): v
       comment.updated = store.now();
       store.touch(issue);
       return Render.of(store, req).comment(issue, comment);
+    },
+  );
+
+  // Deletes a comment: 204, or 404 for an id the issue does not (or no longer) have.
+  app.delete<{ Params: { issueIdOrKey: string; id: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey/comment/:id',
+    async (req, reply) => {
+      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+      if (!issue) return notFoundIssue(reply);
+      const at = issue.comments.findIndex((c) => c.id === req.params.id);
+      if (at < 0) return sendError(reply, 404, [`Can not find a comment for the id: ${req.params.id}.`]);
+      issue.comments.splice(at, 1);
+      store.touch(issue);
+      return reply.code(204).send();
     },
   );
 }
