@@ -92,7 +92,8 @@ const links: Check = (want, got) => {
   return out;
 };
 
-const fileLabel = (f: FileFacts) => `${f.name} (${f.size} bytes)`;
+/** A size below 0 is one the source does not tell (an inline image): the name alone then. */
+const fileLabel = (f: FileFacts) => (f.size < 0 ? f.name : `${f.name} (${f.size} bytes)`);
 const extensionOf = (name: string) => /\.[^.]*$/.exec(name)?.[0]?.toLowerCase() ?? '';
 
 /** Jira keeps a file's name and size; one renamed on a name clash keeps its size and its kind of file. */
