@@ -3,7 +3,7 @@
  * generated project, then the verification phase worked as the runner works a phase. A clean run verifies every
  * item; then four issues are altered in the sandbox Jira through its REST API (a comment deleted, a label
  * changed, a table cell of a description edited, an attachment deleted), and verifying again finds exactly
- * those four differences, on those four issues, and no other.
+ * those four differences, on those four issues, and no other, with reads alone (two Jira GETs an item).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdfNode } from '../../functions/domain/adf/index.ts';
@@ -137,7 +137,12 @@ describe('verification of a run', () => {
     await target.deleteAttachment(attachmentOf(attached)!.id);
 
     // Act
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
     const after = await verify(run.id);
+    const requests = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
+      method: string;
+      path: string;
+    }[];
 
     // Assess: exactly those four differences, on those four issues
     const found = after.items
@@ -165,6 +170,18 @@ describe('verification of a run', () => {
       differencesByField: { comments: 1, labels: 1, 'description.tables': 1, attachments: 1 },
       itemsWithNotes: after.summary.itemsWithNotes,
     });
+    // Verification only reads Jira: each issue once, its comments (a page of them at a time), link types once a
+    // block of 50 items.
+    expect(requests.filter((r) => r.method !== 'GET')).toEqual([]);
+    const issueReads = requests.filter((r) => /^\/rest\/api\/3\/issue\/[^/?]+\?/.test(r.path));
+    const commentPages = requests.filter((r) => /^\/rest\/api\/3\/issue\/[^/?]+\/comment(\?|$)/.test(r.path));
+    expect(issueReads).toHaveLength(after.summary.itemsChecked);
+    expect(new Set(commentPages.map((r) => r.path.split('/comment')[0])).size).toBe(
+      after.summary.itemsChecked,
+    );
+    expect(requests.length - issueReads.length - commentPages.length).toBeLessThanOrEqual(
+      Math.ceil(after.summary.itemsChecked / 50),
+    );
     // The CSV says the same, a line per difference.
     expect(after.csv.split('\r\n').filter((l) => l.includes(',differs,'))).toHaveLength(4);
   });
