@@ -66,7 +66,8 @@ async function blockContext(ctx: PhaseContext, items: AdoWorkItem[]) {
       ...new Set([...items.map((i) => i.id), ...ends, ...referred]),
     ]),
     statePlan(ctx),
-    run.options.migrateLinks !== false ? deps.target.linkTypes() : Promise.resolve([]),
+    // Phase 3 links a parent Jira cannot hold with Relates whatever the links option says.
+    deps.target.linkTypes(),
     descriptionContextFor(ctx, items),
   ]);
   const sprintByPath = new Map(preflight.sprints.map((s) => [s.iterationPath.toLowerCase(), s.name]));
@@ -87,13 +88,10 @@ async function blockContext(ctx: PhaseContext, items: AdoWorkItem[]) {
     },
     sprintOf: (path) => (preflight.sprintFieldId ? sprintByPath.get(path.toLowerCase()) : undefined),
     customFields: preflight.mappings?.customFields ?? [],
-    links:
-      run.options.migrateLinks !== false
-        ? {
-            availableTypes: linkTypes.map((t) => t.name),
-            ...(preflight.mappings ? { linkTypes: preflight.mappings.linkTypes } : {}),
-          }
-        : { availableTypes: [] },
+    links: {
+      availableTypes: linkTypes.map((t) => t.name),
+      ...(preflight.mappings ? { linkTypes: preflight.mappings.linkTypes } : {}),
+    },
   };
   return { entries, describe, verification };
 }
@@ -114,7 +112,11 @@ async function verifyItem(
       if (err instanceof TrackerHttpError && err.status === 404) return undefined;
       throw err;
     }),
-    collect(deps.target.comments(entry.targetKey)).catch(() => []),
+    collect(deps.target.comments(entry.targetKey)).catch((err) => {
+      // The issue gone: said once, by the issue read's 404; anything else is the tracker's to retry.
+      if (err instanceof TrackerHttpError && err.status === 404) return [];
+      throw err;
+    }),
     options.migrateComments !== false ? collect(deps.source.comments(item.id)) : Promise.resolve([]),
   ]);
   if (!issue)
@@ -160,9 +162,7 @@ async function verifyItem(
     {
       id: item.id,
       fields: item.fields,
-      relations: (item.relations ?? []).filter((r) =>
-        r.rel === 'AttachedFile' ? options.migrateAttachments !== false : options.migrateLinks !== false,
-      ),
+      relations: (item.relations ?? []).filter((r) => carried(r.rel, options)),
       ...(hasContent(description) ? { description } : {}),
       comments: adoComments.map((c) => ({ id: c.id, doc: commentDocument(c, commentCtx, item.id).doc })),
       inlineImages: images
@@ -182,6 +182,13 @@ async function verifyItem(
 }
 
 const hasContent = (doc: AdfDoc) => doc.content.length > 0;
+
+/** Whether the run carries a relation over: files with attachments on, links with links on, parents always. */
+function carried(rel: string, options: PhaseContext['run']['options']): boolean {
+  if (rel === 'AttachedFile') return options.migrateAttachments !== false;
+  if (/^system\.linktypes\.hierarchy-/i.test(rel)) return true;
+  return options.migrateLinks !== false;
+}
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
