@@ -182,12 +182,12 @@ describe('verification of one item', () => {
     expect(want.links).toEqual(['Blocks → MIG-13', 'Relates ↔ MIG-10']);
   });
 
-  it.each([
+  /** [what changed in Jira, the field set to this value (undefined: removed), the one difference expected]. */
+  const FIELD_CHANGES: [string, string, unknown, { field: string; expected: string; actual: string }][] = [
     [
       'a label changed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.labels = ['payments', 'techdebt', 'src-id-12'];
-      },
+      'labels',
+      ['payments', 'techdebt', 'src-id-12'],
       {
         field: 'labels',
         expected: 'payments, src-id-12, tech-debt',
@@ -196,120 +196,79 @@ describe('verification of one item', () => {
     ],
     [
       'the summary edited',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.summary = 'Checkout';
-      },
+      'summary',
+      'Checkout',
       { field: 'summary', expected: 'Checkout with saved cards', actual: 'Checkout' },
     ],
     [
       'another status',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.status = { name: 'Done' };
-      },
+      'status',
+      { name: 'Done' },
       { field: 'status', expected: 'In Progress', actual: 'Done' },
     ],
     [
       'another type',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.issuetype = { id: '99', name: 'Task' };
-      },
+      'issuetype',
+      { id: '99', name: 'Task' },
       { field: 'type', expected: 'Story', actual: 'Task' },
     ],
-    [
-      'the component removed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.components = [];
-      },
-      { field: 'components', expected: 'Web', actual: '(none)' },
-    ],
+    ['the component removed', 'components', [], { field: 'components', expected: 'Web', actual: '(none)' }],
     [
       'the priority lowered',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.priority = { name: 'Low' };
-      },
+      'priority',
+      { name: 'Low' },
       { field: 'priority', expected: 'Highest', actual: 'Low' },
     ],
-    [
-      'unassigned',
-      (j: ReturnType<typeof faithfulJira>) => {
-        (j.fields as Record<string, unknown>).assignee = null;
-      },
-      { field: 'assignee', expected: 'acc-ava', actual: '(none)' },
-    ],
+    ['unassigned', 'assignee', null, { field: 'assignee', expected: 'acc-ava', actual: '(none)' }],
     [
       'another reporter',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.reporter = { accountId: 'acc-bob' };
-      },
+      'reporter',
+      { accountId: 'acc-bob' },
       { field: 'reporter', expected: 'acc-ava', actual: 'acc-bob' },
     ],
-    [
-      'the parent removed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        delete (j.fields as Record<string, unknown>).parent;
-      },
-      { field: 'parent', expected: 'MIG-11', actual: '(none)' },
-    ],
-    [
-      'a link removed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.issuelinks = j.fields.issuelinks.slice(1);
-      },
-      { field: 'links', expected: 'Blocks → MIG-13', actual: '(none)' },
-    ],
-    [
-      'a link added',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.issuelinks.push({ type: { name: 'Duplicate' }, outwardIssue: { key: 'MIG-10' } });
-      },
-      { field: 'links', expected: '(none)', actual: 'Duplicate → MIG-10' },
-    ],
-    [
-      'an attachment deleted',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.attachment = j.fields.attachment.slice(1);
-      },
-      { field: 'attachments', expected: 'spec.pdf (2048 bytes)', actual: '(none)' },
-    ],
-    [
-      'an attachment of another size',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.attachment[0] = { filename: 'spec.pdf', size: 10 };
-      },
-      { field: 'attachments', expected: 'spec.pdf (2048 bytes)', actual: 'spec.pdf (10 bytes)' },
-    ],
-    [
-      'out of its sprint',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields[CUSTOM.sprint] = [];
-      },
-      { field: 'sprint', expected: 'Sprint 1', actual: '(none)' },
-    ],
-    [
-      'story points changed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields[CUSTOM.storyPoints] = 8;
-      },
-      { field: 'storyPoints', expected: '5', actual: '8' },
-    ],
+    ['the parent removed', 'parent', undefined, { field: 'parent', expected: 'MIG-11', actual: '(none)' }],
+    ['out of its sprint', CUSTOM.sprint, [], { field: 'sprint', expected: 'Sprint 1', actual: '(none)' }],
+    ['story points changed', CUSTOM.storyPoints, 8, { field: 'storyPoints', expected: '5', actual: '8' }],
     [
       'the original estimate changed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.timetracking = { originalEstimateSeconds: 3600, remainingEstimateSeconds: 5400 };
-      },
+      'timetracking',
+      { originalEstimateSeconds: 3600, remainingEstimateSeconds: 5400 },
       { field: 'originalEstimate', expected: '5400', actual: '3600' },
     ],
     [
       'a mapped custom field changed',
-      (j: ReturnType<typeof faithfulJira>) => {
-        j.fields.customfield_20000 = { value: 'Search', id: '101' };
-      },
+      'customfield_20000',
+      { value: 'Search', id: '101' },
       { field: 'custom:customfield_20000', expected: 'Payments', actual: 'Search' },
     ],
-  ])('%s is one difference with both values', (_, change, difference) => {
-    const verdict = verdictOf(change);
+  ];
+  it.each(FIELD_CHANGES)('%s is one difference with both values', (_, field, value, difference) => {
+    const verdict = verdictOf((j) => {
+      const fields = j.fields as Record<string, unknown>;
+      if (value === undefined) delete fields[field];
+      else fields[field] = value;
+    });
     expect(verdict.result).toBe('differs');
     expect(verdict.differences).toEqual([difference]);
+  });
+
+  it('a link removed or added, a file deleted or replaced: one difference each', () => {
+    expect(verdictOf((j) => j.fields.issuelinks.shift()).differences).toEqual([
+      { field: 'links', expected: 'Blocks → MIG-13', actual: '(none)' },
+    ]);
+    expect(
+      verdictOf((j) =>
+        j.fields.issuelinks.push({ type: { name: 'Duplicate' }, outwardIssue: { key: 'MIG-10' } }),
+      ).differences,
+    ).toEqual([{ field: 'links', expected: '(none)', actual: 'Duplicate → MIG-10' }]);
+    expect(verdictOf((j) => j.fields.attachment.shift()).differences).toEqual([
+      { field: 'attachments', expected: 'spec.pdf (2048 bytes)', actual: '(none)' },
+    ]);
+    expect(
+      verdictOf((j) => {
+        j.fields.attachment[0] = { filename: 'spec.pdf', size: 10 };
+      }).differences,
+    ).toEqual([{ field: 'attachments', expected: 'spec.pdf (2048 bytes)', actual: 'spec.pdf (10 bytes)' }]);
   });
 
   describe('the description, compared as a document', () => {
