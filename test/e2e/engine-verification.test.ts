@@ -2,11 +2,13 @@
  * Verification over the sandboxes ("check the check"): a FULL migration (attachments, comments, links) of a
  * generated project, then the verification phase worked as the runner works a phase. A clean run verifies every
  * item; then four issues are altered in the sandbox Jira through its REST API (a comment deleted, a label
- * changed, a table cell of a description edited, an attachment deleted), and verifying again finds exactly
- * those four differences, on those four issues, and no other, with reads alone (two Jira GETs an item).
+ * changed, a table cell of a description edited, an attachment deleted), and verifying again (resumed after its
+ * first block, in a fresh invocation, as after a crash) finds exactly those four differences, on those four
+ * issues, and no other, with reads alone (each issue once, with its comments).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdfNode } from '../../functions/domain/adf/index.ts';
+import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import type { ItemVerdict, VerificationSummary } from '../../functions/domain/verification/index.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { verificationPhase } from '../../functions/engine/phases/verify.ts';
@@ -14,7 +16,7 @@ import type { PhaseContext } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
-import { workChunks } from '../support/phase-driver.ts';
+import { workChunk, workChunks } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 const SEED = 7;
@@ -26,19 +28,29 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-/** The verification of a finished run, worked from its first unit to its audit. */
+/**
+ * The verification of a finished run, worked from its first unit to its audit; `resumed`: its first block in one
+ * invocation, the rest in another from the checkpoint after it, as after a crash.
+ */
 async function verify(
   runId: string,
+  opts: { resumed?: boolean } = {},
 ): Promise<{ summary: VerificationSummary; items: ItemVerdict[]; csv: string }> {
   const deps = h.deps();
   const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
-  const ctx: PhaseContext = {
+  const contextOf = async (): Promise<PhaseContext> => ({
     deps,
     run,
     preflight: await loadPreflight(deps, run),
     invocation: new InvocationScope(),
-  };
-  await workChunks(verificationPhase, ctx, 0, async () => {});
+  });
+  let ctx = await contextOf();
+  if (opts.resumed) {
+    const first = await workChunk(verificationPhase, ctx, 0);
+    expect(first.processed).toBe(CHUNK_SIZE);
+    ctx = await contextOf();
+  }
+  await workChunks(verificationPhase, ctx, opts.resumed ? CHUNK_SIZE : 0, async () => {});
   await verificationPhase.complete?.(ctx);
   const audit = JSON.parse(
     (await deps.artifacts.get(artifactKeys.verificationAudit(run.tenantId, run.id)))!,
@@ -138,7 +150,7 @@ describe('verification of a run', () => {
 
     // Act
     await h.control('jira', 'DELETE', '/_sandbox/requests');
-    const after = await verify(run.id);
+    const after = await verify(run.id, { resumed: true });
     const requests = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
       method: string;
       path: string;
