@@ -181,6 +181,7 @@ describe('verification of a run', () => {
       fullyFaithful: clean.summary.itemsChecked - 4,
       differencesByField: { comments: 1, labels: 1, 'description.tables': 1, attachments: 1 },
       itemsWithNotes: after.summary.itemsWithNotes,
+      unverified: 0,
     });
     // Verification only reads Jira: each issue once, its comments (a page of them at a time), link types once a
     // block of 50 items.

@@ -7,6 +7,7 @@ import {
   type ItemVerdict,
   mergeSummaries,
   tally,
+  unverified,
 } from '../../functions/domain/verification/index.ts';
 
 const pass = (id: number, notes: string[] = []): ItemVerdict => ({
@@ -77,6 +78,7 @@ describe('the verification audit', () => {
         fullyFaithful: 2,
         differencesByField: { labels: 1, comments: 2 },
         itemsWithNotes: 1,
+        unverified: 0,
       },
     });
     expect(JSON.parse(await all(auditJson({ runId: 'r', verifiedAt: 't' }, sequence([]))))).toMatchObject({
@@ -96,6 +98,27 @@ describe('the verification audit', () => {
     expect(read).toEqual([]);
   });
 
+  it('an item that could not be verified is in the audit, said why, and not counted as checked', async () => {
+    const gone = unverified(5, 'MIG-5', 'no longer in Azure DevOps');
+    expect(gone).toEqual({
+      sourceId: 5,
+      key: 'MIG-5',
+      result: 'unverified',
+      differences: [],
+      notes: ['no longer in Azure DevOps'],
+    });
+    const csv = await all(auditCsv(sequence([pass(1), gone])));
+    expect(csv.split('\r\n')[2]).toBe('5,MIG-5,unverified,,,,no longer in Azure DevOps');
+    const json = JSON.parse(await all(auditJson({ runId: 'r', verifiedAt: 't' }, sequence([pass(1), gone]))));
+    expect(json.summary).toEqual({
+      itemsChecked: 1,
+      fullyFaithful: 1,
+      differencesByField: {},
+      itemsWithNotes: 0,
+      unverified: 1,
+    });
+  });
+
   it('summaries of blocks verified apart add up to the whole', () => {
     const a = tally(tally(emptySummary(), pass(1)), differs(2, 'labels'));
     const b = tally(emptySummary(), differs(3, 'labels', 'sprint'));
@@ -104,6 +127,7 @@ describe('the verification audit', () => {
       fullyFaithful: 1,
       differencesByField: { labels: 2, sprint: 1 },
       itemsWithNotes: 0,
+      unverified: 0,
     });
   });
 });

@@ -14,6 +14,8 @@ export interface VerificationSummary {
   differencesByField: Record<string, number>;
   /** Items with a note (a person without a Jira account, ...), which still pass. */
   itemsWithNotes: number;
+  /** Items that could not be compared (not counted as checked): the audit says why for each. */
+  unverified: number;
 }
 
 export const emptySummary = (): VerificationSummary => ({
@@ -21,10 +23,15 @@ export const emptySummary = (): VerificationSummary => ({
   fullyFaithful: 0,
   differencesByField: {},
   itemsWithNotes: 0,
+  unverified: 0,
 });
 
 /** Counts one verdict into the summary (in place: it is the one thing an audit keeps while it streams). */
 export function tally(summary: VerificationSummary, verdict: ItemVerdict): VerificationSummary {
+  if (verdict.result === 'unverified') {
+    summary.unverified++;
+    return summary;
+  }
   summary.itemsChecked++;
   if (verdict.differences.length === 0) summary.fullyFaithful++;
   if (verdict.notes.length > 0) summary.itemsWithNotes++;
@@ -42,6 +49,7 @@ export function mergeSummaries(a: VerificationSummary, b: VerificationSummary): 
     fullyFaithful: a.fullyFaithful + b.fullyFaithful,
     differencesByField: byField,
     itemsWithNotes: a.itemsWithNotes + b.itemsWithNotes,
+    unverified: a.unverified + b.unverified,
   };
 }
 
@@ -49,10 +57,10 @@ export const AUDIT_CSV_HEADER = ['source_id', 'jira_key', 'result', 'field', 'ex
 /** Between an item's notes in the CSV (the JSON keeps them as a list). */
 const NOTE_SEPARATOR = ' | ';
 
-/** An item's CSV lines: one per difference, or one saying `pass`; its notes on each. */
+/** An item's CSV lines: one per difference, or one saying `pass` (or `unverified`); its notes on each. */
 export function auditCsvLines(v: ItemVerdict): string {
   const notes = v.notes.join(NOTE_SEPARATOR);
-  if (v.differences.length === 0) return csvLine([v.sourceId, v.key, 'pass', '', '', '', notes]);
+  if (v.differences.length === 0) return csvLine([v.sourceId, v.key, v.result, '', '', '', notes]);
   return v.differences
     .map((d) => csvLine([v.sourceId, v.key, 'differs', d.field, d.expected, d.actual, notes]))
     .join('');

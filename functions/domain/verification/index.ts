@@ -26,4 +26,4 @@ export {
   type VerificationSource,
 } from './expected.ts';
 export { type ReadBackContext, type ReadBackIssue, readBackIssue } from './read-back.ts';
-export { auditValue, type Difference, type ItemVerdict, VALUE_MAX } from './types.ts';
+export { auditValue, type Difference, type ItemVerdict, unverified, VALUE_MAX } from './types.ts';

@@ -11,7 +11,8 @@ export interface Difference {
 export interface ItemVerdict {
   sourceId: number;
   key: string;
-  result: 'pass' | 'differs';
+  /** `unverified`: the item could not be compared (gone from Azure DevOps, its type no longer mapped); `notes` say why. */
+  result: 'pass' | 'differs' | 'unverified';
   differences: Difference[];
   /**
    * What is by design and still worth saying (a person without a Jira account, a priority the scheme lacks):
@@ -19,6 +20,15 @@ export interface ItemVerdict {
    */
   notes: string[];
 }
+
+/** The verdict of an item that could not be compared: in the audit all the same, with the reason. */
+export const unverified = (sourceId: number, key: string, reason: string): ItemVerdict => ({
+  sourceId,
+  key,
+  result: 'unverified',
+  differences: [],
+  notes: [reason],
+});
 
 /** The longest value an audit line carries: tracker text is untrusted and may be megabytes long. */
 export const VALUE_MAX = 300;

@@ -22,6 +22,7 @@ import {
   type ItemVerdict,
   readBackIssue,
   tally,
+  unverified,
   type VerificationContext,
 } from '#domain/verification/index.ts';
 import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.ts';
@@ -208,17 +209,22 @@ async function verifyBlock(ctx: PhaseContext, units: number[], from: number): Pr
   const verdicts = await inPool(ids, ITEM_CONCURRENCY, async (id) => {
     const item = byId.get(id);
     const entry = block.entries.get(id);
-    if (!item || !entry) return undefined;
+    // Every unit is a migrated item: an id map entry names its issue.
+    const key = block.entries.get(id)?.targetKey ?? '';
+    if (!item || !entry) return unverified(id, key, 'no longer in Azure DevOps');
+    const type = String(item.fields['System.WorkItemType'] ?? '');
+    if (!block.verification.typeMap[type])
+      return unverified(id, key, `its Azure DevOps type "${type}" is not one the run mapped`);
     return verifyItem(ctx, item, entry, block, people);
   });
   const kept: ItemVerdict[] = [];
-  verdicts.forEach((v, i) => {
-    if (!v) {
+  verdicts.forEach((v) => {
+    kept.push(v);
+    if (v.result === 'unverified') {
       outcome.skipped++;
-      outcome.log.push(`#${ids[i]}: no longer in Azure DevOps: not verified`);
+      outcome.log.push(`#${v.sourceId} ${v.key}: not verified: ${v.notes.join('; ')}`);
       return;
     }
-    kept.push(v);
     outcome.success++;
     if (v.result === 'differs')
       outcome.log.push(
