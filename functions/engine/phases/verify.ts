@@ -44,6 +44,22 @@ import { statePlan } from './transitions.ts';
 const UNITS_ARTIFACT = 'verification-units.json';
 /** The comments phase's people map: comment mentions resolve as that phase resolved them. */
 const COMMENT_PEOPLE_ARTIFACT = 'comments-people.json';
+/** The system fields verification compares (the site's Sprint, Story Points and mapped custom fields added). */
+const READ_FIELDS = [
+  'issuetype',
+  'status',
+  'summary',
+  'description',
+  'labels',
+  'components',
+  'priority',
+  'assignee',
+  'reporter',
+  'parent',
+  'issuelinks',
+  'attachment',
+  'timetracking',
+];
 const HISTORY_FILE = /^ado-history-\d+(-r\d+)?\.html$/;
 
 /** Files the engine adds of its own: the item's history, a cut description's or comment's whole HTML. */
@@ -94,7 +110,13 @@ async function blockContext(ctx: PhaseContext, items: AdoWorkItem[]) {
       ...(preflight.mappings ? { linkTypes: preflight.mappings.linkTypes } : {}),
     },
   };
-  return { entries, describe, verification };
+  // The fields compared, and no more: an issue's other fields (rendered HTML, history) can be large.
+  const fields = [
+    ...READ_FIELDS,
+    ...[preflight.sprintFieldId, preflight.storyPointsFieldId].flatMap((f) => f ?? []),
+    ...verification.customFields.map((c) => c.fieldId),
+  ];
+  return { entries, describe, verification, fields };
 }
 
 /** One item: its source read from ADO, its issue and comments from Jira, compared. */
@@ -109,7 +131,7 @@ async function verifyItem(
   const options = run.options;
   const siteUrl = deps.target.connection.baseUrl.replace(/\/+$/, '');
   const [issue, jiraComments, adoComments] = await Promise.all([
-    deps.target.getIssue(entry.targetKey).catch((err) => {
+    deps.target.getIssue(entry.targetKey, block.fields).catch((err) => {
       if (err instanceof TrackerHttpError && err.status === 404) return undefined;
       throw err;
     }),
