@@ -59,6 +59,9 @@ async function verify(
     summary: VerificationSummary;
   };
   const csv = (await deps.artifacts.get(artifactKeys.verificationAuditCsv(run.tenantId, run.id)))!;
+  // The summary kept for the run says what the audit's does.
+  const kept = await deps.artifacts.get(artifactKeys.verificationSummary(run.tenantId, run.id));
+  expect(JSON.parse(kept!)).toEqual(audit.summary);
   return { ...audit, csv };
 }
 

@@ -230,9 +230,9 @@ async function verifyBlock(ctx: PhaseContext, units: number[], from: number): Pr
   const people = await PeopleMap.load(deps, runArtifactKey(run, COMMENT_PEOPLE_ARTIFACT), preflight);
   const verdicts = await inPool(ids, ITEM_CONCURRENCY, async (id) => {
     const item = byId.get(id);
+    // Every unit is a migrated item, so its id map entry names its issue.
     const entry = block.entries.get(id);
-    // Every unit is a migrated item: an id map entry names its issue.
-    const key = block.entries.get(id)?.targetKey ?? '';
+    const key = entry?.targetKey ?? '';
     if (!item || !entry) return unverified(id, key, 'no longer in Azure DevOps');
     const type = String(item.fields['System.WorkItemType'] ?? '');
     if (!block.verification.typeMap[type])
@@ -285,12 +285,17 @@ export const verificationPhase: PhaseModule = {
       artifactKeys.verificationAudit(run.tenantId, run.id),
       auditJson({ runId: run.id, verifiedAt: nowIso() }, keptVerdicts(ctx, blocks)),
     );
+    const summary = emptySummary();
+    async function* counted(): AsyncGenerator<ItemVerdict> {
+      for await (const v of keptVerdicts(ctx, blocks)) {
+        tally(summary, v);
+        yield v;
+      }
+    }
     await deps.artifacts.putStream(
       artifactKeys.verificationAuditCsv(run.tenantId, run.id),
-      auditCsv(keptVerdicts(ctx, blocks)),
+      auditCsv(counted()),
     );
-    const summary = emptySummary();
-    for await (const v of keptVerdicts(ctx, blocks)) tally(summary, v);
     await deps.artifacts.put(artifactKeys.verificationSummary(run.tenantId, run.id), JSON.stringify(summary));
   },
 };
