@@ -195,6 +195,16 @@ describe('verification of one item', () => {
       },
     ],
     [
+      'a label changed in case only (Jira labels are case-sensitive)',
+      'labels',
+      ['Payments', 'tech-debt', 'src-id-12'],
+      {
+        field: 'labels',
+        expected: 'payments, src-id-12, tech-debt',
+        actual: 'Payments, src-id-12, tech-debt',
+      },
+    ],
+    [
       'the summary edited',
       'summary',
       'Checkout',

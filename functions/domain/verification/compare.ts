@@ -14,10 +14,11 @@ type Check = (want: ExpectedIssue, got: ReadBackIssue) => Difference[];
 const NONE = '(none)';
 const show = (v: string | number | null | undefined) =>
   v === undefined || v === null || v === '' ? NONE : auditValue(String(v));
-const differ = (field: string, expected: unknown, actual: unknown): Difference => ({
+type Shown = Parameters<typeof show>[0];
+const differ = (field: string, expected: Shown, actual: Shown): Difference => ({
   field,
-  expected: show(expected as string),
-  actual: show(actual as string),
+  expected: show(expected),
+  actual: show(actual),
 });
 const same = (a: string | undefined | null, b: string | undefined | null) =>
   (a ?? '').toLowerCase() === (b ?? '').toLowerCase();
@@ -51,10 +52,11 @@ const status: Check = (want, got) =>
 const summary: Check = (want, got) =>
   want.summary === got.summary ? [] : [differ('summary', want.summary, got.summary)];
 
+/** Jira's labels are case-sensitive (the engine dedupes tags ignoring case, and keeps the first spelling). */
 const labels: Check = (want, got) => {
-  const a = sortedList(want.labels.map((l) => l.toLowerCase()));
-  const b = sortedList(got.labels.map((l) => l.toLowerCase()));
-  return a === b ? [] : [differ('labels', sortedList(want.labels), sortedList(got.labels))];
+  const a = sortedList(want.labels);
+  const b = sortedList(got.labels);
+  return a === b ? [] : [differ('labels', a, b)];
 };
 
 const components: Check = (want, got) => {
