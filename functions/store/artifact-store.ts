@@ -17,6 +17,16 @@ export const artifactKeys = {
   /** The project's id map as it stood when the run finished (the map is per project; the export per run). */
   idMapExport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/id-map.csv`,
   preview: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/preview.json`,
+  /** Block n of a verification's verdicts (the run's migrated items n*50 up to (n+1)*50), kept for the audit. */
+  verificationBlock: (tenantId: string, runId: string, n: number) =>
+    `tenants/${tenantId}/runs/${runId}/verification/block-${String(n).padStart(5, '0')}.json`,
+  /** The verification's audit (every item's verdict, then the summary) and its CSV form. */
+  verificationAudit: (tenantId: string, runId: string) =>
+    `tenants/${tenantId}/runs/${runId}/verification.json`,
+  verificationAuditCsv: (tenantId: string, runId: string) =>
+    `tenants/${tenantId}/runs/${runId}/verification.csv`,
+  verificationSummary: (tenantId: string, runId: string) =>
+    `tenants/${tenantId}/runs/${runId}/verification/summary.json`,
   /** Where the history pages' one pass over the project's revisions stands (attempts, given up). */
   historyPass: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/history/pass.json`,
   /** The pass's index, written last: how many parts and revisions each window of the manifest has. */

@@ -269,6 +269,15 @@ describe('OpenAPI conformance', () => {
     sample('GET', '/rest/api/3/issue/:issueIdOrKey/comment/:id', () =>
       exchange('GET', `/rest/api/3/issue/${story.key}/comment/10000`),
     );
+    sample('DELETE', '/rest/api/3/issue/:issueIdOrKey/comment/:id', async () => {
+      const added = await exchange('POST', `/rest/api/3/issue/${story.key}/comment`, {
+        body: { body: doc('bye') },
+      });
+      const id = (added.body as { id: string }).id;
+      const gone = await exchange('DELETE', `/rest/api/3/issue/${story.key}/comment/${id}`);
+      expect((await exchange('GET', `/rest/api/3/issue/${story.key}/comment/${id}`)).status).toBe(404);
+      return gone;
+    });
     sample('POST', '/rest/api/3/issue/:issueIdOrKey/worklog', () =>
       exchange('POST', `/rest/api/3/issue/${story.key}/worklog`, {
         body: { started: '2024-05-01T09:00:00.000+0000', timeSpentSeconds: 3600, comment: doc('w') },

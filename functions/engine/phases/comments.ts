@@ -72,7 +72,7 @@ export interface CommentUnit {
 }
 
 /** `#123` in text (not `&#39;`) and links to `/_workitems/edit/123`: the items an ADO text may refer to. */
-const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
+export const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
 
 /** The ADO comment ids already posted to the issue (read from the markers of its comments). */
 export async function postedMarkers(jira: JiraClient, issueKey: string): Promise<Set<number>> {

@@ -1,10 +1,10 @@
 /**
  * Issue comments: ADF bodies checked with Atlassian's validator and against the text limit a description has
  * (32,767 characters, measured as the document's JSON: see fields.ts); paged list ordered by creation; edit
- * (PUT). An edit's `update.comment` adds one too (fields.ts reads it, the edit route writes it with
+ * (PUT); delete (DELETE, 204). An edit's `update.comment` adds one too (fields.ts reads it, the edit route writes it with
  * `addComment`).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { adfProblems, isEmptyAdf, TEXT_LIMIT, TEXT_TOO_LONG } from './adf.ts';
 import { currentAccount } from './auth.ts';
 import { notFoundIssue, sendError } from './errors.ts';
@@ -43,6 +43,19 @@ export function addComment(
   return comment;
 }
 
+/** The issue and its comment the path names, or Jira's 404 for whichever is missing (already sent). */
+function commentOf(
+  store: JiraStore,
+  params: { issueIdOrKey: string; id: string },
+  reply: FastifyReply,
+): { issue: IssueRec; comment: CommentRec } | FastifyReply {
+  const issue = store.issueByIdOrKey(params.issueIdOrKey);
+  if (!issue) return notFoundIssue(reply);
+  const comment = issue.comments.find((c) => c.id === params.id);
+  if (!comment) return sendError(reply, 404, [`Can not find a comment for the id: ${params.id}.`]);
+  return { issue, comment };
+}
+
 export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): void {
   app.get<{
     Params: { issueIdOrKey: string };
@@ -73,11 +86,9 @@ export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): v
   app.get<{ Params: { issueIdOrKey: string; id: string } }>(
     '/rest/api/3/issue/:issueIdOrKey/comment/:id',
     async (req, reply) => {
-      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
-      if (!issue) return notFoundIssue(reply);
-      const comment = issue.comments.find((c) => c.id === req.params.id);
-      if (!comment) return sendError(reply, 404, [`Can not find a comment for the id: ${req.params.id}.`]);
-      return Render.of(store, req).comment(issue, comment);
+      const found = commentOf(store, req.params, reply);
+      if (!('issue' in found)) return found;
+      return Render.of(store, req).comment(found.issue, found.comment);
     },
   );
 
@@ -106,10 +117,9 @@ export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): v
   app.put<{ Params: { issueIdOrKey: string; id: string } }>(
     '/rest/api/3/issue/:issueIdOrKey/comment/:id',
     async (req, reply) => {
-      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
-      if (!issue) return notFoundIssue(reply);
-      const comment = issue.comments.find((c) => c.id === req.params.id);
-      if (!comment) return sendError(reply, 404, [`Can not find a comment for the id: ${req.params.id}.`]);
+      const found = commentOf(store, req.params, reply);
+      if (!('issue' in found)) return found;
+      const { issue, comment } = found;
       const body = (req.body ?? {}) as Json;
       const problem = commentBodyProblem(body.body);
       if (problem) return sendError(reply, 400, [], { comment: problem });
@@ -119,6 +129,18 @@ export function registerCommentRoutes(app: FastifyInstance, store: JiraStore): v
       comment.updated = store.now();
       store.touch(issue);
       return Render.of(store, req).comment(issue, comment);
+    },
+  );
+
+  // Deletes a comment: 204, or 404 for an id the issue does not (or no longer) have.
+  app.delete<{ Params: { issueIdOrKey: string; id: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey/comment/:id',
+    async (req, reply) => {
+      const found = commentOf(store, req.params, reply);
+      if (!('issue' in found)) return found;
+      found.issue.comments.splice(found.issue.comments.indexOf(found.comment), 1);
+      store.touch(found.issue);
+      return reply.code(204).send();
     },
   );
 }
