@@ -27,6 +27,17 @@ export const artifactKeys = {
     `tenants/${tenantId}/runs/${runId}/verification.csv`,
   verificationSummary: (tenantId: string, runId: string) =>
     `tenants/${tenantId}/runs/${runId}/verification/summary.json`,
+  /**
+   * Block n of a rollback's decisions (the run's migrated items n*50 up to (n+1)*50): as its preview planned them
+   * (`preview`), which the rollback carries out, and as the rollback did them.
+   */
+  rollbackBlock: (tenantId: string, runId: string, n: number, preview: boolean) =>
+    `tenants/${tenantId}/runs/${runId}/rollback/${preview ? 'preview-' : ''}block-${String(n).padStart(5, '0')}.json`,
+  /** The list of every item and what the preview would do or the rollback did, as CSV, and its counts. */
+  rollbackList: (tenantId: string, runId: string, preview: boolean) =>
+    `tenants/${tenantId}/runs/${runId}/rollback${preview ? '-preview' : ''}.csv`,
+  rollbackSummary: (tenantId: string, runId: string, preview: boolean) =>
+    `tenants/${tenantId}/runs/${runId}/rollback/${preview ? 'preview-' : ''}summary.json`,
   /** Where the history pages' one pass over the project's revisions stands (attempts, given up). */
   historyPass: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/history/pass.json`,
   /** The pass's index, written last: how many parts and revisions each window of the manifest has. */

@@ -99,6 +99,23 @@ export class IdMapRepository {
     }
   }
 
+  /** Forgets these items (a rollback deleted their issues): a later run creates them again. */
+  async deleteMany(tenantId: string, projectId: string, ids: number[]): Promise<void> {
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += BATCH_WRITE_MAX) {
+      let requests = unique
+        .slice(i, i + BATCH_WRITE_MAX)
+        .map((id) => ({ DeleteRequest: { Key: keys.idMapEntry(tenantId, projectId, id) } }));
+      for (let attempt = 0; requests.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+        const out = await this.table.db.send(
+          new BatchWriteCommand({ RequestItems: { [this.table.name]: requests } }),
+        );
+        requests = (out.UnprocessedItems?.[this.table.name] ?? []) as typeof requests;
+      }
+    }
+  }
+
   async all(tenantId: string, projectId: string): Promise<IdMapEntry[]> {
     const { pk, skPrefix } = keys.idMapPrefix(tenantId, projectId);
     const items = await queryAll(this.table, {

@@ -225,6 +225,18 @@ export class JiraClient {
     ).body;
   }
 
+  /**
+   * Deletes the issue, never its sub-tasks (Jira refuses with a 400 while it has any: a rollback deletes each of
+   * them on its own, or keeps the parent). `gone`: there was no such issue (deleted already).
+   */
+  async deleteIssue(key: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request('DELETE', `/rest/api/3/issue/${encodeURIComponent(key)}`, {
+      query: { deleteSubtasks: 'false' },
+      accept: [404],
+    });
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
   async editIssue(
     key: string,
     body: { fields?: Record<string, unknown>; update?: Record<string, unknown> },

@@ -1,0 +1,133 @@
+/**
+ * What a rollback does with each item of the run it takes back (pure: the engine's rollback phase reads the
+ * issues, asks here, then acts). Only what the run made goes: an issue it created and nobody changed since the
+ * run ended. An issue the run found keeps everything; one somebody edited in Jira after the run is kept and
+ * listed, unless the admin asked to delete those too; an issue with a sub-task that stays cannot go without it.
+ * The same answers in a preview (nothing written) and in the real rollback, so the preview is what happens.
+ */
+import { csvLine } from '#domain/csv.ts';
+
+/** The run's record of one item (its id map entry). */
+export interface RolledItem {
+  sourceId: number;
+  targetKey: string;
+  origin: 'created' | 'found';
+  /** The run that created or found it. */
+  runId: string;
+}
+
+/** The issue as Jira answers it now; undefined: no such issue any more. */
+export interface IssueNow {
+  /** Jira's `updated`: its last change, by anyone. */
+  updated: string;
+}
+
+export type RollbackAction = 'delete' | 'keep-edited' | 'keep-found' | 'keep-other-run' | 'gone';
+
+export interface RollbackDecision {
+  sourceId: number;
+  key: string;
+  action: RollbackAction;
+  /** Why an item stays, for the list. */
+  reason?: string;
+}
+
+export interface RollbackRules {
+  /** The run taken back. */
+  runId: string;
+  /** When the run ended: a change after it is somebody else's. */
+  endedAt: string;
+  /** Delete issues edited after the run too (the admin said so after seeing them listed). */
+  includeEdited?: boolean;
+}
+
+const REASONS: Record<Exclude<RollbackAction, 'delete'>, string> = {
+  'keep-edited': 'edited in Jira after the run: kept (delete it with includeEdited)',
+  'keep-found': 'found by the run, not created: it keeps everything',
+  'keep-other-run': 'created or found by another run: roll that run back',
+  gone: 'no longer in Jira',
+};
+
+const decision = (item: RolledItem, action: RollbackAction, reason?: string): RollbackDecision => ({
+  sourceId: item.sourceId,
+  key: item.targetKey,
+  action,
+  ...(action === 'delete' ? {} : { reason: reason ?? REASONS[action] }),
+});
+
+/** What the rollback does with one item, its issue as Jira answers it now. */
+export function decide(
+  item: RolledItem,
+  issue: IssueNow | undefined,
+  rules: RollbackRules,
+): RollbackDecision {
+  if (item.runId !== rules.runId) return decision(item, 'keep-other-run');
+  if (item.origin === 'found') return decision(item, 'keep-found');
+  if (!issue) return decision(item, 'gone');
+  const edited = Date.parse(issue.updated) > Date.parse(rules.endedAt);
+  if (edited && !rules.includeEdited) return decision(item, 'keep-edited');
+  return decision(item, 'delete');
+}
+
+/** An issue Jira would not delete because a sub-task of it stays: kept, with the sub-task named. */
+export function keptForSubtask(d: RollbackDecision, subtask: string): RollbackDecision {
+  return { ...d, action: 'keep-edited', reason: `has a sub-task that stays (${subtask}): kept` };
+}
+
+export interface RollbackSummary {
+  items: number;
+  deleted: number;
+  keptEdited: number;
+  keptFound: number;
+  keptOtherRun: number;
+  gone: number;
+}
+
+export const emptyRollbackSummary = (): RollbackSummary => ({
+  items: 0,
+  deleted: 0,
+  keptEdited: 0,
+  keptFound: 0,
+  keptOtherRun: 0,
+  gone: 0,
+});
+
+const FIELD: Record<RollbackAction, keyof RollbackSummary> = {
+  delete: 'deleted',
+  'keep-edited': 'keptEdited',
+  'keep-found': 'keptFound',
+  'keep-other-run': 'keptOtherRun',
+  gone: 'gone',
+};
+
+export function tallyRollback(summary: RollbackSummary, d: RollbackDecision): void {
+  summary.items++;
+  summary[FIELD[d.action]]++;
+}
+
+/**
+ * Items in the order a rollback deletes them: the lowest hierarchy level first (sub-tasks before their parents,
+ * which Jira will not delete while they have any), the run's order within a level.
+ */
+export function deletionOrder<T extends { level: number }>(items: readonly T[]): T[] {
+  return items
+    .map((item, at) => ({ item, at }))
+    .sort((a, b) => a.item.level - b.item.level || a.at - b.at)
+    .map(({ item }) => item);
+}
+
+/** What the preview and the rollback say they cannot take back (never hidden). */
+export const NOT_UNDONE = [
+  'comments, links, files and field changes the run added to issues it found (kept as they are)',
+  'sprints, components and versions the run created (left in place)',
+  "the run's entries in the Jira audit log and the issue numbers it used (Jira does not reuse keys)",
+] as const;
+
+/** The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory). */
+export async function* rollbackCsv(
+  decisions: AsyncIterable<RollbackDecision>,
+  preview: boolean,
+): AsyncGenerator<string> {
+  yield csvLine(['source_id', 'jira_key', preview ? 'would' : 'did', 'reason']);
+  for await (const d of decisions) yield csvLine([d.sourceId, d.key, d.action, d.reason ?? '']);
+}

@@ -1,0 +1,253 @@
+/**
+ * Rollback of a run: the issues the run created deleted from Jira, and their id map entries with them, so the
+ * project is as before the run and a later run creates them again. What stays and why is the domain's answer
+ * (#domain/rollback): an issue the run found, one edited after the run (unless the admin includes those), one with
+ * a sub-task that stays, another run's.
+ *
+ * Two passes of the one phase shape (the runner's pool, checkpoints and pacing, DELETE's lane among them), its
+ * units the run's migrated items with the lowest hierarchy level first:
+ * - the preview reads each issue (reads only) and decides, keeping each block's decisions as an artifact;
+ * - the rollback carries out the preview's decisions and reads nothing before: its own deletes move what it would
+ *   read (a parent's `updated` moves when its child goes), and what the admin confirmed is the preview. Sub-tasks
+ *   go before their parents (Jira deletes no issue while it has one, and this phase never asks it to take them
+ *   along: `deleteSubtasks=false`); a parent Jira still refuses is kept, with the reason.
+ * Safe to work again after a crash: an issue deleted already answers 404 and is counted gone, never anything
+ * else deleted in its place (Jira does not reuse keys). `complete` streams the blocks into the list (CSV) and
+ * keeps the counts.
+ */
+import {
+  decide,
+  deletionOrder,
+  emptyRollbackSummary,
+  keptForSubtask,
+  type RollbackDecision,
+  type RollbackRules,
+  rollbackCsv,
+  tallyRollback,
+} from '#domain/rollback/plan.ts';
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.ts';
+import { emptyOutcome } from '#phase-kit/context.ts';
+import { blockUnits, ITEM_CONCURRENCY, inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { artifactKeys } from '#store/artifact-store.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+
+const UNITS_ARTIFACT = 'rollback-units.json';
+
+export interface RollbackOptions {
+  /** Answer what would happen, write nothing. */
+  preview: boolean;
+  /** Delete issues edited after the run too. */
+  includeEdited?: boolean;
+}
+
+/** The run's migrated items, lowest hierarchy level first (a slice of the manifest at a time), kept for the run. */
+async function rollbackUnits(ctx: PhaseContext): Promise<number[]> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, UNITS_ARTIFACT);
+  const saved = await deps.artifacts.get(key);
+  if (saved) return JSON.parse(saved) as number[];
+  const found: { id: number; level: number }[] = [];
+  for await (const slice of preflight.manifest.slices()) {
+    const known = await deps.store.idMap.getMany(
+      run.tenantId,
+      run.projectId,
+      slice.map((m) => m.id),
+    );
+    for (const m of slice)
+      if (known.has(m.id))
+        found.push({ id: m.id, level: preflight.typeLevels[preflight.typeMap[m.type]?.name ?? ''] ?? 0 });
+  }
+  const units = deletionOrder(found).map((u) => u.id);
+  await deps.artifacts.put(key, JSON.stringify(units));
+  return units;
+}
+
+interface ReadIssue {
+  updated: string;
+  subtasks: string[];
+}
+
+async function readIssue(ctx: PhaseContext, key: string): Promise<ReadIssue | undefined> {
+  try {
+    const issue = await ctx.deps.target.getIssue(key, ['updated', 'subtasks']);
+    const fields = (issue.fields ?? {}) as { updated?: string; subtasks?: { key: string }[] };
+    return { updated: String(fields.updated ?? ''), subtasks: (fields.subtasks ?? []).map((s) => s.key) };
+  } catch (err) {
+    if (err instanceof TrackerHttpError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** The preview's decisions for one block: read the block's issues (reads only), decide each item. */
+async function planBlock(
+  ctx: PhaseContext,
+  ids: number[],
+  entries: Map<number, IdMapEntry>,
+  options: RollbackOptions,
+): Promise<RollbackDecision[]> {
+  const { run } = ctx;
+  const rules: RollbackRules = {
+    runId: run.id,
+    endedAt: run.finishedAt ?? run.updatedAt ?? new Date().toISOString(),
+    ...(options.includeEdited ? { includeEdited: true } : {}),
+  };
+  const present = ids.flatMap((id) => entries.get(id) ?? []);
+  const read = await inPool(present, ITEM_CONCURRENCY, (e) =>
+    e.runId === run.id && e.origin === 'created' ? readIssue(ctx, e.targetKey) : Promise.resolve(undefined),
+  );
+  const withRead = present.map((e, i) => ({ e, issue: read[i] }));
+  return inPool(withRead, ITEM_CONCURRENCY, async ({ e, issue }) => {
+    const d = decide(e, issue, rules);
+    // Jira deletes no issue while it has a sub-task, and the rollback never takes one along: a sub-task the
+    // rollback would not delete itself (somebody's, another run's, edited) keeps its parent.
+    if (d.action !== 'delete') return d;
+    for (const subtask of issue?.subtasks ?? [])
+      if (!(await rolledBackToo(ctx, subtask, rules))) return keptForSubtask(d, subtask);
+    return d;
+  });
+}
+
+/** Whether this rollback deletes the sub-task too: an issue of this run's creating (its label and id map). */
+async function rolledBackToo(ctx: PhaseContext, key: string, rules: RollbackRules): Promise<boolean> {
+  const { deps, run } = ctx;
+  let issue: { fields?: { labels?: string[]; updated?: string } };
+  try {
+    issue = (await deps.target.getIssue(key, ['labels', 'updated'])) as typeof issue;
+  } catch (err) {
+    if (err instanceof TrackerHttpError && err.status === 404) return true;
+    throw err;
+  }
+  const id = Number(
+    /^src-id-(\d+)$/.exec(issue.fields?.labels?.find((l) => l.startsWith('src-id-')) ?? '')?.[1],
+  );
+  const entry = Number.isInteger(id)
+    ? (await deps.store.idMap.getMany(run.tenantId, run.projectId, [id])).get(id)
+    : undefined;
+  if (!entry || entry.targetKey !== key) return false;
+  return decide(entry, { updated: String(issue.fields?.updated ?? '') }, rules).action === 'delete';
+}
+
+/** The rollback of one block as its preview planned it: level by level, sub-tasks before their parents. */
+async function carryOut(
+  ctx: PhaseContext,
+  planned: RollbackDecision[],
+  entries: Map<number, IdMapEntry>,
+): Promise<RollbackDecision[]> {
+  const { deps, preflight } = ctx;
+  const levelOf = (id: number) =>
+    preflight.typeLevels[preflight.typeMap[entries.get(id)?.sourceType ?? '']?.name ?? ''] ?? 0;
+  const done = new Map(planned.map((d) => [d.sourceId, d]));
+  const levels = [...new Set(planned.map((d) => levelOf(d.sourceId)))].sort((a, b) => a - b);
+  for (const level of levels) {
+    const toDelete = planned.filter((d) => d.action === 'delete' && levelOf(d.sourceId) === level);
+    await inPool(toDelete, ITEM_CONCURRENCY, async (d) => {
+      try {
+        if ((await deps.target.deleteIssue(d.key)) === 'gone')
+          done.set(d.sourceId, { ...d, action: 'gone', reason: 'no longer in Jira' });
+      } catch (err) {
+        // Jira keeps an issue while it has a sub-task: one somebody added, or one this rollback keeps.
+        if (
+          err instanceof TrackerHttpError &&
+          err.status === 400 &&
+          /subtask/i.test(JSON.stringify(err.body))
+        ) {
+          const subtask = (await readIssue(ctx, d.key))?.subtasks[0] ?? 'a sub-task';
+          done.set(d.sourceId, keptForSubtask(d, subtask));
+          return;
+        }
+        throw err;
+      }
+    });
+  }
+  return planned.map((d) => done.get(d.sourceId) ?? d);
+}
+
+/**
+ * Works the block of units starting at `from`. The preview decides from the issues as they are; the rollback
+ * carries out the preview's decisions and reads nothing first: its own deletes change what it would read (a
+ * parent's `updated` moves when its child goes), and what the admin confirmed is the preview.
+ */
+async function rollbackBlock(
+  ctx: PhaseContext,
+  units: number[],
+  from: number,
+  options: RollbackOptions,
+): Promise<UnitOutcome> {
+  const { deps, run } = ctx;
+  const ids = units.slice(from, from + CHUNK_SIZE);
+  const n = Math.floor(from / CHUNK_SIZE);
+  const outcome = emptyOutcome();
+  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, ids);
+  let decisions: RollbackDecision[];
+  if (options.preview) decisions = await planBlock(ctx, ids, entries, options);
+  else {
+    const saved = await deps.artifacts.get(artifactKeys.rollbackBlock(run.tenantId, run.id, n, true));
+    if (!saved) throw new Error(`rollback of run ${run.id}: no preview of block ${n} to carry out`);
+    decisions = await carryOut(ctx, JSON.parse(saved) as RollbackDecision[], entries);
+  }
+  const forget: number[] = [];
+  for (const d of decisions) {
+    if (d.action === 'delete') {
+      outcome.success++;
+      outcome.log.push(`#${d.sourceId} ${d.key}: ${options.preview ? 'would delete' : 'deleted'}`);
+    } else {
+      outcome.skipped++;
+      outcome.log.push(`#${d.sourceId} ${d.key}: ${d.reason ?? d.action}`);
+    }
+    const entry = entries.get(d.sourceId);
+    const ours = entry?.runId === run.id && entry.origin === 'created';
+    if (!options.preview && ours && (d.action === 'delete' || d.action === 'gone')) forget.push(d.sourceId);
+  }
+  // After the deletes: a crash before this works the block again, and the deleted issues answer 404 (gone).
+  if (forget.length > 0) await deps.store.idMap.deleteMany(run.tenantId, run.projectId, forget);
+  await deps.artifacts.put(
+    artifactKeys.rollbackBlock(run.tenantId, run.id, n, options.preview),
+    JSON.stringify(decisions),
+  );
+  return outcome;
+}
+
+async function* keptDecisions(
+  ctx: PhaseContext,
+  blocks: number,
+  preview: boolean,
+): AsyncGenerator<RollbackDecision> {
+  for (let n = 0; n < blocks; n++) {
+    const saved = await ctx.deps.artifacts.get(
+      artifactKeys.rollbackBlock(ctx.run.tenantId, ctx.run.id, n, preview),
+    );
+    if (saved) yield* JSON.parse(saved) as RollbackDecision[];
+  }
+}
+
+export function rollbackPhase(options: RollbackOptions): PhaseModule {
+  return {
+    units: async (ctx) => (await rollbackUnits(ctx)).length,
+    open: async (ctx) => {
+      const units = await rollbackUnits(ctx);
+      const work = blockUnits(units.length, (from) => rollbackBlock(ctx, units, from, options));
+      return { work: (index) => work(index) };
+    },
+    complete: async (ctx) => {
+      const { deps, run } = ctx;
+      const blocks = Math.ceil((await rollbackUnits(ctx)).length / CHUNK_SIZE);
+      const summary = emptyRollbackSummary();
+      async function* counted(): AsyncGenerator<RollbackDecision> {
+        for await (const d of keptDecisions(ctx, blocks, options.preview)) {
+          tallyRollback(summary, d);
+          yield d;
+        }
+      }
+      await deps.artifacts.putStream(
+        artifactKeys.rollbackList(run.tenantId, run.id, options.preview),
+        rollbackCsv(counted(), options.preview),
+      );
+      await deps.artifacts.put(
+        artifactKeys.rollbackSummary(run.tenantId, run.id, options.preview),
+        JSON.stringify({ preview: options.preview, ...summary }),
+      );
+    },
+  };
+}
