@@ -331,7 +331,11 @@ describe('issueOf: one work item as one importer issue', () => {
         '{noformat}\nx = {a}\n{noformat}',
       ].join('\n\n'),
     );
-    expect(escapeWiki('a-b_c|d!e#f{g}h\\i')).toBe('a\\-b\\_c\\|d\\!e\\#f\\{g\\}h\\\\i');
+    expect(escapeWiki('a-b_c|d!e#f{g}h\\i')).toBe('a\\-b\\_c\\|d\\!e\\#f\\{g\\}h&#92;i');
+    // `\\` would be a forced line break, `h1.` a heading, `&amp;` an ampersand: each shows as typed.
+    expect(escapeWiki('\\\\srv\nh1. x\n bq. y &amp; R&D')).toBe(
+      '&#92;&#92;srv\nh1&#46; x\n bq&#46; y &amp;amp; R&D',
+    );
   });
 
   it('gives a removed item the mapping resolution and the date its state was entered', () => {
