@@ -6,6 +6,7 @@
  */
 import type * as z from 'zod';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
+import { DeliveryInputSchema } from '#domain/delivery.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
 import { IdMapQuerySchema, ListRunsQuerySchema, StartRunSchema } from '#domain/migrations.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
@@ -134,6 +135,13 @@ export const contracts: Record<string, RouteContract> = {
   'DELETE /api/projects/{projectId}': {
     summary: 'Delete a project and what belongs to it',
     responses: { 204: empty },
+    errors: [E.MIGRATION_ALREADY_RUNNING],
+  },
+  'PUT /api/projects/{projectId}/delivery': {
+    summary:
+      "How the project's next runs deliver into Jira: `rest` (the default) or `jira-import` (Jira's JSON importer: original authors, dates and history; about 1,500 issues an hour per file; a Jira administrator uploads each file)",
+    body: DeliveryInputSchema,
+    responses: { 200: R.DeliverySchema },
     errors: [E.MIGRATION_ALREADY_RUNNING],
   },
   'GET /api/projects/{projectId}/mappings': {

@@ -123,6 +123,14 @@ export const routes: readonly Route[] = [
     access: managers,
   },
   {
+    // REST or Jira's JSON importer (functions/domain/delivery.ts): a choice like the mappings, for the same roles.
+    method: 'PUT',
+    path: '/api/projects/{projectId}/delivery',
+    group: 'projects',
+    operation: 'setDelivery',
+    access: managers,
+  },
+  {
     method: 'GET',
     path: '/api/projects/{projectId}/mappings',
     group: 'projects',

@@ -150,6 +150,13 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is active for this project: cancel it before deleting the project`,
     ),
+  /** A run delivers as its project said when it started: the mode stays until the run ends. */
+  deliveryFixedByRun: (activeRunId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Migration run ${activeRunId} is active for this project: its delivery mode changes once the run ends`,
+    ),
   /** Pause or cancel of a run that has ended (COMPLETED, PARTIAL, FAILED; cancel of CANCELLED is a 200). */
   migrationFinished: (id: string, status: string) =>
     new HttpError(409, ErrorCode.MIGRATION_FINISHED, `Run ${id} has already ended (${status})`),

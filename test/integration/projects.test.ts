@@ -213,6 +213,8 @@ describe('GET /api/projects/{projectId}', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...created,
+      deliveryMode: 'rest',
+      importBatchSize: 1500,
       updatedAt: created.createdAt,
       scanSummary: null,
       quote: null,
@@ -226,6 +228,105 @@ describe('GET /api/projects/{projectId}', () => {
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found', code: 'PROJECT_NOT_FOUND' });
     }
+  });
+});
+
+describe('PUT /api/projects/{projectId}/delivery', () => {
+  const delivery = (id: string) => `/api/projects/${id}/delivery`;
+
+  it('sets Jira import with its batch size, and the project answers it; back to REST keeps the size', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const set = await app.call('PUT', delivery(created.id), {
+      token: t.admin.token,
+      body: { deliveryMode: 'jira-import', importBatchSize: 250 },
+    });
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({ projectId: created.id, deliveryMode: 'jira-import', importBatchSize: 250 });
+    const read = await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 250 });
+    expect(read.body.updatedAt >= created.createdAt).toBe(true);
+
+    const back = await app.call('PUT', delivery(created.id), {
+      token: t.owner.token,
+      body: { deliveryMode: 'rest' },
+    });
+    expect(back.body).toEqual({ projectId: created.id, deliveryMode: 'rest', importBatchSize: 250 });
+    const again = await app.call('GET', `/api/projects/${created.id}`, { token: t.owner.token });
+    expect(again.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 250 });
+  });
+
+  it('lists every problem of a bad body with 400, and changes nothing', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const res = await app.call('PUT', delivery(created.id), {
+      token: t.owner.token,
+      body: { deliveryMode: 'csv', importBatchSize: 1501, projectId: 'x' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      statusCode: 400,
+      message: [
+        'deliveryMode must be one of: rest, jira-import',
+        'importBatchSize must be at most 1500',
+        'projectId is not a known field',
+      ],
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
+    const none = await app.call('PUT', delivery(created.id), {
+      token: t.owner.token,
+      body: { importBatchSize: 0 },
+    });
+    expect(none.status).toBe(400);
+    expect(none.body.message).toEqual(['deliveryMode is required', 'importBatchSize must be at least 1']);
+    const read = await app.call('GET', `/api/projects/${created.id}`, { token: t.owner.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 1500 });
+  });
+
+  it("answers 404 for another tenant's project, and leaves it as it was", async () => {
+    const other = await app.createTenant('Elsewhere');
+    const theirs = (await app.call('POST', '/api/projects', { token: other.owner.token, body: valid })).body;
+    // Found first, then parsed: a bad body for another tenant's project is the same 404.
+    for (const body of [{ deliveryMode: 'jira-import' }, { deliveryMode: 'csv' }]) {
+      const res = await app.call('PUT', delivery(theirs.id), { token: t.owner.token, body });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({
+        statusCode: 404,
+        message: `Project ${theirs.id} not found`,
+        error: 'Not Found',
+        code: 'PROJECT_NOT_FOUND',
+      });
+    }
+    const read = await app.call('GET', `/api/projects/${theirs.id}`, { token: other.owner.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest' });
+  });
+
+  it('refuses a member with 403, who still reads the mode', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const res = await app.call('PUT', delivery(created.id), {
+      token: t.member.token,
+      body: { deliveryMode: 'jira-import' },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+    const read = await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 1500 });
+  });
+
+  it('refuses a change while a run is active for the project with 409', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const run = newRun(t.tenantId, created.id, 'FULL');
+    expect(await app.store.runs.createLocked(run, 'fp')).toBe(true);
+    const res = await app.call('PUT', delivery(created.id), {
+      token: t.owner.token,
+      body: { deliveryMode: 'jira-import' },
+    });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Migration run ${run.id} is active for this project: its delivery mode changes once the run ends`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    });
   });
 });
 

@@ -240,6 +240,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * How the project's next runs deliver into Jira: `rest` (the default) or `jira-import` (Jira's JSON importer: original authors, dates and history; about 1,500 issues an hour per file; a Jira administrator uploads each file)
+         * @description Roles: owner, admin.
+         */
+        put: operations["projects_setDelivery"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/mappings": {
         parameters: {
             query?: never;
@@ -878,6 +898,17 @@ export interface components {
             /** @description ISO 8601 timestamp */
             createdAt: string;
         };
+        /** @description How the project's next runs deliver into Jira */
+        Delivery: {
+            projectId: string;
+            /**
+             * @description `rest` (the default) or `jira-import` (files for Jira's JSON importer, uploaded by a Jira admin)
+             * @enum {string}
+             */
+            deliveryMode: "rest" | "jira-import";
+            /** @description Issues per import file, 1 to 1500 */
+            importBatchSize: number;
+        };
         /** @description What a dry run would have created (free-form report). */
         DryRunPreview: {
             [key: string]: unknown;
@@ -1024,6 +1055,13 @@ export interface components {
             status: components["schemas"]["ProjectStatus"];
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            /**
+             * @description `rest` (the default) or `jira-import` (files for Jira's JSON importer, uploaded by a Jira admin)
+             * @enum {string}
+             */
+            deliveryMode: "rest" | "jira-import";
+            /** @description Issues per import file, 1 to 1500 */
+            importBatchSize: number;
             /** @description ISO 8601 timestamp */
             updatedAt: string;
             scanSummary: {
@@ -2592,6 +2630,148 @@ export interface operations {
                         statusCode?: 409;
                         /** @enum {unknown} */
                         code?: "MIGRATION_ALREADY_RUNNING";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    projects_setDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    deliveryMode: "rest" | "jira-import";
+                    importBatchSize?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description PROJECT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description MIGRATION_ALREADY_RUNNING */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_ALREADY_RUNNING";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 413;
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 415;
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
                     };
                 };
             };
