@@ -7,6 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { ApiClient } from './cli/client.ts';
 import * as commands from './cli/commands.ts';
+import { projectDelivery } from './cli/delivery.ts';
 import { ApiError, CliError, EXIT } from './cli/errors.ts';
 import { terminalSafe } from './cli/format.ts';
 import * as lifecycle from './cli/lifecycle.ts';
@@ -57,6 +58,12 @@ export function buildProgram(): Command {
     .command('list')
     .description('list projects')
     .action((_o, cmd: Command) => commands.projectList(ctx(cmd)));
+  project
+    .command('delivery <projectId>')
+    .description("how the project's runs write into Jira, and what it costs; --mode/--batch-size change it")
+    .option('--mode <mode>', "rest (Jira's REST API, the default) or jira-import (Jira's JSON importer)")
+    .option('--batch-size <n>', 'issues per import file, 1 to 1500 (default 1500)')
+    .action((projectId: string, o, cmd: Command) => projectDelivery(ctx(cmd), projectId, o));
 
   trackerOptions(
     program
