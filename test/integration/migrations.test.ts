@@ -316,6 +316,32 @@ describe('starting a run', () => {
     );
   });
 
+  it('refuses a start while the project delivers by Jira import, which runs cannot use yet, and writes nothing', async () => {
+    const projectId = await newProject();
+    const set = await app.call('PUT', `/api/projects/${projectId}/delivery`, {
+      token: t.admin.token,
+      body: { deliveryMode: 'jira-import' },
+    });
+    expect(set.status).toBe(200);
+    const res = await start(projectId);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Project ${projectId} delivers by jira-import, which runs cannot use yet: set its delivery to rest to run now`,
+      error: 'Conflict',
+      code: 'PROJECT_NOT_READY',
+    });
+    expect(orch.starts).toEqual([]);
+    expect(await app.store.runs.getLock(t.tenantId, projectId)).toBeUndefined();
+    expect(await projectStatus(projectId)).toBe('READY');
+    // Back to REST, the same start runs.
+    await app.call('PUT', `/api/projects/${projectId}/delivery`, {
+      token: t.admin.token,
+      body: { deliveryMode: 'rest' },
+    });
+    expect((await start(projectId)).status).toBe(200);
+  });
+
   it('answers the active run to the same request, and 409 to another', async () => {
     const projectId = await newProject();
     const first = await start(projectId);
