@@ -7,6 +7,7 @@
 import type * as z from 'zod';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { DeliveryInputSchema } from '#domain/delivery.ts';
+import { ImportFileSchema } from '#domain/jira-import/index.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
 import { IdMapQuerySchema, ListRunsQuerySchema, StartRunSchema } from '#domain/migrations.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
@@ -322,6 +323,17 @@ export const contracts: Record<string, RouteContract> = {
     query: IdMapQuerySchema,
     responses: { 200: { kind: 'csv-or-json', json: R.IdMapRowSchema.array() } },
     errors: [E.REPORT_NOT_FOUND],
+  },
+  'GET /api/migrations/{runId}/import-files': {
+    summary: "The run's files for Jira's JSON importer: each batch, what the files leave out, people without a Jira account",
+    responses: { 200: R.ImportFilesSchema },
+    errors: [E.IMPORT_FILE_NOT_FOUND],
+  },
+  'GET /api/migrations/{runId}/import-files/{batch}': {
+    summary:
+      "Batch {batch}'s file for Jira's JSON importer (Jira settings > System > External System Import > JSON), as an attachment",
+    responses: { 200: ImportFileSchema },
+    errors: [E.IMPORT_FILE_NOT_FOUND],
   },
   'GET /api/migrations/{runId}/stream': {
     summary:

@@ -398,3 +398,17 @@ export const IdMapRowSchema = z
 export const OpenApiDocumentSchema = z
   .looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) })
   .meta({ id: 'OpenApiDocument', description: "OpenAPI 3.1 (its own schema is OpenAPI's)." });
+
+export const ImportFilesSchema = z
+  .object({
+    runId: z.string(),
+    batchSize: z.number().int(),
+    files: z.array(z.object({ number: z.number().int(), label: z.string(), issues: z.number().int() })),
+    leftOut: z.array(z.object({ sourceId: z.number().int(), reason: z.string() })),
+    unmappedPeople: z.array(z.string()),
+  })
+  .meta({
+    id: 'ImportFiles',
+    description:
+      "A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds",
+  });

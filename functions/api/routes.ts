@@ -300,6 +300,22 @@ export const routes: readonly Route[] = [
   },
 
   {
+    // The files a Jira admin uploads: every issue's text and people's accounts, so managers only (docs/api.md).
+    method: 'GET',
+    path: '/api/migrations/{runId}/import-files',
+    group: 'migrations',
+    operation: 'importFiles',
+    access: managers,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/import-files/{batch}',
+    group: 'migrations',
+    operation: 'importFile',
+    access: managers,
+  },
+
+  {
     method: 'GET',
     path: '/api/migrations/{runId}/stream',
     group: 'stream',
