@@ -325,7 +325,8 @@ export const contracts: Record<string, RouteContract> = {
     errors: [E.REPORT_NOT_FOUND],
   },
   'GET /api/migrations/{runId}/import-files': {
-    summary: "The run's files for Jira's JSON importer: each batch, what the files leave out, people without a Jira account",
+    summary:
+      "The run's files for Jira's JSON importer: each batch, what the files leave out, people without a Jira account",
     responses: { 200: R.ImportFilesSchema },
     errors: [E.IMPORT_FILE_NOT_FOUND],
   },

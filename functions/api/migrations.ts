@@ -2,7 +2,7 @@
 import type * as z from 'zod';
 import { RunEventsNotifier } from '#adapters/run-events.ts';
 import { StoreRunJournal } from '#adapters/run-journal.ts';
-import { createApiHandler, json, type Operation } from '#api/handler.ts';
+import { attachment, createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import {
   IdMapQuerySchema,
@@ -116,14 +116,7 @@ const idMap: Operation = async (req) => {
   const runId = req.params.runId ?? '';
   const out = await migrations.idMapExport(store(), artifacts(), req.principal.tenantId, runId, format);
   if ('rows' in out) return json(200, out.rows);
-  return {
-    statusCode: 200,
-    text: out.csv,
-    headers: {
-      'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="id-map-${runId.toLowerCase()}.csv"`,
-    },
-  };
+  return attachment(out.csv, 'text/csv; charset=utf-8', `id-map-${runId.toLowerCase()}.csv`);
 };
 
 const importFileList: Operation = async (req) =>
@@ -146,14 +139,11 @@ const importFile: Operation = async (req) => {
     req.params.runId ?? '',
     req.params.batch ?? '',
   );
-  return {
-    statusCode: 200,
-    text: file.text,
-    headers: {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Disposition': `attachment; filename="jira-import-${file.runId.toLowerCase()}-${file.batch}.json"`,
-    },
-  };
+  return attachment(
+    file.text,
+    'application/json; charset=utf-8',
+    `jira-import-${file.runId.toLowerCase()}-${file.batch}.json`,
+  );
 };
 
 export const handler = createApiHandler('migrations', {
