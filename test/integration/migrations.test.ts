@@ -17,6 +17,7 @@ import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { importItemFields } from '../support/import-items.ts';
 import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
@@ -759,14 +760,7 @@ describe('Jira import files', () => {
     item: {
       id,
       url: `https://dev.azure.com/contoso/_apis/wit/workItems/${id}`,
-      fields: {
-        'System.WorkItemType': 'Bug',
-        'System.Title': `Bug ${id}`,
-        'System.State': 'New',
-        'System.CreatedDate': '2024-05-01T08:00:00Z',
-        'System.ChangedDate': '2024-05-02T08:00:00Z',
-        'System.CreatedBy': { displayName: 'Ana Silva', uniqueName: 'ana.silva@fabrikam.com' },
-      },
+      fields: importItemFields(id, 'Bug', { displayName: 'Ana Silva', uniqueName: 'ana.silva@fabrikam.com' }),
     },
     revisions: [],
     comments: [],

@@ -16,6 +16,7 @@ import {
 import { type ArtifactStore, artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import { adoIdentity } from '../support/ado-identity.ts';
+import { importItemFields } from '../support/import-items.ts';
 
 const ORG = 'https://dev.azure.com/fabrikam';
 const PAT_LIKE = 'token=ado-secret-7f3a';
@@ -43,12 +44,7 @@ const record = (id: number, type: string, parent?: number): SourceRecord => ({
     id,
     url: `${ORG}/_apis/wit/workItems/${id}?${PAT_LIKE}`,
     fields: {
-      'System.WorkItemType': type,
-      'System.Title': `Item ${id}`,
-      'System.State': 'New',
-      'System.CreatedDate': '2024-05-01T08:00:00Z',
-      'System.ChangedDate': '2024-05-02T08:00:00Z',
-      'System.CreatedBy': id === 3 ? carla : ana,
+      ...importItemFields(id, type, id === 3 ? carla : ana),
       // A link the author wrote is their text, kept as the REST mode keeps it; the API's own addresses are not.
       'System.Description': '<p>See <a href="https://wiki.fabrikam.example/runbook">the runbook</a></p>',
       ...(parent ? { 'System.Parent': parent } : {}),

@@ -23,6 +23,7 @@ import {
   serialiseImportFile,
 } from '../../functions/domain/jira-import/index.ts';
 import { adoIdentity } from '../support/ado-identity.ts';
+import { importItemFields } from '../support/import-items.ts';
 
 const ORG = 'https://dev.azure.com/fabrikam';
 const identity = (displayName: string, uniqueName: string, id: string) =>
@@ -386,12 +387,7 @@ const small = (id: number, type: string, opts: { parent?: number; relations?: [s
       id,
       url: `${ORG}/_apis/wit/workItems/${id}`,
       fields: {
-        'System.WorkItemType': type,
-        'System.Title': `Item ${id}`,
-        'System.State': 'New',
-        'System.CreatedDate': '2024-05-01T08:00:00Z',
-        'System.ChangedDate': '2024-05-02T08:00:00Z',
-        'System.CreatedBy': id % 2 ? ana : ben,
+        ...importItemFields(id, type, id % 2 ? ana : ben),
         'Microsoft.VSTS.Common.Priority': 2,
         ...(opts.parent ? { 'System.Parent': opts.parent } : {}),
       },
