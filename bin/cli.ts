@@ -10,6 +10,7 @@ import * as commands from './cli/commands.ts';
 import { projectDelivery } from './cli/delivery.ts';
 import { ApiError, CliError, EXIT } from './cli/errors.ts';
 import { terminalSafe } from './cli/format.ts';
+import { importFiles } from './cli/import-files.ts';
 import * as lifecycle from './cli/lifecycle.ts';
 import { collect, RUN_TYPES } from './cli/start-body.ts';
 
@@ -133,6 +134,13 @@ export function buildProgram(): Command {
     .option('--id-map', 'the source id to Jira key map')
     .option('--format <format>', 'csv|json')
     .action((runId: string, o, cmd: Command) => commands.report(ctx(cmd), runId, o));
+
+  program
+    .command('import-files <runId>')
+    .description("a Jira-import run's files: the list, or --batch <n> saved (owner, admin)")
+    .option('--batch <n>', 'the batch whose file to print, or save with --out')
+    .option('--out <file>', 'save the file here (mode 0600) instead of printing it')
+    .action((runId: string, o, cmd: Command) => importFiles(ctx(cmd), runId, o));
 
   return program;
 }
