@@ -8,24 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, browserRequired, CHROMIUM, signInThroughForm } from '../support/browser.ts';
 import {
   accessTokenOf,
-  type ConsoleHarness,
   expectCleanPage,
   screenshotOnFailure,
   startConsole,
-  until,
 } from '../support/console-browser.ts';
 import { http } from '../support/http.ts';
 
-if (!browserAvailable && !browserRequired)
-  console.warn(`console-delivery browser test: no Chromium at ${CHROMIUM}: skipped`);
-
-let h: ConsoleHarness;
+let h: Awaited<ReturnType<typeof startConsole>>;
 let page: Page;
 let ownerToken: string;
 let projectId: string;
 
 const project = async () =>
   (await http(h.base, 'GET', `/api/projects/${projectId}`, { token: ownerToken })).body;
+
+if (!browserAvailable && !browserRequired)
+  console.warn(`console-delivery browser test: no Chromium at ${CHROMIUM}: skipped`);
 
 describe.skipIf(!browserAvailable && !browserRequired)("the console's delivery choice", () => {
   beforeAll(async () => {
@@ -55,10 +53,12 @@ describe.skipIf(!browserAvailable && !browserRequired)("the console's delivery c
 
     await page.getByRole('radio', { name: "Jira's JSON importer" }).check();
     await page.getByLabel('Issues per import file').fill('200');
-    await page.getByRole('button', { name: 'Save delivery' }).click();
-    await until(async () => {
-      expect(await project()).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 200 });
-    });
+    const [saved] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/delivery') && r.request().method() === 'PUT'),
+      page.getByRole('button', { name: 'Save delivery' }).click(),
+    ]);
+    expect(saved.status()).toBe(200);
+    expect(await project()).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 200 });
     await page.getByText('Runs cannot use the importer yet').waitFor();
     await expectCleanPage(page, 'console-delivery', 'jira-import');
   });

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ImportMapping, runImportFiles } from '../../functions/domain/jira-import/index.ts';
+import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
@@ -19,7 +19,7 @@ import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
 import { type CliResult, runTms } from '../support/cli.ts';
-import { importItemFields } from '../support/import-items.ts';
+import { bugsOnlyMapping, importItemFields } from '../support/import-items.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
 import { sandboxControl } from '../support/sandbox-fixtures.ts';
@@ -314,15 +314,6 @@ describe('tms report', () => {
 });
 
 describe('tms import-files', () => {
-  const mapping: ImportMapping = {
-    projectKey: 'MIG',
-    typeMap: { Bug: { id: '10004', name: 'Bug' } },
-    typeLevels: { Bug: 0 },
-    states: { Bug: { New: { status: { id: '10000', name: 'To Do' } } } },
-    doneStatuses: { bug: ['Done'] },
-    priorityNames: ['High', 'Medium', 'Low'],
-    users: {},
-  };
   const someone = { displayName: 'Dee Ng', uniqueName: 'dee.ng@fabrikam.example' };
 
   it('lists the batches, saves one file as written (0600); a bad number is a usage error, none yet exit 3', async () => {
@@ -337,7 +328,7 @@ describe('tms import-files', () => {
       revisions: [],
       comments: [],
     }));
-    const built = runImportFiles(records, mapping, { runId: run.id, size: 2 });
+    const built = runImportFiles(records, bugsOnlyMapping, { runId: run.id, size: 2 });
     await new ImportFileArchive(disk()).write(t.tenantId, run.id, built);
     const list = await tms(['import-files', run.id]);
     expect(list.code).toBe(0);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type ImportMapping, runImportFiles } from '../../functions/domain/jira-import/index.ts';
+import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
 import type { Orchestrator } from '../../functions/domain/orchestration.ts';
 import type { ProjectStatus } from '../../functions/domain/projects.ts';
 import { resetMetrics } from '../../functions/platform/metrics.ts';
@@ -17,7 +17,7 @@ import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
-import { importItemFields } from '../support/import-items.ts';
+import { bugsOnlyMapping, importItemFields } from '../support/import-items.ts';
 import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
@@ -747,15 +747,6 @@ describe('reports', () => {
 });
 
 describe('Jira import files', () => {
-  const mapping: ImportMapping = {
-    projectKey: 'MIG',
-    typeMap: { Bug: { id: '10004', name: 'Bug' } },
-    typeLevels: { Bug: 0 },
-    states: { Bug: { New: { status: { id: '10000', name: 'To Do' } } } },
-    doneStatuses: { bug: ['Done'] },
-    priorityNames: ['High', 'Medium', 'Low'],
-    users: { 'ana.silva@fabrikam.com': '5b10ac8d82e05b22cc7d4ef5' },
-  };
   const record = (id: number) => ({
     item: {
       id,
@@ -782,7 +773,7 @@ describe('Jira import files', () => {
       code: 'IMPORT_FILE_NOT_FOUND',
     });
 
-    const built = runImportFiles([1, 2, 3].map(record), mapping, { runId: run.id, size: 2 });
+    const built = runImportFiles([1, 2, 3].map(record), bugsOnlyMapping, { runId: run.id, size: 2 });
     await new ImportFileArchive(new DiskArtifactStore(join(dataDir, 'artifacts'))).write(
       t.tenantId,
       run.id,
@@ -798,7 +789,8 @@ describe('Jira import files', () => {
         { number: 2, label: `tms-import-${run.id}-2`, issues: 1 },
       ],
       leftOut: [],
-      unmappedPeople: [],
+      // No account in the mapping: named as text in the files, listed here.
+      unmappedPeople: ['ana.silva@fabrikam.com'],
     });
     for (const [n, token] of [
       [1, t.admin.token],
@@ -819,7 +811,7 @@ describe('Jira import files', () => {
   it('refuses a member (403), answers 404 for another tenant and for a batch it does not have', async () => {
     const projectId = await newProject();
     const run = (await start(projectId)).body;
-    const built = runImportFiles([record(1)], mapping, { runId: run.id, size: 2 });
+    const built = runImportFiles([record(1)], bugsOnlyMapping, { runId: run.id, size: 2 });
     await new ImportFileArchive(new DiskArtifactStore(join(dataDir, 'artifacts'))).write(
       t.tenantId,
       run.id,
