@@ -15,7 +15,7 @@ export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
  */
 export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration', 'test/e2e'];
 
-/** Files that keep a process and module graph each: the browser files (four, each one `npm start` child and one
+/** Files that keep a process and module graph each: the browser files (five, each one `npm start` child and one
  * Chromium: little to share). */
 export const ISOLATED_FOLDERS = ['test/browser'];
 

@@ -7,8 +7,10 @@
 import { Command, CommanderError } from 'commander';
 import { ApiClient } from './cli/client.ts';
 import * as commands from './cli/commands.ts';
+import { projectDelivery } from './cli/delivery.ts';
 import { ApiError, CliError, EXIT } from './cli/errors.ts';
 import { terminalSafe } from './cli/format.ts';
+import { importFiles } from './cli/import-files.ts';
 import * as lifecycle from './cli/lifecycle.ts';
 import { collect, RUN_TYPES } from './cli/start-body.ts';
 import { WATCH_TAIL_DEFAULT, WATCH_TAIL_MAX } from './cli/watch.ts';
@@ -58,6 +60,12 @@ export function buildProgram(): Command {
     .command('list')
     .description('list projects')
     .action((_o, cmd: Command) => commands.projectList(ctx(cmd)));
+  project
+    .command('delivery <projectId>')
+    .description("how the project's runs write into Jira, and what it costs; --mode/--batch-size change it")
+    .option('--mode <mode>', "rest (Jira's REST API, the default) or jira-import (Jira's JSON importer)")
+    .option('--batch-size <n>', 'issues per import file, 1 to 1500 (default 1500)')
+    .action((projectId: string, o, cmd: Command) => projectDelivery(ctx(cmd), projectId, o));
 
   trackerOptions(
     program
@@ -133,6 +141,13 @@ export function buildProgram(): Command {
     .option('--id-map', 'the source id to Jira key map')
     .option('--format <format>', 'csv|json')
     .action((runId: string, o, cmd: Command) => commands.report(ctx(cmd), runId, o));
+
+  program
+    .command('import-files <runId>')
+    .description("a Jira-import run's files: the list, or --batch <n> saved (owner, admin)")
+    .option('--batch <n>', 'the batch whose file to print, or save with --out')
+    .option('--out <file>', 'save the file here (mode 0600) instead of printing it')
+    .action((runId: string, o, cmd: Command) => importFiles(ctx(cmd), runId, o));
 
   return program;
 }

@@ -6,6 +6,8 @@
  */
 import type * as z from 'zod';
 import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
+import { DeliveryInputSchema } from '#domain/delivery.ts';
+import { ImportFileSchema } from '#domain/jira-import/index.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
 import { IdMapQuerySchema, ListRunsQuerySchema, StartRunSchema } from '#domain/migrations.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
@@ -134,6 +136,13 @@ export const contracts: Record<string, RouteContract> = {
   'DELETE /api/projects/{projectId}': {
     summary: 'Delete a project and what belongs to it',
     responses: { 204: empty },
+    errors: [E.MIGRATION_ALREADY_RUNNING],
+  },
+  'PUT /api/projects/{projectId}/delivery': {
+    summary:
+      "How the project's next runs deliver into Jira: `rest` (the default) or `jira-import` (Jira's JSON importer: original authors, dates and history; about 1,500 issues an hour per file; a Jira administrator uploads each file)",
+    body: DeliveryInputSchema,
+    responses: { 200: R.DeliverySchema },
     errors: [E.MIGRATION_ALREADY_RUNNING],
   },
   'GET /api/projects/{projectId}/mappings': {
@@ -314,6 +323,18 @@ export const contracts: Record<string, RouteContract> = {
     query: IdMapQuerySchema,
     responses: { 200: { kind: 'csv-or-json', json: R.IdMapRowSchema.array() } },
     errors: [E.REPORT_NOT_FOUND],
+  },
+  'GET /api/migrations/{runId}/import-files': {
+    summary:
+      "The run's files for Jira's JSON importer: each batch, what the files leave out, people without a Jira account",
+    responses: { 200: R.ImportFilesSchema },
+    errors: [E.IMPORT_FILE_NOT_FOUND],
+  },
+  'GET /api/migrations/{runId}/import-files/{batch}': {
+    summary:
+      "Batch {batch}'s file for Jira's JSON importer (Jira settings > System > External System Import > JSON), as an attachment",
+    responses: { 200: ImportFileSchema },
+    errors: [E.IMPORT_FILE_NOT_FOUND],
   },
   'GET /api/migrations/{runId}/stream': {
     summary:

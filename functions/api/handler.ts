@@ -86,6 +86,15 @@ export function json(
   return { statusCode, body, ...extra };
 }
 
+/** A 200 file download (an export, an import file): its text as written, under `filename`. */
+export function attachment(text: string, contentType: string, filename: string): ApiResult {
+  return {
+    statusCode: 200,
+    text,
+    headers: { 'Content-Type': contentType, 'Content-Disposition': `attachment; filename="${filename}"` },
+  };
+}
+
 /** A 302 to `location` (the browser legs of single sign-on), with the cookies it sets. */
 export function redirect(location: string, extra: { cookies?: string[] } = {}): ApiResult {
   return { statusCode: 302, headers: { Location: location }, ...extra };

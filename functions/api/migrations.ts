@@ -1,8 +1,8 @@
-/** /api/migrations: start, list, status, pause, resume, cancel, and a run's reports. */
+/** /api/migrations: start, list, status, pause, resume, cancel, a run's reports and its Jira import files. */
 import type * as z from 'zod';
 import { RunEventsNotifier } from '#adapters/run-events.ts';
 import { StoreRunJournal } from '#adapters/run-journal.ts';
-import { createApiHandler, json, type Operation } from '#api/handler.ts';
+import { attachment, createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
 import {
   IdMapQuerySchema,
@@ -14,6 +14,7 @@ import {
 } from '#domain/migrations.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { parseOrThrow } from '#platform/validation.ts';
+import * as importFiles from '#services/import-files.ts';
 import * as migrations from '#services/migrations.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { type Store, store } from '#store/index.ts';
@@ -115,14 +116,34 @@ const idMap: Operation = async (req) => {
   const runId = req.params.runId ?? '';
   const out = await migrations.idMapExport(store(), artifacts(), req.principal.tenantId, runId, format);
   if ('rows' in out) return json(200, out.rows);
-  return {
-    statusCode: 200,
-    text: out.csv,
-    headers: {
-      'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="id-map-${runId.toLowerCase()}.csv"`,
-    },
-  };
+  return attachment(out.csv, 'text/csv; charset=utf-8', `id-map-${runId.toLowerCase()}.csv`);
+};
+
+const importFileList: Operation = async (req) =>
+  json(
+    200,
+    (await importFiles.listImportFiles(
+      store(),
+      artifacts(),
+      req.principal.tenantId,
+      req.params.runId ?? '',
+    )) satisfies z.input<typeof R.ImportFilesSchema>,
+  );
+
+/** The file as written, to save and upload to Jira (its name says the run and the batch). */
+const importFile: Operation = async (req) => {
+  const file = await importFiles.importFile(
+    store(),
+    artifacts(),
+    req.principal.tenantId,
+    req.params.runId ?? '',
+    req.params.batch ?? '',
+  );
+  return attachment(
+    file.text,
+    'application/json; charset=utf-8',
+    `jira-import-${file.runId.toLowerCase()}-${file.batch}.json`,
+  );
 };
 
 export const handler = createApiHandler('migrations', {
@@ -135,4 +156,6 @@ export const handler = createApiHandler('migrations', {
   failures,
   preview,
   idMap,
+  importFiles: importFileList,
+  importFile,
 });

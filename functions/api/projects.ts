@@ -1,8 +1,9 @@
-/** /api/projects: create, list, get, delete; a project's mappings: get, save, confirm; its Jira pickers' metadata. */
+/** /api/projects: create, list, get, delete; a project's delivery mode; its mappings: get, save, confirm; its Jira pickers' metadata. */
 
 import type * as z from 'zod';
 import { createApiHandler, json, type Operation } from '#api/handler.ts';
 import type * as R from '#api/responses.ts';
+import { DeliveryInputSchema } from '#domain/delivery.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
 import { parseOrThrow } from '#platform/validation.ts';
@@ -47,6 +48,14 @@ const remove: Operation = async (req) => {
   return json(204);
 };
 
+const setDelivery: Operation = async (req) =>
+  json(
+    200,
+    (await projects.setDelivery(store(), req.principal.tenantId, req.params.projectId ?? '', () =>
+      parseOrThrow(DeliveryInputSchema, req.body ?? {}),
+    )) satisfies z.input<typeof R.DeliverySchema>,
+  );
+
 const getMappings: Operation = async (req) =>
   json(
     200,
@@ -88,6 +97,7 @@ export const handler = createApiHandler('projects', {
   list,
   get,
   delete: remove,
+  setDelivery,
   getMappings,
   saveMappings,
   confirmMappings,

@@ -4,6 +4,7 @@
  * Loose objects where an answer carries open-ended data (a connection's tracker summary, a dry-run preview).
  */
 import * as z from 'zod';
+import { DELIVERY_MODES, IMPORT_BATCH_SIZE } from '#domain/delivery.ts';
 import { MAPPING_SOURCES } from '#domain/mappings.ts';
 import { PricingSchema } from '#domain/pricing.ts';
 import { PROJECT_STATUSES, SOURCE_SYSTEMS, TARGET_SYSTEMS } from '#domain/projects.ts';
@@ -100,9 +101,26 @@ export const QuoteSchema = z
   })
   .meta({ id: 'Quote' });
 
+const DeliveryFields = {
+  deliveryMode: z
+    .enum(DELIVERY_MODES)
+    .describe(
+      "`rest` (the default) or `jira-import` (files for Jira's JSON importer, uploaded by a Jira admin)",
+    ),
+  importBatchSize: z
+    .number()
+    .int()
+    .describe(`Issues per import file, ${IMPORT_BATCH_SIZE.min} to ${IMPORT_BATCH_SIZE.max}`),
+};
+
+export const DeliverySchema = z
+  .object({ projectId: z.string(), ...DeliveryFields })
+  .meta({ id: 'Delivery', description: "How the project's next runs deliver into Jira" });
+
 export const ProjectDetailSchema = z
   .object({
     ...ProjectFields,
+    ...DeliveryFields,
     updatedAt: isoTime,
     scanSummary: z.record(z.string(), z.unknown()).nullable(),
     lastRun: LastRunSchema.optional().describe('Absent until the project has run once'),
@@ -380,3 +398,17 @@ export const IdMapRowSchema = z
 export const OpenApiDocumentSchema = z
   .looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) })
   .meta({ id: 'OpenApiDocument', description: "OpenAPI 3.1 (its own schema is OpenAPI's)." });
+
+export const ImportFilesSchema = z
+  .object({
+    runId: z.string(),
+    batchSize: z.number().int(),
+    files: z.array(z.object({ number: z.number().int(), label: z.string(), issues: z.number().int() })),
+    leftOut: z.array(z.object({ sourceId: z.number().int(), reason: z.string() })),
+    unmappedPeople: z.array(z.string()),
+  })
+  .meta({
+    id: 'ImportFiles',
+    description:
+      "A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds",
+  });

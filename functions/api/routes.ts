@@ -123,6 +123,14 @@ export const routes: readonly Route[] = [
     access: managers,
   },
   {
+    // REST or Jira's JSON importer (functions/domain/delivery.ts): a choice like the mappings, for the same roles.
+    method: 'PUT',
+    path: '/api/projects/{projectId}/delivery',
+    group: 'projects',
+    operation: 'setDelivery',
+    access: managers,
+  },
+  {
     method: 'GET',
     path: '/api/projects/{projectId}/mappings',
     group: 'projects',
@@ -289,6 +297,22 @@ export const routes: readonly Route[] = [
     group: 'migrations',
     operation: 'idMap',
     access: everyone,
+  },
+
+  {
+    // The files a Jira admin uploads: every issue's text and people's accounts, so managers only (docs/api.md).
+    method: 'GET',
+    path: '/api/migrations/{runId}/import-files',
+    group: 'migrations',
+    operation: 'importFiles',
+    access: managers,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/import-files/{batch}',
+    group: 'migrations',
+    operation: 'importFile',
+    access: managers,
   },
 
   {

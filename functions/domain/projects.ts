@@ -1,5 +1,6 @@
 /** Projects: the accepted tracker systems, the statuses, and how a new project looks. Pure. */
 import * as z from 'zod';
+import { DELIVERY_MODES, type Delivery, deliveryOf, IMPORT_BATCH_SIZE } from './delivery.ts';
 import { exactSchema } from './exact-schema.ts';
 import { plainLines, plainName } from './plain-text.ts';
 import { type LastRunSummary, LastRunSummarySchema } from './runs.ts';
@@ -45,6 +46,9 @@ export interface Project {
   quoteId?: string;
   /** The latest run (by start), written by the run's creation and each of its status changes. */
   lastRun?: LastRunSummary;
+  /** Set by PUT .../delivery (functions/domain/delivery.ts); absent: REST. */
+  deliveryMode?: Delivery['deliveryMode'];
+  importBatchSize?: number;
 }
 
 /** What the project detail shows of a stored tracker connection: never the credentials. */
@@ -72,6 +76,8 @@ export const ProjectSchema = exactSchema<Project>()(
     scanSummary: z.record(z.string(), z.unknown()).optional(),
     quoteId: z.string().optional(),
     lastRun: LastRunSummarySchema.optional(),
+    deliveryMode: z.enum(DELIVERY_MODES).optional(),
+    importBatchSize: z.number().int().min(IMPORT_BATCH_SIZE.min).max(IMPORT_BATCH_SIZE.max).optional(),
   }),
 );
 
@@ -93,12 +99,21 @@ export function newProject(input: CreateProjectInput, tenantId: string, id: stri
   };
 }
 
-/** The detail view: the project, its connections (without secrets), the latest scan summary and quote. */
+/**
+ * The detail view: the project, its delivery (defaults filled in), its connections (without secrets), the
+ * latest scan summary and quote.
+ */
 export function projectDetail<Q, C extends ConnectionView>(
   project: Project,
   connections: { source: C | null; target: C | null },
   quote: Q | null | undefined,
 ) {
   const { quoteId: _current, ...shown } = project;
-  return { ...shown, scanSummary: project.scanSummary ?? null, quote: quote ?? null, connections };
+  return {
+    ...shown,
+    ...deliveryOf(project),
+    scanSummary: project.scanSummary ?? null,
+    quote: quote ?? null,
+    connections,
+  };
 }

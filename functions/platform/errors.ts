@@ -34,6 +34,7 @@ export const ErrorCode = {
   MIGRATION_FINISHED: 'MIGRATION_FINISHED',
   REPORT_NOT_FOUND: 'REPORT_NOT_FOUND',
   PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
+  IMPORT_FILE_NOT_FOUND: 'IMPORT_FILE_NOT_FOUND',
   SCAN_REQUIRED: 'SCAN_REQUIRED',
   CONNECTION_REQUIRED: 'CONNECTION_REQUIRED',
   TOKEN_EXCHANGE_FAILED: 'TOKEN_EXCHANGE_FAILED',
@@ -150,6 +151,13 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is active for this project: cancel it before deleting the project`,
     ),
+  /** A run delivers as its project said when it started: the mode stays until the run ends. */
+  deliveryFixedByRun: (activeRunId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Migration run ${activeRunId} is active for this project: its delivery mode changes once the run ends`,
+    ),
   /** Pause or cancel of a run that has ended (COMPLETED, PARTIAL, FAILED; cancel of CANCELLED is a 200). */
   migrationFinished: (id: string, status: string) =>
     new HttpError(409, ErrorCode.MIGRATION_FINISHED, `Run ${id} has already ended (${status})`),
@@ -160,6 +168,15 @@ export const errors = {
       404,
       ErrorCode.REPORT_NOT_FOUND,
       `Run ${id} has no report yet: reports are written when a run ends`,
+    ),
+  /** No import files (a run delivered by REST, or before they are built), or none numbered so. */
+  importFileNotFound: (id: string, batch?: string) =>
+    new HttpError(
+      404,
+      ErrorCode.IMPORT_FILE_NOT_FOUND,
+      batch === undefined
+        ? `Run ${id} has no Jira import files: only a run delivered by Jira import has them, once built`
+        : `Run ${id} has no Jira import file ${batch}`,
     ),
   previewNotFound: (id: string) =>
     new HttpError(

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { type Delivery, type DeliveryInput, deliveryAfter } from '#domain/delivery.ts';
 import { storedId } from '#domain/ids.ts';
 import { isActiveRun } from '#domain/migrations.ts';
 import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
@@ -52,12 +53,38 @@ export async function getProjectDetail(store: Store, tenantId: string, projectId
   );
 }
 
+/** The project's active run (RUNNING, PAUSED, PENDING), named by its run lock; undefined when none. */
+async function activeRunOf(store: Store, tenantId: string, projectId: string) {
+  const lock = await store.runs.getLock(tenantId, projectId);
+  const held = lock ? await store.runs.get(tenantId, lock.runId) : undefined;
+  return held && isActiveRun(held.status) ? held : undefined;
+}
+
+/**
+ * Sets how the project's next runs deliver into Jira; refused while a run is active (it keeps its mode). The
+ * body is parsed after the project is found, as the mappings do: another tenant's project is a 404 whatever
+ * the body.
+ */
+export async function setDelivery(
+  store: Store,
+  tenantId: string,
+  projectId: string,
+  parse: () => DeliveryInput,
+): Promise<Delivery & { projectId: string }> {
+  const project = await findProject(store, tenantId, projectId);
+  const input = parse();
+  const active = await activeRunOf(store, tenantId, project.id);
+  if (active) throw errors.deliveryFixedByRun(active.id);
+  const delivery = deliveryAfter(project, input);
+  await store.projects.setAttributes(tenantId, project.id, { ...delivery });
+  return { projectId: project.id, ...delivery };
+}
+
 export async function deleteProject(store: Store, tenantId: string, projectId: string): Promise<void> {
   const project = await findProject(store, tenantId, projectId);
   // The run lock names the project's active run; the engine would otherwise work on for a project gone.
-  const lock = await store.runs.getLock(tenantId, project.id);
-  const held = lock ? await store.runs.get(tenantId, lock.runId) : undefined;
-  if (held && isActiveRun(held.status)) throw errors.projectHasActiveRun(held.id);
+  const held = await activeRunOf(store, tenantId, project.id);
+  if (held) throw errors.projectHasActiveRun(held.id);
   await store.scans.deleteOfProject(tenantId, project.id);
   await store.projects.delete(tenantId, project.id);
 }

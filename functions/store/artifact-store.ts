@@ -38,6 +38,11 @@ export const artifactKeys = {
     `tenants/${tenantId}/runs/${runId}/rollback${preview ? '-preview' : ''}.csv`,
   rollbackSummary: (tenantId: string, runId: string, preview: boolean) =>
     `tenants/${tenantId}/runs/${runId}/rollback/${preview ? 'preview-' : ''}summary.json`,
+  /** Batch n's file for Jira's JSON importer (from 1): downloaded by an owner or admin, uploaded to Jira. */
+  importFile: (tenantId: string, runId: string, n: number) =>
+    `tenants/${tenantId}/runs/${runId}/import/batch-${String(n).padStart(5, '0')}.json`,
+  /** What the run's import files hold and leave to the REST phases, written after every file. */
+  importIndex: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/import/index.json`,
   /** Where the history pages' one pass over the project's revisions stands (attempts, given up). */
   historyPass: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/history/pass.json`,
   /** The pass's index, written last: how many parts and revisions each window of the manifest has. */

@@ -4,19 +4,22 @@
  * sandbox trackers, `resume`, `report` over the artifacts a finished run leaves, and what `watch` prints when
  * its output is not a terminal.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
 import { type CliResult, runTms } from '../support/cli.ts';
+import { bugsOnlyMapping, importItemFields } from '../support/import-items.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
 import { sandboxControl } from '../support/sandbox-fixtures.ts';
@@ -307,6 +310,43 @@ describe('tms report', () => {
     const missing = await tms(['report', run.id]);
     expect(missing.code).toBe(3);
     expect(missing.stderr.split('\n')[0]).toBe('error: REPORT_NOT_FOUND (HTTP 404)');
+  });
+});
+
+describe('tms import-files', () => {
+  const someone = { displayName: 'Dee Ng', uniqueName: 'dee.ng@fabrikam.example' };
+
+  it('lists the batches, saves one file as written (0600); a bad number is a usage error, none yet exit 3', async () => {
+    const run = await createRun(app.store, t.tenantId, await newProject(), 'FULL');
+    expect(await login()).toMatchObject({ code: 0 });
+    const none = await tms(['import-files', run.id]);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain('error: IMPORT_FILE_NOT_FOUND (HTTP 404)');
+
+    const records = [1, 2, 3].map((id) => ({
+      item: { id, fields: importItemFields(id, 'Bug', someone) },
+      revisions: [],
+      comments: [],
+    }));
+    const built = runImportFiles(records, bugsOnlyMapping, { runId: run.id, size: 2 });
+    await new ImportFileArchive(disk()).write(t.tenantId, run.id, built);
+    const list = await tms(['import-files', run.id]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`^1\\s+tms-import-${run.id}-1\\s+2$`, 'm'));
+    expect(list.stdout).toMatch(new RegExp(`^2\\s+tms-import-${run.id}-2\\s+1$`, 'm'));
+    expect(list.stdout).toContain('Jira settings > System > External System Import > JSON');
+    expect(list.stdout).toContain('People without a Jira account: 1 (their names stay as text)');
+
+    const file = join(home, 'batch-2.json');
+    const saved = await tms(['import-files', run.id, '--batch', '2', '--out', file]);
+    expect(saved.code).toBe(0);
+    expect(saved.stdout.trim()).toBe(`Saved batch 2 to ${file}`);
+    expect(await readFile(file, 'utf8')).toBe(built.files[1]?.text);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    const bad = await tms(['import-files', run.id, '--batch', 'two']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--batch must be a batch number');
   });
 });
 

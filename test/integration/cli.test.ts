@@ -130,6 +130,52 @@ describe('tms project', () => {
   });
 });
 
+describe('tms project delivery', () => {
+  it('shows the mode with its trade-off, sets Jira import with a batch size, and back to REST', async () => {
+    await login();
+    const id = await newProject();
+    const shown = await tms(['project', 'delivery', id]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.split('\n')[0]).toBe('Delivery: rest');
+    expect(shown.stdout).toContain('Jira records the service account as author');
+
+    const set = await tms(['project', 'delivery', id, '--mode', 'jira-import', '--batch-size', '300']);
+    expect(set.code).toBe(0);
+    expect(set.stdout.split('\n')[0]).toBe('Delivery: jira-import, 300 issues per file');
+    expect(set.stdout).toContain("About 1,500 issues an hour per file on Atlassian's side");
+    expect(set.stdout).toContain('a Jira administrator uploads each file');
+    const read = await app.call('GET', `/api/projects/${id}`, { token: t.member.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 300 });
+
+    // A size alone keeps the mode; --json prints the API's answer.
+    const size = await tms(['--json', 'project', 'delivery', id, '--batch-size', '1500']);
+    expect(JSON.parse(size.stdout)).toEqual({
+      projectId: id,
+      deliveryMode: 'jira-import',
+      importBatchSize: 1500,
+    });
+    const back = await tms(['--json', 'project', 'delivery', id, '--mode', 'rest']);
+    expect(JSON.parse(back.stdout)).toEqual({ projectId: id, deliveryMode: 'rest', importBatchSize: 1500 });
+  });
+
+  it("a bad --mode or --batch-size is a usage error (exit 2); a size out of bounds is the API's 400 (exit 3)", async () => {
+    await login();
+    const id = await newProject();
+    const mode = await tms(['project', 'delivery', id, '--mode', 'csv']);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toContain('--mode must be one of: rest, jira-import');
+    const size = await tms(['project', 'delivery', id, '--batch-size', '1.5']);
+    expect(size.code).toBe(2);
+    expect(size.stderr).toContain('--batch-size must be a whole number');
+    const big = await tms(['project', 'delivery', id, '--mode', 'jira-import', '--batch-size', '5000']);
+    expect(big.code).toBe(3);
+    expect(big.stderr).toContain('error: VALIDATION_FAILED (HTTP 400)');
+    expect(big.stderr).toContain('importBatchSize must be at most 1500');
+    const read = await app.call('GET', `/api/projects/${id}`, { token: t.member.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 1500 });
+  });
+});
+
 describe('tms start, status, pause, cancel', () => {
   it('starts a run with the options as given; the orchestrator gets no secret', async () => {
     await login();

@@ -8,13 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
 import type { Orchestrator } from '../../functions/domain/orchestration.ts';
 import type { ProjectStatus } from '../../functions/domain/projects.ts';
 import { resetMetrics } from '../../functions/platform/metrics.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { bugsOnlyMapping, importItemFields } from '../support/import-items.ts';
 import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 
@@ -314,6 +317,32 @@ describe('starting a run', () => {
         expect(await projectStatus(projectId)).toBe('MIGRATING');
       },
     );
+  });
+
+  it('refuses a start while the project delivers by Jira import, which runs cannot use yet, and writes nothing', async () => {
+    const projectId = await newProject();
+    const set = await app.call('PUT', `/api/projects/${projectId}/delivery`, {
+      token: t.admin.token,
+      body: { deliveryMode: 'jira-import' },
+    });
+    expect(set.status).toBe(200);
+    const res = await start(projectId);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Project ${projectId} delivers by jira-import, which runs cannot use yet: set its delivery to rest to run now`,
+      error: 'Conflict',
+      code: 'PROJECT_NOT_READY',
+    });
+    expect(orch.starts).toEqual([]);
+    expect(await app.store.runs.getLock(t.tenantId, projectId)).toBeUndefined();
+    expect(await projectStatus(projectId)).toBe('READY');
+    // Back to REST, the same start runs.
+    await app.call('PUT', `/api/projects/${projectId}/delivery`, {
+      token: t.admin.token,
+      body: { deliveryMode: 'rest' },
+    });
+    expect((await start(projectId)).status).toBe(200);
   });
 
   it('answers the active run to the same request, and 409 to another', async () => {
@@ -714,5 +743,104 @@ describe('reports', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toEqual(['format must be one of: json, csv']);
+  });
+});
+
+describe('Jira import files', () => {
+  const record = (id: number) => ({
+    item: {
+      id,
+      url: `https://dev.azure.com/contoso/_apis/wit/workItems/${id}`,
+      fields: importItemFields(id, 'Bug', { displayName: 'Ana Silva', uniqueName: 'ana.silva@fabrikam.com' }),
+    },
+    revisions: [],
+    comments: [],
+  });
+  const files = (runId: string) =>
+    app.call('GET', `/api/migrations/${runId}/import-files`, { token: t.admin.token });
+  const file = (runId: string, batch: string, token = t.admin.token) =>
+    app.call('GET', `/api/migrations/${runId}/import-files/${batch}`, { token });
+
+  it('lists the files and hands each to an owner or admin as written, with no credential of the run', async () => {
+    const projectId = await newProject();
+    const run = (await start(projectId)).body;
+    const missing = await files(run.id);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({
+      statusCode: 404,
+      message: `Run ${run.id} has no Jira import files: only a run delivered by Jira import has them, once built`,
+      error: 'Not Found',
+      code: 'IMPORT_FILE_NOT_FOUND',
+    });
+
+    const built = runImportFiles([1, 2, 3].map(record), bugsOnlyMapping, { runId: run.id, size: 2 });
+    await new ImportFileArchive(new DiskArtifactStore(join(dataDir, 'artifacts'))).write(
+      t.tenantId,
+      run.id,
+      built,
+    );
+    const list = await files(run.id);
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({
+      runId: run.id,
+      batchSize: 2,
+      files: [
+        { number: 1, label: `tms-import-${run.id}-1`, issues: 2 },
+        { number: 2, label: `tms-import-${run.id}-2`, issues: 1 },
+      ],
+      leftOut: [],
+      // No account in the mapping: named as text in the files, listed here.
+      unmappedPeople: ['ana.silva@fabrikam.com'],
+    });
+    for (const [n, token] of [
+      [1, t.admin.token],
+      [2, t.owner.token],
+    ] as const) {
+      const res = await file(run.id, String(n), token);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['content-disposition']).toBe(
+        `attachment; filename="jira-import-${run.id}-${n}.json"`,
+      );
+      expect(res.text).toBe(built.files[n - 1]?.text);
+      for (const secret of [...SECRETS, 'dev.azure.com', 'ana.silva@'])
+        expect(res.text).not.toContain(secret);
+    }
+  });
+
+  it('refuses a member (403), answers 404 for another tenant and for a batch it does not have', async () => {
+    const projectId = await newProject();
+    const run = (await start(projectId)).body;
+    const built = runImportFiles([record(1)], bugsOnlyMapping, { runId: run.id, size: 2 });
+    await new ImportFileArchive(new DiskArtifactStore(join(dataDir, 'artifacts'))).write(
+      t.tenantId,
+      run.id,
+      built,
+    );
+    for (const path of ['import-files', 'import-files/1']) {
+      const member = await app.call('GET', `/api/migrations/${run.id}/${path}`, { token: t.member.token });
+      expect(member.status).toBe(403);
+      expect(member.body.code).toBe('FORBIDDEN');
+      const elsewhere = await app.call('GET', `/api/migrations/${run.id}/${path}`, {
+        token: other.owner.token,
+      });
+      expect(elsewhere.status).toBe(404);
+      expect(elsewhere.body).toEqual({
+        statusCode: 404,
+        message: `Migration run ${run.id} not found`,
+        error: 'Not Found',
+        code: 'MIGRATION_NOT_FOUND',
+      });
+    }
+    for (const batch of ['2', '0', '01', 'x', '-1']) {
+      const res = await file(run.id, batch);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({
+        statusCode: 404,
+        message: `Run ${run.id} has no Jira import file ${batch}`,
+        error: 'Not Found',
+        code: 'IMPORT_FILE_NOT_FOUND',
+      });
+    }
   });
 });

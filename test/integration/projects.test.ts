@@ -22,6 +22,13 @@ const valid = {
 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/** The whole 400 a bad body earns: every problem, one sentence each. */
+const badRequest = (message: string[]) => ({
+  statusCode: 400,
+  message,
+  error: 'Bad Request',
+  code: 'VALIDATION_FAILED',
+});
 
 describe('POST /api/projects', () => {
   it('creates a DRAFT project and answers 201 with the whole record', async () => {
@@ -55,18 +62,15 @@ describe('POST /api/projects', () => {
       body: { name: 'x'.repeat(201), sourceSystem: 'GITHUB', description: 5, tenantId: 'other' },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      statusCode: 400,
-      message: [
+    expect(res.body).toEqual(
+      badRequest([
         'name must be at most 200 characters',
         'sourceSystem must be one of: AZURE_DEVOPS',
         'targetSystem is required',
         'description must be a string',
         'tenantId is not a known field',
-      ],
-      error: 'Bad Request',
-      code: 'VALIDATION_FAILED',
-    });
+      ]),
+    );
     expect((await app.call('GET', '/api/projects', { token: t.owner.token })).body.length).toBe(before);
   });
 
@@ -213,6 +217,8 @@ describe('GET /api/projects/{projectId}', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...created,
+      deliveryMode: 'rest',
+      importBatchSize: 1500,
       updatedAt: created.createdAt,
       scanSummary: null,
       quote: null,
@@ -226,6 +232,88 @@ describe('GET /api/projects/{projectId}', () => {
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found', code: 'PROJECT_NOT_FOUND' });
     }
+  });
+});
+
+describe('PUT /api/projects/{projectId}/delivery', () => {
+  const put = (id: string, body: unknown, token = t.owner.token) =>
+    app.call('PUT', `/api/projects/${id}/delivery`, { token, body });
+
+  it('sets Jira import with its batch size, and the project answers it; back to REST keeps the size', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const set = await put(created.id, { deliveryMode: 'jira-import', importBatchSize: 250 }, t.admin.token);
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({ projectId: created.id, deliveryMode: 'jira-import', importBatchSize: 250 });
+    const read = await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 250 });
+    expect(read.body.updatedAt >= created.createdAt).toBe(true);
+
+    const back = await put(created.id, { deliveryMode: 'rest' });
+    expect(back.body).toEqual({ projectId: created.id, deliveryMode: 'rest', importBatchSize: 250 });
+    const again = await app.call('GET', `/api/projects/${created.id}`, { token: t.owner.token });
+    expect(again.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 250 });
+  });
+
+  it('lists every problem of a bad body with 400, and changes nothing', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const cases: [unknown, string[]][] = [
+      [
+        { deliveryMode: 'csv', importBatchSize: 1501, projectId: 'x' },
+        [
+          'deliveryMode must be one of: rest, jira-import',
+          'importBatchSize must be at most 1500',
+          'projectId is not a known field',
+        ],
+      ],
+      [{ importBatchSize: 0 }, ['deliveryMode is required', 'importBatchSize must be at least 1']],
+    ];
+    for (const [body, message] of cases) {
+      const res = await put(created.id, body);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: badRequest(message) });
+    }
+    const read = await app.call('GET', `/api/projects/${created.id}`, { token: t.owner.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 1500 });
+  });
+
+  it("answers 404 for another tenant's project, and leaves it as it was", async () => {
+    const other = await app.createTenant('Elsewhere');
+    const theirs = (await app.call('POST', '/api/projects', { token: other.owner.token, body: valid })).body;
+    // Found first, then parsed: a bad body for another tenant's project is the same 404.
+    for (const body of [{ deliveryMode: 'jira-import' }, { deliveryMode: 'csv' }]) {
+      const res = await put(theirs.id, body);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({
+        statusCode: 404,
+        message: `Project ${theirs.id} not found`,
+        error: 'Not Found',
+        code: 'PROJECT_NOT_FOUND',
+      });
+    }
+    const read = await app.call('GET', `/api/projects/${theirs.id}`, { token: other.owner.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest' });
+  });
+
+  it('refuses a member with 403, who still reads the mode', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const res = await put(created.id, { deliveryMode: 'jira-import' }, t.member.token);
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+    const read = await app.call('GET', `/api/projects/${created.id}`, { token: t.member.token });
+    expect(read.body).toMatchObject({ deliveryMode: 'rest', importBatchSize: 1500 });
+  });
+
+  it('refuses a change while a run is active for the project with 409', async () => {
+    const created = (await app.call('POST', '/api/projects', { token: t.owner.token, body: valid })).body;
+    const run = newRun(t.tenantId, created.id, 'FULL');
+    expect(await app.store.runs.createLocked(run, 'fp')).toBe(true);
+    const res = await put(created.id, { deliveryMode: 'jira-import' });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Migration run ${run.id} is active for this project: its delivery mode changes once the run ends`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    });
   });
 });
 

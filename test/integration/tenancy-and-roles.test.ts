@@ -45,6 +45,7 @@ beforeAll(async () => {
     runId: run.id,
     kind: 'source',
     invitationId: invited.body.id,
+    batch: '1',
   };
 });
 afterAll(async () => app.close());

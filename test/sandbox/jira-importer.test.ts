@@ -12,6 +12,8 @@ import { createClient } from 'jira.js/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   batchesOf,
+  defaultBody,
+  escapeWiki,
   type ImportFile,
   type ImportMapping,
   issueOf,
@@ -452,6 +454,31 @@ describe('the JSON importer', () => {
       { type: 'paragraph', content: [t('||a||b||')] },
     ]);
     expect(wikiToAdf('')).toEqual({ type: 'doc', version: 1, content: [] });
+  });
+
+  it('shows a backslash and a line that opens like a block as written, in the text the builder writes', () => {
+    const words = [
+      'C:\\temp\\*.log and \\\\server\\share, a\\[b\\] and a last \\',
+      'h1. not a heading',
+      'bq. not a quote',
+      'h3.also not',
+      '&#92; &amp; stay as typed',
+    ];
+    const plain = (doc: { content: { content?: { type: string; text?: string }[] }[] }) =>
+      doc.content.map((b) => (b.content ?? []).map((n) => (n.type === 'hardBreak' ? '\n' : n.text)).join(''));
+    // One paragraph per line, then the same lines inside one paragraph, after line breaks.
+    const html = words.map((w) => `<p>${w.replaceAll('&', '&amp;')}</p>`).join('');
+    const doc = wikiToAdf(
+      defaultBody({ kind: 'description', item: { id: 1, fields: { 'System.Description': html } } }),
+    );
+    expect(doc.content.map((b) => b.type)).toEqual(words.map(() => 'paragraph'));
+    expect(plain(doc)).toEqual(words);
+    const broken = `<p>${words.map((w) => w.replaceAll('&', '&amp;')).join('<br>')}</p>`;
+    const one = wikiToAdf(
+      defaultBody({ kind: 'comment', item: { id: 1, fields: {} }, comment: { id: 2, text: broken } }),
+    );
+    expect(plain(one)).toEqual([words.join('\n')]);
+    for (const w of words) expect(plain(wikiToAdf(escapeWiki(w)))).toEqual([w]);
   });
 
   it('lets only a Jira administrator in: 401 without credentials, 403 for a project admin', async () => {

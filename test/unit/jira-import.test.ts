@@ -23,6 +23,7 @@ import {
   serialiseImportFile,
 } from '../../functions/domain/jira-import/index.ts';
 import { adoIdentity } from '../support/ado-identity.ts';
+import { importItemFields } from '../support/import-items.ts';
 
 const ORG = 'https://dev.azure.com/fabrikam';
 const identity = (displayName: string, uniqueName: string, id: string) =>
@@ -331,7 +332,11 @@ describe('issueOf: one work item as one importer issue', () => {
         '{noformat}\nx = {a}\n{noformat}',
       ].join('\n\n'),
     );
-    expect(escapeWiki('a-b_c|d!e#f{g}h\\i')).toBe('a\\-b\\_c\\|d\\!e\\#f\\{g\\}h\\\\i');
+    expect(escapeWiki('a-b_c|d!e#f{g}h\\i')).toBe('a\\-b\\_c\\|d\\!e\\#f\\{g\\}h&#92;i');
+    // `\\` would be a forced line break, `h1.` a heading, `&amp;` an ampersand: each shows as typed.
+    expect(escapeWiki('\\\\srv\nh1. x\n bq. y &amp; R&D')).toBe(
+      '&#92;&#92;srv\nh1&#46; x\n bq&#46; y &amp;amp; R&D',
+    );
   });
 
   it('gives a removed item the mapping resolution and the date its state was entered', () => {
@@ -382,12 +387,7 @@ const small = (id: number, type: string, opts: { parent?: number; relations?: [s
       id,
       url: `${ORG}/_apis/wit/workItems/${id}`,
       fields: {
-        'System.WorkItemType': type,
-        'System.Title': `Item ${id}`,
-        'System.State': 'New',
-        'System.CreatedDate': '2024-05-01T08:00:00Z',
-        'System.ChangedDate': '2024-05-02T08:00:00Z',
-        'System.CreatedBy': id % 2 ? ana : ben,
+        ...importItemFields(id, type, id % 2 ? ana : ben),
         'Microsoft.VSTS.Common.Priority': 2,
         ...(opts.parent ? { 'System.Parent': opts.parent } : {}),
       },

@@ -24,6 +24,15 @@ export {
 export { historyOf, type SourceRevision } from './history.ts';
 export { type BuiltIssue, type IssueOptions, issueOf } from './issue.ts';
 export type { ImportCustomField, ImportFieldRef, ImportMapping } from './mapping.ts';
+export {
+  type ImportIndex,
+  ImportIndexSchema,
+  type RunFiles,
+  type RunFilesOptions,
+  runBatchLabel,
+  runImportFiles,
+  type SourceRecord,
+} from './run-files.ts';
 export { InvalidImportFile, importFileProblems, serialiseImportFile } from './serialise.ts';
 export {
   adfToWiki,

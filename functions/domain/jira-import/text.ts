@@ -8,7 +8,8 @@
  * written as wiki markup for paragraphs, headings (`h2.`), bullet and numbered lists (`*`, `#`, nested), code
  * blocks (`{noformat}`), links (`[text|https://...]`, http(s) and mailto only) and rules; table cells, quotes and
  * panels as their paragraphs; bold, italics, colours, mentions' links and images are not carried (an image is
- * `[image: name]`). Every other character wiki markup reads (`*_-+^~?{}[]|!#\`) is escaped with a backslash.
+ * `[image: name]`). Every other character wiki markup reads (`*_-+^~?{}[]|!#`) is escaped with a backslash; a
+ * backslash, an `&` that opens an entity and the dot of a line opening `h1.` or `bq.` are HTML entities.
  *
  * Why not a placeholder replaced by REST after the import: editing a comment makes Jira show it as edited, and
  * editing a description writes a changelog entry by the service account, which this mode exists to avoid.
@@ -55,10 +56,26 @@ export const DESCRIPTION_FIELDS: readonly { field: string; heading: string | nul
   { field: 'Microsoft.VSTS.TCM.SystemInfo', heading: 'System info' },
 ];
 
-const WIKI_SPECIAL = /[\\*_\-+^~?{}[\]|!#]/g;
+/** What markup reads in a text: the characters a backslash escapes, a backslash, an `&` opening an entity. */
+const WIKI_SPECIAL = /[\\*_\-+^~?{}[\]|!#]|&(?=#?\w+;)/g;
+/** Lines Jira reads as a heading or a quote whatever follows (`h1.`, `bq.`): no backslash escapes `h` or `.`. */
+const BLOCK_START = /^(\s*)(h[1-6]|bq)\./gm;
 
-/** Text that wiki markup shows as it is: each character markup reads behind a backslash, line breaks kept. */
-export const escapeWiki = (text: string): string => text.replace(WIKI_SPECIAL, (c) => `\\${c}`);
+/**
+ * A line that opens like a block shows as text: its dot as an HTML entity, which the renderer shows as the
+ * character. Applied to each text, and again to a paragraph's joined lines (a line can start mid-node).
+ */
+const escapeBlockStarts = (text: string): string => text.replace(BLOCK_START, '$1$2&#46;');
+
+/**
+ * Text that wiki markup shows as it is: each character markup reads behind a backslash, line breaks kept.
+ * A backslash is the entity `&#92;`: `\\` is a forced line break to Jira, and a backslash before any character
+ * the notation escapes is eaten, so no backslash spelling shows one (pandoc's Jira writer uses an entity too).
+ */
+export const escapeWiki = (text: string): string =>
+  escapeBlockStarts(
+    text.replace(WIKI_SPECIAL, (c) => (c === '\\' ? '&#92;' : c === '&' ? '&amp;' : `\\${c}`)),
+  );
 
 /** `{noformat}` ends only at its own closing tag: one inside the code is broken up so the block stays whole. */
 const noformat = (code: string) => `{noformat}\n${code.replaceAll('{noformat}', '{ noformat}')}\n{noformat}`;
@@ -105,7 +122,7 @@ function blocks(nodes: readonly AdfNode[] | undefined): string {
   for (const node of nodes ?? []) {
     switch (node.type) {
       case 'paragraph':
-        out.push(inline(node.content));
+        out.push(escapeBlockStarts(inline(node.content)));
         break;
       case 'heading': {
         const level = Math.min(6, Math.max(1, Number(node.attrs?.level) || 2));

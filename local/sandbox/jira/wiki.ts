@@ -10,7 +10,8 @@
  * - inline: backslash escapes (`\*` is a star; a backslash before a character the notation does not escape stays;
  *   `\\` is a forced line break unless a backslash follows in the same word, as Jira's renderer reads it), links
  *   `[text|https://...]` and `[https://...]` (http, https, mailto), `*strong*`, `_emphasis_`, `-deleted-`
- *   and `{{monospaced}}`.
+ *   and `{{monospaced}}`; HTML entities (`&#92;`, `&amp;`) as their characters, as the renderer's HTML shows
+ *   them (outside code and monospace), so `h1&#46; x` is a line of text, not a heading.
  *
  * Not rendered, left as the text they are written with: tables (`||`, `|`), panels and quotes (`{panel}`,
  * `{quote}`), colours, images and attachments (`!name!`), mentions (`[~accountid:...]`), `+inserted+`,
@@ -64,6 +65,22 @@ function markRun(s: string, i: number, ch: string): number {
  */
 const ESCAPABLE = new Set('-#*_+?^~|%{}[]()!@');
 
+/**
+ * An HTML entity, which Jira's renderer shows as its character (its output is HTML): numeric ones, and the few
+ * named ones a writer needs to show `&`, `<`, `>` and quotes. Anything else stays as written.
+ */
+const ENTITY = /^&(?:#(\d{1,7})|#x([0-9a-f]{1,6})|(amp|lt|gt|quot|apos|nbsp));/i;
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+
+function entityAt(s: string, i: number): { char: string; length: number } | null {
+  const m = ENTITY.exec(s.slice(i, i + 12));
+  if (!m) return null;
+  const code = m[1] ? Number(m[1]) : m[2] ? Number.parseInt(m[2], 16) : undefined;
+  if (code !== undefined && (code === 0 || code > 0x10ffff)) return null;
+  const char = code !== undefined ? String.fromCodePoint(code) : NAMED[(m[3] ?? '').toLowerCase()];
+  return char === undefined ? null : { char, length: m[0].length };
+}
+
 /** Monospaced text with its escapes removed. */
 const unescaped = (s: string) => s.replace(/\\([-#*_+?^~|%{}[\]()!@])/g, '$1');
 
@@ -92,6 +109,14 @@ export function inlineToAdf(s: string, marks: readonly AdfMark[] = []): AdfNode[
       }
       i += 2;
       continue;
+    }
+    if (c === '&') {
+      const entity = entityAt(s, i);
+      if (entity) {
+        buffer += entity.char;
+        i += entity.length;
+        continue;
+      }
     }
     if (c === '\n') {
       flush();

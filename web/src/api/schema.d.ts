@@ -240,6 +240,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * How the project's next runs deliver into Jira: `rest` (the default) or `jira-import` (Jira's JSON importer: original authors, dates and history; about 1,500 issues an hour per file; a Jira administrator uploads each file)
+         * @description Roles: owner, admin.
+         */
+        put: operations["projects_setDelivery"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/mappings": {
         parameters: {
             query?: never;
@@ -772,6 +792,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/migrations/{runId}/import-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run's files for Jira's JSON importer: each batch, what the files leave out, people without a Jira account
+         * @description Roles: owner, admin.
+         */
+        get: operations["migrations_importFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/migrations/{runId}/import-files/{batch}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Batch {batch}'s file for Jira's JSON importer (Jira settings > System > External System Import > JSON), as an attachment
+         * @description Roles: owner, admin.
+         */
+        get: operations["migrations_importFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/migrations/{runId}/stream": {
         parameters: {
             query?: never;
@@ -878,6 +938,17 @@ export interface components {
             /** @description ISO 8601 timestamp */
             createdAt: string;
         };
+        /** @description How the project's next runs deliver into Jira */
+        Delivery: {
+            projectId: string;
+            /**
+             * @description `rest` (the default) or `jira-import` (files for Jira's JSON importer, uploaded by a Jira admin)
+             * @enum {string}
+             */
+            deliveryMode: "rest" | "jira-import";
+            /** @description Issues per import file, 1 to 1500 */
+            importBatchSize: number;
+        };
         /** @description What a dry run would have created (free-form report). */
         DryRunPreview: {
             [key: string]: unknown;
@@ -888,7 +959,7 @@ export interface components {
             message: string | string[];
             error: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "IMPORT_FILE_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
         };
         /** @description One item and phase the run could not complete, and why (oldest first). */
         Failure: {
@@ -911,6 +982,21 @@ export interface components {
             targetKey: string;
             origin: string;
             runId: string;
+        };
+        /** @description A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds */
+        ImportFiles: {
+            runId: string;
+            batchSize: number;
+            files: {
+                number: number;
+                label: string;
+                issues: number;
+            }[];
+            leftOut: {
+                sourceId: number;
+                reason: string;
+            }[];
+            unmappedPeople: string[];
         };
         Invitation: {
             id: string;
@@ -1024,6 +1110,13 @@ export interface components {
             status: components["schemas"]["ProjectStatus"];
             /** @description ISO 8601 timestamp */
             createdAt: string;
+            /**
+             * @description `rest` (the default) or `jira-import` (files for Jira's JSON importer, uploaded by a Jira admin)
+             * @enum {string}
+             */
+            deliveryMode: "rest" | "jira-import";
+            /** @description Issues per import file, 1 to 1500 */
+            importBatchSize: number;
             /** @description ISO 8601 timestamp */
             updatedAt: string;
             scanSummary: {
@@ -2592,6 +2685,148 @@ export interface operations {
                         statusCode?: 409;
                         /** @enum {unknown} */
                         code?: "MIGRATION_ALREADY_RUNNING";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    projects_setDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    deliveryMode: "rest" | "jira-import";
+                    importBatchSize?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description PROJECT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description MIGRATION_ALREADY_RUNNING */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_ALREADY_RUNNING";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 413;
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 415;
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
                     };
                 };
             };
@@ -5641,6 +5876,250 @@ export interface operations {
                         statusCode?: 404;
                         /** @enum {unknown} */
                         code?: "REPORT_NOT_FOUND" | "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    migrations_importFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportFiles"];
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description IMPORT_FILE_NOT_FOUND, MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "IMPORT_FILE_NOT_FOUND" | "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    migrations_importFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+                batch: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        users: {
+                            name: string;
+                            fullname?: string;
+                            email?: string;
+                        }[];
+                        links: {
+                            name: string;
+                            sourceId: string;
+                            destinationId: string;
+                        }[];
+                        projects: {
+                            key: string;
+                            name?: string;
+                            type?: string;
+                            description?: string;
+                            versions?: {
+                                name: string;
+                                released?: boolean;
+                                releaseDate?: string;
+                            }[];
+                            components?: string[];
+                            issues: {
+                                externalId: string;
+                                summary: string;
+                                issueType: string;
+                                status?: string;
+                                resolution?: string;
+                                priority?: string;
+                                description?: string;
+                                environment?: string;
+                                reporter?: string;
+                                assignee?: string;
+                                created?: string;
+                                updated?: string;
+                                resolutionDate?: string;
+                                duedate?: string;
+                                labels?: string[];
+                                components?: string[];
+                                affectedVersions?: string[];
+                                fixedVersions?: string[];
+                                watchers?: string[];
+                                voters?: string[];
+                                originalEstimate?: string;
+                                estimate?: string;
+                                timeSpent?: string;
+                                customFieldValues?: {
+                                    fieldName: string;
+                                    fieldType: string;
+                                    value: string | string[] | {
+                                        [key: string]: string;
+                                    };
+                                }[];
+                                comments?: {
+                                    body: string;
+                                    author?: string;
+                                    created: string;
+                                }[];
+                                history?: {
+                                    author?: string;
+                                    created: string;
+                                    items: {
+                                        /** @enum {string} */
+                                        fieldType: "jira" | "custom";
+                                        field: string;
+                                        from: string | null;
+                                        fromString: string | null;
+                                        to: string | null;
+                                        toString: string | null;
+                                    }[];
+                                }[];
+                                worklogs?: {
+                                    author?: string;
+                                    startDate: string;
+                                    timeSpent: string;
+                                    comment?: string;
+                                }[];
+                                attachments?: {
+                                    name: string;
+                                    attacher?: string;
+                                    created: string;
+                                    /** Format: uri */
+                                    uri: string;
+                                    description?: string;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description IMPORT_FILE_NOT_FOUND, MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "IMPORT_FILE_NOT_FOUND" | "MIGRATION_NOT_FOUND";
                     };
                 };
             };

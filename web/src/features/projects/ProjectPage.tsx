@@ -1,4 +1,4 @@
-/** One project along its status flow: connect, scan, map, quote, run, history (a tab each). */
+/** One project along its status flow: connect, scan, map, quote, delivery, run, history (a tab each). */
 import { Alert, Group, Loader, Tabs, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useParams, useSearchParams } from 'wouter';
@@ -12,8 +12,9 @@ import { MappingsSection } from '../mappings/MappingsSection';
 import { RunsSection } from '../runs/RunsSection';
 import { StartRunSection } from '../runs/StartRunSection';
 import { projectQuery } from './api';
+import { DeliverySection } from './DeliverySection';
 
-const TABS = ['connect', 'scan', 'mappings', 'quote', 'start', 'runs'] as const;
+const TABS = ['connect', 'scan', 'mappings', 'quote', 'delivery', 'start', 'runs'] as const;
 
 export function ProjectPage() {
   const { projectId = '' } = useParams<{ projectId: string }>();
@@ -52,6 +53,7 @@ export function ProjectPage() {
           <Tabs.Tab value="scan">Scan report</Tabs.Tab>
           <Tabs.Tab value="mappings">Mappings</Tabs.Tab>
           <Tabs.Tab value="quote">Quote</Tabs.Tab>
+          <Tabs.Tab value="delivery">Delivery</Tabs.Tab>
           <Tabs.Tab value="start">Start a run</Tabs.Tab>
           <Tabs.Tab value="runs">Run history</Tabs.Tab>
         </Tabs.List>
@@ -66,6 +68,9 @@ export function ProjectPage() {
         </Tabs.Panel>
         <Tabs.Panel value="quote">
           <QuoteSection project={p} />
+        </Tabs.Panel>
+        <Tabs.Panel value="delivery">
+          <DeliverySection project={p} />
         </Tabs.Panel>
         <Tabs.Panel value="start">
           <StartRunSection project={p} />

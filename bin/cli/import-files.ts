@@ -1,0 +1,53 @@
+/**
+ * `tms import-files`: a run's files for Jira's JSON importer, for the Jira administrator who uploads them: the
+ * list (each batch, the label its issues carry, how many), or one batch's file saved as the API wrote it.
+ * Owner and admin only (the API answers a member 403, exit 3).
+ */
+import { writeFile } from 'node:fs/promises';
+import type { Ctx } from './commands.ts';
+import { usageError } from './errors.ts';
+import { out, printJson, table } from './format.ts';
+
+interface ImportFiles {
+  runId: string;
+  batchSize: number;
+  files: { number: number; label: string; issues: number }[];
+  leftOut: { sourceId: number; reason: string }[];
+  unmappedPeople: string[];
+}
+
+export interface ImportFilesOptions {
+  batch?: string;
+  out?: string;
+}
+
+export async function importFiles(ctx: Ctx, runId: string, o: ImportFilesOptions): Promise<void> {
+  const path = `/migrations/${encodeURIComponent(runId)}/import-files`;
+  if (o.batch === undefined) {
+    if (o.out !== undefined) throw usageError('--out needs --batch <n>');
+    const list = await ctx.client.request<ImportFiles>('GET', path);
+    if (ctx.json) return printJson(list);
+    out(
+      table([
+        ['BATCH', 'LABEL', 'ISSUES'],
+        ...list.files.map((f) => [String(f.number), f.label, String(f.issues)]),
+      ]),
+    );
+    out('Upload each file in Jira: Jira settings > System > External System Import > JSON.');
+    if (list.leftOut.length)
+      out(`Sub-tasks in no file: ${list.leftOut.length} (the REST phases create them)`);
+    if (list.unmappedPeople.length)
+      out(`People without a Jira account: ${list.unmappedPeople.length} (their names stay as text)`);
+    return;
+  }
+  if (!/^[1-9]\d*$/.test(o.batch)) throw usageError('--batch must be a batch number (1, 2, ...)');
+  const text = await ctx.client.request<string>('GET', `${path}/${o.batch}`, { raw: true });
+  if (o.out === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  // The file holds every issue's text: readable by its owner only.
+  await writeFile(o.out, text, { mode: 0o600 });
+  if (ctx.json) printJson({ runId, batch: Number(o.batch), file: o.out });
+  else out(`Saved batch ${o.batch} to ${o.out}`);
+}

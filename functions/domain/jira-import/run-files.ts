@@ -1,0 +1,91 @@
+/**
+ * A run's import files: every manifest item (its fields, revisions and comments, read by the engine) through
+ * issueOf, into batches (batchesOf) labelled with the run's id, each serialised (serialiseImportFile), with an
+ * index of what the files hold and what they leave to the REST phases (parents and links across files,
+ * sub-tasks left out, people without a Jira account). Pure: the store keeps what this returns
+ * (store/import-files.ts).
+ */
+import * as z from 'zod';
+import type { LinkPlanOptions } from '../mapping/links.ts';
+import { batchesOf } from './batches.ts';
+import type { SourceRevision } from './history.ts';
+import { type BuiltIssue, issueOf } from './issue.ts';
+import type { ImportMapping } from './mapping.ts';
+import { serialiseImportFile } from './serialise.ts';
+import type { BodyHook, SourceComment, SourceItem } from './text.ts';
+
+/** One manifest item as the engine reads it from Azure DevOps. */
+export interface SourceRecord {
+  item: SourceItem;
+  revisions: readonly SourceRevision[];
+  comments: readonly SourceComment[];
+}
+
+export interface RunFilesOptions extends LinkPlanOptions {
+  runId: string;
+  /** Issues per file: the project's importBatchSize. */
+  size: number;
+  body?: BodyHook;
+}
+
+/** What a run's files hold and leave out, as the store keeps it beside them (parsed on read). */
+export const ImportIndexSchema = z.object({
+  runId: z.string(),
+  size: z.number().int().positive(),
+  batches: z.array(
+    z.object({ number: z.number().int().positive(), label: z.string(), sourceIds: z.array(z.number()) }),
+  ),
+  /** Parent/child pairs and issue links no one file holds: the REST phases set them after the imports. */
+  parents: z.array(z.object({ child: z.number(), parent: z.number() })),
+  links: z.array(
+    z.object({ type: z.string(), from: z.number(), to: z.number(), comment: z.string().optional() }),
+  ),
+  leftOut: z.array(z.object({ sourceId: z.number(), reason: z.string() })),
+  /** People named without a Jira account (e-mail, else display name): their names stay as text. */
+  unmappedPeople: z.array(z.string()),
+  warnings: z.array(z.string()),
+});
+export type ImportIndex = z.infer<typeof ImportIndexSchema>;
+
+export interface RunFiles {
+  /** Batch n's file as the importer takes it, from 1. */
+  files: { number: number; text: string }[];
+  index: ImportIndex;
+}
+
+/**
+ * The label a batch's issues carry: the run's id makes it unique across runs of a project, so the resume can
+ * find exactly one batch's issues by label (and a second import of the same file by its duplicates).
+ */
+export const runBatchLabel = (runId: string, n: number): string => `tms-import-${runId.toLowerCase()}-${n}`;
+
+export function runImportFiles(
+  records: readonly SourceRecord[],
+  mapping: ImportMapping,
+  options: RunFilesOptions,
+): RunFiles {
+  const built: BuiltIssue[] = records.map((r) =>
+    issueOf(r.item, r.revisions, r.comments, mapping, options.body ? { body: options.body } : {}),
+  );
+  const planned = batchesOf(built, {
+    projectKey: mapping.projectKey,
+    size: options.size,
+    batchLabel: (n) => runBatchLabel(options.runId, n),
+    ...(options.availableTypes ? { availableTypes: options.availableTypes } : {}),
+    ...(options.linkTypes ? { linkTypes: options.linkTypes } : {}),
+  });
+  const unmapped = new Set(built.flatMap((b) => b.unmappedPeople));
+  return {
+    files: planned.batches.map((b) => ({ number: b.number, text: serialiseImportFile(b.file) })),
+    index: {
+      runId: options.runId,
+      size: options.size,
+      batches: planned.batches.map((b) => ({ number: b.number, label: b.label, sourceIds: b.sourceIds })),
+      parents: planned.parents,
+      links: planned.links,
+      leftOut: planned.leftOut,
+      unmappedPeople: [...unmapped].sort(),
+      warnings: [...built.flatMap((b) => b.warnings), ...planned.warnings],
+    },
+  };
+}

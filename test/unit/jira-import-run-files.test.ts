@@ -1,0 +1,143 @@
+/**
+ * A run's Jira import files (functions/domain/jira-import/run-files.ts) kept as run artifacts
+ * (functions/store/import-files.ts): the manifest's items in batches of the project's size, labelled with the
+ * run, each file valid and free of anything secret, the index written last and parsed on read.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ImportFileSchema,
+  type ImportMapping,
+  runImportFiles,
+  type SourceRecord,
+} from '../../functions/domain/jira-import/index.ts';
+import { type ArtifactStore, artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { ImportFileArchive } from '../../functions/store/import-files.ts';
+import { adoIdentity } from '../support/ado-identity.ts';
+import { importItemFields } from '../support/import-items.ts';
+
+const ORG = 'https://dev.azure.com/fabrikam';
+const PAT_LIKE = 'token=ado-secret-7f3a';
+const ana = adoIdentity(ORG, 'Ana Silva', 'ana.silva@fabrikam.com', 'a1', `?${PAT_LIKE}`);
+const carla = adoIdentity(ORG, 'Carla Diaz', 'carla.diaz@fabrikam.com', 'c3', `?${PAT_LIKE}`);
+const ANA = '5b10ac8d82e05b22cc7d4ef5';
+const RUN = '0193a2f4-7c1e-7a00-8b00-00000000abcd';
+const TENANT = 'tenant-1';
+
+const mapping: ImportMapping = {
+  projectKey: 'MIG',
+  typeMap: { Bug: { id: '10004', name: 'Bug' }, Task: { id: '10003', name: 'Subtask' } },
+  typeLevels: { Bug: 0, Subtask: -1 },
+  states: {
+    Bug: { New: { status: { id: '10000', name: 'To Do' } } },
+    Task: { New: { status: { id: '10000', name: 'To Do' } } },
+  },
+  doneStatuses: { bug: ['Done'], subtask: ['Done'] },
+  priorityNames: ['Highest', 'High', 'Medium', 'Low'],
+  users: { 'ana.silva@fabrikam.com': ANA },
+};
+
+const record = (id: number, type: string, parent?: number): SourceRecord => ({
+  item: {
+    id,
+    url: `${ORG}/_apis/wit/workItems/${id}?${PAT_LIKE}`,
+    fields: {
+      ...importItemFields(id, type, id === 3 ? carla : ana),
+      // A link the author wrote is their text, kept as the REST mode keeps it; the API's own addresses are not.
+      'System.Description': '<p>See <a href="https://wiki.fabrikam.example/runbook">the runbook</a></p>',
+      ...(parent ? { 'System.Parent': parent } : {}),
+    },
+  },
+  revisions: [],
+  comments: [
+    {
+      id: 100 + id,
+      text: '<p>Repro on Safari</p>',
+      createdBy: { displayName: 'Ana Silva', uniqueName: 'ana.silva@fabrikam.com' },
+      createdDate: '2024-05-01T09:00:00Z',
+    },
+  ],
+});
+
+const records = [
+  record(1, 'Bug'),
+  record(2, 'Task', 1),
+  record(3, 'Bug'),
+  record(4, 'Bug'),
+  record(5, 'Task', 99),
+];
+
+describe("a run's import files", () => {
+  let dir: string;
+  let artifacts: ArtifactStore;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'import-files-'));
+    artifacts = new DiskArtifactStore(dir);
+  });
+  afterEach(async () => rm(dir, { recursive: true, force: true }));
+
+  it('batches the items at the run size, labels each issue with the run and indexes what is left to REST', () => {
+    const { files, index } = runImportFiles(records, mapping, { runId: RUN, size: 2 });
+    expect(files.map((f) => f.number)).toEqual([1, 2]);
+    expect(index).toEqual({
+      runId: RUN,
+      size: 2,
+      batches: [
+        { number: 1, label: `tms-import-${RUN}-1`, sourceIds: [1, 2] },
+        { number: 2, label: `tms-import-${RUN}-2`, sourceIds: [3, 4] },
+      ],
+      parents: [],
+      links: [],
+      leftOut: [
+        {
+          sourceId: 5,
+          reason: 'its parent #99 is not in the import: the importer creates no sub-task without one',
+        },
+      ],
+      unmappedPeople: ['carla.diaz@fabrikam.com'],
+      warnings: [],
+    });
+    const first = ImportFileSchema.parse(JSON.parse(files[0]?.text ?? ''));
+    expect(first.projects[0]?.issues.map((i) => [i.externalId, i.labels])).toEqual([
+      ['1', ['src-id-1', `tms-import-${RUN}-1`]],
+      ['2', ['src-id-2', `tms-import-${RUN}-1`]],
+    ]);
+    expect(first.links).toEqual([{ name: 'sub-task-link', sourceId: '2', destinationId: '1' }]);
+  });
+
+  it('keeps each file and the index as run artifacts, with nothing secret in them, the index last', async () => {
+    const built = runImportFiles(records, mapping, { runId: RUN, size: 2 });
+    const written: string[] = [];
+    const recording: ArtifactStore = {
+      put: async (key, body) => {
+        written.push(key);
+        await artifacts.put(key, body);
+      },
+      get: (key) => artifacts.get(key),
+      putStream: (key, body) => artifacts.putStream(key, body),
+    };
+    const archive = new ImportFileArchive(recording);
+    expect(await archive.index(TENANT, RUN)).toBeUndefined();
+    await archive.write(TENANT, RUN, built);
+    expect(written).toEqual([
+      artifactKeys.importFile(TENANT, RUN, 1),
+      artifactKeys.importFile(TENANT, RUN, 2),
+      artifactKeys.importIndex(TENANT, RUN),
+    ]);
+    expect(await archive.file(TENANT, RUN, 1)).toBe(built.files[0]?.text);
+    expect(await archive.file(TENANT, RUN, 3)).toBeUndefined();
+    expect(await archive.index(TENANT, RUN)).toEqual(built.index);
+
+    // Every byte kept: no token, no tracker address (the item's, its people's), no e-mail of a person with an account.
+    const kept = join(dir, 'tenants', TENANT, 'runs', RUN, 'import');
+    const names = (await readdir(kept)).sort();
+    expect(names).toEqual(['batch-00001.json', 'batch-00002.json', 'index.json']);
+    for (const name of names.filter((n) => n.startsWith('batch-'))) {
+      const text = await readFile(join(kept, name), 'utf8');
+      for (const secret of ['token', 'ado-secret', 'dev.azure.com', 'vssps', 'ana.silva@'])
+        expect(text.toLowerCase()).not.toContain(secret);
+    }
+  });
+});
