@@ -2,8 +2,10 @@
  * The console's pages fed by the API's newer answers, in Debian's Chromium against `npm start` itself: the
  * mappings pickers offer what the sandbox Jira project has (its issue types, its statuses) and a picked value
  * saves; the projects list shows the last run; an invitation accepted from the mail in the offline outbox signs
- * the new member in (and the spent link says so). Screenshots under test-artifacts/console-metadata/, axe-core
- * with zero serious or critical violations on each new view. One service, one browser, one page for the file.
+ * the new member in (and the spent link says so); the Delivery tab says what each way of writing into Jira keeps
+ * and costs, saves the owner's choice and shows a member the choice read only. Screenshots under
+ * test-artifacts/console-metadata/ and console-delivery/, axe-core with zero serious or critical violations on
+ * each new view. One service and one browser for the file (a service and a browser cost a file about 25 CPU-s).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -205,5 +207,52 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
       .toContain('This invitation link is invalid, expired or was already used');
     expect(await page.getByRole('link', { name: 'Sign in' }).count()).toBe(1);
     await checkPage('05-invitation-spent');
+  });
+
+  // The Delivery tab (last: it leaves the demo project set to Jira's importer, which runs cannot use yet): the two
+  // ways a run writes into Jira, each with what it keeps and costs, chosen and saved by the owner (the API answers
+  // the choice), read only for a member.
+  const deliveryOf = async () =>
+    (await http(h.base, 'GET', `/api/projects/${projectId}`, { token: ownerToken })).body;
+
+  it("says what each way keeps and costs, and saves Jira's importer with a batch size", async () => {
+    // A browser context of its own: nobody signed in, whatever the tests before left.
+    page = await (
+      await h.browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' })
+    ).newPage();
+    await signInThroughForm(page, h.base, 'owner@demo.example.com', h.password);
+    await page.goto(`${h.base}/projects/${projectId}?tab=delivery`);
+    const section = page.getByTestId('delivery');
+    await section.waitFor();
+    expect(await page.getByRole('radio', { name: "Jira's REST API (default)" }).isChecked()).toBe(true);
+    const text = await section.textContent();
+    expect(text).toContain('the original authors and dates are kept as text');
+    expect(text).toContain('The original authors, created and resolved dates, comments and change history');
+    expect(text).toContain("About 1,500 issues an hour per file on Atlassian's side");
+    expect(text).toContain('a Jira administrator must upload each file');
+    await expectCleanPage(page, 'console-delivery', 'rest');
+
+    await page.getByRole('radio', { name: "Jira's JSON importer" }).check();
+    await page.getByLabel('Issues per import file').fill('200');
+    const [saved] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/delivery') && r.request().method() === 'PUT'),
+      page.getByRole('button', { name: 'Save delivery' }).click(),
+    ]);
+    expect(saved.status()).toBe(200);
+    expect(await deliveryOf()).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 200 });
+    await page.getByText('Runs cannot use the importer yet').waitFor();
+    await expectCleanPage(page, 'console-delivery', 'jira-import');
+  });
+
+  it('shows a member the choice without a way to change it', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await signInThroughForm(page, h.base, 'member@demo.example.com', h.password);
+    await page.goto(`${h.base}/projects/${projectId}?tab=delivery`);
+    await page.getByTestId('delivery').waitFor();
+    expect(await page.getByRole('radio', { name: "Jira's JSON importer" }).isChecked()).toBe(true);
+    expect(await page.getByRole('radio', { name: "Jira's JSON importer" }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save delivery' }).count()).toBe(0);
+    await page.getByText('Only an owner or admin can change how runs write into Jira.').waitFor();
   });
 });
