@@ -6,7 +6,7 @@
  */
 import type { RunWait } from '#domain/run-events.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
-import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import { RUN_TRANSITIONS, verificationEnd } from '#domain/run-lifecycle.ts';
 import { LAST_CORE_PHASE, type Run } from '#domain/runs.ts';
 import {
   faultFailureReason,
@@ -14,6 +14,7 @@ import {
   nextFaultStreak,
   TRACKER_FAULT_POLICY,
 } from '#domain/tracker-faults.ts';
+import type { VerificationSummary } from '#domain/verification/audit.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
@@ -39,6 +40,21 @@ export const MAX_LOG_EVENTS = 98;
 /** The run's last phase: the core phases, then one per plugin the run took at preflight. */
 export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
   LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
+
+/** Where a run's verification works: the phase after its last (a VERIFYING run's cursor starts there). */
+export const verificationPhaseOf = (preflight: Pick<Preflight, 'plugins'>) => lastPhaseOf(preflight) + 1;
+
+/**
+ * Ends a run's verification, however it ends (done, cancelled, failed): the run goes back to how it ended, with
+ * `line` (and the summary, when done) on its stream. Answers whether it moved.
+ */
+export function endVerification(
+  journal: RunJournal,
+  run: Run,
+  told: { line: string; verification?: VerificationSummary },
+): Promise<boolean> {
+  return journal.move(run, verificationEnd(run), told);
+}
 
 /**
  * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
@@ -90,6 +106,12 @@ async function pauseForCredentials(
  * run moves, the stream is told); a run that is not RUNNING answers how it stands. `undefined`: go on.
  */
 export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | undefined> {
+  if (run.status === 'VERIFYING') {
+    // A verification writes nothing: a cancel (or pause) asked for meanwhile ends it, the run back as it ended.
+    if (run.control === 'run') return undefined;
+    await endVerification(deps.journal, run, { line: 'Verification cancelled' });
+    return 'cancelled';
+  }
   if (run.control === 'cancel') {
     // The run API cancels a run at once (services/migrations.ts), through the same journal move: whichever
     // move holds tells it, once. What a cancelled run did is reported too: its failures and the id map.

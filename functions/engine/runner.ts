@@ -30,6 +30,7 @@ import {
   obeyControl,
   type RunnerAnswer,
   readRun,
+  verificationPhaseOf,
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
@@ -37,6 +38,7 @@ import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
 import { transitionsPhase } from './phases/transitions.ts';
+import { verificationPhase } from './phases/verify.ts';
 import { type PluginPhase, pluginModule, resolvePluginPhase } from './plugin-phase.ts';
 import { preflightWork } from './preflight-step.ts';
 import { tellWaits } from './throttle-notices.ts';
@@ -127,11 +129,16 @@ async function workPhases(
     if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
     preflight ??= await openRunPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
     const lastPhase = lastPhaseOf(preflight);
-    if (phase > lastPhase) return 'finalize';
+    // A run being verified works one phase more, the verification, right after its last.
+    const verifying = run.status === 'VERIFYING' && phase === verificationPhaseOf(preflight);
+    if (phase > lastPhase && !verifying) return 'finalize';
 
-    const plugin = await pluginPhase(deps, run, preflight, phase, openedPlugins);
-    const module =
-      phase <= LAST_CORE_PHASE ? PHASE_MODULES[phase] : plugin && pluginModule(plugin, interrupt);
+    const plugin = verifying ? undefined : await pluginPhase(deps, run, preflight, phase, openedPlugins);
+    const module = verifying
+      ? verificationPhase
+      : phase <= LAST_CORE_PHASE
+        ? PHASE_MODULES[phase]
+        : plugin && pluginModule(plugin, interrupt);
     const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
@@ -230,7 +237,7 @@ async function workPool(
         }
         // Read before the pass (by the caller) and at each move: at least every 50 units.
         if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
-        return now.status === 'RUNNING' && now.control === 'run';
+        return (now.status === 'RUNNING' || now.status === 'VERIFYING') && now.control === 'run';
       },
     });
   } finally {

@@ -608,9 +608,11 @@ export class RunRepository {
             ExpressionAttributeValues: { ':id': runId },
           },
         });
-      const moveTo = runMovesProject(current.type, current.options?.dryRun ?? false)
-        ? projectStatusAfterRun(to)
-        : undefined;
+      // A verification's end leaves the project alone: the run had ended, and a later run may have moved it.
+      const moveTo =
+        current.status !== 'VERIFYING' && runMovesProject(current.type, current.options?.dryRun ?? false)
+          ? projectStatusAfterRun(to)
+          : undefined;
       const sets: string[] = [];
       const conditions = ['attribute_exists(pk)'];
       const names: Record<string, string> = {};

@@ -599,7 +599,7 @@ describe('GET /api/migrations', () => {
     expect((await list('?projectId=abc')).body.message).toEqual(['projectId must be a UUID']);
     const projectId = await newProject();
     expect((await list(`?projectId=${projectId}&status=DONE`)).body.message).toEqual([
-      'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED',
+      'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED, VERIFYING',
     ]);
     const theirs = await list(`?projectId=${await newProject(other)}`);
     expect(theirs.status).toBe(404);
