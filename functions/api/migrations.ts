@@ -125,13 +125,11 @@ const idMap: Operation = async (req) => {
 };
 
 const verify: Operation = async (req) => {
+  const { tenantId } = req.principal;
   const run = await moving((s, journal) =>
     migrations.startVerification(
-      s,
-      journal,
-      migrations.orchestrator(),
-      artifacts(),
-      req.principal.tenantId,
+      { store: s, journal, orch: migrations.orchestrator(), artifacts: artifacts() },
+      tenantId,
       req.params.runId ?? '',
     ),
   );

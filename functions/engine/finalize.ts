@@ -10,14 +10,7 @@ import { openPreflight } from '#phase-kit/preflight-artifact.ts';
 import { nowIso } from '#platform/clock.ts';
 import { countRun } from '#platform/metrics.ts';
 import { artifactKeys } from '#store/artifacts.ts';
-import {
-  endVerification,
-  lastPhaseOf,
-  obeyControl,
-  type RunnerAnswer,
-  readRun,
-  verificationPhaseOf,
-} from './control.ts';
+import { endVerification, lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
 import { writePreview, writeRunReports } from './reports.ts';
 
 /** A verification done: its summary (written by the phase's `complete`) told, the run back as it ended. */
@@ -57,7 +50,6 @@ export async function finalizeStep(
   // The header only: the finalize step never reads the manifest (the reports read it a slice at a time).
   const { header } = await openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
   // Not there yet: back to the phases (a verification's included).
-  const last = run.status === 'VERIFYING' ? verificationPhaseOf(header) : lastPhaseOf(header);
-  if (run.cursor.phase <= last) return 'batch';
+  if (run.cursor.phase <= lastPhaseOf(header) + (run.status === 'VERIFYING' ? 1 : 0)) return 'batch';
   return finish(deps, run);
 }

@@ -470,13 +470,11 @@ export async function idMapExport(
  * VERIFYING answers as it stands; any other status is a 409.
  */
 export async function startVerification(
-  store: Store,
-  journal: RunJournal,
-  orch: Orchestrator,
-  artifacts: ArtifactStore,
+  ports: { store: Store; journal: RunJournal; orch: Orchestrator; artifacts: ArtifactStore },
   tenantId: string,
   runId: string,
 ): Promise<Run> {
+  const { store, journal, orch, artifacts } = ports;
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'VERIFYING') return run;
   if (run.status !== 'COMPLETED' && run.status !== 'PARTIAL')
@@ -489,7 +487,7 @@ export async function startVerification(
     line: 'Verification started: each migrated item read back from Jira and compared with its source',
   });
   // It moved meanwhile (another verification): answer as for its new status.
-  if (!moved) return startVerification(store, journal, orch, artifacts, tenantId, runId);
+  if (!moved) return startVerification(ports, tenantId, runId);
   const verifying: Run = { ...run, status: 'VERIFYING', control: 'run', cursor: { phase, index: 0 } };
   try {
     // As a resume: the run's start was generation 0, and each execution that worked it is recorded.

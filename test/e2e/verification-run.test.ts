@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngineHandler, type EngineHandler } from '../../functions/engine/handler.ts';
-import { credentialCipher } from '../../functions/platform/credentials-cipher.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
@@ -18,7 +17,7 @@ import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import type { TestTenant } from '../support/app.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { createRun } from '../support/runs.ts';
-import { sandboxCredentials } from '../support/sandbox-fixtures.ts';
+import { sandboxCredentials, storeSandboxConnections } from '../support/sandbox-fixtures.ts';
 
 const ITEMS = 20;
 let h: EngineHarness;
@@ -47,20 +46,11 @@ async function connectedProject() {
     sourceSystem: 'AZURE_DEVOPS',
     targetSystem: 'JIRA_CLOUD',
   });
-  const credentials = sandboxCredentials(h.sandboxes, h.config);
-  for (const kind of ['source', 'target'] as const)
-    await h.app.store.connections.put(t.tenantId, project.id, {
-      kind,
-      ok: true,
-      message: 'connected',
-      testedAt: new Date().toISOString(),
-      summary: {},
-      sealed: await credentialCipher().seal(JSON.stringify(credentials[kind]), {
-        tenantId: t.tenantId,
-        projectId: project.id,
-        kind,
-      }),
-    });
+  await storeSandboxConnections(
+    h.app.store,
+    { tenantId: t.tenantId, projectId: project.id },
+    sandboxCredentials(h.sandboxes, h.config),
+  );
   return project;
 }
 

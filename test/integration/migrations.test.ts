@@ -418,6 +418,7 @@ describe('status, pause, resume, cancel', () => {
       dryRun,
       startedAt: run.startedAt,
       pauseReason: null,
+      verification: null,
     });
   });
 
@@ -570,6 +571,9 @@ describe('status, pause, resume, cancel', () => {
       ['GET', 'failures'],
       ['GET', 'preview'],
       ['GET', 'id-map'],
+      ['POST', 'verification'],
+      ['GET', 'verification'],
+      ['GET', 'verification/audit'],
     ] as const) {
       for (const [id, token] of [
         [run.id, other.owner.token],
