@@ -16,6 +16,7 @@ import { artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import type { TestTenant } from '../support/app.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
 import { sandboxCredentials, storeSandboxConnections } from '../support/sandbox-fixtures.ts';
 
@@ -136,5 +137,51 @@ describe('verification of a finished run through the API and the state machine',
       type: 'log',
       message: `Verification done: ${finished.totalItems} of ${finished.totalItems} items fully faithful`,
     });
+  });
+
+  it('an engine failure during a verification ends only the verification: the run back as it ended', async () => {
+    const project = await connectedProject();
+    const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
+      migrateAttachments: false,
+      migrateComments: false,
+    });
+    const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
+    setOrchestrator(o);
+    await o.start({ tenantId: t.tenantId, runId: run.id, generation: 0 });
+    await o.idle(run.id);
+    // The verification's execution is not started here: the test plays the state machine's MarkFailed itself.
+    const recording = new RecordingOrchestrator();
+    setOrchestrator(recording);
+    const res = await h.app.call('POST', `/api/migrations/${run.id}/verification`, { token: t.member.token });
+    expect(res.body).toEqual({ id: run.id, status: 'VERIFYING' });
+    expect(recording.starts).toEqual([{ tenantId: t.tenantId, runId: run.id, generation: 1 }]);
+
+    const failed = await engine(
+      {
+        action: 'fail',
+        tenantId: t.tenantId,
+        runId: run.id,
+        generation: 1,
+        error: { Error: 'Lambda.Unknown', Cause: 'out of memory' },
+      },
+      { getRemainingTimeInMillis: () => 900_000 },
+    );
+
+    expect(failed).toEqual({ failed: false });
+    const after = (await h.app.store.runs.get(t.tenantId, run.id))!;
+    expect(after).toMatchObject({ status: 'COMPLETED', failureReason: null });
+    const events = (await h.app.store.runs.events(t.tenantId, project.id, run.id, undefined, 1000)).map(
+      (e) => e.event,
+    );
+    expect(events.slice(-3)).toEqual([
+      { type: 'log', message: 'Verification failed: engine error Lambda.Unknown: out of memory' },
+      { type: 'status', status: 'completed' },
+      { type: 'done', stats: { created: after.successCount, skipped: after.skippedCount, failed: 0 } },
+    ]);
+    // No verification finished: nothing to read.
+    const summary = await h.app.call('GET', `/api/migrations/${run.id}/verification`, {
+      token: t.member.token,
+    });
+    expect(summary.body.code).toBe('VERIFICATION_NOT_FOUND');
   });
 });
