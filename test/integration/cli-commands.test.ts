@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts';
@@ -17,7 +17,7 @@ import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
-import { type CliResult, runTms } from '../support/cli.ts';
+import { type CliResult, runTms, spawnTms } from '../support/cli.ts';
 import { emptyPreflight } from '../support/preflight.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
@@ -436,6 +436,36 @@ describe('tms watch, output not a terminal', () => {
       stats: { created: 9, skipped: 1, failed: 0 },
     });
     const res = await tms(['watch', run.id]);
+    expect(res.stderr).toBe('');
+    expect(res.stdout.split('\n').filter((l) => !l.startsWith('phase:'))).toEqual([
+      '#1 Task -> MIG-1',
+      'status: completed',
+      'status: verifying',
+      'Verification done: 9 of 9 items fully faithful',
+      'status: completed',
+      `Run ${run.id} COMPLETED: created 9, skipped 1, failed 0`,
+      '',
+    ]);
+  });
+
+  it('follows a verification that begins while it watches, to the done the stream ends with', async () => {
+    const run = await endedRun();
+    await app.store.runs.setStatus(t.tenantId, run.id, ['COMPLETED'], 'VERIFYING');
+    await append(run, statusEventId(9, 0, 3), { type: 'status', status: 'verifying' });
+    const watching = spawnTms(['watch', run.id], { api: `${app.url}/api`, home });
+    // The run's own `done` has been read and shown: what the verification tells comes after it.
+    await vi.waitFor(() => expect(watching.stdout()).toContain('status: verifying'), { timeout: 30_000 });
+    await append(run, statusEventId(10, 0, 4), {
+      type: 'log',
+      message: 'Verification done: 9 of 9 items fully faithful',
+    });
+    await app.store.runs.setStatus(t.tenantId, run.id, ['VERIFYING'], 'COMPLETED');
+    await append(run, statusEventId(10, 0, 5), { type: 'status', status: 'completed' });
+    await append(run, statusEventId(10, 0, 6), {
+      type: 'done',
+      stats: { created: 9, skipped: 1, failed: 0 },
+    });
+    const res = await watching.result;
     expect(res.stderr).toBe('');
     expect(res.stdout.split('\n').filter((l) => !l.startsWith('phase:'))).toEqual([
       '#1 Task -> MIG-1',
