@@ -55,17 +55,26 @@ async function connectedProject() {
   return project;
 }
 
+/**
+ * A FULL run of a connected project (attachments and comments off) worked to its end by the real state machine;
+ * the local orchestrator that ran it is the run API's.
+ */
+async function finishedRun() {
+  const project = await connectedProject();
+  const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
+    migrateAttachments: false,
+    migrateComments: false,
+  });
+  const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
+  setOrchestrator(o);
+  await o.start({ tenantId: t.tenantId, runId: run.id, generation: 0 });
+  await o.idle(run.id);
+  return { project, run, o };
+}
+
 describe('verification of a finished run through the API and the state machine', () => {
   it('verifies every migrated item of a clean run, and the run ends as it was', async () => {
-    const project = await connectedProject();
-    const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
-      migrateAttachments: false,
-      migrateComments: false,
-    });
-    const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
-    setOrchestrator(o);
-    await o.start({ tenantId: t.tenantId, runId: run.id, generation: 0 });
-    await o.idle(run.id);
+    const { project, run, o } = await finishedRun();
     const finished = (await h.app.store.runs.get(t.tenantId, run.id))!;
     expect(finished.status).toBe('COMPLETED');
     const projectStatus = (await h.app.store.projects.get(t.tenantId, project.id))?.status;
@@ -140,15 +149,7 @@ describe('verification of a finished run through the API and the state machine',
   });
 
   it('an engine failure during a verification ends only the verification: the run back as it ended', async () => {
-    const project = await connectedProject();
-    const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
-      migrateAttachments: false,
-      migrateComments: false,
-    });
-    const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
-    setOrchestrator(o);
-    await o.start({ tenantId: t.tenantId, runId: run.id, generation: 0 });
-    await o.idle(run.id);
+    const { project, run } = await finishedRun();
     // The verification's execution is not started here: the test plays the state machine's MarkFailed itself.
     const recording = new RecordingOrchestrator();
     setOrchestrator(recording);

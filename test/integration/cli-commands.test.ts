@@ -421,33 +421,6 @@ describe('tms watch, output not a terminal', () => {
     expect(refused.stderr).toContain('--tail takes a whole number from 1 to 1000');
   });
 
-  it("replays a finished run verified since to the verification's end, past the run's first done", async () => {
-    const run = await endedRun();
-    await app.store.runs.setStatus(t.tenantId, run.id, ['COMPLETED'], 'VERIFYING');
-    await append(run, statusEventId(9, 0, 3), { type: 'status', status: 'verifying' });
-    await append(run, statusEventId(10, 0, 4), {
-      type: 'log',
-      message: 'Verification done: 9 of 9 items fully faithful',
-    });
-    await app.store.runs.setStatus(t.tenantId, run.id, ['VERIFYING'], 'COMPLETED');
-    await append(run, statusEventId(10, 0, 5), { type: 'status', status: 'completed' });
-    await append(run, statusEventId(10, 0, 6), {
-      type: 'done',
-      stats: { created: 9, skipped: 1, failed: 0 },
-    });
-    const res = await tms(['watch', run.id]);
-    expect(res.stderr).toBe('');
-    expect(res.stdout.split('\n').filter((l) => !l.startsWith('phase:'))).toEqual([
-      '#1 Task -> MIG-1',
-      'status: completed',
-      'status: verifying',
-      'Verification done: 9 of 9 items fully faithful',
-      'status: completed',
-      `Run ${run.id} COMPLETED: created 9, skipped 1, failed 0`,
-      '',
-    ]);
-  });
-
   it('follows a verification that begins while it watches, to the done the stream ends with', async () => {
     const run = await endedRun();
     await app.store.runs.setStatus(t.tenantId, run.id, ['COMPLETED'], 'VERIFYING');
