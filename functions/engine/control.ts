@@ -58,7 +58,8 @@ export function endVerification(
 
 /**
  * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
- * tells the stream: a log line saying why, then the status. Answers whether the run moved.
+ * tells the stream: a log line saying why, then the status. Answers whether the run moved to FAILED; a VERIFYING
+ * run is moved back to how it ended instead (its line "Verification failed: ..."): only the verification failed.
  */
 export async function failRun(
   journal: RunJournal,
@@ -67,6 +68,11 @@ export async function failRun(
   reason: string,
   line: string,
 ): Promise<boolean> {
+  // Only a verification failed: the run goes back to how it ended.
+  if (run.status === 'VERIFYING') {
+    await endVerification(journal, run, { line: `Verification failed: ${reason}` });
+    return false;
+  }
   const moved = await journal.move(run, move, {
     fields: { finishedAt: nowIso(), failureReason: reason },
     line,
@@ -86,6 +92,13 @@ async function pauseForCredentials(
   run: Run,
   refusal: CredentialsRefused,
 ): Promise<RunnerAnswer> {
+  if (run.status === 'VERIFYING') {
+    // A verification is not paused: it ends, and is started again once the tracker is reconnected.
+    await endVerification(journal, run, {
+      line: `Verification stopped: ${refusal.message}${refusal.reconnect ? ', then verify again' : ''}`,
+    });
+    return 'paused';
+  }
   const moved = await journal.move(run, RUN_TRANSITIONS.pause, {
     fields: { control: 'pause', pauseReason: refusal.message },
     // A refused grant needs a reconnect first; an unreachable provider only time.

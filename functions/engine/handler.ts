@@ -21,14 +21,7 @@ import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#tra
 import { Interrupt } from '#trackers/interrupt.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { leaseIdOf, SiteShare, siteIdOf } from '#trackers/site-share.ts';
-import {
-  answerInterrupt,
-  callAgainAt,
-  endVerification,
-  interruptible,
-  obeyControl,
-  waitSlice,
-} from './control.ts';
+import { answerInterrupt, callAgainAt, interruptible, obeyControl, waitSlice } from './control.ts';
 import {
   failRun,
   finalizeStep,
@@ -215,12 +208,6 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     const run = await s.runs.get(event.tenantId, event.runId);
     if (!run) return { failed: false };
     const reason = failureReason(event.error);
-    // A verification that failed leaves the run as it ended: only the verification failed.
-    if (run.status === 'VERIFYING') {
-      const ended = await endVerification(journal, run, { line: `Verification failed: ${reason}` });
-      logger.error('engine failed a verification', { tenantId: run.tenantId, runId: run.id, ended });
-      return { failed: false };
-    }
     const failed = await failRun(journal, run, RUN_TRANSITIONS.fail, reason, `Run failed: ${reason}`);
     logger.error('engine failed the run', {
       tenantId: run.tenantId,

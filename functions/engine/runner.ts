@@ -150,14 +150,10 @@ async function workPhases(
         progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
       });
       if (ended) {
-        logger.info('phase done', {
-          tenantId: run.tenantId,
-          runId: run.id,
-          phase,
-          phaseName: phaseName(phase),
-        });
+        const name = verifying ? 'verification' : phaseName(phase);
+        logger.info('phase done', { tenantId: run.tenantId, runId: run.id, phase, phaseName: name });
         // The phase's wall time, from the checkpoint that entered it (pauses included).
-        if (run.phaseStartedAt) phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
+        if (run.phaseStartedAt) phaseDuration(name, Date.now() - Date.parse(run.phaseStartedAt));
       }
       // The next phase in the next invocation (its own tracker clients and time budget).
       return 'batch';

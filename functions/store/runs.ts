@@ -673,7 +673,7 @@ export class RunRepository {
 
   /**
    * Keeps the run's streak of engine calls that met a tracker not answering (domain/tracker-faults.ts), while it
-   * is RUNNING; false: it is not (any more).
+   * is RUNNING or VERIFYING; false: it is not (any more).
    */
   async recordTrackerFaults(tenantId: string, runId: string, streak: TrackerFaultStreak): Promise<boolean> {
     return conditionHeld(
@@ -682,9 +682,9 @@ export class RunRepository {
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
           UpdateExpression: 'SET #f = :f',
-          ConditionExpression: 'attribute_exists(pk) AND #s = :running',
+          ConditionExpression: 'attribute_exists(pk) AND #s IN (:running, :verifying)',
           ExpressionAttributeNames: { '#f': 'trackerFaults', '#s': 'status' },
-          ExpressionAttributeValues: { ':f': streak, ':running': 'RUNNING' },
+          ExpressionAttributeValues: { ':f': streak, ':running': 'RUNNING', ':verifying': 'VERIFYING' },
         }),
       ),
     );

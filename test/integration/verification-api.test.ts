@@ -8,7 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import type { Run, RunStatus } from '../../functions/domain/runs.ts';
+import { answerInterrupt } from '../../functions/engine/control.ts';
 import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { createProject } from '../../functions/services/projects.ts';
@@ -262,5 +264,54 @@ describe('GET /api/migrations/{runId}/verification and its audit', () => {
       error: 'Bad Request',
       code: 'VALIDATION_FAILED',
     });
+  });
+});
+
+describe('a verification the engine cannot carry on', () => {
+  /** A finished run, VERIFYING through the API (its execution only recorded), as the engine reads it. */
+  async function verifying(): Promise<Run> {
+    const run = await finishedRun('COMPLETED');
+    expect((await verify(run.id)).status).toBe(202);
+    return storedRun(run.id);
+  }
+  const lastEvents = async (run: Run) =>
+    (await app.store.runs.events(t.tenantId, run.projectId, run.id)).map((e) => e.event).slice(-3);
+
+  it('a tracker that keeps not answering ends the verification, never the run', async () => {
+    const run = await verifying();
+    // The streak of engine calls that met Jira not answering is kept for a VERIFYING run as for a RUNNING one.
+    expect(
+      await app.store.runs.recordTrackerFaults(t.tenantId, run.id, { phase: 9, index: 0, count: 1 }),
+    ).toBe(true);
+    const answer = await answerInterrupt({ journal: new StoreRunJournal(app.store) }, run, {
+      kind: 'tracker-unavailable',
+      tracker: 'target',
+      status: 503,
+      count: 8,
+    });
+    expect(answer).toBe('failed');
+    expect(await storedRun(run.id)).toMatchObject({ status: 'COMPLETED', failureReason: null });
+    expect((await lastEvents(run))[1]).toEqual({ type: 'status', status: 'completed' });
+  });
+
+  it('a tracker token that cannot be had ends the verification, the run back as it ended', async () => {
+    const run = await verifying();
+    const answer = await answerInterrupt({ journal: new StoreRunJournal(app.store) }, run, {
+      kind: 'credentials-refused',
+      tracker: 'target',
+      code: 'invalid_grant',
+      message: 'Token exchange failed: invalid_grant',
+      reconnect: true,
+    });
+    expect(answer).toBe('paused');
+    expect(await storedRun(run.id)).toMatchObject({ status: 'COMPLETED', control: 'run' });
+    expect(await lastEvents(run)).toEqual([
+      {
+        type: 'log',
+        message: 'Verification stopped: Token exchange failed: invalid_grant, then verify again',
+      },
+      { type: 'status', status: 'completed' },
+      { type: 'done', stats: { created: 0, skipped: 0, failed: 0 } },
+    ]);
   });
 });
