@@ -61,6 +61,7 @@ export type RunMoveFields = Partial<
     | 'pauseReason'
     | 'cursor'
     | 'currentPhase'
+    | 'phaseStartedAt'
   >
 >;
 

@@ -483,7 +483,7 @@ export async function startVerification(
   const { header } = await openPreflight(artifacts, { tenantId, runId: run.id });
   const phase = verificationPhaseOf(header);
   const moved = await journal.move(run, RUN_TRANSITIONS.verify, {
-    fields: { control: 'run', cursor: { phase, index: 0 }, currentPhase: phase },
+    fields: { control: 'run', cursor: { phase, index: 0 }, currentPhase: phase, phaseStartedAt: nowIso() },
     line: 'Verification started: each migrated item read back from Jira and compared with its source',
   });
   // It moved meanwhile (another verification): answer as for its new status.

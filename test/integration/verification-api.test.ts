@@ -93,7 +93,15 @@ describe('POST /api/migrations/{runId}/verification', () => {
     expect(res.body).toEqual({ id: run.id, status: 'VERIFYING' });
     expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: run.id, generation: 1 }]);
     const stored = await storedRun(run.id);
-    expect(stored).toMatchObject({ status: 'VERIFYING', control: 'run', cursor: { phase: 9, index: 0 } });
+    expect(stored).toMatchObject({
+      status: 'VERIFYING',
+      control: 'run',
+      cursor: { phase: 9, index: 0 },
+      currentPhase: 9,
+      finishedAt: run.finishedAt,
+    });
+    // The verification's phase starts now (its duration is measured from here).
+    expect(Date.parse(stored.phaseStartedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(run.finishedAt ?? ''));
     // The project stays as its run left it.
     expect((await app.store.projects.get(t.tenantId, run.projectId))?.status).toBe(projectBefore?.status);
     // The stream tells it.
