@@ -41,19 +41,28 @@ export const MAX_LOG_EVENTS = 98;
 export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
   LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
-/** Where a run's verification works: the phase after its last (a VERIFYING run's cursor starts there). */
-export const verificationPhaseOf = (preflight: Pick<Preflight, 'plugins'>) => lastPhaseOf(preflight) + 1;
+/**
+ * Where a run's verification works: a phase after the run's last that no verification of it has used (each ends
+ * with the cursor on to the next), so a run verified again tells its stream at places after the last one's.
+ */
+export const verificationPhaseOf = (preflight: Pick<Preflight, 'plugins'>, run: Pick<Run, 'cursor'>) =>
+  Math.max(lastPhaseOf(preflight) + 1, run.cursor.phase);
 
 /**
  * Ends a run's verification, however it ends (done, cancelled, failed): the run goes back to how it ended, with
- * `line` (and the summary, when done) on its stream. Answers whether it moved.
+ * `line` (and the summary, when done) on its stream, its cursor on to a phase no verification has used. Answers
+ * whether it moved.
  */
 export function endVerification(
   journal: RunJournal,
   run: Run,
   told: { line: string; verification?: VerificationSummary },
 ): Promise<boolean> {
-  return journal.move(run, verificationEnd(run), told);
+  const next = run.cursor.phase + 1;
+  return journal.move(run, verificationEnd(run), {
+    ...told,
+    fields: { cursor: { phase: next, index: 0 }, currentPhase: next },
+  });
 }
 
 /**

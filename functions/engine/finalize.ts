@@ -49,7 +49,7 @@ export async function finalizeStep(
   if (stop) return stop;
   // The header only: the finalize step never reads the manifest (the reports read it a slice at a time).
   const { header } = await openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
-  // Not there yet: back to the phases (a verification's included).
-  if (run.cursor.phase <= lastPhaseOf(header) + (run.status === 'VERIFYING' ? 1 : 0)) return 'batch';
+  // Not there yet: back to the phases. A verification's phase answers Finalize once its audit is written.
+  if (run.status !== 'VERIFYING' && run.cursor.phase <= lastPhaseOf(header)) return 'batch';
   return finish(deps, run);
 }

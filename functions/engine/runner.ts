@@ -30,7 +30,6 @@ import {
   obeyControl,
   type RunnerAnswer,
   readRun,
-  verificationPhaseOf,
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
@@ -129,8 +128,8 @@ async function workPhases(
     if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
     preflight ??= await openRunPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
     const lastPhase = lastPhaseOf(preflight);
-    // A run being verified works one phase more, the verification, right after its last.
-    const verifying = run.status === 'VERIFYING' && phase === verificationPhaseOf(preflight);
+    // A run being verified works one phase more, the verification, after its last (verificationPhaseOf).
+    const verifying = run.status === 'VERIFYING' && phase > lastPhase;
     if (phase > lastPhase && !verifying) return 'finalize';
 
     const plugin = verifying ? undefined : await pluginPhase(deps, run, preflight, phase, openedPlugins);
@@ -144,16 +143,22 @@ async function workPhases(
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
+      // A verification ends in Finalize, which moves the run back and its cursor on (engine/control.ts).
+      if (verifying) return 'finalize';
       const ended = await deps.journal.checkpoint(run, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
         progressPercent: progressPercent(run.progressPercent, phase, total, total, lastPhase),
       });
       if (ended) {
-        const name = verifying ? 'verification' : phaseName(phase);
-        logger.info('phase done', { tenantId: run.tenantId, runId: run.id, phase, phaseName: name });
+        logger.info('phase done', {
+          tenantId: run.tenantId,
+          runId: run.id,
+          phase,
+          phaseName: phaseName(phase),
+        });
         // The phase's wall time, from the checkpoint that entered it (pauses included).
-        if (run.phaseStartedAt) phaseDuration(name, Date.now() - Date.parse(run.phaseStartedAt));
+        if (run.phaseStartedAt) phaseDuration(phaseName(phase), Date.now() - Date.parse(run.phaseStartedAt));
       }
       // The next phase in the next invocation (its own tracker clients and time budget).
       return 'batch';

@@ -25,7 +25,7 @@ import { RUN_TRANSITIONS, verificationEnd } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import { sameSite } from '#domain/tracker-oauth.ts';
 import { type VerificationSummary, VerificationSummarySchema } from '#domain/verification/index.ts';
-import { verificationPhaseOf } from '#engine/control.ts';
+import { endVerification, verificationPhaseOf } from '#engine/control.ts';
 import { writeRunReports } from '#engine/reports.ts';
 import { outboundUrlProblems } from '#outbound/validate.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
@@ -481,8 +481,9 @@ export async function startVerification(
     throw errors.migrationNotFinished(run.id, run.status);
   if (run.options.dryRun) throw errors.dryRunNotVerifiable(run.id);
   const { header } = await openPreflight(artifacts, { tenantId, runId: run.id });
-  const phase = verificationPhaseOf(header);
-  const moved = await journal.move(run, RUN_TRANSITIONS.verify, {
+  const phase = verificationPhaseOf(header, run);
+  // Told at the verification's place: after everything the run (and any earlier verification) told.
+  const moved = await journal.move({ ...run, cursor: { phase, index: 0 } }, RUN_TRANSITIONS.verify, {
     fields: { control: 'run', cursor: { phase, index: 0 }, currentPhase: phase, phaseStartedAt: nowIso() },
     line: 'Verification started: each migrated item read back from Jira and compared with its source',
   });
@@ -494,7 +495,7 @@ export async function startVerification(
     await orch.start({ tenantId, runId: run.id, generation: Math.max(1, nextGeneration(run)) });
   } catch (err) {
     logger.error('verification dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
-    await journal.move(verifying, verificationEnd(run), { line: 'Verification could not be started' });
+    await endVerification(journal, verifying, { line: 'Verification could not be started' });
     throw errors.engineDispatchFailed();
   }
   logger.info('verification started', { tenantId, runId: run.id });
@@ -506,7 +507,7 @@ export async function startVerification(
  * previous verification's, if any) and its execution is stopped.
  */
 async function cancelVerification(journal: RunJournal, orch: Orchestrator, run: Run): Promise<Run> {
-  await journal.move(run, verificationEnd(run), { line: 'Verification cancelled' });
+  await endVerification(journal, run, { line: 'Verification cancelled' });
   try {
     await orch.stop(run.id);
   } catch (err) {

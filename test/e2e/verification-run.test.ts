@@ -146,6 +146,34 @@ describe('verification of a finished run through the API and the state machine',
       type: 'log',
       message: `Verification done: ${finished.totalItems} of ${finished.totalItems} items fully faithful`,
     });
+
+    // Verified again: the same summary, told after everything the first one told (the stream's ids keep growing).
+    const again = await h.app.call('POST', `/api/migrations/${run.id}/verification`, {
+      token: t.member.token,
+    });
+    expect(again.status).toBe(202);
+    await o.idle(run.id);
+    expect(
+      (await h.app.call('GET', `/api/migrations/${run.id}/verification`, { token: t.member.token })).body,
+    ).toEqual(got.body);
+    const kinds = (await h.app.store.runs.events(t.tenantId, project.id, run.id, undefined, 1000)).map((e) =>
+      e.event.type === 'status' ? `status ${e.event.status}` : e.event.type,
+    );
+    // The second verification's progress comes after its start, not among the first one's events.
+    expect(kinds.lastIndexOf('progress')).toBeGreaterThan(kinds.lastIndexOf('status verifying'));
+    const told = kinds.filter((kind) => kind !== 'log' && kind !== 'progress');
+    expect(told.slice(-10)).toEqual([
+      'status completed',
+      'done',
+      'status verifying',
+      'verification',
+      'status completed',
+      'done',
+      'status verifying',
+      'verification',
+      'status completed',
+      'done',
+    ]);
   });
 
   it('an engine failure during a verification ends only the verification: the run back as it ended', async () => {
