@@ -129,16 +129,21 @@ export function buildProgram(): Command {
       .description(`${action} a run`)
       .action((runId: string, _o, cmd: Command) => commands.control(ctx(cmd), action, runId));
   program
+    .command('verify <runId>')
+    .description('verify a finished run: each migrated item read back from Jira and compared with its source')
+    .action((runId: string, _o, cmd: Command) => commands.verify(ctx(cmd), runId));
+  program
     .command('status <runId>')
     .description("a run's status")
     .action((runId: string, _o, cmd: Command) => commands.status(ctx(cmd), runId));
 
   program
     .command('report <runId>')
-    .description("a run's failure report (default), dry-run preview or id map")
+    .description("a run's failure report (default), dry-run preview, id map or verification audit")
     .option('--failures', 'the failure report')
     .option('--preview', "the dry run's preview (JSON)")
     .option('--id-map', 'the source id to Jira key map')
+    .option('--verification', "the latest verification's audit")
     .option('--format <format>', 'csv|json')
     .action((runId: string, o, cmd: Command) => commands.report(ctx(cmd), runId, o));
 

@@ -158,6 +158,13 @@ export async function control(ctx: Ctx, action: 'pause' | 'resume' | 'cancel', r
   else out(`Run ${run.id} ${run.status}`);
 }
 
+/** A finished run's verification, on the run's state machine: `tms watch` follows it, `tms report --verification` downloads it. */
+export async function verify(ctx: Ctx, runId: string): Promise<void> {
+  const run = await ctx.client.request<RunAnswer>('POST', `/migrations/${runId}/verification`);
+  if (ctx.json) printJson(run);
+  else out(`Run ${run.id} ${run.status}; follow it with: tms watch ${run.id}`);
+}
+
 export async function status(ctx: Ctx, runId: string): Promise<void> {
   const run = await ctx.client.request<RunAnswer>('GET', `/migrations/${runId}/status`);
   if (ctx.json) return printJson(run);
@@ -195,15 +202,25 @@ export interface ReportOptions {
   failures?: boolean;
   preview?: boolean;
   idMap?: boolean;
+  verification?: boolean;
   format?: string;
 }
 
 export async function report(ctx: Ctx, runId: string, o: ReportOptions): Promise<void> {
-  const chosen = (['failures', 'preview', 'idMap'] as const).filter((k) => o[k]);
-  if (chosen.length > 1) throw usageError('choose one of --failures, --preview, --id-map');
+  const chosen = (['failures', 'preview', 'idMap', 'verification'] as const).filter((k) => o[k]);
+  if (chosen.length > 1) throw usageError('choose one of --failures, --preview, --id-map, --verification');
   const kind = chosen[0] ?? 'failures';
   const format = o.format ?? (ctx.json ? 'json' : kind === 'preview' ? 'json' : 'csv');
   if (format !== 'csv' && format !== 'json') throw usageError('--format must be csv or json');
+  if (kind === 'verification') {
+    // The audit files as the engine wrote them, either format.
+    const body = await ctx.client.request<string>('GET', `/migrations/${runId}/verification/audit`, {
+      query: { format },
+      raw: true,
+    });
+    process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
+    return;
+  }
   if (kind === 'preview' && format === 'csv') throw usageError('--preview is JSON only');
   if (kind === 'idMap' && format === 'csv') {
     // The API's own export, as is.

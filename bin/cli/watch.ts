@@ -126,7 +126,9 @@ export async function watchRun(client: ApiClient, runId: string, opts: WatchOpti
       const parser = createParser({
         onEvent: (m) => {
           failures = 0;
-          if (handle(m)) done = true;
+          // The run's last `done` ends the watch: one that later events follow (a finished run verified since)
+          // does not, and the server ends the stream after the last.
+          done = handle(m);
         },
         onRetry: (ms) => {
           retryMs = ms;
@@ -134,7 +136,7 @@ export async function watchRun(client: ApiClient, runId: string, opts: WatchOpti
       });
       const decoder = new TextDecoder();
       const reader = res.body?.getReader();
-      while (reader && !done) {
+      while (reader) {
         const { value, done: ended } = await reader.read();
         if (ended) break;
         clearTimeout(idle);

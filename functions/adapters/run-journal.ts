@@ -9,6 +9,7 @@ import { chunkEventId, type RunEvent, type RunWait, statusEventId, waitLine } fr
 import type { CheckpointUpdate, JournalRun, RunJournal, RunMoveFields } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
 import { coveredUnits, type Run, type RunCursor } from '#domain/runs.ts';
+import type { VerificationSummary } from '#domain/verification/audit.ts';
 import type { Store } from '#store/index.ts';
 import type { RunEventsNotifier } from './run-events.ts';
 
@@ -33,13 +34,18 @@ export class StoreRunJournal implements RunJournal {
   async move(
     run: JournalRun,
     move: RunTransition,
-    { fields = {}, line }: { fields?: RunMoveFields; line?: string } = {},
+    {
+      fields = {},
+      line,
+      verification,
+    }: { fields?: RunMoveFields; line?: string; verification?: VerificationSummary } = {},
   ): Promise<boolean> {
     if (!(await this.store.runs.transition(run.tenantId, run.id, move, fields))) return false;
     // An end tells the run's counters as they stand after it (read once: an end is rare, a checkpoint is not).
     const ended = isTerminalRun(move.to) ? await this.store.runs.get(run.tenantId, run.id) : undefined;
     const events: RunEvent[] = [
       ...(line ? [{ type: 'log', message: line } as const] : []),
+      ...(verification ? [{ type: 'verification', summary: verification } as const] : []),
       { type: 'status', status: move.to.toLowerCase() },
       ...(ended ? [{ type: 'done', stats: statsOf(ended) } as const] : []),
     ];

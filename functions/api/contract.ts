@@ -9,7 +9,12 @@ import { ConnectorTestSchema, ScanRequestSchema } from '#domain/connectors.ts';
 import { DeliveryInputSchema } from '#domain/delivery.ts';
 import { ImportFileSchema } from '#domain/jira-import/index.ts';
 import { MappingsInputSchema } from '#domain/mappings.ts';
-import { IdMapQuerySchema, ListRunsQuerySchema, StartRunSchema } from '#domain/migrations.ts';
+import {
+  IdMapQuerySchema,
+  ListRunsQuerySchema,
+  StartRunSchema,
+  VerificationAuditQuerySchema,
+} from '#domain/migrations.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
 import { AcceptQuoteSchema } from '#domain/quotes.ts';
 import { SsoConfigSchema } from '#domain/sso.ts';
@@ -335,6 +340,23 @@ export const contracts: Record<string, RouteContract> = {
       "Batch {batch}'s file for Jira's JSON importer (Jira settings > System > External System Import > JSON), as an attachment",
     responses: { 200: ImportFileSchema },
     errors: [E.IMPORT_FILE_NOT_FOUND],
+  },
+  'POST /api/migrations/{runId}/verification': {
+    summary:
+      "Verify a finished run: each migrated item read back from Jira and compared with its source, on the run's state machine",
+    responses: { 202: R.RunControlAnswerSchema },
+    errors: [E.MIGRATION_NOT_FINISHED, E.DRY_RUN_NOT_VERIFIABLE, E.ENGINE_DISPATCH_FAILED],
+  },
+  'GET /api/migrations/{runId}/verification': {
+    summary: "The summary of the run's latest finished verification",
+    responses: { 200: R.VerificationSummaryViewSchema },
+    errors: [E.VERIFICATION_NOT_FOUND],
+  },
+  'GET /api/migrations/{runId}/verification/audit': {
+    summary: "The latest verification's audit: `verification.json` (default) or `format=csv`",
+    query: VerificationAuditQuerySchema,
+    responses: { 200: { kind: 'csv-or-json', json: R.VerificationAuditSchema } },
+    errors: [E.VERIFICATION_NOT_FOUND],
   },
   'GET /api/migrations/{runId}/stream': {
     summary:

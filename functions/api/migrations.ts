@@ -1,4 +1,5 @@
-/** /api/migrations: start, list, status, pause, resume, cancel, a run's reports and its Jira import files. */
+/** /api/migrations: start, list, status, pause, resume, cancel, a run's reports, its verification and its Jira
+ * import files. */
 import type * as z from 'zod';
 import { RunEventsNotifier } from '#adapters/run-events.ts';
 import { StoreRunJournal } from '#adapters/run-journal.ts';
@@ -11,6 +12,7 @@ import {
   runStatusView,
   runView,
   startRunSchema,
+  VerificationAuditQuerySchema,
 } from '#domain/migrations.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { parseOrThrow } from '#platform/validation.ts';
@@ -59,13 +61,11 @@ const list: Operation = async (req) => {
   return json(200, runs.map(runListItem) satisfies z.input<typeof R.RunListItemSchema>[]);
 };
 
-const status: Operation = async (req) =>
-  json(
-    200,
-    runStatusView(
-      await migrations.runStatus(store(), req.principal.tenantId, req.params.runId ?? ''),
-    ) satisfies z.input<typeof R.RunStatusViewSchema>,
-  );
+const status: Operation = async (req) => {
+  const run = await migrations.runStatus(store(), req.principal.tenantId, req.params.runId ?? '');
+  const verification = await migrations.storedVerificationSummary(artifacts(), run);
+  return json(200, runStatusView(run, verification) satisfies z.input<typeof R.RunStatusViewSchema>);
+};
 
 const pause: Operation = async (req) => {
   const run = await migrations.pauseMigration(store(), req.principal.tenantId, req.params.runId ?? '');
@@ -146,6 +146,50 @@ const importFile: Operation = async (req) => {
   );
 };
 
+const verify: Operation = async (req) => {
+  const { tenantId } = req.principal;
+  const run = await moving((s, journal) =>
+    migrations.startVerification(
+      { store: s, journal, orch: migrations.orchestrator(), artifacts: artifacts() },
+      tenantId,
+      req.params.runId ?? '',
+    ),
+  );
+  return json(202, { id: run.id, status: run.status } satisfies z.input<typeof R.RunControlAnswerSchema>);
+};
+
+const verification: Operation = async (req) =>
+  json(
+    200,
+    (await migrations.verificationSummary(
+      store(),
+      artifacts(),
+      req.principal.tenantId,
+      req.params.runId ?? '',
+    )) satisfies z.input<typeof R.VerificationSummaryViewSchema>,
+  );
+
+const verificationAudit: Operation = async (req) => {
+  const { format } = parseOrThrow(VerificationAuditQuerySchema, req.query, 'query');
+  const runId = req.params.runId ?? '';
+  const body = await migrations.verificationAudit(
+    store(),
+    artifacts(),
+    req.principal.tenantId,
+    runId,
+    format,
+  );
+  const name = `verification-${runId.toLowerCase()}.${format}`;
+  return {
+    statusCode: 200,
+    text: body,
+    headers: {
+      'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${name}"`,
+    },
+  };
+};
+
 export const handler = createApiHandler('migrations', {
   start,
   list,
@@ -158,4 +202,7 @@ export const handler = createApiHandler('migrations', {
   idMap,
   importFiles: importFileList,
   importFile,
+  verify,
+  verification,
+  verificationAudit,
 });

@@ -12,6 +12,7 @@ import { PAYMENT_STATUSES, QUOTE_STATUSES } from '#domain/quotes.ts';
 import { RUN_STATUSES, RUN_TYPES } from '#domain/runs.ts';
 import { ScanReportSchema as StoredScanReportSchema } from '#domain/scan-report.ts';
 import { SSO_PROVISIONED_ROLE } from '#domain/sso.ts';
+import { VerificationSummarySchema } from '#domain/verification/index.ts';
 import { ErrorCode } from '#platform/errors.ts';
 import { ROLES } from '#platform/tokens.ts';
 
@@ -347,6 +348,32 @@ export const RunListItemSchema = RunSchema.extend({
   finishedAt: nullableTime,
 }).meta({ id: 'RunListItem' });
 
+export const VerificationSummaryViewSchema = VerificationSummarySchema.meta({
+  id: 'VerificationSummary',
+  description:
+    "The run's latest verification: items compared (`unverified` ones not counted), those without a difference, differences per field, items with a note",
+});
+
+export const VerificationAuditSchema = z
+  .object({
+    runId: z.string(),
+    verifiedAt: isoTime,
+    items: z.array(
+      z.object({
+        sourceId: z.number(),
+        key: z.string(),
+        result: z.enum(['pass', 'differs', 'unverified']),
+        differences: z.array(z.object({ field: z.string(), expected: z.string(), actual: z.string() })),
+        notes: z.array(z.string()),
+      }),
+    ),
+    summary: VerificationSummaryViewSchema,
+  })
+  .meta({
+    id: 'VerificationAudit',
+    description: 'Every migrated item: pass, or its differences with both values',
+  });
+
 export const RunStatusViewSchema = z
   .object({
     id: z.string(),
@@ -360,6 +387,7 @@ export const RunStatusViewSchema = z
     dryRun: z.boolean(),
     startedAt: nullableTime,
     pauseReason: z.string().nullable(),
+    verification: VerificationSummaryViewSchema.nullable(),
   })
   .meta({ id: 'RunStatusView' });
 

@@ -299,6 +299,29 @@ export const routes: readonly Route[] = [
     access: everyone,
   },
 
+  // Verification reads Jira and writes nothing there: every role, as any run control but cancel.
+  {
+    method: 'POST',
+    path: '/api/migrations/{runId}/verification',
+    group: 'migrations',
+    operation: 'verify',
+    access: everyone,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/verification',
+    group: 'migrations',
+    operation: 'verification',
+    access: everyone,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/verification/audit',
+    group: 'migrations',
+    operation: 'verificationAudit',
+    access: everyone,
+  },
+
   {
     // The files a Jira admin uploads: every issue's text and people's accounts, so managers only (docs/api.md).
     method: 'GET',

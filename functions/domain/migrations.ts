@@ -8,6 +8,7 @@ import { nameTable } from './name-tables.ts';
 import { plainName } from './plain-text.ts';
 import type { ProjectStatus } from './projects.ts';
 import { RUN_STATUSES, RUN_TYPES, type Run, type RunOptions, type RunStatus } from './runs.ts';
+import type { VerificationSummary } from './verification/audit.ts';
 
 /** A run in one of these holds the project's lock: a start meanwhile answers it or 409. */
 export const ACTIVE_RUN_STATUSES = ['PENDING', 'RUNNING', 'PAUSED'] as const satisfies readonly RunStatus[];
@@ -172,6 +173,8 @@ export const ListRunsQuerySchema = z.object({
 });
 
 export const IdMapQuerySchema = z.object({ format: z.enum(['json', 'csv']).default('json') });
+/** The verification audit's download: `verification.json` (default) or `verification.csv`. */
+export const VerificationAuditQuerySchema = IdMapQuerySchema;
 
 /** The run object of the start answer (the spec's fields). */
 export const runView = (r: Run) => ({
@@ -196,7 +199,7 @@ export const runListItem = (r: Run) => ({
   finishedAt: r.finishedAt,
 });
 
-export const runStatusView = (r: Run) => ({
+export const runStatusView = (r: Run, verification: VerificationSummary | undefined) => ({
   id: r.id,
   status: r.status,
   totalItems: r.totalItems,
@@ -210,6 +213,8 @@ export const runStatusView = (r: Run) => ({
   startedAt: r.startedAt,
   /** Set when the service paused the run itself (a refused tracker connection: reconnect, then resume). */
   pauseReason: r.status === 'PAUSED' ? (r.pauseReason ?? null) : null,
+  /** The summary of the run's latest finished verification; null before one has finished. */
+  verification: verification ?? null,
 });
 
 /** Parses RFC 4180 CSV (quoted fields, doubled quotes, CRLF) into rows of fields. */

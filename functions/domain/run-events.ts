@@ -3,12 +3,15 @@ import * as z from 'zod';
 import type { ConnectionKind } from './connectors.ts';
 import { exactSchema } from './exact-schema.ts';
 import { faultDetail } from './tracker-faults.ts';
+import { type VerificationSummary, VerificationSummarySchema } from './verification/audit.ts';
 
 export type RunEvent =
   | { type: 'progress'; current: number; total: number; percent: number; speed: number }
   | { type: 'log'; message: string }
   | { type: 'status'; status: string }
-  | { type: 'done'; stats: { created: number; skipped: number; failed: number } };
+  | { type: 'done'; stats: { created: number; skipped: number; failed: number } }
+  /** A verification of the run ended: its summary (before the status back to how the run ended). */
+  | { type: 'verification'; summary: VerificationSummary };
 
 /** A run event as the run's event items keep it (store/runs.ts reads them through this). */
 export const RunEventSchema = exactSchema<RunEvent>()(
@@ -26,6 +29,7 @@ export const RunEventSchema = exactSchema<RunEvent>()(
       type: z.literal('done'),
       stats: z.object({ created: z.number(), skipped: z.number(), failed: z.number() }),
     }),
+    z.object({ type: z.literal('verification'), summary: VerificationSummarySchema }),
   ]),
 );
 

@@ -8,6 +8,7 @@
 import type { RunEvent, RunWait } from './run-events.ts';
 import type { RunTransition } from './run-lifecycle.ts';
 import type { Run, RunCursor } from './runs.ts';
+import type { VerificationSummary } from './verification/audit.ts';
 
 /** The run as the journal needs it: its ids, and its checkpoint (where the events it tells sit in the stream). */
 export type JournalRun = Pick<Run, 'id' | 'tenantId' | 'projectId' | 'cursor'>;
@@ -15,13 +16,13 @@ export type JournalRun = Pick<Run, 'id' | 'tenantId' | 'projectId' | 'cursor'>;
 export interface RunJournal {
   /**
    * A status move, one conditional write from the move's `from`; only when it held: `line` (why, if given), the
-   * `status` event and, for an end status, `done` with the run's counters on the stream, and the dashboard frame
+   * `verification` event with its summary (given when a verification ends), the `status` event and, for an end status, `done` with the run's counters on the stream, and the dashboard frame
    * (`run.paused`, `run.resumed`, `run.ended`). Answers whether the run moved.
    */
   move(
     run: JournalRun,
     move: RunTransition,
-    told?: { fields?: RunMoveFields; line?: string },
+    told?: { fields?: RunMoveFields; line?: string; verification?: VerificationSummary },
   ): Promise<boolean>;
   /**
    * The checkpoint moved from exactly `update.from`, with its events, in one transaction; when it held, the
@@ -50,7 +51,18 @@ export interface RunJournal {
 
 /** The fields a status move (one of RUN_TRANSITIONS) may set beside the status. */
 export type RunMoveFields = Partial<
-  Pick<Run, 'startedAt' | 'finishedAt' | 'failureReason' | 'progressPercent' | 'control' | 'pauseReason'>
+  Pick<
+    Run,
+    | 'startedAt'
+    | 'finishedAt'
+    | 'failureReason'
+    | 'progressPercent'
+    | 'control'
+    | 'pauseReason'
+    | 'cursor'
+    | 'currentPhase'
+    | 'phaseStartedAt'
+  >
 >;
 
 export interface CheckpointUpdate {

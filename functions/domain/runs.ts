@@ -13,6 +13,8 @@ export const RUN_STATUSES = [
   'PARTIAL',
   'FAILED',
   'CANCELLED',
+  /** A finished (COMPLETED or PARTIAL) run whose items are being verified; it goes back to how it ended. */
+  'VERIFYING',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 

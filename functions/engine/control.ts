@@ -6,7 +6,7 @@
  */
 import type { RunWait } from '#domain/run-events.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
-import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import { RUN_TRANSITIONS, verificationEnd } from '#domain/run-lifecycle.ts';
 import { LAST_CORE_PHASE, type Run } from '#domain/runs.ts';
 import {
   faultFailureReason,
@@ -14,6 +14,7 @@ import {
   nextFaultStreak,
   TRACKER_FAULT_POLICY,
 } from '#domain/tracker-faults.ts';
+import type { VerificationSummary } from '#domain/verification/audit.ts';
 import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
@@ -41,8 +42,33 @@ export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
   LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
 /**
+ * Where a run's verification works: a phase after the run's last that no verification of it has used (each ends
+ * with the cursor on to the next), so a run verified again tells its stream at places after the last one's.
+ */
+export const verificationPhaseOf = (preflight: Pick<Preflight, 'plugins'>, run: Pick<Run, 'cursor'>) =>
+  Math.max(lastPhaseOf(preflight) + 1, run.cursor.phase);
+
+/**
+ * Ends a run's verification, however it ends (done, cancelled, failed): the run goes back to how it ended, with
+ * `line` (and the summary, when done) on its stream, its cursor on to a phase no verification has used. Answers
+ * whether it moved.
+ */
+export function endVerification(
+  journal: RunJournal,
+  run: Run,
+  told: { line: string; verification?: VerificationSummary },
+): Promise<boolean> {
+  const next = run.cursor.phase + 1;
+  return journal.move(run, verificationEnd(run), {
+    ...told,
+    fields: { cursor: { phase: next, index: 0 }, currentPhase: next },
+  });
+}
+
+/**
  * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
- * tells the stream: a log line saying why, then the status. Answers whether the run moved.
+ * tells the stream: a log line saying why, then the status. Answers whether the run moved to FAILED; a VERIFYING
+ * run is moved back to how it ended instead (its line "Verification failed: ..."): only the verification failed.
  */
 export async function failRun(
   journal: RunJournal,
@@ -51,6 +77,11 @@ export async function failRun(
   reason: string,
   line: string,
 ): Promise<boolean> {
+  // Only a verification failed: the run goes back to how it ended.
+  if (run.status === 'VERIFYING') {
+    await endVerification(journal, run, { line: `Verification failed: ${reason}` });
+    return false;
+  }
   const moved = await journal.move(run, move, {
     fields: { finishedAt: nowIso(), failureReason: reason },
     line,
@@ -70,6 +101,13 @@ async function pauseForCredentials(
   run: Run,
   refusal: CredentialsRefused,
 ): Promise<RunnerAnswer> {
+  if (run.status === 'VERIFYING') {
+    // A verification is not paused: it ends, and is started again once the tracker is reconnected.
+    await endVerification(journal, run, {
+      line: `Verification stopped: ${refusal.message}${refusal.reconnect ? ', then verify again' : ''}`,
+    });
+    return 'paused';
+  }
   const moved = await journal.move(run, RUN_TRANSITIONS.pause, {
     fields: { control: 'pause', pauseReason: refusal.message },
     // A refused grant needs a reconnect first; an unreachable provider only time.
@@ -90,6 +128,12 @@ async function pauseForCredentials(
  * run moves, the stream is told); a run that is not RUNNING answers how it stands. `undefined`: go on.
  */
 export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAnswer | undefined> {
+  if (run.status === 'VERIFYING') {
+    // A verification writes nothing: a cancel (or pause) asked for meanwhile ends it, the run back as it ended.
+    if (run.control === 'run') return undefined;
+    await endVerification(deps.journal, run, { line: 'Verification cancelled' });
+    return 'cancelled';
+  }
   if (run.control === 'cancel') {
     // The run API cancels a run at once (services/migrations.ts), through the same journal move: whichever
     // move holds tells it, once. What a cancelled run did is reported too: its failures and the id map.

@@ -1,17 +1,31 @@
 /**
  * The state machine's Finalize step, once every phase is done: the dry-run preview, the run's reports, then
- * COMPLETED or PARTIAL and the stream's `done`.
+ * COMPLETED or PARTIAL and the stream's `done`; for a verification, its summary and the run back as it ended.
  */
 import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
 import type { Run } from '#domain/runs.ts';
+import { VerificationSummarySchema } from '#domain/verification/index.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
 import { openPreflight } from '#phase-kit/preflight-artifact.ts';
 import { nowIso } from '#platform/clock.ts';
 import { countRun } from '#platform/metrics.ts';
-import { lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
+import { artifactKeys } from '#store/artifacts.ts';
+import { endVerification, lastPhaseOf, obeyControl, type RunnerAnswer, readRun } from './control.ts';
 import { writePreview, writeRunReports } from './reports.ts';
 
+/** A verification done: its summary (written by the phase's `complete`) told, the run back as it ended. */
+async function finishVerification(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
+  const saved = await deps.artifacts.get(artifactKeys.verificationSummary(run.tenantId, run.id));
+  const summary = saved ? VerificationSummarySchema.parse(JSON.parse(saved)) : undefined;
+  const line = summary
+    ? `Verification done: ${summary.fullyFaithful} of ${summary.itemsChecked} items fully faithful`
+    : 'Verification done';
+  await endVerification(deps.journal, run, { line, ...(summary ? { verification: summary } : {}) });
+  return 'done';
+}
+
 async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
+  if (run.status === 'VERIFYING') return finishVerification(deps, run);
   if (run.options.dryRun) await writePreview(deps, run);
   await writeRunReports(deps, run);
   const move = run.failureCount > 0 ? RUN_TRANSITIONS.completePartial : RUN_TRANSITIONS.complete;
@@ -35,6 +49,7 @@ export async function finalizeStep(
   if (stop) return stop;
   // The header only: the finalize step never reads the manifest (the reports read it a slice at a time).
   const { header } = await openPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
-  if (run.cursor.phase <= lastPhaseOf(header)) return 'batch'; // not there yet: back to the phases
+  // Not there yet: back to the phases. A verification's phase answers Finalize once its audit is written.
+  if (run.status !== 'VERIFYING' && run.cursor.phase <= lastPhaseOf(header)) return 'batch';
   return finish(deps, run);
 }

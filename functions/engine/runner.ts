@@ -37,6 +37,7 @@ import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
 import { transitionsPhase } from './phases/transitions.ts';
+import { verificationPhase } from './phases/verify.ts';
 import { type PluginPhase, pluginModule, resolvePluginPhase } from './plugin-phase.ts';
 import { preflightWork } from './preflight-step.ts';
 import { tellWaits } from './throttle-notices.ts';
@@ -127,16 +128,23 @@ async function workPhases(
     if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
     preflight ??= await openRunPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
     const lastPhase = lastPhaseOf(preflight);
-    if (phase > lastPhase) return 'finalize';
+    // A run being verified works one phase more, the verification, after its last (verificationPhaseOf).
+    const verifying = run.status === 'VERIFYING' && phase > lastPhase;
+    if (phase > lastPhase && !verifying) return 'finalize';
 
-    const plugin = await pluginPhase(deps, run, preflight, phase, openedPlugins);
-    const module =
-      phase <= LAST_CORE_PHASE ? PHASE_MODULES[phase] : plugin && pluginModule(plugin, interrupt);
+    const plugin = verifying ? undefined : await pluginPhase(deps, run, preflight, phase, openedPlugins);
+    const module = verifying
+      ? verificationPhase
+      : phase <= LAST_CORE_PHASE
+        ? PHASE_MODULES[phase]
+        : plugin && pluginModule(plugin, interrupt);
     const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
+      // A verification ends in Finalize, which moves the run back and its cursor on (engine/control.ts).
+      if (verifying) return 'finalize';
       const ended = await deps.journal.checkpoint(run, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },
@@ -230,7 +238,7 @@ async function workPool(
         }
         // Read before the pass (by the caller) and at each move: at least every 50 units.
         if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
-        return now.status === 'RUNNING' && now.control === 'run';
+        return (now.status === 'RUNNING' || now.status === 'VERIFYING') && now.control === 'run';
       },
     });
   } finally {

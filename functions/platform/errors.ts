@@ -35,6 +35,9 @@ export const ErrorCode = {
   REPORT_NOT_FOUND: 'REPORT_NOT_FOUND',
   PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
   IMPORT_FILE_NOT_FOUND: 'IMPORT_FILE_NOT_FOUND',
+  MIGRATION_NOT_FINISHED: 'MIGRATION_NOT_FINISHED',
+  DRY_RUN_NOT_VERIFIABLE: 'DRY_RUN_NOT_VERIFIABLE',
+  VERIFICATION_NOT_FOUND: 'VERIFICATION_NOT_FOUND',
   SCAN_REQUIRED: 'SCAN_REQUIRED',
   CONNECTION_REQUIRED: 'CONNECTION_REQUIRED',
   TOKEN_EXCHANGE_FAILED: 'TOKEN_EXCHANGE_FAILED',
@@ -177,6 +180,25 @@ export const errors = {
       batch === undefined
         ? `Run ${id} has no Jira import files: only a run delivered by Jira import has them, once built`
         : `Run ${id} has no Jira import file ${batch}`,
+    ),
+  /** Verification of a run that has not finished (or ended FAILED or CANCELLED): only COMPLETED and PARTIAL runs. */
+  migrationNotFinished: (id: string, status: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_NOT_FINISHED,
+      `Run ${id} is ${status}: only a COMPLETED or PARTIAL run can be verified`,
+    ),
+  dryRunNotVerifiable: (id: string) =>
+    new HttpError(
+      409,
+      ErrorCode.DRY_RUN_NOT_VERIFIABLE,
+      `Run ${id} is a dry run: it wrote nothing to Jira to verify`,
+    ),
+  verificationNotFound: (id: string) =>
+    new HttpError(
+      404,
+      ErrorCode.VERIFICATION_NOT_FOUND,
+      `Run ${id} has no verification yet: its summary and audit are written when a verification ends`,
     ),
   previewNotFound: (id: string) =>
     new HttpError(

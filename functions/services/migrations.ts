@@ -22,12 +22,15 @@ import {
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
-import { RUN_TRANSITIONS } from '#domain/run-lifecycle.ts';
+import { RUN_TRANSITIONS, verificationEnd } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import { sameSite } from '#domain/tracker-oauth.ts';
+import { type VerificationSummary, VerificationSummarySchema } from '#domain/verification/index.ts';
+import { endVerification, verificationPhaseOf } from '#engine/control.ts';
 import { writeRunReports } from '#engine/reports.ts';
 import { outboundUrlProblems } from '#outbound/validate.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
+import { openPreflight } from '#phase-kit/preflight-artifact.ts';
 import { adapterSlot } from '#platform/adapter-slot.ts';
 import { nowIso } from '#platform/clock.ts';
 import { credentialCipher } from '#platform/credentials-cipher.ts';
@@ -378,6 +381,7 @@ export async function cancelMigration(
 ): Promise<Run> {
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'CANCELLED') return run;
+  if (run.status === 'VERIFYING') return cancelVerification(journal, orch, run);
   if (!isActiveRun(run.status)) throw finishedRefusal(run);
   // The engine's check carries out the same move (engine/control.ts obeyControl): whichever holds tells it.
   const moved = await journal.move(run, RUN_TRANSITIONS.cancel, {
@@ -460,4 +464,101 @@ export async function idMapExport(
     errors.reportNotFound(run.id),
   );
   return format === 'csv' ? { csv } : { rows: idMapRows(csv) };
+}
+
+/**
+ * Verification of a finished run (COMPLETED or PARTIAL; a dry run wrote nothing to compare): the run moves to
+ * VERIFYING with its cursor at the phase after its last, and a new execution of the run's state machine works
+ * that phase (the runner's pool, checkpoints and pacing), then moves it back to how it ended. A run already
+ * VERIFYING answers as it stands; any other status is a 409.
+ */
+export async function startVerification(
+  ports: { store: Store; journal: RunJournal; orch: Orchestrator; artifacts: ArtifactStore },
+  tenantId: string,
+  runId: string,
+): Promise<Run> {
+  const { store, journal, orch, artifacts } = ports;
+  const run = await findRun(store, tenantId, runId);
+  if (run.status === 'VERIFYING') return run;
+  if (run.status !== 'COMPLETED' && run.status !== 'PARTIAL')
+    throw errors.migrationNotFinished(run.id, run.status);
+  if (run.options.dryRun) throw errors.dryRunNotVerifiable(run.id);
+  const { header } = await openPreflight(artifacts, { tenantId, runId: run.id });
+  const phase = verificationPhaseOf(header, run);
+  // Told at the verification's place: after everything the run (and any earlier verification) told.
+  const moved = await journal.move({ ...run, cursor: { phase, index: 0 } }, RUN_TRANSITIONS.verify, {
+    fields: { control: 'run', cursor: { phase, index: 0 }, currentPhase: phase, phaseStartedAt: nowIso() },
+    line: 'Verification started: each migrated item read back from Jira and compared with its source',
+  });
+  // It moved meanwhile (another verification): answer as for its new status.
+  if (!moved) return startVerification(ports, tenantId, runId);
+  const verifying: Run = { ...run, status: 'VERIFYING', control: 'run', cursor: { phase, index: 0 } };
+  try {
+    // As a resume: the run's start was generation 0, and each execution that worked it is recorded.
+    await orch.start({ tenantId, runId: run.id, generation: Math.max(1, nextGeneration(run)) });
+  } catch (err) {
+    logger.error('verification dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
+    await endVerification(journal, verifying, { line: 'Verification could not be started' });
+    throw errors.engineDispatchFailed();
+  }
+  logger.info('verification started', { tenantId, runId: run.id });
+  return verifying;
+}
+
+/**
+ * Cancel of a run being verified: the verification ends at once (the run back as it ended; its audit is the
+ * previous verification's, if any) and its execution is stopped.
+ */
+async function cancelVerification(journal: RunJournal, orch: Orchestrator, run: Run): Promise<Run> {
+  await endVerification(journal, run, { line: 'Verification cancelled' });
+  try {
+    await orch.stop(run.id);
+  } catch (err) {
+    logger.warn('stopping a cancelled verification failed', {
+      tenantId: run.tenantId,
+      runId: run.id,
+      errorMessage: errorText(err),
+    });
+  }
+  return { ...run, status: verificationEnd(run).to };
+}
+
+/** The run's latest finished verification's summary; undefined when none has finished. */
+export async function storedVerificationSummary(
+  artifacts: ArtifactStore,
+  run: Pick<Run, 'tenantId' | 'id'>,
+): Promise<VerificationSummary | undefined> {
+  const body = await artifacts.get(artifactKeys.verificationSummary(run.tenantId, run.id));
+  return body === undefined ? undefined : VerificationSummarySchema.parse(JSON.parse(body));
+}
+
+/** The summary of the run's latest finished verification. */
+export async function verificationSummary(
+  store: Store,
+  artifacts: ArtifactStore,
+  tenantId: string,
+  runId: string,
+): Promise<VerificationSummary> {
+  const run = await findRun(store, tenantId, runId);
+  const summary = await storedVerificationSummary(artifacts, run);
+  if (!summary) throw errors.verificationNotFound(run.id);
+  return summary;
+}
+
+/** The audit of the run's latest finished verification, as written: JSON or CSV. */
+export async function verificationAudit(
+  store: Store,
+  artifacts: ArtifactStore,
+  tenantId: string,
+  runId: string,
+  format: 'json' | 'csv',
+): Promise<string> {
+  const run = await findRun(store, tenantId, runId);
+  // The summary is written last: an audit without it is one still being written.
+  if (!(await storedVerificationSummary(artifacts, run))) throw errors.verificationNotFound(run.id);
+  const key = (format === 'csv' ? artifactKeys.verificationAuditCsv : artifactKeys.verificationAudit)(
+    tenantId,
+    run.id,
+  );
+  return artifact(artifacts, key, () => errors.verificationNotFound(run.id));
 }

@@ -82,6 +82,8 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
   let readFrom = after;
   let lastWrite = io.now();
   let terminalSeenAt: number | undefined;
+  /** Whether the last event sent was a `done`: the stream ends there once nothing follows it. */
+  let lastWasDone = false;
 
   for (;;) {
     if (opts.signal.aborted) return 'closed';
@@ -106,10 +108,7 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
       if (at !== place) sentAtPlace.clear();
       place = at;
       if (place) sentAtPlace.add(stored.id);
-      if (stored.event.type === 'done') {
-        await send();
-        return 'done';
-      }
+      lastWasDone = stored.event.type === 'done';
       if (piece.length >= WRITE_PIECE_CHARS) await send();
     }
     await send();
@@ -118,6 +117,8 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
       readFrom = page.at(-1)?.id;
       continue;
     }
+    // The run's last `done`: one that later events follow (a finished run verified since) is not the end.
+    if (lastWasDone) return 'done';
     readFrom = place ?? after;
 
     const run = await io.readRun();

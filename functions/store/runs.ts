@@ -608,9 +608,11 @@ export class RunRepository {
             ExpressionAttributeValues: { ':id': runId },
           },
         });
-      const moveTo = runMovesProject(current.type, current.options?.dryRun ?? false)
-        ? projectStatusAfterRun(to)
-        : undefined;
+      // A verification's end leaves the project alone: the run had ended, and a later run may have moved it.
+      const moveTo =
+        current.status !== 'VERIFYING' && runMovesProject(current.type, current.options?.dryRun ?? false)
+          ? projectStatusAfterRun(to)
+          : undefined;
       const sets: string[] = [];
       const conditions = ['attribute_exists(pk)'];
       const names: Record<string, string> = {};
@@ -671,7 +673,7 @@ export class RunRepository {
 
   /**
    * Keeps the run's streak of engine calls that met a tracker not answering (domain/tracker-faults.ts), while it
-   * is RUNNING; false: it is not (any more).
+   * is RUNNING or VERIFYING; false: it is not (any more).
    */
   async recordTrackerFaults(tenantId: string, runId: string, streak: TrackerFaultStreak): Promise<boolean> {
     return conditionHeld(
@@ -680,9 +682,9 @@ export class RunRepository {
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
           UpdateExpression: 'SET #f = :f',
-          ConditionExpression: 'attribute_exists(pk) AND #s = :running',
+          ConditionExpression: 'attribute_exists(pk) AND #s IN (:running, :verifying)',
           ExpressionAttributeNames: { '#f': 'trackerFaults', '#s': 'status' },
-          ExpressionAttributeValues: { ':f': streak, ':running': 'RUNNING' },
+          ExpressionAttributeValues: { ':f': streak, ':running': 'RUNNING', ':verifying': 'VERIFYING' },
         }),
       ),
     );

@@ -13,12 +13,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { nextGeneration } from '../../functions/domain/orchestration.ts';
 import { createEngineHandler, type EngineEvent, type EngineHandler } from '../../functions/engine/handler.ts';
 import { MIN_BUDGET_MS } from '../../functions/engine/runner.ts';
-import { credentialCipher } from '../../functions/platform/credentials-cipher.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { createRun, setRunControl } from '../support/runs.ts';
-import { sandboxCredentials } from '../support/sandbox-fixtures.ts';
+import { sandboxCredentials, storeSandboxConnections } from '../support/sandbox-fixtures.ts';
 
 let h: EngineHarness;
 const dir = mkdtempSync(join(tmpdir(), 'tms-orchestrator-'));
@@ -53,20 +52,12 @@ beforeEach(async () => {
 async function connectedProject(name: string, kinds: ('source' | 'target')[] = ['source', 'target']) {
   const project = await h.newProject(name);
   const credentials = sandboxCredentials(h.sandboxes, h.config);
-  for (const kind of kinds) {
-    await h.app.store.connections.put(h.tenant.tenantId, project.id, {
-      kind,
-      ok: true,
-      message: 'connected',
-      testedAt: new Date().toISOString(),
-      summary: {},
-      sealed: await credentialCipher().seal(JSON.stringify(credentials[kind]), {
-        tenantId: h.tenant.tenantId,
-        projectId: project.id,
-        kind,
-      }),
-    });
-  }
+  await storeSandboxConnections(
+    h.app.store,
+    { tenantId: h.tenant.tenantId, projectId: project.id },
+    credentials,
+    kinds,
+  );
   return project;
 }
 

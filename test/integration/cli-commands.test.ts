@@ -7,10 +7,11 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
+import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
@@ -18,8 +19,9 @@ import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp, type TestTenant } from '../support/app.ts';
-import { type CliResult, runTms } from '../support/cli.ts';
+import { type CliResult, runTms, spawnTms } from '../support/cli.ts';
 import { bugsOnlyMapping, importItemFields } from '../support/import-items.ts';
+import { emptyPreflight } from '../support/preflight.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
 import { sandboxControl } from '../support/sandbox-fixtures.ts';
@@ -303,7 +305,7 @@ describe('tms report', () => {
     const run = await finishedRun();
     const two = await tms(['report', run.id, '--failures', '--id-map']);
     expect(two.code).toBe(2);
-    expect(two.stderr).toBe('error: choose one of --failures, --preview, --id-map\n');
+    expect(two.stderr).toBe('error: choose one of --failures, --preview, --id-map, --verification\n');
     const xml = await tms(['report', run.id, '--format', 'xml']);
     expect(xml.code).toBe(2);
     expect(xml.stderr).toBe('error: --format must be csv or json\n');
@@ -347,6 +349,47 @@ describe('tms import-files', () => {
     const bad = await tms(['import-files', run.id, '--batch', 'two']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--batch must be a batch number');
+  });
+});
+
+describe('tms verify and tms report --verification', () => {
+  it("starts a finished run's verification, then downloads its audit as CSV (default) or JSON", async () => {
+    const run = await createRun(app.store, t.tenantId, await newProject(), 'FULL');
+    await app.store.runs.setStatus(t.tenantId, run.id, ['RUNNING'], 'COMPLETED', {
+      finishedAt: new Date().toISOString(),
+    });
+    await writePreflight(disk(), { tenantId: t.tenantId, runId: run.id }, emptyPreflight());
+    const started = await tms(['verify', run.id]);
+    expect(started.stderr).toBe('');
+    expect(started.code).toBe(0);
+    expect(started.stdout).toBe(`Run ${run.id} VERIFYING; follow it with: tms watch ${run.id}\n`);
+    expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: run.id, generation: 1 }]);
+
+    const missing = await tms(['report', run.id, '--verification']);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr.split('\n')[0]).toBe('error: VERIFICATION_NOT_FOUND (HTTP 404)');
+
+    const summary = {
+      itemsChecked: 1,
+      fullyFaithful: 1,
+      differencesByField: {},
+      itemsWithNotes: 0,
+      unverified: 0,
+    };
+    const csv = 'source_id,jira_key,result,field,expected,actual,notes\r\n1,MIG-1,pass,,,,\r\n';
+    const audit = { runId: run.id, verifiedAt: new Date().toISOString(), items: [], summary };
+    await disk().put(artifactKeys.verificationAuditCsv(t.tenantId, run.id), csv);
+    await disk().put(artifactKeys.verificationAudit(t.tenantId, run.id), JSON.stringify(audit));
+    await disk().put(artifactKeys.verificationSummary(t.tenantId, run.id), JSON.stringify(summary));
+    const asCsv = await tms(['report', run.id, '--verification']);
+    expect(asCsv.code).toBe(0);
+    expect(asCsv.stdout).toBe(csv);
+    const asJson = await tms(['report', run.id, '--verification', '--format', 'json']);
+    expect(asJson.code).toBe(0);
+    expect(JSON.parse(asJson.stdout)).toEqual(audit);
+    const two = await tms(['report', run.id, '--verification', '--id-map']);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toBe('error: choose one of --failures, --preview, --id-map, --verification\n');
   });
 });
 
@@ -416,6 +459,36 @@ describe('tms watch, output not a terminal', () => {
     const refused = await tms(['watch', run.id, '--tail', '0']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--tail takes a whole number from 1 to 1000');
+  });
+
+  it('follows a verification that begins while it watches, to the done the stream ends with', async () => {
+    const run = await endedRun();
+    await app.store.runs.setStatus(t.tenantId, run.id, ['COMPLETED'], 'VERIFYING');
+    await append(run, statusEventId(9, 0, 3), { type: 'status', status: 'verifying' });
+    const watching = spawnTms(['watch', run.id], { api: `${app.url}/api`, home });
+    // The run's own `done` has been read and shown: what the verification tells comes after it.
+    await vi.waitFor(() => expect(watching.stdout()).toContain('status: verifying'), { timeout: 30_000 });
+    await append(run, statusEventId(10, 0, 4), {
+      type: 'log',
+      message: 'Verification done: 9 of 9 items fully faithful',
+    });
+    await app.store.runs.setStatus(t.tenantId, run.id, ['VERIFYING'], 'COMPLETED');
+    await append(run, statusEventId(10, 0, 5), { type: 'status', status: 'completed' });
+    await append(run, statusEventId(10, 0, 6), {
+      type: 'done',
+      stats: { created: 9, skipped: 1, failed: 0 },
+    });
+    const res = await watching.result;
+    expect(res.stderr).toBe('');
+    expect(res.stdout.split('\n').filter((l) => !l.startsWith('phase:'))).toEqual([
+      '#1 Task -> MIG-1',
+      'status: completed',
+      'status: verifying',
+      'Verification done: 9 of 9 items fully faithful',
+      'status: completed',
+      `Run ${run.id} COMPLETED: created 9, skipped 1, failed 0`,
+      '',
+    ]);
   });
 
   it('with --quiet prints only the result', async () => {

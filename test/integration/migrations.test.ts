@@ -447,6 +447,7 @@ describe('status, pause, resume, cancel', () => {
       dryRun,
       startedAt: run.startedAt,
       pauseReason: null,
+      verification: null,
     });
   });
 
@@ -599,6 +600,9 @@ describe('status, pause, resume, cancel', () => {
       ['GET', 'failures'],
       ['GET', 'preview'],
       ['GET', 'id-map'],
+      ['POST', 'verification'],
+      ['GET', 'verification'],
+      ['GET', 'verification/audit'],
     ] as const) {
       for (const [id, token] of [
         [run.id, other.owner.token],
@@ -628,7 +632,7 @@ describe('GET /api/migrations', () => {
     expect((await list('?projectId=abc')).body.message).toEqual(['projectId must be a UUID']);
     const projectId = await newProject();
     expect((await list(`?projectId=${projectId}&status=DONE`)).body.message).toEqual([
-      'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED',
+      'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED, VERIFYING',
     ]);
     const theirs = await list(`?projectId=${await newProject(other)}`);
     expect(theirs.status).toBe(404);

@@ -11,3 +11,11 @@ export class RecordingOrchestrator implements Orchestrator {
     this.stops.push(runId);
   }
 }
+
+/** An orchestrator whose every start fails, as Step Functions refusing the API's role would. */
+export const failingOrchestrator: Orchestrator = {
+  start: async () => {
+    throw new Error('StartExecution: AccessDenied');
+  },
+  stop: async () => {},
+};

@@ -1,4 +1,6 @@
 /** What tests need to talk to running sandboxes: their credentials in the API's shape, and their controls. */
+import { credentialCipher } from '../../functions/platform/credentials-cipher.ts';
+import type { Store } from '../../functions/store/index.ts';
 import type { SandboxConfig } from '../../local/sandbox/common/config.ts';
 import type { RunningSandboxes } from '../../local/sandbox/index.ts';
 
@@ -17,6 +19,25 @@ export function sandboxCredentials(sb: RunningSandboxes, config: SandboxConfig) 
       project_key: config.jira.projectKey,
     },
   };
+}
+
+/** Stores the sandboxes' credentials sealed on the project (`kinds` of them), as a connected project's are. */
+export async function storeSandboxConnections(
+  store: Store,
+  project: { tenantId: string; projectId: string },
+  credentials: ReturnType<typeof sandboxCredentials>,
+  kinds: readonly ('source' | 'target')[] = ['source', 'target'],
+): Promise<void> {
+  const { tenantId, projectId } = project;
+  for (const kind of kinds)
+    await store.connections.put(tenantId, projectId, {
+      kind,
+      ok: true,
+      message: 'connected',
+      testedAt: new Date().toISOString(),
+      summary: {},
+      sealed: await credentialCipher().seal(JSON.stringify(credentials[kind]), { tenantId, projectId, kind }),
+    });
 }
 
 /**

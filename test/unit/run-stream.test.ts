@@ -89,11 +89,41 @@ describe('streamRun', () => {
       ev('b', log('2')),
       ev('c', log('3')),
       ev('d', { type: 'done', stats: { created: 3, skipped: 0, failed: 0 } }),
-      ev('e', log('never sent')),
     ];
     const world = newWorld({ events });
     expect(await fake(world).run()).toBe('done');
-    expect(world.written).toEqual(events.slice(0, 4).map((e) => sseMessage(e.id, e.event)));
+    expect(world.written).toEqual(events.map((e) => sseMessage(e.id, e.event)));
+  });
+
+  it('goes past a `done` that later events follow (a finished run verified since), to the last `done`', async () => {
+    const summary = {
+      itemsChecked: 2,
+      fullyFaithful: 2,
+      differencesByField: {},
+      itemsWithNotes: 0,
+      unverified: 0,
+    };
+    const world = newWorld({
+      run: { status: 'VERIFYING', finishedAt: '2026-12-07T05:00:00.000Z' },
+      events: [
+        ev('a', { type: 'status', status: 'completed' }),
+        ev('b', { type: 'done', stats: STATS }),
+        ev('c', { type: 'status', status: 'verifying' }),
+      ],
+      onSleep: (w, n) => {
+        if (n !== 2) return;
+        w.events.push(
+          ev('d', { type: 'verification', summary }),
+          ev('e', { type: 'status', status: 'completed' }),
+          ev('f', { type: 'done', stats: STATS }),
+        );
+        w.run = { status: 'COMPLETED', finishedAt: '2026-12-07T05:00:00.000Z' };
+      },
+    });
+    expect(await fake(world).run()).toBe('done');
+    expect(world.written.map((t) => t.split('\n')[0])).toEqual(
+      ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => `id: ${id}`),
+    );
   });
 
   it("writes a page's messages in pieces of about 32 KB, not a write an event, in order and whole", async () => {

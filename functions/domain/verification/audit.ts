@@ -3,7 +3,9 @@
  * difference, one for an item that passes) and as JSON (the items, then the summary). Both are written a verdict
  * at a time from an async sequence, so a 50,000-item project never sits in memory: only the summary's counts do.
  */
+import * as z from 'zod';
 import { csvLine } from '#domain/csv.ts';
+import { exactSchema } from '#domain/exact-schema.ts';
 import type { ItemVerdict } from './types.ts';
 
 export interface VerificationSummary {
@@ -17,6 +19,17 @@ export interface VerificationSummary {
   /** Items that could not be compared (not counted as checked): the audit says why for each. */
   unverified: number;
 }
+
+/** The summary as the run's artifact, its status answer and its stream event carry it (parsed where read back). */
+export const VerificationSummarySchema = exactSchema<VerificationSummary>()(
+  z.object({
+    itemsChecked: z.number(),
+    fullyFaithful: z.number(),
+    differencesByField: z.record(z.string(), z.number()),
+    itemsWithNotes: z.number(),
+    unverified: z.number(),
+  }),
+);
 
 export const emptySummary = (): VerificationSummary => ({
   itemsChecked: 0,

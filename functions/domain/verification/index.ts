@@ -13,6 +13,7 @@ export {
   mergeSummaries,
   tally,
   type VerificationSummary,
+  VerificationSummarySchema,
 } from './audit.ts';
 export { canonical, compareIssue } from './compare.ts';
 export { compareDocuments, type DocumentFacts, documentFacts } from './document.ts';

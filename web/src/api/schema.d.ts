@@ -792,6 +792,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/migrations/{runId}/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The summary of the run's latest finished verification
+         * @description Roles: owner, admin, member.
+         */
+        get: operations["migrations_verification"];
+        put?: never;
+        /**
+         * Verify a finished run: each migrated item read back from Jira and compared with its source, on the run's state machine
+         * @description Roles: owner, admin, member.
+         */
+        post: operations["migrations_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/migrations/{runId}/verification/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest verification's audit: `verification.json` (default) or `format=csv`
+         * @description Roles: owner, admin, member.
+         */
+        get: operations["migrations_verificationAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/migrations/{runId}/import-files": {
         parameters: {
             query?: never;
@@ -959,7 +1003,7 @@ export interface components {
             message: string | string[];
             error: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "IMPORT_FILE_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "IMPORT_FILE_NOT_FOUND" | "MIGRATION_NOT_FINISHED" | "DRY_RUN_NOT_VERIFIABLE" | "VERIFICATION_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
         };
         /** @description One item and phase the run could not complete, and why (oldest first). */
         Failure: {
@@ -1198,7 +1242,7 @@ export interface components {
             finishedAt: string | null;
         };
         /** @enum {string} */
-        RunStatus: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED";
+        RunStatus: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING";
         RunStatusView: {
             id: string;
             status: components["schemas"]["RunStatus"];
@@ -1211,6 +1255,7 @@ export interface components {
             dryRun: boolean;
             startedAt: string | null;
             pauseReason: string | null;
+            verification: components["schemas"]["VerificationSummary"] | null;
         };
         /** @description A large scan runs in the background: poll `statusUrl`. */
         ScanAccepted: {
@@ -1375,6 +1420,35 @@ export interface components {
             id: string;
             name: string;
             category: string | null;
+        };
+        /** @description Every migrated item: pass, or its differences with both values */
+        VerificationAudit: {
+            runId: string;
+            /** @description ISO 8601 timestamp */
+            verifiedAt: string;
+            items: {
+                sourceId: number;
+                key: string;
+                /** @enum {string} */
+                result: "pass" | "differs" | "unverified";
+                differences: {
+                    field: string;
+                    expected: string;
+                    actual: string;
+                }[];
+                notes: string[];
+            }[];
+            summary: components["schemas"]["VerificationSummary"];
+        };
+        /** @description The run's latest verification: items compared (`unverified` ones not counted), those without a difference, differences per field, items with a note */
+        VerificationSummary: {
+            itemsChecked: number;
+            fullyFaithful: number;
+            differencesByField: {
+                [key: string]: number;
+            };
+            itemsWithNotes: number;
+            unverified: number;
         };
         WebhookAnswer: {
             /** @constant */
@@ -5159,7 +5233,7 @@ export interface operations {
         parameters: {
             query: {
                 projectId: string;
-                status?: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED";
+                status?: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING";
             };
             header?: never;
             path?: never;
@@ -5876,6 +5950,285 @@ export interface operations {
                         statusCode?: 404;
                         /** @enum {unknown} */
                         code?: "REPORT_NOT_FOUND" | "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    migrations_verification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationSummary"];
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description VERIFICATION_NOT_FOUND, MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "VERIFICATION_NOT_FOUND" | "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    migrations_verify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunControlAnswer"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description MIGRATION_NOT_FINISHED, DRY_RUN_NOT_VERIFIABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_NOT_FINISHED" | "DRY_RUN_NOT_VERIFIABLE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 413;
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 415;
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description ENGINE_DISPATCH_FAILED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 502;
+                        /** @enum {unknown} */
+                        code?: "ENGINE_DISPATCH_FAILED";
+                    };
+                };
+            };
+        };
+    };
+    migrations_verificationAudit: {
+        parameters: {
+            query?: {
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationAudit"];
+                    "text/csv": string;
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description VERIFICATION_NOT_FOUND, MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "VERIFICATION_NOT_FOUND" | "MIGRATION_NOT_FOUND";
                     };
                 };
             };

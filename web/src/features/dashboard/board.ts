@@ -7,7 +7,16 @@
 // With its extension: the unit tests' type check (the root tsconfig, NodeNext) reads this module too.
 import { isActive, RUN_PHASES } from '../runs/figures.ts';
 
-export type RunStatus = 'PENDING' | 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED';
+export type RunStatus =
+  | 'PENDING'
+  | 'RUNNING'
+  | 'PAUSED'
+  | 'COMPLETED'
+  | 'PARTIAL'
+  | 'FAILED'
+  | 'CANCELLED'
+  /** A finished run being verified (it goes back to how it ended). */
+  | 'VERIFYING';
 
 /** A run as the runs list (`GET /api/migrations`, RunListItem) gives it; the fields the board reads. */
 export interface ListedRun {
