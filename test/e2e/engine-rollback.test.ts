@@ -11,11 +11,10 @@ import type { RollbackDecision } from '../../functions/domain/rollback/plan.ts';
 import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { type RollbackOptions, rollbackPhase } from '../../functions/engine/phases/rollback.ts';
-import type { PhaseContext } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
-import { workChunk, workChunks } from '../support/phase-driver.ts';
+import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
@@ -30,19 +29,11 @@ async function rollBack(runId: string, options: RollbackOptions, opts: { resumed
   const deps = h.deps();
   const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
   const phase = rollbackPhase(options);
-  const contextOf = async (): Promise<PhaseContext> => ({
-    deps,
-    run,
-    preflight: await loadPreflight(deps, run),
-    invocation: new InvocationScope(),
-  });
-  let ctx = await contextOf();
-  if (opts.resumed) {
-    expect((await workChunk(phase, ctx, 0)).processed).toBe(CHUNK_SIZE);
-    ctx = await contextOf();
-  }
-  await workChunks(phase, ctx, opts.resumed ? CHUNK_SIZE : 0, async () => {});
-  await phase.complete?.(ctx);
+  await workWholePhase(
+    phase,
+    async () => ({ deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() }),
+    opts,
+  );
   const summary = JSON.parse(
     (await deps.artifacts.get(artifactKeys.rollbackSummary(run.tenantId, run.id, options.preview)))!,
   ) as Record<string, number | boolean>;

@@ -8,15 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdfNode } from '../../functions/domain/adf/index.ts';
-import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import type { ItemVerdict, VerificationSummary } from '../../functions/domain/verification/index.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { verificationPhase } from '../../functions/engine/phases/verify.ts';
-import type { PhaseContext } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
-import { workChunk, workChunks } from '../support/phase-driver.ts';
+import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 const SEED = 7;
@@ -38,20 +36,11 @@ async function verify(
 ): Promise<{ summary: VerificationSummary; items: ItemVerdict[]; csv: string }> {
   const deps = h.deps();
   const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
-  const contextOf = async (): Promise<PhaseContext> => ({
-    deps,
-    run,
-    preflight: await loadPreflight(deps, run),
-    invocation: new InvocationScope(),
-  });
-  let ctx = await contextOf();
-  if (opts.resumed) {
-    const first = await workChunk(verificationPhase, ctx, 0);
-    expect(first.processed).toBe(CHUNK_SIZE);
-    ctx = await contextOf();
-  }
-  await workChunks(verificationPhase, ctx, opts.resumed ? CHUNK_SIZE : 0, async () => {});
-  await verificationPhase.complete?.(ctx);
+  await workWholePhase(
+    verificationPhase,
+    async () => ({ deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() }),
+    opts,
+  );
   const audit = JSON.parse(
     (await deps.artifacts.get(artifactKeys.verificationAudit(run.tenantId, run.id)))!,
   ) as {

@@ -89,3 +89,24 @@ export function chunkedPhase(phase: {
     open: async (ctx) => ({ work: blockUnits(await phase.units(ctx), (from) => phase.chunk(ctx, from)) }),
   };
 }
+
+/**
+ * A phase worked over a finished run from its first unit to its `complete`, in fresh invocations (`context()`
+ * makes each: the run's preflight loaded again, a new invocation scope); `resumed`: its first chunk in one
+ * invocation, the rest in another from the checkpoint after it, as after a crash.
+ */
+export async function workWholePhase(
+  phase: PhaseModule,
+  context: () => Promise<PhaseContext>,
+  opts: { resumed?: boolean } = {},
+): Promise<void> {
+  let ctx = await context();
+  if (opts.resumed) {
+    const first = await workChunk(phase, ctx, 0);
+    if (first.processed !== CHUNK_SIZE)
+      throw new Error(`the first chunk worked ${first.processed} units, not ${CHUNK_SIZE}`);
+    ctx = await context();
+  }
+  await workChunks(phase, ctx, opts.resumed ? CHUNK_SIZE : 0, async () => {});
+  await phase.complete?.(ctx);
+}
