@@ -82,7 +82,11 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
   let readFrom = after;
   let lastWrite = io.now();
   let terminalSeenAt: number | undefined;
-  /** Whether the last event sent was a `done`: the stream ends there once nothing follows it. */
+  /**
+   * Whether the last event sent was a `done`: the stream ends there unless a verification of the finished run
+   * begins after it (`status: verifying`), whose events are sent from there. Anything else after a `done` (the
+   * log lines of a chunk that was under way at a cancel) is not sent: a watcher's stream ends with `done`.
+   */
   let lastWasDone = false;
 
   for (;;) {
@@ -101,6 +105,7 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
     };
     for (const stored of page) {
       if (sentAtPlace.has(stored.id) || (resumedAfter !== undefined && stored.id <= resumedAfter)) continue;
+      if (lastWasDone && !(stored.event.type === 'status' && stored.event.status === 'verifying')) continue;
       fresh += 1;
       piece += sseMessage(stored.id, stored.event);
       after = stored.id;
@@ -117,7 +122,7 @@ export async function streamRun(io: RunStreamIo, opts: RunStreamOptions): Promis
       readFrom = page.at(-1)?.id;
       continue;
     }
-    // The run's last `done`: one that later events follow (a finished run verified since) is not the end.
+    // The run's last `done`: one a verification follows (a finished run verified since) is not the end.
     if (lastWasDone) return 'done';
     readFrom = place ?? after;
 

@@ -126,6 +126,20 @@ describe('streamRun', () => {
     );
   });
 
+  it("ends with a cancelled run's `done`: the log lines of a chunk under way at the cancel, written after it, are not sent", async () => {
+    const world = newWorld({
+      run: { status: 'CANCELLED', finishedAt: '2026-12-07T05:00:00.000Z' },
+      events: [
+        ev('a', log('1')),
+        ev('b', { type: 'status', status: 'cancelled' }),
+        ev('c', { type: 'done', stats: STATS }),
+        ev('d', log('#7 Task -> MIG-7 (its chunk finishing)')),
+      ],
+    });
+    expect(await fake(world).run()).toBe('done');
+    expect(world.written.map((t) => t.split('\n')[0])).toEqual(['a', 'b', 'c'].map((id) => `id: ${id}`));
+  });
+
   it("writes a page's messages in pieces of about 32 KB, not a write an event, in order and whole", async () => {
     const lines = Array.from({ length: 3_000 }, (_, n) =>
       ev(chunkEventId(2, Math.floor(n / 50), n % 50), log(`#${n} Task -> MIG-${n}`)),
