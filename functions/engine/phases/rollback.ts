@@ -15,6 +15,8 @@
  * else deleted in its place (Jira does not reuse keys). `complete` streams the blocks into the list (CSV) and
  * keeps the counts.
  */
+
+import { sourceIdFromLabel } from '#domain/mapping/index.ts';
 import {
   decide,
   deletionOrder,
@@ -29,6 +31,7 @@ import { CHUNK_SIZE } from '#domain/runs.ts';
 import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.ts';
 import { emptyOutcome } from '#phase-kit/context.ts';
 import { blockUnits, ITEM_CONCURRENCY, inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
@@ -67,13 +70,24 @@ async function rollbackUnits(ctx: PhaseContext): Promise<number[]> {
 interface ReadIssue {
   updated: string;
   subtasks: string[];
+  /** The item it was migrated from (its `src-id-{N}` label), if any. */
+  sourceId: number | undefined;
 }
 
+/** The issue as Jira answers it now; undefined: no such issue (deleted). */
 async function readIssue(ctx: PhaseContext, key: string): Promise<ReadIssue | undefined> {
   try {
-    const issue = await ctx.deps.target.getIssue(key, ['updated', 'subtasks']);
-    const fields = (issue.fields ?? {}) as { updated?: string; subtasks?: { key: string }[] };
-    return { updated: String(fields.updated ?? ''), subtasks: (fields.subtasks ?? []).map((s) => s.key) };
+    const issue = await ctx.deps.target.getIssue(key, ['updated', 'subtasks', 'labels']);
+    const fields = (issue.fields ?? {}) as {
+      updated?: string;
+      subtasks?: { key: string }[];
+      labels?: string[];
+    };
+    return {
+      updated: String(fields.updated ?? ''),
+      subtasks: (fields.subtasks ?? []).map((s) => s.key),
+      sourceId: (fields.labels ?? []).map(sourceIdFromLabel).find((id) => id !== undefined),
+    };
   } catch (err) {
     if (err instanceof TrackerHttpError && err.status === 404) return undefined;
     throw err;
@@ -90,7 +104,7 @@ async function planBlock(
   const { run } = ctx;
   const rules: RollbackRules = {
     runId: run.id,
-    endedAt: run.finishedAt ?? run.updatedAt ?? new Date().toISOString(),
+    endedAt: run.finishedAt ?? run.updatedAt ?? nowIso(),
     ...(options.includeEdited ? { includeEdited: true } : {}),
   };
   const present = ids.flatMap((id) => entries.get(id) ?? []);
@@ -112,21 +126,15 @@ async function planBlock(
 /** Whether this rollback deletes the sub-task too: an issue of this run's creating (its label and id map). */
 async function rolledBackToo(ctx: PhaseContext, key: string, rules: RollbackRules): Promise<boolean> {
   const { deps, run } = ctx;
-  let issue: { fields?: { labels?: string[]; updated?: string } };
-  try {
-    issue = (await deps.target.getIssue(key, ['labels', 'updated'])) as typeof issue;
-  } catch (err) {
-    if (err instanceof TrackerHttpError && err.status === 404) return true;
-    throw err;
-  }
-  const id = Number(
-    /^src-id-(\d+)$/.exec(issue.fields?.labels?.find((l) => l.startsWith('src-id-')) ?? '')?.[1],
-  );
-  const entry = Number.isInteger(id)
-    ? (await deps.store.idMap.getMany(run.tenantId, run.projectId, [id])).get(id)
-    : undefined;
+  const issue = await readIssue(ctx, key);
+  if (!issue) return true;
+  const id = issue.sourceId;
+  const entry =
+    id === undefined
+      ? undefined
+      : (await deps.store.idMap.getMany(run.tenantId, run.projectId, [id])).get(id);
   if (!entry || entry.targetKey !== key) return false;
-  return decide(entry, { updated: String(issue.fields?.updated ?? '') }, rules).action === 'delete';
+  return decide(entry, issue, rules).action === 'delete';
 }
 
 /** The rollback of one block as its preview planned it: level by level, sub-tasks before their parents. */
