@@ -179,15 +179,11 @@ const verificationAudit: Operation = async (req) => {
     runId,
     format,
   );
-  const name = `verification-${runId.toLowerCase()}.${format}`;
-  return {
-    statusCode: 200,
-    text: body,
-    headers: {
-      'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
-      'Content-Disposition': `attachment; filename="${name}"`,
-    },
-  };
+  return attachment(
+    body,
+    format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
+    `verification-${runId.toLowerCase()}.${format}`,
+  );
 };
 
 export const handler = createApiHandler('migrations', {
