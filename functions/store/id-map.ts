@@ -83,12 +83,19 @@ export class IdMapRepository {
   }
 
   async putMany(tenantId: string, projectId: string, entries: IdMapEntry[]): Promise<void> {
-    for (let i = 0; i < entries.length; i += BATCH_WRITE_MAX) {
-      let requests = entries.slice(i, i + BATCH_WRITE_MAX).map((e) => ({
+    await this.batchWrite(
+      entries.map((e) => ({
         PutRequest: {
           Item: { ...keys.idMapEntry(tenantId, projectId, e.sourceId), ...ID_MAP_ENTRY.tag, ...e },
         },
-      }));
+      })),
+    );
+  }
+
+  /** Writes in batches of 25, each sent again (backing off) until DynamoDB has processed all of it. */
+  private async batchWrite(all: Record<string, unknown>[]): Promise<void> {
+    for (let i = 0; i < all.length; i += BATCH_WRITE_MAX) {
+      let requests = all.slice(i, i + BATCH_WRITE_MAX);
       for (let attempt = 0; requests.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
         const out = await this.table.db.send(
@@ -101,19 +108,10 @@ export class IdMapRepository {
 
   /** Forgets these items (a rollback deleted their issues): a later run creates them again. */
   async deleteMany(tenantId: string, projectId: string, ids: number[]): Promise<void> {
-    const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += BATCH_WRITE_MAX) {
-      let requests = unique
-        .slice(i, i + BATCH_WRITE_MAX)
-        .map((id) => ({ DeleteRequest: { Key: keys.idMapEntry(tenantId, projectId, id) } }));
-      for (let attempt = 0; requests.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        const out = await this.table.db.send(
-          new BatchWriteCommand({ RequestItems: { [this.table.name]: requests } }),
-        );
-        requests = (out.UnprocessedItems?.[this.table.name] ?? []) as typeof requests;
-      }
-    }
+    // BatchWrite refuses a key twice.
+    await this.batchWrite(
+      [...new Set(ids)].map((id) => ({ DeleteRequest: { Key: keys.idMapEntry(tenantId, projectId, id) } })),
+    );
   }
 
   async all(tenantId: string, projectId: string): Promise<IdMapEntry[]> {
