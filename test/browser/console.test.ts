@@ -318,6 +318,42 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     }
   });
 
+  it('verifies the finished run from its page: the stream follows the verification, then its summary and audit', async () => {
+    if (!journeyRun) throw new Error('the journey started no run');
+    const { runId } = journeyRun;
+    await page.goto(`${h.base}/runs/${runId}`);
+    await page.getByText('stream ended').waitFor({ timeout: 60_000 });
+    const section = page.getByTestId('verification');
+    await section.getByText('Not verified yet.').waitFor();
+    await section.getByRole('button', { name: 'Verify every item' }).click();
+    // The page's stream ended with the run's done; the verification's events come on a stream opened again.
+    await expect
+      .poll(() => page.getByTestId('run-log').textContent(), { timeout: 60_000, interval: 500 })
+      .toMatch(/Verification done: \d+ of \d+ items fully faithful/);
+    await page.getByText('COMPLETED', { exact: true }).waitFor({ timeout: 30_000 });
+    const token = await accessTokenOf(h, 'owner@demo.example.com');
+    const summary = (await http(h.base, 'GET', `/api/migrations/${runId}/verification`, { token })).body as {
+      itemsChecked: number;
+      fullyFaithful: number;
+    };
+    expect(summary.itemsChecked).toBeGreaterThan(0);
+    await expect
+      .poll(() => section.getByTestId('verification-summary').textContent(), WAIT)
+      .toContain(`${summary.fullyFaithful} of ${summary.itemsChecked} items fully faithful`);
+    await section.getByRole('button', { name: 'Verify again' }).waitFor();
+    await checkPage('11b-run-verified');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      section.getByRole('button', { name: 'Download audit (CSV)' }).click(),
+    ]);
+    const file = join(ARTIFACTS_DIR, 'console', 'verification.csv');
+    await download.saveAs(file);
+    const lines = readFileSync(file, 'utf8').trim().split(/\r?\n/);
+    expect(lines[0]).toBe('source_id,jira_key,result,field,expected,actual,notes');
+    expect(lines.length).toBeGreaterThan(summary.itemsChecked);
+  });
+
   it("renders the owner's other pages: team, billing, plugins, single sign-on, API reference", async () => {
     for (const [link, heading, shot] of [
       ['Team', 'Team', '12-team'],

@@ -27,8 +27,9 @@ import { ErrorNotice } from '../../components/ErrorNotice';
 import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
 import { runKeys, runStatusQuery } from './api';
-import { etaText, isActive, RUN_PHASES, speedText } from './figures';
+import { etaText, isWorking, RUN_PHASES, speedText } from './figures';
 import { useRunStream } from './useRunStream';
+import { VerificationSection, verifiable } from './VerificationSection';
 
 function Counter({ label, value }: { label: string; value: number | string }) {
   return (
@@ -60,9 +61,10 @@ export function RunPage() {
   const { runId = '' } = useParams<{ runId: string }>();
   const { session } = useAuth();
   const client = useQueryClient();
-  const stream = useRunStream(runId);
   const [confirmCancel, setConfirmCancel] = useState(false);
   const status = useQuery(runStatusQuery(runId));
+  // Followed while the state machine works on the run, again when a verification starts after its end.
+  const stream = useRunStream(runId, status.data ? isWorking(status.data.status) : true);
   const control = useMutation({
     mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
       const params = { params: { path: { runId } } };
@@ -78,9 +80,10 @@ export function RunPage() {
   const [downloadError, setDownloadError] = useState<unknown>();
   const run = status.data;
   const runStatus =
-    stream.status && run && isActive(run.status) ? stream.status : (run?.status ?? stream.status);
+    stream.status && run && isWorking(run.status) ? stream.status : (run?.status ?? stream.status);
   const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
-  const ended = runStatus !== undefined && !isActive(runStatus);
+  const ended = runStatus !== undefined && !isWorking(runStatus);
+  const verifying = runStatus === 'VERIFYING';
   // The stream's last progress event is a phase's; once the run ended, the run's own figure is the truth.
   const progress = ended ? undefined : stream.progress;
   const percent = ended
@@ -92,7 +95,7 @@ export function RunPage() {
   useEffect(() => {
     if (ended) void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
   }, [ended, client, runId]);
-  const eta = progress ? etaText(progress) : undefined;
+  const eta = progress && !verifying ? etaText(progress) : undefined;
   const role = session?.role;
 
   const save = (path: string, filename: string) => {
@@ -163,7 +166,7 @@ export function RunPage() {
         )}
         {!ended && allowed('POST /api/migrations/{runId}/cancel', role) && (
           <Button color="red" variant="light" onClick={() => setConfirmCancel(true)}>
-            Cancel run
+            {verifying ? 'Cancel verification' : 'Cancel run'}
           </Button>
         )}
         {ended && (
@@ -192,6 +195,15 @@ export function RunPage() {
         )}
       </Group>
       <ErrorNotice error={downloadError} title="Download failed" />
+      {run && runStatus && verifiable(runStatus, run.dryRun) && (
+        <VerificationSection
+          runId={runId}
+          status={runStatus}
+          summary={run.verification}
+          role={role}
+          save={save}
+        />
+      )}
       <Card withBorder component="section" aria-labelledby="log-title">
         <Title order={2} size="h4" id="log-title" mb="xs">
           Log
@@ -212,16 +224,20 @@ export function RunPage() {
         closeButtonProps={{ 'aria-label': 'Close' }}
         opened={confirmCancel}
         onClose={() => setConfirmCancel(false)}
-        title="Cancel this run?"
+        title={verifying ? 'Cancel this verification?' : 'Cancel this run?'}
       >
         <Stack>
-          <Text>A cancelled run cannot be resumed. Work items already created in Jira stay there.</Text>
+          <Text>
+            {verifying
+              ? 'The verification stops; the run stays as it ended, with the audit of its last finished verification.'
+              : 'A cancelled run cannot be resumed. Work items already created in Jira stay there.'}
+          </Text>
           <Group justify="end">
             <Button variant="default" onClick={() => setConfirmCancel(false)}>
               Keep running
             </Button>
             <Button color="red" onClick={() => control.mutate('cancel')} loading={control.isPending}>
-              Cancel run
+              {verifying ? 'Cancel verification' : 'Cancel run'}
             </Button>
           </Group>
         </Stack>

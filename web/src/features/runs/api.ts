@@ -1,7 +1,7 @@
 /** The runs' queries: their cache keys (`runKeys`) and how each is read. */
 import { queryOptions } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
-import { isActive } from './figures';
+import { isWorking } from './figures';
 
 /** How often an active run's status is read again (its stream moves the page in between). */
 const STATUS_POLL_MS = 2_000;
@@ -19,11 +19,16 @@ export const projectRunsQuery = (projectId: string) =>
     queryFn: async () => unwrap(await api.GET('/api/migrations', { params: { query: { projectId } } })),
   });
 
-/** A run's status view, read again while the run is active. */
+/** A run's status view, read again while the run is worked on (active, or being verified). */
 export const runStatusQuery = (runId: string) =>
   queryOptions({
     queryKey: runKeys.detail(runId),
     queryFn: async () =>
       unwrap(await api.GET('/api/migrations/{runId}/status', { params: { path: { runId } } })),
-    refetchInterval: (q) => (q.state.data && !isActive(q.state.data.status) ? false : STATUS_POLL_MS),
+    refetchInterval: (q) => (q.state.data && !isWorking(q.state.data.status) ? false : STATUS_POLL_MS),
   });
+
+/** A run's verification: started by POST, its summary on the run status (`verification`), its audit downloaded. */
+export async function startVerification(runId: string) {
+  return unwrap(await api.POST('/api/migrations/{runId}/verification', { params: { path: { runId } } }));
+}

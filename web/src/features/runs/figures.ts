@@ -17,6 +17,13 @@ export const RUN_PHASES = [
 export const ACTIVE_RUN_STATUSES: ReadonlySet<string> = new Set(['PENDING', 'RUNNING', 'PAUSED']);
 export const isActive = (status: string) => ACTIVE_RUN_STATUSES.has(status);
 
+/**
+ * Statuses in which the run's state machine works on it: an active run, or a finished one being verified. The run
+ * page follows a working run's stream and polls its status; the dashboard counts only active runs as busy.
+ */
+export const WORKING_RUN_STATUSES: ReadonlySet<string> = new Set([...ACTIVE_RUN_STATUSES, 'VERIFYING']);
+export const isWorking = (status: string) => WORKING_RUN_STATUSES.has(status);
+
 export interface PhaseProgress {
   current: number;
   total: number;

@@ -4,7 +4,8 @@
  * whole history (50,000 lines for a 50,000-item run) cost the browser seconds of parsing and dispatching events it
  * threw away. The browser's EventSource reconnects by itself with Last-Event-ID, which the stream prefers to `tail`;
  * when it gives up (the token expired: a refused stream is final), a fresh token is fetched and a new EventSource
- * resumes from the last event id seen (`lastEventId` query).
+ * resumes from the last event id seen (`lastEventId` query). A `done` closes it; when the run is worked on again
+ * after that (`working` turns true: a verification started), a new one goes on from the last event seen.
  */
 import { useEffect, useRef, useState } from 'react';
 import { currentToken, refreshSession } from '../../api/client';
@@ -12,11 +13,19 @@ import { applyRunEvents, LOG_TAIL, type RunStreamEvent, type RunStreamState } fr
 
 export type { RunStreamState };
 
-export function useRunStream(runId: string): RunStreamState {
+export function useRunStream(runId: string, working = true): RunStreamState {
   const [state, setState] = useState<RunStreamState>({ connection: 'connecting', logs: [] });
   const lastId = useRef<string | undefined>(undefined);
+  const [generation, setGeneration] = useState(0);
+  const wasWorking = useRef(working);
 
   useEffect(() => {
+    if (working && !wasWorking.current) setGeneration((g) => g + 1);
+    wasWorking.current = working;
+  }, [working]);
+
+  useEffect(() => {
+    if (generation > 0) setState((s) => ({ ...s, connection: 'connecting' }));
     let source: EventSource | undefined;
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -69,7 +78,7 @@ export function useRunStream(runId: string): RunStreamState {
       if (frame !== undefined) cancelAnimationFrame(frame);
       source?.close();
     };
-  }, [runId]);
+  }, [runId, generation]);
 
   return state;
 }
