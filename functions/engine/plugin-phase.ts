@@ -9,6 +9,7 @@ import {
   type EngineDeps,
   type PhaseModule,
   type PluginDefinition,
+  type PluginVerifier,
   SimulatedCrash,
   UnitFailed,
   type UnitOutcome,
@@ -90,11 +91,28 @@ export async function resolvePluginPhase(
   }
   const definition = pluginDefinition(key, deps.pluginDefinitions);
   if (!definition) return undefined;
-  const stored = await deps.store.plugins.sealedConfig(tenantId, key);
-  if (!stored) return unavailable(key, `plugin ${key} was disabled after this run began: not run`);
-  let config: unknown;
+  const opened = await openedConfig(deps, tenantId, definition);
+  if ('reason' in opened) return unavailable(key, `${opened.reason}: not run`);
+  const { config, redact } = opened;
   try {
-    config = await openPluginConfig(credentialCipher(), definition, tenantId, stored.config);
+    return { key, module: definition.phase(config), redact };
+  } catch (err) {
+    return unavailable(key, `plugin ${key} could not start: ${redact(errorMessage(err))}`);
+  }
+}
+
+/** The tenant's configuration of a plugin, opened, with its masking; else why it cannot be had (words for a user). */
+async function openedConfig(
+  deps: EngineDeps,
+  tenantId: string,
+  definition: PluginDefinition,
+): Promise<{ config: unknown; redact: (m: string) => string } | { reason: string }> {
+  const { key } = definition;
+  const stored = await deps.store.plugins.sealedConfig(tenantId, key);
+  if (!stored) return { reason: `plugin ${key} was disabled after this run began` };
+  try {
+    const config = await openPluginConfig(credentialCipher(), definition, tenantId, stored.config);
+    return { config, redact: (m: string) => redactConfig(m, config) };
   } catch (err) {
     // Neither the parse's sentences nor the cipher's error go further: say only what the operator must do.
     const why =
@@ -104,14 +122,41 @@ export async function resolvePluginPhase(
           : 'it has no configuration'
         : 'its stored configuration cannot be opened';
     logger.warn('plugin configuration unusable', { tenantId, plugin: key, why });
-    return unavailable(key, `plugin ${key}: ${why} (enable it again with its configuration): not run`);
+    return { reason: `plugin ${key}: ${why} (enable it again with its configuration)` };
   }
-  const redact = (m: string) => redactConfig(m, config);
-  try {
-    return { key, module: definition.phase(config), redact };
-  } catch (err) {
-    return unavailable(key, `plugin ${key} could not start: ${redact(errorMessage(err))}`);
+}
+
+/** A plugin's check in a verification, or why its data cannot be checked (a note on each item then). */
+export type PluginCheckSource =
+  | { key: string; verifier: PluginVerifier; redact: (m: string) => string }
+  | { key: string; reason: string };
+
+/**
+ * The verifiers of the plugins the run ran, in phase order: those whose definition has one, given the tenant's
+ * configuration as the phase was. A test engine's module overrides (`deps.plugins`) have none.
+ */
+export async function pluginVerifiers(
+  deps: EngineDeps,
+  tenantId: string,
+  keys: readonly string[],
+): Promise<PluginCheckSource[]> {
+  if (deps.plugins) return [];
+  const sources: PluginCheckSource[] = [];
+  for (const key of keys) {
+    const definition = pluginDefinition(key, deps.pluginDefinitions);
+    if (!definition?.verify) continue;
+    const opened = await openedConfig(deps, tenantId, definition);
+    if ('reason' in opened) {
+      sources.push({ key, reason: `${opened.reason}: its data not verified` });
+      continue;
+    }
+    try {
+      sources.push({ key, verifier: definition.verify(opened.config), redact: opened.redact });
+    } catch (err) {
+      sources.push({ key, reason: `plugin ${key} could not start: ${opened.redact(errorMessage(err))}` });
+    }
   }
+  return sources;
 }
 
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));

@@ -7,6 +7,7 @@ import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import type { Run } from '#domain/runs.ts';
 import type { TrackerFaultPolicy } from '#domain/tracker-faults.ts';
+import type { Difference } from '#domain/verification/types.ts';
 import type { ArtifactStore } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { Store } from '#store/index.ts';
@@ -273,4 +274,27 @@ export interface PluginDefinition<C = unknown> {
    * run artifact or the state machine's input). Units must be safe to work again: never write twice.
    */
   phase(config: C): PhaseModule;
+  /**
+   * What a verification of a run checks of the plugin's writes (reads only), given the same configuration.
+   * Absent: the verification compares nothing of the plugin's.
+   */
+  verify?(config: C): PluginVerifier;
+}
+
+/** One migrated item as a verification hands it to a plugin: its source fields as Azure DevOps answers them now. */
+export interface VerifiedItem {
+  id: number;
+  key: string;
+  fields: Record<string, unknown>;
+}
+
+/** What a plugin's check says of one item: differences (counted as the item's) and notes (never a difference). */
+export interface PluginCheck {
+  differences: Difference[];
+  notes: string[];
+}
+
+/** A plugin's side of a verification: a block's items compared; an item left out of the answer has nothing of the plugin's. */
+export interface PluginVerifier {
+  compare(ctx: PhaseContext, items: readonly VerifiedItem[]): Promise<Map<number, PluginCheck>>;
 }

@@ -21,8 +21,14 @@
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
 import { sharedStepRefs, type TestStep, testCaseSteps } from '#domain/test-steps.ts';
-import type { PhaseContext, PhaseModule, PluginDefinition } from '#phase-kit/context.ts';
-import { ChunkAbandoned, type ItemResult, refusalOf } from '#phase-kit/toolkit.ts';
+import type {
+  PhaseContext,
+  PhaseModule,
+  PluginCheck,
+  PluginDefinition,
+  PluginVerifier,
+} from '#phase-kit/context.ts';
+import { ChunkAbandoned, ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf } from '#phase-kit/toolkit.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { ManagedStep, StepInput, TestManagementClient } from '#trackers/testmgmt/client.ts';
@@ -204,15 +210,16 @@ async function open(client: TestManagementClient, ctx: PhaseContext) {
   });
 }
 
+const xrayOf = (config: TestCaseStepsConfig) =>
+  new XrayClient({
+    baseUrl: config.baseUrl,
+    token: config.token,
+    ...(config.user !== undefined ? { user: config.user } : {}),
+  });
+
 /** The test-case-steps phase over one add-on connection (tests pass their own client). */
 export function testCaseStepsPhase(config: TestCaseStepsConfig, client?: TestManagementClient): PhaseModule {
-  const target =
-    client ??
-    new XrayClient({
-      baseUrl: config.baseUrl,
-      token: config.token,
-      ...(config.user !== undefined ? { user: config.user } : {}),
-    });
+  const target = client ?? xrayOf(config);
   return {
     units: async (ctx) => (await testCaseUnits(ctx)).length,
     open: (ctx) => open(target, ctx),
@@ -224,4 +231,73 @@ export const testCaseStepsPlugin: PluginDefinition<TestCaseStepsConfig> = {
   ...catalogueEntry(TEST_CASE_STEPS_KEY),
   configSchema: TestCaseStepsConfigSchema,
   phase: (config) => testCaseStepsPhase(config),
+  verify: (config) => testCaseStepsVerifier(xrayOf(config)),
 };
+
+/** A verification's difference for the plugin's steps (the audit counts them under this field). */
+export const TEST_STEPS_FIELD = 'testSteps';
+
+const stepText = (n: number, s: StepInput) =>
+  `step ${n}: ${[s.action, s.data, s.result].map((t) => norm(t).replace(/\s+/g, ' ')).join(' | ')}`;
+
+/**
+ * What a verification finds between a test case's expected steps and the add-on's (pure): one difference per step
+ * that differs or is missing or extra, so one edited step is one difference.
+ */
+export function compareSteps(
+  have: readonly ManagedStep[],
+  want: readonly StepInput[],
+): { field: string; expected: string; actual: string }[] {
+  const differences: { field: string; expected: string; actual: string }[] = [];
+  for (let i = 0; i < Math.max(have.length, want.length); i++) {
+    const h = have[i];
+    const w = want[i];
+    if (h && w && sameStep(h, w)) continue;
+    differences.push({
+      field: TEST_STEPS_FIELD,
+      expected: w ? stepText(i + 1, w) : `(no step ${i + 1})`,
+      actual: h ? stepText(i + 1, h) : `(no step ${i + 1})`,
+    });
+  }
+  return differences;
+}
+
+/** The plugin's side of a verification: each migrated Test Case's steps read from the add-on and compared. */
+export function testCaseStepsVerifier(client: TestManagementClient): PluginVerifier {
+  return {
+    async compare(ctx, items) {
+      const cases = items.filter(
+        (i) => String(i.fields['System.WorkItemType'] ?? '').toLowerCase() === TEST_CASE,
+      );
+      const out = new Map<number, PluginCheck>();
+      if (cases.length === 0) return out;
+      const fields = new Map(cases.map((c) => [c.id, fieldsOf(c.fields)]));
+      const shared = await sharedStepsOf(ctx.deps.source, fields.values());
+      await inPool(cases, ITEM_CONCURRENCY, async ({ id, key }) => {
+        const read = testCaseSteps(fields.get(id) ?? {}, (ref) => shared.get(ref));
+        if (read.problems.length > 0) {
+          // The run migrated none of them and said why: nothing to compare, said again here.
+          out.set(id, { differences: [], notes: [`test steps not compared: ${read.problems.join('; ')}`] });
+          return;
+        }
+        const want = read.steps.map(stepInputOf);
+        if (want.length === 0) return;
+        const have = await client.steps(key);
+        out.set(id, {
+          differences:
+            have === null
+              ? [
+                  {
+                    field: TEST_STEPS_FIELD,
+                    expected: countSteps(want.length),
+                    actual: `(not a test in ${client.kind})`,
+                  },
+                ]
+              : compareSteps(have, want),
+          notes: [],
+        });
+      });
+      return out;
+    },
+  };
+}

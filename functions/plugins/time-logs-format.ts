@@ -174,3 +174,51 @@ export const isCoveredByTimeLogs = (
   migrated: readonly MigratedTimeLog[],
   entry: { userEmail: string; date: string; seconds: number; workItemId?: number },
 ) => uncoveredSeconds(migrated, entry) === 0;
+
+/** A verification's difference for the plugin's worklogs (the audit counts them under this field). */
+export const WORKLOGS_FIELD = 'worklogs';
+
+/** A log as the audit names it: `7pace log <id>: 1h 30m from 12 Mar 2026, 10:04 UTC`. */
+const logText = (id: string, seconds: number, ms: number | undefined) =>
+  `7pace log ${id}: ${formatDuration(seconds)}${ms === undefined ? '' : ` from ${formatLogDate(ms)}`}`;
+
+/**
+ * What a verification finds between an item's 7pace logs and its issue's worklogs (pure): each log with time and
+ * a readable timestamp is there exactly once (by its marker), with its seconds and start. Logs the phase leaves
+ * out (no time, no timestamp) are not expected; worklogs without a marker are somebody else's, not compared.
+ */
+export function compareTimeLogs(
+  logs: readonly TimetrackerWorkLog[],
+  worklogs: readonly { comment?: unknown; started?: string; timeSpentSeconds?: number }[],
+): { field: string; expected: string; actual: string }[] {
+  const byMarker = new Map<string, typeof worklogs>();
+  for (const w of worklogs) {
+    const id = timeLogMarkerOf(w.comment);
+    if (id) byMarker.set(id, [...(byMarker.get(id) ?? []), w]);
+  }
+  const differences: { field: string; expected: string; actual: string }[] = [];
+  for (const log of logs) {
+    const ms = timestampMs(log.timestamp);
+    if (!(log.length > 0) || ms === undefined) continue;
+    const seconds = Math.round(log.length);
+    const expected = logText(log.id, seconds, ms);
+    const found = byMarker.get(log.id) ?? [];
+    if (found.length !== 1) {
+      differences.push({
+        field: WORKLOGS_FIELD,
+        expected,
+        actual: found.length === 0 ? '(no worklog)' : `${found.length} worklogs`,
+      });
+      continue;
+    }
+    const [w] = found as [(typeof worklogs)[number]];
+    const started = w.started ? Date.parse(w.started.replace(/([+-]\d\d)(\d\d)$/, '$1:$2')) : Number.NaN;
+    if (w.timeSpentSeconds !== seconds || started !== ms)
+      differences.push({
+        field: WORKLOGS_FIELD,
+        expected,
+        actual: logText(log.id, w.timeSpentSeconds ?? 0, Number.isNaN(started) ? undefined : started),
+      });
+  }
+  return differences;
+}

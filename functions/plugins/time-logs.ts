@@ -17,8 +17,20 @@
  */
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
-import type { PhaseContext, PhaseModule, PluginDefinition } from '#phase-kit/context.ts';
-import { ChunkAbandoned, type ItemResult, migratedUnits } from '#phase-kit/toolkit.ts';
+import type {
+  PhaseContext,
+  PhaseModule,
+  PluginCheck,
+  PluginDefinition,
+  PluginVerifier,
+} from '#phase-kit/context.ts';
+import {
+  ChunkAbandoned,
+  ITEM_CONCURRENCY,
+  type ItemResult,
+  inPool,
+  migratedUnits,
+} from '#phase-kit/toolkit.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { TimetrackerClient, type TimetrackerWorkLog } from '#trackers/timetracker/client.ts';
 import {
@@ -29,7 +41,13 @@ import {
   postWorklog,
   refusalReason,
 } from './shared.ts';
-import { jiraStarted, timeLogMarkerOf, worklogComment } from './time-logs-format.ts';
+import {
+  compareTimeLogs,
+  jiraStarted,
+  timeLogMarkerOf,
+  WORKLOGS_FIELD,
+  worklogComment,
+} from './time-logs-format.ts';
 
 export {
   isCoveredByTimeLogs,
@@ -144,16 +162,49 @@ async function postOne(
 
 /** The time-logs phase over one 7pace connection. */
 export function timeLogsPhase(config: TimeLogsConfig, source?: TimetrackerClient): PhaseModule {
-  const client = source ?? new TimetrackerClient({ baseUrl: config.baseUrl, token: config.apiToken });
+  const client = source ?? timetrackerOf(config);
   return {
     units: async (ctx) => (await units(ctx)).length,
     open: (ctx) => open(client, ctx),
   };
 }
 
+/** The plugin's side of a verification: each migrated item's 7pace logs against its issue's worklogs. */
+export function timeLogsVerifier(source: TimetrackerClient): PluginVerifier {
+  return {
+    async compare(ctx, items) {
+      const logs = await source.workLogsOf(items.map((i) => i.id));
+      const out = new Map<number, PluginCheck>();
+      await inPool(items, ITEM_CONCURRENCY, async ({ id, key }) => {
+        const itemLogs = logs.get(id) ?? [];
+        if (itemLogs.length === 0) return;
+        const worklogs = await issueWorklogs(ctx.deps.target, key);
+        out.set(id, {
+          differences:
+            worklogs === null
+              ? [
+                  {
+                    field: WORKLOGS_FIELD,
+                    expected: `${itemLogs.length} time log(s)`,
+                    actual: '(no such issue)',
+                  },
+                ]
+              : compareTimeLogs(itemLogs, worklogs),
+          notes: [],
+        });
+      });
+      return out;
+    },
+  };
+}
+
+const timetrackerOf = (config: TimeLogsConfig) =>
+  new TimetrackerClient({ baseUrl: config.baseUrl, token: config.apiToken });
+
 export const timeLogsPlugin: PluginDefinition<TimeLogsConfig> = {
   // The catalogue owns the descriptor's words.
   ...catalogueEntry(TIME_LOGS_KEY),
   configSchema: TimeLogsConfigSchema,
   phase: (config) => timeLogsPhase(config),
+  verify: (config) => timeLogsVerifier(timetrackerOf(config)),
 };

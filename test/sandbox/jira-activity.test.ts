@@ -183,4 +183,30 @@ describe('worklogs', () => {
       .timetracking;
     expect(tt).toMatchObject({ originalEstimate: '1d', remainingEstimate: '4h 30m', timeSpent: '3h 30m' });
   });
+
+  it('deletes a worklog (204), adjusting the estimate as asked; an unknown one is 404', async () => {
+    const issue = await create('worked on, then not', { timetracking: { originalEstimate: '1d' } });
+    const path = `/rest/api/3/issue/${issue.key}/worklog`;
+    const first = await call('POST', path, {
+      started: '2024-05-01T09:00:00.000+0000',
+      timeSpentSeconds: 3600,
+    });
+    const second = await call('POST', path, {
+      started: '2024-05-01T11:00:00.000+0000',
+      timeSpentSeconds: 1800,
+    });
+    expect((await call('DELETE', `${path}/${first.body.id}?adjustEstimate=leave`)).status).toBe(204);
+    const list = await call('GET', path);
+    expect(list.body.worklogs.map((w: { id: string }) => w.id)).toEqual([second.body.id]);
+    let tt = (await call('GET', `/rest/api/3/issue/${issue.key}?fields=timetracking`)).body.fields
+      .timetracking;
+    expect(tt).toMatchObject({ remainingEstimate: '6h 30m', timeSpent: '30m' });
+    expect(
+      (await call('DELETE', `${path}/${second.body.id}?adjustEstimate=manual&increaseBy=1h`)).status,
+    ).toBe(204);
+    tt = (await call('GET', `/rest/api/3/issue/${issue.key}?fields=timetracking`)).body.fields.timetracking;
+    expect(tt).toMatchObject({ remainingEstimate: '7h 30m' });
+    expect((await call('DELETE', `${path}/${second.body.id}`)).status).toBe(404);
+    expect((await call('DELETE', `/rest/api/3/issue/NOPE-1/worklog/1`)).status).toBe(404);
+  });
 });

@@ -9,6 +9,7 @@ import {
   testCaseSteps,
 } from '../../functions/domain/test-steps.ts';
 import {
+  compareSteps,
   NO_ACTION,
   presentPrefix,
   stepInputOf,
@@ -199,5 +200,30 @@ describe('the plugin’s pure parts', () => {
     expect(TestCaseStepsConfigSchema.safeParse({ ...ok, extra: 1 }).success).toBe(false);
     expect(TestCaseStepsConfigSchema.safeParse({ ...ok, token: '' }).success).toBe(false);
     expect(testCaseStepsPlugin.key).toBe('test-case-steps');
+  });
+});
+
+describe("a verification's test step comparison", () => {
+  const step = (n: number) => ({ action: `Do ${n}`, data: '', result: `Done ${n}` });
+  const have = (n: number, over: Partial<ReturnType<typeof step>> = {}) => ({
+    id: String(n),
+    ...step(n),
+    ...over,
+  });
+
+  it('finds nothing when the steps are the same (line endings and outer spaces aside)', () => {
+    expect(compareSteps([have(1), have(2, { action: 'Do 2\r\n' })], [step(1), step(2)])).toEqual([]);
+  });
+
+  it('names each step that differs, is missing or is extra: one difference each', () => {
+    expect(compareSteps([have(1), have(2, { result: 'Other' })], [step(1), step(2)])).toEqual([
+      { field: 'testSteps', expected: 'step 2: Do 2 |  | Done 2', actual: 'step 2: Do 2 |  | Other' },
+    ]);
+    expect(compareSteps([have(1)], [step(1), step(2)])).toEqual([
+      { field: 'testSteps', expected: 'step 2: Do 2 |  | Done 2', actual: '(no step 2)' },
+    ]);
+    expect(compareSteps([have(1), have(2)], [step(1)])).toEqual([
+      { field: 'testSteps', expected: '(no step 2)', actual: 'step 2: Do 2 |  | Done 2' },
+    ]);
   });
 });

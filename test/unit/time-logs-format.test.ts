@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { validateAdf } from '../../functions/domain/adf/index.ts';
 import { TimeLogsConfigSchema, timeLogsPlugin } from '../../functions/plugins/time-logs.ts';
 import {
+  compareTimeLogs,
   formatDuration,
   isCoveredByTimeLogs,
   jiraStarted,
@@ -120,5 +121,65 @@ describe('the time-logs plugin definition', () => {
     expect(
       TimeLogsConfigSchema.safeParse({ baseUrl: 'https://a.example/api', apiToken: 't', extra: 1 }).success,
     ).toBe(false);
+  });
+});
+
+describe("a verification's worklog comparison", () => {
+  const worklogOf = (log: typeof LOG, over: Partial<{ started: string; timeSpentSeconds: number }> = {}) => ({
+    started: jiraStarted(log.timestamp),
+    timeSpentSeconds: log.length,
+    comment: worklogComment(log, 8948),
+    ...over,
+  });
+  const OTHER = {
+    ...LOG,
+    id: 'a1b2c3d4-0000-4000-8000-000000000001',
+    timestamp: '2019-09-01T09:00:00',
+    length: 600,
+  };
+
+  it('finds nothing when each log is there once with its time and start; unmarked worklogs are not compared', () => {
+    const somebodys = { started: '2020-01-01T00:00:00.000+0000', timeSpentSeconds: 60, comment: 'mine' };
+    expect(compareTimeLogs([LOG, OTHER], [worklogOf(OTHER), somebodys, worklogOf(LOG)])).toEqual([]);
+  });
+
+  it('names a missing log, one there twice, and one whose time or start changed: one difference each', () => {
+    expect(compareTimeLogs([LOG, OTHER], [worklogOf(LOG)])).toEqual([
+      {
+        field: 'worklogs',
+        expected: `7pace log ${OTHER.id}: 10m from 1 Sep 2019, 09:00 UTC`,
+        actual: '(no worklog)',
+      },
+    ]);
+    expect(compareTimeLogs([LOG], [worklogOf(LOG), worklogOf(LOG)])).toEqual([
+      {
+        field: 'worklogs',
+        expected: `7pace log ${LOG.id}: 1h 30m from 31 Aug 2019, 14:45 UTC`,
+        actual: '2 worklogs',
+      },
+    ]);
+    expect(compareTimeLogs([LOG], [worklogOf(LOG, { timeSpentSeconds: 3600 })])).toEqual([
+      {
+        field: 'worklogs',
+        expected: `7pace log ${LOG.id}: 1h 30m from 31 Aug 2019, 14:45 UTC`,
+        actual: `7pace log ${LOG.id}: 1h from 31 Aug 2019, 14:45 UTC`,
+      },
+    ]);
+    expect(compareTimeLogs([LOG], [worklogOf(LOG, { started: '2019-08-31T15:45:00.000+0100' })])).toEqual([]);
+    expect(
+      compareTimeLogs([LOG], [worklogOf(LOG, { started: '2019-08-31T15:45:00.000+0000' })]),
+    ).toHaveLength(1);
+  });
+
+  it('expects no worklog for a log the phase leaves out (no time, an unreadable timestamp)', () => {
+    expect(
+      compareTimeLogs(
+        [
+          { ...LOG, length: 0 },
+          { ...OTHER, timestamp: 'yesterday' },
+        ],
+        [],
+      ),
+    ).toEqual([]);
   });
 });

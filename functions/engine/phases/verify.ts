@@ -25,14 +25,15 @@ import {
   unverified,
   type VerificationContext,
 } from '#domain/verification/index.ts';
-import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.ts';
-import { emptyOutcome } from '#phase-kit/context.ts';
+import type { PhaseContext, PhaseModule, PluginCheck, UnitOutcome } from '#phase-kit/context.ts';
+import { emptyOutcome, SimulatedCrash } from '#phase-kit/context.ts';
 import { blockUnits, ITEM_CONCURRENCY, inPool, migratedUnits, runArtifactKey } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { type PluginCheckSource, pluginVerifiers } from '../plugin-phase.ts';
 import { inlineUploads } from './attachments-upload.ts';
 import { REFERENCE } from './comments.ts';
 import { commentDocument, fullCommentName } from './comments-format.ts';
@@ -219,8 +220,61 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all;
 }
 
+/**
+ * The run's plugins' checks of a block (worklogs, test steps), folded into its compared verdicts: a plugin's
+ * difference makes the item differ. A plugin whose data cannot be read (its service out of reach after the
+ * client's retries, its configuration gone) puts a note on each item instead: only the plugin's part went
+ * unchecked. A stop of the invocation (a crash, a refused token, a wait handed back) goes on up.
+ */
+async function withPluginChecks(
+  ctx: PhaseContext,
+  sources: readonly PluginCheckSource[],
+  verdicts: ItemVerdict[],
+  byId: Map<number, AdoWorkItem>,
+): Promise<ItemVerdict[]> {
+  const compared = verdicts.filter((v) => v.result !== 'unverified');
+  if (sources.length === 0 || compared.length === 0) return verdicts;
+  const items = compared.map((v) => ({
+    id: v.sourceId,
+    key: v.key,
+    fields: byId.get(v.sourceId)?.fields ?? {},
+  }));
+  const checks = new Map<number, PluginCheck[]>();
+  const add = (id: number, check: PluginCheck) => checks.set(id, [...(checks.get(id) ?? []), check]);
+  for (const source of sources) {
+    if ('reason' in source) {
+      for (const i of items) add(i.id, { differences: [], notes: [source.reason] });
+      continue;
+    }
+    try {
+      for (const [id, check] of await source.verifier.compare(ctx, items)) add(id, check);
+    } catch (err) {
+      if (err instanceof SimulatedCrash || ctx.invocation.interrupt.voided) throw err;
+      const why = source.redact(err instanceof Error ? err.message : String(err));
+      for (const i of items)
+        add(i.id, { differences: [], notes: [`plugin ${source.key}: not verified: ${why}`] });
+    }
+  }
+  return verdicts.map((v) => {
+    const found = checks.get(v.sourceId);
+    if (!found || v.result === 'unverified') return v;
+    const differences = [...v.differences, ...found.flatMap((c) => c.differences)];
+    return {
+      ...v,
+      result: differences.length > 0 ? 'differs' : v.result,
+      differences,
+      notes: [...v.notes, ...found.flatMap((c) => c.notes)],
+    };
+  });
+}
+
 /** Works the block of units starting at `from`: its verdicts kept as the block's artifact, then its outcome. */
-async function verifyBlock(ctx: PhaseContext, units: number[], from: number): Promise<UnitOutcome> {
+async function verifyBlock(
+  ctx: PhaseContext,
+  units: number[],
+  from: number,
+  plugins: readonly PluginCheckSource[],
+): Promise<UnitOutcome> {
   const { deps, run, preflight } = ctx;
   const ids = units.slice(from, from + CHUNK_SIZE);
   const outcome = emptyOutcome();
@@ -228,7 +282,7 @@ async function verifyBlock(ctx: PhaseContext, units: number[], from: number): Pr
   const byId = new Map(items.map((i) => [i.id, i]));
   const block = await blockContext(ctx, items);
   const people = await PeopleMap.load(deps, runArtifactKey(run, COMMENT_PEOPLE_ARTIFACT), preflight);
-  const verdicts = await inPool(ids, ITEM_CONCURRENCY, async (id) => {
+  const core = await inPool(ids, ITEM_CONCURRENCY, async (id) => {
     const item = byId.get(id);
     // Every unit is a migrated item, so its id map entry names its issue.
     const entry = block.entries.get(id);
@@ -239,6 +293,7 @@ async function verifyBlock(ctx: PhaseContext, units: number[], from: number): Pr
       return unverified(id, key, `its Azure DevOps type "${type}" is not one the run mapped`);
     return verifyItem(ctx, item, entry, block, people);
   });
+  const verdicts = await withPluginChecks(ctx, plugins, core, byId);
   const kept: ItemVerdict[] = [];
   verdicts.forEach((v) => {
     kept.push(v);
@@ -274,7 +329,8 @@ export const verificationPhase: PhaseModule = {
   units: async (ctx) => (await migratedUnits(ctx, UNITS_ARTIFACT)).length,
   open: async (ctx) => {
     const units = await migratedUnits(ctx, UNITS_ARTIFACT);
-    const work = blockUnits(units.length, (from) => verifyBlock(ctx, units, from));
+    const plugins = await pluginVerifiers(ctx.deps, ctx.run.tenantId, ctx.preflight.plugins);
+    const work = blockUnits(units.length, (from) => verifyBlock(ctx, units, from, plugins));
     return { work: (index) => work(index) };
   },
   complete: async (ctx) => {

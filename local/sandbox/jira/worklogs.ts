@@ -1,6 +1,8 @@
 /**
  * Worklogs: `started` in Jira's strict format, time as `timeSpentSeconds` or `timeSpent` ("2h 30m"), an ADF
- * comment; logging work adjusts the remaining estimate (`adjustEstimate`: auto, leave, new, manual).
+ * comment; logging work adjusts the remaining estimate (`adjustEstimate`: auto, leave, new, manual), and so does
+ * deleting a worklog (the official spec's words: `auto` reduces the estimate by the worklog's time, `manual`
+ * increases it by `increaseBy`, `new` sets it, `leave` leaves it).
  */
 import type { FastifyInstance } from 'fastify';
 import { adfProblems } from './adf.ts';
@@ -95,5 +97,40 @@ export function registerWorklogRoutes(app: FastifyInstance, store: JiraStore): v
     }
     store.touch(issue);
     return reply.code(201).send(Render.of(store, req).worklog(issue, worklog));
+  });
+
+  app.delete<{
+    Params: { issueIdOrKey: string; id: string };
+    Querystring: { adjustEstimate?: string; newEstimate?: string; increaseBy?: string };
+  }>('/rest/api/3/issue/:issueIdOrKey/worklog/:id', async (req, reply) => {
+    const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+    if (!issue) return notFoundIssue(reply);
+    const at = issue.worklogs.findIndex((w) => w.id === req.params.id);
+    if (at < 0) return sendError(reply, 404, [`Cannot find worklog with id: ${req.params.id}.`]);
+    const mode = req.query.adjustEstimate ?? 'auto';
+    const worklog = issue.worklogs[at] as WorklogRec;
+    const remaining = issue.timetracking.remainingSeconds;
+    let newRemaining: number | undefined;
+    if (!['auto', 'leave', 'new', 'manual'].includes(mode)) {
+      return sendError(reply, 400, [], { adjustEstimate: `Invalid adjustEstimate '${mode}'.` });
+    } else if (mode === 'new') {
+      newRemaining = parseJiraDuration(req.query.newEstimate);
+      if (newRemaining === undefined)
+        return sendError(reply, 400, [], { newEstimate: 'You must supply a valid new estimate.' });
+    } else if (mode === 'manual') {
+      const increaseBy = parseJiraDuration(req.query.increaseBy);
+      if (increaseBy === undefined)
+        return sendError(reply, 400, [], {
+          increaseBy: 'You must supply a valid amount to increase the estimate by.',
+        });
+      newRemaining = (remaining ?? 0) + increaseBy;
+    } else if (mode === 'auto' && remaining !== undefined) {
+      newRemaining = Math.max(0, remaining - worklog.timeSpentSeconds);
+    }
+    issue.worklogs.splice(at, 1);
+    issue.timetracking.spentSeconds = Math.max(0, issue.timetracking.spentSeconds - worklog.timeSpentSeconds);
+    if (newRemaining !== undefined) issue.timetracking.remainingSeconds = newRemaining;
+    store.touch(issue);
+    return reply.code(204).send();
   });
 }
