@@ -126,7 +126,10 @@ describe('plugins enabled with their configuration', () => {
     const [stepKey, stepList] = Object.entries(steps).find(([, list]) => list.length > 0)!;
     const xray = `${h.sandboxes.jira.url}/rest/raven/1.0/api/test/${stepKey}/step`;
     const headers = { Authorization: auth, 'Content-Type': 'application/json' };
-    expect((await fetch(`${xray}/${stepList.at(-1)!.id}`, { method: 'DELETE', headers: { Authorization: auth } })).ok).toBe(true);
+    expect(
+      (await fetch(`${xray}/${stepList.at(-1)!.id}`, { method: 'DELETE', headers: { Authorization: auth } }))
+        .ok,
+    ).toBe(true);
     const added = await fetch(xray, {
       method: 'PUT',
       headers,

@@ -290,7 +290,10 @@ describe('OpenAPI conformance', () => {
       const added = await exchange('POST', `/rest/api/3/issue/${story.key}/worklog`, {
         body: { started: '2024-05-01T10:00:00.000+0000', timeSpentSeconds: 60 },
       });
-      return exchange('DELETE', `/rest/api/3/issue/${story.key}/worklog/${(added.body as { id: string }).id}`);
+      return exchange(
+        'DELETE',
+        `/rest/api/3/issue/${story.key}/worklog/${(added.body as { id: string }).id}`,
+      );
     });
 
     // A transition writes a changelog entry whose item has every value (an absent one is Jira's null, outside
