@@ -105,6 +105,7 @@ export function buildProgram(): Command {
     .option('--no-attachments', 'do not migrate attachments')
     .option('--no-comments', 'do not migrate comments')
     .option('--no-links', 'do not migrate links')
+    .option('--no-verify', 'do not verify every migrated item at the end (verified by default)')
     .option('--area <path>', 'only this area path')
     .option('--types <a,b>', 'only these work item types (comma-separated)')
     .option('--type-override <Source=Target>', 'map a work item type (repeatable)', collect)

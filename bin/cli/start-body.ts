@@ -23,6 +23,8 @@ export interface StartOptions extends TrackerOptions {
   dryRun?: boolean;
   attachments?: boolean;
   comments?: boolean;
+  /** commander's `--no-verify`: false; a dry run verifies nothing either way. */
+  verify?: boolean;
   links?: boolean;
   area?: string;
   types?: string;
@@ -88,6 +90,7 @@ export function startBody(o: StartOptions, env: NodeJS.ProcessEnv = process.env)
         migrate_comments: o.comments !== false,
         migrate_links: o.links !== false,
         dry_run: o.dryRun === true,
+        ...(o.verify === false ? { verify: false } : {}),
         ...(typeOverrides ? { type_overrides: typeOverrides } : {}),
         ...(stateOverrides ? { state_overrides: stateOverrides } : {}),
       },

@@ -74,6 +74,7 @@ export function startRunSchema(
           migrate_comments: z.boolean().optional(),
           migrate_links: z.boolean().optional(),
           dry_run: z.boolean().optional(),
+          verify: z.boolean().optional(),
           type_overrides: nameMap.optional(),
           state_overrides: nameMap.optional(),
         })
@@ -100,15 +101,20 @@ export function parseTypeFilter(raw: string | null | undefined): string[] | null
   return types.length ? types : null;
 }
 
-/** The run's options: absent booleans take the defaults (everything migrated, not a dry run). */
+/**
+ * The run's options: absent booleans take the defaults (everything migrated, not a dry run, verified at its end);
+ * a dry run writes nothing to Jira, so there is nothing to verify.
+ */
 export function runOptionsOf(input: StartRunInput, defaults: RunOptions): RunOptions {
   const o = input.enginePayload.options ?? {};
   const s = input.enginePayload.source;
+  const dryRun = o.dry_run ?? defaults.dryRun;
   return {
     migrateAttachments: o.migrate_attachments ?? defaults.migrateAttachments,
     migrateComments: o.migrate_comments ?? defaults.migrateComments,
     migrateLinks: o.migrate_links ?? defaults.migrateLinks,
-    dryRun: o.dry_run ?? defaults.dryRun,
+    dryRun,
+    verify: !dryRun && (o.verify ?? true),
     areaFilter: s.area_filter ?? null,
     typeFilter: parseTypeFilter(s.type_filter),
     typeOverrides: o.type_overrides ?? {},
@@ -133,6 +139,7 @@ export function requestFingerprint(input: StartRunInput, options: RunOptions): s
     options.migrateComments,
     options.migrateLinks,
     options.dryRun,
+    options.verify === true,
     options.areaFilter,
     options.typeFilter ? [...options.typeFilter].sort() : null,
     sortedEntries(options.typeOverrides),

@@ -48,6 +48,11 @@ export interface RunOptions {
   typeFilter: string[] | null;
   typeOverrides: Record<string, string>;
   stateOverrides: Record<string, string>;
+  /**
+   * Verify every migrated item at the run's end, before Finalize (the phase after the run's last). The API sets
+   * it for every run that writes (on unless the start says `verify: false`); absent: no verification.
+   */
+  verify?: boolean;
 }
 
 export interface RunCursor {
@@ -124,6 +129,7 @@ export const RunOptionsSchema = exactSchema<RunOptions>()(
     typeFilter: z.array(z.string()).nullable(),
     typeOverrides: nameMap,
     stateOverrides: nameMap,
+    verify: z.boolean().optional(),
   }),
 );
 

@@ -41,6 +41,9 @@ export const MAX_LOG_EVENTS = 98;
 export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
   LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
+/** Whether the run verifies itself at its end, as the phase after its last (the `verify` option; never a dry run). */
+export const verifiesAtEnd = (run: Pick<Run, 'options'>) => run.options.verify === true && !run.options.dryRun;
+
 /**
  * Where a run's verification works: a phase after the run's last that no verification of it has used (each ends
  * with the cursor on to the next), so a run verified again tells its stream at places after the last one's.

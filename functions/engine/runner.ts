@@ -30,6 +30,7 @@ import {
   obeyControl,
   type RunnerAnswer,
   readRun,
+  verifiesAtEnd,
 } from './control.ts';
 import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
@@ -128,8 +129,10 @@ async function workPhases(
     if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
     preflight ??= await openRunPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
     const lastPhase = lastPhaseOf(preflight);
-    // A run being verified works one phase more, the verification, after its last (verificationPhaseOf).
-    const verifying = run.status === 'VERIFYING' && phase > lastPhase;
+    // A run being verified works one phase more, the verification, after its last (verificationPhaseOf); a run
+    // that verifies itself at its end works it as its own next phase, then Finalize.
+    const onDemand = run.status === 'VERIFYING' && phase > lastPhase;
+    const verifying = onDemand || (run.status === 'RUNNING' && verifiesAtEnd(run) && phase === lastPhase + 1);
     if (phase > lastPhase && !verifying) return 'finalize';
 
     const plugin = verifying ? undefined : await pluginPhase(deps, run, preflight, phase, openedPlugins);
@@ -144,7 +147,7 @@ async function workPhases(
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
       // A verification ends in Finalize, which moves the run back and its cursor on (engine/control.ts).
-      if (verifying) return 'finalize';
+      if (onDemand) return 'finalize';
       const ended = await deps.journal.checkpoint(run, {
         from: run.cursor,
         to: { phase: phase + 1, index: 0 },

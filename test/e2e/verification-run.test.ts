@@ -59,11 +59,12 @@ async function connectedProject() {
  * A FULL run of a connected project (attachments and comments off) worked to its end by the real state machine;
  * the local orchestrator that ran it is the run API's.
  */
-async function finishedRun() {
+async function finishedRun(options: { verify?: boolean } = {}) {
   const project = await connectedProject();
   const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
     migrateAttachments: false,
     migrateComments: false,
+    ...options,
   });
   const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
   setOrchestrator(o);
@@ -174,6 +175,27 @@ describe('verification of a finished run through the API and the state machine',
       'status completed',
       'done',
     ]);
+  });
+
+  it('a run started with `verify` verifies itself before Finalize: RUNNING through it, then one end with the summary', async () => {
+    const { run } = await finishedRun({ verify: true });
+    const ended = (await h.app.store.runs.get(t.tenantId, run.id))!;
+    expect(ended.status).toBe('COMPLETED');
+    const summary = await h.app.call('GET', `/api/migrations/${run.id}/verification`, {
+      token: t.member.token,
+    });
+    expect(summary.status).toBe(200);
+    expect(summary.body).toMatchObject({ itemsChecked: ended.totalItems, fullyFaithful: ended.totalItems });
+    const events = (await h.app.store.runs.events(t.tenantId, ended.projectId, run.id)).map((e) => e.event);
+    // Never VERIFYING: the verification is the run's own last phase, told before its one status and done.
+    const statuses = events.flatMap((e) => (e.type === 'status' ? [e.status] : []));
+    expect(statuses).not.toContain('verifying');
+    expect(statuses.at(-1)).toBe('completed');
+    expect(events.filter((e) => e.type === 'done')).toHaveLength(1);
+    const kinds = events.map((e) => (e.type === 'log' ? e.message.split(':')[0] : e.type));
+    expect(kinds.indexOf('verification')).toBeGreaterThan(-1);
+    expect(kinds.indexOf('verification')).toBeLessThan(kinds.indexOf('done'));
+    expect(kinds).toContain('Verification done');
   });
 
   it('an engine failure during a verification ends only the verification: the run back as it ended', async () => {

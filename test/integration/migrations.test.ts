@@ -218,6 +218,8 @@ describe('starting a run', () => {
       typeFilter: ['Bug', 'Task'],
       typeOverrides: {},
       stateOverrides: {},
+      // Not asked otherwise: the run verifies every migrated item at its end.
+      verify: true,
     });
   });
 

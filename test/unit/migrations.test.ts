@@ -34,8 +34,13 @@ describe('the start request', () => {
     expect(runOptionsOf(i, DEFAULT_RUN_OPTIONS)).toEqual({
       ...DEFAULT_RUN_OPTIONS,
       dryRun: true,
+      // A dry run writes nothing to Jira: nothing to verify.
+      verify: false,
       typeFilter: ['Bug', 'Task'],
     });
+    // A run that writes verifies itself at its end unless told not to.
+    expect(runOptionsOf(input(), DEFAULT_RUN_OPTIONS).verify).toBe(true);
+    expect(runOptionsOf(input({ options: { verify: false } }), DEFAULT_RUN_OPTIONS).verify).toBe(false);
     expect(i.enginePayload.target.project_key).toBe('MIG');
     expect(parseTypeFilter('  , ')).toBeNull();
     expect(parseTypeFilter(null)).toBeNull();
@@ -57,6 +62,7 @@ describe('the start request', () => {
       input({ type: 'SAMPLE' }),
       input({ options: { dry_run: true } }),
       input({ options: { migrate_attachments: false } }),
+      input({ options: { verify: false } }),
       input({ options: { state_overrides: { Active: 'In Progress' } } }),
       input({ source: { area_filter: 'Fabrikam\\Web' } }),
       input({ source: { type_filter: 'Bug' } }),

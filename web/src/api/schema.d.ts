@@ -5084,6 +5084,7 @@ export interface operations {
                             migrate_comments?: boolean;
                             migrate_links?: boolean;
                             dry_run?: boolean;
+                            verify?: boolean;
                             type_overrides?: unknown;
                             state_overrides?: unknown;
                         };

@@ -56,6 +56,7 @@ export function StartRunSection({ project }: { project: Project }) {
   const [attachments, setAttachments] = useState(true);
   const [comments, setComments] = useState(true);
   const [links, setLinks] = useState(true);
+  const [verify, setVerify] = useState(true);
   const [org, setOrg] = useState(String(source?.organizationUrl ?? ''));
   const [adoProject, setAdoProject] = useState(String(source?.projectName ?? ''));
   const [pat, setPat] = useState('');
@@ -104,6 +105,7 @@ export function StartRunSection({ project }: { project: Project }) {
           migrate_attachments: attachments,
           migrate_comments: comments,
           migrate_links: links,
+          ...(dryRun ? {} : { verify }),
           ...(parseOverrides(typeOverrides) ? { type_overrides: parseOverrides(typeOverrides) } : {}),
           ...(parseOverrides(stateOverrides) ? { state_overrides: parseOverrides(stateOverrides) } : {}),
         },
@@ -142,6 +144,13 @@ export function StartRunSection({ project }: { project: Project }) {
             onChange={(e) => setComments(e.currentTarget.checked)}
           />
           <Checkbox label="Links" checked={links} onChange={(e) => setLinks(e.currentTarget.checked)} />
+          <Checkbox
+            label="Verify every item at the end"
+            description="Reads each issue back from Jira and compares it with its source: about one more read per item"
+            checked={verify && !dryRun}
+            disabled={dryRun}
+            onChange={(e) => setVerify(e.currentTarget.checked)}
+          />
         </Group>
         <SimpleGrid cols={{ base: 1, md: 2 }}>
           <Card withBorder component="fieldset">
