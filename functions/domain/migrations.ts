@@ -17,6 +17,7 @@ export const TERMINAL_RUN_STATUSES = [
   'PARTIAL',
   'FAILED',
   'CANCELLED',
+  'ROLLED_BACK',
 ] as const satisfies readonly RunStatus[];
 
 export const isActiveRun = (status: RunStatus) =>
