@@ -152,6 +152,13 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is already active for this project`,
     ),
+  /** A start while a run of the project is being rolled back: the rollback deletes what that run created. */
+  rollbackUnderWay: (runId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is being rolled back: start a run once its rollback has ended`,
+    ),
   /** A project cannot be deleted under a run that is still at work on it (RUNNING, PAUSED, PENDING). */
   projectHasActiveRun: (activeRunId: string) =>
     new HttpError(

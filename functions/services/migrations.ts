@@ -235,6 +235,11 @@ export async function startMigration(
     ...(pasted.source && bringsOther(stored.source, pasted.source) ? { source: pasted.source } : {}),
     ...(pasted.target && bringsOther(stored.target, pasted.target) ? { target: pasted.target } : {}),
   };
+  // A rollback of the project's newest run deletes what that run created: no run starts until it is done.
+  const [rolling] = await store.runs.listByProject(tenantId, project.id, {
+    statuses: ['ROLLING_BACK', 'ROLLBACK_PAUSED'],
+  });
+  if (rolling) throw errors.rollbackUnderWay(rolling.id);
   const options = runOptionsOf(input, DEFAULT_RUN_OPTIONS);
   const fingerprint = createHash('sha256').update(requestFingerprint(input, options)).digest('hex');
 

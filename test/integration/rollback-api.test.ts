@@ -20,6 +20,7 @@ import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { createProject } from '../../functions/services/projects.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
+import { markProjectStatus } from '../support/lifecycle.ts';
 import { emptyPreflight } from '../support/preflight.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
@@ -322,6 +323,46 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     await app.store.runs.setStatus(t.tenantId, newer.id, ['FAILED'], 'ROLLED_BACK');
     expect((await rollBack(older.id)).status).toBe(202);
     expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: older.id, generation: 1 }]);
+  });
+
+  it('a later run at work, though it created nothing yet, is rolled back (or ends) first', async () => {
+    const project = await newProject();
+    const older = await finishedRun('COMPLETED', { projectId: project.id });
+    await new Promise((r) => setTimeout(r, 5));
+    const running = await finishedRun('RUNNING', { projectId: project.id });
+    expect(running.cursor.phase).toBe(1);
+    const res = await rollBack(older.id);
+    expect(res.body).toMatchObject({ statusCode: 409, code: 'NEWER_RUN_NOT_ROLLED_BACK' });
+    expect(res.body.message).toContain(`roll back ${running.id} first`);
+  });
+
+  it('no run of the project starts while one of its runs is being rolled back', async () => {
+    const run = await finishedRun('COMPLETED');
+    await markProjectStatus(app.store, t.tenantId, run.projectId, 'COMPLETED');
+    expect((await rollBack(run.id)).status).toBe(202);
+    const body = {
+      type: 'FULL',
+      enginePayload: {
+        source: { org: 'contoso', project: 'Fabrikam', pat: 'ado-pat-secret' },
+        target: {
+          base_url: 'https://contoso.atlassian.net',
+          email: 'migrator@contoso.example.com',
+          api_token: 'jira-token-secret',
+          project_key: 'MIG',
+        },
+      },
+    };
+    const started = await app.call('POST', `/api/migrations/project/${run.projectId}/start`, {
+      token: t.admin.token,
+      body,
+    });
+    expect(started.body).toEqual({
+      statusCode: 409,
+      message: `Run ${run.id} of this project is being rolled back: start a run once its rollback has ended`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    });
+    expect(orch.starts).toHaveLength(1);
   });
 
   it('pause, resume and cancel work on a rollback: ROLLBACK_PAUSED, ROLLING_BACK again, then back as it ended', async () => {

@@ -4,6 +4,7 @@
  * the rollback itself only as a finished preview of the same run said, confirmed.
  */
 import * as z from 'zod';
+import { isActiveRun } from '../migrations.ts';
 import { PHASES, ROLLBACK_FROM, type RollbackFrom, type Run } from '../runs.ts';
 import { NOT_UNDONE, type RollbackSummary } from './plan.ts';
 
@@ -44,8 +45,8 @@ export type RollbackRefusal =
 
 /**
  * The rules, in the order a caller meets them: a run that has ended (not one at work or being verified); one that
- * wrote to Jira and is not rolled back already; no later run of its project that wrote to Jira and is not rolled
- * back (newest first: a later run may have found, linked or moved what this one created); and for the rollback
+ * wrote to Jira and is not rolled back already; no later run of its project at work, or that wrote to Jira and is
+ * not rolled back (newest first: a later run may have found, linked or moved what this one created); and for the rollback
  * itself, `confirm` and a finished preview whose choice on edited issues is the one asked for.
  */
 export function rollbackRefusal(
@@ -57,7 +58,8 @@ export function rollbackRefusal(
   if (!isRollbackFrom(run.status)) return { kind: 'not-finished' };
   if (run.options.dryRun) return { kind: 'nothing', why: 'it is a dry run, which wrote nothing to Jira' };
   if (!madeIssues(run)) return { kind: 'nothing', why: 'it ended before it created any issue' };
-  const newer = later.find((r) => r.status !== 'ROLLED_BACK' && madeIssues(r));
+  // A later run at work counts even before it created anything: it may create what this rollback would delete.
+  const newer = later.find((r) => r.status !== 'ROLLED_BACK' && (madeIssues(r) || isActiveRun(r.status)));
   if (newer) return { kind: 'newer-run', runId: newer.id };
   if (request.preview) return undefined;
   if (request.confirm !== true) return { kind: 'not-confirmed' };
