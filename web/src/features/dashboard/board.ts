@@ -186,8 +186,10 @@ function enterPhase(run: BoardRun, phase: number, phaseName: string): void {
 
 function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
   if (run.lastEventAt && e.at < run.lastEventAt) return run;
-  // Nothing moves an ended run but its own end event again (a replay), its rollback's start, or a later list.
-  if (TERMINAL_STATUSES.has(run.status) && e.type !== 'run.ended' && e.type !== 'run.rollingBack') return run;
+  // Nothing moves an ended run but its own end event again (a replay), its rollback's start (not once it is
+  // rolled back), or a later list.
+  const rollbackStart = e.type === 'run.rollingBack' && run.status !== 'ROLLED_BACK';
+  if (TERMINAL_STATUSES.has(run.status) && e.type !== 'run.ended' && !rollbackStart) return run;
   const next: BoardRun = { ...run, lastEventAt: e.at };
   switch (e.type) {
     case 'run.started':
