@@ -325,6 +325,31 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: older.id, generation: 1 }]);
   });
 
+  it('a run that failed before it created an issue has nothing to roll back, and holds no older run back', async () => {
+    // Prepare: an older finished run, then a later one that failed at preflight
+    const project = await newProject();
+    const older = await finishedRun('COMPLETED', { projectId: project.id });
+    await new Promise((r) => setTimeout(r, 5));
+    const failed = await createRun(app.store, t.tenantId, project.id, 'FULL');
+    await app.store.runs.setStatus(t.tenantId, failed.id, ['RUNNING'], 'FAILED', {
+      finishedAt: new Date().toISOString(),
+    });
+
+    // Act
+    const refused = await rollBack(failed.id);
+    const allowed = await rollBack(older.id);
+
+    // Assess
+    expect(refused.body).toEqual({
+      statusCode: 409,
+      message: `Run ${failed.id} has nothing to roll back: it ended before it created any issue`,
+      error: 'Conflict',
+      code: 'NOTHING_TO_ROLL_BACK',
+    });
+    expect(allowed.status).toBe(202);
+    expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: older.id, generation: 1 }]);
+  });
+
   it('a later run at work, though it created nothing yet, is rolled back (or ends) first', async () => {
     const project = await newProject();
     const older = await finishedRun('COMPLETED', { projectId: project.id });
