@@ -213,7 +213,7 @@ export const runStatusView = (r: Run, verification: VerificationSummary | undefi
   dryRun: r.options.dryRun,
   startedAt: r.startedAt,
   /** Set when the service paused the run itself (a refused tracker connection: reconnect, then resume). */
-  pauseReason: r.status === 'PAUSED' ? (r.pauseReason ?? null) : null,
+  pauseReason: r.status === 'PAUSED' || r.status === 'ROLLBACK_PAUSED' ? (r.pauseReason ?? null) : null,
   /** The summary of the run's latest finished verification; null before one has finished. */
   verification: verification ?? null,
 });

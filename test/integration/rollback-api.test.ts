@@ -13,6 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { NOT_UNDONE, type RollbackReport } from '../../functions/domain/rollback/plan.ts';
 import type { Run, RunStatus } from '../../functions/domain/runs.ts';
+import { answerInterrupt } from '../../functions/engine/control.ts';
 import { finalizeStep } from '../../functions/engine/finalize.ts';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts';
@@ -419,6 +420,39 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       { type: 'log', message: 'Rollback cancelled' },
       { type: 'status', status: 'completed' },
       { type: 'done', stats: { created: 0, skipped: 0, failed: 0 } },
+    ]);
+  });
+
+  it('a tracker token that cannot be had pauses a rollback with the reason; the status says it', async () => {
+    // Prepare: a rollback under way, as the engine reads it
+    const run = await finishedRun('COMPLETED');
+    expect((await rollBack(run.id)).status).toBe(202);
+
+    // Act: the engine's clients cannot get Jira's token
+    const answer = await answerInterrupt(
+      { journal: new StoreRunJournal(app.store) },
+      await storedRun(run.id),
+      {
+        kind: 'credentials-refused',
+        tracker: 'target',
+        code: 'invalid_grant',
+        message: 'Token exchange failed: invalid_grant',
+        reconnect: true,
+      },
+    );
+
+    // Assess: paused at its checkpoint with why, told on the stream and by the run's status
+    expect(answer).toBe('paused');
+    expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLBACK_PAUSED', control: 'pause' });
+    const status = await get(`/api/migrations/${run.id}/status`);
+    expect(status.body).toMatchObject({
+      status: 'ROLLBACK_PAUSED',
+      pauseReason: 'Token exchange failed: invalid_grant',
+    });
+    const events = (await app.store.runs.events(t.tenantId, run.projectId, run.id)).map((e) => e.event);
+    expect(events.slice(-2)).toEqual([
+      { type: 'log', message: 'Rollback paused: Token exchange failed: invalid_grant, then resume the run' },
+      { type: 'status', status: 'rollback_paused' },
     ]);
   });
 });
