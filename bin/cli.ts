@@ -12,6 +12,7 @@ import { ApiError, CliError, EXIT } from './cli/errors.ts';
 import { terminalSafe } from './cli/format.ts';
 import { importFiles } from './cli/import-files.ts';
 import * as lifecycle from './cli/lifecycle.ts';
+import { rollback } from './cli/rollback.ts';
 import { collect, RUN_TYPES } from './cli/start-body.ts';
 import { WATCH_TAIL_DEFAULT, WATCH_TAIL_MAX } from './cli/watch.ts';
 
@@ -133,6 +134,16 @@ export function buildProgram(): Command {
     .command('verify <runId>')
     .description('verify a finished run: each migrated item read back from Jira and compared with its source')
     .action((runId: string, _o, cmd: Command) => commands.verify(ctx(cmd), runId));
+  program
+    .command('rollback <runId>')
+    .description(
+      'roll a finished run back: a preview (default: writes nothing), or --confirm to carry it out (owner, admin)',
+    )
+    .option('--preview', 'read Jira and list what would be deleted (the default)')
+    .option('--confirm', "carry out the run's last finished preview: delete its issues from Jira")
+    .option('--include-edited', 'the preview deletes issues edited in Jira after the run too')
+    .option('--out <file>', 'save the list here (default rollback[-preview]-<runId>.csv, mode 0600)')
+    .action((runId: string, o, cmd: Command) => rollback(ctx(cmd), runId, o));
   program
     .command('status <runId>')
     .description("a run's status")

@@ -157,7 +157,8 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   // Quotes, payments and the provider's webhook (which writes quotes, payments and moves the project to READY).
   billing: { ...none, tokens: true, payments: true },
   plugins: { ...none, tokens: true },
-  // Start (a run, or a finished run's verification) starts the machine; cancel stops it and writes the run's reports.
+  // Start (a run, or a finished run's verification or rollback) starts the machine; cancel stops it and writes the
+  // run's reports.
   migrations: { ...none, artifacts: 'readPut', tokens: true, stateMachine: true },
   // Reads the run and its events; verifies the token from the query.
   stream: { ...none, tokens: true },

@@ -183,20 +183,22 @@ export class LocalOrchestrator implements Orchestrator {
   }
 
   /**
-   * On service start: every run still RUNNING (its execution died with the process) starts again at its next
-   * generation, from its last checkpoint. Runs with an execution in this process are left alone.
+   * On service start: every run still RUNNING or ROLLING_BACK (its execution died with the process) starts again
+   * at its next generation, from its last checkpoint. Runs with an execution in this process are left alone.
    */
   async resumeInterrupted(store: Store): Promise<string[]> {
     const resumed: string[] = [];
     const journal = new StoreRunJournal(store);
     for (const tenant of await store.tenants.list()) {
       for (const project of await store.projects.list(tenant.id)) {
-        const runs = await store.runs.listByProject(tenant.id, project.id, { statuses: ['RUNNING'] });
+        const runs = await store.runs.listByProject(tenant.id, project.id, {
+          statuses: ['RUNNING', 'ROLLING_BACK'],
+        });
         for (const listed of runs) {
           if ([...this.running.values()].some((e) => e.record.runId === listed.id)) continue;
           // The index may lag: read the run itself for its status and latest generation.
           const run = await store.runs.get(tenant.id, listed.id);
-          if (run?.status !== 'RUNNING') continue;
+          if (run?.status !== 'RUNNING' && run?.status !== 'ROLLING_BACK') continue;
           // Told on the run's stream: where the run goes on from (its last checkpoint, not the start).
           const { phase, index } = run.cursor;
           await journal.log(

@@ -73,6 +73,10 @@ export class RunEventsNotifier {
     this.send(tenantId, runFrame('run.resumed', run, nowIso(), {}));
   }
 
+  rollingBack(tenantId: string, run: FrameRun): void {
+    this.send(tenantId, runFrame('run.rollingBack', run, nowIso(), {}));
+  }
+
   waiting(tenantId: string, run: FrameRun, notice: RunWait): void {
     this.send(
       tenantId,
@@ -90,7 +94,7 @@ export class RunEventsNotifier {
     this.send(
       tenantId,
       runFrame('run.ended', run, nowIso(), {
-        status: run.status as 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED',
+        status: run.status as 'COMPLETED' | 'PARTIAL' | 'FAILED' | 'CANCELLED' | 'ROLLED_BACK',
         stats: { created: run.successCount, skipped: run.skippedCount, failed: run.failureCount },
       }),
     );

@@ -6,10 +6,9 @@
  */
 import { isTerminalRun } from '#domain/migrations.ts';
 import { chunkEventId, type RunEvent, type RunWait, statusEventId, waitLine } from '#domain/run-events.ts';
-import type { CheckpointUpdate, JournalRun, RunJournal, RunMoveFields } from '#domain/run-journal.ts';
+import type { CheckpointUpdate, JournalRun, RunJournal, RunMoveTold } from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
 import { coveredUnits, type Run, type RunCursor } from '#domain/runs.ts';
-import type { VerificationSummary } from '#domain/verification/audit.ts';
 import type { Store } from '#store/index.ts';
 import type { RunEventsNotifier } from './run-events.ts';
 
@@ -34,11 +33,7 @@ export class StoreRunJournal implements RunJournal {
   async move(
     run: JournalRun,
     move: RunTransition,
-    {
-      fields = {},
-      line,
-      verification,
-    }: { fields?: RunMoveFields; line?: string; verification?: VerificationSummary } = {},
+    { fields = {}, line, verification, rollback }: RunMoveTold = {},
   ): Promise<boolean> {
     if (!(await this.store.runs.transition(run.tenantId, run.id, move, fields))) return false;
     // An end tells the run's counters as they stand after it (read once: an end is rare, a checkpoint is not).
@@ -46,6 +41,7 @@ export class StoreRunJournal implements RunJournal {
     const events: RunEvent[] = [
       ...(line ? [{ type: 'log', message: line } as const] : []),
       ...(verification ? [{ type: 'verification', summary: verification } as const] : []),
+      ...(rollback ? [{ type: 'rollback', summary: rollback } as const] : []),
       { type: 'status', status: move.to.toLowerCase() },
       ...(ended ? [{ type: 'done', stats: statsOf(ended) } as const] : []),
     ];
@@ -57,8 +53,10 @@ export class StoreRunJournal implements RunJournal {
       events.map((event, n) => ({ id: ids[n] as string, event })),
     );
     if (ended) this.frames?.ended(run.tenantId, ended);
-    else if (move.to === 'PAUSED') this.frames?.paused(run.tenantId, run, fields.pauseReason ?? 'requested');
+    else if (move.to === 'PAUSED' || move.to === 'ROLLBACK_PAUSED')
+      this.frames?.paused(run.tenantId, run, fields.pauseReason ?? 'requested');
     else if (move.to === 'RUNNING') this.frames?.resumed(run.tenantId, run);
+    else if (move.to === 'ROLLING_BACK') this.frames?.rollingBack(run.tenantId, run);
     return true;
   }
 

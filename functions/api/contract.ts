@@ -17,6 +17,7 @@ import {
 } from '#domain/migrations.ts';
 import { CreateProjectSchema } from '#domain/projects.ts';
 import { AcceptQuoteSchema } from '#domain/quotes.ts';
+import { RollbackListQuerySchema, RollbackRequestSchema } from '#domain/rollback/request.ts';
 import { SsoConfigSchema } from '#domain/sso.ts';
 import {
   OAuthCallbackSchema,
@@ -41,6 +42,7 @@ export type ResponseBody =
   | { kind: 'empty' }
   | { kind: 'redirect' }
   | { kind: 'sse' }
+  | { kind: 'csv' }
   | { kind: 'csv-or-json'; json: z.ZodType };
 
 export interface RouteContract {
@@ -357,6 +359,32 @@ export const contracts: Record<string, RouteContract> = {
     query: VerificationAuditQuerySchema,
     responses: { 200: { kind: 'csv-or-json', json: R.VerificationAuditSchema } },
     errors: [E.VERIFICATION_NOT_FOUND],
+  },
+  'POST /api/migrations/{runId}/rollback': {
+    summary:
+      "Roll a finished run back on its state machine: a preview (the default: reads Jira, writes nothing), or, with `preview: false` and `confirm: true`, the rollback carrying out the run's last finished preview",
+    body: RollbackRequestSchema,
+    responses: { 202: R.RollbackAnswerSchema },
+    errors: [
+      E.MIGRATION_NOT_FINISHED,
+      E.NOTHING_TO_ROLL_BACK,
+      E.NEWER_RUN_NOT_ROLLED_BACK,
+      E.ROLLBACK_PREVIEW_REQUIRED,
+      E.ROLLBACK_NOT_CONFIRMED,
+      E.ENGINE_DISPATCH_FAILED,
+    ],
+  },
+  'GET /api/migrations/{runId}/rollback': {
+    summary:
+      "The run's rollback: the pass under way, the last finished preview's counts, the rollback's counts, and what a rollback does not undo",
+    responses: { 200: R.RollbackViewSchema },
+  },
+  'GET /api/migrations/{runId}/rollback/list': {
+    summary:
+      "The rollback's list as CSV (`source_id, jira_key, would|did, reason`): the last finished preview's (default) or, `of=rollback`, the rollback's",
+    query: RollbackListQuerySchema,
+    responses: { 200: { kind: 'csv' } },
+    errors: [E.ROLLBACK_NOT_FOUND],
   },
   'GET /api/migrations/{runId}/stream': {
     summary:

@@ -1,5 +1,5 @@
-/** /api/migrations: start, list, status, pause, resume, cancel, a run's reports, its verification and its Jira
- * import files. */
+/** /api/migrations: start, list, status, pause, resume, cancel, a run's reports, its verification, its rollback
+ * and its Jira import files. */
 import type * as z from 'zod';
 import { RunEventsNotifier } from '#adapters/run-events.ts';
 import { StoreRunJournal } from '#adapters/run-journal.ts';
@@ -14,10 +14,13 @@ import {
   startRunSchema,
   VerificationAuditQuerySchema,
 } from '#domain/migrations.ts';
+import { NOT_UNDONE } from '#domain/rollback/plan.ts';
+import { RollbackListQuerySchema, RollbackRequestSchema } from '#domain/rollback/request.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as importFiles from '#services/import-files.ts';
 import * as migrations from '#services/migrations.ts';
+import * as rollbacks from '#services/rollback.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { type Store, store } from '#store/index.ts';
 
@@ -69,7 +72,7 @@ const status: Operation = async (req) => {
 
 const pause: Operation = async (req) => {
   const run = await migrations.pauseMigration(store(), req.principal.tenantId, req.params.runId ?? '');
-  return json(200, { id: run.id, status: 'PAUSED' });
+  return json(200, { id: run.id, status: run.status });
 };
 
 const resume: Operation = async (req) => {
@@ -186,6 +189,44 @@ const verificationAudit: Operation = async (req) => {
   );
 };
 
+const rollback: Operation = async (req) => {
+  const request = parseOrThrow(RollbackRequestSchema, req.body ?? {});
+  const { tenantId } = req.principal;
+  const run = await moving((s, journal) =>
+    rollbacks.startRollback(
+      { store: s, journal, orch: migrations.orchestrator(), artifacts: artifacts() },
+      tenantId,
+      req.params.runId ?? '',
+      request,
+    ),
+  );
+  return json(202, {
+    id: run.id,
+    status: run.status,
+    preview: request.preview,
+    notUndone: [...NOT_UNDONE],
+  } satisfies z.input<typeof R.RollbackAnswerSchema>);
+};
+
+const rollbackStatus: Operation = async (req) =>
+  json(
+    200,
+    (await rollbacks.rollbackStatus(
+      store(),
+      artifacts(),
+      req.principal.tenantId,
+      req.params.runId ?? '',
+    )) satisfies z.input<typeof R.RollbackViewSchema>,
+  );
+
+const rollbackList: Operation = async (req) => {
+  const { of } = parseOrThrow(RollbackListQuerySchema, req.query, 'query');
+  const runId = req.params.runId ?? '';
+  const csv = await rollbacks.rollbackList(store(), artifacts(), req.principal.tenantId, runId, of);
+  const name = `rollback-${of === 'preview' ? 'preview-' : ''}${runId.toLowerCase()}.csv`;
+  return attachment(csv, 'text/csv; charset=utf-8', name);
+};
+
 export const handler = createApiHandler('migrations', {
   start,
   list,
@@ -201,4 +242,7 @@ export const handler = createApiHandler('migrations', {
   verify,
   verification,
   verificationAudit,
+  rollback,
+  rollbackStatus,
+  rollbackList,
 });

@@ -50,6 +50,11 @@ export const ERROR_STATUSES: Record<ErrorCode, readonly number[]> = {
   MIGRATION_NOT_FINISHED: [409],
   DRY_RUN_NOT_VERIFIABLE: [409],
   VERIFICATION_NOT_FOUND: [404],
+  NOTHING_TO_ROLL_BACK: [409],
+  NEWER_RUN_NOT_ROLLED_BACK: [409],
+  ROLLBACK_PREVIEW_REQUIRED: [409],
+  ROLLBACK_NOT_CONFIRMED: [400],
+  ROLLBACK_NOT_FOUND: [404],
   SCAN_REQUIRED: [409],
   CONNECTION_REQUIRED: [409],
   TOKEN_EXCHANGE_FAILED: [400, 409],
@@ -180,6 +185,8 @@ function successResponse(status: number, body: ResponseBody, schemas: SchemaConv
           description: 'Server-Sent Events',
           content: { 'text/event-stream': { schema: { type: 'string' } } },
         };
+      case 'csv':
+        return { description, content: { 'text/csv': { schema: { type: 'string' } } } };
       case 'csv-or-json':
         return {
           description,

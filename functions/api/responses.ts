@@ -391,6 +391,45 @@ export const RunStatusViewSchema = z
   })
   .meta({ id: 'RunStatusView' });
 
+const RollbackSummarySchema = z
+  .object({
+    items: z.number(),
+    deleted: z.number(),
+    keptEdited: z.number(),
+    keptFound: z.number(),
+    keptOtherRun: z.number(),
+    gone: z.number(),
+  })
+  .meta({
+    id: 'RollbackSummary',
+    description:
+      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already",
+  });
+
+export const RollbackViewSchema = z
+  .object({
+    id: z.string(),
+    status: RunStatusSchema,
+    underWay: z.object({ preview: z.boolean(), includeEdited: z.boolean() }).nullable(),
+    preview: z.object({ includeEdited: z.boolean(), at: isoTime, summary: RollbackSummarySchema }).nullable(),
+    rollback: RollbackSummarySchema.nullable(),
+    notUndone: z.array(z.string()),
+  })
+  .meta({
+    id: 'RollbackView',
+    description:
+      "The pass under way (or paused), the last finished preview (what a confirmed rollback carries out), the rollback's counts once the run is ROLLED_BACK, and what a rollback does not undo",
+  });
+
+export const RollbackAnswerSchema = z
+  .object({
+    id: z.string(),
+    status: RunStatusSchema,
+    preview: z.boolean(),
+    notUndone: z.array(z.string()),
+  })
+  .meta({ id: 'RollbackAnswer' });
+
 export const RunControlAnswerSchema = z
   .object({ id: z.string(), status: RunStatusSchema })
   .meta({ id: 'RunControlAnswer' });

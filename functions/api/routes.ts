@@ -322,6 +322,29 @@ export const routes: readonly Route[] = [
     access: everyone,
   },
 
+  // A rollback deletes issues from Jira (its preview lists them): managers only, as cancel.
+  {
+    method: 'POST',
+    path: '/api/migrations/{runId}/rollback',
+    group: 'migrations',
+    operation: 'rollback',
+    access: managers,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/rollback',
+    group: 'migrations',
+    operation: 'rollbackStatus',
+    access: managers,
+  },
+  {
+    method: 'GET',
+    path: '/api/migrations/{runId}/rollback/list',
+    group: 'migrations',
+    operation: 'rollbackList',
+    access: managers,
+  },
+
   {
     // The files a Jira admin uploads: every issue's text and people's accounts, so managers only (docs/api.md).
     method: 'GET',

@@ -52,6 +52,9 @@ export const RunPausedFrame = z.object({
 
 export const RunResumedFrame = z.object({ type: z.literal('run.resumed'), ...common });
 
+/** A finished run's rollback (or its preview) starts or resumes: the run is ROLLING_BACK until `run.ended`. */
+export const RunRollingBackFrame = z.object({ type: z.literal('run.rollingBack'), ...common });
+
 /** A tracker makes the whole run wait (Jira's hourly quota, a rate limit): until `until` (ISO). */
 export const RunWaitingFrame = z.object({
   type: z.literal('run.waiting'),
@@ -64,7 +67,7 @@ export const RunWaitingFrame = z.object({
 export const RunEndedFrame = z.object({
   type: z.literal('run.ended'),
   ...common,
-  status: z.enum(['COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED']),
+  status: z.enum(['COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED', 'ROLLED_BACK']),
   stats: z.object({ created: z.number().int(), skipped: z.number().int(), failed: z.number().int() }),
 });
 
@@ -75,6 +78,7 @@ export const DashboardRunFrame = z.discriminatedUnion('type', [
   RunPhaseFrame,
   RunPausedFrame,
   RunResumedFrame,
+  RunRollingBackFrame,
   RunWaitingFrame,
   RunEndedFrame,
 ]);

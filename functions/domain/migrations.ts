@@ -17,6 +17,7 @@ export const TERMINAL_RUN_STATUSES = [
   'PARTIAL',
   'FAILED',
   'CANCELLED',
+  'ROLLED_BACK',
 ] as const satisfies readonly RunStatus[];
 
 export const isActiveRun = (status: RunStatus) =>
@@ -219,7 +220,7 @@ export const runStatusView = (r: Run, verification: VerificationSummary | undefi
   dryRun: r.options.dryRun,
   startedAt: r.startedAt,
   /** Set when the service paused the run itself (a refused tracker connection: reconnect, then resume). */
-  pauseReason: r.status === 'PAUSED' ? (r.pauseReason ?? null) : null,
+  pauseReason: r.status === 'PAUSED' || r.status === 'ROLLBACK_PAUSED' ? (r.pauseReason ?? null) : null,
   /** The summary of the run's latest finished verification; null before one has finished. */
   verification: verification ?? null,
 });

@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import type { ConnectionKind } from './connectors.ts';
 import { exactSchema } from './exact-schema.ts';
+import { type RollbackReport, RollbackReportSchema } from './rollback/plan.ts';
 import { faultDetail } from './tracker-faults.ts';
 import { type VerificationSummary, VerificationSummarySchema } from './verification/audit.ts';
 
@@ -11,7 +12,9 @@ export type RunEvent =
   | { type: 'status'; status: string }
   | { type: 'done'; stats: { created: number; skipped: number; failed: number } }
   /** A verification of the run ended: its summary (before the status back to how the run ended). */
-  | { type: 'verification'; summary: VerificationSummary };
+  | { type: 'verification'; summary: VerificationSummary }
+  /** A rollback's pass (its preview, or the rollback) ended: its counts (before the status it leaves the run in). */
+  | { type: 'rollback'; summary: RollbackReport };
 
 /** A run event as the run's event items keep it (store/runs.ts reads them through this). */
 export const RunEventSchema = exactSchema<RunEvent>()(
@@ -30,6 +33,7 @@ export const RunEventSchema = exactSchema<RunEvent>()(
       stats: z.object({ created: z.number(), skipped: z.number(), failed: z.number() }),
     }),
     z.object({ type: z.literal('verification'), summary: VerificationSummarySchema }),
+    z.object({ type: z.literal('rollback'), summary: RollbackReportSchema }),
   ]),
 );
 

@@ -5,6 +5,8 @@
  * dashboard frame; a checkpoint the same for a move of the cursor. So whoever moves a run tells it, exactly once,
  * and nothing about a run is told that did not happen. Pure types.
  */
+
+import type { RollbackReport } from './rollback/plan.ts';
 import type { RunEvent, RunWait } from './run-events.ts';
 import type { RunTransition } from './run-lifecycle.ts';
 import type { Run, RunCursor } from './runs.ts';
@@ -16,14 +18,11 @@ export type JournalRun = Pick<Run, 'id' | 'tenantId' | 'projectId' | 'cursor'>;
 export interface RunJournal {
   /**
    * A status move, one conditional write from the move's `from`; only when it held: `line` (why, if given), the
-   * `verification` event with its summary (given when a verification ends), the `status` event and, for an end status, `done` with the run's counters on the stream, and the dashboard frame
+   * `verification` event with its summary (given when a verification ends), the `rollback` event with its counts
+   * (given when a rollback's pass ends), the `status` event and, for an end status, `done` with the run's counters on the stream, and the dashboard frame
    * (`run.paused`, `run.resumed`, `run.ended`). Answers whether the run moved.
    */
-  move(
-    run: JournalRun,
-    move: RunTransition,
-    told?: { fields?: RunMoveFields; line?: string; verification?: VerificationSummary },
-  ): Promise<boolean>;
+  move(run: JournalRun, move: RunTransition, told?: RunMoveTold): Promise<boolean>;
   /**
    * The checkpoint moved from exactly `update.from`, with its events, in one transaction; when it held, the
    * dashboard's `run.progress` (at most one a second) and `run.phase` for a new phase. false: the run moved
@@ -49,6 +48,14 @@ export interface RunJournal {
   settle(): Promise<void>;
 }
 
+/** What a status move writes beside the status, and tells beside it. */
+export interface RunMoveTold {
+  fields?: RunMoveFields;
+  line?: string;
+  verification?: VerificationSummary;
+  rollback?: RollbackReport;
+}
+
 /** The fields a status move (one of RUN_TRANSITIONS) may set beside the status. */
 export type RunMoveFields = Partial<
   Pick<
@@ -62,6 +69,7 @@ export type RunMoveFields = Partial<
     | 'cursor'
     | 'currentPhase'
     | 'phaseStartedAt'
+    | 'rollback'
   >
 >;
 

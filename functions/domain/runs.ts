@@ -15,6 +15,12 @@ export const RUN_STATUSES = [
   'CANCELLED',
   /** A finished (COMPLETED or PARTIAL) run whose items are being verified; it goes back to how it ended. */
   'VERIFYING',
+  /** A finished run being rolled back, or its rollback previewed (`rollback.preview`); a preview goes back to how it ended. */
+  'ROLLING_BACK',
+  /** A rollback (or its preview) paused at its checkpoint: resume carries on, cancel ends it. */
+  'ROLLBACK_PAUSED',
+  /** What the run created is deleted from Jira (as its preview said): the run's last status. */
+  'ROLLED_BACK',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -53,6 +59,27 @@ export interface RunOptions {
    * it for every run that writes (on unless the start says `verify: false`); absent: no verification.
    */
   verify?: boolean;
+}
+
+/** The statuses a run can end with and a rollback starts from (and a preview or a stopped rollback returns to). */
+export const ROLLBACK_FROM = [
+  'COMPLETED',
+  'PARTIAL',
+  'FAILED',
+  'CANCELLED',
+] as const satisfies readonly RunStatus[];
+export type RollbackFrom = (typeof ROLLBACK_FROM)[number];
+
+/** The run's rollback: the one under way (or the last one), and the last finished preview it must carry out. */
+export interface RunRollback {
+  /** The pass under way (or the last): a preview reads only; the rollback carries out the preview's decisions. */
+  preview: boolean;
+  /** The preview decides edited issues to be deleted too. */
+  includeEdited: boolean;
+  /** How the run had ended: where a preview, a cancelled or a failed rollback takes it back to. */
+  endedAs: RollbackFrom;
+  /** The last finished preview (null while one is under way, or before any): what a rollback carries out. */
+  previewed: { includeEdited: boolean; at: string } | null;
 }
 
 export interface RunCursor {
@@ -115,6 +142,8 @@ export interface Run {
   updatedAt?: string;
   /** The engine calls in a row that met a tracker not answering; absent until one. */
   trackerFaults?: TrackerFaultStreak;
+  /** The run's rollback (its preview, or the rollback itself); absent until one is asked for. */
+  rollback?: RunRollback;
 }
 
 const nameMap = z.record(z.string(), z.string());
@@ -163,6 +192,14 @@ export const RunSchema = exactSchema<Run>()(
     generation: z.number().optional(),
     updatedAt: z.string().optional(),
     trackerFaults: z.object({ phase: z.number(), index: z.number(), count: z.number() }).optional(),
+    rollback: z
+      .object({
+        preview: z.boolean(),
+        includeEdited: z.boolean(),
+        endedAs: z.enum(ROLLBACK_FROM),
+        previewed: z.object({ includeEdited: z.boolean(), at: z.string() }).nullable(),
+      })
+      .optional(),
   }),
 );
 

@@ -4,10 +4,12 @@
  * that cannot be had, waiting for a tracker's reset or for it to answer again. Every status change is one of
  * RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
  */
+
+import type { RollbackReport } from '#domain/rollback/plan.ts';
 import type { RunWait } from '#domain/run-events.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
-import { RUN_TRANSITIONS, verificationEnd } from '#domain/run-lifecycle.ts';
-import { LAST_CORE_PHASE, type Run } from '#domain/runs.ts';
+import { RUN_TRANSITIONS, rollbackEnd, verificationEnd } from '#domain/run-lifecycle.ts';
+import { LAST_CORE_PHASE, type Run, type RunRollback } from '#domain/runs.ts';
 import {
   faultFailureReason,
   faultWaitMs,
@@ -42,13 +44,15 @@ export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
   LAST_CORE_PHASE + (preflight.plugins?.length ?? 0);
 
 /** Whether the run verifies itself at its end, as the phase after its last (the `verify` option; never a dry run). */
-export const verifiesAtEnd = (run: Pick<Run, 'options'>) => run.options.verify === true && !run.options.dryRun;
+export const verifiesAtEnd = (run: Pick<Run, 'options'>) =>
+  run.options.verify === true && !run.options.dryRun;
 
 /**
- * Where a run's verification works: a phase after the run's last that no verification of it has used (each ends
- * with the cursor on to the next), so a run verified again tells its stream at places after the last one's.
+ * Where a run's verification or rollback works: a phase after the run's last that no verification or rollback
+ * of it has used (each ends with the cursor on to the next), so a run verified or previewed again tells its
+ * stream at places after the last one's.
  */
-export const verificationPhaseOf = (preflight: Pick<Preflight, 'plugins'>, run: Pick<Run, 'cursor'>) =>
+export const afterRunPhaseOf = (preflight: Pick<Preflight, 'plugins'>, run: Pick<Run, 'cursor'>) =>
   Math.max(lastPhaseOf(preflight) + 1, run.cursor.phase);
 
 /**
@@ -69,6 +73,32 @@ export function endVerification(
 }
 
 /**
+ * Ends a rollback's pass other than by a rollback done (a preview done, a cancel, a failure): the run goes back
+ * to how it ended, with `line` (and the counts, for a pass done) on its stream, its cursor on to a phase no pass
+ * has used, and `previewed` (a preview done) recorded for the rollback to carry out. Answers whether it moved.
+ */
+export function endRollback(
+  journal: RunJournal,
+  run: Run,
+  told: { line: string; report?: RollbackReport; previewed?: RunRollback['previewed'] },
+): Promise<boolean> {
+  const next = run.cursor.phase + 1;
+  const rollback =
+    run.rollback && told.previewed !== undefined ? { ...run.rollback, previewed: told.previewed } : undefined;
+  return journal.move(run, rollbackEnd(run), {
+    line: told.line,
+    ...(told.report ? { rollback: told.report } : {}),
+    fields: {
+      control: 'run',
+      pauseReason: null,
+      cursor: { phase: next, index: 0 },
+      currentPhase: next,
+      ...(rollback ? { rollback } : {}),
+    },
+  });
+}
+
+/**
  * Marks the run FAILED with its reason, only from one of `from` (a run that already ended keeps its end), and
  * tells the stream: a log line saying why, then the status. Answers whether the run moved to FAILED; a VERIFYING
  * run is moved back to how it ended instead (its line "Verification failed: ..."): only the verification failed.
@@ -83,6 +113,11 @@ export async function failRun(
   // Only a verification failed: the run goes back to how it ended.
   if (run.status === 'VERIFYING') {
     await endVerification(journal, run, { line: `Verification failed: ${reason}` });
+    return false;
+  }
+  // Only a rollback (or its preview) failed: the run goes back to how it ended; what was deleted stays deleted.
+  if (run.status === 'ROLLING_BACK' || run.status === 'ROLLBACK_PAUSED') {
+    await endRollback(journal, run, { line: `Rollback failed: ${reason}` });
     return false;
   }
   const moved = await journal.move(run, move, {
@@ -108,6 +143,14 @@ async function pauseForCredentials(
     // A verification is not paused: it ends, and is started again once the tracker is reconnected.
     await endVerification(journal, run, {
       line: `Verification stopped: ${refusal.message}${refusal.reconnect ? ', then verify again' : ''}`,
+    });
+    return 'paused';
+  }
+  if (run.status === 'ROLLING_BACK') {
+    // A rollback pauses at its checkpoint as a run does; resumed, it carries on from there.
+    await journal.move(run, RUN_TRANSITIONS.pauseRollback, {
+      fields: { control: 'pause', pauseReason: refusal.message },
+      line: `Rollback paused: ${refusal.message}${refusal.reconnect ? ', then resume the run' : ''}`,
     });
     return 'paused';
   }
@@ -137,6 +180,18 @@ export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAns
     await endVerification(deps.journal, run, { line: 'Verification cancelled' });
     return 'cancelled';
   }
+  if (run.status === 'ROLLING_BACK') {
+    // The run API ends a cancelled rollback at once (services/rollback.ts), through the same move.
+    if (run.control === 'run') return undefined;
+    if (run.control === 'pause') {
+      await deps.journal.move(run, RUN_TRANSITIONS.pauseRollback, { line: 'Rollback paused' });
+      return 'paused';
+    }
+    await endRollback(deps.journal, run, { line: 'Rollback cancelled' });
+    return 'cancelled';
+  }
+  if (run.status === 'ROLLBACK_PAUSED') return 'paused';
+  if (run.status === 'ROLLED_BACK') return 'done';
   if (run.control === 'cancel') {
     // The run API cancels a run at once (services/migrations.ts), through the same journal move: whichever
     // move holds tells it, once. What a cancelled run did is reported too: its failures and the id map.

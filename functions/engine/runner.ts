@@ -37,6 +37,7 @@ import { commentsPhase } from './phases/comments.ts';
 import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
 import { linksPhase } from './phases/links.ts';
+import { rollbackPhase } from './phases/rollback.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { verificationPhase } from './phases/verify.ts';
 import { type PluginPhase, pluginModule, resolvePluginPhase } from './plugin-phase.ts';
@@ -61,6 +62,15 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.transitions]: transitionsPhase,
   [PHASES.comments]: commentsPhase,
 };
+
+/** The phase a run works after its last: its verification's or its rollback's; undefined: none (a run's own). */
+function afterRunPhase(run: Run, pastLast: boolean): PhaseModule | undefined {
+  if (!pastLast) return undefined;
+  if (run.status === 'VERIFYING') return verificationPhase;
+  if (run.status !== 'ROLLING_BACK') return undefined;
+  const { preview = true, includeEdited = false } = run.rollback ?? {};
+  return rollbackPhase({ preview, includeEdited });
+}
 
 /** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */
 async function pluginPhase(
@@ -129,15 +139,18 @@ async function workPhases(
     if (phase === PHASES.preflight) return preflightWork(deps, run, projectKey, interrupt);
     preflight ??= await openRunPreflight(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
     const lastPhase = lastPhaseOf(preflight);
-    // A run being verified works one phase more, the verification, after its last (verificationPhaseOf); a run
-    // that verifies itself at its end works it as its own next phase, then Finalize.
-    const onDemand = run.status === 'VERIFYING' && phase > lastPhase;
-    const verifying = onDemand || (run.status === 'RUNNING' && verifiesAtEnd(run) && phase === lastPhase + 1);
+    // A run being verified or rolled back works one phase more after its last (afterRunPhaseOf): the
+    // verification, or the rollback (its preview, or carrying the preview out). A run that verifies itself at its
+    // end works the verification as its own next phase, then Finalize.
+    const onDemand = afterRunPhase(run, phase > lastPhase);
+    const atEnd = run.status === 'RUNNING' && verifiesAtEnd(run) && phase === lastPhase + 1;
+    const after = onDemand ?? (atEnd ? verificationPhase : undefined);
+    const verifying = after !== undefined;
     if (phase > lastPhase && !verifying) return 'finalize';
 
     const plugin = verifying ? undefined : await pluginPhase(deps, run, preflight, phase, openedPlugins);
     const module = verifying
-      ? verificationPhase
+      ? after
       : phase <= LAST_CORE_PHASE
         ? PHASE_MODULES[phase]
         : plugin && pluginModule(plugin, interrupt);
@@ -146,7 +159,7 @@ async function workPhases(
     const total = module ? await module.units(ctx) : 0;
     if (!module || index >= total) {
       if (module?.complete && !run.options.dryRun) await module.complete(ctx);
-      // A verification ends in Finalize, which moves the run back and its cursor on (engine/control.ts).
+      // A verification or a rollback ends in Finalize, which moves the run and its cursor on (finalize.ts).
       if (onDemand) return 'finalize';
       const ended = await deps.journal.checkpoint(run, {
         from: run.cursor,
@@ -241,7 +254,8 @@ async function workPool(
         }
         // Read before the pass (by the caller) and at each move: at least every 50 units.
         if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
-        return (now.status === 'RUNNING' || now.status === 'VERIFYING') && now.control === 'run';
+        const working = ['RUNNING', 'VERIFYING', 'ROLLING_BACK'].includes(now.status);
+        return working && now.control === 'run';
       },
     });
   } finally {

@@ -38,6 +38,11 @@ export const ErrorCode = {
   MIGRATION_NOT_FINISHED: 'MIGRATION_NOT_FINISHED',
   DRY_RUN_NOT_VERIFIABLE: 'DRY_RUN_NOT_VERIFIABLE',
   VERIFICATION_NOT_FOUND: 'VERIFICATION_NOT_FOUND',
+  NOTHING_TO_ROLL_BACK: 'NOTHING_TO_ROLL_BACK',
+  NEWER_RUN_NOT_ROLLED_BACK: 'NEWER_RUN_NOT_ROLLED_BACK',
+  ROLLBACK_PREVIEW_REQUIRED: 'ROLLBACK_PREVIEW_REQUIRED',
+  ROLLBACK_NOT_CONFIRMED: 'ROLLBACK_NOT_CONFIRMED',
+  ROLLBACK_NOT_FOUND: 'ROLLBACK_NOT_FOUND',
   SCAN_REQUIRED: 'SCAN_REQUIRED',
   CONNECTION_REQUIRED: 'CONNECTION_REQUIRED',
   TOKEN_EXCHANGE_FAILED: 'TOKEN_EXCHANGE_FAILED',
@@ -147,6 +152,13 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is already active for this project`,
     ),
+  /** A start while a run of the project is being rolled back: the rollback deletes what that run created. */
+  rollbackUnderWay: (runId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is being rolled back: start a run once its rollback has ended`,
+    ),
   /** A project cannot be deleted under a run that is still at work on it (RUNNING, PAUSED, PENDING). */
   projectHasActiveRun: (activeRunId: string) =>
     new HttpError(
@@ -200,6 +212,31 @@ export const errors = {
       ErrorCode.VERIFICATION_NOT_FOUND,
       `Run ${id} has no verification yet: its summary and audit are written when a verification ends`,
     ),
+  /** A rollback of a run still at work (or being verified): only a run that ended can be taken back. */
+  rollbackNotFinished: (id: string, status: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_NOT_FINISHED,
+      `Run ${id} is ${status}: only a finished run (COMPLETED, PARTIAL, FAILED or CANCELLED) can be rolled back`,
+    ),
+  nothingToRollBack: (id: string, why: string) =>
+    new HttpError(409, ErrorCode.NOTHING_TO_ROLL_BACK, `Run ${id} has nothing to roll back: ${why}`),
+  newerRunNotRolledBack: (id: string, newer: string) =>
+    new HttpError(
+      409,
+      ErrorCode.NEWER_RUN_NOT_ROLLED_BACK,
+      `Run ${newer}, a later run of the same project, is not rolled back: roll back ${newer} first (newest first), then run ${id}`,
+    ),
+  rollbackPreviewRequired: (id: string, why: string) =>
+    new HttpError(409, ErrorCode.ROLLBACK_PREVIEW_REQUIRED, `Run ${id}: ${why}`),
+  rollbackNotConfirmed: (id: string) =>
+    new HttpError(
+      400,
+      ErrorCode.ROLLBACK_NOT_CONFIRMED,
+      `The rollback of run ${id} deletes issues from Jira: send confirm: true to carry out its preview`,
+    ),
+  rollbackNotFound: (id: string, what: string) =>
+    new HttpError(404, ErrorCode.ROLLBACK_NOT_FOUND, `Run ${id} has no ${what} yet`),
   previewNotFound: (id: string) =>
     new HttpError(
       404,

@@ -22,11 +22,11 @@ import {
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
-import { RUN_TRANSITIONS, verificationEnd } from '#domain/run-lifecycle.ts';
+import { isRollingBack, RUN_TRANSITIONS, rollbackEnd, verificationEnd } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
 import { sameSite } from '#domain/tracker-oauth.ts';
 import { type VerificationSummary, VerificationSummarySchema } from '#domain/verification/index.ts';
-import { endVerification, verificationPhaseOf } from '#engine/control.ts';
+import { afterRunPhaseOf, endRollback, endVerification } from '#engine/control.ts';
 import { writeRunReports } from '#engine/reports.ts';
 import { outboundUrlProblems } from '#outbound/validate.ts';
 import type { EngineDeps } from '#phase-kit/context.ts';
@@ -235,6 +235,11 @@ export async function startMigration(
     ...(pasted.source && bringsOther(stored.source, pasted.source) ? { source: pasted.source } : {}),
     ...(pasted.target && bringsOther(stored.target, pasted.target) ? { target: pasted.target } : {}),
   };
+  // A rollback of the project's newest run deletes what that run created: no run starts until it is done.
+  const [rolling] = await store.runs.listByProject(tenantId, project.id, {
+    statuses: ['ROLLING_BACK', 'ROLLBACK_PAUSED'],
+  });
+  if (rolling) throw errors.rollbackUnderWay(rolling.id);
   const options = runOptionsOf(input, DEFAULT_RUN_OPTIONS);
   const fingerprint = createHash('sha256').update(requestFingerprint(input, options)).digest('hex');
 
@@ -315,18 +320,22 @@ const finishedRefusal = (run: Run) => errors.migrationFinished(run.id, run.statu
 /**
  * Pause: sets the control flag; the engine stops at its next checkpoint (at most one chunk of 50 later) and
  * moves the run to PAUSED itself. Answered PAUSED at once (the spec's answer); the status endpoint says
- * RUNNING until the engine has stopped. Pausing a PAUSED run answers PAUSED again; an ended run is a 409.
+ * RUNNING until the engine has stopped. Pausing a PAUSED run answers PAUSED again; an ended run is a 409. A
+ * rollback (or its preview) under way pauses the same way, to ROLLBACK_PAUSED. Answers the run with the status
+ * it is paused to.
  */
 export async function pauseMigration(store: Store, tenantId: string, runId: string): Promise<Run> {
   const run = await findRun(store, tenantId, runId);
-  if (run.status === 'PAUSED') return run;
-  if (!isActiveRun(run.status)) throw finishedRefusal(run);
-  if (!(await store.runs.requestControl(tenantId, run.id, 'pause', ['RUNNING', 'PENDING']))) {
+  if (run.status === 'PAUSED' || run.status === 'ROLLBACK_PAUSED') return run;
+  const rolling = run.status === 'ROLLING_BACK';
+  if (!isActiveRun(run.status) && !rolling) throw finishedRefusal(run);
+  const whileIn = rolling ? (['ROLLING_BACK'] as const) : (['RUNNING', 'PENDING'] as const);
+  if (!(await store.runs.requestControl(tenantId, run.id, 'pause', whileIn))) {
     // It moved meanwhile: answer as for its new status.
     return pauseMigration(store, tenantId, runId);
   }
-  logger.info('migration pause requested', { tenantId, runId: run.id });
-  return run;
+  logger.info('migration pause requested', { tenantId, runId: run.id, rollback: rolling });
+  return { ...run, status: rolling ? 'ROLLBACK_PAUSED' : 'PAUSED' };
 }
 
 /**
@@ -342,14 +351,18 @@ export async function resumeMigration(
   runId: string,
 ): Promise<Run> {
   const run = await findRun(store, tenantId, runId);
-  if (run.status !== 'PAUSED') throw errors.migrationNotPaused(run.id);
+  const rollback = run.status === 'ROLLBACK_PAUSED';
+  if (run.status !== 'PAUSED' && !rollback) throw errors.migrationNotPaused(run.id);
   // A run paused on a refused grant would pause again at once: the tracker must be reconnected first.
   for (const kind of ['source', 'target'] as const) {
     const connection = await store.connections.get(tenantId, run.projectId, kind);
     if (connection?.reconnectRequired)
       throw errors.tokenExchangeFailed(409, `${connection.message}, then resume`);
   }
-  if (!(await journal.move(run, RUN_TRANSITIONS.resume, { fields: { control: 'run', pauseReason: null } })))
+  const [resume, pause] = rollback
+    ? [RUN_TRANSITIONS.resumeRollback, RUN_TRANSITIONS.pauseRollback]
+    : [RUN_TRANSITIONS.resume, RUN_TRANSITIONS.pause];
+  if (!(await journal.move(run, resume, { fields: { control: 'run', pauseReason: null } })))
     throw errors.migrationNotPaused(run.id);
   // The start was generation 0; the engine records each generation that works the run.
   const generation = Math.max(1, nextGeneration(run));
@@ -357,11 +370,11 @@ export async function resumeMigration(
     await orch.start({ tenantId, runId: run.id, generation });
   } catch (err) {
     logger.error('migration dispatch failed', { tenantId, runId: run.id, errorMessage: errorText(err) });
-    await journal.move(run, RUN_TRANSITIONS.pause, { fields: { control: 'pause' } });
+    await journal.move(run, pause, { fields: { control: 'pause' } });
     throw errors.engineDispatchFailed();
   }
   logger.info('migration resumed', { tenantId, runId: run.id, generation });
-  return { ...run, status: 'RUNNING', control: 'run' };
+  return { ...run, status: resume.to, control: 'run' };
 }
 
 /**
@@ -382,6 +395,7 @@ export async function cancelMigration(
   const run = await findRun(store, tenantId, runId);
   if (run.status === 'CANCELLED') return run;
   if (run.status === 'VERIFYING') return cancelVerification(journal, orch, run);
+  if (isRollingBack(run.status)) return cancelRollback(journal, orch, run);
   if (!isActiveRun(run.status)) throw finishedRefusal(run);
   // The engine's check carries out the same move (engine/control.ts obeyControl): whichever holds tells it.
   const moved = await journal.move(run, RUN_TRANSITIONS.cancel, {
@@ -484,7 +498,7 @@ export async function startVerification(
     throw errors.migrationNotFinished(run.id, run.status);
   if (run.options.dryRun) throw errors.dryRunNotVerifiable(run.id);
   const { header } = await openPreflight(artifacts, { tenantId, runId: run.id });
-  const phase = verificationPhaseOf(header, run);
+  const phase = afterRunPhaseOf(header, run);
   // Told at the verification's place: after everything the run (and any earlier verification) told.
   const moved = await journal.move({ ...run, cursor: { phase, index: 0 } }, RUN_TRANSITIONS.verify, {
     fields: { control: 'run', cursor: { phase, index: 0 }, currentPhase: phase, phaseStartedAt: nowIso() },
@@ -521,6 +535,24 @@ async function cancelVerification(journal: RunJournal, orch: Orchestrator, run: 
     });
   }
   return { ...run, status: verificationEnd(run).to };
+}
+
+/**
+ * Cancel of a rollback (or its preview) under way or paused: it ends at once, the run back as it ended (what the
+ * rollback deleted stays deleted, and its id map entries forgotten), and its execution is stopped.
+ */
+async function cancelRollback(journal: RunJournal, orch: Orchestrator, run: Run): Promise<Run> {
+  await endRollback(journal, run, { line: 'Rollback cancelled' });
+  try {
+    await orch.stop(run.id);
+  } catch (err) {
+    logger.warn('stopping a cancelled rollback failed', {
+      tenantId: run.tenantId,
+      runId: run.id,
+      errorMessage: errorText(err),
+    });
+  }
+  return { ...run, status: rollbackEnd(run).to };
 }
 
 /** The run's latest finished verification's summary; undefined when none has finished. */

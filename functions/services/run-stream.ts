@@ -15,6 +15,7 @@ export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set([
   'PARTIAL',
   'FAILED',
   'CANCELLED',
+  'ROLLED_BACK',
 ]);
 
 export interface RunStreamIo {

@@ -14,7 +14,7 @@ import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import { ProjectSchema } from '#domain/projects.ts';
 import { type RunEvent, RunEventSchema } from '#domain/run-events.ts';
 import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
-import type { RunTransition } from '#domain/run-lifecycle.ts';
+import { isRollingBack, type RunTransition } from '#domain/run-lifecycle.ts';
 import {
   lastRunSummary,
   type Run,
@@ -608,9 +608,12 @@ export class RunRepository {
             ExpressionAttributeValues: { ':id': runId },
           },
         });
-      // A verification's end leaves the project alone: the run had ended, and a later run may have moved it.
+      // A verification's or a rollback's end leaves the project alone: the run had ended, and a later run may
+      // have moved it.
       const moveTo =
-        current.status !== 'VERIFYING' && runMovesProject(current.type, current.options?.dryRun ?? false)
+        current.status !== 'VERIFYING' &&
+        !isRollingBack(current.status) &&
+        runMovesProject(current.type, current.options?.dryRun ?? false)
           ? projectStatusAfterRun(to)
           : undefined;
       const sets: string[] = [];
@@ -673,7 +676,7 @@ export class RunRepository {
 
   /**
    * Keeps the run's streak of engine calls that met a tracker not answering (domain/tracker-faults.ts), while it
-   * is RUNNING or VERIFYING; false: it is not (any more).
+   * is RUNNING, VERIFYING or ROLLING_BACK; false: it is not (any more).
    */
   async recordTrackerFaults(tenantId: string, runId: string, streak: TrackerFaultStreak): Promise<boolean> {
     return conditionHeld(
@@ -682,9 +685,14 @@ export class RunRepository {
           TableName: this.table.name,
           Key: keys.run(tenantId, runId),
           UpdateExpression: 'SET #f = :f',
-          ConditionExpression: 'attribute_exists(pk) AND #s IN (:running, :verifying)',
+          ConditionExpression: 'attribute_exists(pk) AND #s IN (:running, :verifying, :rolling)',
           ExpressionAttributeNames: { '#f': 'trackerFaults', '#s': 'status' },
-          ExpressionAttributeValues: { ':f': streak, ':running': 'RUNNING', ':verifying': 'VERIFYING' },
+          ExpressionAttributeValues: {
+            ':f': streak,
+            ':running': 'RUNNING',
+            ':verifying': 'VERIFYING',
+            ':rolling': 'ROLLING_BACK',
+          },
         }),
       ),
     );

@@ -2,7 +2,8 @@
  * The web console in a real browser (Debian's Chromium under playwright-core) against `npm start` itself (a
  * child process with the sandbox trackers): the customer journey from sign-in to a COMPLETED run with its id
  * map downloaded, a failed connection test showing the API's exact message, a mapping error on its row, a run
- * paused and resumed with the keyboard only, and the member's view. Every page: a screenshot under
+ * paused and resumed with the keyboard only, that run rolled back (its preview, then the confirmed rollback), and
+ * the member's view. Every page: a screenshot under
  * test-artifacts/console/ and axe-core with zero serious or critical violations. One browser, one page.
  */
 import { readFileSync } from 'node:fs';
@@ -354,6 +355,56 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     expect(lines.length).toBeGreaterThan(summary.itemsChecked);
   });
 
+  it("rolls the journey's run back from its page: the preview's counts and list first, then the confirmed rollback", async () => {
+    if (!journeyRun) throw new Error('the journey started no run');
+    const { runId } = journeyRun;
+    await page.goto(`${h.base}/runs/${runId}`);
+    await page.getByText('COMPLETED', { exact: true }).waitFor();
+    const section = page.getByRole('region', { name: 'Rollback' });
+
+    // The preview: it writes nothing, then its counts, what it cannot undo, and the list
+    await section.getByRole('button', { name: 'Roll back…' }).click();
+    await expect
+      .poll(() => section.getByTestId('rollback-state').textContent(), { timeout: 60_000, interval: 500 })
+      .toContain('issues would be deleted; nothing is deleted yet');
+    const count = async (key: string) => Number(await section.getByTestId(`rollback-${key}`).textContent());
+    const deleted = await count('deleted');
+    const items = await count('items');
+    expect(deleted).toBeGreaterThan(0);
+    expect(items).toBeGreaterThanOrEqual(deleted);
+    expect(await section.getByTestId('rollback-not-undone').textContent()).toContain(
+      'Jira does not reuse keys',
+    );
+    expect(await page.getByText('COMPLETED', { exact: true }).count()).toBeGreaterThan(0);
+    const [list] = await Promise.all([
+      page.waitForEvent('download'),
+      section.getByRole('button', { name: 'Download the list (CSV)' }).click(),
+    ]);
+    const file = join(ARTIFACTS_DIR, 'console', 'rollback-preview.csv');
+    await list.saveAs(file);
+    const lines = readFileSync(file, 'utf8').trim().split(/\r?\n/);
+    expect(lines[0]).toBe('source_id,jira_key,would,reason');
+    expect(lines.filter((l) => l.split(',')[2] === 'delete')).toHaveLength(deleted);
+    await checkPage('11a-rollback-preview');
+
+    // Another choice on edited issues is previewed again first; back to the preview's, the confirmation
+    await section.getByLabel('Also delete issues edited in Jira after the run').check();
+    await section.getByRole('button', { name: 'Preview again with this choice' }).waitFor();
+    await section.getByLabel('Also delete issues edited in Jira after the run').uncheck();
+    await section.getByRole('button', { name: 'Roll back for real…' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect.poll(() => dialog.textContent(), WAIT).toContain(`deletes the ${deleted} issues`);
+    await checkPage('11b-rollback-confirm');
+    await dialog.getByRole('button', { name: `Delete ${deleted} issues` }).click();
+
+    // The rollback carried out: what it did, the run ROLLED_BACK
+    await expect
+      .poll(() => section.getByTestId('rollback-state').textContent(), { timeout: 60_000, interval: 500 })
+      .toBe(`Rolled back: ${deleted} of ${items} issues deleted from Jira.`);
+    await page.getByText('ROLLED_BACK', { exact: true }).waitFor();
+    await checkPage('11c-rolled-back');
+  });
+
   it("renders the owner's other pages: team, billing, plugins, single sign-on, API reference", async () => {
     for (const [link, heading, shot] of [
       ['Team', 'Team', '12-team'],
@@ -425,6 +476,14 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     await page.getByRole('tab', { name: 'Quote' }).click();
     await page.getByTestId('quote').waitFor();
     expect(await page.getByRole('button', { name: /^Accept and pay/ }).count()).toBe(0);
+    // A run's page: no rollback (owners and admins only)
+    if (journeyRun) {
+      await page.goto(`${h.base}/runs/${journeyRun.runId}`);
+      await page.getByRole('heading', { name: /^Run / }).waitFor();
+      await page.getByText('ROLLED_BACK', { exact: true }).waitFor();
+      expect(await page.getByRole('region', { name: 'Rollback' }).count()).toBe(0);
+      expect(await page.getByRole('button', { name: /^Roll back/ }).count()).toBe(0);
+    }
     expect(h.cspErrors).toEqual([]);
   });
 });

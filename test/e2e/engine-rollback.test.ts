@@ -5,24 +5,43 @@
  * its first block in a fresh invocation as after a crash, deletes every issue the run created but the edited one,
  * forgets their id map entries, and deletes nothing twice when worked again. With edited issues included, the
  * edited one goes too, and the one with a sub-task that is not the run's stays, with the reason.
+ *
+ * Then the same through the run API and the state machine (local interpreter): a FULL run worked by its
+ * execution, its preview (`POST /api/migrations/{runId}/rollback`) and the confirmed rollback each worked by the
+ * run's next execution; the process killed after the rollback's first block of deletes, and the service's start
+ * resuming it from its checkpoint: Jira holds what it held before the run, and no issue is deleted twice.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RollbackDecision } from '../../functions/domain/rollback/plan.ts';
 import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
+import { createEngineHandler } from '../../functions/engine/handler.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { type RollbackOptions, rollbackPhase } from '../../functions/engine/phases/rollback.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
-import { artifactKeys } from '../../functions/store/artifacts.ts';
+import { setOrchestrator } from '../../functions/services/migrations.ts';
+import { createProject } from '../../functions/services/projects.ts';
+import { artifactKeys, artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
+import { sandboxCredentials, storeSandboxConnections } from '../support/sandbox-fixtures.ts';
 
 let h: EngineHarness;
+const dir = mkdtempSync(join(tmpdir(), 'tms-rollback-'));
 
 beforeAll(async () => {
   h = await startEngineHarness({ items: 60, seed: 7 });
 });
-afterAll(async () => h?.close());
+afterAll(async () => {
+  setOrchestrator(undefined);
+  artifacts.use(undefined);
+  await h?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** The rollback worked from its first unit to its list; `resumed`: its first block, then the rest afresh. */
 async function rollBack(runId: string, options: RollbackOptions, opts: { resumed?: boolean } = {}) {
@@ -153,5 +172,170 @@ describe('rollback of a run', () => {
     expect(await keysNow()).toEqual(new Set([...before, parent.targetKey, subtask]));
     const decisions = all.lines.map((l) => l.split(',')[2] as RollbackDecision['action']);
     expect(decisions.filter((d) => d === 'delete')).toHaveLength(kept.size - 1);
+  });
+});
+
+/**
+ * The artifact store the API and the engine share, as in one deployment; `killAt` (a key) kills the process
+ * there once: the executions stop with it, and the write never happens.
+ */
+class KillableArtifacts extends DiskArtifactStore {
+  killAt: { key: string; kill: () => Promise<void> } | undefined;
+  override async put(key: string, body: string): Promise<void> {
+    const kill = this.killAt;
+    if (kill && key === kill.key) {
+      this.killAt = undefined;
+      await kill.kill();
+      throw new Error('the process was killed');
+    }
+    return super.put(key, body);
+  }
+}
+
+describe('rollback of a run through the run API and its state machine', () => {
+  it('a FULL run, its preview, then the confirmed rollback, killed mid-way and resumed: Jira as before the run, nothing deleted twice', {
+    timeout: 300_000,
+  }, async () => {
+    // Prepare: a tenant with people, a connected project, the API and the engine on one artifact store
+    const t = await h.app.createTenant('RolledBack');
+    const store = new KillableArtifacts(dir);
+    artifacts.use(store);
+    const engine = createEngineHandler({ store: () => h.app.store, artifacts: () => store, indexLagMs: 0 });
+    const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
+    setOrchestrator(o);
+    const project = await createProject(h.app.store, t.tenantId, {
+      name: 'Rolled back by API',
+      sourceSystem: 'AZURE_DEVOPS',
+      targetSystem: 'JIRA_CLOUD',
+    });
+    await storeSandboxConnections(
+      h.app.store,
+      { tenantId: t.tenantId, projectId: project.id },
+      sandboxCredentials(h.sandboxes, h.config),
+    );
+    const before = await keysNow();
+    const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
+      migrateAttachments: false,
+      migrateComments: false,
+      migrateLinks: false,
+    });
+    await o.start({ tenantId: t.tenantId, runId: run.id, generation: 0 });
+    await o.idle(run.id);
+    const finished = (await h.app.store.runs.get(t.tenantId, run.id))!;
+    expect(finished.status).toBe('COMPLETED');
+    const projectStatus = (await h.app.store.projects.get(t.tenantId, project.id))?.status;
+    const created = new Set([...(await keysNow())].filter((k) => !before.has(k)));
+    expect(created.size).toBeGreaterThan(CHUNK_SIZE);
+    // What the run found already in Jira (an issue an earlier test left there, with its src-id label) stays.
+    const entries = await h.app.store.idMap.all(t.tenantId, project.id);
+    const found = entries.filter((e) => e.origin === 'found');
+    expect(
+      entries
+        .filter((e) => e.origin === 'created')
+        .map((e) => e.targetKey)
+        .sort(),
+    ).toEqual([...created].sort());
+    const call = (method: string, path: string, body?: unknown) =>
+      h.app.call(method, `/api/migrations/${run.id}${path}`, { token: t.admin.token, body });
+
+    // Act: the preview, worked by the run's next execution
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    const started = await call('POST', '/rollback', {});
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ id: run.id, status: 'ROLLING_BACK', preview: true });
+    await o.idle(run.id);
+
+    // Assess: nothing written to Jira, the run as it ended, the counts and the list
+    const written = (await h.control('jira', 'GET', '/_sandbox/requests')) as { method: string }[];
+    expect(written.filter((r) => r.method !== 'GET')).toEqual([]);
+    const previewed = await call('GET', '/rollback');
+    expect(previewed.body).toMatchObject({
+      status: 'COMPLETED',
+      underWay: null,
+      preview: {
+        includeEdited: false,
+        summary: {
+          items: entries.length,
+          deleted: created.size,
+          keptEdited: 0,
+          keptFound: found.length,
+          gone: 0,
+        },
+      },
+      rollback: null,
+    });
+    const list = await call('GET', '/rollback/list');
+    expect(list.status).toBe(200);
+    expect(list.text.trim().split('\r\n')).toHaveLength(entries.length + 1);
+
+    // Act: the confirmed rollback; the process killed after its first block's deletes (before their record and
+    // the checkpoint), then the service started again
+    store.killAt = {
+      key: artifactKeys.rollbackBlock(t.tenantId, run.id, 0, false),
+      kill: () => o.stop(run.id),
+    };
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    const confirmed = await call('POST', '/rollback', { preview: false, confirm: true });
+    expect(confirmed.status).toBe(202);
+    await o.idle(run.id);
+    const killed = (await h.app.store.runs.get(t.tenantId, run.id))!;
+    expect(killed.status).toBe('ROLLING_BACK');
+    const deletedBeforeKill = new Set(
+      (
+        (await h.control('jira', 'GET', '/_sandbox/requests')) as {
+          method: string;
+          path: string;
+          status: number;
+        }[]
+      )
+        .filter((r) => r.method === 'DELETE' && r.status === 204)
+        .map((r) => r.path),
+    );
+    // The first block's deletes (its 50 items less any the run found), not the second's.
+    expect(deletedBeforeKill.size).toBeGreaterThan(CHUNK_SIZE - found.length - 1);
+    expect(deletedBeforeKill.size).toBeLessThan(created.size);
+    await h.control('jira', 'DELETE', '/_sandbox/requests');
+    expect(await o.resumeInterrupted(h.app.store)).toEqual([run.id]);
+    await o.idle(run.id);
+
+    // Assess: the run ROLLED_BACK, Jira as before the run, its id map forgotten but for what it found
+    const done = await call('GET', '/rollback');
+    expect(done.body).toMatchObject({ status: 'ROLLED_BACK', underWay: null });
+    expect(done.body.rollback).toEqual({
+      items: entries.length,
+      deleted: created.size - deletedBeforeKill.size,
+      keptEdited: 0,
+      keptFound: found.length,
+      keptOtherRun: 0,
+      // The first block worked again: the issues it deleted before the kill answer 404.
+      gone: deletedBeforeKill.size,
+    });
+    expect(await keysNow()).toEqual(before);
+    expect(await h.app.store.idMap.all(t.tenantId, project.id)).toEqual(found);
+    // Nothing deleted twice: after the restart, every DELETE of an issue deleted before answered 404.
+    const after = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
+      method: string;
+      path: string;
+      status: number;
+    }[];
+    const deletes = after.filter((r) => r.method === 'DELETE');
+    expect(deletes.filter((r) => r.status === 204).every((r) => !deletedBeforeKill.has(r.path))).toBe(true);
+    expect(deletes.filter((r) => deletedBeforeKill.has(r.path)).every((r) => r.status === 404)).toBe(true);
+    expect(deletes.filter((r) => r.status === 204)).toHaveLength(created.size - deletedBeforeKill.size);
+    // The project keeps its status; the stream told the counts and the end
+    expect((await h.app.store.projects.get(t.tenantId, project.id))?.status).toBe(projectStatus);
+    const events = (await h.app.store.runs.events(t.tenantId, project.id, run.id, undefined, 1000)).map(
+      (e) => e.event,
+    );
+    expect(
+      events.filter((e) => e.type === 'rollback').map((e) => e.type === 'rollback' && e.summary.preview),
+    ).toEqual([true, false]);
+    expect(events.slice(-2)).toEqual([
+      { type: 'status', status: 'rolled_back' },
+      { type: 'done', stats: { created: finished.successCount, skipped: finished.skippedCount, failed: 0 } },
+    ]);
+    // A run rolled back is not rolled back again
+    const again = await call('POST', '/rollback', {});
+    expect(again.body).toMatchObject({ statusCode: 409, code: 'NOTHING_TO_ROLL_BACK' });
   });
 });

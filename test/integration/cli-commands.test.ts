@@ -1,16 +1,21 @@
 /**
  * The `tms` commands cli.test.ts leaves out, run as a user runs them (a child process: the test run's bundle of
  * bin/cli.ts, test/support/cli.ts) against the real local gateway: `connect` and `scan` through the API to the
- * sandbox trackers, `resume`, `report` over the artifacts a finished run leaves, and what `watch` prints when
+ * sandbox trackers, `resume`, `report` over the artifacts a finished run leaves, `rollback` followed to the end of
+ * its preview, and what `watch` prints when
  * its output is not a terminal.
  */
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
+import { NOT_UNDONE } from '../../functions/domain/rollback/plan.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
+import { finalizeStep } from '../../functions/engine/finalize.ts';
+import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { writePreflight } from '../../functions/phase-kit/preflight-artifact.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
@@ -390,6 +395,58 @@ describe('tms verify and tms report --verification', () => {
     const two = await tms(['report', run.id, '--verification', '--id-map']);
     expect(two.code).toBe(2);
     expect(two.stderr).toBe('error: choose one of --failures, --preview, --id-map, --verification\n');
+  });
+});
+
+describe('tms rollback', () => {
+  it("previews a finished run's rollback to its end: the counts, what it cannot undo, the list saved", async () => {
+    // Prepare: a finished run past its last phase, its preflight kept
+    const run = await createRun(app.store, t.tenantId, await newProject(), 'FULL');
+    await app.store.runs.setStatus(t.tenantId, run.id, ['RUNNING'], 'COMPLETED', {
+      finishedAt: new Date().toISOString(),
+      cursor: { phase: 8, index: 0 },
+    });
+    await writePreflight(disk(), { tenantId: t.tenantId, runId: run.id }, emptyPreflight());
+    const file = join(home, 'rollback.csv');
+    const csv = 'source_id,jira_key,would,reason\r\n1,MIG-1,delete,\r\n';
+    const counts = { items: 1, deleted: 1, keptEdited: 0, keptFound: 0, keptOtherRun: 0, gone: 0 };
+
+    // Act: the CLI starts the preview and follows it; the engine (played here) ends it
+    const cli = spawnTms(['rollback', run.id, '--out', file], { api: `${app.url}/api`, home });
+    await vi.waitFor(
+      async () => expect((await app.store.runs.get(t.tenantId, run.id))?.status).toBe('ROLLING_BACK'),
+      { timeout: 30_000 },
+    );
+    await disk().put(artifactKeys.rollbackList(t.tenantId, run.id, true), csv);
+    await disk().put(
+      artifactKeys.rollbackSummary(t.tenantId, run.id, true),
+      JSON.stringify({ preview: true, ...counts }),
+    );
+    const deps = { store: app.store, journal: new StoreRunJournal(app.store), artifacts: disk() };
+    await finalizeStep(deps as unknown as EngineDeps, { tenantId: t.tenantId, runId: run.id });
+    const done = await cli.result;
+
+    // Assess
+    expect(done.stderr).toBe('');
+    expect(done.code).toBe(0);
+    expect(done.stdout).toBe(
+      [
+        `Run ${run.id} COMPLETED: 1 of 1 issues would be deleted; kept: 0 edited after the run (or with a sub-task that stays), 0 found by the run, 0 of another run; 0 gone already`,
+        `List saved to ${file}`,
+        'A rollback does not undo:',
+        ...NOT_UNDONE.map((line) => `  - ${line}`),
+        `Roll back for real with: tms rollback ${run.id} --confirm`,
+        '',
+      ].join('\n'),
+    );
+    expect(await readFile(file, 'utf8')).toBe(csv);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: run.id, generation: 1 }]);
+
+    // Both passes at once is a usage error
+    const both = await tms(['rollback', run.id, '--preview', '--confirm']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe('error: choose one of --preview and --confirm\n');
   });
 });
 

@@ -634,7 +634,7 @@ describe('GET /api/migrations', () => {
     expect((await list('?projectId=abc')).body.message).toEqual(['projectId must be a UUID']);
     const projectId = await newProject();
     expect((await list(`?projectId=${projectId}&status=DONE`)).body.message).toEqual([
-      'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED, VERIFYING',
+      'status must be one of: PENDING, RUNNING, PAUSED, COMPLETED, PARTIAL, FAILED, CANCELLED, VERIFYING, ROLLING_BACK, ROLLBACK_PAUSED, ROLLED_BACK',
     ]);
     const theirs = await list(`?projectId=${await newProject(other)}`);
     expect(theirs.status).toBe(404);

@@ -139,6 +139,39 @@ describe('the dashboard board', () => {
     expect(run(board, 'a').status).toBe('FAILED');
   });
 
+  it("follows a finished run's rollback: rolling back, its progress and pause, then ROLLED_BACK", () => {
+    // Prepare: a run that ended
+    let board = mergeList(emptyBoard, [listed('a', { status: 'COMPLETED', progressPercent: 100 })]);
+
+    // Act: its rollback starts, moves, pauses, resumes and ends
+    board = applyEvents(board, [
+      { ...base('a', 1), type: 'run.rollingBack' },
+      progress('a', 2, 40, 9),
+      { ...base('a', 3), type: 'run.paused', reason: 'requested' },
+    ]).board;
+
+    // Assess
+    expect(run(board, 'a')).toMatchObject({
+      status: 'ROLLBACK_PAUSED',
+      percent: 40,
+      pauseReason: 'requested',
+    });
+    board = applyEvents(board, [
+      { ...base('a', 4), type: 'run.rollingBack' },
+      {
+        ...base('a', 5),
+        type: 'run.ended',
+        status: 'ROLLED_BACK',
+        stats: { created: 3, skipped: 0, failed: 0 },
+      },
+      { ...base('a', 6), type: 'run.rollingBack' },
+    ]).board;
+    expect(run(board, 'a')).toMatchObject({
+      status: 'ROLLED_BACK',
+      stats: { created: 3, skipped: 0, failed: 0 },
+    });
+  });
+
   it('keeps the live figures over an older list, and never revives an ended run from a stale list', () => {
     let board = mergeList(emptyBoard, [listed('a', { progressPercent: 10 })]);
     board = applyEvents(board, [progress('a', 1, 35)]).board;

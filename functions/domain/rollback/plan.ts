@@ -5,7 +5,9 @@
  * listed, unless the admin asked to delete those too; an issue with a sub-task that stays cannot go without it.
  * The same answers in a preview (nothing written) and in the real rollback, so the preview is what happens.
  */
+import * as z from 'zod';
 import { csvLine } from '#domain/csv.ts';
+import { exactSchema } from '#domain/exact-schema.ts';
 
 /** The run's record of one item (its id map entry). */
 export interface RolledItem {
@@ -81,6 +83,31 @@ export interface RollbackSummary {
   keptFound: number;
   keptOtherRun: number;
   gone: number;
+}
+
+/** A pass's counts as its artifact and its stream event keep them: `preview` says which pass. */
+export interface RollbackReport extends RollbackSummary {
+  preview: boolean;
+}
+
+export const RollbackReportSchema = exactSchema<RollbackReport>()(
+  z.object({
+    preview: z.boolean(),
+    items: z.number(),
+    deleted: z.number(),
+    keptEdited: z.number(),
+    keptFound: z.number(),
+    keptOtherRun: z.number(),
+    gone: z.number(),
+  }),
+);
+
+/** The stream's line for a pass done: its counts in words. */
+export function rollbackDoneLine(r: RollbackReport): string {
+  const kept = r.keptEdited + r.keptFound + r.keptOtherRun;
+  return r.preview
+    ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already`
+    : `Rollback done: ${r.deleted} of ${r.items} issues deleted, ${kept} kept, ${r.gone} gone already`;
 }
 
 export const emptyRollbackSummary = (): RollbackSummary => ({

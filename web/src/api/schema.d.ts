@@ -836,6 +836,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/migrations/{runId}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run's rollback: the pass under way, the last finished preview's counts, the rollback's counts, and what a rollback does not undo
+         * @description Roles: owner, admin.
+         */
+        get: operations["migrations_rollbackStatus"];
+        put?: never;
+        /**
+         * Roll a finished run back on its state machine: a preview (the default: reads Jira, writes nothing), or, with `preview: false` and `confirm: true`, the rollback carrying out the run's last finished preview
+         * @description Roles: owner, admin.
+         */
+        post: operations["migrations_rollback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/migrations/{runId}/rollback/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The rollback's list as CSV (`source_id, jira_key, would|did, reason`): the last finished preview's (default) or, `of=rollback`, the rollback's
+         * @description Roles: owner, admin.
+         */
+        get: operations["migrations_rollbackList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/migrations/{runId}/import-files": {
         parameters: {
             query?: never;
@@ -1003,7 +1047,7 @@ export interface components {
             message: string | string[];
             error: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "IMPORT_FILE_NOT_FOUND" | "MIGRATION_NOT_FINISHED" | "DRY_RUN_NOT_VERIFIABLE" | "VERIFICATION_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
+            code: "VALIDATION_FAILED" | "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED" | "INVALID_CREDENTIALS" | "NO_REFRESH_TOKEN" | "REFRESH_TOKEN_INVALID" | "REFRESH_TOKEN_REUSED" | "FORBIDDEN" | "NOT_FOUND" | "PROJECT_NOT_FOUND" | "MEMBER_NOT_FOUND" | "SCAN_NOT_FOUND" | "SOURCE_TRACKER_ERROR" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "EMAIL_TAKEN" | "LAST_OWNER" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "MIGRATION_NOT_FOUND" | "MIGRATION_NOT_PAUSED" | "MIGRATION_ALREADY_RUNNING" | "ENGINE_DISPATCH_FAILED" | "MIGRATION_FINISHED" | "REPORT_NOT_FOUND" | "PREVIEW_NOT_FOUND" | "IMPORT_FILE_NOT_FOUND" | "MIGRATION_NOT_FINISHED" | "DRY_RUN_NOT_VERIFIABLE" | "VERIFICATION_NOT_FOUND" | "NOTHING_TO_ROLL_BACK" | "NEWER_RUN_NOT_ROLLED_BACK" | "ROLLBACK_PREVIEW_REQUIRED" | "ROLLBACK_NOT_CONFIRMED" | "ROLLBACK_NOT_FOUND" | "SCAN_REQUIRED" | "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "OAUTH_NOT_CONFIGURED" | "OAUTH_STATE_INVALID" | "OAUTH_SCOPE_MISMATCH" | "GRANT_PAIRING_FORBIDDEN" | "MAPPINGS_NOT_SAVED" | "TARGET_TRACKER_ERROR" | "PROJECT_NOT_READY" | "QUOTE_NOT_AVAILABLE" | "QUOTE_CHANGED" | "PAYMENT_PROVIDER_FAILED" | "WEBHOOK_SIGNATURE_INVALID" | "PAYMENT_NOT_FOUND" | "SSO_NOT_CONFIGURED" | "SSO_SLUG_TAKEN" | "SSO_STATE_INVALID" | "SSO_PROVIDER_ERROR" | "SSO_ISSUER_MISMATCH" | "SSO_CODE_REJECTED" | "SSO_PROVIDER_UNAVAILABLE" | "SSO_ID_TOKEN_INVALID" | "SSO_EMAIL_NOT_VERIFIED" | "SSO_DOMAIN_NOT_ALLOWED" | "SSO_ACCOUNT_NOT_ALLOWED" | "INVITATION_INVALID" | "INVITATION_NOT_FOUND" | "INVITATION_WITHDRAWN" | "MAIL_UNAVAILABLE" | "STREAM_LIMIT" | "SCAN_ALREADY_RUNNING" | "SCAN_LIMIT";
         };
         /** @description One item and phase the run could not complete, and why (oldest first). */
         Failure: {
@@ -1205,6 +1249,44 @@ export interface components {
             paidAt: string | null;
             checkoutUrl: string | null;
         };
+        RollbackAnswer: {
+            id: string;
+            status: components["schemas"]["RunStatus"];
+            preview: boolean;
+            notUndone: string[];
+        };
+        RollbackRequest: {
+            /** @default true */
+            preview: boolean;
+            includeEdited?: boolean;
+            confirm?: boolean;
+        };
+        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already */
+        RollbackSummary: {
+            items: number;
+            deleted: number;
+            keptEdited: number;
+            keptFound: number;
+            keptOtherRun: number;
+            gone: number;
+        };
+        /** @description The pass under way (or paused), the last finished preview (what a confirmed rollback carries out), the rollback's counts once the run is ROLLED_BACK, and what a rollback does not undo */
+        RollbackView: {
+            id: string;
+            status: components["schemas"]["RunStatus"];
+            underWay: {
+                preview: boolean;
+                includeEdited: boolean;
+            } | null;
+            preview: {
+                includeEdited: boolean;
+                /** @description ISO 8601 timestamp */
+                at: string;
+                summary: components["schemas"]["RollbackSummary"];
+            } | null;
+            rollback: components["schemas"]["RollbackSummary"] | null;
+            notUndone: string[];
+        };
         Run: {
             id: string;
             projectId: string;
@@ -1242,7 +1324,7 @@ export interface components {
             finishedAt: string | null;
         };
         /** @enum {string} */
-        RunStatus: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING";
+        RunStatus: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING" | "ROLLING_BACK" | "ROLLBACK_PAUSED" | "ROLLED_BACK";
         RunStatusView: {
             id: string;
             status: components["schemas"]["RunStatus"];
@@ -5234,7 +5316,7 @@ export interface operations {
         parameters: {
             query: {
                 projectId: string;
-                status?: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING";
+                status?: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING" | "ROLLING_BACK" | "ROLLBACK_PAUSED" | "ROLLED_BACK";
             };
             header?: never;
             path?: never;
@@ -6230,6 +6312,330 @@ export interface operations {
                         statusCode?: 404;
                         /** @enum {unknown} */
                         code?: "VERIFICATION_NOT_FOUND" | "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    migrations_rollbackStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RollbackView"];
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    migrations_rollback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RollbackRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RollbackAnswer"];
+                };
+            };
+            /** @description ROLLBACK_NOT_CONFIRMED, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "ROLLBACK_NOT_CONFIRMED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description MIGRATION_NOT_FINISHED, NOTHING_TO_ROLL_BACK, NEWER_RUN_NOT_ROLLED_BACK, ROLLBACK_PREVIEW_REQUIRED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_NOT_FINISHED" | "NOTHING_TO_ROLL_BACK" | "NEWER_RUN_NOT_ROLLED_BACK" | "ROLLBACK_PREVIEW_REQUIRED";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 413;
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 415;
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 500;
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description ENGINE_DISPATCH_FAILED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 502;
+                        /** @enum {unknown} */
+                        code?: "ENGINE_DISPATCH_FAILED";
+                    };
+                };
+            };
+        };
+    };
+    migrations_rollbackList: {
+        parameters: {
+            query?: {
+                of?: "preview" | "rollback";
+            };
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 400;
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, TOKEN_EXPIRED, SESSION_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 401;
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description ROLLBACK_NOT_FOUND, MIGRATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 404;
+                        /** @enum {unknown} */
+                        code?: "ROLLBACK_NOT_FOUND" | "MIGRATION_NOT_FOUND";
                     };
                 };
             };

@@ -16,7 +16,12 @@ export type RunStatus =
   | 'FAILED'
   | 'CANCELLED'
   /** A finished run being verified (it goes back to how it ended). */
-  | 'VERIFYING';
+  | 'VERIFYING'
+  /** A finished run being rolled back or its rollback previewed (a preview goes back to how it ended). */
+  | 'ROLLING_BACK'
+  | 'ROLLBACK_PAUSED'
+  /** What the run created is deleted from Jira. */
+  | 'ROLLED_BACK';
 
 /** A run as the runs list (`GET /api/migrations`, RunListItem) gives it; the fields the board reads. */
 export interface ListedRun {
@@ -58,6 +63,7 @@ export type TenantEvent = EventBase &
     | { type: 'run.phase'; phase: number; phaseName: string }
     | { type: 'run.paused'; reason: string }
     | { type: 'run.resumed' }
+    | { type: 'run.rollingBack' }
     | { type: 'run.waiting'; tracker: string; reason: string; until: string }
     | { type: 'run.ended'; status: RunStatus; stats: RunStats }
   );
@@ -94,7 +100,7 @@ export interface BoardRun {
 export type Board = ReadonlyMap<string, BoardRun>;
 export const emptyBoard: Board = new Map();
 
-const TERMINAL_STATUSES = new Set(['COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED']);
+const TERMINAL_STATUSES = new Set(['COMPLETED', 'PARTIAL', 'FAILED', 'CANCELLED', 'ROLLED_BACK']);
 
 /** A parsed socket frame, or undefined for anything that is not a run event (a pong, garbage). */
 export function parseTenantEvent(text: string): TenantEvent | undefined {
@@ -180,8 +186,10 @@ function enterPhase(run: BoardRun, phase: number, phaseName: string): void {
 
 function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
   if (run.lastEventAt && e.at < run.lastEventAt) return run;
-  // Nothing moves an ended run but its own end event again (a replay) or a later list.
-  if (TERMINAL_STATUSES.has(run.status) && e.type !== 'run.ended') return run;
+  // Nothing moves an ended run but its own end event again (a replay), its rollback's start (not once it is
+  // rolled back), or a later list.
+  const rollbackStart = e.type === 'run.rollingBack' && run.status !== 'ROLLED_BACK';
+  if (TERMINAL_STATUSES.has(run.status) && e.type !== 'run.ended' && !rollbackStart) return run;
   const next: BoardRun = { ...run, lastEventAt: e.at };
   switch (e.type) {
     case 'run.started':
@@ -201,7 +209,7 @@ function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
       enterPhase(next, e.phase, e.phaseName);
       break;
     case 'run.paused':
-      next.status = 'PAUSED';
+      next.status = next.status === 'ROLLING_BACK' ? 'ROLLBACK_PAUSED' : 'PAUSED';
       next.pauseReason = e.reason;
       delete next.waiting;
       break;
@@ -209,6 +217,12 @@ function applyOne(run: BoardRun, e: TenantEvent): BoardRun {
       next.status = 'RUNNING';
       delete next.pauseReason;
       delete next.waiting;
+      break;
+    case 'run.rollingBack':
+      next.status = 'ROLLING_BACK';
+      delete next.pauseReason;
+      delete next.waiting;
+      delete next.progress;
       break;
     case 'run.waiting':
       next.waiting = { tracker: e.tracker, reason: e.reason, until: e.until };

@@ -1,6 +1,7 @@
 /**
  * The live run: phase stepper, progress with speed and ETA, counters, the log tail, pause / resume / cancel,
- * fed by the run's event stream; when it ends, the failure report, the id map and a dry run's preview.
+ * fed by the run's event stream; when it ends, the failure report, the id map, a dry run's preview and, for
+ * owners and admins, the rollback.
  */
 import {
   Badge,
@@ -26,6 +27,7 @@ import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
+import { RollbackSection } from '../rollback/RollbackSection';
 import { runKeys, runStatusQuery } from './api';
 import { etaText, isWorking, RUN_PHASES, speedText } from './figures';
 import { useRunStream } from './useRunStream';
@@ -55,6 +57,17 @@ async function download(path: string, filename: string): Promise<void> {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
+
+/** The statuses of a run the rollback section is shown for: ended, or being (or rolled) back. */
+const ROLLBACK_STATUSES: ReadonlySet<string> = new Set([
+  'COMPLETED',
+  'PARTIAL',
+  'FAILED',
+  'CANCELLED',
+  'ROLLING_BACK',
+  'ROLLBACK_PAUSED',
+  'ROLLED_BACK',
+]);
 
 export function RunPage() {
   const reduceMotion = useReducedMotion();
@@ -91,6 +104,11 @@ export function RunPage() {
     : (progress?.percent ?? run?.progressPercent ?? 0);
   // A dry run writes its preview as it finishes (COMPLETED or PARTIAL); a cancelled or failed one has none.
   const hasPreview = run?.dryRun === true && (run.status === 'COMPLETED' || run.status === 'PARTIAL');
+  // A run that wrote to Jira and ended (or is being rolled back) can be taken back, by an owner or admin.
+  const canRollBack =
+    run?.dryRun === false &&
+    ROLLBACK_STATUSES.has(run.status) &&
+    allowed('POST /api/migrations/{runId}/rollback', session?.role);
   // The stream said the run ended: read its final figures now rather than at the next poll.
   useEffect(() => {
     if (ended) void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
@@ -204,6 +222,7 @@ export function RunPage() {
           save={save}
         />
       )}
+      {canRollBack && <RollbackSection runId={runId} onDownload={save} />}
       <Card withBorder component="section" aria-labelledby="log-title">
         <Title order={2} size="h4" id="log-title" mb="xs">
           Log
