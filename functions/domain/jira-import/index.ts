@@ -30,6 +30,7 @@ export {
   type RunFiles,
   type RunFilesOptions,
   runBatchLabel,
+  runFilesOfIssues,
   runImportFiles,
   type SourceRecord,
 } from './run-files.ts';
@@ -44,3 +45,10 @@ export {
   type SourceItem,
 } from './text.ts';
 export { hoursToPeriod, importerDate } from './values.ts';
+export {
+  awaitingImport,
+  type BatchCheck,
+  checkBatch,
+  importFileName,
+  type LabelledIssue,
+} from './verify.ts';

@@ -67,8 +67,20 @@ export function runImportFiles(
   const built: BuiltIssue[] = records.map((r) =>
     issueOf(r.item, r.revisions, r.comments, mapping, options.body ? { body: options.body } : {}),
   );
+  return runFilesOfIssues(built, mapping.projectKey, options);
+}
+
+/**
+ * The files of issues already built (issueOf): the engine builds each block of items as it reads them and keeps
+ * the built issues, not the work items' revisions and comments, until the files are cut.
+ */
+export function runFilesOfIssues(
+  built: readonly BuiltIssue[],
+  projectKey: string,
+  options: RunFilesOptions,
+): RunFiles {
   const planned = batchesOf(built, {
-    projectKey: mapping.projectKey,
+    projectKey,
     size: options.size,
     batchLabel: (n) => runBatchLabel(options.runId, n),
     ...(options.availableTypes ? { availableTypes: options.availableTypes } : {}),
