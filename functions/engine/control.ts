@@ -124,6 +124,29 @@ async function pauseForCredentials(
 }
 
 /**
+ * A run delivered by Jira's importer reaches a batch Jira does not hold whole yet: the run pauses with the reason
+ * (the batch, the file, the items missing), told on its stream; the admin imports the file and resumes the run,
+ * which looks for the batch again (engine/phases/import.ts). Answers 'paused'.
+ */
+async function pauseForImport(
+  journal: RunJournal,
+  run: Run,
+  awaited: Extract<InterruptReason, { kind: 'import-awaited' }>,
+): Promise<RunnerAnswer> {
+  const moved = await journal.move(run, RUN_TRANSITIONS.pause, {
+    fields: { control: 'pause', pauseReason: awaited.message },
+    line: `Run paused: ${awaited.message}`,
+  });
+  logger.info('run paused: waiting for a Jira import', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    batch: awaited.batch,
+    moved,
+  });
+  return 'paused';
+}
+
+/**
  * Reads the run's control flag and status before any step: a cancel or pause request is carried out here (the
  * run moves, the stream is told); a run that is not RUNNING answers how it stands. `undefined`: go on.
  */
@@ -233,6 +256,8 @@ export async function answerInterrupt(
     }
     case 'time-budget':
       return 'batch';
+    case 'import-awaited':
+      return pauseForImport(deps.journal, run, reason);
   }
 }
 
