@@ -35,6 +35,7 @@ import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
 import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
+import { importPhase } from './phases/import.ts';
 import { linksPhase } from './phases/links.ts';
 import { transitionsPhase } from './phases/transitions.ts';
 import { verificationPhase } from './phases/verify.ts';
@@ -59,6 +60,18 @@ const PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   [PHASES.attachments]: attachmentsPhase,
   [PHASES.transitions]: transitionsPhase,
   [PHASES.comments]: commentsPhase,
+};
+
+/**
+ * A run delivered by Jira's importer (docs/jira-import.md): the import files and the admin's import in place of
+ * the create phase; no transitions or comments phase, as the files carry each issue's final status and its
+ * comments (a REST write of either would be the service account's, in the imported history).
+ */
+const IMPORT_PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
+  ...PHASE_MODULES,
+  [PHASES.create]: importPhase,
+  [PHASES.transitions]: undefined,
+  [PHASES.comments]: undefined,
 };
 
 /** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */
@@ -136,7 +149,7 @@ async function workPhases(
     const module = verifying
       ? verificationPhase
       : phase <= LAST_CORE_PHASE
-        ? PHASE_MODULES[phase]
+        ? (preflight.delivery?.deliveryMode === 'jira-import' ? IMPORT_PHASE_MODULES : PHASE_MODULES)[phase]
         : plugin && pluginModule(plugin, interrupt);
     const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';

@@ -1,0 +1,215 @@
+/**
+ * The import files of a run delivered by Jira's importer (docs/jira-import.md): each manifest item's fields,
+ * revisions and comments read from Azure DevOps a block of 50 at a time (revisions from the run's batched read of
+ * the project's history, as the history pages read them: history-reads.ts), built into its importer issue at
+ * once (issueOf), and only the built issues kept, one run artifact per block, so an invocation holds one block's
+ * work items and a resumed one goes on from the next block. Once every block is built the files are cut
+ * (runFilesOfIssues at the project's batch size) and written with their index (ImportFileArchive).
+ */
+import {
+  type BuiltIssue,
+  type ImportMapping,
+  issueOf,
+  runFilesOfIssues,
+  type SourceComment,
+} from '#domain/jira-import/index.ts';
+import { parseAdoIdentity } from '#domain/mapping/identity.ts';
+import { CHUNK_SIZE } from '#domain/runs.ts';
+import type { PhaseContext } from '#phase-kit/context.ts';
+import { inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { ImportFileArchive } from '#store/import-files.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
+import { PlacementIndex } from './sprints.ts';
+import { statePlan } from './transitions.ts';
+
+/** Items built side by side within a block (each reads its comments and, past the batched read, its revisions). */
+const ITEMS_SIDE_BY_SIDE = 10;
+/** Below this much of the invocation's time, no block starts: the next invocation goes on from it. */
+const BLOCK_BUDGET_MS = 30_000;
+
+const MAPPING_ARTIFACT = 'import-mapping.json';
+const PROGRESS_ARTIFACT = 'import-build.json';
+const blockArtifact = (n: number) => `import-built-${n}.json`;
+/** Each imported item's sprint (source id -> Jira sprint id): the sprint moves after each batch's import. */
+export const SPRINTS_ARTIFACT = 'import-sprints.json';
+
+/** One block's work, as kept: its built issues, the sprint of each, what could not be carried. */
+interface BuiltBlock {
+  issues: BuiltIssue[];
+  sprints: [number, number][];
+  warnings: string[];
+}
+
+/** The run's mapping in the importer's terms, made once (state map, field type keys, the site's resolution). */
+async function importMapping(ctx: PhaseContext): Promise<ImportMapping> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, MAPPING_ARTIFACT);
+  const saved = await deps.artifacts.get(key);
+  if (saved) return JSON.parse(saved) as ImportMapping;
+  const [plan, fields, resolutions] = await Promise.all([
+    statePlan(ctx),
+    deps.target.fields(),
+    deps.target.resolutions(),
+  ]);
+  const typeKeyOf = (id: string | null | undefined) => {
+    const field = id ? fields.find((f) => f.id === id) : undefined;
+    const typeKey = field?.schema?.custom;
+    return field && typeof typeKey === 'string' ? { name: field.name, typeKey } : undefined;
+  };
+  const users: Record<string, string> = { ...preflight.users };
+  for (const [email, id] of Object.entries(preflight.mappings?.users ?? {})) if (id) users[email] = id;
+  const storyPoints = typeKeyOf(preflight.storyPointsFieldId);
+  const sprintField = typeKeyOf(preflight.sprintFieldId);
+  const doneResolution = resolutions.find((r) => r.name.toLowerCase() === 'done')?.name;
+  const mapping: ImportMapping = {
+    projectKey: preflight.projectKey,
+    typeMap: preflight.typeMap,
+    typeLevels: preflight.typeLevels,
+    states: plan.mapping.map,
+    doneStatuses: plan.doneStatuses,
+    ...(doneResolution ? { doneResolution } : {}),
+    priorityNames: preflight.priorityNames,
+    users,
+    ...(storyPoints ? { storyPoints } : {}),
+    customFields: (preflight.mappings?.customFields ?? []).flatMap((c) => {
+      const ref = typeKeyOf(c.fieldId);
+      return ref ? [{ ...c, typeKey: ref.typeKey }] : [];
+    }),
+    components: preflight.components.map((c) => ({ name: c.name, areaPaths: c.areaPaths })),
+    sprints: preflight.sprints.map((s) => ({ iterationPath: s.iterationPath, name: s.name, id: s.id })),
+    ...(sprintField ? { sprintField } : {}),
+  };
+  await deps.artifacts.put(key, JSON.stringify(mapping));
+  return mapping;
+}
+
+const emailOf = (value: unknown) => parseAdoIdentity(value)?.email?.toLowerCase();
+
+/**
+ * The Jira accounts of the people a block names beyond preflight's (comment authors, those who changed an item):
+ * the users table first, then Jira by e-mail, as the REST comments phase finds them.
+ */
+async function learnPeople(ctx: PhaseContext, mapping: ImportMapping, values: unknown[]): Promise<void> {
+  const users = mapping.users as Record<string, string>;
+  const table = ctx.preflight.mappings?.users ?? {};
+  const emails = new Set(values.map(emailOf).filter((e): e is string => Boolean(e)));
+  for (const email of emails) {
+    if (email in users || table[email] === null || ctx.preflight.unmappedUsers.includes(email)) continue;
+    const accountId = table[email] ?? (await ctx.deps.target.accountIdByEmail(email));
+    if (accountId) users[email] = accountId;
+  }
+}
+
+async function commentsOf(ctx: PhaseContext, id: number): Promise<SourceComment[]> {
+  if (ctx.run.options.migrateComments === false) return [];
+  const out: SourceComment[] = [];
+  for await (const c of ctx.deps.source.comments(id)) out.push(c as SourceComment);
+  return out;
+}
+
+/** Block `n` of the manifest: items an earlier run put in Jira stay out of the files (their units skip them). */
+async function buildBlock(ctx: PhaseContext, mapping: ImportMapping, n: number): Promise<BuiltBlock> {
+  const { deps, run, preflight } = ctx;
+  const from = n * CHUNK_SIZE;
+  const slice = await preflight.manifest.range(from, from + CHUNK_SIZE);
+  const known = await deps.store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    slice.map((m) => m.id),
+  );
+  const todo = slice.filter((m) => !known.has(m.id));
+  const out: BuiltBlock = { issues: [], sprints: [], warnings: [] };
+  if (todo.length === 0) return out;
+  const items = new Map(
+    (
+      await deps.source.workItems(
+        todo.map((m) => m.id),
+        { expand: 'relations' },
+      )
+    ).map((i) => [i.id, i]),
+  );
+  const read = await inPool(todo, ITEMS_SIDE_BY_SIDE, async (m) => {
+    const item = items.get(m.id) as AdoWorkItem;
+    const at = from + slice.indexOf(m);
+    const [revisions, comments] = await Promise.all([
+      historyRevisions(ctx, item, undefined, at),
+      commentsOf(ctx, m.id),
+    ]);
+    return { item, revisions, comments };
+  });
+  await learnPeople(
+    ctx,
+    mapping,
+    read.flatMap((r) => [
+      ...r.comments.map((c) => c.createdBy),
+      ...r.revisions.flatMap((v) => [v.fields['System.ChangedBy'], v.fields['System.AssignedTo']]),
+    ]),
+  );
+  const placement = new PlacementIndex(preflight);
+  for (const { item, revisions, comments } of read) {
+    // One at a time, the event loop given a turn between two: an issue converts its description and comments.
+    await new Promise((r) => setImmediate(r));
+    const built = issueOf(item, revisions, comments, mapping);
+    out.issues.push(built);
+    out.warnings.push(...built.warnings.map((w) => `#${item.id}: ${w}`));
+    const sprint = placement.of(item, (w) => out.warnings.push(w)).sprint;
+    if (sprint) out.sprints.push([item.id, sprint.id]);
+  }
+  return out;
+}
+
+/**
+ * Builds the run's import files, a block per step, until done (true) or the invocation's time runs low (false:
+ * the runner calls again, and the next invocation goes on from the next block). Idempotent: a block built is
+ * kept, and the files are cut again from the kept blocks after a crash before the index.
+ */
+export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => number): Promise<boolean> {
+  const { deps, run, preflight } = ctx;
+  const archive = new ImportFileArchive(deps.artifacts);
+  if (await archive.index(run.tenantId, run.id)) return true;
+  // A run larger than the batched read's windows reads the project's history once, into parts (history-pass.ts).
+  if (!(await prepareHistoryReads(ctx, remainingMs))) return false;
+  const mapping = await importMapping(ctx);
+  const progressKey = runArtifactKey(run, PROGRESS_ARTIFACT);
+  const blocks = Math.ceil(preflight.manifest.length / CHUNK_SIZE);
+  let built = Number(JSON.parse((await deps.artifacts.get(progressKey)) ?? '{"blocks":0}').blocks);
+  for (; built < blocks; built++) {
+    if (remainingMs() < BLOCK_BUDGET_MS) return false;
+    const block = await buildBlock(ctx, mapping, built);
+    await deps.artifacts.put(runArtifactKey(run, blockArtifact(built)), JSON.stringify(block));
+    await deps.artifacts.put(progressKey, JSON.stringify({ blocks: built + 1 }));
+  }
+  // The files are cut from every built issue at once: a parent and its sub-tasks go in one file.
+  const issues: BuiltIssue[] = [];
+  const sprints: [number, number][] = [];
+  const warnings: string[] = [];
+  for (let n = 0; n < blocks; n++) {
+    const text = await deps.artifacts.get(runArtifactKey(run, blockArtifact(n)));
+    if (text === undefined) throw new Error(`import block ${n} of run ${run.id} is missing`);
+    const block = JSON.parse(text) as BuiltBlock;
+    issues.push(...block.issues);
+    sprints.push(...block.sprints);
+    warnings.push(...block.warnings);
+  }
+  const linkTypes = preflight.mappings?.linkTypes;
+  const availableTypes = (await deps.target.linkTypes()).map((t) => t.name);
+  const files = runFilesOfIssues(issues, mapping.projectKey, {
+    runId: run.id,
+    size: preflight.delivery?.importBatchSize ?? 1500,
+    availableTypes,
+    ...(linkTypes ? { linkTypes } : {}),
+  });
+  await deps.artifacts.put(runArtifactKey(run, SPRINTS_ARTIFACT), JSON.stringify(sprints));
+  await archive.write(run.tenantId, run.id, files);
+  const total = files.files.length;
+  await deps.journal.log(
+    run,
+    `Jira import files built: ${issues.length} issues in ${total} file(s) of at most ${files.index.size}` +
+      (files.index.leftOut.length ? `; ${files.index.leftOut.length} left out` : '') +
+      (warnings.length + files.index.warnings.length
+        ? `; ${warnings.length + files.index.warnings.length} warning(s)`
+        : ''),
+  );
+  return true;
+}
