@@ -1,0 +1,266 @@
+/**
+ * A run delivered by Jira's JSON importer, end to end over the sandboxes: the engine builds the files, pauses per
+ * batch with the reason, the test uploads each file as a Jira administrator (the sandbox's importer) and resumes
+ * the run; one batch is imported twice, and the engine is killed between two batches. At the end Jira holds one
+ * issue per item, with its ADO created date, reporter, comments (authors and dates) and a changelog of its ADO
+ * revisions, read back through Jira's REST API with jira.js (no schema mismatch), and no REST write of the service
+ * account in the imported history but the sprint moves.
+ */
+import { createCloudClient } from 'jira.js';
+import { createClient } from 'jira.js/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAdoIdentity } from '../../functions/domain/mapping/identity.ts';
+import { sourceIdFromLabel } from '../../functions/domain/mapping/index.ts';
+import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
+import type { Run } from '../../functions/domain/runs.ts';
+import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { setDelivery } from '../../functions/services/projects.ts';
+import { ImportFileArchive } from '../../functions/store/import-files.ts';
+import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
+import { sandboxPeople } from '../../local/sandbox/common/people.ts';
+import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { createRun } from '../support/runs.ts';
+
+const SEED = 23;
+const ITEMS = 30;
+const BATCH = 10;
+const ADMIN_EMAIL = 'site.admin@sandbox.example.com';
+const ADMIN_TOKEN = 'admin-token';
+let h: EngineHarness;
+
+beforeAll(async () => {
+  h = await startEngineHarness({ items: ITEMS, seed: SEED });
+  await h.control('jira', 'PUT', '/_sandbox/jira/accounts', {
+    email: ADMIN_EMAIL,
+    apiToken: ADMIN_TOKEN,
+    projectAdmin: true,
+    siteAdmin: true,
+    displayName: 'Site Admin',
+  });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+const adminAuth = `Basic ${Buffer.from(`${ADMIN_EMAIL}:${ADMIN_TOKEN}`).toString('base64')}`;
+
+/** The admin's upload in Jira's settings (the sandbox's stand-in), awaited until the job has finished. */
+async function importFile(text: string): Promise<{ issues: { externalId: string; key: string }[] }> {
+  const base = h.sandboxes.jira.url;
+  const res = await fetch(`${base}/_sandbox/jira/import/json`, {
+    method: 'POST',
+    headers: { Authorization: adminAuth, 'Content-Type': 'application/json' },
+    body: text,
+  });
+  const job = (await res.json()) as { id: string };
+  expect(res.status, JSON.stringify(job)).toBe(202);
+  for (let i = 0; i < 500; i++) {
+    const got = (await (
+      await fetch(`${base}/_sandbox/jira/import/json/${job.id}`, { headers: { Authorization: adminAuth } })
+    ).json()) as { status: string; errors: string[]; issues: { externalId: string; key: string }[] };
+    if (got.status === 'finished') {
+      expect(got.errors).toEqual([]);
+      return got;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`import ${job.id} did not finish`);
+}
+
+/** A date as milliseconds, whether jira.js made it a Date or it is the API's text. */
+const ms = (value: unknown) => new Date(value as string | Date).getTime();
+
+const runOf = async (runId: string) => (await h.app.store.runs.get(h.tenant.tenantId, runId)) as Run;
+
+/** What the resume route does (services/migrations.ts): PAUSED -> RUNNING, the reason cleared. */
+async function resume(runId: string): Promise<void> {
+  const d = h.deps();
+  expect(
+    await d.journal.move(await runOf(runId), RUN_TRANSITIONS.resume, {
+      fields: { control: 'run', pauseReason: null },
+    }),
+  ).toBe(true);
+}
+
+const jiraPeople = new Map(
+  sandboxPeople(SEED).flatMap((p) => (p.on === 'ado' ? [] : [[p.email.toLowerCase(), p.jiraAccountId]])),
+);
+const accountOf = (identity: unknown) => {
+  const email = parseAdoIdentity(identity)?.email?.toLowerCase();
+  return email ? jiraPeople.get(email) : undefined;
+};
+
+describe('a run delivered by Jira import', () => {
+  it('pauses per batch, takes each import (one twice, one after a crash), and ends with one issue per item carrying its history', async () => {
+    // Prepare: a project delivered by import, 10 issues a file.
+    const project = await h.newProject('Import run');
+    await setDelivery(h.app.store, h.tenant.tenantId, project.id, () => ({
+      deliveryMode: 'jira-import',
+      importBatchSize: BATCH,
+    }));
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    const archive = new ImportFileArchive(h.deps().artifacts);
+
+    // Act: the run builds its files and pauses on batch 1.
+    expect((await h.drive(run.id)).at(-1)).toBe('paused');
+    const index = await archive.index(h.tenant.tenantId, run.id);
+    expect(index).toBeDefined();
+    const total = index?.batches.length ?? 0;
+    expect(total).toBeGreaterThanOrEqual(3);
+    let paused = await runOf(run.id);
+    expect(paused.status).toBe('PAUSED');
+    expect(paused.pauseReason).toBe(
+      `Waiting for the Jira import of batch 1 of ${total}: import jira-import-${run.id.toLowerCase()}-1.json (Jira settings > System > External System Import > JSON), then resume the run`,
+    );
+    // The stream says so too.
+    const events = await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000);
+    expect(JSON.stringify(events)).toContain(
+      `Run paused: Waiting for the Jira import of batch 1 of ${total}`,
+    );
+
+    // A resume before the import pauses again on the same batch.
+    await resume(run.id);
+    expect((await h.drive(run.id)).at(-1)).toBe('paused');
+    expect((await runOf(run.id)).pauseReason).toMatch(/^Waiting for the Jira import of batch 1 of /);
+
+    let crashed = false;
+    for (let n = 1; n <= total; n++) {
+      paused = await runOf(run.id);
+      expect(paused.pauseReason).toMatch(
+        new RegExp(`^Waiting for the Jira import of batch ${n} of ${total}`),
+      );
+      const text = (await archive.file(h.tenant.tenantId, run.id, n)) as string;
+      await importFile(text);
+      // Batch 2 is imported twice: its second copies are found and deleted.
+      if (n === 2) await importFile(text);
+      await resume(run.id);
+      // Batch 3: the engine dies after recording the batch, before it says so; the next call takes it again.
+      const d =
+        n === 3
+          ? h.deps({
+              crash: (point) => {
+                if (point === 'before-checkpoint' && !crashed) {
+                  crashed = true;
+                  throw new SimulatedCrash(point);
+                }
+              },
+            })
+          : h.deps();
+      const errors: unknown[] = [];
+      const answers = await h.drive(run.id, d, (err) => errors.push(err));
+      expect(answers.at(-1)).toBe(n < total ? 'paused' : 'done');
+      if (n === 3) expect(errors.map((e) => (e as Error).name)).toEqual(['SimulatedCrash']);
+    }
+    expect(crashed).toBe(true);
+
+    // Assess: the run completed, every item imported once.
+    const ended = await runOf(run.id);
+    expect(ended.status, ended.failureReason ?? '').toBe('COMPLETED');
+    expect(ended.failureCount).toBe(0);
+    expect(ended.pauseReason ?? null).toBeNull();
+    const sourceIds = index?.batches.flatMap((b) => b.sourceIds) ?? [];
+    const d = h.deps();
+    const issues = await d.target.search(`project = "${h.config.jira.projectKey}"`, {
+      fields: ['labels', 'created', 'reporter', 'status'],
+    });
+    const bySource = new Map<number, typeof issues>();
+    for (const issue of issues) {
+      const id = ((issue.fields?.labels as string[]) ?? [])
+        .map(sourceIdFromLabel)
+        .find((x) => x !== undefined);
+      if (id !== undefined) bySource.set(id, [...(bySource.get(id) ?? []), issue]);
+    }
+    for (const id of sourceIds) expect(bySource.get(id)?.length, `#${id}`).toBe(1);
+    expect(ended.successCount).toBe(sourceIds.length);
+    const idMap = await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, sourceIds);
+    for (const id of sourceIds) {
+      expect(idMap.get(id)?.targetKey).toBe(bySource.get(id)?.[0]?.key);
+      expect(idMap.get(id)?.origin).toBe('created');
+    }
+    // The twice-imported batch's second copies were deleted, and the run said so.
+    const lines = JSON.stringify(
+      await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000),
+    );
+    expect(lines).toMatch(
+      /Batch 2 of \d+ is in Jira: \d+ issues recorded; imported twice: second copies [A-Z]+-\d+/,
+    );
+
+    // Each issue as Jira answers it, read with jira.js: dates, people, comments, changelog.
+    const mismatches: string[] = [];
+    const jira = createCloudClient(
+      createClient({
+        host: h.sandboxes.jira.url,
+        auth: { type: 'basic', email: h.config.jira.email, apiToken: h.config.jira.apiToken },
+        onSchemaMismatch: (report) => mismatches.push(`${report.endpoint}: ${JSON.stringify(report.issues)}`),
+      }),
+    );
+    const service = (await jira.myself.getCurrentUser()).accountId;
+    const items = new Map<number, AdoWorkItem>((await d.source.workItems(sourceIds)).map((i) => [i.id, i]));
+    let comments = 0;
+    let statusChanges = 0;
+    for (const id of sourceIds) {
+      const key = bySource.get(id)?.[0]?.key as string;
+      const item = items.get(id) as AdoWorkItem;
+      const issue = await jira.issues.getIssue({ issueIdOrKey: key });
+      const fields = issue.fields as unknown as Record<string, { accountId?: string } | string | undefined>;
+      expect(ms(fields.created), `${key} created`).toBe(ms(item.fields['System.CreatedDate']));
+      const reporter = accountOf(item.fields['System.CreatedBy']);
+      // A reporter without a Jira account is named in the text; the importer then sets none of its own.
+      if (reporter)
+        expect((fields.reporter as { accountId?: string }).accountId, `${key} reporter`).toBe(reporter);
+
+      const ado: { createdBy?: unknown; createdDate?: string }[] = [];
+      for await (const c of d.source.comments(id)) ado.push(c);
+      const all: NonNullable<Awaited<ReturnType<typeof jira.issueComments.getComments>>['comments']> = [];
+      for (let startAt = 0; ; ) {
+        const page = await jira.issueComments.getComments({ issueIdOrKey: key, startAt, maxResults: 100 });
+        all.push(...(page.comments ?? []));
+        startAt += page.comments?.length ?? 0;
+        if (!page.comments?.length || startAt >= (page.total ?? 0)) break;
+      }
+      const got = { comments: all };
+      // The service account's own comments are the REST phases' notes (a parent Jira cannot hold, a link's
+      // comment): none repeats an imported one.
+      const imported = (got.comments ?? []).filter((c) => c.author?.accountId !== service);
+      for (const c of (got.comments ?? []).filter((x) => x.author?.accountId === service))
+        expect(JSON.stringify(c.body), `${key} service comment`).not.toMatch(/Azure DevOps comment \d+/);
+      expect(imported.length, `${key} comments`).toBe(ado.length);
+      for (const [i, c] of imported.entries()) {
+        expect(ms(c.created)).toBe(ms(ado[i]?.createdDate));
+        expect(c.author?.accountId).toBe(accountOf(ado[i]?.createdBy));
+        comments++;
+      }
+
+      const revisions = await d.source.revisions(id);
+      const changedAt = new Map(revisions.slice(1).map((r) => [ms(r.fields['System.ChangedDate']), r]));
+      const entries: NonNullable<Awaited<ReturnType<typeof jira.issues.getChangeLogs>>['values']> = [];
+      for (let startAt = 0; ; ) {
+        const page = await jira.issues.getChangeLogs({ issueIdOrKey: key, startAt, maxResults: 100 });
+        entries.push(...(page.values ?? []));
+        startAt += page.values?.length ?? 0;
+        if (page.isLast !== false || !page.values?.length) break;
+      }
+      const changelog = { values: entries };
+      for (const entry of changelog.values ?? []) {
+        if (entry.author?.accountId === service) {
+          // The service account's REST writes after the import: sprint moves only, nothing the file carried.
+          expect(
+            entry.items?.map((x) => x.field),
+            `${key} service entry`,
+          ).toEqual(['Sprint']);
+          continue;
+        }
+        const revision = changedAt.get(ms(entry.created));
+        expect(revision, `${key} entry at ${entry.created}`).toBeDefined();
+        expect(entry.author?.accountId).toBe(accountOf(revision?.fields['System.ChangedBy']));
+        if (entry.items?.some((x) => x.field === 'status')) statusChanges++;
+      }
+      expect(
+        (changelog.values ?? []).filter((e) => e.author?.accountId !== service).length,
+      ).toBeLessThanOrEqual(revisions.length - 1);
+    }
+    expect(comments).toBeGreaterThan(0);
+    expect(statusChanges).toBeGreaterThan(0);
+    expect(mismatches).toEqual([]);
+  }, 240_000);
+});
