@@ -34,11 +34,17 @@ const blockArtifact = (n: number) => `import-built-${n}.json`;
 /** Each imported item's sprint (source id -> Jira sprint id): the sprint moves after each batch's import. */
 export const SPRINTS_ARTIFACT = 'import-sprints.json';
 
-/** One block's work, as kept: its built issues, the sprint of each, what could not be carried. */
-interface BuiltBlock {
+/** One block's work, as kept: its built issues, the sprint of each, what could not be carried (by item). */
+export interface BuiltBlock {
   issues: BuiltIssue[];
   sprints: [number, number][];
-  warnings: string[];
+  warnings: [number, string][];
+}
+
+/** Block `n`'s built issues (manifest positions 50n to 50n + 49), undefined before it is built. */
+export async function builtBlock(ctx: PhaseContext, n: number): Promise<BuiltBlock | undefined> {
+  const text = await ctx.deps.artifacts.get(runArtifactKey(ctx.run, blockArtifact(n)));
+  return text === undefined ? undefined : (JSON.parse(text) as BuiltBlock);
 }
 
 /** The run's mapping in the importer's terms, made once (state map, field type keys, the site's resolution). */
@@ -90,14 +96,21 @@ const emailOf = (value: unknown) => parseAdoIdentity(value)?.email?.toLowerCase(
  * The Jira accounts of the people a block names beyond preflight's (comment authors, those who changed an item):
  * the users table first, then Jira by e-mail, as the REST comments phase finds them.
  */
-async function learnPeople(ctx: PhaseContext, mapping: ImportMapping, values: unknown[]): Promise<void> {
+async function learnPeople(
+  ctx: PhaseContext,
+  mapping: ImportMapping,
+  none: Set<string>,
+  values: unknown[],
+): Promise<void> {
   const users = mapping.users as Record<string, string>;
   const table = ctx.preflight.mappings?.users ?? {};
   const emails = new Set(values.map(emailOf).filter((e): e is string => Boolean(e)));
   for (const email of emails) {
-    if (email in users || table[email] === null || ctx.preflight.unmappedUsers.includes(email)) continue;
+    if (email in users || none.has(email) || table[email] === null) continue;
+    if (ctx.preflight.unmappedUsers.includes(email)) continue;
     const accountId = table[email] ?? (await ctx.deps.target.accountIdByEmail(email));
     if (accountId) users[email] = accountId;
+    else none.add(email);
   }
 }
 
@@ -109,7 +122,12 @@ async function commentsOf(ctx: PhaseContext, id: number): Promise<SourceComment[
 }
 
 /** Block `n` of the manifest: items an earlier run put in Jira stay out of the files (their units skip them). */
-async function buildBlock(ctx: PhaseContext, mapping: ImportMapping, n: number): Promise<BuiltBlock> {
+async function buildBlock(
+  ctx: PhaseContext,
+  mapping: ImportMapping,
+  none: Set<string>,
+  n: number,
+): Promise<BuiltBlock> {
   const { deps, run, preflight } = ctx;
   const from = n * CHUNK_SIZE;
   const slice = await preflight.manifest.range(from, from + CHUNK_SIZE);
@@ -141,6 +159,7 @@ async function buildBlock(ctx: PhaseContext, mapping: ImportMapping, n: number):
   await learnPeople(
     ctx,
     mapping,
+    none,
     read.flatMap((r) => [
       ...r.comments.map((c) => c.createdBy),
       ...r.revisions.flatMap((v) => [v.fields['System.ChangedBy'], v.fields['System.AssignedTo']]),
@@ -152,8 +171,9 @@ async function buildBlock(ctx: PhaseContext, mapping: ImportMapping, n: number):
     await new Promise((r) => setImmediate(r));
     const built = issueOf(item, revisions, comments, mapping);
     out.issues.push(built);
-    out.warnings.push(...built.warnings.map((w) => `#${item.id}: ${w}`));
-    const sprint = placement.of(item, (w) => out.warnings.push(w)).sprint;
+    out.warnings.push(...built.warnings.map((w): [number, string] => [item.id, w]));
+    // PlacementIndex names the item in its warnings already.
+    const sprint = placement.of(item, (w) => out.warnings.push([item.id, w.replace(/^#\d+: /, '')])).sprint;
     if (sprint) out.sprints.push([item.id, sprint.id]);
   }
   return out;
@@ -171,26 +191,27 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
   // A run larger than the batched read's windows reads the project's history once, into parts (history-pass.ts).
   if (!(await prepareHistoryReads(ctx, remainingMs))) return false;
   const mapping = await importMapping(ctx);
+  // People with no Jira account met in this invocation: looked up once.
+  const none = new Set<string>();
   const progressKey = runArtifactKey(run, PROGRESS_ARTIFACT);
   const blocks = Math.ceil(preflight.manifest.length / CHUNK_SIZE);
   let built = Number(JSON.parse((await deps.artifacts.get(progressKey)) ?? '{"blocks":0}').blocks);
   for (; built < blocks; built++) {
     if (remainingMs() < BLOCK_BUDGET_MS) return false;
-    const block = await buildBlock(ctx, mapping, built);
+    const block = await buildBlock(ctx, mapping, none, built);
     await deps.artifacts.put(runArtifactKey(run, blockArtifact(built)), JSON.stringify(block));
     await deps.artifacts.put(progressKey, JSON.stringify({ blocks: built + 1 }));
   }
   // The files are cut from every built issue at once: a parent and its sub-tasks go in one file.
   const issues: BuiltIssue[] = [];
   const sprints: [number, number][] = [];
-  const warnings: string[] = [];
+  let warnings = 0;
   for (let n = 0; n < blocks; n++) {
-    const text = await deps.artifacts.get(runArtifactKey(run, blockArtifact(n)));
-    if (text === undefined) throw new Error(`import block ${n} of run ${run.id} is missing`);
-    const block = JSON.parse(text) as BuiltBlock;
+    const block = await builtBlock(ctx, n);
+    if (!block) throw new Error(`import block ${n} of run ${run.id} is missing`);
     issues.push(...block.issues);
     sprints.push(...block.sprints);
-    warnings.push(...block.warnings);
+    warnings += block.warnings.length;
   }
   const linkTypes = preflight.mappings?.linkTypes;
   const availableTypes = (await deps.target.linkTypes()).map((t) => t.name);
@@ -207,8 +228,8 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
     run,
     `Jira import files built: ${issues.length} issues in ${total} file(s) of at most ${files.index.size}` +
       (files.index.leftOut.length ? `; ${files.index.leftOut.length} left out` : '') +
-      (warnings.length + files.index.warnings.length
-        ? `; ${warnings.length + files.index.warnings.length} warning(s)`
+      (warnings + files.index.warnings.length
+        ? `; ${warnings + files.index.warnings.length} warning(s)`
         : ''),
   );
   return true;

@@ -9,7 +9,7 @@
  * the files), so the run's counters read as the create phase's. `complete` brings the sprints to their states.
  */
 import { awaitingImport, type BatchCheck, checkBatch, type ImportIndex } from '#domain/jira-import/index.ts';
-import { PHASES } from '#domain/runs.ts';
+import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import {
   emptyOutcome,
   type PhaseContext,
@@ -22,7 +22,7 @@ import { nowIso } from '#platform/clock.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
 import type { JiraIssue } from '#trackers/jira/client.ts';
 import { SPRINT_ASSIGN_MAX } from '#trackers/jira/client.ts';
-import { buildImportFiles, SPRINTS_ARTIFACT } from './import-build.ts';
+import { buildImportFiles, builtBlock, SPRINTS_ARTIFACT } from './import-build.ts';
 import { completeSprints } from './sprints.ts';
 
 const PROGRESS_ARTIFACT = 'import-batches.json';
@@ -226,19 +226,29 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
   const copies = new Map((await progressOf(ctx)).copies.map((c) => [c.sourceId, c]));
   const block = blockReads(async (from, to) => {
     const slice = await preflight.manifest.range(from, to);
-    const entries = await deps.store.idMap.getMany(
-      run.tenantId,
-      run.projectId,
-      slice.map((m) => m.id),
-    );
-    return { slice, entries, from };
+    const [entries, built] = await Promise.all([
+      deps.store.idMap.getMany(
+        run.tenantId,
+        run.projectId,
+        slice.map((m) => m.id),
+      ),
+      // The import's blocks are the manifest's blocks of 50, as these reads are.
+      builtBlock(ctx, Math.floor(from / CHUNK_SIZE)),
+    ]);
+    const warnings = new Map<number, string[]>();
+    for (const [id, w] of built?.warnings ?? []) warnings.set(id, [...(warnings.get(id) ?? []), w]);
+    return { slice, entries, from, warnings };
   }, preflight.manifest.length);
   return {
     async work(i): Promise<UnitOutcome> {
-      const { slice, entries, from } = await block(i);
+      const { slice, entries, from, warnings } = await block(i);
       const m = slice[i - from];
       const outcome = emptyOutcome();
       if (!m) return outcome;
+      // What the item's file could not carry as it is (a person without an account, a text cut ...).
+      const noted = warnings.get(m.id) ?? [];
+      outcome.warnings.push(...noted.map((w) => `#${m.id}: ${w}`));
+      const notes = noted.map((w) => `; warning: ${w}`).join('');
       const entry = entries.get(m.id);
       const batch = batchOf.get(m.id);
       if (entry && entry.runId === run.id && entry.origin === 'created') {
@@ -246,7 +256,8 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
         outcome.success++;
         outcome.log.push(
           `#${m.id} ${m.type} -> ${entry.targetKey} (imported in batch ${batch ?? '?'})` +
-            (copy?.deleted.length ? `; second copy ${copy.deleted.join(', ')} deleted` : ''),
+            (copy?.deleted.length ? `; second copy ${copy.deleted.join(', ')} deleted` : '') +
+            notes,
         );
         if (copy?.left.length) {
           const reason = `imported twice: ${copy.left.map((l) => `${l.key} (${l.reason})`).join(', ')} could not be deleted; remove it in Jira, ${entry.targetKey} is the one kept`;
@@ -257,7 +268,7 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
         outcome.skipped++;
         outcome.log.push(`#${m.id} ${m.type} already in Jira as ${entry.targetKey}: skipped`);
       } else if (run.options.dryRun && batch !== undefined) {
-        outcome.log.push(`#${m.id} ${m.type} would be imported in batch ${batch}`);
+        outcome.log.push(`#${m.id} ${m.type} would be imported in batch ${batch}${notes}`);
       } else {
         const reason = leftOut.get(m.id) ?? 'not in Jira after its batch was imported';
         outcome.failure++;
