@@ -240,7 +240,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
     ]);
     expect(saved.status()).toBe(200);
     expect(await deliveryOf()).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 200 });
-    await page.getByText('Runs cannot use the importer yet').waitFor();
+    await page.getByText('Each file waits for a Jira administrator').waitFor();
     await expectCleanPage(page, 'console-delivery', 'jira-import');
   });
 
