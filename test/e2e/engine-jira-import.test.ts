@@ -91,6 +91,30 @@ const accountOf = (identity: unknown) => {
 };
 
 describe('a run delivered by Jira import', () => {
+  it('a dry run builds the files, waits for no import and writes nothing to Jira (first: Jira is empty)', async () => {
+    // Prepare
+    const project = await h.newProject('Import dry run');
+    await setDelivery(h.app.store, h.tenant.tenantId, project.id, () => ({
+      deliveryMode: 'jira-import',
+      importBatchSize: BATCH,
+    }));
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', { dryRun: true });
+    const before = (await h.jiraIssues()).length;
+    // Act
+    const answers = await h.drive(run.id);
+    // Assess
+    expect(answers.at(-1)).toBe('done');
+    expect(answers).not.toContain('paused');
+    const index = await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id);
+    expect(index?.batches.length).toBeGreaterThanOrEqual(3);
+    expect((await h.jiraIssues()).length).toBe(before);
+    const lines = JSON.stringify(
+      await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000),
+    );
+    expect(lines).toMatch(/would be imported in batch 1/);
+    expect((await runOf(run.id)).status).toBe('COMPLETED');
+  }, 120_000);
+
   it('pauses per batch, takes each import (one twice, one after a crash), and ends with one issue per item carrying its history', async () => {
     // Prepare: a project delivered by import, 10 issues a file.
     const project = await h.newProject('Import run');
@@ -291,27 +315,27 @@ describe('a run delivered by Jira import', () => {
     expect(mismatches).toEqual([]);
   }, 240_000);
 
-  it('a dry run builds the files, waits for no import and writes nothing to Jira', async () => {
-    // Prepare
-    const project = await h.newProject('Import dry run');
+  it('a run that finds the items in Jira by their labels (a project whose id map never recorded them) imports none again', async () => {
+    // Prepare: the first test's issues are in Jira; this project's id map knows none of them.
+    const project = await h.newProject('Import again');
     await setDelivery(h.app.store, h.tenant.tenantId, project.id, () => ({
       deliveryMode: 'jira-import',
       importBatchSize: BATCH,
     }));
-    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', { dryRun: true });
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
     const before = (await h.jiraIssues()).length;
     // Act
     const answers = await h.drive(run.id);
-    // Assess
-    expect(answers.at(-1)).toBe('done');
+    // Assess: no file to import, no pause, every item skipped as found.
     expect(answers).not.toContain('paused');
-    const index = await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id);
-    expect(index?.batches.length).toBeGreaterThanOrEqual(3);
+    const ended = await runOf(run.id);
+    expect(ended.status).toBe('COMPLETED');
+    expect(ended.skippedCount).toBe(ended.totalItems);
+    expect(ended.totalItems).toBeGreaterThan(0);
+    expect(ended.successCount).toBe(0);
+    expect(
+      (await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id))?.batches,
+    ).toEqual([]);
     expect((await h.jiraIssues()).length).toBe(before);
-    const lines = JSON.stringify(
-      await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000),
-    );
-    expect(lines).toMatch(/would be imported in batch 1/);
-    expect((await runOf(run.id)).status).toBe('COMPLETED');
   }, 120_000);
 });

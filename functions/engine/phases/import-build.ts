@@ -14,9 +14,11 @@ import {
   type SourceComment,
 } from '#domain/jira-import/index.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
-import { CHUNK_SIZE } from '#domain/runs.ts';
+import { sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
+import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
 import { inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { nowIso } from '#platform/clock.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
@@ -121,7 +123,11 @@ async function commentsOf(ctx: PhaseContext, id: number): Promise<SourceComment[
   return out;
 }
 
-/** Block `n` of the manifest: items an earlier run put in Jira stay out of the files (their units skip them). */
+/**
+ * Block `n` of the manifest. Items already in Jira stay out of the files (their units skip them): those the id map
+ * knows, and those Jira holds by their `src-id-N` label (an earlier run's issue the id map never recorded), which
+ * are recorded now as found, as the create phase records them.
+ */
 async function buildBlock(
   ctx: PhaseContext,
   mapping: ImportMapping,
@@ -136,8 +142,40 @@ async function buildBlock(
     run.projectId,
     slice.map((m) => m.id),
   );
-  const todo = slice.filter((m) => !known.has(m.id));
+  const unknown = slice.filter((m) => !known.has(m.id));
   const out: BuiltBlock = { issues: [], sprints: [], warnings: [] };
+  if (unknown.length === 0) return out;
+  const inJira = new Map<number, { key: string; id: string }>();
+  for (const issue of await deps.target.findByLabels(
+    preflight.projectKey,
+    unknown.map((m) => sourceIdLabel(m.id)),
+  ))
+    for (const label of (issue.fields?.labels as string[] | undefined) ?? []) {
+      const id = sourceIdFromLabel(label);
+      if (id !== undefined && !inJira.has(id)) inJira.set(id, { key: issue.key, id: issue.id });
+    }
+  await deps.store.idMap.putMany(
+    run.tenantId,
+    run.projectId,
+    unknown.flatMap((m) => {
+      const hit = inJira.get(m.id);
+      return hit
+        ? [
+            {
+              sourceId: m.id,
+              targetKey: hit.key,
+              targetId: hit.id,
+              sourceType: m.type,
+              origin: 'found' as const,
+              runId: run.id,
+              phasesDone: [PHASES.create],
+              updatedAt: nowIso(),
+            },
+          ]
+        : [];
+    }),
+  );
+  const todo = unknown.filter((m) => !inJira.has(m.id));
   if (todo.length === 0) return out;
   const items = new Map(
     (
