@@ -27,9 +27,12 @@ export type { ImportCustomField, ImportFieldRef, ImportMapping } from './mapping
 export {
   type ImportIndex,
   ImportIndexSchema,
+  planningStandIn,
+  planRunFiles,
   type RunFiles,
   type RunFilesOptions,
   runBatchLabel,
+  runFileOf,
   runFilesOfIssues,
   runImportFiles,
   type SourceRecord,

@@ -3,14 +3,17 @@
  * revisions and comments read from Azure DevOps a block of 50 at a time (revisions from the run's batched read of
  * the project's history, as the history pages read them: history-reads.ts), built into its importer issue at
  * once (issueOf), and only the built issues kept, one run artifact per block, so an invocation holds one block's
- * work items and a resumed one goes on from the next block. Once every block is built the files are cut
- * (runFilesOfIssues at the project's batch size) and written with their index (ImportFileArchive).
+ * work items and a resumed one goes on from the next block. Once every block is built the files are planned from
+ * the issues' stand-ins (planRunFiles at the project's batch size: no text, comments or history held for the whole
+ * run), then written one at a time from their issues built whole (runFileOf), the index last (ImportFileArchive).
  */
 import {
   type BuiltIssue,
   type ImportMapping,
   issueOf,
-  runFilesOfIssues,
+  planningStandIn,
+  planRunFiles,
+  runFileOf,
   type SourceComment,
 } from '#domain/jira-import/index.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
@@ -217,6 +220,30 @@ async function buildBlock(
   return out;
 }
 
+/** Blocks held at once while the files are written (a batch's issues are mostly a few neighbouring blocks). */
+const HELD_BLOCKS = 4;
+
+/** The issues of a batch built whole, from the blocks that hold them (the last few read kept). */
+function wholeIssues(ctx: PhaseContext, blockOf: ReadonlyMap<number, number>) {
+  const held = new Map<number, Map<number, BuiltIssue>>();
+  return async (ids: readonly number[]): Promise<BuiltIssue[]> => {
+    const out: BuiltIssue[] = [];
+    for (const id of ids) {
+      const n = blockOf.get(id) as number;
+      let block = held.get(n);
+      if (!block) {
+        const read = await builtBlock(ctx, n);
+        if (!read) throw new Error(`import block ${n} of run ${ctx.run.id} is missing`);
+        block = new Map(read.issues.map((i) => [i.sourceId, i]));
+        held.set(n, block);
+        if (held.size > HELD_BLOCKS) held.delete(held.keys().next().value as number);
+      }
+      out.push(block.get(id) as BuiltIssue);
+    }
+    return out;
+  };
+}
+
 /**
  * Builds the run's import files, a block per step, until done (true) or the invocation's time runs low (false:
  * the runner calls again, and the next invocation goes on from the next block). Idempotent: a block built is
@@ -240,35 +267,45 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
     await deps.artifacts.put(runArtifactKey(run, blockArtifact(built)), JSON.stringify(block));
     await deps.artifacts.put(progressKey, JSON.stringify({ blocks: built + 1 }));
   }
-  // The files are cut from every built issue at once: a parent and its sub-tasks go in one file.
-  const issues: BuiltIssue[] = [];
+  // The files are planned from every issue's stand-in (no text, comments or history: a parent and its sub-tasks
+  // go in one file), then written one at a time from their issues built whole, read back a block at a time.
+  const standIns: BuiltIssue[] = [];
+  const blockOf = new Map<number, number>();
   const sprints: [number, number][] = [];
   let warnings = 0;
   for (let n = 0; n < blocks; n++) {
     const block = await builtBlock(ctx, n);
     if (!block) throw new Error(`import block ${n} of run ${run.id} is missing`);
-    issues.push(...block.issues);
+    for (const issue of block.issues) {
+      standIns.push(planningStandIn(issue));
+      blockOf.set(issue.sourceId, n);
+    }
     sprints.push(...block.sprints);
     warnings += block.warnings.length;
   }
   const linkTypes = preflight.mappings?.linkTypes;
-  const availableTypes = (await deps.target.linkTypes()).map((t) => t.name);
-  const files = runFilesOfIssues(issues, mapping.projectKey, {
+  const options = {
     runId: run.id,
     size: preflight.delivery?.importBatchSize ?? 1500,
-    availableTypes,
+    availableTypes: (await deps.target.linkTypes()).map((t) => t.name),
     ...(linkTypes ? { linkTypes } : {}),
-  });
+  };
+  const index = planRunFiles(standIns, mapping.projectKey, options);
+  const issuesOf = wholeIssues(ctx, blockOf);
+  for (const batch of index.batches)
+    await archive.writeFile(
+      run.tenantId,
+      run.id,
+      batch.number,
+      runFileOf(await issuesOf(batch.sourceIds), batch.number, mapping.projectKey, options),
+    );
   await deps.artifacts.put(runArtifactKey(run, SPRINTS_ARTIFACT), JSON.stringify(sprints));
-  await archive.write(run.tenantId, run.id, files);
-  const total = files.files.length;
+  await archive.writeIndex(run.tenantId, run.id, index);
   await deps.journal.log(
     run,
-    `Jira import files built: ${issues.length} issues in ${total} file(s) of at most ${files.index.size}` +
-      (files.index.leftOut.length ? `; ${files.index.leftOut.length} left out` : '') +
-      (warnings + files.index.warnings.length
-        ? `; ${warnings + files.index.warnings.length} warning(s)`
-        : ''),
+    `Jira import files built: ${standIns.length} issues in ${index.batches.length} file(s) of at most ${index.size}` +
+      (index.leftOut.length ? `; ${index.leftOut.length} left out` : '') +
+      (warnings + index.warnings.length ? `; ${warnings + index.warnings.length} warning(s)` : ''),
   );
   return true;
 }
