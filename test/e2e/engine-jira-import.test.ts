@@ -3,7 +3,8 @@
  * batch with the reason, the test uploads each file as a Jira administrator (the sandbox's importer) and resumes
  * the run. Batch 1 first comes in part (the run stays paused on it, naming what is missing), then whole, which
  * leaves its first issue twice, a copy Jira refuses to delete (named in the failure report); batch 2 is imported
- * twice (its second copies deleted); the engine is killed between two batches. At the end Jira holds one issue
+ * twice (its second copies deleted), and once more while the run waits for batch 3 (found by the run's last look
+ * at every batch); the engine is killed between two batches. At the end Jira holds one issue
  * per item but that named copy, each with its ADO created date, reporter, comments (authors and dates) and a
  * changelog of its ADO revisions, read back through Jira's REST API with jira.js (no schema mismatch), and no REST
  * write of the service account in the imported history but the sprint moves. A dry run builds the files without
@@ -197,6 +198,9 @@ describe('a run delivered by Jira import', () => {
         // Nothing of a batch is recorded until it is whole.
         expect((await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, expected)).size).toBe(0);
       }
+      // While the run waits for batch 3, batch 2's file is imported once more (after its check): the run's last
+      // look at every batch finds those copies too.
+      if (n === 3) await importFile((await archive.file(h.tenant.tenantId, run.id, 2)) as string);
       await importFile(text);
       // Batch 2 is imported twice: its second copies are found and deleted.
       if (n === 2) await importFile(text);
@@ -266,6 +270,11 @@ describe('a run delivered by Jira import', () => {
     );
     expect(lines).toMatch(
       /Batch 1 of \d+ is in Jira: \d+ issues recorded; second copies [A-Z]+-\d+ could not be deleted: remove them in Jira/,
+    );
+    expect(lines).toMatch(
+      new RegExp(
+        `Batch 2 of \\d+ was imported again after its check: second copies ([A-Z]+-\\d+, ){${BATCH - 1}}[A-Z]+-\\d+ deleted`,
+      ),
     );
     expect(lines).toMatch(
       new RegExp(

@@ -35,6 +35,8 @@ interface ImportProgress {
   verified: number;
   /** Second copies of an item: deleted, or left (Jira refused) and named for removal by hand. */
   copies: { sourceId: number; kept: string; deleted: string[]; left: { key: string; reason: string }[] }[];
+  /** Every batch looked at again once the last was recorded (a file imported again meanwhile). */
+  swept?: boolean;
 }
 
 async function progressOf(ctx: PhaseContext): Promise<ImportProgress> {
@@ -197,6 +199,63 @@ async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Prom
           ? `; ${check.strangers.join(', ')} carry the label but no item of the batch`
           : '') +
         sprintLines.map((l) => `; ${l}`).join(''),
+    );
+  }
+  if (progress.swept || total === 0) return true;
+  if (!(await sweepBatches(ctx, index, progress, remainingMs))) return false;
+  progress.swept = true;
+  await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
+  return true;
+}
+
+/**
+ * Once the last batch is recorded, every batch is searched once more by its label: a file imported again after its
+ * batch was checked (during a later batch's pause) left copies no earlier check saw, deleted now as the check
+ * deletes them. A copy Jira already refused to delete is named already, not tried again. Idempotent: a search
+ * after a deletion finds the copy gone. False when the invocation's time runs low first.
+ */
+async function sweepBatches(
+  ctx: PhaseContext,
+  index: ImportIndex,
+  progress: ImportProgress,
+  remainingMs: () => number,
+): Promise<boolean> {
+  const { deps, run } = ctx;
+  const total = index.batches.length;
+  const named = new Set(progress.copies.flatMap((c) => c.left.map((l) => l.key)));
+  for (const batch of index.batches) {
+    if (remainingMs() < BATCH_BUDGET_MS) return false;
+    const issues = await labelled(ctx, batch.label);
+    if (issues.length <= batch.sourceIds.length) continue;
+    const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, batch.sourceIds);
+    const recorded = new Map(
+      [...entries.values()].filter((e) => e.runId === run.id).map((e) => [e.sourceId, e.targetKey]),
+    );
+    const check = checkBatch(
+      batch.sourceIds,
+      issues.map((i) => ({ key: i.key, id: i.id, labels: (i.fields?.labels as string[] | undefined) ?? [] })),
+      recorded,
+    );
+    check.duplicates = check.duplicates
+      .map((d) => ({ ...d, extra: d.extra.filter((e) => !named.has(e.key)) }))
+      .filter((d) => d.extra.length > 0);
+    if (check.duplicates.length === 0) continue;
+    const copies = await removeCopies(ctx, check, issues);
+    for (const copy of copies) {
+      const known = progress.copies.find((c) => c.sourceId === copy.sourceId);
+      if (!known) progress.copies.push(copy);
+      else {
+        known.deleted.push(...copy.deleted);
+        known.left.push(...copy.left);
+      }
+    }
+    const deleted = copies.flatMap((c) => c.deleted);
+    const left = copies.flatMap((c) => c.left.map((l) => l.key));
+    await deps.journal.log(
+      run,
+      `Batch ${batch.number} of ${total} was imported again after its check` +
+        (deleted.length ? `: second copies ${deleted.join(', ')} deleted` : '') +
+        (left.length ? `; second copies ${left.join(', ')} could not be deleted: remove them in Jira` : ''),
     );
   }
   return true;
