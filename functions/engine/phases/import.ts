@@ -8,6 +8,7 @@
  * units are the manifest's items, each told as imported, skipped (in Jira before the run) or failed (left out of
  * the files), so the run's counters read as the create phase's. `complete` brings the sprints to their states.
  */
+import * as z from 'zod';
 import { awaitingImport, type BatchCheck, checkBatch, type ImportIndex } from '#domain/jira-import/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import {
@@ -29,20 +30,31 @@ const PROGRESS_ARTIFACT = 'import-batches.json';
 /** Below this much of the invocation's time, no batch is taken up: the next invocation goes on from it. */
 const BATCH_BUDGET_MS = 20_000;
 
-/** What the run made of its batches so far, kept as a run artifact. */
-interface ImportProgress {
+/** What the run made of its batches so far, kept as a run artifact (parsed on read). */
+const ImportProgressSchema = z.object({
   /** Batches found whole and recorded, from 1. */
-  verified: number;
+  verified: z.number().int().min(0),
   /** Second copies of an item: deleted, or left (Jira refused) and named for removal by hand. */
-  copies: { sourceId: number; kept: string; deleted: string[]; left: { key: string; reason: string }[] }[];
+  copies: z.array(
+    z.object({
+      sourceId: z.number(),
+      kept: z.string(),
+      deleted: z.array(z.string()),
+      left: z.array(z.object({ key: z.string(), reason: z.string() })),
+    }),
+  ),
   /** Every batch looked at again once the last was recorded (a file imported again meanwhile). */
-  swept?: boolean;
-}
+  swept: z.boolean().optional(),
+});
+type ImportProgress = z.infer<typeof ImportProgressSchema>;
 
 async function progressOf(ctx: PhaseContext): Promise<ImportProgress> {
   const text = await ctx.deps.artifacts.get(runArtifactKey(ctx.run, PROGRESS_ARTIFACT));
-  return text ? (JSON.parse(text) as ImportProgress) : { verified: 0, copies: [] };
+  return text ? ImportProgressSchema.parse(JSON.parse(text)) : { verified: 0, copies: [] };
 }
+
+/** Each imported item's sprint, as import-build.ts keeps it (source id -> sprint id). */
+const SprintsSchema = z.array(z.tuple([z.number(), z.number()]));
 
 async function indexOf(ctx: PhaseContext): Promise<ImportIndex> {
   const index = await new ImportFileArchive(ctx.deps.artifacts).index(ctx.run.tenantId, ctx.run.id);
@@ -178,10 +190,9 @@ async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Prom
     deps.crash?.('after-id-map');
     const copies = await removeCopies(ctx, check, issues);
     sprintOf ??= new Map(
-      JSON.parse((await deps.artifacts.get(runArtifactKey(run, SPRINTS_ARTIFACT))) ?? '[]') as [
-        number,
-        number,
-      ][],
+      SprintsSchema.parse(
+        JSON.parse((await deps.artifacts.get(runArtifactKey(run, SPRINTS_ARTIFACT))) ?? '[]'),
+      ),
     );
     const sprintLines = await placeInSprints(ctx, check.found, sprintOf);
     progress.verified = n;
