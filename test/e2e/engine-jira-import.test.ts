@@ -113,14 +113,18 @@ const accountOf = (identity: unknown) => {
 };
 
 describe('a run delivered by Jira import', () => {
-  it('a dry run builds the files, waits for no import and writes nothing to Jira (first: Jira is empty)', async () => {
+  it('a dry run builds the files (links off: none in them), waits for no import and writes nothing to Jira (first: Jira is empty)', async () => {
     // Prepare
     const project = await h.newProject('Import dry run');
     await setDelivery(h.app.store, h.tenant.tenantId, project.id, () => ({
       deliveryMode: 'jira-import',
       importBatchSize: BATCH,
     }));
-    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', { dryRun: true });
+    // Links off: the files hold the hierarchy (sub-task links) and no issue link.
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      dryRun: true,
+      migrateLinks: false,
+    });
     const before = (await h.jiraIssues()).length;
     // Act
     const answers = await h.drive(run.id);
@@ -129,6 +133,13 @@ describe('a run delivered by Jira import', () => {
     expect(answers).not.toContain('paused');
     const index = await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id);
     expect(index?.batches.length).toBeGreaterThanOrEqual(3);
+    expect(index?.links).toEqual([]);
+    for (const b of index?.batches ?? []) {
+      const file = JSON.parse(
+        (await new ImportFileArchive(h.deps().artifacts).file(h.tenant.tenantId, run.id, b.number)) as string,
+      ) as { links?: { name: string }[] };
+      expect((file.links ?? []).filter((l) => l.name !== 'sub-task-link')).toEqual([]);
+    }
     expect((await h.jiraIssues()).length).toBe(before);
     const lines = JSON.stringify(
       await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000),
@@ -153,6 +164,17 @@ describe('a run delivered by Jira import', () => {
     expect(index).toBeDefined();
     const total = index?.batches.length ?? 0;
     expect(total).toBeGreaterThanOrEqual(3);
+    // Links on: issue links in the files (both ends in one) and in the index (across files, for the REST phase).
+    let fileLinks = 0;
+    for (let n = 1; n <= total; n++) {
+      const file = JSON.parse((await archive.file(h.tenant.tenantId, run.id, n)) as string) as {
+        links?: { name: string }[];
+      };
+      fileLinks += (file.links ?? []).filter((l) => l.name !== 'sub-task-link').length;
+    }
+    expect(fileLinks).toBeGreaterThan(0);
+    expect(index?.links.length).toBeGreaterThan(0);
+    expect(index?.parents.length).toBeGreaterThan(0);
     let paused = await runOf(run.id);
     expect(paused.status).toBe('PAUSED');
     expect(paused.pauseReason).toBe(
@@ -292,6 +314,25 @@ describe('a run delivered by Jira import', () => {
       }),
     );
     const service = (await jira.myself.getCurrentUser()).accountId;
+    // What no file held, the REST phases set: the links across files, the parents (or a Relates link).
+    const keyOf = (id: number) => idMap.get(id)?.targetKey as string;
+    const linkedTo = async (key: string) => {
+      const issue = await jira.issues.getIssue({ issueIdOrKey: key, fields: ['issuelinks', 'parent'] });
+      const f = issue.fields as unknown as {
+        parent?: { key: string };
+        issuelinks?: { inwardIssue?: { key: string }; outwardIssue?: { key: string } }[];
+      };
+      return {
+        parent: f.parent?.key,
+        links: (f.issuelinks ?? []).flatMap((l) => [l.inwardIssue?.key, l.outwardIssue?.key]),
+      };
+    };
+    for (const link of index?.links ?? [])
+      expect((await linkedTo(keyOf(link.from))).links).toContain(keyOf(link.to));
+    for (const pair of index?.parents ?? []) {
+      const child = await linkedTo(keyOf(pair.child));
+      expect([child.parent, ...child.links], `#${pair.child}'s parent`).toContain(keyOf(pair.parent));
+    }
     const items = new Map<number, AdoWorkItem>((await d.source.workItems(sourceIds)).map((i) => [i.id, i]));
     let comments = 0;
     let statusChanges = 0;

@@ -28,6 +28,9 @@ import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
 import { PlacementIndex } from './sprints.ts';
 import { statePlan } from './transitions.ts';
 
+/** ADO's parent/child relations (Hierarchy-Forward, Hierarchy-Reverse). */
+const HIERARCHY = 'System.LinkTypes.Hierarchy';
+
 /** Items built side by side within a block (each reads its comments and, past the batched read, its revisions). */
 const ITEMS_SIDE_BY_SIDE = 10;
 /** Below this much of the invocation's time, no block starts: the next invocation goes on from it. */
@@ -210,7 +213,12 @@ async function buildBlock(
   for (const { item, revisions, comments } of read) {
     // One at a time, the event loop given a turn between two: an issue converts its description and comments.
     await new Promise((r) => setImmediate(r));
-    const built = issueOf(item, revisions, comments, mapping);
+    // With links off, as in the REST mode, only the hierarchy goes on: no issue link in the file either.
+    const kept =
+      ctx.run.options.migrateLinks === false
+        ? { ...item, relations: (item.relations ?? []).filter((r) => r.rel.startsWith(HIERARCHY)) }
+        : item;
+    const built = issueOf(kept, revisions, comments, mapping);
     out.issues.push(built);
     out.warnings.push(...built.warnings.map((w): [number, string] => [item.id, w]));
     // PlacementIndex names the item in its warnings already.
