@@ -142,6 +142,8 @@ interface RunAnswer {
   successCount?: number;
   failureCount?: number;
   skippedCount?: number;
+  /** Why the service paused the run (a refused connection, a Jira import it waits for); null otherwise. */
+  pauseReason?: string | null;
 }
 
 export async function start(ctx: Ctx, projectId: string, o: StartOptions): Promise<void> {
@@ -173,6 +175,8 @@ export async function status(ctx: Ctx, runId: string): Promise<void> {
       `${run.currentPhase ? ` (phase ${phaseLabel(run.currentPhase)})` : ''}: ` +
       `${run.successCount ?? 0} migrated, ${run.failureCount ?? 0} failed, ${run.skippedCount ?? 0} skipped`,
   );
+  // The service's own pause says what it waits for: a reconnect, or the next Jira import file.
+  if (run.pauseReason) out(`Paused: ${run.pauseReason}`);
 }
 
 export async function watch(

@@ -58,13 +58,3 @@ export const deliveryAfter = (current: Partial<Delivery> | undefined, input: Del
 /** Files a run in `jira-import` mode builds for `issues` issues (before parents pull sub-tasks together). */
 export const importFileCount = (issues: number, delivery: Delivery): number =>
   delivery.deliveryMode === 'jira-import' ? Math.ceil(Math.max(0, issues) / delivery.importBatchSize) : 0;
-
-/**
- * Why a run cannot start with the project's delivery, as the 409's message; null when it can. The engine
- * delivers by REST only until its import phases exist, and a run must not write by REST, with the service
- * account as every author, what its project chose to import with the original authors.
- */
-export function deliveryStartRefusal(delivery: Delivery, projectId: string): string | null {
-  if (delivery.deliveryMode === 'rest') return null;
-  return `Project ${projectId} delivers by ${delivery.deliveryMode}, which runs cannot use yet: set its delivery to rest to run now`;
-}

@@ -36,6 +36,7 @@ import { attachmentsPhase } from './phases/attachments.ts';
 import { commentsPhase } from './phases/comments.ts';
 import { createPhase } from './phases/create.ts';
 import { hierarchyPhase } from './phases/hierarchy.ts';
+import { importPhase } from './phases/import.ts';
 import { linksPhase } from './phases/links.ts';
 import { rollbackPhase } from './phases/rollback.ts';
 import { transitionsPhase } from './phases/transitions.ts';
@@ -71,6 +72,18 @@ function afterRunPhase(run: Run, pastLast: boolean): PhaseModule | undefined {
   const { preview = true, includeEdited = false } = run.rollback ?? {};
   return rollbackPhase({ preview, includeEdited });
 }
+
+/**
+ * A run delivered by Jira's importer (docs/jira-import.md): the import files and the admin's import in place of
+ * the create phase; no transitions or comments phase, as the files carry each issue's final status and its
+ * comments (a REST write of either would be the service account's, in the imported history).
+ */
+const IMPORT_PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
+  ...PHASE_MODULES,
+  [PHASES.create]: importPhase,
+  [PHASES.transitions]: undefined,
+  [PHASES.comments]: undefined,
+};
 
 /** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */
 async function pluginPhase(
@@ -143,7 +156,7 @@ async function workPhases(
     // verification, or the rollback (its preview, or carrying the preview out). A run that verifies itself at its
     // end works the verification as its own next phase, then Finalize.
     const onDemand = afterRunPhase(run, phase > lastPhase);
-    const atEnd = run.status === 'RUNNING' && verifiesAtEnd(run) && phase === lastPhase + 1;
+    const atEnd = run.status === 'RUNNING' && verifiesAtEnd(run, preflight) && phase === lastPhase + 1;
     const after = onDemand ?? (atEnd ? verificationPhase : undefined);
     const verifying = after !== undefined;
     if (phase > lastPhase && !verifying) return 'finalize';
@@ -152,7 +165,7 @@ async function workPhases(
     const module = verifying
       ? after
       : phase <= LAST_CORE_PHASE
-        ? PHASE_MODULES[phase]
+        ? (preflight.delivery?.deliveryMode === 'jira-import' ? IMPORT_PHASE_MODULES : PHASE_MODULES)[phase]
         : plugin && pluginModule(plugin, interrupt);
     const ctx: PhaseContext = { deps, run, preflight, invocation };
     if (module?.prepare && !(await module.prepare(ctx, remainingMs))) return 'batch';

@@ -1,6 +1,7 @@
 /** What the engine's phases and the plugins work with: the store, the artifacts and both tracker clients. */
 
 import type * as z from 'zod';
+import type { Delivery } from '#domain/delivery.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
 import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
@@ -128,6 +129,11 @@ export interface Preflight {
   components: PreflightComponent[];
   /** Absent when the project had no confirmed mappings when preflight ran: the defaults apply. */
   mappings?: PreflightMappings;
+  /**
+   * How the run delivers, as its project said at preflight (a project's delivery cannot change while it has an
+   * active run). Absent: REST (a preflight from before the field).
+   */
+  delivery?: Delivery;
 }
 
 /** What preflight learnt, but the manifest: small, whatever the project's size. */

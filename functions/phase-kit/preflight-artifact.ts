@@ -11,6 +11,7 @@
  * sprints, no components), which is what a run made of it then: the upgrade is here, once.
  */
 import * as z from 'zod';
+import { StoredDeliverySchema } from '#domain/delivery.ts';
 import { exactSchema } from '#domain/exact-schema.ts';
 import { type ManifestItem, ManifestItemSchema } from '#domain/manifest.ts';
 import { CustomFieldMappingSchema } from '#domain/mapping/custom-fields.ts';
@@ -79,6 +80,7 @@ const PreflightHeaderSchema = exactSchema<PreflightHeader>()(
     sprints: z.array(PreflightSprintSchema),
     components: z.array(PreflightComponentSchema),
     mappings: PreflightMappingsSchema.optional(),
+    delivery: StoredDeliverySchema.optional(),
   }),
 );
 

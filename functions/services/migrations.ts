@@ -9,7 +9,6 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { AwsOrchestrator } from '#adapters/orchestrator-aws.ts';
 import type { ConnectionMaker } from '#domain/connection-use.ts';
 import type { ConnectionKind, SourceCredentials, TargetCredentials } from '#domain/connectors.ts';
-import { deliveryOf, deliveryStartRefusal } from '#domain/delivery.ts';
 import { storedId } from '#domain/ids.ts';
 import { PROJECT_TRANSITIONS, runMovesProject, runStartRefusal } from '#domain/lifecycle.ts';
 import {
@@ -209,8 +208,6 @@ export async function startMigration(
 ): Promise<StartOutcome> {
   const { tenantId } = principal;
   const project = await findProject(store, tenantId, projectId);
-  const undeliverable = deliveryStartRefusal(deliveryOf(project), project.id);
-  if (undeliverable) throw errors.projectNotReady(undeliverable);
   // Checked before anything is written: a URL the service may not reach, or a start the project's OAuth
   // grants do not cover, writes nothing.
   const { source, target } = input.enginePayload;

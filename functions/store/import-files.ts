@@ -9,9 +9,18 @@ export class ImportFileArchive {
   constructor(private readonly artifacts: ArtifactStore) {}
 
   async write(tenantId: string, runId: string, built: RunFiles): Promise<void> {
-    for (const file of built.files)
-      await this.artifacts.put(artifactKeys.importFile(tenantId, runId, file.number), file.text);
-    await this.artifacts.put(artifactKeys.importIndex(tenantId, runId), JSON.stringify(built.index));
+    for (const file of built.files) await this.writeFile(tenantId, runId, file.number, file.text);
+    await this.writeIndex(tenantId, runId, built.index);
+  }
+
+  /** Batch n's file, as the importer takes it; the engine writes them one at a time, then the index. */
+  writeFile(tenantId: string, runId: string, n: number, text: string): Promise<void> {
+    return this.artifacts.put(artifactKeys.importFile(tenantId, runId, n), text);
+  }
+
+  /** The index, once every file it names is written: a reader that finds it finds them. */
+  writeIndex(tenantId: string, runId: string, index: ImportIndex): Promise<void> {
+    return this.artifacts.put(artifactKeys.importIndex(tenantId, runId), JSON.stringify(index));
   }
 
   /** The run's index, undefined before its files are written. */

@@ -28,7 +28,12 @@ export type InterruptReason =
    */
   | ({ kind: 'tracker-unavailable'; count: number; until?: Date } & TrackerFault)
   /** Too little of the invocation's time is left to start more work. */
-  | { kind: 'time-budget' };
+  | { kind: 'time-budget' }
+  /**
+   * A run delivered by Jira's importer waits for a Jira administrator to import batch `batch` (or the rest of
+   * it): the run pauses with `message` as its reason, and a resume looks for the batch again.
+   */
+  | { kind: 'import-awaited'; batch: number; message: string };
 
 /** A tracker connection's refused (or unreachable) token, as the interrupt tells it. */
 export type CredentialsRefused = Extract<InterruptReason, { kind: 'credentials-refused' }>;

@@ -209,7 +209,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
     await checkPage('05-invitation-spent');
   });
 
-  // The Delivery tab (last: it leaves the demo project set to Jira's importer, which runs cannot use yet): the two
+  // The Delivery tab (last: it leaves the demo project set to Jira's importer, whose runs wait for an admin's imports): the two
   // ways a run writes into Jira, each with what it keeps and costs, chosen and saved by the owner (the API answers
   // the choice), read only for a member.
   const deliveryOf = async () =>
@@ -240,7 +240,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
     ]);
     expect(saved.status()).toBe(200);
     expect(await deliveryOf()).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 200 });
-    await page.getByText('Runs cannot use the importer yet').waitFor();
+    await page.getByText('Each file waits for a Jira administrator').waitFor();
     await expectCleanPage(page, 'console-delivery', 'jira-import');
   });
 

@@ -199,6 +199,8 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     // files' claims): left out, 60 items' worth of them cost the service no CPU here.
     await page.getByLabel('Attachments', { exact: true }).uncheck();
     await page.getByLabel('Comments', { exact: true }).uncheck();
+    // Verified later from the run's page, on demand (its own test below).
+    await page.getByLabel('Verify every item at the end').uncheck();
     await checkPage('08-start-run');
     // A slow Jira keeps the run going while the keyboard reaches Pause (a wait costs no CPU).
     await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 300 } });

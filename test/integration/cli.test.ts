@@ -10,7 +10,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
+import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
@@ -243,6 +245,18 @@ describe('tms start, status, pause, cancel', () => {
     const status = await tms(['status', run.id]);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`Run ${run.id} ${run.status} 0%`);
+    expect(status.stdout).not.toContain('Paused:');
+    // Paused by the service (here: waiting for a Jira import), the status says why.
+    const reason =
+      'Waiting for the Jira import of batch 1 of 2: import jira-import-x-1.json, then resume the run';
+    expect(
+      await new StoreRunJournal(app.store).move(
+        (await app.store.runs.get(t.tenantId, run.id)) as Run,
+        RUN_TRANSITIONS.pause,
+        { fields: { control: 'pause', pauseReason: reason } },
+      ),
+    ).toBe(true);
+    expect((await tms(['status', run.id])).stdout).toContain(`\nPaused: ${reason}\n`);
     const paused = await tms(['pause', run.id, '--json']);
     expect(paused.code).toBe(0);
     expect(JSON.parse(paused.stdout)).toEqual({ id: run.id, status: 'PAUSED' });

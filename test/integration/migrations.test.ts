@@ -321,7 +321,7 @@ describe('starting a run', () => {
     );
   });
 
-  it('refuses a start while the project delivers by Jira import, which runs cannot use yet, and writes nothing', async () => {
+  it('starts a run of a project delivered by Jira import: the engine builds its files and waits for the imports', async () => {
     const projectId = await newProject();
     const set = await app.call('PUT', `/api/projects/${projectId}/delivery`, {
       token: t.admin.token,
@@ -329,22 +329,10 @@ describe('starting a run', () => {
     });
     expect(set.status).toBe(200);
     const res = await start(projectId);
-    expect(res.status).toBe(409);
-    expect(res.body).toEqual({
-      statusCode: 409,
-      message: `Project ${projectId} delivers by jira-import, which runs cannot use yet: set its delivery to rest to run now`,
-      error: 'Conflict',
-      code: 'PROJECT_NOT_READY',
-    });
-    expect(orch.starts).toEqual([]);
-    expect(await app.store.runs.getLock(t.tenantId, projectId)).toBeUndefined();
-    expect(await projectStatus(projectId)).toBe('READY');
-    // Back to REST, the same start runs.
-    await app.call('PUT', `/api/projects/${projectId}/delivery`, {
-      token: t.admin.token,
-      body: { deliveryMode: 'rest' },
-    });
-    expect((await start(projectId)).status).toBe(200);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('RUNNING');
+    expect(orch.starts).toHaveLength(1);
+    expect(await projectStatus(projectId)).toBe('MIGRATING');
   });
 
   it('answers the active run to the same request, and 409 to another', async () => {

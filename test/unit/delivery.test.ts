@@ -5,7 +5,6 @@ import {
   DeliveryInputSchema,
   deliveryAfter,
   deliveryOf,
-  deliveryStartRefusal,
   importFileCount,
 } from '../../functions/domain/delivery.ts';
 import { HttpError } from '../../functions/platform/errors.ts';
@@ -61,12 +60,5 @@ describe('delivery', () => {
     expect(importFileCount(1501, imported)).toBe(2);
     expect(importFileCount(0, imported)).toBe(0);
     expect(importFileCount(85_000, deliveryOf(undefined))).toBe(0);
-  });
-
-  it('lets a run start by REST only, until the import phases exist', () => {
-    expect(deliveryStartRefusal(deliveryOf(undefined), 'p1')).toBeNull();
-    expect(deliveryStartRefusal(deliveryOf({ deliveryMode: 'jira-import' }), 'p1')).toBe(
-      'Project p1 delivers by jira-import, which runs cannot use yet: set its delivery to rest to run now',
-    );
   });
 });

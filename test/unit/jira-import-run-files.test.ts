@@ -10,6 +10,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ImportFileSchema,
   type ImportMapping,
+  issueOf,
+  planningStandIn,
+  planRunFiles,
+  runFileOf,
+  runFilesOfIssues,
   runImportFiles,
   type SourceRecord,
 } from '../../functions/domain/jira-import/index.ts';
@@ -105,6 +110,39 @@ describe("a run's import files", () => {
       ['2', ['src-id-2', `tms-import-${RUN}-1`]],
     ]);
     expect(first.links).toEqual([{ name: 'sub-task-link', sourceId: '2', destinationId: '1' }]);
+  });
+
+  it('cut batch by batch from stand-ins, the files and index are those of the whole run, byte for byte', () => {
+    // Prepare: links inside a batch (3 -> 4) and across two (1 -> 4), a sub-task with its parent.
+    const related = (to: number) => ({
+      rel: 'System.LinkTypes.Related',
+      url: `${ORG}/_apis/wit/workItems/${to}`,
+    });
+    const linked = records.map((r) =>
+      r.item.id === 1 || r.item.id === 3 ? { ...r, item: { ...r.item, relations: [related(4)] } } : r,
+    );
+    const built = linked.map((r) => issueOf(r.item, r.revisions, r.comments, mapping));
+    const options = { runId: RUN, size: 2, availableTypes: ['Relates'] };
+    const whole = runFilesOfIssues(built, 'MIG', options);
+    // Act
+    const index = planRunFiles(built.map(planningStandIn), 'MIG', options);
+    const byId = new Map(built.map((b) => [b.sourceId, b]));
+    const files = index.batches.map((b) => ({
+      number: b.number,
+      text: runFileOf(
+        b.sourceIds.map((id) => byId.get(id) as (typeof built)[number]),
+        b.number,
+        'MIG',
+        options,
+      ),
+    }));
+    // Assess
+    expect(index).toEqual(whole.index);
+    expect(files).toEqual(whole.files);
+    expect(index.links).toEqual([{ type: 'Relates', from: 1, to: 4 }]);
+    expect(JSON.parse(files[1]?.text ?? '').links).toEqual([
+      { name: 'Relates', sourceId: '3', destinationId: '4' },
+    ]);
   });
 
   it('keeps each file and the index as run artifacts, with nothing secret in them, the index last', async () => {

@@ -27,9 +27,13 @@ export type { ImportCustomField, ImportFieldRef, ImportMapping } from './mapping
 export {
   type ImportIndex,
   ImportIndexSchema,
+  planningStandIn,
+  planRunFiles,
   type RunFiles,
   type RunFilesOptions,
   runBatchLabel,
+  runFileOf,
+  runFilesOfIssues,
   runImportFiles,
   type SourceRecord,
 } from './run-files.ts';
@@ -44,3 +48,10 @@ export {
   type SourceItem,
 } from './text.ts';
 export { hoursToPeriod, importerDate } from './values.ts';
+export {
+  awaitingImport,
+  type BatchCheck,
+  checkBatch,
+  importFileName,
+  type LabelledIssue,
+} from './verify.ts';

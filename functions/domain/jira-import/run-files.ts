@@ -67,25 +67,96 @@ export function runImportFiles(
   const built: BuiltIssue[] = records.map((r) =>
     issueOf(r.item, r.revisions, r.comments, mapping, options.body ? { body: options.body } : {}),
   );
-  const planned = batchesOf(built, {
-    projectKey: mapping.projectKey,
-    size: options.size,
-    batchLabel: (n) => runBatchLabel(options.runId, n),
-    ...(options.availableTypes ? { availableTypes: options.availableTypes } : {}),
-    ...(options.linkTypes ? { linkTypes: options.linkTypes } : {}),
-  });
-  const unmapped = new Set(built.flatMap((b) => b.unmappedPeople));
+  return runFilesOfIssues(built, mapping.projectKey, options);
+}
+
+/**
+ * The files of issues already built (issueOf), all in one piece: for a run's files small enough to hold.
+ */
+export function runFilesOfIssues(
+  built: readonly BuiltIssue[],
+  projectKey: string,
+  options: RunFilesOptions,
+): RunFiles {
+  const planned = batchesOf(
+    built,
+    batchOptions(projectKey, options, (n) => runBatchLabel(options.runId, n)),
+  );
   return {
     files: planned.batches.map((b) => ({ number: b.number, text: serialiseImportFile(b.file) })),
-    index: {
-      runId: options.runId,
-      size: options.size,
-      batches: planned.batches.map((b) => ({ number: b.number, label: b.label, sourceIds: b.sourceIds })),
-      parents: planned.parents,
-      links: planned.links,
-      leftOut: planned.leftOut,
-      unmappedPeople: [...unmapped].sort(),
-      warnings: [...built.flatMap((b) => b.warnings), ...planned.warnings],
-    },
+    index: indexOf(built, planned, options),
   };
+}
+
+const batchOptions = (projectKey: string, options: RunFilesOptions, batchLabel: (n: number) => string) => ({
+  projectKey,
+  size: options.size,
+  batchLabel,
+  ...(options.availableTypes ? { availableTypes: options.availableTypes } : {}),
+  ...(options.linkTypes ? { linkTypes: options.linkTypes } : {}),
+});
+
+function indexOf(
+  built: readonly BuiltIssue[],
+  planned: ReturnType<typeof batchesOf>,
+  options: RunFilesOptions,
+): ImportIndex {
+  const unmapped = new Set(built.flatMap((b) => b.unmappedPeople));
+  return {
+    runId: options.runId,
+    size: options.size,
+    batches: planned.batches.map((b) => ({ number: b.number, label: b.label, sourceIds: b.sourceIds })),
+    parents: planned.parents,
+    links: planned.links,
+    leftOut: planned.leftOut,
+    unmappedPeople: [...unmapped].sort(),
+    warnings: [...built.flatMap((b) => b.warnings), ...planned.warnings],
+  };
+}
+
+/**
+ * An issue without its text, comments and history: what deciding the files needs (its type's level, its parent,
+ * its relations, its people), a small part of what the file holds. The engine keeps these for the whole run and
+ * the built issues a batch at a time.
+ */
+export function planningStandIn(built: BuiltIssue): BuiltIssue {
+  const { description: _description, comments: _comments, history: _history, ...issue } = built.issue;
+  return { ...built, issue };
+}
+
+/**
+ * The index of a run's files, from every issue's stand-in (planningStandIn) in the manifest's order: which issues
+ * each batch holds, and what no file holds. The same as runFilesOfIssues' index.
+ */
+export function planRunFiles(
+  standIns: readonly BuiltIssue[],
+  projectKey: string,
+  options: RunFilesOptions,
+): ImportIndex {
+  const planned = batchesOf(
+    standIns,
+    batchOptions(projectKey, options, (n) => runBatchLabel(options.runId, n)),
+  );
+  return indexOf(standIns, planned, options);
+}
+
+/**
+ * Batch `n`'s file, from its issues built whole, in the plan's order (`index.batches[n - 1].sourceIds`): the same
+ * text runFilesOfIssues writes for it, as a file's content and links depend on its own issues only.
+ */
+export function runFileOf(
+  issues: readonly BuiltIssue[],
+  n: number,
+  projectKey: string,
+  options: RunFilesOptions,
+): string {
+  const planned = batchesOf(issues, {
+    ...batchOptions(projectKey, options, () => runBatchLabel(options.runId, n)),
+    // One file, whatever its size: the plan made it one.
+    size: Math.max(issues.length, 1),
+  });
+  const [batch] = planned.batches;
+  if (!batch || planned.batches.length !== 1)
+    throw new Error(`batch ${n}'s issues do not make one file (${planned.batches.length})`);
+  return serialiseImportFile(batch.file);
 }

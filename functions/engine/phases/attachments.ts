@@ -79,10 +79,24 @@ async function entriesAt(
 }
 
 /**
+ * A run delivered by Jira's importer: the file carried the description and the history, so the unit neither
+ * writes the description again (an edit by the service account in the imported changelog) nor attaches a
+ * history page; it brings the files.
+ */
+export const importedRun = (ctx: Pick<PhaseContext, 'preflight'>): boolean =>
+  ctx.preflight.delivery?.deliveryMode === 'jira-import';
+
+/**
  * What a unit has to do for its item: the files and inline images to bring, whether its description is written
  * again, its full text and history files; `idle` when there is none of it (the issue is then not read).
  */
-function planOf(organisation: string, item: AdoWorkItem, describe: DescriptionContext, everything: boolean) {
+function planOf(
+  organisation: string,
+  item: AdoWorkItem,
+  describe: DescriptionContext,
+  everything: boolean,
+  imported = false,
+) {
   // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
   // other URL an image or a relation names stays a link, with a warning, and is never fetched.
   const ours = (f: { url: string }) => isOrganisationAttachment(f.url, organisation);
@@ -94,13 +108,13 @@ function planOf(organisation: string, item: AdoWorkItem, describe: DescriptionCo
   // uploading them needs the option.
   const inline = inlineUploads(item).filter(ours);
   // Mentions, references and images resolve only now: such a description is written again, final.
-  const rewrite = inline.length + foreign.length > 0 || namesOthers(item);
+  const rewrite = !imported && (inline.length + foreign.length > 0 || namesOthers(item));
   // The description converted once (final-description.ts): a description over Jira's limit was cut, and its
   // full text comes as a file; the final description is made from it after the upload.
   const draft = draftDescription(item, describe);
   const fullText = draft.fullText;
   // Its revision history too (attachHistory), with attachments off as well.
-  const history = item.rev > 1 ? 1 : 0;
+  const history = !imported && item.rev > 1 ? 1 : 0;
   const idle = files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0;
   return { foreign, files, inline, rewrite, draft, fullText, history, idle };
 }
@@ -116,6 +130,8 @@ interface FilesPlan {
   inline: ReturnType<typeof inlineUploads>;
   /** Attachments on: the files and images are brought (off: only the full text and history). */
   everything: boolean;
+  /** Its revision history as a page (not for an imported issue: its changelog has it). */
+  withHistory: boolean;
   /** The files the issue has; the uploaded ones are added. */
   existing: JiraAttachment[];
   uploadLimit: number;
@@ -163,7 +179,7 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
       size: fullText.size,
       source: { html: fullText.html },
     });
-  const historyFile = await historyOf(ctx, item, existing, plan.at);
+  const historyFile = plan.withHistory ? await historyOf(ctx, item, existing, plan.at) : {};
   if (historyFile.send) sends.push(historyFile.send);
   const images = inline.flatMap((image) => {
     const there = has(image.uploadName);
@@ -213,9 +229,10 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // With attachments off, only the full text of a cut description is uploaded (its note points at it); the
   // item is not marked done, so a later run with attachments on still brings its files.
   const everything = run.options.migrateAttachments !== false;
+  const imported = importedRun(ctx);
   const block = blockReads(async (from) => {
     // The history files' revisions, streamed for many items at a time: started now, not when a unit asks.
-    if (!run.options.dryRun) readHistoryAhead(ctx, from).catch(() => undefined);
+    if (!run.options.dryRun && !imported) readHistoryAhead(ctx, from).catch(() => undefined);
     const { entries } = await entriesAt(ctx, from);
     const items = new Map(
       (
@@ -255,6 +272,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         items.get(e.sourceId) as AdoWorkItem,
         describe,
         everything,
+        imported,
       );
       plans.set(e.sourceId, plan);
       if (plan.idle) return;
@@ -298,7 +316,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
         : `${label}: attachments are disabled on the Jira site`;
     const { foreign, files, inline, rewrite, draft, fullText, history, idle } =
-      plans.get(entry.sourceId) ?? planOf(deps.source.organizationUrl, item, describe, everything);
+      plans.get(entry.sourceId) ?? planOf(deps.source.organizationUrl, item, describe, everything, imported);
     for (const f of foreign) {
       const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
       outcome.log.push(`#${entry.sourceId} warning: ${warning}`);
@@ -351,6 +369,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         fullText,
         inline,
         everything,
+        withHistory: history > 0,
         existing,
         uploadLimit: settings.uploadLimit,
         refusal: (label, size) => (tooLarge(size) ? limitProblem(label, size) : undefined),
@@ -400,7 +419,8 @@ const attachmentsUnits = (ctx: PhaseContext) => ctx.preflight.manifest.length;
 
 export const attachmentsPhase: PhaseModule = {
   // A run too large for each window to read the project's revisions: read once, into the windows' parts.
-  prepare: (ctx, remainingMs) => prepareHistoryReads(ctx, remainingMs),
+  // An imported run's history is in its issues' changelogs: no history page, nothing to read for one.
+  prepare: async (ctx, remainingMs) => importedRun(ctx) || prepareHistoryReads(ctx, remainingMs),
   units: attachmentsUnits,
   open: openAttachments,
 };

@@ -3,6 +3,7 @@
  * mapping. An impossible mapping fails the run here, before anything is written to Jira.
  */
 
+import { deliveryOf } from '#domain/delivery.ts';
 import { type ManifestItem, orderParentsFirst, parentIdOf, sampleManifest } from '#domain/manifest.ts';
 import { mapTypes, peopleByTable, planFieldMappings } from '#domain/mapping/index.ts';
 import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/mapping/priority.ts';
@@ -103,10 +104,11 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
   const { source, target } = deps;
   const { ids, warnings: scopeWarnings, inJira } = await idsToMigrate(deps, run);
   const items = await slimItems(deps, ids);
-  const [project, fields, confirmed] = await Promise.all([
+  const [project, fields, confirmed, own] = await Promise.all([
     target.project(projectKey),
     target.fields(),
     deps.store.mappings.confirmed(run.tenantId, run.projectId),
+    deps.store.projects.get(run.tenantId, run.projectId),
   ]);
   // Parents already in Jira (incremental runs) stay out of the manifest, but their types decide whether
   // Jira can hold them as a parent: they are mapped too.
@@ -202,6 +204,8 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
     sprints: sprintSetup.sprints,
     components: componentSetup.components,
     ...(mappings ? { mappings } : {}),
+    // Only an import run says so: a REST run's preflight is as it always was.
+    ...(deliveryOf(own).deliveryMode === 'jira-import' ? { delivery: deliveryOf(own) } : {}),
   };
   // Each sprint's issues together, in the order the sprints are closed: the create phase closes them as it goes.
   const ordered: Preflight = { ...preflight, ...orderForSprints(preflight, inScope) };

@@ -84,8 +84,9 @@ export function DeliverySection({ project }: { project: Project }) {
             disabled={!canChoose}
             w={260}
           />
-          <Alert color="yellow" title="Runs cannot use the importer yet">
-            A run starts once the delivery is back to the REST API.
+          <Alert color="yellow" title="Each file waits for a Jira administrator">
+            A run builds the files, then pauses before each batch until a Jira administrator imports its file
+            (Jira settings &gt; System &gt; External System Import &gt; JSON) and resumes the run.
           </Alert>
         </>
       )}

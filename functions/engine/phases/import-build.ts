@@ -1,0 +1,319 @@
+/**
+ * The import files of a run delivered by Jira's importer (docs/jira-import.md): each manifest item's fields,
+ * revisions and comments read from Azure DevOps a block of 50 at a time (revisions from the run's batched read of
+ * the project's history, as the history pages read them: history-reads.ts), built into its importer issue at
+ * once (issueOf), and only the built issues kept, one run artifact per block, so an invocation holds one block's
+ * work items and a resumed one goes on from the next block. Once every block is built the files are planned from
+ * the issues' stand-ins (planRunFiles at the project's batch size: no text, comments or history held for the whole
+ * run), then written one at a time from their issues built whole (runFileOf), the index last (ImportFileArchive).
+ */
+import {
+  type BuiltIssue,
+  type ImportMapping,
+  issueOf,
+  planningStandIn,
+  planRunFiles,
+  runFileOf,
+  type SourceComment,
+} from '#domain/jira-import/index.ts';
+import { parseAdoIdentity } from '#domain/mapping/identity.ts';
+import { sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
+import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import type { PhaseContext } from '#phase-kit/context.ts';
+import { inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { nowIso } from '#platform/clock.ts';
+import { ImportFileArchive } from '#store/import-files.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
+import { PlacementIndex } from './sprints.ts';
+import { statePlan } from './transitions.ts';
+
+/** ADO's parent/child relations (Hierarchy-Forward, Hierarchy-Reverse). */
+const HIERARCHY = 'System.LinkTypes.Hierarchy';
+
+/** Items built side by side within a block (each reads its comments and, past the batched read, its revisions). */
+const ITEMS_SIDE_BY_SIDE = 10;
+/** Below this much of the invocation's time, no block starts: the next invocation goes on from it. */
+const BLOCK_BUDGET_MS = 30_000;
+
+const MAPPING_ARTIFACT = 'import-mapping.json';
+const PROGRESS_ARTIFACT = 'import-build.json';
+const blockArtifact = (n: number) => `import-built-${n}.json`;
+/** Each imported item's sprint (source id -> Jira sprint id): the sprint moves after each batch's import. */
+export const SPRINTS_ARTIFACT = 'import-sprints.json';
+
+/** One block's work, as kept: its built issues, the sprint of each, what could not be carried (by item). */
+export interface BuiltBlock {
+  issues: BuiltIssue[];
+  sprints: [number, number][];
+  warnings: [number, string][];
+}
+
+/** Block `n`'s built issues (manifest positions 50n to 50n + 49), undefined before it is built. */
+export async function builtBlock(ctx: PhaseContext, n: number): Promise<BuiltBlock | undefined> {
+  const text = await ctx.deps.artifacts.get(runArtifactKey(ctx.run, blockArtifact(n)));
+  return text === undefined ? undefined : (JSON.parse(text) as BuiltBlock);
+}
+
+/** The run's mapping in the importer's terms, made once (state map, field type keys, the site's resolution). */
+async function importMapping(ctx: PhaseContext): Promise<ImportMapping> {
+  const { deps, run, preflight } = ctx;
+  const key = runArtifactKey(run, MAPPING_ARTIFACT);
+  const saved = await deps.artifacts.get(key);
+  if (saved) return JSON.parse(saved) as ImportMapping;
+  const [plan, fields, resolutions] = await Promise.all([
+    statePlan(ctx),
+    deps.target.fields(),
+    deps.target.resolutions(),
+  ]);
+  const typeKeyOf = (id: string | null | undefined) => {
+    const field = id ? fields.find((f) => f.id === id) : undefined;
+    const typeKey = field?.schema?.custom;
+    return field && typeof typeKey === 'string' ? { name: field.name, typeKey } : undefined;
+  };
+  const users: Record<string, string> = { ...preflight.users };
+  for (const [email, id] of Object.entries(preflight.mappings?.users ?? {})) if (id) users[email] = id;
+  const storyPoints = typeKeyOf(preflight.storyPointsFieldId);
+  const sprintField = typeKeyOf(preflight.sprintFieldId);
+  const doneResolution = resolutions.find((r) => r.name.toLowerCase() === 'done')?.name;
+  const mapping: ImportMapping = {
+    projectKey: preflight.projectKey,
+    typeMap: preflight.typeMap,
+    typeLevels: preflight.typeLevels,
+    states: plan.mapping.map,
+    doneStatuses: plan.doneStatuses,
+    ...(doneResolution ? { doneResolution } : {}),
+    priorityNames: preflight.priorityNames,
+    users,
+    ...(storyPoints ? { storyPoints } : {}),
+    customFields: (preflight.mappings?.customFields ?? []).flatMap((c) => {
+      const ref = typeKeyOf(c.fieldId);
+      return ref ? [{ ...c, typeKey: ref.typeKey }] : [];
+    }),
+    components: preflight.components.map((c) => ({ name: c.name, areaPaths: c.areaPaths })),
+    sprints: preflight.sprints.map((s) => ({ iterationPath: s.iterationPath, name: s.name, id: s.id })),
+    ...(sprintField ? { sprintField } : {}),
+  };
+  await deps.artifacts.put(key, JSON.stringify(mapping));
+  return mapping;
+}
+
+const emailOf = (value: unknown) => parseAdoIdentity(value)?.email?.toLowerCase();
+
+/**
+ * The Jira accounts of the people a block names beyond preflight's (comment authors, those who changed an item):
+ * the users table first, then Jira by e-mail, as the REST comments phase finds them.
+ */
+async function learnPeople(
+  ctx: PhaseContext,
+  mapping: ImportMapping,
+  none: Set<string>,
+  values: unknown[],
+): Promise<void> {
+  const users = mapping.users as Record<string, string>;
+  const table = ctx.preflight.mappings?.users ?? {};
+  const emails = new Set(values.map(emailOf).filter((e): e is string => Boolean(e)));
+  for (const email of emails) {
+    if (email in users || none.has(email) || table[email] === null) continue;
+    if (ctx.preflight.unmappedUsers.includes(email)) continue;
+    const accountId = table[email] ?? (await ctx.deps.target.accountIdByEmail(email));
+    if (accountId) users[email] = accountId;
+    else none.add(email);
+  }
+}
+
+async function commentsOf(ctx: PhaseContext, id: number): Promise<SourceComment[]> {
+  if (ctx.run.options.migrateComments === false) return [];
+  const out: SourceComment[] = [];
+  for await (const c of ctx.deps.source.comments(id)) out.push(c as SourceComment);
+  return out;
+}
+
+/**
+ * Block `n` of the manifest. Items already in Jira stay out of the files (their units skip them): those the id map
+ * knows, and those Jira holds by their `src-id-N` label (an earlier run's issue the id map never recorded), which
+ * are recorded now as found, as the create phase records them.
+ */
+async function buildBlock(
+  ctx: PhaseContext,
+  mapping: ImportMapping,
+  none: Set<string>,
+  n: number,
+): Promise<BuiltBlock> {
+  const { deps, run, preflight } = ctx;
+  const from = n * CHUNK_SIZE;
+  const slice = await preflight.manifest.range(from, from + CHUNK_SIZE);
+  const known = await deps.store.idMap.getMany(
+    run.tenantId,
+    run.projectId,
+    slice.map((m) => m.id),
+  );
+  const unknown = slice.filter((m) => !known.has(m.id));
+  const out: BuiltBlock = { issues: [], sprints: [], warnings: [] };
+  if (unknown.length === 0) return out;
+  const inJira = new Map<number, { key: string; id: string }>();
+  for (const issue of await deps.target.findByLabels(
+    preflight.projectKey,
+    unknown.map((m) => sourceIdLabel(m.id)),
+  ))
+    for (const label of (issue.fields?.labels as string[] | undefined) ?? []) {
+      const id = sourceIdFromLabel(label);
+      if (id !== undefined && !inJira.has(id)) inJira.set(id, { key: issue.key, id: issue.id });
+    }
+  await deps.store.idMap.putMany(
+    run.tenantId,
+    run.projectId,
+    unknown.flatMap((m) => {
+      const hit = inJira.get(m.id);
+      return hit
+        ? [
+            {
+              sourceId: m.id,
+              targetKey: hit.key,
+              targetId: hit.id,
+              sourceType: m.type,
+              origin: 'found' as const,
+              runId: run.id,
+              phasesDone: [PHASES.create],
+              updatedAt: nowIso(),
+            },
+          ]
+        : [];
+    }),
+  );
+  const todo = unknown.filter((m) => !inJira.has(m.id));
+  if (todo.length === 0) return out;
+  const items = new Map(
+    (
+      await deps.source.workItems(
+        todo.map((m) => m.id),
+        { expand: 'relations' },
+      )
+    ).map((i) => [i.id, i]),
+  );
+  const read = await inPool(todo, ITEMS_SIDE_BY_SIDE, async (m) => {
+    const item = items.get(m.id) as AdoWorkItem;
+    const at = from + slice.indexOf(m);
+    const [revisions, comments] = await Promise.all([
+      historyRevisions(ctx, item, undefined, at),
+      commentsOf(ctx, m.id),
+    ]);
+    return { item, revisions, comments };
+  });
+  await learnPeople(
+    ctx,
+    mapping,
+    none,
+    read.flatMap((r) => [
+      ...r.comments.map((c) => c.createdBy),
+      ...r.revisions.flatMap((v) => [v.fields['System.ChangedBy'], v.fields['System.AssignedTo']]),
+    ]),
+  );
+  const placement = new PlacementIndex(preflight);
+  for (const { item, revisions, comments } of read) {
+    // One at a time, the event loop given a turn between two: an issue converts its description and comments.
+    await new Promise((r) => setImmediate(r));
+    // With links off, as in the REST mode, only the hierarchy goes on: no issue link in the file either.
+    const kept =
+      ctx.run.options.migrateLinks === false
+        ? { ...item, relations: (item.relations ?? []).filter((r) => r.rel.startsWith(HIERARCHY)) }
+        : item;
+    const built = issueOf(kept, revisions, comments, mapping);
+    out.issues.push(built);
+    out.warnings.push(...built.warnings.map((w): [number, string] => [item.id, w]));
+    // PlacementIndex names the item in its warnings already.
+    const sprint = placement.of(item, (w) => out.warnings.push([item.id, w.replace(/^#\d+: /, '')])).sprint;
+    if (sprint) out.sprints.push([item.id, sprint.id]);
+  }
+  return out;
+}
+
+/** Blocks held at once while the files are written (a batch's issues are mostly a few neighbouring blocks). */
+const HELD_BLOCKS = 4;
+
+/** The issues of a batch built whole, from the blocks that hold them (the last few read kept). */
+function wholeIssues(ctx: PhaseContext, blockOf: ReadonlyMap<number, number>) {
+  const held = new Map<number, Map<number, BuiltIssue>>();
+  return async (ids: readonly number[]): Promise<BuiltIssue[]> => {
+    const out: BuiltIssue[] = [];
+    for (const id of ids) {
+      const n = blockOf.get(id) as number;
+      let block = held.get(n);
+      if (!block) {
+        const read = await builtBlock(ctx, n);
+        if (!read) throw new Error(`import block ${n} of run ${ctx.run.id} is missing`);
+        block = new Map(read.issues.map((i) => [i.sourceId, i]));
+        held.set(n, block);
+        if (held.size > HELD_BLOCKS) held.delete(held.keys().next().value as number);
+      }
+      out.push(block.get(id) as BuiltIssue);
+    }
+    return out;
+  };
+}
+
+/**
+ * Builds the run's import files, a block per step, until done (true) or the invocation's time runs low (false:
+ * the runner calls again, and the next invocation goes on from the next block). Idempotent: a block built is
+ * kept, and the files are cut again from the kept blocks after a crash before the index.
+ */
+export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => number): Promise<boolean> {
+  const { deps, run, preflight } = ctx;
+  const archive = new ImportFileArchive(deps.artifacts);
+  if (await archive.index(run.tenantId, run.id)) return true;
+  // A run larger than the batched read's windows reads the project's history once, into parts (history-pass.ts).
+  if (!(await prepareHistoryReads(ctx, remainingMs))) return false;
+  const mapping = await importMapping(ctx);
+  // People with no Jira account met in this invocation: looked up once.
+  const none = new Set<string>();
+  const progressKey = runArtifactKey(run, PROGRESS_ARTIFACT);
+  const blocks = Math.ceil(preflight.manifest.length / CHUNK_SIZE);
+  let built = Number(JSON.parse((await deps.artifacts.get(progressKey)) ?? '{"blocks":0}').blocks);
+  for (; built < blocks; built++) {
+    if (remainingMs() < BLOCK_BUDGET_MS) return false;
+    const block = await buildBlock(ctx, mapping, none, built);
+    await deps.artifacts.put(runArtifactKey(run, blockArtifact(built)), JSON.stringify(block));
+    await deps.artifacts.put(progressKey, JSON.stringify({ blocks: built + 1 }));
+  }
+  // The files are planned from every issue's stand-in (no text, comments or history: a parent and its sub-tasks
+  // go in one file), then written one at a time from their issues built whole, read back a block at a time.
+  const standIns: BuiltIssue[] = [];
+  const blockOf = new Map<number, number>();
+  const sprints: [number, number][] = [];
+  let warnings = 0;
+  for (let n = 0; n < blocks; n++) {
+    const block = await builtBlock(ctx, n);
+    if (!block) throw new Error(`import block ${n} of run ${run.id} is missing`);
+    for (const issue of block.issues) {
+      standIns.push(planningStandIn(issue));
+      blockOf.set(issue.sourceId, n);
+    }
+    sprints.push(...block.sprints);
+    warnings += block.warnings.length;
+  }
+  const linkTypes = preflight.mappings?.linkTypes;
+  const options = {
+    runId: run.id,
+    size: preflight.delivery?.importBatchSize ?? 1500,
+    availableTypes: (await deps.target.linkTypes()).map((t) => t.name),
+    ...(linkTypes ? { linkTypes } : {}),
+  };
+  const index = planRunFiles(standIns, mapping.projectKey, options);
+  const issuesOf = wholeIssues(ctx, blockOf);
+  for (const batch of index.batches)
+    await archive.writeFile(
+      run.tenantId,
+      run.id,
+      batch.number,
+      runFileOf(await issuesOf(batch.sourceIds), batch.number, mapping.projectKey, options),
+    );
+  await deps.artifacts.put(runArtifactKey(run, SPRINTS_ARTIFACT), JSON.stringify(sprints));
+  await archive.writeIndex(run.tenantId, run.id, index);
+  await deps.journal.log(
+    run,
+    `Jira import files built: ${standIns.length} issues in ${index.batches.length} file(s) of at most ${index.size}` +
+      (index.leftOut.length ? `; ${index.leftOut.length} left out` : '') +
+      (warnings + index.warnings.length ? `; ${warnings + index.warnings.length} warning(s)` : ''),
+  );
+  return true;
+}

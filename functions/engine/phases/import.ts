@@ -1,0 +1,359 @@
+/**
+ * Phase 2 of a run delivered by Jira's importer, in place of the create phase (docs/jira-import.md). Its
+ * `prepare` builds the import files (import-build.ts), then takes the batches in order: a batch Jira does not
+ * hold whole yet pauses the run with the reason ("Waiting for the Jira import of batch 3 of 14 ..."), the
+ * admin imports the file and resumes the run; a batch found whole by its label (`tms-import-{runId}-{n}`) has
+ * each issue recorded in the id map (created by this run), the copies a second import made deleted (the first
+ * kept: the one the id map names, else the lowest key), and its issues moved into their sprints. The phase's
+ * units are the manifest's items, each told as imported, skipped (in Jira before the run) or failed (left out of
+ * the files), so the run's counters read as the create phase's. `complete` brings the sprints to their states.
+ */
+import * as z from 'zod';
+import { awaitingImport, type BatchCheck, checkBatch, type ImportIndex } from '#domain/jira-import/index.ts';
+import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import {
+  emptyOutcome,
+  type PhaseContext,
+  type PhaseModule,
+  type UnitOutcome,
+  type UnitWorker,
+} from '#phase-kit/context.ts';
+import { blockReads, refusalOf, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { nowIso } from '#platform/clock.ts';
+import { ImportFileArchive } from '#store/import-files.ts';
+import type { JiraIssue } from '#trackers/jira/client.ts';
+import { SPRINT_ASSIGN_MAX } from '#trackers/jira/client.ts';
+import { buildImportFiles, builtBlock, SPRINTS_ARTIFACT } from './import-build.ts';
+import { completeSprints } from './sprints.ts';
+
+const PROGRESS_ARTIFACT = 'import-batches.json';
+/** Below this much of the invocation's time, no batch is taken up: the next invocation goes on from it. */
+const BATCH_BUDGET_MS = 20_000;
+
+/** What the run made of its batches so far, kept as a run artifact (parsed on read). */
+const ImportProgressSchema = z.object({
+  /** Batches found whole and recorded, from 1. */
+  verified: z.number().int().min(0),
+  /** Second copies of an item: deleted, or left (Jira refused) and named for removal by hand. */
+  copies: z.array(
+    z.object({
+      sourceId: z.number(),
+      kept: z.string(),
+      deleted: z.array(z.string()),
+      left: z.array(z.object({ key: z.string(), reason: z.string() })),
+    }),
+  ),
+  /** Every batch looked at again once the last was recorded (a file imported again meanwhile). */
+  swept: z.boolean().optional(),
+});
+type ImportProgress = z.infer<typeof ImportProgressSchema>;
+
+async function progressOf(ctx: PhaseContext): Promise<ImportProgress> {
+  const text = await ctx.deps.artifacts.get(runArtifactKey(ctx.run, PROGRESS_ARTIFACT));
+  return text ? ImportProgressSchema.parse(JSON.parse(text)) : { verified: 0, copies: [] };
+}
+
+/** Each imported item's sprint, as import-build.ts keeps it (source id -> sprint id). */
+const SprintsSchema = z.array(z.tuple([z.number(), z.number()]));
+
+async function indexOf(ctx: PhaseContext): Promise<ImportIndex> {
+  const index = await new ImportFileArchive(ctx.deps.artifacts).index(ctx.run.tenantId, ctx.run.id);
+  if (!index) throw new Error(`the import files of run ${ctx.run.id} are not built`);
+  return index;
+}
+
+/** The issues Jira holds with the batch's label (labels, type: a sub-task's copy is deleted before its parent's). */
+async function labelled(ctx: PhaseContext, label: string): Promise<JiraIssue[]> {
+  const key = ctx.preflight.projectKey.replaceAll('"', '');
+  return ctx.deps.target.search(`project = "${key}" AND labels = "${label.replaceAll('"', '')}"`, {
+    fields: ['labels', 'issuetype'],
+  });
+}
+
+/**
+ * The copies a second import of the batch made, deleted by REST (the service's own account: they are the run's
+ * issues, made through the admin's import), sub-tasks before their parents. A copy Jira refuses to delete is
+ * kept in the list with the reason, for the run's report: never left silently.
+ */
+async function removeCopies(
+  ctx: PhaseContext,
+  check: BatchCheck,
+  issues: readonly JiraIssue[],
+): Promise<ImportProgress['copies']> {
+  const subtask = new Set(
+    issues
+      .filter((i) => (i.fields?.issuetype as { subtask?: boolean } | undefined)?.subtask)
+      .map((i) => i.key),
+  );
+  const all = check.duplicates.flatMap((d) => d.extra.map((e) => ({ sourceId: d.sourceId, key: e.key })));
+  const ordered = [...all.filter((c) => subtask.has(c.key)), ...all.filter((c) => !subtask.has(c.key))];
+  const done = new Map<string, string | undefined>();
+  for (const copy of ordered) {
+    try {
+      await ctx.deps.target.deleteIssue(copy.key);
+      done.set(copy.key, undefined);
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (refusal === undefined) throw err;
+      done.set(copy.key, refusal);
+    }
+  }
+  return check.duplicates.map((d) => ({
+    sourceId: d.sourceId,
+    kept: d.kept,
+    deleted: d.extra.filter((e) => done.get(e.key) === undefined).map((e) => e.key),
+    left: d.extra.flatMap((e) => {
+      const reason = done.get(e.key);
+      return reason === undefined ? [] : [{ key: e.key, reason }];
+    }),
+  }));
+}
+
+/** The batch's issues into their sprints (the file names none), at most 50 a call; a refusal is a line. */
+async function placeInSprints(
+  ctx: PhaseContext,
+  found: BatchCheck['found'],
+  sprintOf: ReadonlyMap<number, number>,
+): Promise<string[]> {
+  const bySprint = new Map<number, string[]>();
+  for (const f of found) {
+    const sprint = sprintOf.get(f.sourceId);
+    if (sprint !== undefined) bySprint.set(sprint, [...(bySprint.get(sprint) ?? []), f.key]);
+  }
+  const lines: string[] = [];
+  for (const [sprint, keys] of bySprint)
+    for (let i = 0; i < keys.length; i += SPRINT_ASSIGN_MAX) {
+      const part = keys.slice(i, i + SPRINT_ASSIGN_MAX);
+      try {
+        await ctx.deps.target.moveToSprint(sprint, part);
+      } catch (err) {
+        const refusal = refusalOf(err);
+        if (refusal === undefined) throw err;
+        const name = ctx.preflight.sprints.find((s) => s.id === sprint)?.name ?? String(sprint);
+        lines.push(`sprint "${name}" took none of ${part.join(', ')}: ${refusal}`);
+      }
+    }
+  return lines;
+}
+
+/**
+ * Takes the batches not yet recorded, in order. A batch Jira does not hold whole pauses the run (the interrupt's
+ * `import-awaited`: engine/control.ts); a whole one is recorded. True once every batch is; false when the
+ * invocation's time runs low first.
+ */
+async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Promise<boolean> {
+  const { deps, run, invocation } = ctx;
+  const index = await indexOf(ctx);
+  const progress = await progressOf(ctx);
+  const total = index.batches.length;
+  let sprintOf: Map<number, number> | undefined;
+  let typeOf: Map<number, string> | undefined;
+  for (let n = progress.verified + 1; n <= total; n++) {
+    if (remainingMs() < BATCH_BUDGET_MS) return false;
+    const batch = index.batches[n - 1] as ImportIndex['batches'][number];
+    const issues = await labelled(ctx, batch.label);
+    const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, batch.sourceIds);
+    const recorded = new Map(
+      [...entries.values()].filter((e) => e.runId === run.id).map((e) => [e.sourceId, e.targetKey]),
+    );
+    const check = checkBatch(
+      batch.sourceIds,
+      issues.map((i) => ({ key: i.key, id: i.id, labels: (i.fields?.labels as string[] | undefined) ?? [] })),
+      recorded,
+    );
+    if (check.missing.length > 0) {
+      invocation.interrupt.abort({
+        kind: 'import-awaited',
+        batch: n,
+        message: awaitingImport(run.id, n, total, check.missing, batch.sourceIds.length),
+      });
+      invocation.interrupt.throwIfVoided();
+    }
+    typeOf ??= await manifestTypes(ctx);
+    const types = typeOf;
+    await deps.store.idMap.putMany(
+      run.tenantId,
+      run.projectId,
+      check.found
+        .filter((f) => recorded.get(f.sourceId) !== f.key)
+        .map((f) => ({
+          sourceId: f.sourceId,
+          targetKey: f.key,
+          targetId: f.id,
+          sourceType: types.get(f.sourceId) ?? entries.get(f.sourceId)?.sourceType ?? '',
+          origin: 'created' as const,
+          runId: run.id,
+          phasesDone: [PHASES.create],
+          updatedAt: nowIso(),
+        })),
+    );
+    deps.crash?.('after-id-map');
+    const copies = await removeCopies(ctx, check, issues);
+    sprintOf ??= new Map(
+      SprintsSchema.parse(
+        JSON.parse((await deps.artifacts.get(runArtifactKey(run, SPRINTS_ARTIFACT))) ?? '[]'),
+      ),
+    );
+    const sprintLines = await placeInSprints(ctx, check.found, sprintOf);
+    progress.verified = n;
+    progress.copies.push(...copies);
+    deps.crash?.('before-checkpoint');
+    await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
+    const deleted = copies.flatMap((c) => c.deleted);
+    const left = copies.flatMap((c) => c.left.map((l) => l.key));
+    await deps.journal.log(
+      run,
+      `Batch ${n} of ${total} is in Jira: ${check.found.length} issues recorded` +
+        (deleted.length ? `; imported twice: second copies ${deleted.join(', ')} deleted` : '') +
+        (left.length ? `; second copies ${left.join(', ')} could not be deleted: remove them in Jira` : '') +
+        (check.strangers.length
+          ? `; ${check.strangers.join(', ')} carry the label but no item of the batch`
+          : '') +
+        sprintLines.map((l) => `; ${l}`).join(''),
+    );
+  }
+  if (progress.swept || total === 0) return true;
+  if (!(await sweepBatches(ctx, index, progress, remainingMs))) return false;
+  progress.swept = true;
+  await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
+  return true;
+}
+
+/**
+ * Once the last batch is recorded, every batch is searched once more by its label: a file imported again after its
+ * batch was checked (during a later batch's pause) left copies no earlier check saw, deleted now as the check
+ * deletes them. A copy Jira already refused to delete is named already, not tried again. Idempotent: a search
+ * after a deletion finds the copy gone. False when the invocation's time runs low first.
+ */
+async function sweepBatches(
+  ctx: PhaseContext,
+  index: ImportIndex,
+  progress: ImportProgress,
+  remainingMs: () => number,
+): Promise<boolean> {
+  const { deps, run } = ctx;
+  const total = index.batches.length;
+  const named = new Set(progress.copies.flatMap((c) => c.left.map((l) => l.key)));
+  for (const batch of index.batches) {
+    if (remainingMs() < BATCH_BUDGET_MS) return false;
+    const issues = await labelled(ctx, batch.label);
+    if (issues.length <= batch.sourceIds.length) continue;
+    const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, batch.sourceIds);
+    const recorded = new Map(
+      [...entries.values()].filter((e) => e.runId === run.id).map((e) => [e.sourceId, e.targetKey]),
+    );
+    const check = checkBatch(
+      batch.sourceIds,
+      issues.map((i) => ({ key: i.key, id: i.id, labels: (i.fields?.labels as string[] | undefined) ?? [] })),
+      recorded,
+    );
+    check.duplicates = check.duplicates
+      .map((d) => ({ ...d, extra: d.extra.filter((e) => !named.has(e.key)) }))
+      .filter((d) => d.extra.length > 0);
+    if (check.duplicates.length === 0) continue;
+    const copies = await removeCopies(ctx, check, issues);
+    for (const copy of copies) {
+      const known = progress.copies.find((c) => c.sourceId === copy.sourceId);
+      if (!known) progress.copies.push(copy);
+      else {
+        known.deleted.push(...copy.deleted);
+        known.left.push(...copy.left);
+      }
+    }
+    const deleted = copies.flatMap((c) => c.deleted);
+    const left = copies.flatMap((c) => c.left.map((l) => l.key));
+    await deps.journal.log(
+      run,
+      `Batch ${batch.number} of ${total} was imported again after its check` +
+        (deleted.length ? `: second copies ${deleted.join(', ')} deleted` : '') +
+        (left.length ? `; second copies ${left.join(', ')} could not be deleted: remove them in Jira` : ''),
+    );
+  }
+  return true;
+}
+
+/** Each manifest item's ADO type (ids and type names: small beside the manifest's slices). */
+async function manifestTypes(ctx: PhaseContext): Promise<Map<number, string>> {
+  const types = new Map<number, string>();
+  for await (const slice of ctx.preflight.manifest.slices()) for (const m of slice) types.set(m.id, m.type);
+  return types;
+}
+
+/** Builds the files, then (not in a dry run: nothing is imported) takes the batches as the admin imports them. */
+async function prepareImport(ctx: PhaseContext, remainingMs: () => number): Promise<boolean> {
+  if (!(await buildImportFiles(ctx, remainingMs))) return false;
+  if (ctx.run.options.dryRun) return true;
+  return verifyBatches(ctx, remainingMs);
+}
+
+/** Each manifest item told once every batch is recorded: imported (with its batch), skipped, or failed. */
+async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
+  const { deps, run, preflight } = ctx;
+  const index = await indexOf(ctx);
+  const batchOf = new Map<number, number>();
+  for (const b of index.batches) for (const id of b.sourceIds) batchOf.set(id, b.number);
+  const leftOut = new Map(index.leftOut.map((l) => [l.sourceId, l.reason]));
+  const copies = new Map((await progressOf(ctx)).copies.map((c) => [c.sourceId, c]));
+  const block = blockReads(async (from, to) => {
+    const slice = await preflight.manifest.range(from, to);
+    const [entries, built] = await Promise.all([
+      deps.store.idMap.getMany(
+        run.tenantId,
+        run.projectId,
+        slice.map((m) => m.id),
+      ),
+      // The import's blocks are the manifest's blocks of 50, as these reads are.
+      builtBlock(ctx, Math.floor(from / CHUNK_SIZE)),
+    ]);
+    const warnings = new Map<number, string[]>();
+    for (const [id, w] of built?.warnings ?? []) warnings.set(id, [...(warnings.get(id) ?? []), w]);
+    return { slice, entries, from, warnings };
+  }, preflight.manifest.length);
+  return {
+    async work(i): Promise<UnitOutcome> {
+      const { slice, entries, from, warnings } = await block(i);
+      const m = slice[i - from];
+      const outcome = emptyOutcome();
+      if (!m) return outcome;
+      // What the item's file could not carry as it is (a person without an account, a text cut ...).
+      const noted = warnings.get(m.id) ?? [];
+      outcome.warnings.push(...noted.map((w) => `#${m.id}: ${w}`));
+      const notes = noted.map((w) => `; warning: ${w}`).join('');
+      const entry = entries.get(m.id);
+      const batch = batchOf.get(m.id);
+      if (entry && entry.runId === run.id && entry.origin === 'created') {
+        const copy = copies.get(m.id);
+        outcome.success++;
+        outcome.log.push(
+          `#${m.id} ${m.type} -> ${entry.targetKey} (imported in batch ${batch ?? '?'})` +
+            (copy?.deleted.length ? `; second copy ${copy.deleted.join(', ')} deleted` : '') +
+            notes,
+        );
+        if (copy?.left.length) {
+          const reason = `imported twice: ${copy.left.map((l) => `${l.key} (${l.reason})`).join(', ')} could not be deleted; remove it in Jira, ${entry.targetKey} is the one kept`;
+          outcome.failure++;
+          outcome.failures.push({ sourceId: m.id, reason });
+        }
+      } else if (entry) {
+        outcome.skipped++;
+        outcome.log.push(`#${m.id} ${m.type} already in Jira as ${entry.targetKey}: skipped`);
+      } else if (run.options.dryRun && batch !== undefined) {
+        outcome.log.push(`#${m.id} ${m.type} would be imported in batch ${batch}${notes}`);
+      } else {
+        const reason = leftOut.get(m.id) ?? 'not in Jira after its batch was imported';
+        outcome.failure++;
+        outcome.failures.push({ sourceId: m.id, reason: `left out of the Jira import: ${reason}` });
+        outcome.log.push(`#${m.id} ${m.type} failed: left out of the Jira import: ${reason}`);
+      }
+      return outcome;
+    },
+  };
+}
+
+/** Phase 2 of a run delivered by Jira's importer, for the runner (in place of the create phase). */
+export const importPhase: PhaseModule = {
+  prepare: prepareImport,
+  units: (ctx) => ctx.preflight.manifest.length,
+  open: openImport,
+  complete: completeSprints,
+};
