@@ -80,6 +80,8 @@ export interface MigrationOptions {
   profile: 'realistic' | 'off';
   /** False leaves the comments phase out. */
   comments: boolean;
+  /** True: the run verifies every migrated item at its end, as the API's runs do by default (`options.verify`). */
+  verify?: boolean;
   /** Stop after this phase (Infinity: every phase and Finalize). */
   until: number;
   requestLog: 'entries' | 'counts';
@@ -276,13 +278,10 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
     indexLagMs: 0,
     pluginDefinitions: PLUGIN_DEFINITIONS,
   };
-  const run = await createRun(
-    store,
-    tenant.id,
-    project.id,
-    'FULL',
-    opts.comments ? {} : { migrateComments: false },
-  );
+  const run = await createRun(store, tenant.id, project.id, 'FULL', {
+    ...(opts.comments ? {} : { migrateComments: false }),
+    ...(opts.verify ? { verify: true } : {}),
+  });
   const ref = { tenantId: tenant.id, runId: run.id };
 
   // The log's length only (`?count`), or its entries from where the phase began.
