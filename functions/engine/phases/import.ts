@@ -71,6 +71,24 @@ async function labelled(ctx: PhaseContext, label: string): Promise<JiraIssue[]> 
 }
 
 /**
+ * The batch as Jira holds it (its labelled issues) against what the id map recorded of this run's items; with the
+ * batch's id map entries and the keys this run recorded.
+ */
+async function checkedBatch(ctx: PhaseContext, batch: ImportIndex['batches'][number], issues: JiraIssue[]) {
+  const { deps, run } = ctx;
+  const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, batch.sourceIds);
+  const recorded = new Map(
+    [...entries.values()].filter((e) => e.runId === run.id).map((e) => [e.sourceId, e.targetKey]),
+  );
+  const check: BatchCheck = checkBatch(
+    batch.sourceIds,
+    issues.map((i) => ({ key: i.key, id: i.id, labels: (i.fields?.labels as string[] | undefined) ?? [] })),
+    recorded,
+  );
+  return { check, entries, recorded };
+}
+
+/**
  * The copies a second import of the batch made, deleted by REST (the service's own account: they are the run's
  * issues, made through the admin's import), sub-tasks before their parents. A copy Jira refuses to delete is
  * kept in the list with the reason, for the run's report: never left silently.
@@ -152,15 +170,7 @@ async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Prom
     if (remainingMs() < BATCH_BUDGET_MS) return false;
     const batch = index.batches[n - 1] as ImportIndex['batches'][number];
     const issues = await labelled(ctx, batch.label);
-    const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, batch.sourceIds);
-    const recorded = new Map(
-      [...entries.values()].filter((e) => e.runId === run.id).map((e) => [e.sourceId, e.targetKey]),
-    );
-    const check = checkBatch(
-      batch.sourceIds,
-      issues.map((i) => ({ key: i.key, id: i.id, labels: (i.fields?.labels as string[] | undefined) ?? [] })),
-      recorded,
-    );
+    const { check, entries, recorded } = await checkedBatch(ctx, batch, issues);
     if (check.missing.length > 0) {
       invocation.interrupt.abort({
         kind: 'import-awaited',
@@ -238,15 +248,7 @@ async function sweepBatches(
     if (remainingMs() < BATCH_BUDGET_MS) return false;
     const issues = await labelled(ctx, batch.label);
     if (issues.length <= batch.sourceIds.length) continue;
-    const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, batch.sourceIds);
-    const recorded = new Map(
-      [...entries.values()].filter((e) => e.runId === run.id).map((e) => [e.sourceId, e.targetKey]),
-    );
-    const check = checkBatch(
-      batch.sourceIds,
-      issues.map((i) => ({ key: i.key, id: i.id, labels: (i.fields?.labels as string[] | undefined) ?? [] })),
-      recorded,
-    );
+    const { check } = await checkedBatch(ctx, batch, issues);
     check.duplicates = check.duplicates
       .map((d) => ({ ...d, extra: d.extra.filter((e) => !named.has(e.key)) }))
       .filter((d) => d.extra.length > 0);
