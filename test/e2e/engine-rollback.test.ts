@@ -184,7 +184,7 @@ describe('rollback of a run', () => {
       removedSprints: removedOf('sprint', keptMade),
       removedComponents: removedOf('component', keptMade),
       removedVersions: 0,
-      keptNotEmpty: keptMade.size,
+      keptMade: keptMade.size,
     });
     const madeLine = (lines: string[], thing: string) => lines.find((l) => l.startsWith(`,"${thing} `));
     for (const thing of keptMade) expect(madeLine(preview.lines, thing)).toContain('keep-not-empty');
@@ -224,7 +224,7 @@ describe('rollback of a run', () => {
       keptEdited: kept.size,
       removedSprints: 0,
       removedComponents: 0,
-      keptNotEmpty: keptMade.size,
+      keptMade: keptMade.size,
     });
     expect(await keysNow()).toEqual(new Set([...before, ...kept, subtask]));
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...keptMade]));
@@ -243,7 +243,7 @@ describe('rollback of a run', () => {
     expect(all.summary).toMatchObject({
       removedSprints: ofKind(keptMade, 'sprint').filter((m) => !stillKept.has(m)).length,
       removedComponents: ofKind(keptMade, 'component').filter((m) => !stillKept.has(m)).length,
-      keptNotEmpty: stillKept.size,
+      keptMade: stillKept.size,
     });
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...stillKept]));
     const decisions = all.lines.map((l) => l.split(',')[2] as RollbackDecision['action']);
@@ -393,7 +393,7 @@ describe('rollback of a run through the run API and its state machine', () => {
       removedSprints: madeOf('sprint'),
       removedComponents: madeOf('component'),
       removedVersions: 0,
-      keptNotEmpty: 0,
+      keptMade: 0,
     });
     expect(await keysNow()).toEqual(before);
     expect(await madeNow()).toEqual(madeBefore);

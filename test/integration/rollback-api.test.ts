@@ -97,7 +97,7 @@ const counts = {
   removedSprints: 1,
   removedComponents: 0,
   removedVersions: 0,
-  keptNotEmpty: 1,
+  keptMade: 1,
 };
 
 /**
@@ -197,7 +197,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       {
         type: 'log',
         message:
-          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint, 0 components and 0 versions the run made would be removed, 1 kept (not empty)',
+          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint, 0 components and 0 versions the run made would be removed, 1 kept',
       },
       { type: 'rollback', summary: { preview: true, ...counts } },
       { type: 'status', status: 'partial' },

@@ -5,6 +5,7 @@ import {
   emptyMadeSummary,
   type MadeInJira,
   madeByRun,
+  refusedMade,
   tallyMade,
   withIntents,
   withMade,
@@ -89,7 +90,7 @@ describe('the order of deletes, the counts and the list', () => {
       removedSprints: 0,
       removedComponents: 0,
       removedVersions: 0,
-      keptNotEmpty: 0,
+      keptMade: 0,
     });
     async function* all() {
       yield* decisions;
@@ -123,7 +124,7 @@ describe('the sprints, components and versions a run made', () => {
     expect(withIntents(record, 'component', ['Web'])).toEqual(record);
   });
 
-  it('removes what no issue is left in, keeps what still holds one (saying how many), knows what is gone', () => {
+  it('removes what no issue is left in, keeps what holds one (saying how many) or Jira refuses, knows what is gone', () => {
     const sprint: MadeInJira & { id: string } = { kind: 'sprint', id: '12', name: 'Sprint 3' };
     const component: MadeInJira & { id: string } = { kind: 'component', id: '10001', name: 'Backend' };
 
@@ -135,6 +136,7 @@ describe('the sprints, components and versions a run made', () => {
       // The rollback after its deletes: empty
       decideMade({ ...component, id: '10002', name: 'Web' }, 0, 0),
       decideMade({ kind: 'version', id: '7', name: '1.0' }, undefined, 0),
+      refusedMade(decideMade({ ...sprint, id: '13', name: 'Sprint 4' }, 0, 0), 'no permission'),
     ];
 
     expect(decisions).toEqual([
@@ -148,10 +150,17 @@ describe('the sprints, components and versions a run made', () => {
       },
       { kind: 'component', id: '10002', name: 'Web', action: 'remove' },
       { kind: 'version', id: '7', name: '1.0', action: 'gone', reason: 'no longer in Jira' },
+      {
+        kind: 'sprint',
+        id: '13',
+        name: 'Sprint 4',
+        action: 'keep-refused',
+        reason: 'Jira refused to delete it (no permission): kept',
+      },
     ]);
     const summary = emptyMadeSummary();
     for (const d of decisions) tallyMade(summary, d);
-    expect(summary).toEqual({ removedSprints: 1, removedComponents: 1, removedVersions: 0, keptNotEmpty: 1 });
+    expect(summary).toEqual({ removedSprints: 1, removedComponents: 1, removedVersions: 0, keptMade: 2 });
   });
 
   it('lists each after the items, its kind, id and name for its key', async () => {

@@ -51,7 +51,7 @@ export function withMade(record: readonly MadeInJira[], made: MadeInJira[]): Mad
   return out;
 }
 
-export type MadeAction = 'remove' | 'keep-not-empty' | 'gone';
+export type MadeAction = 'remove' | 'keep-not-empty' | 'keep-refused' | 'gone';
 
 /** What a rollback does with one thing the run made: the list's line. */
 export interface MadeDecision {
@@ -88,6 +88,11 @@ export function decideMade(
   return { kind, id, name, action: 'remove' };
 }
 
+/** A thing the rollback asked Jira to delete and Jira refused (no permission, say): kept, in Jira's words. */
+export function refusedMade(d: MadeDecision, words: string): MadeDecision {
+  return { ...d, action: 'keep-refused', reason: `Jira refused to delete it (${words}): kept` };
+}
+
 /** The list's `jira_key` column for a thing the run made: `sprint 12 "Sprint 3"`. */
 export const madeLabel = (d: Pick<MadeDecision, 'kind' | 'id' | 'name'>) => `${d.kind} ${d.id} "${d.name}"`;
 
@@ -96,15 +101,15 @@ export interface MadeSummary {
   removedSprints: number;
   removedComponents: number;
   removedVersions: number;
-  /** Kept because an issue is still in it. */
-  keptNotEmpty: number;
+  /** Kept: an issue is still in it, or Jira refused its delete. */
+  keptMade: number;
 }
 
 export const emptyMadeSummary = (): MadeSummary => ({
   removedSprints: 0,
   removedComponents: 0,
   removedVersions: 0,
-  keptNotEmpty: 0,
+  keptMade: 0,
 });
 
 const REMOVED: Record<MadeKind, keyof MadeSummary> = {
@@ -115,5 +120,5 @@ const REMOVED: Record<MadeKind, keyof MadeSummary> = {
 
 export function tallyMade(summary: MadeSummary, d: MadeDecision): void {
   if (d.action === 'remove') summary[REMOVED[d.kind]]++;
-  else if (d.action === 'keep-not-empty') summary.keptNotEmpty++;
+  else if (d.action !== 'gone') summary.keptMade++;
 }

@@ -107,7 +107,7 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
     removedSprints: z.number().default(0),
     removedComponents: z.number().default(0),
     removedVersions: z.number().default(0),
-    keptNotEmpty: z.number().default(0),
+    keptMade: z.number().default(0),
   }),
 );
 
@@ -118,9 +118,9 @@ export function rollbackDoneLine(r: RollbackReport): string {
   const kept = r.keptEdited + r.keptFound + r.keptOtherRun;
   const removed = r.removedSprints + r.removedComponents + r.removedVersions;
   const made =
-    removed + r.keptNotEmpty === 0
+    removed + r.keptMade === 0
       ? ''
-      : `; ${plural(r.removedSprints, 'sprint')}, ${plural(r.removedComponents, 'component')} and ${plural(r.removedVersions, 'version')} the run made ${r.preview ? 'would be ' : ''}removed, ${r.keptNotEmpty} kept (not empty)`;
+      : `; ${plural(r.removedSprints, 'sprint')}, ${plural(r.removedComponents, 'component')} and ${plural(r.removedVersions, 'version')} the run made ${r.preview ? 'would be ' : ''}removed, ${r.keptMade} kept`;
   return r.preview
     ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already${made}`
     : `Rollback done: ${r.deleted} of ${r.items} issues deleted, ${kept} kept, ${r.gone} gone already${made}`;

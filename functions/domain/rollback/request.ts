@@ -110,5 +110,5 @@ const countsOf = (s: RollbackSummary): RollbackSummary => ({
   removedSprints: s.removedSprints,
   removedComponents: s.removedComponents,
   removedVersions: s.removedVersions,
-  keptNotEmpty: s.keptNotEmpty,
+  keptMade: s.keptMade,
 });

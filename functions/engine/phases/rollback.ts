@@ -19,7 +19,13 @@
  */
 
 import { sourceIdFromLabel } from '#domain/mapping/index.ts';
-import { decideMade, type MadeDecision, type MadeInJira, tallyMade } from '#domain/rollback/made.ts';
+import {
+  decideMade,
+  type MadeDecision,
+  type MadeInJira,
+  refusedMade,
+  tallyMade,
+} from '#domain/rollback/made.ts';
 import {
   decide,
   deletionOrder,
@@ -39,6 +45,7 @@ import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { jiraMessage } from './setup.ts';
 
 const UNITS_ARTIFACT = 'rollback-units.json';
 
@@ -286,7 +293,16 @@ async function takeBackMade(ctx: PhaseContext, blocks: number, preview: boolean)
   return inPool(made, ITEM_CONCURRENCY, async (m) => {
     const d = decideMade(m, await issuesIn(ctx, m), leaving.get(holdsKey(m.kind, m.id)) ?? 0);
     if (preview || d.action !== 'remove') return d;
-    return (await deleteMade(ctx, m)) === 'gone' ? { ...d, action: 'gone', reason: 'no longer in Jira' } : d;
+    try {
+      return (await deleteMade(ctx, m)) === 'gone'
+        ? { ...d, action: 'gone', reason: 'no longer in Jira' }
+        : d;
+    } catch (err) {
+      // Refused (no permission to manage sprints, say): the issues are deleted already; this one is kept, said.
+      if (err instanceof TrackerHttpError && [400, 403].includes(err.status))
+        return refusedMade(d, jiraMessage(err));
+      throw err;
+    }
   });
 }
 

@@ -19,7 +19,7 @@ const ROWS: [keyof RollbackCounts, string][] = [
   ['removedSprints', 'Sprints the run made, removed (empty)'],
   ['removedComponents', 'Components the run made, removed (empty)'],
   ['removedVersions', 'Versions the run made, removed (empty)'],
-  ['keptNotEmpty', 'Kept: made by the run, an issue still in it'],
+  ['keptMade', 'Kept: made by the run, an issue still in it (or its delete refused)'],
 ];
 
 function CountsTable({ counts, label }: { counts: RollbackCounts; label: string }) {
