@@ -3,13 +3,16 @@
  * then two changes made in Jira after the run by somebody else (an issue's summary edited; a sub-task added under
  * another issue). The preview writes nothing and answers what the rollback then does; the rollback, resumed after
  * its first block in a fresh invocation as after a crash, deletes every issue the run created but the edited one,
- * forgets their id map entries, and deletes nothing twice when worked again. With edited issues included, the
- * edited one goes too, and the one with a sub-task that is not the run's stays, with the reason.
+ * forgets their id map entries, and deletes nothing twice when worked again. The sprints and components the run
+ * made go with their issues, but for those a kept issue is still in (listed, with why); worked again, it deletes
+ * none of them twice. With edited issues included, the edited one goes too (and what only it was in), and the one
+ * with a sub-task that is not the run's stays, with the reason.
  *
  * Then the same through the run API and the state machine (local interpreter): a FULL run worked by its
  * execution, its preview (`POST /api/migrations/{runId}/rollback`) and the confirmed rollback each worked by the
  * run's next execution; the process killed after the rollback's first block of deletes, and the service's start
- * resuming it from its checkpoint: Jira holds what it held before the run, and no issue is deleted twice.
+ * resuming it from its checkpoint: Jira holds the issues, sprints and components it held before the run, and no
+ * issue is deleted twice.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +24,10 @@ import { createEngineHandler } from '../../functions/engine/handler.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { type RollbackOptions, rollbackPhase } from '../../functions/engine/phases/rollback.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
+import { MadeInJiraRecord } from '../../functions/phase-kit/made-in-jira.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { createProject } from '../../functions/services/projects.ts';
+import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { artifactKeys, artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
@@ -73,12 +78,42 @@ const jiraFetch = (method: string, path: string, body?: unknown) =>
 
 const keysNow = async () => new Set((await h.jiraIssues()).map((i) => i.key));
 
+/** The project's sprints and components in Jira, as `sprint 12` and `component 10001`. */
+async function madeNow(): Promise<Set<string>> {
+  const { target } = h.deps();
+  const key = h.config.jira.projectKey;
+  const boards = await target.boards(key);
+  const sprints = (await Promise.all(boards.map((b) => target.sprints(b.id)))).flat();
+  const components = await target.components(key);
+  return new Set([...sprints.map((s) => `sprint ${s.id}`), ...components.map((c) => `component ${c.id}`)]);
+}
+
+/** What the run made in Jira, as its record holds it. */
+async function madeByRun(
+  tenantId: string,
+  runId: string,
+  store: ArtifactStore = h.deps().artifacts,
+): Promise<string[]> {
+  const record = await MadeInJiraRecord.open(store, { tenantId, runId });
+  return record.entries.map((m) => `${m.kind} ${m.id}`);
+}
+
+/** The sprints and components an issue is in (its Sprint field and its components), as madeNow names them. */
+async function holdsOf(key: string): Promise<string[]> {
+  const issue = (await h.jiraIssues()).find((i) => i.key === key)!;
+  // The sandbox's Sprint field, as on a Jira Cloud site (JQL's cf[10020]).
+  const sprints = (issue.fields.customfield_10020 as { id: number }[] | null) ?? [];
+  const components = (issue.fields.components as { id: string }[] | undefined) ?? [];
+  return [...sprints.map((s) => `sprint ${s.id}`), ...components.map((c) => `component ${c.id}`)];
+}
+
 describe('rollback of a run', () => {
   it('deletes what the run created and nothing else, as its preview said; kept issues listed with why', {
     timeout: 300_000,
   }, async () => {
     // Prepare: the site before the run, then a FULL run of the project's issues
     const before = await keysNow();
+    const madeBefore = await madeNow();
     const project = await h.newProject('Rolled back');
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
       migrateAttachments: false,
@@ -92,6 +127,12 @@ describe('rollback of a run', () => {
       (e) => e.runId === run.id && e.origin === 'created',
     );
     expect(created.length).toBeGreaterThan(CHUNK_SIZE);
+    // It made sprints and components, and recorded them: those in Jira now that were not before the run
+    const made = await madeByRun(h.tenant.tenantId, run.id);
+    const ofKind = (things: Iterable<string>, kind: string) => [...things].filter((m) => m.startsWith(kind));
+    expect(ofKind(made, 'sprint').length).toBeGreaterThan(0);
+    expect(ofKind(made, 'component').length).toBeGreaterThan(0);
+    expect(await madeNow()).toEqual(new Set([...madeBefore, ...made]));
 
     // Prepare: after the run, somebody edits one issue and adds a sub-task under another
     const [edited, parent] = [created[3]!, created[5]!];
@@ -118,6 +159,14 @@ describe('rollback of a run', () => {
     // The issues that stay: those edited after the run, and the one with somebody's sub-task under it.
     const kept = new Set([...editedAfter.map((i) => i.key), parent.targetKey]);
     expect(kept).toContain(edited.targetKey);
+    // What the run made that a kept issue (or the sub-task) is in stays; the rest goes once its issues have gone.
+    const holding = async (keys: string[]) =>
+      new Set((await Promise.all(keys.map(holdsOf))).flat().filter((m) => made.includes(m)));
+    const keptMade = await holding([...kept, subtask]);
+    expect(keptMade.size).toBeGreaterThan(0);
+    expect(keptMade.size).toBeLessThan(made.length);
+    const removedOf = (kind: string, keptThings: Set<string>) =>
+      ofKind(made, kind).filter((m) => !keptThings.has(m)).length;
 
     // Act: the preview
     await h.control('jira', 'DELETE', '/_sandbox/requests');
@@ -132,7 +181,15 @@ describe('rollback of a run', () => {
       deleted: created.length - kept.size,
       keptEdited: kept.size,
       gone: 0,
+      removedSprints: removedOf('sprint', keptMade),
+      removedComponents: removedOf('component', keptMade),
+      removedVersions: 0,
+      keptMade: keptMade.size,
     });
+    const madeLine = (lines: string[], thing: string) => lines.find((l) => l.startsWith(`,"${thing} `));
+    for (const thing of keptMade) expect(madeLine(preview.lines, thing)).toContain('keep-not-empty');
+    for (const thing of made.filter((m) => !keptMade.has(m)))
+      expect(madeLine(preview.lines, thing)).toMatch(/,remove,$/);
     const lineOf = (lines: string[], key: string) => lines.find((l) => l.includes(`,${key},`));
     expect(lineOf(preview.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(lineOf(preview.lines, edited.targetKey)).toContain('edited in Jira after the run');
@@ -143,6 +200,8 @@ describe('rollback of a run', () => {
     // Assess: it did what the preview said; the site as before the run, but for the kept issues and the sub-task
     expect(done.summary).toEqual({ ...preview.summary, preview: false });
     expect(await keysNow()).toEqual(new Set([...before, ...kept, subtask]));
+    // What the run made is gone from Jira, but for what a kept issue is in
+    expect(await madeNow()).toEqual(new Set([...madeBefore, ...keptMade]));
     // The deleted items are forgotten, so a later run creates them again; the kept ones are still known.
     const left = await h.app.store.idMap.all(h.tenant.tenantId, project.id);
     expect(new Set(left.map((e) => e.targetKey))).toEqual(kept);
@@ -158,8 +217,17 @@ describe('rollback of a run', () => {
     const deletes = againRequests.filter((r) => r.method === 'DELETE');
     expect(deletes).toHaveLength(done.summary.deleted as number);
     expect(deletes.every((r) => r.status === 404)).toBe(true);
-    expect(again.summary).toMatchObject({ deleted: 0, gone: done.summary.deleted, keptEdited: kept.size });
+    // (no sprint or component deleted again either: each removed one is found gone before any delete)
+    expect(again.summary).toMatchObject({
+      deleted: 0,
+      gone: done.summary.deleted,
+      keptEdited: kept.size,
+      removedSprints: 0,
+      removedComponents: 0,
+      keptMade: keptMade.size,
+    });
     expect(await keysNow()).toEqual(new Set([...before, ...kept, subtask]));
+    expect(await madeNow()).toEqual(new Set([...madeBefore, ...keptMade]));
 
     // Act: edited issues included, previewed first (the admin saw them listed), then carried out
     const second = await rollBack(run.id, { preview: true, includeEdited: true });
@@ -170,6 +238,14 @@ describe('rollback of a run', () => {
     expect(all.summary).toEqual({ ...second.summary, preview: false });
     expect(lineOf(all.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(await keysNow()).toEqual(new Set([...before, parent.targetKey, subtask]));
+    // Only what the parent and its sub-task are in stays of what the run made
+    const stillKept = await holding([parent.targetKey, subtask]);
+    expect(all.summary).toMatchObject({
+      removedSprints: ofKind(keptMade, 'sprint').filter((m) => !stillKept.has(m)).length,
+      removedComponents: ofKind(keptMade, 'component').filter((m) => !stillKept.has(m)).length,
+      keptMade: stillKept.size,
+    });
+    expect(await madeNow()).toEqual(new Set([...madeBefore, ...stillKept]));
     const decisions = all.lines.map((l) => l.split(',')[2] as RollbackDecision['action']);
     expect(decisions.filter((d) => d === 'delete')).toHaveLength(kept.size - 1);
   });
@@ -214,6 +290,7 @@ describe('rollback of a run through the run API and its state machine', () => {
       sandboxCredentials(h.sandboxes, h.config),
     );
     const before = await keysNow();
+    const madeBefore = await madeNow();
     const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {
       migrateAttachments: false,
       migrateComments: false,
@@ -226,6 +303,10 @@ describe('rollback of a run through the run API and its state machine', () => {
     const projectStatus = (await h.app.store.projects.get(t.tenantId, project.id))?.status;
     const created = new Set([...(await keysNow())].filter((k) => !before.has(k)));
     expect(created.size).toBeGreaterThan(CHUNK_SIZE);
+    const made = await madeByRun(t.tenantId, run.id, store);
+    expect(made.length).toBeGreaterThan(0);
+    expect(await madeNow()).toEqual(new Set([...madeBefore, ...made]));
+    const madeOf = (kind: string) => made.filter((m) => m.startsWith(kind)).length;
     // What the run found already in Jira (an issue an earlier test left there, with its src-id label) stays.
     const entries = await h.app.store.idMap.all(t.tenantId, project.id);
     const found = entries.filter((e) => e.origin === 'found');
@@ -266,7 +347,7 @@ describe('rollback of a run through the run API and its state machine', () => {
     });
     const list = await call('GET', '/rollback/list');
     expect(list.status).toBe(200);
-    expect(list.text.trim().split('\r\n')).toHaveLength(entries.length + 1);
+    expect(list.text.trim().split('\r\n')).toHaveLength(entries.length + made.length + 1);
 
     // Act: the confirmed rollback; the process killed after its first block's deletes (before their record and
     // the checkpoint), then the service started again
@@ -288,7 +369,7 @@ describe('rollback of a run through the run API and its state machine', () => {
           status: number;
         }[]
       )
-        .filter((r) => r.method === 'DELETE' && r.status === 204)
+        .filter((r) => r.method === 'DELETE' && r.status === 204 && r.path.includes('/issue/'))
         .map((r) => r.path),
     );
     // The first block's deletes (its 50 items less any the run found), not the second's.
@@ -309,8 +390,13 @@ describe('rollback of a run through the run API and its state machine', () => {
       keptOtherRun: 0,
       // The first block worked again: the issues it deleted before the kill answer 404.
       gone: deletedBeforeKill.size,
+      removedSprints: madeOf('sprint'),
+      removedComponents: madeOf('component'),
+      removedVersions: 0,
+      keptMade: 0,
     });
     expect(await keysNow()).toEqual(before);
+    expect(await madeNow()).toEqual(madeBefore);
     expect(await h.app.store.idMap.all(t.tenantId, project.id)).toEqual(found);
     // Nothing deleted twice: after the restart, every DELETE of an issue deleted before answered 404.
     const after = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
@@ -318,7 +404,7 @@ describe('rollback of a run through the run API and its state machine', () => {
       path: string;
       status: number;
     }[];
-    const deletes = after.filter((r) => r.method === 'DELETE');
+    const deletes = after.filter((r) => r.method === 'DELETE' && r.path.includes('/issue/'));
     expect(deletes.filter((r) => r.status === 204).every((r) => !deletedBeforeKill.has(r.path))).toBe(true);
     expect(deletes.filter((r) => deletedBeforeKill.has(r.path)).every((r) => r.status === 404)).toBe(true);
     expect(deletes.filter((r) => r.status === 204)).toHaveLength(created.size - deletedBeforeKill.size);

@@ -5,13 +5,17 @@
  * (dated, non-root ones) and the component of its area; past sprints end closed with their issues, the one
  * under way active, later ones future; a second run creates no sprint or component twice and moves none; a dry
  * run writes nothing and previews what it would create; and items whose sprint an earlier run closed are
- * created outside it with a warning, not a failure.
+ * created outside it with a warning, not a failure. Each run's record of what it made holds exactly the sprints
+ * and components it created (none for a second run, which finds them), also when preflight crashed between its
+ * creates and their record.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PHASES, type RunOptions } from '../../functions/domain/runs.ts';
-import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
+import { loadPreflight, runPreflight } from '../../functions/engine/phases/preflight.ts';
 import { runBatch } from '../../functions/engine/runner.ts';
+import { MadeInJiraRecord } from '../../functions/phase-kit/made-in-jira.ts';
 import { clock } from '../../functions/platform/clock.ts';
+import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { artifactKeys } from '../../functions/store/artifacts.ts';
 import { adoSandboxState } from '../../local/sandbox/ado/index.ts';
 import { type ClassificationNode, flatten } from '../../local/sandbox/generator/classification.ts';
@@ -91,6 +95,12 @@ async function run(projectId: string, options: Partial<RunOptions> = {}) {
   return { id: created.id, answers, done };
 }
 
+/** What a run's record says it made, as `sprint 12` and `component 10001`. */
+async function madeBy(runId: string): Promise<Set<string>> {
+  const record = await MadeInJiraRecord.open(h.deps().artifacts, { tenantId: h.tenant.tenantId, runId });
+  return new Set(record.entries.map((m) => `${m.kind} ${m.id}`));
+}
+
 async function boardSprints() {
   return h.deps().target.sprints(1);
 }
@@ -145,7 +155,7 @@ describe('sprints and components', () => {
   it('lands every item in the sprint of its iteration and the component of its area; past sprints closed, the current one active', async () => {
     const project = await h.newProject('Sprints');
     await h.control('jira', 'DELETE', '/_sandbox/requests');
-    const { done } = await run(project.id);
+    const { id, done } = await run(project.id);
     expect(done?.status).toBe('COMPLETED');
     // Sprints are started and closed while later items are still being created (their own issues all exist
     // by then: checked below), not only after the last bulk create.
@@ -194,6 +204,10 @@ describe('sprints and components', () => {
       new Set([...expected.values()].flatMap((e) => (e.component ? [e.component] : []))),
     );
     expect(components).toHaveLength(new Set(components.map((c) => c.name.toLowerCase())).size);
+    // The run's record: each sprint and component it made (the site had none before it), with its id
+    expect(await madeBy(id)).toEqual(
+      new Set([...sprints.map((s) => `sprint ${s.id}`), ...components.map((c) => `component ${c.id}`)]),
+    );
   });
 
   it('a second run creates no sprint or component twice and moves no sprint', async () => {
@@ -203,8 +217,10 @@ describe('sprints and components', () => {
     };
     await h.control('jira', 'DELETE', '/_sandbox/requests');
     const project = (await h.app.store.projects.list(h.tenant.tenantId)).find((p) => p.name === 'Sprints');
-    const { done } = await run(project!.id);
+    const { id, done } = await run(project!.id);
     expect(done).toMatchObject({ status: 'COMPLETED', successCount: 0, failureCount: 0 });
+    // What it found is not what it made: its record is empty
+    expect(await madeBy(id)).toEqual(new Set());
     expect(done?.skippedCount).toBe(expectations().size);
     const sprintOrComponentWrites = (await jiraRequests()).filter(
       (r) =>
@@ -443,5 +459,40 @@ describe('sprints and components', () => {
         id: m.id,
         parent: issues.get(m.parentId as number)?.key,
       });
+  });
+
+  it("a preflight that crashed after creating sprints, before recording their ids, finds them again as the run's own", async () => {
+    // Prepare: a fresh site; the run's record refuses its second write (the ids after the sprints' creates)
+    await h.control('jira', 'POST', '/_sandbox/reset');
+    const project = await h.newProject('Crashed setup');
+    const created = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', QUICK);
+    const key = artifactKeys.madeInJira(h.tenant.tenantId, created.id);
+    const base = h.deps().artifacts;
+    let writes = 0;
+    const crashing: ArtifactStore = {
+      get: (k) => base.get(k),
+      putStream: (k, body) => base.putStream(k, body),
+      put: async (k, body) => {
+        if (k === key && ++writes === 2) throw new Error('the process was killed');
+        return base.put(k, body);
+      },
+    };
+
+    // Act: the preflight dies after its sprints' creates; worked again, it finds them on the board
+    await expect(
+      runPreflight(h.deps({ artifacts: crashing }), created, h.config.jira.projectKey),
+    ).rejects.toThrow('the process was killed');
+    const afterCrash = await boardSprints();
+    expect(afterCrash.length).toBeGreaterThan(0);
+    expect([...(await madeBy(created.id))].every((m) => m === 'sprint null')).toBe(true);
+    const preflight = await runPreflight(h.deps(), created, h.config.jira.projectKey);
+
+    // Assess: no sprint made twice; each is the run's own (created), recorded with its id, as its components are
+    expect(await boardSprints()).toEqual(afterCrash);
+    expect(preflight.sprints.every((s) => s.created)).toBe(true);
+    const components = await h.deps().target.components(h.config.jira.projectKey);
+    expect(await madeBy(created.id)).toEqual(
+      new Set([...afterCrash.map((s) => `sprint ${s.id}`), ...components.map((c) => `component ${c.id}`)]),
+    );
   });
 });

@@ -87,7 +87,18 @@ const rollBack = (runId: string, body: unknown = {}, token = t.admin.token) =>
 const get = (path: string, token = t.admin.token) => app.call('GET', path, { token });
 const storedRun = async (runId: string) => (await app.store.runs.get(t.tenantId, runId))!;
 
-const counts = { items: 3, deleted: 2, keptEdited: 1, keptFound: 0, keptOtherRun: 0, gone: 0 };
+const counts = {
+  items: 3,
+  deleted: 2,
+  keptEdited: 1,
+  keptFound: 0,
+  keptOtherRun: 0,
+  gone: 0,
+  removedSprints: 1,
+  removedComponents: 0,
+  removedVersions: 0,
+  keptMade: 1,
+};
 
 /**
  * The engine's end of a pass: what the rollback phase's `complete` writes (the list and the counts), then the
@@ -185,7 +196,8 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       { type: 'status', status: 'rolling_back' },
       {
         type: 'log',
-        message: 'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already',
+        message:
+          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint, 0 components and 0 versions the run made would be removed, 1 kept',
       },
       { type: 'rollback', summary: { preview: true, ...counts } },
       { type: 'status', status: 'partial' },

@@ -137,6 +137,16 @@ describe('OpenAPI conformance', () => {
       exchange('GET', `/rest/api/3/project/${KEY}/components`),
     );
     sample('GET', '/rest/api/3/component/:id', () => exchange('GET', '/rest/api/3/component/10000'));
+    sample('GET', '/rest/api/3/component/:id/relatedIssueCounts', () =>
+      exchange('GET', '/rest/api/3/component/10000/relatedIssueCounts'),
+    );
+    sample('DELETE', '/rest/api/3/component/:id', async () => {
+      const spare = await exchange('POST', '/rest/api/3/component', {
+        body: { name: 'Spare', project: KEY },
+      });
+      expect(spare.status).toBe(201);
+      return exchange('DELETE', `/rest/api/3/component/${(spare.body as { id: string }).id}`);
+    });
 
     sample('POST', '/rest/api/3/issue', () =>
       exchange('POST', '/rest/api/3/issue', {
@@ -331,6 +341,16 @@ describe('OpenAPI conformance', () => {
     sample('POST', '/rest/agile/1.0/sprint/:sprintId', () =>
       exchange('POST', '/rest/agile/1.0/sprint/1', { body: { state: 'active' } }),
     );
+    sample('GET', '/rest/agile/1.0/sprint/:sprintId/issue', () =>
+      exchange('GET', '/rest/agile/1.0/sprint/1/issue?fields=summary'),
+    );
+    sample('DELETE', '/rest/agile/1.0/sprint/:sprintId', async () => {
+      const spare = await exchange('POST', '/rest/agile/1.0/sprint', {
+        body: { name: 'Spare', originBoardId: 1 },
+      });
+      expect(spare.status).toBe(201);
+      return exchange('DELETE', `/rest/agile/1.0/sprint/${(spare.body as { id: number }).id}`);
+    });
     sample('PUT', '/rest/agile/1.0/sprint/:sprintId', () =>
       exchange('PUT', '/rest/agile/1.0/sprint/1', {
         body: { name: 'Sprint renamed', state: 'active', goal: 'Conformant' },

@@ -1,6 +1,16 @@
 /** What a rollback does with each item of the run it takes back, and its list and counts. */
 import { describe, expect, it } from 'vitest';
 import {
+  decideMade,
+  emptyMadeSummary,
+  type MadeInJira,
+  madeByRun,
+  refusedMade,
+  tallyMade,
+  withIntents,
+  withMade,
+} from '../../functions/domain/rollback/made.ts';
+import {
   decide,
   deletionOrder,
   emptyRollbackSummary,
@@ -70,7 +80,18 @@ describe('the order of deletes, the counts and the list', () => {
     ];
     const summary = emptyRollbackSummary();
     for (const d of decisions) tallyRollback(summary, d);
-    expect(summary).toEqual({ items: 3, deleted: 1, keptEdited: 1, keptFound: 1, keptOtherRun: 0, gone: 0 });
+    expect(summary).toEqual({
+      items: 3,
+      deleted: 1,
+      keptEdited: 1,
+      keptFound: 1,
+      keptOtherRun: 0,
+      gone: 0,
+      removedSprints: 0,
+      removedComponents: 0,
+      removedVersions: 0,
+      keptMade: 0,
+    });
     async function* all() {
       yield* decisions;
     }
@@ -81,5 +102,77 @@ describe('the order of deletes, the counts and the list', () => {
     expect(lines[1]).toBe('12,MIG-12,delete,');
     expect(lines[2]).toContain('13,MIG-13,keep-edited,edited in Jira after the run');
     expect(lines[3]).not.toMatch(/^14,=/);
+  });
+});
+
+describe('the sprints, components and versions a run made', () => {
+  it("an intent recorded before a create makes the thing found after a crash the run's own; another is found", () => {
+    // Prepare: intents before the creates, then one create answered
+    const intents = withIntents([], 'component', ['Backend', 'Web', 'Backend']);
+    const record = withMade(intents, [{ kind: 'component', id: '10001', name: 'Backend' }]);
+
+    // Assess: one line per name, the id in place of its intent; component names ignore case, sprints' do not
+    expect(record).toEqual([
+      { kind: 'component', id: '10001', name: 'Backend' },
+      { kind: 'component', id: null, name: 'Web' },
+    ]);
+    expect(madeByRun(record, 'component', 'web')).toBe(true);
+    expect(madeByRun(record, 'component', 'Docs')).toBe(false);
+    expect(madeByRun(withIntents([], 'sprint', ['Sprint 1']), 'sprint', 'sprint 1')).toBe(false);
+    expect(madeByRun(record, 'sprint', 'Web')).toBe(false);
+    // Intents again (a preflight worked again) add nothing twice
+    expect(withIntents(record, 'component', ['Web'])).toEqual(record);
+  });
+
+  it('removes what no issue is left in, keeps what holds one (saying how many) or Jira refuses, knows what is gone', () => {
+    const sprint: MadeInJira & { id: string } = { kind: 'sprint', id: '12', name: 'Sprint 3' };
+    const component: MadeInJira & { id: string } = { kind: 'component', id: '10001', name: 'Backend' };
+
+    const decisions = [
+      // A preview: 4 issues in it, all 4 deleted by the rollback
+      decideMade(sprint, 4, 4),
+      // 3 issues in it, 2 of them deleted: one stays
+      decideMade(component, 3, 2),
+      // The rollback after its deletes: empty
+      decideMade({ ...component, id: '10002', name: 'Web' }, 0, 0),
+      decideMade({ kind: 'version', id: '7', name: '1.0' }, undefined, 0),
+      refusedMade(decideMade({ ...sprint, id: '13', name: 'Sprint 4' }, 0, 0), 'no permission'),
+    ];
+
+    expect(decisions).toEqual([
+      { kind: 'sprint', id: '12', name: 'Sprint 3', action: 'remove' },
+      {
+        kind: 'component',
+        id: '10001',
+        name: 'Backend',
+        action: 'keep-not-empty',
+        reason: 'holds 1 issue the rollback does not delete: kept',
+      },
+      { kind: 'component', id: '10002', name: 'Web', action: 'remove' },
+      { kind: 'version', id: '7', name: '1.0', action: 'gone', reason: 'no longer in Jira' },
+      {
+        kind: 'sprint',
+        id: '13',
+        name: 'Sprint 4',
+        action: 'keep-refused',
+        reason: 'Jira refused to delete it (no permission): kept',
+      },
+    ]);
+    const summary = emptyMadeSummary();
+    for (const d of decisions) tallyMade(summary, d);
+    expect(summary).toEqual({ removedSprints: 1, removedComponents: 1, removedVersions: 0, keptMade: 2 });
+  });
+
+  it('lists each after the items, its kind, id and name for its key', async () => {
+    async function* none() {}
+    let csv = '';
+    for await (const line of rollbackCsv(none(), false, [
+      { kind: 'sprint', id: '12', name: 'Sprint 3', action: 'remove' },
+    ]))
+      csv += line;
+    expect(csv.trim().split('\r\n')).toEqual([
+      'source_id,jira_key,did,reason',
+      ',"sprint 12 ""Sprint 3""",remove,',
+    ]);
   });
 });

@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { csvLine } from '#domain/csv.ts';
 import { exactSchema } from '#domain/exact-schema.ts';
+import { emptyMadeSummary, type MadeDecision, type MadeSummary, madeLabel } from './made.ts';
 
 /** The run's record of one item (its id map entry). */
 export interface RolledItem {
@@ -32,6 +33,8 @@ export interface RollbackDecision {
   action: RollbackAction;
   /** Why an item stays, for the list. */
   reason?: string;
+  /** The things the run made that the issue is in (a preview's delete): they empty as it goes. */
+  holds?: string[];
 }
 
 export interface RollbackRules {
@@ -76,7 +79,8 @@ export function keptForSubtask(d: RollbackDecision, subtask: string): RollbackDe
   return { ...d, action: 'keep-edited', reason: `has a sub-task that stays (${subtask}): kept` };
 }
 
-export interface RollbackSummary {
+/** A pass's counts: the run's items per action, then the sprints, components and versions it made. */
+export interface RollbackSummary extends MadeSummary {
   items: number;
   deleted: number;
   keptEdited: number;
@@ -99,18 +103,31 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
     keptFound: z.number(),
     keptOtherRun: z.number(),
     gone: z.number(),
+    // Absent from a pass told before the run's sprints, components and versions were taken back: none were.
+    removedSprints: z.number().default(0),
+    removedComponents: z.number().default(0),
+    removedVersions: z.number().default(0),
+    keptMade: z.number().default(0),
   }),
 );
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The stream's line for a pass done: its counts in words. */
 export function rollbackDoneLine(r: RollbackReport): string {
   const kept = r.keptEdited + r.keptFound + r.keptOtherRun;
+  const removed = r.removedSprints + r.removedComponents + r.removedVersions;
+  const made =
+    removed + r.keptMade === 0
+      ? ''
+      : `; ${plural(r.removedSprints, 'sprint')}, ${plural(r.removedComponents, 'component')} and ${plural(r.removedVersions, 'version')} the run made ${r.preview ? 'would be ' : ''}removed, ${r.keptMade} kept`;
   return r.preview
-    ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already`
-    : `Rollback done: ${r.deleted} of ${r.items} issues deleted, ${kept} kept, ${r.gone} gone already`;
+    ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already${made}`
+    : `Rollback done: ${r.deleted} of ${r.items} issues deleted, ${kept} kept, ${r.gone} gone already${made}`;
 }
 
 export const emptyRollbackSummary = (): RollbackSummary => ({
+  ...emptyMadeSummary(),
   items: 0,
   deleted: 0,
   keptEdited: 0,
@@ -146,15 +163,20 @@ export function deletionOrder<T extends { level: number }>(items: readonly T[]):
 /** What the preview and the rollback say they cannot take back (never hidden). */
 export const NOT_UNDONE = [
   'comments, links, files and field changes the run added to issues it found (kept as they are)',
-  'sprints, components and versions the run created (left in place)',
+  'sprints, components and versions the run created that still hold an issue after its deletes (kept, and listed with why)',
   "the run's entries in the Jira audit log and the issue numbers it used (Jira does not reuse keys)",
 ] as const;
 
-/** The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory). */
+/**
+ * The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory), then a line
+ * per sprint, component and version the run made (no source id; `sprint 12 "Sprint 3"` for its key).
+ */
 export async function* rollbackCsv(
   decisions: AsyncIterable<RollbackDecision>,
   preview: boolean,
+  made: readonly MadeDecision[] = [],
 ): AsyncGenerator<string> {
   yield csvLine(['source_id', 'jira_key', preview ? 'would' : 'did', 'reason']);
   for await (const d of decisions) yield csvLine([d.sourceId, d.key, d.action, d.reason ?? '']);
+  for (const m of made) yield csvLine(['', madeLabel(m), m.action, m.reason ?? '']);
 }

@@ -100,11 +100,15 @@ export function rollbackView(
   };
 }
 
-const countsOf = ({ items, deleted, keptEdited, keptFound, keptOtherRun, gone }: RollbackSummary) => ({
-  items,
-  deleted,
-  keptEdited,
-  keptFound,
-  keptOtherRun,
-  gone,
+const countsOf = (s: RollbackSummary): RollbackSummary => ({
+  items: s.items,
+  deleted: s.deleted,
+  keptEdited: s.keptEdited,
+  keptFound: s.keptFound,
+  keptOtherRun: s.keptOtherRun,
+  gone: s.gone,
+  removedSprints: s.removedSprints,
+  removedComponents: s.removedComponents,
+  removedVersions: s.removedVersions,
+  keptMade: s.keptMade,
 });

@@ -10,6 +10,7 @@ import { DEFAULT_PRIORITY, missingPriorities, PRIORITY_BY_ADO } from '#domain/ma
 import { STORY_POINTS_FIELD } from '#domain/mappings.ts';
 import type { Run } from '#domain/runs.ts';
 import type { EngineDeps, Preflight, PreflightMappings } from '#phase-kit/context.ts';
+import { MadeInJiraRecord } from '#phase-kit/made-in-jira.ts';
 import { type ManifestSlices, manifestInMemory } from '#phase-kit/manifest-slices.ts';
 import { openPreflight, writePreflight } from '#phase-kit/preflight-artifact.ts';
 import { nowMs } from '#platform/clock.ts';
@@ -154,18 +155,21 @@ export async function runPreflight(deps: EngineDeps, run: Run, projectKey: strin
   // platform clock's today, the day the run starts.
   const inScope = items.filter((i) => inManifest.has(i.id));
   const dryRun = run.options.dryRun;
+  const made = await MadeInJiraRecord.open(deps.artifacts, { tenantId: run.tenantId, runId: run.id });
   const sprintSetup = await setupSprints(deps, {
     projectKey: project.key,
     items: inScope,
     fields,
     referenceMs: nowMs(),
     dryRun,
+    made,
   });
   const componentSetup = await setupComponents(deps, {
     projectKey: project.key,
     sourceProject: source.connection.project,
     items: inScope,
     dryRun,
+    made,
   });
   const priorities = await readPriorities(deps, project.id, inScope);
   const fieldPlan = planFieldMappings(confirmed?.fields ?? {}, fields);

@@ -12,11 +12,20 @@
  *   go before their parents (Jira deletes no issue while it has one, and this phase never asks it to take them
  *   along: `deleteSubtasks=false`); a parent Jira still refuses is kept, with the reason.
  * Safe to work again after a crash: an issue deleted already answers 404 and is counted gone, never anything
- * else deleted in its place (Jira does not reuse keys). `complete` streams the blocks into the list (CSV) and
- * keeps the counts.
+ * else deleted in its place (Jira does not reuse keys). `complete` takes back the sprints, components and
+ * versions the run made (its record, #phase-kit/made-in-jira) that no issue is left in: the preview counts
+ * what each would hold once its deletes are done, the rollback asks Jira after them and deletes the empty ones
+ * (one gone already answers 404); then it streams the blocks into the list (CSV) and keeps the counts.
  */
 
 import { sourceIdFromLabel } from '#domain/mapping/index.ts';
+import {
+  decideMade,
+  type MadeDecision,
+  type MadeInJira,
+  refusedMade,
+  tallyMade,
+} from '#domain/rollback/made.ts';
 import {
   decide,
   deletionOrder,
@@ -30,11 +39,13 @@ import {
 import { CHUNK_SIZE } from '#domain/runs.ts';
 import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.ts';
 import { emptyOutcome } from '#phase-kit/context.ts';
+import { MadeInJiraRecord } from '#phase-kit/made-in-jira.ts';
 import { blockUnits, ITEM_CONCURRENCY, inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { jiraMessage } from './setup.ts';
 
 const UNITS_ARTIFACT = 'rollback-units.json';
 
@@ -70,22 +81,38 @@ async function rollbackUnits(ctx: PhaseContext): Promise<number[]> {
 interface ReadIssue {
   updated: string;
   subtasks: string[];
+  /** Its sprints' and components' ids, as `sprint 12`, `component 10001` (holdsKey). */
+  holds: string[];
   /** The item it was migrated from (its `src-id-{N}` label), if any. */
   sourceId: number | undefined;
 }
 
 /** The issue as Jira answers it now; undefined: no such issue (deleted). */
 async function readIssue(ctx: PhaseContext, key: string): Promise<ReadIssue | undefined> {
+  const sprintField = ctx.preflight.sprintFieldId;
   try {
-    const issue = await ctx.deps.target.getIssue(key, ['updated', 'subtasks', 'labels']);
+    const issue = await ctx.deps.target.getIssue(key, [
+      'updated',
+      'subtasks',
+      'labels',
+      'components',
+      ...(sprintField ? [sprintField] : []),
+    ]);
     const fields = (issue.fields ?? {}) as {
       updated?: string;
       subtasks?: { key: string }[];
       labels?: string[];
-    };
+      components?: { id: string }[];
+    } & Record<string, unknown>;
+    const sprints =
+      sprintField && Array.isArray(fields[sprintField]) ? (fields[sprintField] as unknown[]) : [];
     return {
       updated: String(fields.updated ?? ''),
       subtasks: (fields.subtasks ?? []).map((s) => s.key),
+      holds: [
+        ...sprints.map((s) => holdsKey('sprint', typeof s === 'object' && s ? (s as { id: unknown }).id : s)),
+        ...(fields.components ?? []).map((c) => holdsKey('component', c.id)),
+      ],
       sourceId: (fields.labels ?? []).map(sourceIdFromLabel).find((id) => id !== undefined),
     };
   } catch (err) {
@@ -93,6 +120,9 @@ async function readIssue(ctx: PhaseContext, key: string): Promise<ReadIssue | un
     throw err;
   }
 }
+
+/** How a decision names a thing the issue is in: `sprint 12`. */
+const holdsKey = (kind: MadeInJira['kind'], id: unknown) => `${kind} ${String(id)}`;
 
 /** The preview's decisions for one block: read the block's issues (reads only), decide each item. */
 async function planBlock(
@@ -119,7 +149,7 @@ async function planBlock(
     if (d.action !== 'delete') return d;
     for (const subtask of issue?.subtasks ?? [])
       if (!(await rolledBackToo(ctx, subtask, rules))) return keptForSubtask(d, subtask);
-    return d;
+    return issue?.holds.length ? { ...d, holds: issue.holds } : d;
   });
 }
 
@@ -230,6 +260,52 @@ async function* keptDecisions(
   }
 }
 
+/** How many issues a thing the run made holds now; undefined: it is no longer in Jira. */
+async function issuesIn(ctx: PhaseContext, m: MadeInJira & { id: string }): Promise<number | undefined> {
+  const { target } = ctx.deps;
+  if (m.kind === 'sprint') return (await target.sprintIssueKeys(Number(m.id)))?.length;
+  if (m.kind === 'component') return target.componentIssueCount(m.id);
+  return target.versionIssueCount(m.id);
+}
+
+async function deleteMade(ctx: PhaseContext, m: MadeInJira & { id: string }): Promise<'deleted' | 'gone'> {
+  const { target } = ctx.deps;
+  if (m.kind === 'sprint') return target.deleteSprint(Number(m.id));
+  if (m.kind === 'component') return target.deleteComponent(m.id);
+  return target.deleteVersion(m.id);
+}
+
+/**
+ * The sprints, components and versions the run made, each decided (and, in the rollback, removed once empty).
+ * The preview counts how many of each one's issues its deletes take out (`holds` on its delete decisions); the
+ * rollback, after its deletes, asks Jira what each holds now. One the record holds without an id (its create's
+ * answer never recorded, the preflight never worked again) is not known to be there, and is left alone.
+ */
+async function takeBackMade(ctx: PhaseContext, blocks: number, preview: boolean): Promise<MadeDecision[]> {
+  const { run } = ctx;
+  const record = await MadeInJiraRecord.open(ctx.deps.artifacts, { tenantId: run.tenantId, runId: run.id });
+  const made = record.entries.filter((m): m is MadeInJira & { id: string } => m.id !== null);
+  if (made.length === 0) return [];
+  const leaving = new Map<string, number>();
+  if (preview)
+    for await (const d of keptDecisions(ctx, blocks, true))
+      if (d.action === 'delete') for (const h of d.holds ?? []) leaving.set(h, (leaving.get(h) ?? 0) + 1);
+  return inPool(made, ITEM_CONCURRENCY, async (m) => {
+    const d = decideMade(m, await issuesIn(ctx, m), leaving.get(holdsKey(m.kind, m.id)) ?? 0);
+    if (preview || d.action !== 'remove') return d;
+    try {
+      return (await deleteMade(ctx, m)) === 'gone'
+        ? { ...d, action: 'gone', reason: 'no longer in Jira' }
+        : d;
+    } catch (err) {
+      // Refused (no permission to manage sprints, say): the issues are deleted already; this one is kept, said.
+      if (err instanceof TrackerHttpError && [400, 403].includes(err.status))
+        return refusedMade(d, jiraMessage(err));
+      throw err;
+    }
+  });
+}
+
 export function rollbackPhase(options: RollbackOptions): PhaseModule {
   return {
     units: async (ctx) => (await rollbackUnits(ctx)).length,
@@ -242,6 +318,8 @@ export function rollbackPhase(options: RollbackOptions): PhaseModule {
       const { deps, run } = ctx;
       const blocks = Math.ceil((await rollbackUnits(ctx)).length / CHUNK_SIZE);
       const summary = emptyRollbackSummary();
+      const made = await takeBackMade(ctx, blocks, options.preview);
+      for (const m of made) tallyMade(summary, m);
       async function* counted(): AsyncGenerator<RollbackDecision> {
         for await (const d of keptDecisions(ctx, blocks, options.preview)) {
           tallyRollback(summary, d);
@@ -250,7 +328,7 @@ export function rollbackPhase(options: RollbackOptions): PhaseModule {
       }
       await deps.artifacts.putStream(
         artifactKeys.rollbackList(run.tenantId, run.id, options.preview),
-        rollbackCsv(counted(), options.preview),
+        rollbackCsv(counted(), options.preview, made),
       );
       await deps.artifacts.put(
         artifactKeys.rollbackSummary(run.tenantId, run.id, options.preview),

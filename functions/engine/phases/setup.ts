@@ -2,11 +2,15 @@
  * Phase 1's sprint and component setup. The iterations in-scope items use become sprints on the project's
  * Scrum board and their area paths become project components; an existing sprint or component of the same name
  * is reused, so a re-run (or a preflight worked again after a crash) creates none twice. A dry run only reads:
- * what it would create carries no id. Closing and starting sprints waits for their issues (see sprints.ts).
+ * what it would create carries no id. What the run creates is recorded (`made`) before it is asked for and again
+ * with its id, so a rollback can remove it: one found by name is the run's own only if the record holds its
+ * intent (a create from before a crash), else it is found, and stays. Closing and starting sprints waits for their issues (see sprints.ts).
  */
 import { componentNameForArea } from '#domain/mapping/components.ts';
 import { type PlannedSprint, planSprints, type SprintState } from '#domain/mapping/sprints.ts';
+import type { MadeInJira } from '#domain/rollback/made.ts';
 import type { EngineDeps, PreflightComponent, PreflightSprint } from '#phase-kit/context.ts';
+import type { MadeInJiraRecord } from '#phase-kit/made-in-jira.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraSprint } from '#trackers/jira/client.ts';
@@ -66,6 +70,7 @@ export async function setupSprints(
     fields: { id: string; schema?: Record<string, unknown> }[];
     referenceMs: number;
     dryRun: boolean;
+    made: MadeInJiraRecord;
   },
 ): Promise<SprintSetup> {
   const { source, target } = deps;
@@ -131,6 +136,10 @@ export async function setupSprints(
   };
   const missing = plan.sprints.filter((p) => !existing.has(p.name));
   if (!opts.dryRun) {
+    await opts.made.intend(
+      'sprint',
+      missing.map((p) => p.name),
+    );
     // Past sprints side by side (where they sit on the board no longer matters once closed); the others one
     // by one in date order, so that future sprints line up on the backlog in the order they will run.
     await inBatches(
@@ -141,7 +150,10 @@ export async function setupSprints(
   }
   const sprints: PreflightSprint[] = plan.sprints.flatMap((planned): PreflightSprint[] => {
     const found = existing.get(planned.name);
-    if (found) return [{ ...planned, id: found.id, jiraState: found.state as SprintState, created: false }];
+    if (found) {
+      const created = opts.made.madeByRun('sprint', planned.name);
+      return [{ ...planned, id: found.id, jiraState: found.state as SprintState, created }];
+    }
     if (opts.dryRun) return [{ ...planned, id: null, jiraState: 'future', created: true }];
     const created = made.get(planned);
     return created ? [created] : [];
@@ -151,6 +163,12 @@ export async function setupSprints(
       `Jira refused to create sprints (${blocked}): iterations without a sprint leave their items in the backlog`,
     );
   }
+  if (!opts.dryRun)
+    await opts.made.made(
+      sprints.flatMap((s): MadeInJira[] =>
+        s.created && s.id !== null ? [{ kind: 'sprint', id: String(s.id), name: s.name }] : [],
+      ),
+    );
   const wouldCreate = sprints.filter((s) => s.created);
   if (opts.dryRun && wouldCreate.length > 0)
     warnings.push(
@@ -163,7 +181,13 @@ export async function setupSprints(
 
 export async function setupComponents(
   deps: EngineDeps,
-  opts: { projectKey: string; sourceProject: string; items: AdoWorkItem[]; dryRun: boolean },
+  opts: {
+    projectKey: string;
+    sourceProject: string;
+    items: AdoWorkItem[];
+    dryRun: boolean;
+    made: MadeInJiraRecord;
+  },
 ): Promise<ComponentSetup> {
   const { target } = deps;
   const warnings: string[] = [];
@@ -207,21 +231,33 @@ export async function setupComponents(
     }
   };
   const sorted = [...wanted].sort(([a], [b]) => a.localeCompare(b));
-  if (!opts.dryRun)
-    await inBatches(
-      sorted.filter(([key]) => !existing.has(key)),
-      create,
+  if (!opts.dryRun) {
+    const missing = sorted.filter(([key]) => !existing.has(key));
+    await opts.made.intend(
+      'component',
+      missing.map(([, w]) => w.name),
     );
+    await inBatches(missing, create);
+  }
   const components: PreflightComponent[] = sorted.flatMap(([key, w]): PreflightComponent[] => {
     const areaPaths = [...w.areaPaths].sort();
     const found = existing.get(key);
-    if (found) return [{ name: found.name, id: found.id, created: false, areaPaths }];
+    if (found)
+      return [
+        { name: found.name, id: found.id, created: opts.made.madeByRun('component', found.name), areaPaths },
+      ];
     if (opts.dryRun) return [{ name: w.name, id: null, created: true, areaPaths }];
     return made.has(key) ? [made.get(key) as PreflightComponent] : [];
   });
   if (blocked) {
     warnings.push(`Jira refused to create components (${blocked}): areas without one give their items none`);
   }
+  if (!opts.dryRun)
+    await opts.made.made(
+      components.flatMap((c): MadeInJira[] =>
+        c.created && c.id !== null ? [{ kind: 'component', id: c.id, name: c.name }] : [],
+      ),
+    );
   const wouldCreate = components.filter((c) => c.created);
   if (opts.dryRun && wouldCreate.length > 0)
     warnings.push(

@@ -560,6 +560,53 @@ export class JiraClient {
     ).body;
   }
 
+  /** How many issues hold the component; undefined: no such component (deleted). */
+  async componentIssueCount(id: string): Promise<number | undefined> {
+    const res = await this.http.request<{ issueCount?: number }>(
+      'GET',
+      `/rest/api/3/component/${encodeURIComponent(id)}/relatedIssueCounts`,
+      { accept: [404] },
+    );
+    return res.status === 404 ? undefined : (res.body.issueCount ?? 0);
+  }
+
+  /** Deletes a component (its issues lose it); 'gone': it was not there (deleted before). */
+  async deleteComponent(id: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request('DELETE', `/rest/api/3/component/${encodeURIComponent(id)}`, {
+      accept: [404],
+    });
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
+  /** How many issues name the version (fixed, affected, or in a version custom field); undefined: no such version. */
+  async versionIssueCount(id: string): Promise<number | undefined> {
+    const res = await this.http.request<{
+      issuesFixedCount?: number;
+      issuesAffectedCount?: number;
+      issueCountWithCustomFieldsShowingVersion?: number;
+    }>('GET', `/rest/api/3/version/${encodeURIComponent(id)}/relatedIssueCounts`, { accept: [404] });
+    if (res.status === 404) return undefined;
+    const b = res.body;
+    return (
+      (b.issuesFixedCount ?? 0) +
+      (b.issuesAffectedCount ?? 0) +
+      (b.issueCountWithCustomFieldsShowingVersion ?? 0)
+    );
+  }
+
+  /** Deletes a version (`removeAndSwap`, which replaces the deprecated DELETE); 'gone': it was not there. */
+  async deleteVersion(id: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request(
+      'POST',
+      `/rest/api/3/version/${encodeURIComponent(id)}/removeAndSwap`,
+      {
+        body: {},
+        accept: [404],
+      },
+    );
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
   async boards(projectKey: string): Promise<{ id: number; name: string; type: string }[]> {
     const res = await this.http.request<{ values: { id: number; name: string; type: string }[] }>(
       'GET',
@@ -591,6 +638,29 @@ export class JiraClient {
         notIdempotent: true,
       })
     ).body;
+  }
+
+  /** The keys of the sprint's issues, a page at a time; undefined: no such sprint (deleted). */
+  async sprintIssueKeys(id: number): Promise<string[] | undefined> {
+    const keys: string[] = [];
+    for (let startAt = 0; ; ) {
+      const res = await this.http.request<{ issues?: { key: string }[]; total?: number }>(
+        'GET',
+        `/rest/agile/1.0/sprint/${id}/issue`,
+        { query: { startAt, maxResults: 50, fields: 'summary' }, accept: [404] },
+      );
+      if (res.status === 404) return undefined;
+      const page = res.body.issues ?? [];
+      keys.push(...page.map((i) => i.key));
+      startAt += page.length;
+      if (page.length === 0 || startAt >= (res.body.total ?? 0)) return keys;
+    }
+  }
+
+  /** Deletes a sprint (Jira moves its open issues to the backlog); 'gone': it was not there (deleted before). */
+  async deleteSprint(id: number): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request('DELETE', `/rest/agile/1.0/sprint/${id}`, { accept: [404] });
+    return res.status === 404 ? 'gone' : 'deleted';
   }
 
   async sprint(id: number): Promise<JiraSprint> {

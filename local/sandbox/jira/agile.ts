@@ -12,7 +12,7 @@ import { currentAccount, requireProjectAdmin } from './auth.ts';
 import { recordChanges, trackedFields } from './changelog.ts';
 import { sendError } from './errors.ts';
 import { moveToSprint } from './fields.ts';
-import { Render } from './render.ts';
+import { Render, selectFields } from './render.ts';
 import type { IssueRec, JiraStore, SprintRec } from './store.ts';
 
 type Json = Record<string, unknown>;
@@ -268,6 +268,42 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
     };
   app.post('/rest/agile/1.0/sprint/:sprintId', updateSprint(false));
   app.put('/rest/agile/1.0/sprint/:sprintId', updateSprint(true));
+
+  /** The sprint's issues, in key order (the service's rank order is not modelled), a page at a time. */
+  app.get<{
+    Params: { sprintId: string };
+    Querystring: { startAt?: string; maxResults?: string; fields?: string };
+  }>('/rest/agile/1.0/sprint/:sprintId/issue', async (req, reply) => {
+    const sprint = store.sprints.get(Number(req.params.sprintId));
+    if (!sprint) return sendError(reply, 404, [`Sprint with id ${req.params.sprintId} does not exist.`]);
+    const { startAt, maxResults } = pageParams(req.query);
+    const inSprint = [...store.issues.values()]
+      .filter((i) => i.sprintIds.includes(sprint.id))
+      .sort((a, b) => a.id - b.id);
+    const render = Render.of(store, req);
+    const selection = selectFields(req.query.fields, 'all');
+    return {
+      expand: 'schema,names',
+      startAt,
+      maxResults,
+      total: inSprint.length,
+      issues: inSprint.slice(startAt, startAt + maxResults).map((i) => render.issue(i, selection)),
+    };
+  });
+
+  /** "Once a sprint is deleted, all open issues in the sprint will be moved to the backlog" (the spec). */
+  app.delete<{ Params: { sprintId: string } }>('/rest/agile/1.0/sprint/:sprintId', async (req, reply) => {
+    const sprint = store.sprints.get(Number(req.params.sprintId));
+    if (!sprint) return sendError(reply, 404, [`Sprint with id ${req.params.sprintId} does not exist.`]);
+    if (!requireProjectAdmin(req, reply, MANAGE_SPRINTS)) return reply;
+    for (const issue of store.issues.values())
+      if (issue.sprintIds.includes(sprint.id)) {
+        issue.sprintIds = issue.sprintIds.filter((id) => id !== sprint.id);
+        store.touch(issue);
+      }
+    store.sprints.delete(sprint.id);
+    return reply.code(204).send();
+  });
 
   app.post<{ Params: { sprintId: string } }>('/rest/agile/1.0/sprint/:sprintId/issue', async (req, reply) => {
     const sprint = store.sprints.get(Number(req.params.sprintId));

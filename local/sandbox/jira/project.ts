@@ -378,6 +378,39 @@ export function registerProjectRoutes(app: FastifyInstance, store: JiraStore): v
     return Render.of(store, req).component(c);
   });
 
+  app.get<{ Params: { id: string } }>('/rest/api/3/component/:id/relatedIssueCounts', async (req, reply) => {
+    const c = store.components.get(req.params.id);
+    if (!c) return sendError(reply, 404, [`The component with id ${req.params.id} does not exist.`]);
+    const issueCount = [...store.issues.values()].filter((i) => i.componentIds.includes(c.id)).length;
+    return {
+      self: `${Render.of(store, req).base}/rest/api/3/component/${c.id}/relatedIssueCounts`,
+      issueCount,
+    };
+  });
+
+  /** Its issues lose it, or move to `moveIssuesTo` (another component of the project). Administer Projects. */
+  app.delete<{ Params: { id: string }; Querystring: { moveIssuesTo?: string } }>(
+    '/rest/api/3/component/:id',
+    async (req, reply) => {
+      const c = store.components.get(req.params.id);
+      if (!c) return sendError(reply, 404, [`The component with id ${req.params.id} does not exist.`]);
+      if (!requireProjectAdmin(req, reply, 'You cannot edit the configuration of this project.'))
+        return reply;
+      const to = req.query.moveIssuesTo;
+      const target = to === undefined ? undefined : store.components.get(to);
+      if (to !== undefined && (!target || target.projectId !== c.projectId || target.id === c.id))
+        return sendError(reply, 404, [`The component with id ${to} does not exist.`]);
+      for (const issue of store.issues.values())
+        if (issue.componentIds.includes(c.id)) {
+          const rest = issue.componentIds.filter((id) => id !== c.id);
+          issue.componentIds = target && !rest.includes(target.id) ? [...rest, target.id] : rest;
+          store.touch(issue);
+        }
+      store.components.delete(c.id);
+      return reply.code(204).send();
+    },
+  );
+
   app.post('/rest/api/3/component', async (req, reply) => {
     const body = (req.body ?? {}) as Json;
     const project =

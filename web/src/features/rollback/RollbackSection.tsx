@@ -16,6 +16,10 @@ const ROWS: [keyof RollbackCounts, string][] = [
   ['keptFound', 'Kept: found by the run, not created'],
   ['keptOtherRun', "Kept: another run's"],
   ['gone', 'Gone from Jira already'],
+  ['removedSprints', 'Sprints the run made, removed (empty)'],
+  ['removedComponents', 'Components the run made, removed (empty)'],
+  ['removedVersions', 'Versions the run made, removed (empty)'],
+  ['keptMade', 'Kept: made by the run, an issue still in it (or its delete refused)'],
 ];
 
 function CountsTable({ counts, label }: { counts: RollbackCounts; label: string }) {
