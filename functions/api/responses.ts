@@ -377,6 +377,7 @@ export const VerificationAuditSchema = z
 export const RunStatusViewSchema = z
   .object({
     id: z.string(),
+    projectId: z.string(),
     status: RunStatusSchema,
     totalItems: z.number(),
     successCount: z.number(),

@@ -209,6 +209,8 @@ export const runListItem = (r: Run) => ({
 
 export const runStatusView = (r: Run, verification: VerificationSummary | undefined) => ({
   id: r.id,
+  /** The run's project: where the console reads how the run delivers (REST, or Jira's importer). */
+  projectId: r.projectId,
   status: r.status,
   totalItems: r.totalItems,
   successCount: r.successCount,

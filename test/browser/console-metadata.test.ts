@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
-import { browserAvailable, browserRequired, CHROMIUM, signInThroughForm } from '../support/browser.ts';
+import {
+  ARTIFACTS_DIR,
+  browserAvailable,
+  browserRequired,
+  CHROMIUM,
+  signInThroughForm,
+} from '../support/browser.ts';
 import {
   accessTokenOf,
   type ConsoleHarness,
@@ -242,6 +248,58 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
     expect(await deliveryOf()).toMatchObject({ deliveryMode: 'jira-import', importBatchSize: 200 });
     await page.getByText('Each file waits for a Jira administrator').waitFor();
     await expectCleanPage(page, 'console-delivery', 'jira-import');
+  });
+
+  it("shows a Jira-import run's files on its page: each batch to download, the site's import page, the steps", async () => {
+    const run = (await api('POST', `/api/migrations/project/${projectId}/start`, {
+      type: 'SAMPLE',
+      enginePayload: {
+        source: { org: sandbox.ado.org, project: sandbox.ado.project, pat: sandbox.ado.pat },
+        target: {
+          base_url: jiraUrl,
+          email: sandbox.jira.email,
+          api_token: sandbox.jira.apiToken,
+          project_key: sandbox.jira.projectKey,
+        },
+        options: { migrate_attachments: false, migrate_comments: false },
+      },
+    })) as { id: string };
+    await expect
+      .poll(
+        async () => ((await api('GET', `/api/migrations/${run.id}/status`)) as { status: string }).status,
+        {
+          timeout: 90_000,
+          interval: 250,
+        },
+      )
+      .toBe('PAUSED');
+    const index = (await api('GET', `/api/migrations/${run.id}/import-files`)) as {
+      files: { number: number; issues: number }[];
+    };
+    expect(index.files.length).toBeGreaterThan(0);
+
+    await page.goto(`${base}/runs/${run.id}`);
+    const section = page.getByTestId('import-files');
+    await section.getByRole('table', { name: 'Import files' }).waitFor({ timeout: 30_000 });
+    // The pause's reason, shown by the page (and the same line in its log).
+    await page
+      .getByText(/Waiting for the Jira import of batch 1 of/)
+      .first()
+      .waitFor();
+    expect(await section.getByRole('link', { name: "the site's import page" }).getAttribute('href')).toBe(
+      `${jiraUrl}/secure/admin/ExternalImport1.jspa`,
+    );
+    expect(await section.getByRole('listitem').count()).toBe(3);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      section.getByRole('button', { name: 'Download batch 1' }).click(),
+    ]);
+    const file = join(ARTIFACTS_DIR, 'console-delivery', 'import-batch-1.json');
+    await download.saveAs(file);
+    const imported = JSON.parse(readFileSync(file, 'utf8')) as { projects: { issues: unknown[] }[] };
+    expect(imported.projects[0]?.issues).toHaveLength(index.files[0]?.issues ?? -1);
+    await expectCleanPage(page, 'console-delivery', 'import-files');
+    await api('POST', `/api/migrations/${run.id}/cancel`);
   });
 
   it('shows a member the choice without a way to change it', async () => {

@@ -427,6 +427,7 @@ describe('status, pause, resume, cancel', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       id: run.id,
+      projectId,
       status: 'RUNNING',
       totalItems: 0,
       successCount: 0,

@@ -1331,6 +1331,7 @@ export interface components {
         RunStatus: "PENDING" | "RUNNING" | "PAUSED" | "COMPLETED" | "PARTIAL" | "FAILED" | "CANCELLED" | "VERIFYING" | "ROLLING_BACK" | "ROLLBACK_PAUSED" | "ROLLED_BACK";
         RunStatusView: {
             id: string;
+            projectId: string;
             status: components["schemas"]["RunStatus"];
             totalItems: number;
             successCount: number;

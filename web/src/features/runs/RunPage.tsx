@@ -27,9 +27,11 @@ import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
+import { projectQuery } from '../projects/api';
 import { RollbackSection } from '../rollback/RollbackSection';
 import { runKeys, runStatusQuery } from './api';
 import { etaText, isWorking, RUN_PHASES, speedText } from './figures';
+import { ImportFilesSection } from './ImportFilesSection';
 import { useRunStream } from './useRunStream';
 import { VerificationSection, verifiable } from './VerificationSection';
 
@@ -92,6 +94,11 @@ export function RunPage() {
   });
   const [downloadError, setDownloadError] = useState<unknown>();
   const run = status.data;
+  // How the run delivers is the project's: a Jira-import run shows its files and the admin's steps.
+  const project = useQuery({ ...projectQuery(run?.projectId ?? ''), enabled: run !== undefined });
+  const importDelivery =
+    project.data?.deliveryMode === 'jira-import' &&
+    allowed('GET /api/migrations/{runId}/import-files', session?.role);
   const runStatus =
     stream.status && run && isWorking(run.status) ? stream.status : (run?.status ?? stream.status);
   const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
@@ -219,6 +226,18 @@ export function RunPage() {
           status={runStatus}
           summary={run.verification}
           role={role}
+          save={save}
+        />
+      )}
+      {run && importDelivery && (
+        <ImportFilesSection
+          runId={runId}
+          siteUrl={
+            typeof project.data?.connections.target?.baseUrl === 'string'
+              ? project.data.connections.target.baseUrl
+              : undefined
+          }
+          working={isWorking(run.status)}
           save={save}
         />
       )}
