@@ -6,25 +6,17 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { madeCountsText, type RollbackSummary } from '#domain/rollback/plan.ts';
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
 import { out, printJson } from './format.ts';
-
-interface RollbackCounts {
-  items: number;
-  deleted: number;
-  keptEdited: number;
-  keptFound: number;
-  keptOtherRun: number;
-  gone: number;
-}
 
 interface RollbackView {
   id: string;
   status: string;
   underWay: { preview: boolean; includeEdited: boolean } | null;
-  preview: { includeEdited: boolean; at: string; summary: RollbackCounts } | null;
-  rollback: RollbackCounts | null;
+  preview: { includeEdited: boolean; at: string; summary: RollbackSummary } | null;
+  rollback: RollbackSummary | null;
   notUndone: string[];
 }
 
@@ -38,10 +30,10 @@ export interface RollbackOptions {
 /** How often the pass is read while it works. */
 const POLL_MS = 1_000;
 
-const countsLine = (c: RollbackCounts, preview: boolean) =>
+const countsLine = (c: RollbackSummary, preview: boolean) =>
   `${c.deleted} of ${c.items} issues ${preview ? 'would be deleted' : 'deleted'}; kept: ${c.keptEdited} edited ` +
   `after the run (or with a sub-task that stays), ${c.keptFound} found by the run, ${c.keptOtherRun} of another ` +
-  `run; ${c.gone} gone already`;
+  `run; ${c.gone} gone already${madeCountsText(c, preview)}`;
 
 export async function rollback(ctx: Ctx, runId: string, o: RollbackOptions): Promise<void> {
   if (o.preview && o.confirm) throw usageError('choose one of --preview and --confirm');

@@ -114,13 +114,17 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The stream's line for a pass done: its counts in words. */
+/** What a pass does with the sprints, components and versions the run made, after its issues' counts; '' for none. */
+export function madeCountsText(r: MadeSummary, preview: boolean): string {
+  const removed = r.removedSprints + r.removedComponents + r.removedVersions;
+  return removed + r.keptMade === 0
+    ? ''
+    : `; ${plural(r.removedSprints, 'sprint')}, ${plural(r.removedComponents, 'component')} and ${plural(r.removedVersions, 'version')} the run made ${preview ? 'would be ' : ''}removed, ${r.keptMade} kept`;
+}
+
 export function rollbackDoneLine(r: RollbackReport): string {
   const kept = r.keptEdited + r.keptFound + r.keptOtherRun;
-  const removed = r.removedSprints + r.removedComponents + r.removedVersions;
-  const made =
-    removed + r.keptMade === 0
-      ? ''
-      : `; ${plural(r.removedSprints, 'sprint')}, ${plural(r.removedComponents, 'component')} and ${plural(r.removedVersions, 'version')} the run made ${r.preview ? 'would be ' : ''}removed, ${r.keptMade} kept`;
+  const made = madeCountsText(r, r.preview);
   return r.preview
     ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already${made}`
     : `Rollback done: ${r.deleted} of ${r.items} issues deleted, ${kept} kept, ${r.gone} gone already${made}`;
