@@ -4,8 +4,7 @@
  */
 import { Anchor, Button, Card, List, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
-import { runKeys } from './api';
+import { importFilesQuery } from './api';
 
 interface Props {
   runId: string;
@@ -24,16 +23,7 @@ export const importPageOf = (siteUrl: string) =>
   `${siteUrl.replace(/\/+$/, '')}/secure/admin/ExternalImport1.jspa`;
 
 export function ImportFilesSection({ runId, siteUrl, working, save }: Props) {
-  const files = useQuery({
-    queryKey: [...runKeys.detail(runId), 'import-files'],
-    queryFn: async () => {
-      const res = await api.GET('/api/migrations/{runId}/import-files', { params: { path: { runId } } });
-      // Not written yet (the run is building them): an empty list, read again while the run works.
-      if (res.response.status === 404) return null;
-      return unwrap(res);
-    },
-    refetchInterval: working ? 5_000 : false,
-  });
+  const files = useQuery(importFilesQuery(runId, working));
   const index = files.data;
 
   return (

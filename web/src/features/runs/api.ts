@@ -10,6 +10,7 @@ export const runKeys = {
   all: ['runs'] as const,
   list: (projectId: string) => [...runKeys.all, 'list', projectId] as const,
   detail: (runId: string) => [...runKeys.all, 'detail', runId] as const,
+  importFiles: (runId: string) => [...runKeys.detail(runId), 'import-files'] as const,
 };
 
 /** A project's runs, most recent first. */
@@ -32,3 +33,17 @@ export const runStatusQuery = (runId: string) =>
 export async function startVerification(runId: string) {
   return unwrap(await api.POST('/api/migrations/{runId}/verification', { params: { path: { runId } } }));
 }
+
+/**
+ * A Jira-import run's files (owner, admin); null until the run has written them (404), read again while it works.
+ */
+export const importFilesQuery = (runId: string, working: boolean) =>
+  queryOptions({
+    queryKey: runKeys.importFiles(runId),
+    queryFn: async () => {
+      const res = await api.GET('/api/migrations/{runId}/import-files', { params: { path: { runId } } });
+      if (res.response.status === 404) return null;
+      return unwrap(res);
+    },
+    refetchInterval: working ? 5_000 : false,
+  });
