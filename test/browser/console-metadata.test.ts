@@ -41,6 +41,22 @@ let ownerToken: string;
 let projectId: string;
 
 const checkPage = (name: string) => expectCleanPage(page, 'console-metadata', name);
+
+/** A SAMPLE run of the demo project over the API, with the sandboxes' credentials, files and comments off. */
+const startSample = async (options: Record<string, unknown>) =>
+  (await api('POST', `/api/migrations/project/${projectId}/start`, {
+    type: 'SAMPLE',
+    enginePayload: {
+      source: { org: sandbox.ado.org, project: sandbox.ado.project, pat: sandbox.ado.pat },
+      target: {
+        base_url: jiraUrl,
+        email: sandbox.jira.email,
+        api_token: sandbox.jira.apiToken,
+        project_key: sandbox.jira.projectKey,
+      },
+      options: { migrate_attachments: false, migrate_comments: false, ...options },
+    },
+  })) as { id: string };
 const signIn = (email: string) => signInThroughForm(page, base, email, h.password);
 
 /** Calls the API as the owner; a refusal fails the test with the API's answer. */
@@ -138,19 +154,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
   it('shows the last run of each project in the projects list', async () => {
     await page.getByRole('button', { name: 'Confirm mappings' }).click();
     await expect.poll(() => page.getByText('MAPPED', { exact: true }).count(), WAIT).toBeGreaterThan(0);
-    const run = (await api('POST', `/api/migrations/project/${projectId}/start`, {
-      type: 'SAMPLE',
-      enginePayload: {
-        source: { org: sandbox.ado.org, project: sandbox.ado.project, pat: sandbox.ado.pat },
-        target: {
-          base_url: jiraUrl,
-          email: sandbox.jira.email,
-          api_token: sandbox.jira.apiToken,
-          project_key: sandbox.jira.projectKey,
-        },
-        options: { dry_run: true, migrate_attachments: false, migrate_comments: false },
-      },
-    })) as { id: string };
+    const run = await startSample({ dry_run: true });
     await expect
       .poll(
         async () => ((await api('GET', `/api/migrations/${run.id}/status`)) as { status: string }).status,
@@ -251,19 +255,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
   });
 
   it("shows a Jira-import run's files on its page: each batch to download, the site's import page, the steps", async () => {
-    const run = (await api('POST', `/api/migrations/project/${projectId}/start`, {
-      type: 'SAMPLE',
-      enginePayload: {
-        source: { org: sandbox.ado.org, project: sandbox.ado.project, pat: sandbox.ado.pat },
-        target: {
-          base_url: jiraUrl,
-          email: sandbox.jira.email,
-          api_token: sandbox.jira.apiToken,
-          project_key: sandbox.jira.projectKey,
-        },
-        options: { migrate_attachments: false, migrate_comments: false },
-      },
-    })) as { id: string };
+    const run = await startSample({});
     await expect
       .poll(
         async () => ((await api('GET', `/api/migrations/${run.id}/status`)) as { status: string }).status,

@@ -26,14 +26,12 @@ import { type RollbackOptions, rollbackPhase } from '../../functions/engine/phas
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { MadeInJiraRecord } from '../../functions/phase-kit/made-in-jira.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import { createProject } from '../../functions/services/projects.ts';
 import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { artifactKeys, artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
-import { sandboxCredentials, storeSandboxConnections } from '../support/sandbox-fixtures.ts';
 
 let h: EngineHarness;
 const dir = mkdtempSync(join(tmpdir(), 'tms-rollback-'));
@@ -279,16 +277,7 @@ describe('rollback of a run through the run API and its state machine', () => {
     const engine = createEngineHandler({ store: () => h.app.store, artifacts: () => store, indexLagMs: 0 });
     const o = new LocalOrchestrator({ handler: engine, generationBudget: 50 });
     setOrchestrator(o);
-    const project = await createProject(h.app.store, t.tenantId, {
-      name: 'Rolled back by API',
-      sourceSystem: 'AZURE_DEVOPS',
-      targetSystem: 'JIRA_CLOUD',
-    });
-    await storeSandboxConnections(
-      h.app.store,
-      { tenantId: t.tenantId, projectId: project.id },
-      sandboxCredentials(h.sandboxes, h.config),
-    );
+    const project = await h.connectedProject(t.tenantId, 'Rolled back by API');
     const before = await keysNow();
     const madeBefore = await madeNow();
     const run = await createRun(h.app.store, t.tenantId, project.id, 'FULL', {

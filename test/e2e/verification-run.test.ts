@@ -11,14 +11,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngineHandler, type EngineHandler } from '../../functions/engine/handler.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
-import { createProject } from '../../functions/services/projects.ts';
 import { artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import type { TestTenant } from '../support/app.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
-import { sandboxCredentials, storeSandboxConnections } from '../support/sandbox-fixtures.ts';
 
 const ITEMS = 20;
 let h: EngineHarness;
@@ -41,19 +39,7 @@ afterAll(async () => {
 });
 
 /** A project of `t` whose tracker credentials are stored sealed, as a connected project's are. */
-async function connectedProject() {
-  const project = await createProject(h.app.store, t.tenantId, {
-    name: 'Verified on demand',
-    sourceSystem: 'AZURE_DEVOPS',
-    targetSystem: 'JIRA_CLOUD',
-  });
-  await storeSandboxConnections(
-    h.app.store,
-    { tenantId: t.tenantId, projectId: project.id },
-    sandboxCredentials(h.sandboxes, h.config),
-  );
-  return project;
-}
+const connectedProject = () => h.connectedProject(t.tenantId, 'Verified on demand');
 
 /**
  * A FULL run of a connected project (attachments and comments off) worked to its end by the real state machine;

@@ -18,7 +18,7 @@ import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, startSandboxes } from '../../local/sandbox/index.ts';
 import { startTestApp, type TestApp } from './app.ts';
-import { sandboxControl } from './sandbox-fixtures.ts';
+import { sandboxControl, sandboxCredentials, storeSandboxConnections } from './sandbox-fixtures.ts';
 
 const ENDS: readonly RunnerAnswer[] = ['done', 'failed', 'cancelled', 'paused'];
 
@@ -68,6 +68,8 @@ export interface EngineHarness {
   config: ReturnType<typeof sandboxConfigFromEnv>;
   deps(extra?: Partial<EngineDeps>): EngineDeps;
   newProject(name: string): Promise<{ id: string }>;
+  /** A project of `tenantId` whose sandbox credentials are stored sealed, as a connected project's are. */
+  connectedProject(tenantId: string, name: string): Promise<{ id: string }>;
   /** Calls the runner until the run ends; `onError` decides about thrown errors (default: rethrow). */
   drive(runId: string, d?: EngineDeps, onError?: (err: unknown) => void): Promise<RunnerAnswer[]>;
   /** Calls the runner until the run's cursor has passed `lastPhase` (or the run ends). */
@@ -115,6 +117,19 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
         sourceSystem: 'AZURE_DEVOPS',
         targetSystem: 'JIRA_CLOUD',
       }),
+    async connectedProject(tenantId, name) {
+      const project = await createProject(app.store, tenantId, {
+        name,
+        sourceSystem: 'AZURE_DEVOPS',
+        targetSystem: 'JIRA_CLOUD',
+      });
+      await storeSandboxConnections(
+        app.store,
+        { tenantId, projectId: project.id },
+        sandboxCredentials(sandboxes, config),
+      );
+      return project;
+    },
     drive: (runId, d = deps(), onError) =>
       driveLikeStateMachine(d, { tenantId: tenant.tenantId, runId }, config.jira.projectKey, onError),
     async driveThrough(runId, lastPhase, d = deps()) {
