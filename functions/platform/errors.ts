@@ -296,6 +296,13 @@ export const errors = {
       `The ${grant} is connected by an OAuth grant another user consented: a member's run uses it only with the project's stored ${other}, connected by an owner, an admin or whoever consented the grant (send no ${other} credentials of your own)`,
     );
   },
+  /** A member's pause or resume of a rollback (or its preview): a rollback deletes issues, so managers steer it. */
+  rollbackControlForbidden: (action: 'pause' | 'resume') =>
+    new HttpError(
+      403,
+      ErrorCode.FORBIDDEN,
+      `Only an owner or admin can ${action} a rollback: it deletes issues from Jira`,
+    ),
   /** A member's start or connection test would replace a stored connection someone else made. */
   connectionReplaceForbidden: (kind: 'source' | 'target') =>
     new HttpError(

@@ -408,7 +408,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect((await rollBack(run.id)).status).toBe(202);
 
     // Pause: the flag set at once, the engine pauses at its checkpoint (its control check, played here)
-    const paused = await app.call('POST', `/api/migrations/${run.id}/pause`, { token: t.member.token });
+    const paused = await app.call('POST', `/api/migrations/${run.id}/pause`, { token: t.admin.token });
     expect(paused.body).toEqual({ id: run.id, status: 'ROLLBACK_PAUSED' });
     const deps = { store: app.store, journal: new StoreRunJournal(app.store), artifacts: disk() };
     expect(await finalizeStep(deps as unknown as EngineDeps, { tenantId: t.tenantId, runId: run.id })).toBe(
@@ -417,7 +417,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLBACK_PAUSED', control: 'pause' });
 
     // Resume: ROLLING_BACK, in the run's next execution
-    const resumed = await app.call('POST', `/api/migrations/${run.id}/resume`, { token: t.member.token });
+    const resumed = await app.call('POST', `/api/migrations/${run.id}/resume`, { token: t.owner.token });
     expect(resumed.body).toEqual({ id: run.id, status: 'ROLLING_BACK' });
     expect(orch.starts).toHaveLength(2);
     expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLING_BACK', control: 'run' });
@@ -433,6 +433,54 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       { type: 'status', status: 'completed' },
       { type: 'done', stats: { created: 0, skipped: 0, failed: 0 } },
     ]);
+  });
+
+  it('a member can neither pause, resume nor cancel a rollback (403), and the rollback does not move', async () => {
+    // Prepare: a rollback under way
+    const run = await finishedRun('COMPLETED');
+    expect((await rollBack(run.id)).status).toBe(202);
+    const control = (action: string, token = t.member.token) =>
+      app.call('POST', `/api/migrations/${run.id}/${action}`, { token });
+    const forbidden = (action: string) => ({
+      statusCode: 403,
+      message: `Only an owner or admin can ${action} a rollback: it deletes issues from Jira`,
+      error: 'Forbidden',
+      code: 'FORBIDDEN',
+    });
+
+    // Act + Assess: under way, a member's pause is refused and sets no flag
+    expect((await control('pause')).body).toEqual(forbidden('pause'));
+    expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLING_BACK', control: 'run' });
+    // Cancel is owners' and admins' for every run: the route refuses it
+    expect((await control('cancel')).body).toEqual({
+      statusCode: 403,
+      message: 'Your role does not allow this action',
+      error: 'Forbidden',
+      code: 'FORBIDDEN',
+    });
+
+    // Act + Assess: paused (by an admin, at the engine's checkpoint), a member's resume is refused too
+    expect((await control('pause', t.admin.token)).body).toEqual({ id: run.id, status: 'ROLLBACK_PAUSED' });
+    const deps = { store: app.store, journal: new StoreRunJournal(app.store), artifacts: disk() };
+    expect(await finalizeStep(deps as unknown as EngineDeps, { tenantId: t.tenantId, runId: run.id })).toBe(
+      'paused',
+    );
+    expect((await control('resume')).body).toEqual(forbidden('resume'));
+    expect((await control('pause')).body).toEqual(forbidden('pause'));
+    expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLBACK_PAUSED', control: 'pause' });
+    expect(orch.starts).toHaveLength(1);
+    expect(orch.stops).toEqual([]);
+  });
+
+  it("a member still pauses and resumes an ordinary run: the rollback's rule is the rollback's only", async () => {
+    const run = await finishedRun('RUNNING');
+    const control = (action: string) =>
+      app.call('POST', `/api/migrations/${run.id}/${action}`, { token: t.member.token });
+    expect((await control('pause')).body).toEqual({ id: run.id, status: 'PAUSED' });
+    // The engine pauses at its checkpoint (played here), then the member resumes it
+    expect(await app.store.runs.setStatus(t.tenantId, run.id, ['RUNNING'], 'PAUSED')).toBe(true);
+    expect((await control('resume')).body).toEqual({ id: run.id, status: 'RUNNING' });
+    expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: run.id, generation: 1 }]);
   });
 
   it('a tracker token that cannot be had pauses a rollback with the reason; the status says it', async () => {

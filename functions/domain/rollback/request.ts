@@ -4,9 +4,17 @@
  * the rollback itself only as a finished preview of the same run said, confirmed.
  */
 import * as z from 'zod';
+import type { Role } from '#platform/tokens.ts';
 import { isActiveRun } from '../migrations.ts';
 import { PHASES, ROLLBACK_FROM, type RollbackFrom, type Run } from '../runs.ts';
 import { NOT_UNDONE, type RollbackSummary } from './plan.ts';
+
+/**
+ * Who steers a rollback: starts and reads it (its routes' roles), and pauses, resumes or cancels it through the
+ * run's control routes, which every role may call for an ordinary run. A rollback deletes issues from Jira:
+ * owners and admins only.
+ */
+export const steersRollback = (role: Role): boolean => role === 'owner' || role === 'admin';
 
 /** `POST /api/migrations/{runId}/rollback`'s body: a preview by default; the rollback needs `confirm: true`. */
 export const RollbackRequestSchema = z

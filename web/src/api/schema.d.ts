@@ -682,7 +682,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Pause a run at its next chunk
+         * Pause a run (or its rollback: owner, admin) at its next chunk
          * @description Roles: owner, admin, member.
          */
         post: operations["migrations_pause"];
@@ -702,7 +702,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume a paused run
+         * Resume a paused run (or its paused rollback: owner, admin)
          * @description Roles: owner, admin, member.
          */
         post: operations["migrations_resume"];
@@ -5508,6 +5508,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description MIGRATION_NOT_FOUND */
             404: {
                 headers: {
@@ -5625,6 +5639,20 @@ export interface operations {
                         statusCode?: 401;
                         /** @enum {unknown} */
                         code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
                     };
                 };
             };
