@@ -166,6 +166,16 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is active for this project: cancel it before deleting the project`,
     ),
+  /**
+   * Nor under a rollback of one of its runs (ROLLING_BACK, ROLLBACK_PAUSED): the rollback works from the project's
+   * id map and connections, which the delete removes.
+   */
+  projectRollingBack: (runId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is being rolled back: delete the project once its rollback has ended (or cancel it)`,
+    ),
   /** A run delivers as its project said when it started: the mode stays until the run ends. */
   deliveryFixedByRun: (activeRunId: string) =>
     new HttpError(

@@ -435,6 +435,35 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     ]);
   });
 
+  it('a project is not deleted while one of its runs is being rolled back, under way or paused (409)', async () => {
+    // Prepare: a rollback under way
+    const run = await finishedRun('COMPLETED');
+    expect((await rollBack(run.id)).status).toBe(202);
+    const remove = () => app.call('DELETE', `/api/projects/${run.projectId}`, { token: t.owner.token });
+    const refused = {
+      statusCode: 409,
+      message: `Run ${run.id} of this project is being rolled back: delete the project once its rollback has ended (or cancel it)`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    };
+
+    // Act + Assess: under way, then paused: refused, the project and its run still there
+    expect((await remove()).body).toEqual(refused);
+    expect(await app.store.runs.setStatus(t.tenantId, run.id, ['ROLLING_BACK'], 'ROLLBACK_PAUSED')).toBe(
+      true,
+    );
+    expect((await remove()).body).toEqual(refused);
+    expect(await app.store.projects.get(t.tenantId, run.projectId)).toBeDefined();
+    expect((await storedRun(run.id)).status).toBe('ROLLBACK_PAUSED');
+
+    // Act + Assess: the rollback cancelled, the run back as it ended: the project can go
+    expect(
+      (await app.call('POST', `/api/migrations/${run.id}/cancel`, { token: t.admin.token })).status,
+    ).toBe(200);
+    expect((await remove()).status).toBe(204);
+    expect(await app.store.projects.get(t.tenantId, run.projectId)).toBeUndefined();
+  });
+
   it('a member can neither pause, resume nor cancel a rollback (403), and the rollback does not move', async () => {
     // Prepare: a rollback under way
     const run = await finishedRun('COMPLETED');
