@@ -96,7 +96,6 @@ const counts = {
   gone: 0,
   removedSprints: 1,
   removedComponents: 0,
-  removedVersions: 0,
   keptMade: 1,
 };
 
@@ -197,7 +196,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       {
         type: 'log',
         message:
-          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint, 0 components and 0 versions the run made would be removed, 1 kept',
+          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint and 0 components the run made would be removed, 1 kept',
       },
       { type: 'rollback', summary: { preview: true, ...counts } },
       { type: 'status', status: 'partial' },

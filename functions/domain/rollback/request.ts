@@ -117,6 +117,5 @@ const countsOf = (s: RollbackSummary): RollbackSummary => ({
   gone: s.gone,
   removedSprints: s.removedSprints,
   removedComponents: s.removedComponents,
-  removedVersions: s.removedVersions,
   keptMade: s.keptMade,
 });

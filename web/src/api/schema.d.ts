@@ -1261,7 +1261,7 @@ export interface components {
             includeEdited?: boolean;
             confirm?: boolean;
         };
-        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints, components and versions the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira) */
+        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira) */
         RollbackSummary: {
             items: number;
             deleted: number;
@@ -1271,7 +1271,6 @@ export interface components {
             gone: number;
             removedSprints: number;
             removedComponents: number;
-            removedVersions: number;
             keptMade: number;
         };
         /** @description The pass under way (or paused), the last finished preview (what a confirmed rollback carries out), the rollback's counts once the run is ROLLED_BACK, and what a rollback does not undo */

@@ -18,7 +18,6 @@ const ROWS: [keyof RollbackCounts, string][] = [
   ['gone', 'Gone from Jira already'],
   ['removedSprints', 'Sprints the run made, removed (empty)'],
   ['removedComponents', 'Components the run made, removed (empty)'],
-  ['removedVersions', 'Versions the run made, removed (empty)'],
   ['keptMade', 'Kept: made by the run, an issue still in it (or its delete refused)'],
 ];
 
