@@ -337,6 +337,35 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: older.id, generation: 1 }]);
   });
 
+  it('a preview older than a later run that wrote to Jira is not carried out: the older run is previewed again', async () => {
+    // Prepare: the older run previewed, then a later run of the project that wrote to Jira, rolled back since
+    const project = await newProject();
+    const older = await finishedRun('COMPLETED', { projectId: project.id });
+    expect((await rollBack(older.id)).status).toBe(202);
+    await engineFinishes(older, true, previewCsv);
+    const previewedAt = (await storedRun(older.id)).rollback?.previewed?.at;
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await finishedRun('COMPLETED', { projectId: project.id });
+    expect(newer.createdAt > (previewedAt ?? '')).toBe(true);
+    expect(await app.store.runs.setStatus(t.tenantId, newer.id, ['COMPLETED'], 'ROLLED_BACK')).toBe(true);
+
+    // Act: the older run's preview confirmed
+    const res = await rollBack(older.id, { preview: false, confirm: true });
+
+    // Assess: refused; nothing moves; a new preview is what a rollback carries out
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Run ${older.id}: run ${newer.id}, a later run of the same project, wrote to Jira after its preview: preview it again first`,
+      error: 'Conflict',
+      code: 'ROLLBACK_PREVIEW_REQUIRED',
+    });
+    expect((await storedRun(older.id)).status).toBe('COMPLETED');
+    expect((await rollBack(older.id)).status).toBe(202);
+    await engineFinishes(older, true, previewCsv);
+    expect((await rollBack(older.id, { preview: false, confirm: true })).status).toBe(202);
+    expect(orch.starts.map((s) => s.runId)).toEqual([older.id, older.id, older.id]);
+  });
+
   it('a run that failed before it created an issue has nothing to roll back, and holds no older run back', async () => {
     // Prepare: an older finished run, then a later one that failed at preflight
     const project = await newProject();
