@@ -6,7 +6,7 @@
  * for an item the id map does not know, `found` when its issue is in Jira already by its `src-id-{N}` label.
  */
 import { describe, expect, it } from 'vitest';
-import { decide, type RolledItem, type RollbackRules } from '../../functions/domain/rollback/plan.ts';
+import { decide, type RollbackRules, type RolledItem } from '../../functions/domain/rollback/plan.ts';
 import { type RollbackRequest, rollbackRefusal } from '../../functions/domain/rollback/request.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { newRun } from '../../functions/services/runs.ts';
@@ -74,7 +74,7 @@ describe('newest first, with the id map as the runs leave it', () => {
     expect(decide(taken, untouched, rulesOf(a)).action).toBe('keep-other-run');
   });
 
-  it("a preview the older run finished before the newer run wrote to Jira is not carried out: it is previewed again", () => {
+  it('a preview the older run finished before the newer run wrote to Jira is not carried out: it is previewed again', () => {
     // Prepare: A previewed before B started; B then wrote to Jira and was rolled back
     const previewed: Run = {
       ...a,
