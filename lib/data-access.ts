@@ -64,10 +64,11 @@ export const DATA_ACCESS: Record<LambdaName, DataAccess> = {
     },
     secrets: { seal: ['ssoClientSecret'], open: ['ssoClientSecret'] },
   },
-  // Projects (a deletion takes the project's partition with it), mappings and target metadata read both
-  // trackers with the stored credentials (a refreshed OAuth grant is written back sealed).
+  // Projects (a deletion takes the project's partition with it, refused while one of its runs is being rolled
+  // back: the project's runs on GSI1), mappings and target metadata read both trackers with the stored
+  // credentials (a refreshed OAuth grant is written back sealed).
   projects: {
-    table: { read: [], write: ['tenant', 'project'], queriesIndex: false },
+    table: { read: [], write: ['tenant', 'project'], queriesIndex: true },
     secrets: TRACKER_CREDENTIALS,
   },
   // Connection tests and scans (credentials stored sealed, a background scan's inline ones sealed on the scan

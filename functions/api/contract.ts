@@ -301,14 +301,15 @@ export const contracts: Record<string, RouteContract> = {
     responses: { 200: R.RunStatusViewSchema },
   },
   'POST /api/migrations/{runId}/pause': {
-    summary: 'Pause a run at its next chunk',
+    summary: 'Pause a run (or its rollback: owner, admin) at its next chunk',
     responses: { 200: R.RunControlAnswerSchema },
-    errors: [E.MIGRATION_FINISHED],
+    // A member's pause of a rollback: owners and admins steer a rollback.
+    errors: [E.MIGRATION_FINISHED, E.FORBIDDEN],
   },
   'POST /api/migrations/{runId}/resume': {
-    summary: 'Resume a paused run',
+    summary: 'Resume a paused run (or its paused rollback: owner, admin)',
     responses: { 200: R.RunControlAnswerSchema },
-    errors: [E.MIGRATION_NOT_PAUSED, E.TOKEN_EXCHANGE_FAILED, E.ENGINE_DISPATCH_FAILED],
+    errors: [E.MIGRATION_NOT_PAUSED, E.TOKEN_EXCHANGE_FAILED, E.ENGINE_DISPATCH_FAILED, E.FORBIDDEN],
   },
   'POST /api/migrations/{runId}/cancel': {
     summary: 'Cancel a run (final)',

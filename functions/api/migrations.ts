@@ -71,19 +71,13 @@ const status: Operation = async (req) => {
 };
 
 const pause: Operation = async (req) => {
-  const run = await migrations.pauseMigration(store(), req.principal.tenantId, req.params.runId ?? '');
+  const run = await migrations.pauseMigration(store(), req.principal, req.params.runId ?? '');
   return json(200, { id: run.id, status: run.status });
 };
 
 const resume: Operation = async (req) => {
   const run = await moving((s, journal) =>
-    migrations.resumeMigration(
-      s,
-      journal,
-      migrations.orchestrator(),
-      req.principal.tenantId,
-      req.params.runId ?? '',
-    ),
+    migrations.resumeMigration(s, journal, migrations.orchestrator(), req.principal, req.params.runId ?? ''),
   );
   return json(200, { id: run.id, status: run.status });
 };

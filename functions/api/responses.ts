@@ -402,13 +402,12 @@ const RollbackSummarySchema = z
     gone: z.number(),
     removedSprints: z.number(),
     removedComponents: z.number(),
-    removedVersions: z.number(),
     keptMade: z.number(),
   })
   .meta({
     id: 'RollbackSummary',
     description:
-      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints, components and versions the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
+      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
   });
 
 export const RollbackViewSchema = z

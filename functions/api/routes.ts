@@ -241,6 +241,8 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/api/plugins', group: 'plugins', operation: 'list', access: everyone },
 
   // Every role runs migrations (members start them: they hold the credentials); cancel is final, so managers only.
+  // Pause and resume of a rollback are managers' too, as the rollback's routes: the use case's answer (the run's
+  // status decides), #domain/rollback/request.ts steersRollback.
   {
     method: 'POST',
     path: '/api/migrations/project/{projectId}/start',

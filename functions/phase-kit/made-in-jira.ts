@@ -1,5 +1,5 @@
 /**
- * The run's record of what it made in Jira (sprints, components, versions), kept as a run artifact: preflight
+ * The run's record of what it made in Jira (sprints and components), kept as a run artifact: preflight
  * writes each intent before the creates it names and the ids once Jira answers; the rollback reads it to remove
  * what the run made and left empty. The decisions are the domain's (#domain/rollback/made).
  */

@@ -166,6 +166,16 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Migration run ${activeRunId} is active for this project: cancel it before deleting the project`,
     ),
+  /**
+   * Nor under a rollback of one of its runs (ROLLING_BACK, ROLLBACK_PAUSED): the rollback works from the project's
+   * id map and connections, which the delete removes.
+   */
+  projectRollingBack: (runId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is being rolled back: delete the project once its rollback has ended (or cancel it)`,
+    ),
   /** A run delivers as its project said when it started: the mode stays until the run ends. */
   deliveryFixedByRun: (activeRunId: string) =>
     new HttpError(
@@ -296,6 +306,13 @@ export const errors = {
       `The ${grant} is connected by an OAuth grant another user consented: a member's run uses it only with the project's stored ${other}, connected by an owner, an admin or whoever consented the grant (send no ${other} credentials of your own)`,
     );
   },
+  /** A member's pause or resume of a rollback (or its preview): a rollback deletes issues, so managers steer it. */
+  rollbackControlForbidden: (action: 'pause' | 'resume') =>
+    new HttpError(
+      403,
+      ErrorCode.FORBIDDEN,
+      `Only an owner or admin can ${action} a rollback: it deletes issues from Jira`,
+    ),
   /** A member's start or connection test would replace a stored connection someone else made. */
   connectionReplaceForbidden: (kind: 'source' | 'target') =>
     new HttpError(

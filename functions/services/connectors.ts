@@ -131,7 +131,7 @@ export async function testTargetClient(
     await client.myself();
     const project = await client.project(projectKey);
     const permissions = await client.myPermissions(projectKey, ['ADMINISTER_PROJECTS']);
-    // Creating components, sprints and versions needs the project administrator role: say so now, not mid-run.
+    // Creating components and sprints needs the project administrator role: say so now, not mid-run.
     if (!permissions.ADMINISTER_PROJECTS)
       return { success: false, message: 'target connection failed with 403' };
     const itemCount = await client.countIssues(projectKey);

@@ -20,6 +20,7 @@ import {
   type StartRunInput,
 } from '#domain/migrations.ts';
 import { DispatchError, nextGeneration, type Orchestrator } from '#domain/orchestration.ts';
+import { steersRollback } from '#domain/rollback/request.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import { isRollingBack, RUN_TRANSITIONS, rollbackEnd, verificationEnd } from '#domain/run-lifecycle.ts';
 import type { Run, RunStatus } from '#domain/runs.ts';
@@ -318,18 +319,26 @@ const finishedRefusal = (run: Run) => errors.migrationFinished(run.id, run.statu
  * Pause: sets the control flag; the engine stops at its next checkpoint (at most one chunk of 50 later) and
  * moves the run to PAUSED itself. Answered PAUSED at once (the spec's answer); the status endpoint says
  * RUNNING until the engine has stopped. Pausing a PAUSED run answers PAUSED again; an ended run is a 409. A
- * rollback (or its preview) under way pauses the same way, to ROLLBACK_PAUSED. Answers the run with the status
- * it is paused to.
+ * rollback (or its preview) under way pauses the same way, to ROLLBACK_PAUSED, by an owner or admin only
+ * (`steersRollback`: a member pauses an ordinary run, not a rollback). Answers the run with the status it is
+ * paused to.
  */
-export async function pauseMigration(store: Store, tenantId: string, runId: string): Promise<Run> {
+export async function pauseMigration(
+  store: Store,
+  actor: Pick<Principal, 'tenantId' | 'role'>,
+  runId: string,
+): Promise<Run> {
+  const { tenantId } = actor;
   const run = await findRun(store, tenantId, runId);
+  if (isRollingBack(run.status) && !steersRollback(actor.role))
+    throw errors.rollbackControlForbidden('pause');
   if (run.status === 'PAUSED' || run.status === 'ROLLBACK_PAUSED') return run;
   const rolling = run.status === 'ROLLING_BACK';
   if (!isActiveRun(run.status) && !rolling) throw finishedRefusal(run);
   const whileIn = rolling ? (['ROLLING_BACK'] as const) : (['RUNNING', 'PENDING'] as const);
   if (!(await store.runs.requestControl(tenantId, run.id, 'pause', whileIn))) {
     // It moved meanwhile: answer as for its new status.
-    return pauseMigration(store, tenantId, runId);
+    return pauseMigration(store, actor, runId);
   }
   logger.info('migration pause requested', { tenantId, runId: run.id, rollback: rolling });
   return { ...run, status: rolling ? 'ROLLBACK_PAUSED' : 'PAUSED' };
@@ -339,15 +348,19 @@ export async function pauseMigration(store: Store, tenantId: string, runId: stri
  * Resume: PAUSED -> RUNNING with the control flag back to run (the stream says `running`), then a new execution
  * of the next generation (the one after the latest the engine recorded, at least 1: the start was 0).
  * If the worker cannot be started the run goes back to PAUSED (told too; it can be resumed again) with a 502.
+ * A paused rollback resumes the same way to ROLLING_BACK, by an owner or admin only (`steersRollback`).
  */
 export async function resumeMigration(
   store: Store,
   journal: RunJournal,
   orch: Orchestrator,
-  tenantId: string,
+  actor: Pick<Principal, 'tenantId' | 'role'>,
   runId: string,
 ): Promise<Run> {
+  const { tenantId } = actor;
   const run = await findRun(store, tenantId, runId);
+  if (isRollingBack(run.status) && !steersRollback(actor.role))
+    throw errors.rollbackControlForbidden('resume');
   const rollback = run.status === 'ROLLBACK_PAUSED';
   if (run.status !== 'PAUSED' && !rollback) throw errors.migrationNotPaused(run.id);
   // A run paused on a refused grant would pause again at once: the tracker must be reconnected first.

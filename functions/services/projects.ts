@@ -85,6 +85,11 @@ export async function deleteProject(store: Store, tenantId: string, projectId: s
   // The run lock names the project's active run; the engine would otherwise work on for a project gone.
   const held = await activeRunOf(store, tenantId, project.id);
   if (held) throw errors.projectHasActiveRun(held.id);
+  // A rollback takes no lock (its run had ended), and works from the id map and connections deleted here.
+  const [rolling] = await store.runs.listByProject(tenantId, project.id, {
+    statuses: ['ROLLING_BACK', 'ROLLBACK_PAUSED'],
+  });
+  if (rolling) throw errors.projectRollingBack(rolling.id);
   await store.scans.deleteOfProject(tenantId, project.id);
   await store.projects.delete(tenantId, project.id);
 }

@@ -12,7 +12,7 @@ export const artifactKeys = {
   /** Slice n of the preflight's manifest (items n*1000 up to (n+1)*1000). */
   preflightSlice: (tenantId: string, runId: string, n: number) =>
     `tenants/${tenantId}/runs/${runId}/preflight/manifest-${String(n).padStart(5, '0')}.json`,
-  /** The sprints, components and versions the run made in Jira: each intent before its create, then its id. */
+  /** The sprints and components the run made in Jira: each intent before its create, then its id. */
   madeInJira: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/made-in-jira.json`,
   failureReport: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.json`,
   failureReportCsv: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/failures.csv`,

@@ -2,7 +2,8 @@
  * The web console in a real browser (Debian's Chromium under playwright-core) against `npm start` itself (a
  * child process with the sandbox trackers): the customer journey from sign-in to a COMPLETED run with its id
  * map downloaded, a failed connection test showing the API's exact message, a mapping error on its row, a run
- * paused and resumed with the keyboard only, that run rolled back (its preview, then the confirmed rollback), and
+ * paused and resumed with the keyboard only, that run rolled back (its preview, then the confirmed rollback, paused
+ * and resumed from the rollback's own controls, with its status), and
  * the member's view. Every page: a screenshot under
  * test-artifacts/console/ and axe-core with zero serious or critical violations. One browser, one page.
  */
@@ -357,7 +358,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     expect(lines.length).toBeGreaterThan(summary.itemsChecked);
   });
 
-  it("rolls the journey's run back from its page: the preview's counts and list first, then the confirmed rollback", async () => {
+  it("rolls the journey's run back from its page: the preview's counts and list first, then the confirmed rollback, paused and resumed", async () => {
     if (!journeyRun) throw new Error('the journey started no run');
     const { runId } = journeyRun;
     await page.goto(`${h.base}/runs/${runId}`);
@@ -397,14 +398,35 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     const dialog = page.getByRole('dialog');
     await expect.poll(() => dialog.textContent(), WAIT).toContain(`deletes the ${deleted} issues`);
     await checkPage('11b-rollback-confirm');
+    // A slow Jira keeps the rollback going while it is paused (a wait costs no CPU)
+    await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 3_000 } });
     await dialog.getByRole('button', { name: `Delete ${deleted} issues` }).click();
+
+    // Paused from the section: the engine stops at its next checkpoint; the status and state say so
+    await section.getByRole('button', { name: 'Pause rollback' }).click();
+    await expect
+      .poll(() => section.getByTestId('rollback-state').textContent(), { timeout: 60_000, interval: 500 })
+      .toBe('Rolling back: paused');
+    await section.getByText('ROLLBACK_PAUSED', { exact: true }).waitFor();
+    expect(await section.getByRole('button', { name: 'Pause rollback' }).count()).toBe(0);
+    // Cancel asks first; kept going, nothing moves
+    await section.getByRole('button', { name: 'Cancel rollback…' }).click();
+    const cancel = page.getByRole('dialog');
+    await expect.poll(() => cancel.textContent(), WAIT).toContain('what it has deleted stays deleted');
+    await checkPage('11c-rollback-paused');
+    await cancel.getByRole('button', { name: 'Keep going' }).click();
+    await until(async () => expect(await page.getByRole('dialog').count()).toBe(0));
+
+    // Resumed: it carries on from its checkpoint to its end
+    await http(h.jiraUrl, 'PUT', '/_sandbox/faults', { body: { latencyMs: 0 } });
+    await section.getByRole('button', { name: 'Resume rollback' }).click();
 
     // The rollback carried out: what it did, the run ROLLED_BACK
     await expect
       .poll(() => section.getByTestId('rollback-state').textContent(), { timeout: 60_000, interval: 500 })
       .toBe(`Rolled back: ${deleted} of ${items} issues deleted from Jira.`);
     await page.getByText('ROLLED_BACK', { exact: true }).waitFor();
-    await checkPage('11c-rolled-back');
+    await checkPage('11d-rolled-back');
   });
 
   it("renders the owner's other pages: team, billing, plugins, single sign-on, API reference", async () => {

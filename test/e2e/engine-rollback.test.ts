@@ -181,7 +181,6 @@ describe('rollback of a run', () => {
       gone: 0,
       removedSprints: removedOf('sprint', keptMade),
       removedComponents: removedOf('component', keptMade),
-      removedVersions: 0,
       keptMade: keptMade.size,
     });
     const madeLine = (lines: string[], thing: string) => lines.find((l) => l.startsWith(`,"${thing} `));
@@ -381,7 +380,6 @@ describe('rollback of a run through the run API and its state machine', () => {
       gone: deletedBeforeKill.size,
       removedSprints: madeOf('sprint'),
       removedComponents: madeOf('component'),
-      removedVersions: 0,
       keptMade: 0,
     });
     expect(await keysNow()).toEqual(before);

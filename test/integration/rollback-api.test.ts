@@ -96,7 +96,6 @@ const counts = {
   gone: 0,
   removedSprints: 1,
   removedComponents: 0,
-  removedVersions: 0,
   keptMade: 1,
 };
 
@@ -197,7 +196,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       {
         type: 'log',
         message:
-          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint, 0 components and 0 versions the run made would be removed, 1 kept',
+          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint and 0 components the run made would be removed, 1 kept',
       },
       { type: 'rollback', summary: { preview: true, ...counts } },
       { type: 'status', status: 'partial' },
@@ -338,6 +337,35 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: older.id, generation: 1 }]);
   });
 
+  it('a preview older than a later run that wrote to Jira is not carried out: the older run is previewed again', async () => {
+    // Prepare: the older run previewed, then a later run of the project that wrote to Jira, rolled back since
+    const project = await newProject();
+    const older = await finishedRun('COMPLETED', { projectId: project.id });
+    expect((await rollBack(older.id)).status).toBe(202);
+    await engineFinishes(older, true, previewCsv);
+    const previewedAt = (await storedRun(older.id)).rollback?.previewed?.at;
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await finishedRun('COMPLETED', { projectId: project.id });
+    expect(newer.createdAt > (previewedAt ?? '')).toBe(true);
+    expect(await app.store.runs.setStatus(t.tenantId, newer.id, ['COMPLETED'], 'ROLLED_BACK')).toBe(true);
+
+    // Act: the older run's preview confirmed
+    const res = await rollBack(older.id, { preview: false, confirm: true });
+
+    // Assess: refused; nothing moves; a new preview is what a rollback carries out
+    expect(res.body).toEqual({
+      statusCode: 409,
+      message: `Run ${older.id}: run ${newer.id}, a later run of the same project, wrote to Jira after its preview: preview it again first`,
+      error: 'Conflict',
+      code: 'ROLLBACK_PREVIEW_REQUIRED',
+    });
+    expect((await storedRun(older.id)).status).toBe('COMPLETED');
+    expect((await rollBack(older.id)).status).toBe(202);
+    await engineFinishes(older, true, previewCsv);
+    expect((await rollBack(older.id, { preview: false, confirm: true })).status).toBe(202);
+    expect(orch.starts.map((s) => s.runId)).toEqual([older.id, older.id, older.id]);
+  });
+
   it('a run that failed before it created an issue has nothing to roll back, and holds no older run back', async () => {
     // Prepare: an older finished run, then a later one that failed at preflight
     const project = await newProject();
@@ -408,7 +436,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect((await rollBack(run.id)).status).toBe(202);
 
     // Pause: the flag set at once, the engine pauses at its checkpoint (its control check, played here)
-    const paused = await app.call('POST', `/api/migrations/${run.id}/pause`, { token: t.member.token });
+    const paused = await app.call('POST', `/api/migrations/${run.id}/pause`, { token: t.admin.token });
     expect(paused.body).toEqual({ id: run.id, status: 'ROLLBACK_PAUSED' });
     const deps = { store: app.store, journal: new StoreRunJournal(app.store), artifacts: disk() };
     expect(await finalizeStep(deps as unknown as EngineDeps, { tenantId: t.tenantId, runId: run.id })).toBe(
@@ -417,7 +445,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
     expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLBACK_PAUSED', control: 'pause' });
 
     // Resume: ROLLING_BACK, in the run's next execution
-    const resumed = await app.call('POST', `/api/migrations/${run.id}/resume`, { token: t.member.token });
+    const resumed = await app.call('POST', `/api/migrations/${run.id}/resume`, { token: t.owner.token });
     expect(resumed.body).toEqual({ id: run.id, status: 'ROLLING_BACK' });
     expect(orch.starts).toHaveLength(2);
     expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLING_BACK', control: 'run' });
@@ -433,6 +461,83 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       { type: 'status', status: 'completed' },
       { type: 'done', stats: { created: 0, skipped: 0, failed: 0 } },
     ]);
+  });
+
+  it('a project is not deleted while one of its runs is being rolled back, under way or paused (409)', async () => {
+    // Prepare: a rollback under way
+    const run = await finishedRun('COMPLETED');
+    expect((await rollBack(run.id)).status).toBe(202);
+    const remove = () => app.call('DELETE', `/api/projects/${run.projectId}`, { token: t.owner.token });
+    const refused = {
+      statusCode: 409,
+      message: `Run ${run.id} of this project is being rolled back: delete the project once its rollback has ended (or cancel it)`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    };
+
+    // Act + Assess: under way, then paused: refused, the project and its run still there
+    expect((await remove()).body).toEqual(refused);
+    expect(await app.store.runs.setStatus(t.tenantId, run.id, ['ROLLING_BACK'], 'ROLLBACK_PAUSED')).toBe(
+      true,
+    );
+    expect((await remove()).body).toEqual(refused);
+    expect(await app.store.projects.get(t.tenantId, run.projectId)).toBeDefined();
+    expect((await storedRun(run.id)).status).toBe('ROLLBACK_PAUSED');
+
+    // Act + Assess: the rollback cancelled, the run back as it ended: the project can go
+    expect(
+      (await app.call('POST', `/api/migrations/${run.id}/cancel`, { token: t.admin.token })).status,
+    ).toBe(200);
+    expect((await remove()).status).toBe(204);
+    expect(await app.store.projects.get(t.tenantId, run.projectId)).toBeUndefined();
+  });
+
+  it('a member can neither pause, resume nor cancel a rollback (403), and the rollback does not move', async () => {
+    // Prepare: a rollback under way
+    const run = await finishedRun('COMPLETED');
+    expect((await rollBack(run.id)).status).toBe(202);
+    const control = (action: string, token = t.member.token) =>
+      app.call('POST', `/api/migrations/${run.id}/${action}`, { token });
+    const forbidden = (action: string) => ({
+      statusCode: 403,
+      message: `Only an owner or admin can ${action} a rollback: it deletes issues from Jira`,
+      error: 'Forbidden',
+      code: 'FORBIDDEN',
+    });
+
+    // Act + Assess: under way, a member's pause is refused and sets no flag
+    expect((await control('pause')).body).toEqual(forbidden('pause'));
+    expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLING_BACK', control: 'run' });
+    // Cancel is owners' and admins' for every run: the route refuses it
+    expect((await control('cancel')).body).toEqual({
+      statusCode: 403,
+      message: 'Your role does not allow this action',
+      error: 'Forbidden',
+      code: 'FORBIDDEN',
+    });
+
+    // Act + Assess: paused (by an admin, at the engine's checkpoint), a member's resume is refused too
+    expect((await control('pause', t.admin.token)).body).toEqual({ id: run.id, status: 'ROLLBACK_PAUSED' });
+    const deps = { store: app.store, journal: new StoreRunJournal(app.store), artifacts: disk() };
+    expect(await finalizeStep(deps as unknown as EngineDeps, { tenantId: t.tenantId, runId: run.id })).toBe(
+      'paused',
+    );
+    expect((await control('resume')).body).toEqual(forbidden('resume'));
+    expect((await control('pause')).body).toEqual(forbidden('pause'));
+    expect(await storedRun(run.id)).toMatchObject({ status: 'ROLLBACK_PAUSED', control: 'pause' });
+    expect(orch.starts).toHaveLength(1);
+    expect(orch.stops).toEqual([]);
+  });
+
+  it("a member still pauses and resumes an ordinary run: the rollback's rule is the rollback's only", async () => {
+    const run = await finishedRun('RUNNING');
+    const control = (action: string) =>
+      app.call('POST', `/api/migrations/${run.id}/${action}`, { token: t.member.token });
+    expect((await control('pause')).body).toEqual({ id: run.id, status: 'PAUSED' });
+    // The engine pauses at its checkpoint (played here), then the member resumes it
+    expect(await app.store.runs.setStatus(t.tenantId, run.id, ['RUNNING'], 'PAUSED')).toBe(true);
+    expect((await control('resume')).body).toEqual({ id: run.id, status: 'RUNNING' });
+    expect(orch.starts).toEqual([{ tenantId: t.tenantId, runId: run.id, generation: 1 }]);
   });
 
   it('a tracker token that cannot be had pauses a rollback with the reason; the status says it', async () => {

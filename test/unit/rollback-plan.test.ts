@@ -1,8 +1,10 @@
 /** What a rollback does with each item of the run it takes back, and its list and counts. */
 import { describe, expect, it } from 'vitest';
+import { shapeOf } from '../../functions/domain/mapping/custom-fields.ts';
 import {
   decideMade,
   emptyMadeSummary,
+  MADE_KINDS,
   type MadeInJira,
   madeByRun,
   refusedMade,
@@ -15,6 +17,8 @@ import {
   deletionOrder,
   emptyRollbackSummary,
   keptForSubtask,
+  madeCountsText,
+  RollbackReportSchema,
   type RolledItem,
   rollbackCsv,
   tallyRollback,
@@ -89,7 +93,6 @@ describe('the order of deletes, the counts and the list', () => {
       gone: 0,
       removedSprints: 0,
       removedComponents: 0,
-      removedVersions: 0,
       keptMade: 0,
     });
     async function* all() {
@@ -105,7 +108,7 @@ describe('the order of deletes, the counts and the list', () => {
   });
 });
 
-describe('the sprints, components and versions a run made', () => {
+describe('the sprints and components a run made', () => {
   it("an intent recorded before a create makes the thing found after a crash the run's own; another is found", () => {
     // Prepare: intents before the creates, then one create answered
     const intents = withIntents([], 'component', ['Backend', 'Web', 'Backend']);
@@ -135,7 +138,7 @@ describe('the sprints, components and versions a run made', () => {
       decideMade(component, 3, 2),
       // The rollback after its deletes: empty
       decideMade({ ...component, id: '10002', name: 'Web' }, 0, 0),
-      decideMade({ kind: 'version', id: '7', name: '1.0' }, undefined, 0),
+      decideMade({ ...component, id: '10003', name: 'Docs' }, undefined, 0),
       refusedMade(decideMade({ ...sprint, id: '13', name: 'Sprint 4' }, 0, 0), 'no permission'),
     ];
 
@@ -149,7 +152,7 @@ describe('the sprints, components and versions a run made', () => {
         reason: 'holds 1 issue the rollback does not delete: kept',
       },
       { kind: 'component', id: '10002', name: 'Web', action: 'remove' },
-      { kind: 'version', id: '7', name: '1.0', action: 'gone', reason: 'no longer in Jira' },
+      { kind: 'component', id: '10003', name: 'Docs', action: 'gone', reason: 'no longer in Jira' },
       {
         kind: 'sprint',
         id: '13',
@@ -160,7 +163,25 @@ describe('the sprints, components and versions a run made', () => {
     ]);
     const summary = emptyMadeSummary();
     for (const d of decisions) tallyMade(summary, d);
-    expect(summary).toEqual({ removedSprints: 1, removedComponents: 1, removedVersions: 0, keptMade: 2 });
+    expect(summary).toEqual({ removedSprints: 1, removedComponents: 1, keptMade: 2 });
+  });
+
+  it('knows sprints and components only: a run makes no version, no field it writes takes one', () => {
+    expect(MADE_KINDS).toEqual(['sprint', 'component']);
+    // Fix and affects versions, and a version picker custom field: not a shape a run writes
+    expect(shapeOf({ schema: { type: 'array', items: 'version', system: 'fixVersions' } })).toBeUndefined();
+    expect(shapeOf({ schema: { type: 'array', items: 'version', system: 'versions' } })).toBeUndefined();
+    expect(
+      shapeOf({
+        schema: { type: 'version', custom: 'com.atlassian.jira.plugin.system.customfieldtypes:version' },
+      }),
+    ).toBeUndefined();
+    // A pass told before, with the versions' count (always 0), reads without it
+    const told = RollbackReportSchema.parse({ ...emptyRollbackSummary(), preview: true, removedVersions: 0 });
+    expect(told).toEqual({ ...emptyRollbackSummary(), preview: true });
+    expect(madeCountsText({ removedSprints: 1, removedComponents: 2, keptMade: 1 }, true)).toBe(
+      '; 1 sprint and 2 components the run made would be removed, 1 kept',
+    );
   });
 
   it('lists each after the items, its kind, id and name for its key', async () => {

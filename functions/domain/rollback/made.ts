@@ -1,17 +1,20 @@
 /**
- * The sprints, components and versions a run made in Jira (not those it found there), and what a rollback does
- * with each (pure: preflight records them as it creates them, the rollback phase reads Jira, asks here, then
+ * The sprints and components a run made in Jira (not those it found there), and what a rollback does with each (pure: preflight records them as it creates them, the rollback phase reads Jira, asks here, then
  * acts). A thing the run made goes once no issue is left in it; one that still holds an issue (somebody's, or
  * one the rollback keeps) stays, and the list says why.
  *
  * The record is written before the create it names (an intent: no id yet) and again with the id once Jira
  * answers, so a crash between the two never leaves a creation unrecorded: the preflight worked again finds the
  * thing by its name, and the intent says it is the run's own.
+ *
+ * A run makes no version: preflight's setup makes sprints (from ADO iterations) and components (from area
+ * paths) only, no field a run writes takes a version (a fix or affects version, or a version picker, is not a
+ * custom field shape it writes: #domain/mapping/custom-fields.ts `shapeOf`), and the import files name none.
  */
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
 
-export const MADE_KINDS = ['sprint', 'component', 'version'] as const;
+export const MADE_KINDS = ['sprint', 'component'] as const;
 export type MadeKind = (typeof MADE_KINDS)[number];
 
 /** One thing the run made in Jira; `id` null: the create was asked, its answer not recorded yet. */
@@ -25,7 +28,7 @@ export const MadeInJiraSchema = exactSchema<MadeInJira>()(
   z.object({ kind: z.enum(MADE_KINDS), id: z.string().nullable(), name: z.string() }),
 );
 
-/** Jira's component and version names ignore case; a sprint's name does not (two sprints may share one). */
+/** Jira's component names ignore case; a sprint's name does not (two sprints may share one). */
 const sameName = (kind: MadeKind, a: string, b: string) =>
   kind === 'sprint' ? a.trim() === b.trim() : a.trim().toLowerCase() === b.trim().toLowerCase();
 
@@ -100,7 +103,6 @@ export const madeLabel = (d: Pick<MadeDecision, 'kind' | 'id' | 'name'>) => `${d
 export interface MadeSummary {
   removedSprints: number;
   removedComponents: number;
-  removedVersions: number;
   /** Kept: an issue is still in it, or Jira refused its delete. */
   keptMade: number;
 }
@@ -108,14 +110,12 @@ export interface MadeSummary {
 export const emptyMadeSummary = (): MadeSummary => ({
   removedSprints: 0,
   removedComponents: 0,
-  removedVersions: 0,
   keptMade: 0,
 });
 
 const REMOVED: Record<MadeKind, keyof MadeSummary> = {
   sprint: 'removedSprints',
   component: 'removedComponents',
-  version: 'removedVersions',
 };
 
 export function tallyMade(summary: MadeSummary, d: MadeDecision): void {

@@ -79,7 +79,7 @@ export function keptForSubtask(d: RollbackDecision, subtask: string): RollbackDe
   return { ...d, action: 'keep-edited', reason: `has a sub-task that stays (${subtask}): kept` };
 }
 
-/** A pass's counts: the run's items per action, then the sprints, components and versions it made. */
+/** A pass's counts: the run's items per action, then the sprints and components it made. */
 export interface RollbackSummary extends MadeSummary {
   items: number;
   deleted: number;
@@ -103,10 +103,10 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
     keptFound: z.number(),
     keptOtherRun: z.number(),
     gone: z.number(),
-    // Absent from a pass told before the run's sprints, components and versions were taken back: none were.
+    // Absent from a pass told before the run's sprints and components were taken back: none were. (A pass told
+    // with `removedVersions`, always 0, reads without it: the engine makes no version.)
     removedSprints: z.number().default(0),
     removedComponents: z.number().default(0),
-    removedVersions: z.number().default(0),
     keptMade: z.number().default(0),
   }),
 );
@@ -114,12 +114,12 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The stream's line for a pass done: its counts in words. */
-/** What a pass does with the sprints, components and versions the run made, after its issues' counts; '' for none. */
+/** What a pass does with the sprints and components the run made, after its issues' counts; '' for none. */
 export function madeCountsText(r: MadeSummary, preview: boolean): string {
-  const removed = r.removedSprints + r.removedComponents + r.removedVersions;
+  const removed = r.removedSprints + r.removedComponents;
   return removed + r.keptMade === 0
     ? ''
-    : `; ${plural(r.removedSprints, 'sprint')}, ${plural(r.removedComponents, 'component')} and ${plural(r.removedVersions, 'version')} the run made ${preview ? 'would be ' : ''}removed, ${r.keptMade} kept`;
+    : `; ${plural(r.removedSprints, 'sprint')} and ${plural(r.removedComponents, 'component')} the run made ${preview ? 'would be ' : ''}removed, ${r.keptMade} kept`;
 }
 
 export function rollbackDoneLine(r: RollbackReport): string {
@@ -167,13 +167,13 @@ export function deletionOrder<T extends { level: number }>(items: readonly T[]):
 /** What the preview and the rollback say they cannot take back (never hidden). */
 export const NOT_UNDONE = [
   'comments, links, files and field changes the run added to issues it found (kept as they are)',
-  'sprints, components and versions the run created that still hold an issue after its deletes (kept, and listed with why)',
+  'sprints and components the run created that still hold an issue after its deletes (kept, and listed with why)',
   "the run's entries in the Jira audit log and the issue numbers it used (Jira does not reuse keys)",
 ] as const;
 
 /**
  * The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory), then a line
- * per sprint, component and version the run made (no source id; `sprint 12 "Sprint 3"` for its key).
+ * per sprint and component the run made (no source id; `sprint 12 "Sprint 3"` for its key).
  */
 export async function* rollbackCsv(
   decisions: AsyncIterable<RollbackDecision>,

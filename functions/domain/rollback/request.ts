@@ -4,9 +4,17 @@
  * the rollback itself only as a finished preview of the same run said, confirmed.
  */
 import * as z from 'zod';
+import type { Role } from '#platform/tokens.ts';
 import { isActiveRun } from '../migrations.ts';
 import { PHASES, ROLLBACK_FROM, type RollbackFrom, type Run } from '../runs.ts';
 import { NOT_UNDONE, type RollbackSummary } from './plan.ts';
+
+/**
+ * Who steers a rollback: starts and reads it (its routes' roles), and pauses, resumes or cancels it through the
+ * run's control routes, which every role may call for an ordinary run. A rollback deletes issues from Jira:
+ * owners and admins only.
+ */
+export const steersRollback = (role: Role): boolean => role === 'owner' || role === 'admin';
 
 /** `POST /api/migrations/{runId}/rollback`'s body: a preview by default; the rollback needs `confirm: true`. */
 export const RollbackRequestSchema = z
@@ -47,7 +55,8 @@ export type RollbackRefusal =
  * The rules, in the order a caller meets them: a run that has ended (not one at work or being verified); one that
  * wrote to Jira and is not rolled back already; no later run of its project at work, or that wrote to Jira and is
  * not rolled back (newest first: a later run may have found, linked or moved what this one created); and for the rollback
- * itself, `confirm` and a finished preview whose choice on edited issues is the one asked for.
+ * itself, `confirm` and a finished preview made after every later run that wrote to Jira, whose choice on edited
+ * issues is the one asked for.
  */
 export function rollbackRefusal(
   run: Run,
@@ -66,6 +75,14 @@ export function rollbackRefusal(
   const previewed = run.rollback?.previewed;
   if (!previewed)
     return { kind: 'preview-required', why: 'a rollback carries out a finished preview: preview it first' };
+  // Newest first holds for what the rollback carries out too: a later run that wrote to Jira after the preview
+  // (rolled back since) may have linked, changed or kept issues it decided on.
+  const since = later.find((r) => madeIssues(r) && r.createdAt > previewed.at);
+  if (since)
+    return {
+      kind: 'preview-required',
+      why: `run ${since.id}, a later run of the same project, wrote to Jira after its preview: preview it again first`,
+    };
   if (request.includeEdited !== undefined && request.includeEdited !== previewed.includeEdited)
     return {
       kind: 'preview-required',
@@ -109,6 +126,5 @@ const countsOf = (s: RollbackSummary): RollbackSummary => ({
   gone: s.gone,
   removedSprints: s.removedSprints,
   removedComponents: s.removedComponents,
-  removedVersions: s.removedVersions,
   keptMade: s.keptMade,
 });

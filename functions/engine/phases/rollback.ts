@@ -12,8 +12,8 @@
  *   go before their parents (Jira deletes no issue while it has one, and this phase never asks it to take them
  *   along: `deleteSubtasks=false`); a parent Jira still refuses is kept, with the reason.
  * Safe to work again after a crash: an issue deleted already answers 404 and is counted gone, never anything
- * else deleted in its place (Jira does not reuse keys). `complete` takes back the sprints, components and
- * versions the run made (its record, #phase-kit/made-in-jira) that no issue is left in: the preview counts
+ * else deleted in its place (Jira does not reuse keys). `complete` takes back the sprints and components
+ * the run made (its record, #phase-kit/made-in-jira) that no issue is left in: the preview counts
  * what each would hold once its deletes are done, the rollback asks Jira after them and deletes the empty ones
  * (one gone already answers 404); then it streams the blocks into the list (CSV) and keeps the counts.
  */
@@ -264,19 +264,17 @@ async function* keptDecisions(
 async function issuesIn(ctx: PhaseContext, m: MadeInJira & { id: string }): Promise<number | undefined> {
   const { target } = ctx.deps;
   if (m.kind === 'sprint') return (await target.sprintIssueKeys(Number(m.id)))?.length;
-  if (m.kind === 'component') return target.componentIssueCount(m.id);
-  return target.versionIssueCount(m.id);
+  return target.componentIssueCount(m.id);
 }
 
 async function deleteMade(ctx: PhaseContext, m: MadeInJira & { id: string }): Promise<'deleted' | 'gone'> {
   const { target } = ctx.deps;
   if (m.kind === 'sprint') return target.deleteSprint(Number(m.id));
-  if (m.kind === 'component') return target.deleteComponent(m.id);
-  return target.deleteVersion(m.id);
+  return target.deleteComponent(m.id);
 }
 
 /**
- * The sprints, components and versions the run made, each decided (and, in the rollback, removed once empty).
+ * The sprints and components the run made, each decided (and, in the rollback, removed once empty).
  * The preview counts how many of each one's issues its deletes take out (`holds` on its delete decisions); the
  * rollback, after its deletes, asks Jira what each holds now. One the record holds without an id (its create's
  * answer never recorded, the preflight never worked again) is not known to be there, and is left alone.

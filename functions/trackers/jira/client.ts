@@ -578,35 +578,6 @@ export class JiraClient {
     return res.status === 404 ? 'gone' : 'deleted';
   }
 
-  /** How many issues name the version (fixed, affected, or in a version custom field); undefined: no such version. */
-  async versionIssueCount(id: string): Promise<number | undefined> {
-    const res = await this.http.request<{
-      issuesFixedCount?: number;
-      issuesAffectedCount?: number;
-      issueCountWithCustomFieldsShowingVersion?: number;
-    }>('GET', `/rest/api/3/version/${encodeURIComponent(id)}/relatedIssueCounts`, { accept: [404] });
-    if (res.status === 404) return undefined;
-    const b = res.body;
-    return (
-      (b.issuesFixedCount ?? 0) +
-      (b.issuesAffectedCount ?? 0) +
-      (b.issueCountWithCustomFieldsShowingVersion ?? 0)
-    );
-  }
-
-  /** Deletes a version (`removeAndSwap`, which replaces the deprecated DELETE); 'gone': it was not there. */
-  async deleteVersion(id: string): Promise<'deleted' | 'gone'> {
-    const res = await this.http.request(
-      'POST',
-      `/rest/api/3/version/${encodeURIComponent(id)}/removeAndSwap`,
-      {
-        body: {},
-        accept: [404],
-      },
-    );
-    return res.status === 404 ? 'gone' : 'deleted';
-  }
-
   async boards(projectKey: string): Promise<{ id: number; name: string; type: string }[]> {
     const res = await this.http.request<{ values: { id: number; name: string; type: string }[] }>(
       'GET',

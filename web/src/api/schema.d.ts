@@ -682,7 +682,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Pause a run at its next chunk
+         * Pause a run (or its rollback: owner, admin) at its next chunk
          * @description Roles: owner, admin, member.
          */
         post: operations["migrations_pause"];
@@ -702,7 +702,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume a paused run
+         * Resume a paused run (or its paused rollback: owner, admin)
          * @description Roles: owner, admin, member.
          */
         post: operations["migrations_resume"];
@@ -1261,7 +1261,7 @@ export interface components {
             includeEdited?: boolean;
             confirm?: boolean;
         };
-        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints, components and versions the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira) */
+        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira) */
         RollbackSummary: {
             items: number;
             deleted: number;
@@ -1271,7 +1271,6 @@ export interface components {
             gone: number;
             removedSprints: number;
             removedComponents: number;
-            removedVersions: number;
             keptMade: number;
         };
         /** @description The pass under way (or paused), the last finished preview (what a confirmed rollback carries out), the rollback's counts once the run is ROLLED_BACK, and what a rollback does not undo */
@@ -5508,6 +5507,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description MIGRATION_NOT_FOUND */
             404: {
                 headers: {
@@ -5625,6 +5638,20 @@ export interface operations {
                         statusCode?: 401;
                         /** @enum {unknown} */
                         code?: "UNAUTHORIZED" | "TOKEN_EXPIRED" | "SESSION_REVOKED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 403;
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
                     };
                 };
             };

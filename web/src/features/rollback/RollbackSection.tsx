@@ -2,12 +2,15 @@
  * A finished run's rollback, for owners and admins: a preview first (it reads Jira and writes nothing), its counts
  * per action, what a rollback does not undo and the list to download; only then the confirmation that carries the
  * preview out, with the choice on issues edited after the run (a different choice is previewed again first).
+ * While a pass works or is paused: its status, why the service paused it, and Pause / Resume / Cancel (the run's
+ * control routes, which steer a rollback for owners and admins only, as this section is shown).
  */
 import { Button, Card, Checkbox, Group, List, Modal, Stack, Table, Text, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { ErrorNotice } from '../../components/ErrorNotice';
-import { runKeys } from '../runs/api';
+import { StatusBadge } from '../../components/StatusBadge';
+import { controlRun, type RunAction, runKeys, runStatusQuery } from '../runs/api';
 import { type RollbackCounts, rollbackKeys, rollbackQuery, startRollback } from './api';
 
 const ROWS: [keyof RollbackCounts, string][] = [
@@ -18,7 +21,6 @@ const ROWS: [keyof RollbackCounts, string][] = [
   ['gone', 'Gone from Jira already'],
   ['removedSprints', 'Sprints the run made, removed (empty)'],
   ['removedComponents', 'Components the run made, removed (empty)'],
-  ['removedVersions', 'Versions the run made, removed (empty)'],
   ['keptMade', 'Kept: made by the run, an issue still in it (or its delete refused)'],
 ];
 
@@ -55,13 +57,27 @@ export function RollbackSection({
 }) {
   const client = useQueryClient();
   const view = useQuery(rollbackQuery(runId));
+  // The run's status view (the page's query): why the service paused the pass, if it did.
+  const run = useQuery(runStatusQuery(runId));
   const [includeEdited, setIncludeEdited] = useState<boolean>();
   const [confirming, setConfirming] = useState(false);
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  // A pause is answered at once; the engine stops at its next checkpoint, and the status says so only then.
+  const [pauseAsked, setPauseAsked] = useState(false);
   const start = useMutation({
     mutationFn: (body: Parameters<typeof startRollback>[1]) => startRollback(runId, body),
     onSuccess: () => {
       setConfirming(false);
       void client.invalidateQueries({ queryKey: rollbackKeys.detail(runId) });
+    },
+  });
+  const control = useMutation({
+    mutationFn: (action: RunAction) => controlRun(runId, action),
+    onSuccess: (_answer, action) => {
+      setConfirmCancel(false);
+      setPauseAsked(action === 'pause');
+      void client.invalidateQueries({ queryKey: rollbackKeys.detail(runId) });
+      void client.invalidateQueries({ queryKey: runKeys.detail(runId) });
     },
   });
   const v = view.data;
@@ -75,12 +91,19 @@ export function RollbackSection({
   const preview = v.preview;
   const chosen = includeEdited ?? preview?.includeEdited ?? false;
   const rolling = v.status === 'ROLLING_BACK' || v.status === 'ROLLBACK_PAUSED';
+  const paused = v.status === 'ROLLBACK_PAUSED';
+  const pausing = pauseAsked && v.status === 'ROLLING_BACK';
+  const pass = v.underWay?.preview ? 'Previewing the rollback' : 'Rolling back';
+  const pauseReason = paused ? run.data?.pauseReason : undefined;
   return (
     <Card withBorder component="section" aria-labelledby="rollback-title">
-      <Title order={2} size="h4" id="rollback-title" mb="xs">
-        Rollback
-      </Title>
-      <ErrorNotice error={start.error ?? view.error} />
+      <Group justify="space-between" mb="xs">
+        <Title order={2} size="h4" id="rollback-title">
+          Rollback
+        </Title>
+        {rolling && <StatusBadge status={v.status} />}
+      </Group>
+      <ErrorNotice error={start.error ?? control.error ?? view.error} />
       {v.status === 'ROLLED_BACK' && v.rollback ? (
         <Stack>
           <Text data-testid="rollback-state">
@@ -99,10 +122,40 @@ export function RollbackSection({
           </Group>
         </Stack>
       ) : rolling ? (
-        <Text data-testid="rollback-state">
-          {v.underWay?.preview ? 'Previewing the rollback' : 'Rolling back'}
-          {v.status === 'ROLLBACK_PAUSED' ? ': paused' : '…'}
-        </Text>
+        <Stack>
+          <Text data-testid="rollback-state">
+            {pass}
+            {paused ? ': paused' : pausing ? ': pausing at its next checkpoint…' : '…'}
+          </Text>
+          {pauseReason && (
+            <Text size="sm" data-testid="rollback-pause-reason">
+              Paused by the service: {pauseReason}
+            </Text>
+          )}
+          <Group>
+            {v.status === 'ROLLING_BACK' && (
+              <Button
+                variant="default"
+                onClick={() => control.mutate('pause')}
+                loading={control.isPending && control.variables === 'pause'}
+                disabled={pausing}
+              >
+                Pause rollback
+              </Button>
+            )}
+            {paused && (
+              <Button
+                onClick={() => control.mutate('resume')}
+                loading={control.isPending && control.variables === 'resume'}
+              >
+                Resume rollback
+              </Button>
+            )}
+            <Button color="red" variant="light" onClick={() => setConfirmCancel(true)}>
+              Cancel rollback…
+            </Button>
+          </Group>
+        </Stack>
       ) : preview ? (
         <Stack>
           <Text data-testid="rollback-state">
@@ -164,6 +217,32 @@ export function RollbackSection({
           </Group>
         </Stack>
       )}
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={confirmCancel}
+        onClose={() => setConfirmCancel(false)}
+        title={v.underWay?.preview ? 'Cancel this rollback preview?' : 'Cancel this rollback?'}
+      >
+        <Stack>
+          <Text>
+            {v.underWay?.preview
+              ? 'The preview stops: it has deleted nothing. The run goes back to how it ended.'
+              : 'The rollback stops: what it has deleted stays deleted, the rest stays in Jira. The run goes back to how it ended, and a new preview lists what is left.'}
+          </Text>
+          <Group justify="end">
+            <Button variant="default" onClick={() => setConfirmCancel(false)}>
+              Keep going
+            </Button>
+            <Button
+              color="red"
+              onClick={() => control.mutate('cancel')}
+              loading={control.isPending && control.variables === 'cancel'}
+            >
+              Cancel rollback
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
       <Modal
         closeButtonProps={{ 'aria-label': 'Close' }}
         opened={confirming}

@@ -1,7 +1,7 @@
 /**
  * The live run: phase stepper, progress with speed and ETA, counters, the log tail, pause / resume / cancel,
  * fed by the run's event stream; when it ends, the failure report, the id map, a dry run's preview and, for
- * owners and admins, the rollback.
+ * owners and admins, the rollback (its preview, its confirmation, and its own pause / resume / cancel).
  */
 import {
   Badge,
@@ -21,7 +21,7 @@ import { useReducedMotion } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
-import { api, currentToken, unwrap } from '../../api/client';
+import { currentToken } from '../../api/client';
 import { allowed } from '../../api/roles';
 import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
@@ -29,7 +29,7 @@ import { PageTitle } from '../../components/Layout';
 import { StatusBadge } from '../../components/StatusBadge';
 import { projectQuery } from '../projects/api';
 import { RollbackSection } from '../rollback/RollbackSection';
-import { runKeys, runStatusQuery } from './api';
+import { controlRun, type RunAction, runKeys, runStatusQuery } from './api';
 import { etaText, isWorking, RUN_PHASES, speedText } from './figures';
 import { ImportFilesSection } from './ImportFilesSection';
 import { useRunStream } from './useRunStream';
@@ -81,12 +81,7 @@ export function RunPage() {
   // Followed while the state machine works on the run, again when a verification starts after its end.
   const stream = useRunStream(runId, status.data ? isWorking(status.data.status) : true);
   const control = useMutation({
-    mutationFn: async (action: 'pause' | 'resume' | 'cancel') => {
-      const params = { params: { path: { runId } } };
-      if (action === 'pause') return unwrap(await api.POST('/api/migrations/{runId}/pause', params));
-      if (action === 'resume') return unwrap(await api.POST('/api/migrations/{runId}/resume', params));
-      return unwrap(await api.POST('/api/migrations/{runId}/cancel', params));
-    },
+    mutationFn: (action: RunAction) => controlRun(runId, action),
     onSuccess: () => {
       setConfirmCancel(false);
       void client.invalidateQueries({ queryKey: runKeys.detail(runId) });

@@ -29,6 +29,19 @@ export const runStatusQuery = (runId: string) =>
     refetchInterval: (q) => (q.state.data && !isWorking(q.state.data.status) ? false : STATUS_POLL_MS),
   });
 
+export type RunAction = 'pause' | 'resume' | 'cancel';
+
+/**
+ * Pauses, resumes or cancels a run; a rollback (or its preview) under way is steered by the same routes, by an
+ * owner or admin only (a member's pause or resume of one is 403: docs/api.md, "Rollback of a run").
+ */
+export async function controlRun(runId: string, action: RunAction) {
+  const params = { params: { path: { runId } } };
+  if (action === 'pause') return unwrap(await api.POST('/api/migrations/{runId}/pause', params));
+  if (action === 'resume') return unwrap(await api.POST('/api/migrations/{runId}/resume', params));
+  return unwrap(await api.POST('/api/migrations/{runId}/cancel', params));
+}
+
 /** A run's verification: started by POST, its summary on the run status (`verification`), its audit downloaded. */
 export async function startVerification(runId: string) {
   return unwrap(await api.POST('/api/migrations/{runId}/verification', { params: { path: { runId } } }));
