@@ -50,7 +50,6 @@ export {
   wikiBody,
 } from './text.ts';
 export { hoursToPeriod, importerDate } from './values.ts';
-export { adfToWiki, escapeWiki, type Lost } from './wiki.ts';
 export {
   awaitingImport,
   type BatchCheck,
@@ -58,3 +57,4 @@ export {
   importFileName,
   type LabelledIssue,
 } from './verify.ts';
+export { adfToWiki, escapeWiki, type Lost } from './wiki.ts';

@@ -82,7 +82,10 @@ const byFileName = (src: string) =>
  * A BodyHook writing the REST mode's document as wiki markup (wiki.ts), converted with `contextOf`'s context;
  * `lost` hears what wiki markup could not carry as it is.
  */
-export function wikiBody(contextOf?: BodyContext, lost?: (source: BodySource, what: string) => void): BodyHook {
+export function wikiBody(
+  contextOf?: BodyContext,
+  lost?: (source: BodySource, what: string) => void,
+): BodyHook {
   return (source) => {
     const ctx = contextOf?.(source) ?? {};
     const doc = bodyDoc(source, { image: byFileName, ...ctx });

@@ -110,7 +110,9 @@ function linked(label: string, raw: string, href: string, lost: Lost): string {
   lost('a link whose text holds [, ] or |: those characters are not linked');
   return raw
     .split(/([[\]|\n])/)
-    .map((part, i) => (i % 2 === 1 ? escapeWiki(part) : part ? `[${escapeWiki(part)}|${linkTarget(href)}]` : ''))
+    .map((part, i) =>
+      i % 2 === 1 ? escapeWiki(part) : part ? `[${escapeWiki(part)}|${linkTarget(href)}]` : '',
+    )
     .join('');
 }
 
@@ -127,7 +129,8 @@ function textNode(node: AdfNode, lost: Lost): string {
     return `{{${escapeWiki(raw, lost)}}}`;
   }
   let out = escapeWiki(raw, lost);
-  for (const [type, symbol] of Object.entries(SIMPLE_MARKS)) if (markOf(marks, type)) out = wrap(out, symbol, raw);
+  for (const [type, symbol] of Object.entries(SIMPLE_MARKS))
+    if (markOf(marks, type)) out = wrap(out, symbol, raw);
   const subsup = markOf(marks, 'subsup')?.attrs?.type;
   if (subsup === 'sub' || subsup === 'sup') out = wrap(out, subsup === 'sup' ? '^' : '~', raw);
   const colour = markOf(marks, 'textColor')?.attrs?.color;
@@ -179,7 +182,8 @@ function inline(nodes: readonly AdfNode[] | undefined, lost: Lost, lineBreak = '
       case 'inlineCard':
       case 'blockCard': {
         const url = n.attrs?.url;
-        if (typeof url === 'string' && url !== '') out += `[${linkTarget(url)}|${linkTarget(url)}|smart-link]`;
+        if (typeof url === 'string' && url !== '')
+          out += `[${linkTarget(url)}|${linkTarget(url)}|smart-link]`;
         break;
       }
       case 'emoji':
@@ -320,7 +324,8 @@ function block(node: AdfNode, lost: Lost, where: Where): string {
       if (where === 'cell') lost('a rule inside a table cell');
       return where === 'cell' ? '' : '----';
     case 'blockquote':
-      if (where === 'cell' || where === 'item') lost(`a quote inside a ${where === 'cell' ? 'table cell' : 'list'}`);
+      if (where === 'cell' || where === 'item')
+        lost(`a quote inside a ${where === 'cell' ? 'table cell' : 'list'}`);
       return `{quote}\n${blocks(node.content, lost, 'quote')}\n{quote}`;
     case 'panel': {
       const colour = PANEL_COLOURS[String(node.attrs?.panelType ?? 'info')] ?? PANEL_COLOURS.info;

@@ -38,7 +38,8 @@ export interface WikiContext {
 
 const ESCAPABLE = new Set('-#*_+?^~|%{}[]()!@');
 const WORDLIKE = /[a-zA-Z0-9]|[^\u0000-\u007F]/;
-const LINK_TEXT = /^((?:(?:https?|ftps?):\/\/)|irc:\/\/|mailto:)([\w?!~^/\\#$%&'()*+,\-.:;<=@]*[\w~^/\\#$%&'()*+,\-/:;<=@])/i;
+const LINK_TEXT =
+  /^((?:(?:https?|ftps?):\/\/)|irc:\/\/|mailto:)([\w?!~^/\\#$%&'()*+,\-.:;<=@]*[\w~^/\\#$%&'()*+,\-/:;<=@])/i;
 const SAFE_URL = /^(?:https?:\/\/|ftps?:\/\/|mailto:|irc:\/\/)/i;
 const CODE_LANGUAGES = new Set(
   'abap actionscript ada arduino autoit c c++ clojure coffeescript csharp css cuda d dart delphi elixir erlang fortran foxpro go groovy haskell haxe html java javascript json julia kotlin latex livescript lua mathematica matlab objective-c objective-j objectpascal ocaml octave perl php powershell prolog puppet python qml r racket restructuredtext ruby rust sass scala scheme shell smalltalk sql standardml swift tcl tex typescript vala vbnet verilog vhdl xml xquery'.split(
@@ -158,7 +159,11 @@ function mediaSingle(raw: string, ctx: WikiContext): AdfNode {
   const attrs: Record<string, string> = {};
   for (const part of attrText.split(',')) {
     const eq = part.indexOf('=');
-    if (eq > 0) attrs[part.slice(0, eq).trim().toLowerCase()] = part.slice(eq + 1).trim().replace(/^"(.+)"$/, '$1');
+    if (eq > 0)
+      attrs[part.slice(0, eq).trim().toLowerCase()] = part
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.+)"$/, '$1');
   }
   const media: AdfNode = {
     type: 'media',
@@ -176,7 +181,12 @@ function mediaSingle(raw: string, ctx: WikiContext): AdfNode {
 }
 
 /** A `[...]` link at `i`: its nodes and length, or undefined (then `[` is text). */
-function linkAt(s: string, i: number, marks: readonly AdfMark[], ctx: WikiContext): { nodes: AdfNode[]; length: number } | undefined {
+function linkAt(
+  s: string,
+  i: number,
+  marks: readonly AdfMark[],
+  ctx: WikiContext,
+): { nodes: AdfNode[]; length: number } | undefined {
   const m = /^\[([^[\]\n]+)\]/.exec(s.slice(i));
   if (!m) return undefined;
   const body = m[1] as string;
@@ -206,7 +216,10 @@ function inline(s: string, marks: readonly AdfMark[], ctx: WikiContext, inLink =
   const blocks: { at: number; node: AdfNode }[] = [];
   let buffer = '';
   const flush = () => {
-    if (buffer !== '') nodes.push(marks.length > 0 ? { type: 'text', text: buffer, marks: [...marks] } : { type: 'text', text: buffer });
+    if (buffer !== '')
+      nodes.push(
+        marks.length > 0 ? { type: 'text', text: buffer, marks: [...marks] } : { type: 'text', text: buffer },
+      );
     buffer = '';
   };
   for (let i = 0; i < s.length; ) {
@@ -278,7 +291,11 @@ function inline(s: string, marks: readonly AdfMark[], ctx: WikiContext, inLink =
         flush();
         const colour = (m[1] ?? '').trim();
         const inner = inline(m[2] ?? '', marks, ctx, inLink);
-        nodes.push(...(colour ? marked(inner.nodes, { type: 'textColor', attrs: { color: colour.toLowerCase() } }) : inner.nodes));
+        nodes.push(
+          ...(colour
+            ? marked(inner.nodes, { type: 'textColor', attrs: { color: colour.toLowerCase() } })
+            : inner.nodes),
+        );
         i += m[0].length;
         continue;
       }
@@ -329,7 +346,11 @@ function tidy(nodes: AdfNode[]): AdfNode[] {
   const out: AdfNode[] = [];
   for (const n of nodes) {
     const last = out.at(-1);
-    if (last?.type === 'text' && n.type === 'text' && JSON.stringify(last.marks ?? []) === JSON.stringify(n.marks ?? []))
+    if (
+      last?.type === 'text' &&
+      n.type === 'text' &&
+      JSON.stringify(last.marks ?? []) === JSON.stringify(n.marks ?? [])
+    )
       last.text = (last.text ?? '') + (n.text ?? '');
     else out.push({ ...n });
   }
@@ -345,7 +366,8 @@ function paragraphs(text: string, ctx: WikiContext): AdfNode[] {
   let at = 0;
   const push = (part: AdfNode[]) => {
     const content = tidy(part);
-    if (content.some((n) => n.type !== 'text' || (n.text ?? '').trim() !== '')) out.push({ type: 'paragraph', content });
+    if (content.some((n) => n.type !== 'text' || (n.text ?? '').trim() !== ''))
+      out.push({ type: 'paragraph', content });
   };
   for (const b of blocks) {
     push(nodes.slice(at, b.at));
@@ -380,13 +402,21 @@ function languageOf(params: string): string {
 }
 
 /** A paired macro starting `source` at `at`: its kind, parameters, content and where it ends. */
-function macroAt(source: string, at: number): { kind: string; params: string; body: string; end: number } | undefined {
+function macroAt(
+  source: string,
+  at: number,
+): { kind: string; params: string; body: string; end: number } | undefined {
   const m = MACRO.exec(source.slice(at));
   if (!m) return undefined;
   const kind = m[1] as string;
   const close = source.indexOf(`{${kind}}`, at + m[0].length);
   if (close < 0) return undefined;
-  return { kind, params: m[2] ?? '', body: source.slice(at + m[0].length, close), end: close + kind.length + 2 };
+  return {
+    kind,
+    params: m[2] ?? '',
+    body: source.slice(at + m[0].length, close),
+    end: close + kind.length + 2,
+  };
 }
 
 function macroBlock(kind: string, params: string, body: string, ctx: WikiContext): AdfNode {
@@ -399,7 +429,11 @@ function macroBlock(kind: string, params: string, body: string, ctx: WikiContext
     };
   }
   const content = blocksOf(body, ctx);
-  if (kind === 'quote') return { type: 'blockquote', content: content.length > 0 ? content : [{ type: 'paragraph', content: [] }] };
+  if (kind === 'quote')
+    return {
+      type: 'blockquote',
+      content: content.length > 0 ? content : [{ type: 'paragraph', content: [] }],
+    };
   const colour = /bgColor=([^|]+)/i.exec(params)?.[1]?.trim().toLowerCase() ?? '';
   return { type: 'panel', attrs: { panelType: PANELS[colour] ?? 'info' }, content };
 }
@@ -423,7 +457,11 @@ function lists(items: { marker: string; lines: string[] }[], ctx: WikiContext): 
       top.node.content?.push(listItem);
       continue;
     }
-    const list: AdfNode = { type: kind, ...(kind === 'orderedList' ? { attrs: { order: 1 } } : {}), content: [listItem] };
+    const list: AdfNode = {
+      type: kind,
+      ...(kind === 'orderedList' ? { attrs: { order: 1 } } : {}),
+      content: [listItem],
+    };
     const parentItem = top?.node.content?.at(-1);
     if (parentItem) parentItem.content?.push(list);
     else blocks.push(list);
@@ -492,7 +530,13 @@ function table(lines: string[], ctx: WikiContext): AdfNode {
     }
     // Links, images and macros are flown over: a `|` inside them does not end the cell.
     const span =
-      c === '[' ? /^\[[^[\]\n]+\]/.exec(text.slice(i))?.[0] : c === '!' ? /^![^!\n]+!/.exec(text.slice(i))?.[0] : c === '{' ? /^\{color[^}]*\}[\s\S]*?\{color\}/.exec(text.slice(i))?.[0] : undefined;
+      c === '['
+        ? /^\[[^[\]\n]+\]/.exec(text.slice(i))?.[0]
+        : c === '!'
+          ? /^![^!\n]+!/.exec(text.slice(i))?.[0]
+          : c === '{'
+            ? /^\{color[^}]*\}[\s\S]*?\{color\}/.exec(text.slice(i))?.[0]
+            : undefined;
     if (span && cell) {
       cell.text += span;
       i += span.length;
@@ -520,7 +564,7 @@ function table(lines: string[], ctx: WikiContext): AdfNode {
 
 const strongInside = (n: AdfNode): AdfNode =>
   n.type === 'text'
-    ? marked([n], { type: 'strong' })[0] as AdfNode
+    ? (marked([n], { type: 'strong' })[0] as AdfNode)
     : n.content
       ? { ...n, content: n.content.map(strongInside) }
       : n;
