@@ -37,7 +37,8 @@ export interface WikiContext {
 }
 
 const ESCAPABLE = new Set('-#*_+?^~|%{}[]()!@');
-const WORDLIKE = /[a-zA-Z0-9]|[^\u0000-\u007F]/;
+/** A letter or digit, or anything outside ASCII: Jira opens and closes no plain mark next to one. */
+const WORDLIKE = /[a-zA-Z0-9]|[^\x20-\x7e\t\n\r]/;
 const LINK_TEXT =
   /^((?:(?:https?|ftps?):\/\/)|irc:\/\/|mailto:)([\w?!~^/\\#$%&'()*+,\-.:;<=@]*[\w~^/\\#$%&'()*+,\-/:;<=@])/i;
 const SAFE_URL = /^(?:https?:\/\/|ftps?:\/\/|mailto:|irc:\/\/)/i;
