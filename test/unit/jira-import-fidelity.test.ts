@@ -42,6 +42,7 @@ function adoItem({ item, fields }: (typeof items)[number]): AdoWorkItem {
   };
   return {
     id: item.id,
+    rev: 1,
     fields: {
       'System.WorkItemType': item.type,
       'System.Title': item.title,
@@ -50,7 +51,7 @@ function adoItem({ item, fields }: (typeof items)[number]): AdoWorkItem {
       ...(item.assignedTo >= 0 ? { 'System.AssignedTo': identity(item.assignedTo) } : {}),
       ...Object.fromEntries(Object.entries(html).filter(([, v]) => v !== null)),
     },
-  } as AdoWorkItem;
+  };
 }
 
 /** The REST mode's context (every item has its issue), with images named as the attachments phase names them. */
