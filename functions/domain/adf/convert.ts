@@ -21,6 +21,7 @@ import { hardBreak, heading, link, paragraph, rule, text } from './nodes.ts';
 import {
   issueHref,
   issueKeyFor,
+  pendingReference,
   referenceNode,
   safeHref,
   textWithReferences,
@@ -218,15 +219,20 @@ export class Converter implements BlockConverter {
       (urlId !== undefined && (labelId === String(urlId) || label === href))
     ) {
       // A work item reference as ADO's editor writes it: `#123` linking to the item.
-      const key = issueKeyFor(Number(labelId ?? urlId), this.env);
-      if (key) {
-        sink.inline(referenceNode(key, legalTextMarks(marks), this.env));
+      const id = Number(labelId ?? urlId);
+      const key = issueKeyFor(id, this.env);
+      const node = key
+        ? referenceNode(key, legalTextMarks(marks), this.env)
+        : pendingReference(id, legalTextMarks(marks), this.env);
+      if (node) {
+        sink.inline(node);
         return;
       }
     } else if (urlId !== undefined) {
       // A link to a work item under other words: keep the words, point them at the migrated issue.
       const key = issueKeyFor(urlId, this.env);
-      if (key) marks = withMark(marks, link(issueHref(key, this.env)));
+      const href = key ? issueHref(key, this.env) : safeHref(this.env.ctx.referenceHref?.(urlId));
+      if (href) marks = withMark(marks, link(href));
     }
     const safe = safeHref(href);
     if (marks === state.marks && safe) marks = withMark(marks, link(safe));

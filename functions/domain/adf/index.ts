@@ -4,7 +4,8 @@
  * Decisions, for readers of the output:
  * - `#123` and ADO work item links become the migrated issue: an inlineCard when `ctx.issueUrl` gives an
  *   absolute URL, else the key as text linked to `/browse/KEY`. Unresolved ones stay as written, with an
- *   `unresolved-reference` warning when `ctx.workItemKey` is given. `#12` in code or in link text is left alone.
+ *   `unresolved-reference` warning when `ctx.workItemKey` is given; with `ctx.referenceHref` (an item a Jira
+ *   import brings later) they are linked where it points. `#12` in code or in link text is left alone.
  * - Mentions become Jira mentions (`text` is `@` + the Jira display name), or `@Name` text plus an
  *   `unmapped-mention` warning.
  * - Images become mediaSingle (layout center) > media (file) when uploaded, else a paragraph with the file name
@@ -32,6 +33,7 @@ export { htmlText } from './dom.ts';
 export { type FooterSegment, footerBlocks } from './footer.ts';
 export { type HtmlLimitBreach, htmlLimitBreach, MAX_HTML_DEPTH, MAX_HTML_LENGTH } from './html-limits.ts';
 export { htmlToAdf, unconvertedText } from './html-to-adf.ts';
+export { imageLabel } from './images.ts';
 export { ADF_BUDGET, adfLength, cutNote, type FittedDoc, fitAdf, JIRA_TEXT_LIMIT } from './limit.ts';
 export { safeHref } from './references.ts';
 export { type HtmlScan, type ScannedImage, type ScannedMention, scanHtml } from './scan.ts';

@@ -45,6 +45,12 @@ export function referenceNode(key: string, marks: AdfMark[], env: Env): AdfNode 
   return text(key, withMark(marks, link(issueHref(key, env))));
 }
 
+/** A reference with no key yet: `#123` linked where `ctx.referenceHref` points, if it gives a safe address. */
+export function pendingReference(id: number, marks: AdfMark[], env: Env): AdfNode | undefined {
+  const href = safeHref(env.ctx.referenceHref?.(id));
+  return href ? text(`#${id}`, withMark(marks, link(href))) : undefined;
+}
+
 /** The work item ids `#123` references in text name, as the converter finds them (scan.ts). */
 export function referencesIn(value: string): number[] {
   return value.includes('#') ? [...value.matchAll(REFERENCE)].map((m) => Number(m[1])) : [];
@@ -56,10 +62,12 @@ export function textWithReferences(value: string, marks: AdfMark[], env: Env): A
   const out: AdfNode[] = [];
   let at = 0;
   for (const m of value.matchAll(REFERENCE)) {
-    const key = issueKeyFor(Number(m[1]), env);
-    if (!key) continue;
+    const id = Number(m[1]);
+    const key = issueKeyFor(id, env);
+    const node = key ? referenceNode(key, marks, env) : pendingReference(id, marks, env);
+    if (!node) continue;
     if (m.index > at) out.push(text(value.slice(at, m.index), marks));
-    out.push(referenceNode(key, marks, env));
+    out.push(node);
     at = m.index + m[0].length;
   }
   if (at < value.length) out.push(text(value.slice(at), marks));

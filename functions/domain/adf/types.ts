@@ -45,6 +45,11 @@ export interface HtmlToAdfContext {
    * they are the key as text linked to the site-relative `/browse/MIG-42`, which needs no smart-link lookup.
    */
   issueUrl?(key: string): string | undefined;
+  /**
+   * For a reference `workItemKey` has no key for yet (an item a Jira import brings later): where a link to it
+   * points, a search that finds the issue once it exists. The `#123` (or the link's words) is kept, linked there.
+   */
+  referenceHref?(id: number): string | undefined;
   /** An inline image's src (an ADO attachment URL), to the uploaded Jira attachment's Media Services file id. */
   image?(src: string): { mediaId: string; alt?: string; width?: number; height?: number } | undefined;
   /**

@@ -29,8 +29,8 @@ import { summaryFromTitle } from '../mapping/summary.ts';
 import { FIELD_TYPE_CUSTOM, FIELD_TYPE_JIRA } from './format.ts';
 import type { ImportMapping } from './mapping.ts';
 import type { People } from './people.ts';
-import { adfToWiki } from './text.ts';
 import { hoursToSeconds } from './values.ts';
+import { adfToWiki } from './wiki.ts';
 
 export interface TrackedValue {
   fieldType: typeof FIELD_TYPE_JIRA | typeof FIELD_TYPE_CUSTOM;

@@ -39,13 +39,15 @@ export {
 } from './run-files.ts';
 export { InvalidImportFile, importFileProblems, serialiseImportFile } from './serialise.ts';
 export {
-  adfToWiki,
+  type BodyContext,
   type BodyHook,
   type BodySource,
+  bodyDoc,
+  DESCRIPTION_FIELDS,
   defaultBody,
-  escapeWiki,
   type SourceComment,
   type SourceItem,
+  wikiBody,
 } from './text.ts';
 export { hoursToPeriod, importerDate } from './values.ts';
 export {
@@ -55,3 +57,4 @@ export {
   importFileName,
   type LabelledIssue,
 } from './verify.ts';
+export { adfToWiki, escapeWiki, type Lost } from './wiki.ts';

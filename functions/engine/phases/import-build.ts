@@ -7,7 +7,9 @@
  * the issues' stand-ins (planRunFiles at the project's batch size: no text, comments or history held for the whole
  * run), then written one at a time from their issues built whole (runFileOf), the index last (ImportFileArchive).
  */
+import type { HtmlToAdfContext } from '#domain/adf/index.ts';
 import {
+  type BodyHook,
   type BuiltIssue,
   type ImportMapping,
   issueOf,
@@ -15,6 +17,7 @@ import {
   planRunFiles,
   runFileOf,
   type SourceComment,
+  wikiBody,
 } from '#domain/jira-import/index.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
 import { sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
@@ -24,6 +27,8 @@ import { inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import { inlineUploads } from './attachments-upload.ts';
+import { descriptionContextFor } from './description-context.ts';
 import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
 import { PlacementIndex } from './sprints.ts';
 import { statePlan } from './transitions.ts';
@@ -209,6 +214,7 @@ async function buildBlock(
       ...r.revisions.flatMap((v) => [v.fields['System.ChangedBy'], v.fields['System.AssignedTo']]),
     ]),
   );
+  const body = await bodyFor(ctx, read);
   const placement = new PlacementIndex(preflight);
   for (const { item, revisions, comments } of read) {
     // One at a time, the event loop given a turn between two: an issue converts its description and comments.
@@ -218,7 +224,7 @@ async function buildBlock(
       ctx.run.options.migrateLinks === false
         ? { ...item, relations: (item.relations ?? []).filter((r) => r.rel.startsWith(HIERARCHY)) }
         : item;
-    const built = issueOf(kept, revisions, comments, mapping);
+    const built = issueOf(kept, revisions, comments, mapping, { body });
     out.issues.push(built);
     out.warnings.push(...built.warnings.map((w): [number, string] => [item.id, w]));
     // PlacementIndex names the item in its warnings already.
@@ -226,6 +232,42 @@ async function buildBlock(
     if (sprint) out.sprints.push([item.id, sprint.id]);
   }
   return out;
+}
+
+/**
+ * The block's descriptions and comments as the REST mode converts them (descriptionContextFor: mentions to
+ * accounts, `#123` to the issues Jira holds now, as smart links), written as wiki markup (wikiBody). What only a
+ * file needs: each inline image named as the attachments phase uploads it (inlineUploads), which Jira shows in
+ * place once the issue has that file; and a reference to an item no issue stands for yet (one this run imports,
+ * in this batch or a later one) linked to the search that finds it by its `src-id-N` label.
+ */
+async function bodyFor(
+  ctx: PhaseContext,
+  read: readonly { item: AdoWorkItem; comments: readonly SourceComment[] }[],
+): Promise<BodyHook> {
+  // Comments are scanned with the descriptions (as stand-in items): their mentions and references count too.
+  const scanned = read.flatMap(({ item, comments }) => [
+    item,
+    ...comments.map((c) => ({ ...item, fields: { 'System.Description': c.text } })),
+  ]);
+  const { itemUrl: _itemUrl, ...context } = await descriptionContextFor(ctx, scanned);
+  const site = ctx.deps.target.connection.baseUrl.replace(/\/+$/, '');
+  const search = (id: number) =>
+    `${site}/issues/?jql=${encodeURIComponent(`project = ${ctx.preflight.projectKey} AND labels = ${sourceIdLabel(id)}`)}`;
+  const uploads = new Map(
+    read.map(({ item }) => [item.id, new Map(inlineUploads(item).map((u) => [u.url, u.uploadName]))]),
+  );
+  return wikiBody((source): HtmlToAdfContext => {
+    const names = source.kind === 'description' ? uploads.get(source.item.id) : undefined;
+    const named = (src: string) => names?.get(src);
+    return {
+      ...context,
+      referenceHref: search,
+      ...(names
+        ? { image: (src: string) => (named(src) ? { mediaId: named(src) as string } : undefined) }
+        : {}),
+    };
+  });
 }
 
 /** Blocks held at once while the files are written (a batch's issues are mostly a few neighbouring blocks). */

@@ -48,7 +48,7 @@ import {
   type VersionRec,
 } from './store.ts';
 import { jiraDateTime, parseJiraStarted } from './time.ts';
-import { wikiToAdf } from './wiki.ts';
+import { type WikiContext, wikiToAdf } from './wiki.ts';
 
 /** Atlassian's estimate: about an hour for the recommended 1,500 issues a file. */
 export const REALISTIC_MS_PER_ISSUE = 2400;
@@ -390,7 +390,8 @@ class ImportRun {
       projectId: project.id,
       issueTypeId: type.id,
       summary: issue.summary,
-      description: issue.description ? wikiToAdf(issue.description) : null,
+      // Set once the issue's attachments are in: Jira resolves `!name!` against them as it converts the text.
+      description: null,
       statusId,
       resolutionId: issue.resolution
         ? (RESOLUTIONS.find((r) => lower(r.name) === lower(issue.resolution ?? ''))?.id ?? null)
@@ -423,7 +424,7 @@ class ImportRun {
         return {
           id: String(store.nextId('comment')),
           authorId: c.author ?? '',
-          body: wikiToAdf(c.body),
+          body: { type: 'doc', version: 1, content: [] },
           created: at,
           updated: at,
         };
@@ -457,9 +458,27 @@ class ImportRun {
       this.job.warnings.push(`${where}: environment not kept: the sandbox has no Environment field`);
     this.customValues(rec, issue, where);
     for (const a of issue.attachments ?? []) await this.attach(rec, a, where);
+    // The text as Jira converts it on import: its images the issue's attachments of that name, as it holds them
+    // now (an attachment added later, by REST, does not change a converted text), its mentions the accounts.
+    const text = this.wikiContext(rec);
+    if (issue.description) rec.description = wikiToAdf(issue.description, text);
+    (issue.comments ?? []).forEach((c, i) => {
+      const comment = rec.comments[i];
+      if (comment) comment.body = wikiToAdf(c.body, text);
+    });
     // A reset while the files were downloading: the site this issue was for is gone.
     if (this.live) store.addIssue(rec);
     return rec;
+  }
+
+  /** What Jira's conversion of the issue's wiki markup knows: its attachments by name, the site's people. */
+  private wikiContext(rec: IssueRec): WikiContext {
+    const store = this.store;
+    return {
+      attachment: (name) =>
+        rec.attachmentIds.map((id) => store.attachments.get(id)).find((a) => a?.filename === name)?.mediaId,
+      displayName: (accountId) => store.users.get(accountId)?.displayName,
+    };
   }
 
   private customValues(rec: IssueRec, issue: ImportIssue, where: string): void {
