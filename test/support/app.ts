@@ -98,6 +98,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   checkTableGrants(documentClient());
   const gateway = await startGateway({
     port: 0,
+    // What a handler threw (a 500, or a stream cut after it started): shown in the test's output, not lost.
+    onError: (err) => console.error('gateway: a handler threw:', err),
     loadHandler: async (group) => servedAsGroup(group, await defaultHandlerLoader(group)),
     loadDashboardHandler: async () => {
       const handler = await defaultDashboardLoader();

@@ -1,7 +1,7 @@
 /**
  * Follows a run's live event stream (`GET /api/migrations/{runId}/stream`) as an EventSource would: messages
  * parsed with eventsource-parser, and a reconnect with `Last-Event-ID` whenever the server ends the stream
- * before `done`. For tests that watch a whole run over HTTP.
+ * before `done` or the connection is lost after it opened. For tests that watch a whole run over HTTP.
  */
 import { type ClientRequest, request } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -11,6 +11,8 @@ export interface RunFollower {
   messages: EventSourceMessage[];
   /** How many connections were opened. */
   connections: number;
+  /** Connections lost mid-stream (then reconnected), as their errors read. */
+  errors: string[];
   /** Settles with the `done` message's data, or rejects if the stream cannot be followed. */
   done: Promise<{ stats: { created: number; skipped: number; failed: number } }>;
   /** Resolves once a message satisfies `test` (checked against those already in), or rejects after `timeoutMs`. */
@@ -32,6 +34,7 @@ export function followRun(baseUrl: string, runId: string, token: string): RunFol
   const follower: RunFollower = {
     messages: [],
     connections: 0,
+    errors: [],
     done: undefined as never,
     waitFor(test, timeoutMs, what) {
       return new Promise((resolve, reject) => {
@@ -61,6 +64,7 @@ export function followRun(baseUrl: string, runId: string, token: string): RunFol
       follower.connections++;
       const url = new URL(`/api/migrations/${runId}/stream?token=${encodeURIComponent(token)}`, baseUrl);
       let sawDone = false;
+      let sawAny = false;
       req = request(
         url,
         {
@@ -79,14 +83,19 @@ export function followRun(baseUrl: string, runId: string, token: string): RunFol
               for (const w of [...waiters]) w();
             },
           });
+          sawAny = true;
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => parser.feed(chunk));
           res.on('close', () => resolve(sawDone ? 'done' : 'ended'));
         },
       );
       req.on('error', (err) => {
-        if (closed) resolve('ended');
-        else reject(err);
+        // A connection lost mid-stream (reset, hung up) is reconnected as an EventSource does, from the last
+        // event id; one that never opened (refused) ends the follow.
+        if (closed || follower.connections > 1 || sawAny) {
+          if (!closed) follower.errors.push(String(err));
+          resolve('ended');
+        } else reject(err);
       });
       req.end();
     });
