@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import SuiteSequencer from './test/support/sequencer.ts';
 
 /**
  * Files that share one module graph per worker (`isolate: false`): pure code, in-process sandboxes, CDK synths and
@@ -24,8 +23,6 @@ export const ISOLATED_FOLDERS = ['test/browser'];
 export const ISOLATED_EXCEPTIONS: Record<string, string> = {
   'test/unit/login-timing.test.ts': '`vi.mock` replaces a module for this file only',
   'test/unit/final-description-builds.test.ts': '`vi.mock` replaces a module for this file only',
-  'test/cdk/synth-cli.test.ts':
-    'its work is one child process (the real `cdk synth`, about a minute): started early beside the long files (test/support/sequencer.ts), not last among the short ones',
 };
 const isolatedExceptions = Object.keys(ISOLATED_EXCEPTIONS);
 
@@ -52,8 +49,6 @@ export default defineConfig({
     // child processes): two at a time kept the two cores 45% busy (7.5 CPU-minutes in 8.6 minutes), so four.
     pool: 'forks',
     maxWorkers: 4,
-    // Waiting files beside busy ones, the longest first, the short ones last (test/support/sequencer.ts).
-    sequence: { sequencer: SuiteSequencer },
     projects: [
       {
         test: {

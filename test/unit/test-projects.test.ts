@@ -12,7 +12,6 @@ import config, {
   SHARED_MODULE_FOLDERS,
   SHARED_PACKAGE_FOLDERS,
 } from '../../vitest.config.ts';
-import { alternate, hintedFirst, LONGEST_FIRST } from '../support/sequencer.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const testFolders = readdirSync(join(root, 'test'), { withFileTypes: true })
@@ -52,22 +51,5 @@ describe('the test projects', () => {
       setupFiles: ['test/support/fresh-modules.ts'],
       include: SHARED_PACKAGE_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
     });
-  });
-});
-
-describe('the order files are handed to the workers (test/support/sequencer.ts)', () => {
-  it('puts a waiting file beside a busy one, one for one, then what is left', () => {
-    expect(alternate(['b1', 'b2'], ['e1', 'e2', 'e3', 'e4'])).toEqual(['b1', 'e1', 'b2', 'e2', 'e3', 'e4']);
-    expect(alternate(['b1', 'b2', 'b3'], ['e1'])).toEqual(['b1', 'e1', 'b2', 'b3']);
-  });
-
-  it('starts the hinted long files first, in the hint order, the others after them in their own order', () => {
-    const files = ['z-quick', LONGEST_FIRST[2] as string, 'a-quick', LONGEST_FIRST[0] as string];
-    expect(hintedFirst(files, (f) => f)).toEqual([LONGEST_FIRST[0], LONGEST_FIRST[2], 'z-quick', 'a-quick']);
-  });
-
-  it('hints only files that exist', () => {
-    const all = testFolders.flatMap(testsOf);
-    expect(LONGEST_FIRST.filter((file) => !all.includes(file))).toEqual([]);
   });
 });
