@@ -64,8 +64,8 @@ export const DATA_ACCESS: Record<LambdaName, DataAccess> = {
     },
     secrets: { seal: ['ssoClientSecret'], open: ['ssoClientSecret'] },
   },
-  // Projects (a deletion takes the project's partition with it, refused while one of its runs is being rolled
-  // back: the project's runs on GSI1), mappings and target metadata read both trackers with the stored
+  // Projects (a deletion takes the project's partition with it, refused while one of its runs is being verified
+  // or rolled back: the project's runs on GSI1), mappings and target metadata read both trackers with the stored
   // credentials (a refreshed OAuth grant is written back sealed).
   projects: {
     table: { read: [], write: ['tenant', 'project'], queriesIndex: true },

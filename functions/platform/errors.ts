@@ -176,6 +176,16 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Run ${runId} of this project is being rolled back: delete the project once its rollback has ended (or cancel it)`,
     ),
+  /**
+   * Nor under a verification of one of its runs (VERIFYING, which takes no lock): the verification reads the
+   * project's id map and connections, which the delete removes.
+   */
+  projectVerifying: (runId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is being verified: delete the project once its verification has ended (or cancel it)`,
+    ),
   /** A run delivers as its project said when it started: the mode stays until the run ends. */
   deliveryFixedByRun: (activeRunId: string) =>
     new HttpError(
