@@ -73,9 +73,9 @@ export const DATA_ACCESS: Record<LambdaName, DataAccess> = {
   },
   // Connection tests and scans (credentials stored sealed, a background scan's inline ones sealed on the scan
   // for the worker), the OAuth start and callback (the attempt, then the grant; the public callback is rate
-  // limited).
+  // limited). A connection is not moved while a run of its project has not ended: the project's runs on GSI1.
   connectors: {
-    table: { read: [], write: ['tenant', 'project', 'oauthAttempt', 'rateWindow'], queriesIndex: false },
+    table: { read: [], write: ['tenant', 'project', 'oauthAttempt', 'rateWindow'], queriesIndex: true },
     secrets: { seal: ['trackerCredentials', 'scanCredentials'], open: ['trackerCredentials'] },
   },
   // Members and invitations (a tenant's daily count in a rate window); removing a member ends their sessions and

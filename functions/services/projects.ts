@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
 import { type Delivery, type DeliveryInput, deliveryAfter } from '#domain/delivery.ts';
 import { storedId } from '#domain/ids.ts';
-import { isActiveRun } from '#domain/migrations.ts';
+import { isActiveRun, isTerminalRun } from '#domain/migrations.ts';
 import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
 import { quoteView } from '#domain/quotes.ts';
-import type { Run, RunStatus } from '#domain/runs.ts';
+import { RUN_STATUSES, type Run, type RunStatus } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
 import type { Store } from '#store/index.ts';
@@ -54,8 +54,8 @@ export async function getProjectDetail(store: Store, tenantId: string, projectId
   );
 }
 
-/** A finished run's own statuses while the engine works on it again: verified, rolled back (no lock). */
-const AFTER_END_STATUSES: readonly RunStatus[] = ['VERIFYING', 'ROLLING_BACK', 'ROLLBACK_PAUSED'];
+/** The statuses of a run the engine still works on (or will, once resumed): every one but the ends. */
+const NOT_ENDED: readonly RunStatus[] = RUN_STATUSES.filter((status) => !isTerminalRun(status));
 
 /** The project's active run (RUNNING, PAUSED, PENDING), named by its run lock; undefined when none. */
 async function activeRunOf(store: Store, tenantId: string, projectId: string) {
@@ -85,16 +85,20 @@ export async function setDelivery(
 }
 
 /**
- * The project's runs that have not ended for good: the active one (named by its run lock) and those being
- * verified or rolled back (which take no lock: read from the index, as the runs list is). The engine still works
- * on each of them, from the project's id map and connections.
+ * The project's runs that have not ended for good: at work (the active one is named by its run lock), paused,
+ * being verified or rolled back (which take no lock). The engine still works on each of them, from the project's
+ * id map and connections. The others are found on the index, which may lag a status change: each is read again.
  */
 export async function unfinishedRuns(store: Store, tenantId: string, projectId: string): Promise<Run[]> {
-  const [active, others] = await Promise.all([
+  const [active, listed] = await Promise.all([
     activeRunOf(store, tenantId, projectId),
-    store.runs.listByProject(tenantId, projectId, { statuses: AFTER_END_STATUSES }),
+    store.runs.listByProject(tenantId, projectId, { statuses: NOT_ENDED }),
   ]);
-  return active ? [active, ...others.filter((r) => r.id !== active.id)] : others;
+  const others = await Promise.all(
+    listed.filter((r) => r.id !== active?.id).map((r) => store.runs.get(tenantId, r.id)),
+  );
+  const still = others.filter((r): r is Run => r !== undefined && !isTerminalRun(r.status));
+  return active ? [active, ...still] : still;
 }
 
 /** Why a project is not deleted under this run of it, in the catalogue's words. */
