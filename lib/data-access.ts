@@ -64,8 +64,8 @@ export const DATA_ACCESS: Record<LambdaName, DataAccess> = {
     },
     secrets: { seal: ['ssoClientSecret'], open: ['ssoClientSecret'] },
   },
-  // Projects (a deletion takes the project's partition with it, refused while one of its runs is being rolled
-  // back: the project's runs on GSI1), mappings and target metadata read both trackers with the stored
+  // Projects (a deletion takes the project's partition with it, refused while one of its runs is being verified
+  // or rolled back: the project's runs on GSI1), mappings and target metadata read both trackers with the stored
   // credentials (a refreshed OAuth grant is written back sealed).
   projects: {
     table: { read: [], write: ['tenant', 'project'], queriesIndex: true },
@@ -73,9 +73,9 @@ export const DATA_ACCESS: Record<LambdaName, DataAccess> = {
   },
   // Connection tests and scans (credentials stored sealed, a background scan's inline ones sealed on the scan
   // for the worker), the OAuth start and callback (the attempt, then the grant; the public callback is rate
-  // limited).
+  // limited). A connection is not moved while a run of its project has not ended: the project's runs on GSI1.
   connectors: {
-    table: { read: [], write: ['tenant', 'project', 'oauthAttempt', 'rateWindow'], queriesIndex: false },
+    table: { read: [], write: ['tenant', 'project', 'oauthAttempt', 'rateWindow'], queriesIndex: true },
     secrets: { seal: ['trackerCredentials', 'scanCredentials'], open: ['trackerCredentials'] },
   },
   // Members and invitations (a tenant's daily count in a rate window); removing a member ends their sessions and

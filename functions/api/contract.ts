@@ -180,7 +180,14 @@ export const contracts: Record<string, RouteContract> = {
     body: ConnectorTestSchema,
     responses: { 200: R.ConnectionTestResultSchema },
     // FORBIDDEN: a member's credentials would replace a stored connection someone else made.
-    errors: [E.PROJECT_NOT_FOUND, E.CONNECTION_REQUIRED, E.TOKEN_EXCHANGE_FAILED, E.FORBIDDEN],
+    // MIGRATION_ALREADY_RUNNING: they name another site than an unfinished run of the project works on.
+    errors: [
+      E.PROJECT_NOT_FOUND,
+      E.CONNECTION_REQUIRED,
+      E.TOKEN_EXCHANGE_FAILED,
+      E.FORBIDDEN,
+      E.MIGRATION_ALREADY_RUNNING,
+    ],
   },
   'POST /api/connectors/scan': {
     summary: 'Scan the source project: the report at once, or 202 and a background scan when large',
@@ -206,7 +213,8 @@ export const contracts: Record<string, RouteContract> = {
     body: [StartSourceOAuthSchema, StartTargetOAuthSchema],
     responses: { 200: R.OAuthStartedSchema },
     // FORBIDDEN: a member naming another scope than the stored connection's (moving it is for an owner or admin).
-    errors: [E.OAUTH_NOT_CONFIGURED, E.TARGET_TRACKER_ERROR, E.FORBIDDEN],
+    // MIGRATION_ALREADY_RUNNING: another site than an unfinished run of the project works on, whoever asks.
+    errors: [E.OAUTH_NOT_CONFIGURED, E.TARGET_TRACKER_ERROR, E.FORBIDDEN, E.MIGRATION_ALREADY_RUNNING],
   },
   'GET /api/connections/oauth/callback': {
     summary:

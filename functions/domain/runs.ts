@@ -1,6 +1,7 @@
 /** Migration runs: their statuses, types, phases and progress rule, and the shape a stored run reads back as. Pure. */
 import * as z from 'zod';
 import { exactSchema } from './exact-schema.ts';
+import { type RunSites, RunSitesSchema } from './run-sites.ts';
 
 export const RUN_TYPES = ['FULL', 'SAMPLE', 'INCREMENTAL'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
@@ -144,6 +145,12 @@ export interface Run {
   trackerFaults?: TrackerFaultStreak;
   /** The run's rollback (its preview, or the rollback itself); absent until one is asked for. */
   rollback?: RunRollback;
+  /**
+   * The sites the run works on (run-sites.ts), recorded by the engine's first invocation of the run; every later
+   * one, verifications and rollbacks included, works only while the project's connections still name them.
+   * Absent until then, and on runs made before it was kept (bound at their next invocation).
+   */
+  sites?: RunSites;
 }
 
 const nameMap = z.record(z.string(), z.string());
@@ -200,6 +207,7 @@ export const RunSchema = exactSchema<Run>()(
         previewed: z.object({ includeEdited: z.boolean(), at: z.string() }).nullable(),
       })
       .optional(),
+    sites: RunSitesSchema.optional(),
   }),
 );
 

@@ -1,8 +1,9 @@
 /**
  * The run's control, shared by every step of the engine: reading the run, carrying out a pause or cancel request,
  * failing the run, and answering an interrupted invocation (trackers/interrupt.ts): pausing for a tracker token
- * that cannot be had, waiting for a tracker's reset or for it to answer again. Every status change is one of
- * RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal, which tells it.
+ * that cannot be had or a connection moved to another site, waiting for a tracker's reset or for it to answer
+ * again. Every status change is one of RUN_TRANSITIONS (domain/run-lifecycle.ts), made through the run journal,
+ * which tells it.
  */
 
 import type { RollbackReport } from '#domain/rollback/plan.ts';
@@ -134,42 +135,64 @@ export async function failRun(
 }
 
 /**
+ * The service stops the run's pass with `reason`: a run or a rollback pauses at its checkpoint with it as its
+ * pauseReason (the chunk under way is not checkpointed: chunks are safe to work again, so a resume carries on where
+ * it stood); a verification is not paused: it ends, and is started again. `first`: the reason names something to
+ * do first, after which the stream's line says to resume (or verify again). Answers whether the run moved.
+ */
+async function stopPass(journal: RunJournal, run: Run, reason: string, first: boolean): Promise<boolean> {
+  if (run.status === 'VERIFYING')
+    return endVerification(journal, run, {
+      line: `Verification stopped: ${reason}${first ? ', then verify again' : ''}`,
+    });
+  const then = first ? ', then resume the run' : '';
+  const fields = { control: 'pause' as const, pauseReason: reason };
+  if (run.status === 'ROLLING_BACK')
+    return journal.move(run, RUN_TRANSITIONS.pauseRollback, {
+      fields,
+      line: `Rollback paused: ${reason}${then}`,
+    });
+  return journal.move(run, RUN_TRANSITIONS.pause, { fields, line: `Run paused: ${reason}${then}` });
+}
+
+/**
  * A tracker connection's OAuth token could not be had (the grant refused: "Token exchange failed"; or the
- * provider unreachable): the run pauses with the reason instead of failing item after item; the chunk under
- * way is not checkpointed (chunks are safe to work again), so a resume (after a reconnect, for a refusal)
- * carries on where it stood. Answers 'paused'.
+ * provider unreachable): the run pauses with the reason instead of failing item after item (a refused grant needs
+ * a reconnect first; an unreachable provider only time). Answers 'paused'.
  */
 async function pauseForCredentials(
   journal: RunJournal,
   run: Run,
   refusal: CredentialsRefused,
 ): Promise<RunnerAnswer> {
-  if (run.status === 'VERIFYING') {
-    // A verification is not paused: it ends, and is started again once the tracker is reconnected.
-    await endVerification(journal, run, {
-      line: `Verification stopped: ${refusal.message}${refusal.reconnect ? ', then verify again' : ''}`,
-    });
-    return 'paused';
-  }
-  if (run.status === 'ROLLING_BACK') {
-    // A rollback pauses at its checkpoint as a run does; resumed, it carries on from there.
-    await journal.move(run, RUN_TRANSITIONS.pauseRollback, {
-      fields: { control: 'pause', pauseReason: refusal.message },
-      line: `Rollback paused: ${refusal.message}${refusal.reconnect ? ', then resume the run' : ''}`,
-    });
-    return 'paused';
-  }
-  const moved = await journal.move(run, RUN_TRANSITIONS.pause, {
-    fields: { control: 'pause', pauseReason: refusal.message },
-    // A refused grant needs a reconnect first; an unreachable provider only time.
-    line: `Run paused: ${refusal.message}${refusal.reconnect ? ', then resume the run' : ''}`,
-  });
+  const moved = await stopPass(journal, run, refusal.message, refusal.reconnect);
   logger.warn('run paused: no tracker token', {
     tenantId: run.tenantId,
     runId: run.id,
     kind: refusal.tracker,
     providerError: refusal.code,
     moved,
+  });
+  return 'paused';
+}
+
+/**
+ * The project's connection names other sites than the run is bound to (a connection replaced under a paused run or
+ * rollback): the run works nowhere else; it pauses (a verification ends) until the connection names its sites
+ * again. Answers 'paused'.
+ */
+async function pauseForMovedSites(
+  journal: RunJournal,
+  run: Run,
+  moved: Extract<InterruptReason, { kind: 'sites-moved' }>,
+): Promise<RunnerAnswer> {
+  const stopped = await stopPass(journal, run, moved.message, true);
+  logger.warn('run paused: its connection names another site', {
+    tenantId: run.tenantId,
+    runId: run.id,
+    trackers: moved.trackers,
+    status: run.status,
+    moved: stopped,
   });
   return 'paused';
 }
@@ -321,6 +344,8 @@ export async function answerInterrupt(
       return 'batch';
     case 'import-awaited':
       return pauseForImport(deps.journal, run, reason);
+    case 'sites-moved':
+      return pauseForMovedSites(deps.journal, run, reason);
   }
 }
 

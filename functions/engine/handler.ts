@@ -17,11 +17,18 @@ import { flushMetrics } from '#platform/metrics.ts';
 import { PLUGIN_DEFINITIONS } from '#plugins/index.ts';
 import { type ArtifactStore, artifacts } from '#store/artifacts.ts';
 import { type Store, store } from '#store/index.ts';
-import { loadSource, loadTarget, openSourceClient, openTargetClient } from '#trackers/connections.ts';
+import {
+  loadSource,
+  loadTarget,
+  openSourceClient,
+  openTargetClient,
+  runSitesOf,
+} from '#trackers/connections.ts';
 import { Interrupt } from '#trackers/interrupt.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
 import { leaseIdOf, SiteShare, siteIdOf } from '#trackers/site-share.ts';
 import { answerInterrupt, callAgainAt, interruptible, obeyControl, waitSlice } from './control.ts';
+import { checkRunSites } from './run-sites.ts';
 import {
   failRun,
   finalizeStep,
@@ -122,6 +129,10 @@ export function createEngineHandler(opts: EngineHandlerOptions) {
     if (action === 'preflight' && iterations === 0 && event.generation === 0) journal.started(run);
     const source = await stored(() => loadSource(s, run.tenantId, run.projectId), run.projectId, 'source');
     const target = await stored(() => loadTarget(s, run.tenantId, run.projectId), run.projectId, 'target');
+    // The sites the run started against (its first invocation binds them): connections moved elsewhere since are
+    // not opened; the run pauses (a verification ends) with the reason, having read and written nothing.
+    const moved = await checkRunSites(s, run, runSitesOf(source, target));
+    if (moved) return { answer: await answerInterrupt({ journal }, run, moved), iterations: iterations + 1 };
     // Every tracker call's log line names the tenant and run it was made for.
     const logKeys = { tenantId: run.tenantId, runId: run.id };
     // This invocation's one interrupt: the token sources and the HTTP layers abort it, the runner answers it.

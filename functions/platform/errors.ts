@@ -176,6 +176,32 @@ export const errors = {
       ErrorCode.MIGRATION_ALREADY_RUNNING,
       `Run ${runId} of this project is being rolled back: delete the project once its rollback has ended (or cancel it)`,
     ),
+  /**
+   * Nor under a verification of one of its runs (VERIFYING, which takes no lock): the verification reads the
+   * project's id map and connections, which the delete removes.
+   */
+  projectVerifying: (runId: string) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is being verified: delete the project once its verification has ended (or cancel it)`,
+    ),
+  /**
+   * A project's connection stays where its unfinished runs work (at work, paused, being verified or rolled back):
+   * replaced by one naming another site, organisation or project, a run resumed would write (a rollback delete)
+   * there. `doing` and `end` say what the run is doing and what ends it; `site` where it works.
+   */
+  connectionHeldByRun: (
+    runId: string,
+    kind: 'source' | 'target',
+    doing: { doing: string; end: string },
+    site: string,
+  ) =>
+    new HttpError(
+      409,
+      ErrorCode.MIGRATION_ALREADY_RUNNING,
+      `Run ${runId} of this project is ${doing.doing} against its ${kind} connection (${site}): connect the ${kind} elsewhere once ${doing.end} (or cancel it); new credentials for that ${kind === 'source' ? 'organisation' : 'site'} and project are accepted`,
+    ),
   /** A run delivers as its project said when it started: the mode stays until the run ends. */
   deliveryFixedByRun: (activeRunId: string) =>
     new HttpError(

@@ -26,12 +26,15 @@ import {
   type StoredSource,
   type StoredTarget,
   sourceClient,
+  sourceSiteOf,
   targetClient,
+  targetSiteOf,
 } from '#trackers/connections.ts';
 import type { HttpOptions } from '#trackers/http.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { CredentialsUnavailable } from '#trackers/oauth/token-source.ts';
+import { holdConnection } from './connection-hold.ts';
 import { checkTestSide, makerOf, sideOf } from './connection-use.ts';
 import { findProject } from './projects.ts';
 
@@ -270,6 +273,17 @@ export async function testConnection(
   // maker; one stored before makers were kept becomes the testing owner's or admin's.
   const side = sideOf(stored, input.credentials ? creds : undefined);
   if (project) checkTestSide(principal, kind, side);
+  // Nor elsewhere than an unfinished run of the project works (services/connection-hold.ts): refused before the
+  // other site is asked anything.
+  if (project && side.bringsOther)
+    await holdConnection(
+      store,
+      principal.tenantId,
+      project.id,
+      kind,
+      stored,
+      'organization_url' in creds ? sourceSiteOf(creds) : targetSiteOf(creds),
+    );
   const adopts = !stored?.connectedBy && principal.role !== 'member';
   const connectedBy = side.bringsOther || adopts ? makerOf(principal) : stored?.connectedBy;
   const result =

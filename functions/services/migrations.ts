@@ -43,7 +43,15 @@ import type { Principal } from '#platform/tokens.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
 import type { Store } from '#store/index.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
-import { loadSource, loadTarget, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
+import {
+  loadSource,
+  loadTarget,
+  type StoredSource,
+  type StoredTarget,
+  sourceSiteOf,
+  targetSiteOf,
+} from '#trackers/connections.ts';
+import { holdConnection } from './connection-hold.ts';
 import { bringsOther, checkStartSides, makerOf, sideOf } from './connection-use.ts';
 import { findProject } from './projects.ts';
 import { DEFAULT_RUN_OPTIONS, newRun } from './runs.ts';
@@ -253,6 +261,12 @@ export async function startMigration(
     // After the lock: a repeated start of the active run is answered whatever the project's status says now.
     const refusal = runStartRefusal(project.status, input.type, options.dryRun, project.id);
     if (refusal) throw errors.projectNotReady(refusal);
+    // Credentials that replace a stored connection stay where an unfinished run of the project works (one being
+    // verified: an active run answered above, a rollback refused the start): services/connection-hold.ts.
+    if (writes.source)
+      await holdConnection(store, tenantId, project.id, 'source', stored.source, sourceSiteOf(writes.source));
+    if (writes.target)
+      await holdConnection(store, tenantId, project.id, 'target', stored.target, targetSiteOf(writes.target));
     const run = newRun(tenantId, project.id, input.type, options);
     if (!(await store.runs.createLocked(run, fingerprint, lock?.runId))) continue;
     await launch(store, journal, orch, run, () =>

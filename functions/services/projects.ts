@@ -1,9 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
 import { type Delivery, type DeliveryInput, deliveryAfter } from '#domain/delivery.ts';
 import { storedId } from '#domain/ids.ts';
-import { isActiveRun } from '#domain/migrations.ts';
+import { isActiveRun, isTerminalRun } from '#domain/migrations.ts';
 import { type CreateProjectInput, newProject, type Project, projectDetail } from '#domain/projects.ts';
 import { quoteView } from '#domain/quotes.ts';
+import { RUN_STATUSES, type Run, type RunStatus } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import { errors } from '#platform/errors.ts';
 import type { Store } from '#store/index.ts';
@@ -53,6 +54,9 @@ export async function getProjectDetail(store: Store, tenantId: string, projectId
   );
 }
 
+/** The statuses of a run the engine still works on (or will, once resumed): every one but the ends. */
+const NOT_ENDED: readonly RunStatus[] = RUN_STATUSES.filter((status) => !isTerminalRun(status));
+
 /** The project's active run (RUNNING, PAUSED, PENDING), named by its run lock; undefined when none. */
 async function activeRunOf(store: Store, tenantId: string, projectId: string) {
   const lock = await store.runs.getLock(tenantId, projectId);
@@ -80,16 +84,37 @@ export async function setDelivery(
   return { projectId: project.id, ...delivery };
 }
 
+/**
+ * The project's runs that have not ended for good: at work (the active one is named by its run lock), paused,
+ * being verified or rolled back (which take no lock). The engine still works on each of them, from the project's
+ * id map and connections. The others are found on the index, which may lag a status change: each is read again.
+ */
+export async function unfinishedRuns(store: Store, tenantId: string, projectId: string): Promise<Run[]> {
+  const [active, listed] = await Promise.all([
+    activeRunOf(store, tenantId, projectId),
+    store.runs.listByProject(tenantId, projectId, { statuses: NOT_ENDED }),
+  ]);
+  const others = await Promise.all(
+    listed.filter((r) => r.id !== active?.id).map((r) => store.runs.get(tenantId, r.id)),
+  );
+  const still = others.filter((r): r is Run => r !== undefined && !isTerminalRun(r.status));
+  return active ? [active, ...still] : still;
+}
+
+/** Why a project is not deleted under this run of it, in the catalogue's words. */
+const deleteRefusal = (run: Run) =>
+  isActiveRun(run.status)
+    ? errors.projectHasActiveRun(run.id)
+    : run.status === 'VERIFYING'
+      ? errors.projectVerifying(run.id)
+      : errors.projectRollingBack(run.id);
+
 export async function deleteProject(store: Store, tenantId: string, projectId: string): Promise<void> {
   const project = await findProject(store, tenantId, projectId);
-  // The run lock names the project's active run; the engine would otherwise work on for a project gone.
-  const held = await activeRunOf(store, tenantId, project.id);
-  if (held) throw errors.projectHasActiveRun(held.id);
-  // A rollback takes no lock (its run had ended), and works from the id map and connections deleted here.
-  const [rolling] = await store.runs.listByProject(tenantId, project.id, {
-    statuses: ['ROLLING_BACK', 'ROLLBACK_PAUSED'],
-  });
-  if (rolling) throw errors.projectRollingBack(rolling.id);
+  // The engine would otherwise go on working for a project gone: a run at work, a verification (it reads the id
+  // map and the connections deleted here) or a rollback (it deletes from Jira what the id map names).
+  const [unfinished] = await unfinishedRuns(store, tenantId, project.id);
+  if (unfinished) throw deleteRefusal(unfinished);
   await store.scans.deleteOfProject(tenantId, project.id);
   await store.projects.delete(tenantId, project.id);
 }

@@ -35,9 +35,17 @@ import { parseOrThrow } from '#platform/validation.ts';
 import type { Store } from '#store/index.ts';
 import type { OAuthAttempt } from '#store/oauth-attempts.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
-import { loadSource, loadTarget, type StoredSource, type StoredTarget } from '#trackers/connections.ts';
+import {
+  loadSource,
+  loadTarget,
+  type StoredSource,
+  type StoredTarget,
+  sourceSiteOf,
+  targetSiteOf,
+} from '#trackers/connections.ts';
 import { OAuthRefusal, type OAuthTokens, OAuthUnavailable } from '#trackers/oauth/providers.ts';
 import { oauthProviders } from '#trackers/oauth/settings.ts';
+import { holdConnection } from './connection-hold.ts';
 import { connectIfBothOk, oauthSummary, testOAuthGrant } from './connectors.ts';
 import { findProject } from './projects.ts';
 
@@ -135,6 +143,15 @@ export async function startOAuthConnection(
   // A connection stays where it was made: only an owner or admin moves a project's connection elsewhere.
   if (principal.role === 'member' && movesConnection(stored, request))
     throw errors.connectionMoveForbidden(kind);
+  // Nor, by anyone, elsewhere than an unfinished run of the project works (services/connection-hold.ts); a target
+  // start names its site when one is connected (else the callback checks the site the grant reaches).
+  const next =
+    'organization_url' in request
+      ? sourceSiteOf(request)
+      : request.site !== undefined
+        ? targetSiteOf({ base_url: request.site, project_key: request.project_key })
+        : undefined;
+  if (next) await holdConnection(store, principal.tenantId, project.id, kind, stored, next);
 
   const state = base64url(randomBytes(32));
   const codeVerifier = base64url(randomBytes(48));
@@ -300,6 +317,18 @@ async function finishAttempt(
 
   // The project may have been deleted meanwhile: then nothing is stored.
   await findProject(store, attempt.tenantId, attempt.projectId);
+  // A run of the project may have started since (or be verified, or rolled back): a grant for another site (or
+  // project) is not stored under it (services/connection-hold.ts); the browser goes back told why.
+  await holdConnection(
+    store,
+    attempt.tenantId,
+    attempt.projectId,
+    attempt.kind,
+    attempt.kind === 'source'
+      ? await loadSource(store, attempt.tenantId, attempt.projectId)
+      : await loadTarget(store, attempt.tenantId, attempt.projectId),
+    'organization_url' in creds ? sourceSiteOf(creds) : targetSiteOf(creds),
+  );
   const previous = await store.connections.get(attempt.tenantId, attempt.projectId, attempt.kind);
   const version = (previous?.version ?? 0) + 1;
   await store.connections.put(attempt.tenantId, attempt.projectId, {

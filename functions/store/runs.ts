@@ -15,6 +15,7 @@ import { ProjectSchema } from '#domain/projects.ts';
 import { type RunEvent, RunEventSchema } from '#domain/run-events.ts';
 import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
 import { isRollingBack, type RunTransition } from '#domain/run-lifecycle.ts';
+import type { RunSites } from '#domain/run-sites.ts';
 import {
   lastRunSummary,
   type Run,
@@ -669,6 +670,25 @@ export class RunRepository {
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#g) OR #g < :g)',
           ExpressionAttributeNames: { '#g': 'generation' },
           ExpressionAttributeValues: { ':g': generation },
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Binds the run to the sites it works on (the engine's first invocation of it): only once, so whichever
+   * invocation binds first holds; false when the run was bound already (read it again to learn to what).
+   */
+  async bindSites(tenantId: string, runId: string, sites: RunSites): Promise<boolean> {
+    return conditionHeld(
+      this.table.db.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(tenantId, runId),
+          UpdateExpression: 'SET #sites = :sites',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#sites)',
+          ExpressionAttributeNames: { '#sites': 'sites' },
+          ExpressionAttributeValues: { ':sites': sites },
         }),
       ),
     );

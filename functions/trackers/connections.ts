@@ -13,6 +13,7 @@ import {
   type TargetCredentials,
   TargetCredentialsSchema,
 } from '#domain/connectors.ts';
+import type { RunSites, SourceSite, TargetSite } from '#domain/run-sites.ts';
 import {
   looksLikeJwt,
   type OAuthCredentials,
@@ -24,7 +25,7 @@ import {
 import { credentialCipher } from '#platform/credentials-cipher.ts';
 import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Store } from '#store/index.ts';
-import { AdoClient } from '#trackers/ado/client.ts';
+import { AdoClient, resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import type { HttpOptions } from '#trackers/http.ts';
 import type { Interrupt } from '#trackers/interrupt.ts';
 import { JiraClient } from '#trackers/jira/client.ts';
@@ -224,4 +225,28 @@ export const sourceWhere = (s: StoredSource) => ({
 export const targetWhere = (t: StoredTarget) => ({
   baseUrl: t.creds.base_url,
   projectKey: t.creds.project_key,
+});
+
+/**
+ * The site a connection's credentials (pasted or an OAuth grant's) name, as a run is bound to it
+ * (domain/run-sites.ts): an organisation given by name resolved to its URL; a Jira grant's cloud id kept.
+ */
+export const sourceSiteOf = (c: { organization_url: string; project: string }): SourceSite => ({
+  organizationUrl: resolveOrganizationUrl(c.organization_url),
+  project: c.project,
+});
+export const targetSiteOf = (c: {
+  base_url: string;
+  project_key: string;
+  cloud_id?: string;
+}): TargetSite => ({
+  siteUrl: c.base_url,
+  ...(c.cloud_id ? { cloudId: c.cloud_id } : {}),
+  projectKey: c.project_key,
+});
+
+/** The sites the project's stored connections name now: what the engine binds a run to, and checks. */
+export const runSitesOf = (source: StoredSource, target: StoredTarget): RunSites => ({
+  source: sourceSiteOf(source.creds),
+  target: targetSiteOf(target.creds),
 });

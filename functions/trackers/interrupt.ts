@@ -30,6 +30,12 @@ export type InterruptReason =
   /** Too little of the invocation's time is left to start more work. */
   | { kind: 'time-budget' }
   /**
+   * The project's connection of `trackers` names another site than the run is bound to (domain/run-sites.ts):
+   * nothing is read or written with it; the run pauses with `message` (a verification ends) until it names them
+   * again.
+   */
+  | { kind: 'sites-moved'; trackers: ConnectionKind[]; message: string }
+  /**
    * A run delivered by Jira's importer waits for a Jira administrator to import batch `batch` (or the rest of
    * it): the run pauses with `message` as its reason, and a resume looks for the batch again.
    */

@@ -153,9 +153,10 @@ describe('the table, per function', () => {
     ]);
   });
 
-  it('lets only the run API and the engine query the index, and only GSI1', () => {
+  it("lets only the functions that read a project's runs query the index, and only GSI1", () => {
+    // The run API and the engine; projects (no delete under a run) and connectors (no connection moved under one).
     const querying = LAMBDA_FUNCTIONS.filter((name) => of(name, 'dynamodb').some(onIndex)).sort();
-    expect(querying).toEqual(['engine', 'migrations']);
+    expect(querying).toEqual(['connectors', 'engine', 'migrations', 'projects']);
     for (const name of querying)
       expect(JSON.stringify(of(name, 'dynamodb').find(onIndex)?.Resource)).toContain('/index/gsi1');
   });

@@ -193,6 +193,31 @@ describe('POST /api/migrations/{runId}/verification', () => {
       { type: 'done', stats: { created: 0, skipped: 0, failed: 0 } },
     ]);
   });
+
+  it('a project is not deleted while one of its runs is being verified (409); once the verification ends it is', async () => {
+    // Prepare: a verification under way
+    const run = await finishedRun('COMPLETED');
+    expect((await verify(run.id)).status).toBe(202);
+    const remove = () => app.call('DELETE', `/api/projects/${run.projectId}`, { token: t.owner.token });
+
+    // Act + Assess: refused, the project and its run still there, the verification untouched
+    expect((await remove()).body).toEqual({
+      statusCode: 409,
+      message: `Run ${run.id} of this project is being verified: delete the project once its verification has ended (or cancel it)`,
+      error: 'Conflict',
+      code: 'MIGRATION_ALREADY_RUNNING',
+    });
+    expect(await app.store.projects.get(t.tenantId, run.projectId)).toBeDefined();
+    expect(await storedRun(run.id)).toMatchObject({ status: 'VERIFYING', control: 'run' });
+    expect(orch.stops).toEqual([]);
+
+    // Act + Assess: the verification cancelled, the run back as it ended: the project can go
+    expect(
+      (await app.call('POST', `/api/migrations/${run.id}/cancel`, { token: t.admin.token })).status,
+    ).toBe(200);
+    expect((await remove()).status).toBe(204);
+    expect(await app.store.projects.get(t.tenantId, run.projectId)).toBeUndefined();
+  });
 });
 
 describe('GET /api/migrations/{runId}/verification and its audit', () => {

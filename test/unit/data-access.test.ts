@@ -87,7 +87,7 @@ describe("the test app's check of table requests", () => {
     });
     expect(runs).toEqual({ action: 'dynamodb:Query', index: true, partitions: ['TENANT#a#PROJECT#b#RUNS'] });
     expect(grantAllows('migrations', runs as never)).toBe(true);
-    expect(grantAllows('connectors', runs as never)).toBe(false);
+    expect(grantAllows('stream', runs as never)).toBe(false);
   });
 
   it('judges a transaction item by item, and a batch by every key it names', () => {

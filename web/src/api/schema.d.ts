@@ -3602,7 +3602,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONNECTION_REQUIRED, TOKEN_EXCHANGE_FAILED */
+            /** @description CONNECTION_REQUIRED, TOKEN_EXCHANGE_FAILED, MIGRATION_ALREADY_RUNNING */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3612,7 @@ export interface operations {
                         /** @constant */
                         statusCode?: 409;
                         /** @enum {unknown} */
-                        code?: "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED";
+                        code?: "CONNECTION_REQUIRED" | "TOKEN_EXCHANGE_FAILED" | "MIGRATION_ALREADY_RUNNING";
                     };
                 };
             };
@@ -3980,6 +3980,20 @@ export interface operations {
                         statusCode?: 404;
                         /** @enum {unknown} */
                         code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description MIGRATION_ALREADY_RUNNING */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @constant */
+                        statusCode?: 409;
+                        /** @enum {unknown} */
+                        code?: "MIGRATION_ALREADY_RUNNING";
                     };
                 };
             };

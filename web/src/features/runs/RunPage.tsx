@@ -30,7 +30,7 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { projectQuery } from '../projects/api';
 import { RollbackSection } from '../rollback/RollbackSection';
 import { controlRun, type RunAction, runKeys, runStatusQuery } from './api';
-import { etaText, isWorking, RUN_PHASES, speedText } from './figures';
+import { etaText, isRollingBack, isWorking, RUN_PHASES, speedText } from './figures';
 import { ImportFilesSection } from './ImportFilesSection';
 import { useRunStream } from './useRunStream';
 import { VerificationSection, verifiable } from './VerificationSection';
@@ -78,7 +78,8 @@ export function RunPage() {
   const client = useQueryClient();
   const [confirmCancel, setConfirmCancel] = useState(false);
   const status = useQuery(runStatusQuery(runId));
-  // Followed while the state machine works on the run, again when a verification starts after its end.
+  // Followed while the state machine works on the run, again when a verification or a rollback starts after its
+  // end: the Log card then shows the pass's lines as they come.
   const stream = useRunStream(runId, status.data ? isWorking(status.data.status) : true);
   const control = useMutation({
     mutationFn: (action: RunAction) => controlRun(runId, action),
@@ -97,7 +98,9 @@ export function RunPage() {
   const runStatus =
     stream.status && run && isWorking(run.status) ? stream.status : (run?.status ?? stream.status);
   const phase = Math.min(run?.currentPhase ?? 1, RUN_PHASES.length);
-  const ended = runStatus !== undefined && !isWorking(runStatus);
+  // A rollback is steered from its own section (pause, resume, cancel); the run itself had ended: its reports,
+  // no cancel of the run here.
+  const ended = runStatus !== undefined && (!isWorking(runStatus) || isRollingBack(runStatus));
   const verifying = runStatus === 'VERIFYING';
   // The stream's last progress event is a phase's; once the run ended, the run's own figure is the truth.
   const progress = ended ? undefined : stream.progress;
@@ -232,7 +235,7 @@ export function RunPage() {
               ? project.data.connections.target.baseUrl
               : undefined
           }
-          working={isWorking(run.status)}
+          working={isWorking(run.status) && !isRollingBack(run.status)}
           save={save}
         />
       )}

@@ -20,7 +20,7 @@ export const projectRunsQuery = (projectId: string) =>
     queryFn: async () => unwrap(await api.GET('/api/migrations', { params: { query: { projectId } } })),
   });
 
-/** A run's status view, read again while the run is worked on (active, or being verified). */
+/** A run's status view, read again while the run is worked on (active, or being verified or rolled back). */
 export const runStatusQuery = (runId: string) =>
   queryOptions({
     queryKey: runKeys.detail(runId),

@@ -17,11 +17,20 @@ export const RUN_PHASES = [
 export const ACTIVE_RUN_STATUSES: ReadonlySet<string> = new Set(['PENDING', 'RUNNING', 'PAUSED']);
 export const isActive = (status: string) => ACTIVE_RUN_STATUSES.has(status);
 
+/** A finished run's rollback (or its preview) under way or paused: its own section steers it. */
+export const ROLLING_BACK_STATUSES: ReadonlySet<string> = new Set(['ROLLING_BACK', 'ROLLBACK_PAUSED']);
+export const isRollingBack = (status: string) => ROLLING_BACK_STATUSES.has(status);
+
 /**
- * Statuses in which the run's state machine works on it: an active run, or a finished one being verified. The run
- * page follows a working run's stream and polls its status; the dashboard counts only active runs as busy.
+ * Statuses in which the run's state machine works on it (or will again, once resumed): an active run, or a
+ * finished one being verified or rolled back. The run page follows a working run's stream and polls its status;
+ * the dashboard counts only active runs as busy.
  */
-export const WORKING_RUN_STATUSES: ReadonlySet<string> = new Set([...ACTIVE_RUN_STATUSES, 'VERIFYING']);
+export const WORKING_RUN_STATUSES: ReadonlySet<string> = new Set([
+  ...ACTIVE_RUN_STATUSES,
+  'VERIFYING',
+  ...ROLLING_BACK_STATUSES,
+]);
 export const isWorking = (status: string) => WORKING_RUN_STATUSES.has(status);
 
 export interface PhaseProgress {
