@@ -159,11 +159,15 @@ describe("a run's import files", () => {
     const archive = new ImportFileArchive(recording);
     expect(await archive.index(TENANT, RUN)).toBeUndefined();
     await archive.write(TENANT, RUN, built);
+    const listed = `tenants/${TENANT}/runs/${RUN}/import/written.json`;
     expect(written).toEqual([
       artifactKeys.importFile(TENANT, RUN, 1),
+      listed,
       artifactKeys.importFile(TENANT, RUN, 2),
+      listed,
       artifactKeys.importIndex(TENANT, RUN),
     ]);
+    expect(await archive.written(TENANT, RUN, built.index)).toEqual(new Set([1, 2]));
     expect(await archive.file(TENANT, RUN, 1)).toBe(built.files[0]?.text);
     expect(await archive.file(TENANT, RUN, 3)).toBeUndefined();
     expect(await archive.index(TENANT, RUN)).toEqual(built.index);

@@ -11,9 +11,8 @@
  * - `resolvedReferences`: a reference written as a link to the label search of an item not imported yet, made
  *   the card of its issue once the item is in Jira (a later batch's file names the keys of earlier batches).
  */
-import { type ImportFile, ImportFileSchema, STORED_COPY } from './format.ts';
+import { type ImportFile, ImportFileSchema, type ImportIssue, STORED_COPY } from './format.ts';
 import type { SourceRevision } from './history.ts';
-import type { BuiltIssue } from './issue.ts';
 import { serialiseImportFile } from './serialise.ts';
 import type { SourceItem } from './text.ts';
 
@@ -107,24 +106,20 @@ const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * the others as they are.
  */
 export function resolvedReferences(
-  built: BuiltIssue,
+  issue: ImportIssue,
   searchPrefix: string,
   keyOf: (id: number) => string | undefined,
   browse: (key: string) => string,
-): BuiltIssue {
+): ImportIssue {
   const link = new RegExp(`\\[[^\\[\\]|\\n]*\\|${escapeRegex(searchPrefix)}(\\d+)\\]`, 'g');
   const resolve = (text: string) =>
     text.replace(link, (whole, id: string) => {
       const key = keyOf(Number(id));
       return key ? `[${browse(key)}|${browse(key)}|smart-link]` : whole;
     });
-  const { issue } = built;
   return {
-    ...built,
-    issue: {
-      ...issue,
-      ...(issue.description !== undefined ? { description: resolve(issue.description) } : {}),
-      ...(issue.comments ? { comments: issue.comments.map((c) => ({ ...c, body: resolve(c.body) })) } : {}),
-    },
+    ...issue,
+    ...(issue.description !== undefined ? { description: resolve(issue.description) } : {}),
+    ...(issue.comments ? { comments: issue.comments.map((c) => ({ ...c, body: resolve(c.body) })) } : {}),
   };
 }

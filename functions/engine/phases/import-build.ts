@@ -496,14 +496,15 @@ export async function writeBatchFile(ctx: PhaseContext, index: ImportIndex, n: n
     ? await deps.store.idMap.getMany(run.tenantId, run.projectId, [...searched])
     : new Map<number, { targetKey: string }>();
   const site = deps.target.connection.baseUrl.replace(/\/+$/, '');
-  const resolved = issues.map((issue) =>
-    resolvedReferences(
-      issue,
+  const resolved = issues.map((built) => ({
+    ...built,
+    issue: resolvedReferences(
+      built.issue,
       prefix,
       (id) => keys.get(id)?.targetKey,
       (key) => `${site}/browse/${key}`,
     ),
-  );
+  }));
   await archive.writeFile(
     run.tenantId,
     run.id,
