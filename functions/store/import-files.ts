@@ -28,9 +28,14 @@ export class ImportFileArchive {
     await this.artifacts.put(writtenKey(tenantId, runId), JSON.stringify([...written].sort((a, b) => a - b)));
   }
 
-  /** The index: which issues each batch holds, and what no file holds. */
-  writeIndex(tenantId: string, runId: string, index: ImportIndex): Promise<void> {
-    return this.artifacts.put(artifactKeys.importIndex(tenantId, runId), JSON.stringify(index));
+  /**
+   * The index: which issues each batch holds, and what no file holds. The list of files written starts with it
+   * (empty, when no file is written yet), so a run's list is never mistaken for one from before the list.
+   */
+  async writeIndex(tenantId: string, runId: string, index: ImportIndex): Promise<void> {
+    if ((await this.listed(tenantId, runId)) === undefined)
+      await this.artifacts.put(writtenKey(tenantId, runId), '[]');
+    await this.artifacts.put(artifactKeys.importIndex(tenantId, runId), JSON.stringify(index));
   }
 
   /** The run's index, undefined before the run planned its files. */

@@ -175,7 +175,7 @@ describe("a run's import files", () => {
     // Every byte kept: no token, no tracker address (the item's, its people's), no e-mail of a person with an account.
     const kept = join(dir, 'tenants', TENANT, 'runs', RUN, 'import');
     const names = (await readdir(kept)).sort();
-    expect(names).toEqual(['batch-00001.json', 'batch-00002.json', 'index.json']);
+    expect(names).toEqual(['batch-00001.json', 'batch-00002.json', 'index.json', 'written.json']);
     for (const name of names.filter((n) => n.startsWith('batch-'))) {
       const text = await readFile(join(kept, name), 'utf8');
       for (const secret of ['token', 'ado-secret', 'dev.azure.com', 'vssps', 'ana.silva@'])

@@ -478,7 +478,7 @@ interface FilePlan {
 export async function writeBatchFile(ctx: PhaseContext, index: ImportIndex, n: number): Promise<void> {
   const { deps, run } = ctx;
   const archive = new ImportFileArchive(deps.artifacts);
-  if ((await archive.file(run.tenantId, run.id, n)) !== undefined) return;
+  if ((await archive.written(run.tenantId, run.id, index)).has(n)) return;
   const batch = index.batches[n - 1];
   if (!batch) throw new Error(`run ${run.id} has no import batch ${n}`);
   const plan = JSON.parse(
