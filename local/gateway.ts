@@ -5,10 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type Route, type RouteGroup, routes } from '../functions/api/routes.ts';
 import { isStreamingHandler, type StreamingHandler } from '../functions/platform/awslambda.ts';
 import { errors, type HttpError } from '../functions/platform/errors.ts';
+import { artifactLinks, DiskArtifactLinks, LOCAL_LINK_PATH } from '../functions/store/artifact-links.ts';
 import { serveConsole } from './static-files.ts';
 import { type DashboardSocketHandler, LocalWebSockets } from './websockets.ts';
 
@@ -182,6 +186,29 @@ export interface Gateway {
 export const defaultDashboardLoader = async (): Promise<DashboardSocketHandler> =>
   ((await import('../functions/api/dashboard.ts')) as { handler: DashboardSocketHandler }).handler;
 
+/**
+ * A signed link to a run's copy for Jira's importer (store/artifact-links.ts): offline only, where the links are
+ * the local service's own (in AWS they are S3's). The bytes, or a refusal naming nothing of the store.
+ */
+async function serveLink(url: URL, res: ServerResponse): Promise<void> {
+  const links = artifactLinks();
+  const served =
+    links instanceof DiskArtifactLinks
+      ? await links.serve(url.pathname, url.searchParams)
+      : { status: 404 as const, message: 'There is nothing at this link.' };
+  if (served.status !== 200) {
+    res.writeHead(served.status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify({ message: served.message }));
+    return;
+  }
+  res.writeHead(200, {
+    'Content-Type': 'application/octet-stream',
+    'Content-Length': String(served.size),
+    'Cache-Control': 'no-store',
+  });
+  await pipeline(Readable.fromWeb(served.stream as WebReadableStream), res);
+}
+
 export async function startGateway(opts: {
   port: number;
   host?: string;
@@ -206,6 +233,10 @@ export async function startGateway(opts: {
   const server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://local');
+      if (url.pathname.startsWith(LOCAL_LINK_PATH) && req.method === 'GET') {
+        req.resume();
+        return await serveLink(url, res);
+      }
       const candidates = compiled.flatMap((c) => {
         const m = c.pattern.exec(url.pathname);
         return m ? [{ c, values: m.slice(1) }] : [];

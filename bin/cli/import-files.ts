@@ -1,6 +1,7 @@
 /**
  * `tms import-files`: a run's files for Jira's JSON importer, for the Jira administrator who uploads them: the
- * list (each batch, the label its issues carry, how many), or one batch's file saved as the API wrote it.
+ * list (each batch, the label its issues carry, how many, whether its file is written yet), or one batch's file
+ * saved as the API answers it (its attachments as links that expire after the import window).
  * Owner and admin only (the API answers a member 403, exit 3).
  */
 import { writeFile } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { out, printJson, table } from './format.ts';
 interface ImportFiles {
   runId: string;
   batchSize: number;
-  files: { number: number; label: string; issues: number }[];
+  files: { number: number; label: string; issues: number; written: boolean }[];
   leftOut: { sourceId: number; reason: string }[];
   unmappedPeople: string[];
 }
@@ -29,8 +30,13 @@ export async function importFiles(ctx: Ctx, runId: string, o: ImportFilesOptions
     if (ctx.json) return printJson(list);
     out(
       table([
-        ['BATCH', 'LABEL', 'ISSUES'],
-        ...list.files.map((f) => [String(f.number), f.label, String(f.issues)]),
+        ['BATCH', 'LABEL', 'ISSUES', 'FILE'],
+        ...list.files.map((f) => [
+          String(f.number),
+          f.label,
+          String(f.issues),
+          f.written ? 'written' : 'not written yet (the run writes it when it reaches the batch)',
+        ]),
       ]),
     );
     out('Upload each file in Jira: Jira settings > System > External System Import > JSON.');

@@ -14,13 +14,16 @@ import {
   startRunSchema,
   VerificationAuditQuerySchema,
 } from '#domain/migrations.ts';
+import { apiBaseUrl } from '#domain/redirects.ts';
 import { NOT_UNDONE } from '#domain/rollback/plan.ts';
 import { RollbackListQuerySchema, RollbackRequestSchema } from '#domain/rollback/request.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
+import { readEnv } from '#platform/env.ts';
 import { parseOrThrow } from '#platform/validation.ts';
 import * as importFiles from '#services/import-files.ts';
 import * as migrations from '#services/migrations.ts';
 import * as rollbacks from '#services/rollback.ts';
+import { artifactLinks } from '#store/artifact-links.ts';
 import { artifacts } from '#store/artifacts.ts';
 import { type Store, store } from '#store/index.ts';
 
@@ -135,6 +138,13 @@ const importFile: Operation = async (req) => {
     req.principal.tenantId,
     req.params.runId ?? '',
     req.params.batch ?? '',
+    // Each attachment a link to the run's copy, for the import window from now (docs/security.md). Offline the
+    // link is to this service as the admin reached it; in AWS to S3, whatever the origin.
+    (key) =>
+      artifactLinks().linkTo(key, {
+        origin: apiBaseUrl(undefined, req.headers),
+        expiresInSeconds: readEnv(['IMPORT_LINK_HOURS']).IMPORT_LINK_HOURS * 3600,
+      }),
   );
   return attachment(
     file.text,

@@ -474,12 +474,19 @@ export const ImportFilesSchema = z
   .object({
     runId: z.string(),
     batchSize: z.number().int(),
-    files: z.array(z.object({ number: z.number().int(), label: z.string(), issues: z.number().int() })),
+    files: z.array(
+      z.object({
+        number: z.number().int(),
+        label: z.string(),
+        issues: z.number().int(),
+        written: z.boolean(),
+      }),
+    ),
     leftOut: z.array(z.object({ sourceId: z.number().int(), reason: z.string() })),
     unmappedPeople: z.array(z.string()),
   })
   .meta({
     id: 'ImportFiles',
     description:
-      "A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds",
+      "A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds, whether its file is written yet (the run writes it when it reaches the batch)",
   });

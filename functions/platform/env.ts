@@ -381,6 +381,14 @@ export const ENV = {
     set: 'never',
     about: 'a customer-managed KMS key for the artifacts (SSE-KMS)',
   }),
+  IMPORT_LINK_HOURS: entry({
+    schema: z.coerce.number().int().min(1).max(168).default(24),
+    default: '24',
+    readBy: ['migrations'],
+    set: 'never',
+    about:
+      "how long the links in a downloaded Jira import file reach the run's copies of its attachments (hours, 1 to 168, S3's limit for a presigned URL): the import window, from the download to the end of Jira's import",
+  }),
   DATA_DIR: entry({
     schema: z.string().min(1).default('.data'),
     default: '.data',

@@ -3,8 +3,9 @@
  * it was written. Owner and admin only (the route table): a file holds every issue's text and the accounts of
  * the people it names. Nothing is built here; the run builds them (domain/jira-import/run-files.ts).
  */
+import { storedCopiesOf, withCopyLinks } from '#domain/jira-import/index.ts';
 import { errors } from '#platform/errors.ts';
-import type { ArtifactStore } from '#store/artifact-store.ts';
+import { type ArtifactStore, artifactKeys } from '#store/artifact-store.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
 import type { Store } from '#store/index.ts';
 import { findRun } from './migrations.ts';
@@ -15,7 +16,8 @@ const BATCH = /^[1-9]\d{0,4}$/;
 export interface ImportFilesView {
   runId: string;
   batchSize: number;
-  files: { number: number; label: string; issues: number }[];
+  /** Each batch; `written` false until the run reaches it (its file names the keys of the batches before). */
+  files: { number: number; label: string; issues: number; written: boolean }[];
   /** Sub-tasks no file holds (their parent is not in the import), for the REST phases. */
   leftOut: { sourceId: number; reason: string }[];
   /** People without a Jira account: named as text in the files. */
@@ -29,29 +31,48 @@ export async function listImportFiles(
   runId: string,
 ): Promise<ImportFilesView> {
   const run = await findRun(store, tenantId, runId);
-  const index = await new ImportFileArchive(artifacts).index(tenantId, run.id);
+  const archive = new ImportFileArchive(artifacts);
+  const index = await archive.index(tenantId, run.id);
   if (!index) throw errors.importFileNotFound(run.id);
+  const written = await archive.written(tenantId, run.id, index);
   return {
     runId: run.id,
     batchSize: index.size,
-    files: index.batches.map((b) => ({ number: b.number, label: b.label, issues: b.sourceIds.length })),
+    files: index.batches.map((b) => ({
+      number: b.number,
+      label: b.label,
+      issues: b.sourceIds.length,
+      written: written.has(b.number),
+    })),
     leftOut: index.leftOut,
     unmappedPeople: index.unmappedPeople,
   };
 }
 
-/** Batch `batch`'s file, byte for byte as written; a malformed number is the same 404 as a missing one. */
+/** A time-limited link to one of the run's copies (store/artifact-links.ts): what the importer fetches. */
+export type CopyLink = (key: string) => Promise<string>;
+
+/**
+ * Batch `batch`'s file as written, each attachment's copy replaced by a link to it made now (`linkTo`), so the
+ * links' time starts with the download; a malformed number is the same 404 as a missing one, and so is a batch
+ * the run has not reached yet.
+ */
 export async function importFile(
   store: Store,
   artifacts: ArtifactStore,
   tenantId: string,
   runId: string,
   batch: string,
+  linkTo: CopyLink,
 ): Promise<{ runId: string; batch: number; text: string }> {
   const run = await findRun(store, tenantId, runId);
-  const text = BATCH.test(batch)
+  const stored = BATCH.test(batch)
     ? await new ImportFileArchive(artifacts).file(tenantId, run.id, Number(batch))
     : undefined;
-  if (text === undefined) throw errors.importFileNotFound(run.id, batch);
-  return { runId: run.id, batch: Number(batch), text };
+  if (stored === undefined) throw errors.importFileNotFound(run.id, batch);
+  const copies = storedCopiesOf(stored);
+  if (copies.length === 0) return { runId: run.id, batch: Number(batch), text: stored };
+  const links = new Map<string, string>();
+  for (const copy of copies) links.set(copy, await linkTo(artifactKeys.importCopy(tenantId, run.id, copy)));
+  return { runId: run.id, batch: Number(batch), text: withCopyLinks(stored, links) };
 }

@@ -2,8 +2,11 @@
 export interface ArtifactStore {
   put(key: string, body: string): Promise<void>;
   get(key: string): Promise<string | undefined>;
-  /** Writes a body produced piece by piece (a large export) without holding all of it at once. */
-  putStream(key: string, body: AsyncIterable<string>): Promise<void>;
+  /**
+   * Writes a body produced piece by piece (a large export, a file's bytes as they download) without holding all
+   * of it at once.
+   */
+  putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void>;
 }
 
 export const artifactKeys = {
@@ -43,6 +46,12 @@ export const artifactKeys = {
   /** Batch n's file for Jira's JSON importer (from 1): downloaded by an owner or admin, uploaded to Jira. */
   importFile: (tenantId: string, runId: string, n: number) =>
     `tenants/${tenantId}/runs/${runId}/import/batch-${String(n).padStart(5, '0')}.json`,
+  /**
+   * The run's copy of an item's file for the importer (its ADO attachment's GUID): the file names it, the
+   * download links to it for a while.
+   */
+  importCopy: (tenantId: string, runId: string, copy: string) =>
+    `tenants/${tenantId}/runs/${runId}/import/copies/${copy}`,
   /** What the run's import files hold and leave to the REST phases, written after every file. */
   importIndex: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/import/index.json`,
   /** Where the history pages' one pass over the project's revisions stands (attempts, given up). */

@@ -1,7 +1,7 @@
 /** Run artifacts on disk (offline: DATA_DIR/artifacts), written atomically. */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -30,7 +30,7 @@ export class DiskArtifactStore implements ArtifactStore {
     await rename(tmp, file);
   }
 
-  async putStream(key: string, body: AsyncIterable<string>): Promise<void> {
+  async putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void> {
     const { file, tmp } = await this.tmpFor(key);
     try {
       await pipeline(Readable.from(body), createWriteStream(tmp));
@@ -39,6 +39,18 @@ export class DiskArtifactStore implements ArtifactStore {
       throw err;
     }
     await rename(tmp, file);
+  }
+
+  /** The artifact's bytes as a stream (what the offline links serve), undefined when there is none. */
+  async open(key: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number } | undefined> {
+    try {
+      const file = this.path(key);
+      const { size } = await stat(file);
+      return { stream: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>, size };
+    } catch (err) {
+      if (isMissingFile(err)) return undefined;
+      throw err;
+    }
   }
 
   async get(key: string): Promise<string | undefined> {

@@ -69,7 +69,7 @@ export class S3ArtifactStore implements ArtifactStore {
     }
   }
 
-  async putStream(key: string, body: AsyncIterable<string>): Promise<void> {
+  async putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void> {
     const { Bucket, Key } = this.target(key);
     let uploadId: string | undefined;
     const parts: { ETag: string; PartNumber: number }[] = [];
@@ -92,7 +92,7 @@ export class S3ArtifactStore implements ArtifactStore {
     };
     try {
       for await (const piece of body) {
-        const bytes = Buffer.from(piece, 'utf8');
+        const bytes = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece);
         buffered.push(bytes);
         size += bytes.length;
         if (size >= this.partBytes) await flush();

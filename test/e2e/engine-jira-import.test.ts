@@ -10,6 +10,9 @@
  * write of the service account in the imported history but the sprint moves. A dry run builds the files without
  * waiting; a run of another project finds every item by its label and imports none again.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createCloudClient } from 'jira.js';
 import { createClient } from 'jira.js/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +21,10 @@ import { sourceIdFromLabel } from '../../functions/domain/mapping/index.ts';
 import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { importFile as importFileForAdmin } from '../../functions/services/import-files.ts';
 import { setDelivery } from '../../functions/services/projects.ts';
+import { artifactLinks, DiskArtifactLinks } from '../../functions/store/artifact-links.ts';
+import type { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
@@ -43,8 +49,16 @@ beforeAll(async () => {
     siteAdmin: true,
     displayName: 'Site Admin',
   });
+  // The gateway serves the links to the engine's own artifacts.
+  artifactLinks.use(
+    new DiskArtifactLinks(
+      h.deps().artifacts as DiskArtifactStore,
+      join(mkdtempSync(join(tmpdir(), 'tms-links-')), 'artifact-links.key'),
+    ),
+  );
 }, 60_000);
 afterAll(async () => {
+  artifactLinks.use(undefined);
   await h?.close();
 });
 
@@ -72,6 +86,26 @@ async function importFile(text: string): Promise<{ issues: { externalId: string;
   }
   throw new Error(`import ${job.id} did not finish`);
 }
+
+/**
+ * Batch n's file as the admin downloads it (the route's service): each attachment a signed link to the run's
+ * copy, served by the test app's gateway, which the sandbox's importer fetches.
+ */
+const download = async (runId: string, n: number) => {
+  const { text } = await importFileForAdmin(
+    h.app.store,
+    h.deps().artifacts,
+    h.tenant.tenantId,
+    runId,
+    String(n),
+    (key) => artifactLinks().linkTo(key, { origin: h.app.url, expiresInSeconds: 3600 }),
+  );
+  for (const uri of text.match(/"uri": "[^"]+"/g) ?? [])
+    expect(uri).toMatch(
+      new RegExp(`^"uri": "${h.app.url}/api/artifact-links/[\\w-]+\\?expires=\\d+&signature=[\\w-]+"$`),
+    );
+  return text;
+};
 
 const byKeyNumber = (a: string, b: string) => Number(a.split('-')[1]) - Number(b.split('-')[1]);
 
@@ -166,13 +200,22 @@ describe('a run delivered by Jira import', () => {
     expect(total).toBeGreaterThanOrEqual(3);
     // Links on: issue links in the files (both ends in one) and in the index (across files, for the REST phase).
     let fileLinks = 0;
-    for (let n = 1; n <= total; n++) {
-      const file = JSON.parse((await archive.file(h.tenant.tenantId, run.id, n)) as string) as {
+    let copies = 0;
+    /** Batch n's file as stored (when the run reaches it), checked: its files named as the run's copies, no URL. */
+    const stored = async (n: number) => {
+      const text = (await archive.file(h.tenant.tenantId, run.id, n)) as string;
+      const file = JSON.parse(text) as {
         links?: { name: string }[];
+        projects: { issues: { attachments?: { uri: string; attacher?: string; created: string }[] }[] }[];
       };
       fileLinks += (file.links ?? []).filter((l) => l.name !== 'sub-task-link').length;
-    }
-    expect(fileLinks).toBeGreaterThan(0);
+      const attachments = (file.projects[0]?.issues ?? []).flatMap((i) => i.attachments ?? []);
+      copies += attachments.length;
+      for (const a of attachments) expect(a.uri).toMatch(/^tms-copy:[\w-]+$/);
+      expect(text).not.toMatch(/"uri": "[a-z]+:\/\//);
+      expect(text).not.toContain('signature=');
+      return text;
+    };
     expect(index?.links.length).toBeGreaterThan(0);
     expect(index?.parents.length).toBeGreaterThan(0);
     let paused = await runOf(run.id);
@@ -197,7 +240,8 @@ describe('a run delivered by Jira import', () => {
       expect(paused.pauseReason).toMatch(
         new RegExp(`^Waiting for the Jira import of batch ${n} of ${total}`),
       );
-      const text = (await archive.file(h.tenant.tenantId, run.id, n)) as string;
+      await stored(n);
+      const text = await download(run.id, n);
       if (n === 1) {
         // Batch 1 first comes in part (an import that stopped after one issue): the run stays paused on it,
         // naming the items missing; the whole file then imported again leaves the first issue twice.
@@ -222,7 +266,7 @@ describe('a run delivered by Jira import', () => {
       }
       // While the run waits for batch 3, batch 2's file is imported once more (after its check): the run's last
       // look at every batch finds those copies too.
-      if (n === 3) await importFile((await archive.file(h.tenant.tenantId, run.id, 2)) as string);
+      if (n === 3) await importFile(await download(run.id, 2));
       await importFile(text);
       // Batch 2 is imported twice: its second copies are found and deleted.
       if (n === 2) await importFile(text);
@@ -248,6 +292,8 @@ describe('a run delivered by Jira import', () => {
       if (n === 3) expect(errors.map((e) => (e as Error).name)).toEqual(['SimulatedCrash']);
     }
     expect(crashed).toBe(true);
+    expect(fileLinks).toBeGreaterThan(0);
+    expect(copies).toBeGreaterThan(0);
 
     // Assess: every item imported and recorded; the one copy Jira would not delete is the run's one failure.
     const ended = await runOf(run.id);
@@ -333,7 +379,10 @@ describe('a run delivered by Jira import', () => {
       const child = await linkedTo(keyOf(pair.child));
       expect([child.parent, ...child.links], `#${pair.child}'s parent`).toContain(keyOf(pair.parent));
     }
-    const items = new Map<number, AdoWorkItem>((await d.source.workItems(sourceIds)).map((i) => [i.id, i]));
+    const items = new Map<number, AdoWorkItem>(
+      (await d.source.workItems(sourceIds, { expand: 'relations' })).map((i) => [i.id, i]),
+    );
+    let pictured = 0;
     let comments = 0;
     let statusChanges = 0;
     for (const id of sourceIds) {
@@ -342,6 +391,39 @@ describe('a run delivered by Jira import', () => {
       const issue = await jira.issues.getIssue({ issueIdOrKey: key });
       const fields = issue.fields as unknown as Record<string, { accountId?: string } | string | undefined>;
       expect(ms(fields.created), `${key} created`).toBe(ms(item.fields['System.CreatedDate']));
+      // The item's files came with the import, each once, with its attacher and date; its inline images show
+      // the issue's own files (each media node one of its attachments), as Jira converted the text after them.
+      const revisions = await d.source.revisions(id);
+      const attached = (fields.attachment ?? []) as unknown as {
+        id: string;
+        filename: string;
+        size: number;
+        created: string;
+        author?: { accountId?: string };
+      }[];
+      // No file twice (ADO may hold two files of one name: name and size together are the file).
+      expect(new Set(attached.map((a) => `${a.filename}/${a.size}`)).size, `${key} files`).toBe(
+        attached.length,
+      );
+      for (const rel of (item.relations ?? []).filter((r) => r.rel === 'AttachedFile')) {
+        const name = String(rel.attributes?.name);
+        const on = attached.filter(
+          (a) => a.filename === name && Number(a.size) === Number(rel.attributes?.resourceSize),
+        );
+        expect(on, `${key} ${name}`).toHaveLength(1);
+        const when = ms(rel.attributes?.resourceCreatedDate);
+        expect(ms(on[0]?.created), `${key} ${name} created`).toBe(when);
+        const by = [...revisions].reverse().find((r) => ms(r.fields['System.ChangedDate']) <= when);
+        const attacher = accountOf(by?.fields['System.ChangedBy'] ?? item.fields['System.CreatedBy']);
+        if (attacher) expect(on[0]?.author?.accountId, `${key} ${name} attacher`).toBe(attacher);
+      }
+      const media = JSON.stringify(fields.description ?? {}).match(/"type":"media","attrs":\{[^}]*\}/g) ?? [];
+      if (media.length > 0) {
+        const ids = new Set(await Promise.all(attached.map((a) => d.target.attachmentMediaId(a.id))));
+        for (const m of media)
+          expect(ids.has(String(/"id":"([^"]+)"/.exec(m)?.[1])), `${key} ${m}`).toBe(true);
+        pictured++;
+      }
       const reporter = accountOf(item.fields['System.CreatedBy']);
       // A reporter without a Jira account is named in the text; the importer then sets none of its own.
       if (reporter)
@@ -369,7 +451,6 @@ describe('a run delivered by Jira import', () => {
         comments++;
       }
 
-      const revisions = await d.source.revisions(id);
       const changedAt = new Map(revisions.slice(1).map((r) => [ms(r.fields['System.ChangedDate']), r]));
       const entries: NonNullable<Awaited<ReturnType<typeof jira.issues.getChangeLogs>>['values']> = [];
       for (let startAt = 0; ; ) {
@@ -399,6 +480,7 @@ describe('a run delivered by Jira import', () => {
     }
     expect(comments).toBeGreaterThan(0);
     expect(statusChanges).toBeGreaterThan(0);
+    expect(pictured).toBeGreaterThan(0);
     expect(mismatches).toEqual([]);
   }, 240_000);
 

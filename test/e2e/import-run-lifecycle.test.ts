@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEngineHandler } from '../../functions/engine/handler.ts';
+import { clock } from '../../functions/platform/clock.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
@@ -108,9 +109,12 @@ describe('a jira-import run through the API', () => {
     expect(set.status).toBe(200);
 
     // Act: the start is accepted, and the run pauses on batch 1.
+    // With attachments: the files carry them, as links the download makes.
+    const body = sandboxStartBody(sandboxes, config);
+    body.enginePayload.options.migrate_attachments = true;
     const started = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
       token: tenant.admin.token,
-      body: sandboxStartBody(sandboxes, config),
+      body,
     });
     expect(started.status).toBe(200);
     const runId = started.body.id as string;
@@ -133,12 +137,53 @@ describe('a jira-import run through the API', () => {
       'the pause line',
     );
 
+    // Each file is written when the run reaches its batch: the list says which are not written yet.
+    expect
+      .soft((list.body.files as { number: number; written: boolean }[]).map((f) => f.written))
+      .toEqual(Array.from({ length: total }, (_, i) => i === 0));
+    const earlier = new Set<string>();
+    let browsed = 0;
+    let linked = 0;
     for (let n = 1; n <= total; n++) {
       expect(s.pauseReason).toMatch(new RegExp(`^Waiting for the Jira import of batch ${n} of ${total}:`));
       const file = await app.call('GET', `/api/migrations/${runId}/import-files/${n}`, {
         token: tenant.admin.token,
       });
       expect(file.status).toBe(200);
+      // A reference to an item of a batch already imported is its issue's /browse/KEY card; only items of this
+      // batch or a later one are linked to their label search.
+      const searched = [...file.text.matchAll(/labels%20%3D%20src-id-(\d+)/g)].map((m) => m[1] as string);
+      expect.soft(searched.filter((id) => earlier.has(id))).toEqual([]);
+      browsed += [...file.text.matchAll(/\/browse\/[A-Z]+-\d+\|smart-link\]/g)].length;
+      const parsed = JSON.parse(file.text) as {
+        projects: { issues: { externalId: string; attachments?: { uri: string }[] }[] }[];
+      };
+      const issuesOfFile = parsed.projects[0]?.issues ?? [];
+      for (const i of issuesOfFile) earlier.add(i.externalId);
+      // Each attachment's uri is a link to the run's own copy, signed and expiring after the import window
+      // (24 h by default); an altered or expired one is refused.
+      const uris = issuesOfFile.flatMap((i) => (i.attachments ?? []).map((a) => a.uri));
+      for (const uri of uris) {
+        expect(uri.startsWith(`${app.url}/api/artifact-links/`), uri).toBe(true);
+        const expires = Number(new URL(uri).searchParams.get('expires'));
+        expect(Math.abs(expires - (Date.now() / 1000 + 24 * 3600))).toBeLessThan(600);
+      }
+      const [uri] = uris;
+      if (uri) {
+        linked++;
+        expect((await fetch(uri)).status).toBe(200);
+        const tampered = new URL(uri);
+        tampered.searchParams.set('expires', String(Number(tampered.searchParams.get('expires')) + 3600));
+        const refused = await fetch(tampered);
+        expect(refused.status).toBe(403);
+        expect(await refused.text()).not.toContain('tenants/');
+        const later = vi.spyOn(clock, 'now').mockReturnValue(new Date(Date.now() + 25 * 3600_000));
+        try {
+          expect((await fetch(uri)).status).toBe(403);
+        } finally {
+          later.mockRestore();
+        }
+      }
       await importInJira(file.text);
       const resumed = await app.call('POST', `/api/migrations/${runId}/resume`, {
         token: tenant.admin.token,
@@ -149,6 +194,8 @@ describe('a jira-import run through the API', () => {
     }
 
     // Assess: completed, one issue per item, each resume a new execution.
+    expect(browsed).toBeGreaterThan(0);
+    expect(linked).toBeGreaterThan(0);
     expect(s.status).toBe('COMPLETED');
     expect(s.pauseReason).toBeNull();
     const issues = (await sandboxControl(

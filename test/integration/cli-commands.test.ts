@@ -339,8 +339,8 @@ describe('tms import-files', () => {
     await new ImportFileArchive(disk()).write(t.tenantId, run.id, built);
     const list = await tms(['import-files', run.id]);
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(new RegExp(`^1\\s+tms-import-${run.id}-1\\s+2$`, 'm'));
-    expect(list.stdout).toMatch(new RegExp(`^2\\s+tms-import-${run.id}-2\\s+1$`, 'm'));
+    expect(list.stdout).toMatch(new RegExp(`^1\\s+tms-import-${run.id}-1\\s+2\\s+written$`, 'm'));
+    expect(list.stdout).toMatch(new RegExp(`^2\\s+tms-import-${run.id}-2\\s+1\\s+written$`, 'm'));
     expect(list.stdout).toContain('Jira settings > System > External System Import > JSON');
     expect(list.stdout).toContain('People without a Jira account: 1 (their names stay as text)');
 

@@ -780,8 +780,8 @@ describe('Jira import files', () => {
       runId: run.id,
       batchSize: 2,
       files: [
-        { number: 1, label: `tms-import-${run.id}-1`, issues: 2 },
-        { number: 2, label: `tms-import-${run.id}-2`, issues: 1 },
+        { number: 1, label: `tms-import-${run.id}-1`, issues: 2, written: true },
+        { number: 2, label: `tms-import-${run.id}-2`, issues: 1, written: true },
       ],
       leftOut: [],
       // No account in the mapping: named as text in the files, listed here.

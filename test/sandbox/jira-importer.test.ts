@@ -7,6 +7,8 @@
  * rendered as ADF. A non-admin is refused, an invalid file is refused with every problem and nothing created,
  * a file imported twice gives two copies, and the import takes time in proportion to its size.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createCloudClient } from 'jira.js';
 import { createClient } from 'jira.js/core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -790,6 +792,72 @@ describe('the JSON importer', () => {
     expect(
       (await call('GET', `/rest/api/3/issue/${KEY}-1?fields=attachment`)).body.fields.attachment,
     ).toEqual([]);
+  });
+
+  it("fetches each attachment's uri from the local service, attaches it with its attacher and date before converting the text (so !name! shows it), and fetches nothing from elsewhere", async () => {
+    // Prepare: the local service's copy of a picture, at a loopback address.
+    const admin = await siteAdmin();
+    const picture = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': picture.length });
+      res.end(picture);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const issue = (externalId: string, uri: string) => ({
+        externalId,
+        summary: `Pictured ${externalId}`,
+        issueType: 'Task',
+        description: 'Before !pic.png! after',
+        attachments: [{ name: 'pic.png', attacher: admin, created: '2024-03-04T09:15:02.370+0000', uri }],
+      });
+      // Act
+      const res = await upload(
+        JSON.stringify({
+          users: [{ name: admin }],
+          links: [],
+          projects: [
+            {
+              key: KEY,
+              issues: [
+                issue('1', `http://127.0.0.1:${port}/api/artifact-links/abc?expires=1&signature=x`),
+                issue('2', 'https://example.com/pic.png'),
+              ],
+            },
+          ],
+        }),
+      );
+      expect(res.status).toBe(202);
+      const job = await finished(res.body.id);
+
+      // Assess: the first fetched once and attached, with its attacher and date; its image is that file.
+      expect(asked).toEqual(['/api/artifact-links/abc?expires=1&signature=x']);
+      const got = (await call('GET', `/rest/api/3/issue/${KEY}-1?fields=attachment,description`)).body;
+      expect(got.fields.attachment).toEqual([
+        expect.objectContaining({
+          filename: 'pic.png',
+          size: picture.length,
+          author: expect.objectContaining({ accountId: admin }),
+          created: expect.stringMatching(/^2024-03-04T09:15:02\.370/),
+        }),
+      ]);
+      const content = await fetch(`${base}/rest/api/3/attachment/content/${got.fields.attachment[0].id}`, {
+        headers: { Authorization: SERVICE },
+        redirect: 'manual',
+      });
+      const mediaId = /\/file\/([^/]+)\/binary/.exec(content.headers.get('location') ?? '')?.[1];
+      expect(mediaId).toBeDefined();
+      expect(JSON.stringify(got.fields.description)).toContain(`"id":"${mediaId}"`);
+      // The second names an address the sandbox does not fetch: no file, and the job says why.
+      expect(job.errors).toEqual([
+        `${KEY}-2 (externalId 2): attachment "pic.png" not imported: the sandbox fetches attachments from the local service (loopback) only`,
+      ]);
+    } finally {
+      server.close();
+    }
   });
 
   it('stops a running import when the sandbox is reset', async () => {

@@ -159,11 +159,15 @@ describe("a run's import files", () => {
     const archive = new ImportFileArchive(recording);
     expect(await archive.index(TENANT, RUN)).toBeUndefined();
     await archive.write(TENANT, RUN, built);
+    const listed = `tenants/${TENANT}/runs/${RUN}/import/written.json`;
     expect(written).toEqual([
       artifactKeys.importFile(TENANT, RUN, 1),
+      listed,
       artifactKeys.importFile(TENANT, RUN, 2),
+      listed,
       artifactKeys.importIndex(TENANT, RUN),
     ]);
+    expect(await archive.written(TENANT, RUN, built.index)).toEqual(new Set([1, 2]));
     expect(await archive.file(TENANT, RUN, 1)).toBe(built.files[0]?.text);
     expect(await archive.file(TENANT, RUN, 3)).toBeUndefined();
     expect(await archive.index(TENANT, RUN)).toEqual(built.index);
@@ -171,7 +175,7 @@ describe("a run's import files", () => {
     // Every byte kept: no token, no tracker address (the item's, its people's), no e-mail of a person with an account.
     const kept = join(dir, 'tenants', TENANT, 'runs', RUN, 'import');
     const names = (await readdir(kept)).sort();
-    expect(names).toEqual(['batch-00001.json', 'batch-00002.json', 'index.json']);
+    expect(names).toEqual(['batch-00001.json', 'batch-00002.json', 'index.json', 'written.json']);
     for (const name of names.filter((n) => n.startsWith('batch-'))) {
       const text = await readFile(join(kept, name), 'utf8');
       for (const secret of ['token', 'ado-secret', 'dev.azure.com', 'vssps', 'ana.silva@'])

@@ -211,7 +211,7 @@ describe('a report of several pages', () => {
           const name = key.split('/').at(-1);
           async function* told() {
             for await (const piece of body) {
-              seen.push(`write ${name} ${piece.split('\r\n').filter(Boolean).length} line(s)`);
+              seen.push(`write ${name} ${String(piece).split('\r\n').filter(Boolean).length} line(s)`);
               yield piece;
             }
           }

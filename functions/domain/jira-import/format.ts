@@ -61,15 +61,30 @@ export const WorklogSchema = z.strictObject({
 export type ImportWorklog = z.infer<typeof WorklogSchema>;
 
 /**
+ * A stored file names each attachment by the run's copy of it (`tms-copy:<id>`), never by a URL: the download
+ * turns each into a time-limited link to that copy (attachments.ts, `withCopyLinks`).
+ */
+export const STORED_COPY = 'tms-copy:';
+const storedCopy = z.string().regex(/^tms-copy:[\w-]{1,64}$/);
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+/** Where the importer downloads a file from: https, or plain http to loopback (the offline service). */
+const downloadUrl = z
+  .url({ protocol: /^https?$/ })
+  .refine(
+    (u) => u.startsWith('https:') || LOOPBACK_HOST.test(new URL(u).hostname),
+    'not an https address (plain http only to loopback, offline)',
+  );
+
+/**
  * `uri` is where the importer downloads the file from. This service never writes a tracker's URL here (it
- * would need the tracker's credentials, and must not carry them): the caller supplies a short-lived link to
- * its own copy, or leaves attachments to the REST phase.
+ * would need the tracker's credentials, and must not carry them): the stored file names the run's own copy
+ * (STORED_COPY), and the download fills in a short-lived link to it.
  */
 export const AttachmentSchema = z.strictObject({
   name: z.string().min(1),
   attacher: person.optional(),
   created: date,
-  uri: z.url({ protocol: /^https$/ }),
+  uri: z.union([downloadUrl, storedCopy]),
   description: z.string().optional(),
 });
 export type ImportAttachment = z.infer<typeof AttachmentSchema>;

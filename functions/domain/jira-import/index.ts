@@ -4,6 +4,14 @@
  * links inside each (batchesOf), checked and written as text (serialiseImportFile). Pure: no I/O, no clock.
  */
 export {
+  attachmentSourcesOf,
+  type ItemFile,
+  resolvedReferences,
+  type SourceAttachment,
+  storedCopiesOf,
+  withCopyLinks,
+} from './attachments.ts';
+export {
   type Batches,
   type BatchOptions,
   batchesOf,
@@ -19,6 +27,7 @@ export {
   type ImportHistoryItem,
   type ImportIssue,
   type ImportLink,
+  STORED_COPY,
   SUB_TASK_LINK,
 } from './format.ts';
 export { historyOf, type SourceRevision } from './history.ts';

@@ -17,7 +17,8 @@
  * - Descriptions and comments come from the BodyHook (text.ts), cut at Jira's 32,767 characters with a note
  *   (a warning says so: the whole text is for the caller to attach, as the REST mode does).
  * - Estimates as periods (`PT2H30M`), story points and the confirmed custom fields as `customFieldValues`.
- * Sprints, parents other than a sub-task's, attachments and worklogs are not set here (batches.ts, the REST
+ * - Attachments as the caller copied them (`options.attachments`): each by its copy, with its attacher's account.
+ * Sprints, parents other than a sub-task's and worklogs are not set here (batches.ts, the REST
  * phases and the caller say what becomes of them).
  */
 import { storyPointsFrom } from '../mapping/estimates.ts';
@@ -26,8 +27,9 @@ import { labelsFromTags, sourceIdLabel, toLabels } from '../mapping/labels.ts';
 import { parentIdFrom, type SourceRelation } from '../mapping/links.ts';
 import { sitePriorityFor } from '../mapping/priority.ts';
 import { summaryFromTitle } from '../mapping/summary.ts';
+import type { SourceAttachment } from './attachments.ts';
 import { componentOf, importFieldValue, stateTargetOf } from './fields.ts';
-import type { ImportComment, ImportCustomFieldValue, ImportIssue } from './format.ts';
+import { type ImportComment, type ImportCustomFieldValue, type ImportIssue, STORED_COPY } from './format.ts';
 import { historyOf, type SourceRevision } from './history.ts';
 import type { ImportMapping } from './mapping.ts';
 import { People } from './people.ts';
@@ -46,6 +48,8 @@ export interface IssueOptions {
   body?: BodyHook;
   /** More labels (the batch label); sanitised as tags are. */
   labels?: readonly string[];
+  /** The item's files the run copied (attachments.ts): `attachments[]`, each by its copy, attacher and date. */
+  attachments?: readonly SourceAttachment[];
 }
 
 /** An issue for the file, with what the batches and the run's report need about it. */
@@ -190,6 +194,16 @@ export function issueOf(
   const issueComments = commentsOf(item, comments, people, body, updated, warnings);
   const history = historyOf(revisions, mapping, people);
   warnings.push(...history.warnings);
+  const attachments = (options.attachments ?? []).map((a) => {
+    const attacher = people.of(a.by)?.accountId;
+    return {
+      name: a.name,
+      ...(attacher ? { attacher } : {}),
+      // The schema wants a date: the item's own when ADO gave the file none.
+      created: importerDate(a.created) ?? created ?? '1970-01-01T00:00:00.000+0000',
+      uri: `${STORED_COPY}${a.copy}`,
+    };
+  });
 
   const tags = typeof f['System.Tags'] === 'string' ? f['System.Tags'] : undefined;
   const issue: ImportIssue = {
@@ -212,6 +226,7 @@ export function issueOf(
     ...(custom.length > 0 ? { customFieldValues: custom } : {}),
     ...(issueComments.length > 0 ? { comments: issueComments } : {}),
     ...(history.history.length > 0 ? { history: history.history } : {}),
+    ...(attachments.length > 0 ? { attachments } : {}),
   };
   const parentId = parentIdFrom(item);
   return {

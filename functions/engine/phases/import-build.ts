@@ -8,26 +8,37 @@
  * run), then written one at a time from their issues built whole (runFileOf), the index last (ImportFileArchive).
  */
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
+import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
 import {
+  attachmentSourcesOf,
   type BodyHook,
   type BuiltIssue,
+  type ImportIndex,
   type ImportMapping,
+  type ItemFile,
   issueOf,
   planningStandIn,
   planRunFiles,
+  type RunFilesOptions,
+  resolvedReferences,
   runFileOf,
+  type SourceAttachment,
   type SourceComment,
+  type SourceRevision,
   wikiBody,
 } from '#domain/jira-import/index.ts';
 import { parseAdoIdentity } from '#domain/mapping/identity.ts';
-import { sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
+import { SOURCE_ID_LABEL_PREFIX, sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
+import { limitBytes } from '#outbound/fetch.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
 import { inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
+import { artifactKeys } from '#store/artifact-store.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import { inlineUploads } from './attachments-upload.ts';
+import { TrackerHttpError } from '#trackers/http.ts';
+import { attachedFiles, inlineUploads } from './attachments-upload.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
 import { PlacementIndex } from './sprints.ts';
@@ -42,6 +53,8 @@ const ITEMS_SIDE_BY_SIDE = 10;
 const BLOCK_BUDGET_MS = 30_000;
 
 const MAPPING_ARTIFACT = 'import-mapping.json';
+/** Each built issue's block (source id -> block), to read a batch's issues back when its file is written. */
+const BLOCKS_ARTIFACT = 'import-blocks.json';
 const PROGRESS_ARTIFACT = 'import-build.json';
 const blockArtifact = (n: number) => `import-built-${n}.json`;
 /** Each imported item's sprint (source id -> Jira sprint id): the sprint moves after each batch's import. */
@@ -144,6 +157,7 @@ async function buildBlock(
   mapping: ImportMapping,
   none: Set<string>,
   n: number,
+  copyLimit: number | undefined,
 ): Promise<BuiltBlock> {
   const { deps, run, preflight } = ctx;
   const from = n * CHUNK_SIZE;
@@ -203,7 +217,8 @@ async function buildBlock(
       historyRevisions(ctx, item, undefined, at),
       commentsOf(ctx, m.id),
     ]);
-    return { item, revisions, comments };
+    const copied = copyLimit === undefined ? undefined : await copyFiles(ctx, item, revisions, copyLimit);
+    return { item, revisions, comments, copied };
   });
   await learnPeople(
     ctx,
@@ -216,7 +231,7 @@ async function buildBlock(
   );
   const body = await bodyFor(ctx, read);
   const placement = new PlacementIndex(preflight);
-  for (const { item, revisions, comments } of read) {
+  for (const { item, revisions, comments, copied } of read) {
     // One at a time, the event loop given a turn between two: an issue converts its description and comments.
     await new Promise((r) => setImmediate(r));
     // With links off, as in the REST mode, only the hierarchy goes on: no issue link in the file either.
@@ -224,14 +239,98 @@ async function buildBlock(
       ctx.run.options.migrateLinks === false
         ? { ...item, relations: (item.relations ?? []).filter((r) => r.rel.startsWith(HIERARCHY)) }
         : item;
-    const built = issueOf(kept, revisions, comments, mapping, { body });
+    const built = issueOf(kept, revisions, comments, mapping, {
+      body,
+      ...(copied ? { attachments: copied.attachments } : {}),
+    });
     out.issues.push(built);
     out.warnings.push(...built.warnings.map((w): [number, string] => [item.id, w]));
+    out.warnings.push(...(copied?.warnings ?? []).map((w): [number, string] => [item.id, w]));
     // PlacementIndex names the item in its warnings already.
     const sprint = placement.of(item, (w) => out.warnings.push([item.id, w.replace(/^#\d+: /, '')])).sprint;
     if (sprint) out.sprints.push([item.id, sprint.id]);
   }
   return out;
+}
+
+/**
+ * Where a reference to an item not in Jira yet links, but its id: the search that finds its issue by its
+ * `src-id-N` label once imported. The file written when the run reaches the batch turns the links of items
+ * imported by then into their issues' cards (resolvedReferences).
+ */
+const labelSearchPrefix = (ctx: PhaseContext) =>
+  `${ctx.deps.target.connection.baseUrl.replace(/\/+$/, '')}/issues/?jql=${encodeURIComponent(`project = ${ctx.preflight.projectKey} AND labels = `)}${SOURCE_ID_LABEL_PREFIX}`;
+
+/** An ADO attachment's GUID (what its copy is named by), undefined for an address that names none. */
+const copyIdOf = (url: string) => {
+  const guid = /\/_apis\/wit\/attachments\/([\w-]{1,64})(?:[/?#]|$)/i.exec(url)?.[1];
+  return guid?.toLowerCase();
+};
+
+/**
+ * The item's files copied into the run's artifacts for the importer (docs/jira-import.md): its AttachedFile
+ * relations and inline images, only the connected organisation's own (as the REST mode downloads them), each
+ * GUID once, under the name the REST mode gives it on the issue (so the attachments phase finds it there), up to
+ * the site's upload limit. A file not copied (over the limit, refused by Azure DevOps) is a warning and left to
+ * the attachments phase, which uploads or reports it as for a REST run.
+ */
+async function copyFiles(
+  ctx: PhaseContext,
+  item: AdoWorkItem,
+  revisions: readonly SourceRevision[],
+  limit: number,
+): Promise<{ attachments: SourceAttachment[]; warnings: string[] }> {
+  const organisation = ctx.deps.source.organizationUrl;
+  const ours = (url: string) => isOrganisationAttachment(url, organisation);
+  const relations = new Map((item.relations ?? []).map((r) => [r.url, r.attributes ?? {}]));
+  const files = new Map<string, ItemFile>();
+  for (const f of attachedFiles(item)) {
+    const copy = copyIdOf(f.url);
+    if (copy && ours(f.url) && !files.has(copy))
+      files.set(copy, { copy, name: f.fileName, url: f.url, attributes: relations.get(f.url) ?? {} });
+  }
+  for (const image of inlineUploads(item)) {
+    const copy = copyIdOf(image.url);
+    if (copy && ours(image.url) && !files.has(copy))
+      files.set(copy, { copy, name: image.uploadName, url: image.url });
+  }
+  const copied: ItemFile[] = [];
+  const warnings: string[] = [];
+  for (const file of files.values()) {
+    const problem = await copyFile(ctx, file, limit);
+    if (problem)
+      warnings.push(`${file.name} is not in the import file (${problem}): the attachments phase brings it`);
+    else copied.push(file);
+  }
+  return { attachments: attachmentSourcesOf(item, revisions, copied), warnings };
+}
+
+/** One file's bytes from Azure DevOps into the run's copy, streamed; why not, when it is not copied. */
+async function copyFile(ctx: PhaseContext, file: ItemFile, limit: number): Promise<string | undefined> {
+  let res: Response;
+  try {
+    res = await ctx.deps.source.openAttachment(file.url);
+  } catch (err) {
+    if (err instanceof TrackerHttpError && err.status < 500) return `Azure DevOps answered ${err.status}`;
+    throw err;
+  }
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await res.body?.cancel();
+    return `over the target's upload limit of ${limit} bytes`;
+  }
+  let over = false;
+  const body = limitBytes(res.body as ReadableStream<Uint8Array>, limit, () => {
+    over = true;
+  });
+  const key = artifactKeys.importCopy(ctx.run.tenantId, ctx.run.id, file.copy);
+  try {
+    await ctx.deps.artifacts.putStream(key, body as unknown as AsyncIterable<Uint8Array>);
+  } catch (err) {
+    if (over) return `over the target's upload limit of ${limit} bytes`;
+    throw err;
+  }
+  return undefined;
 }
 
 /**
@@ -251,9 +350,7 @@ async function bodyFor(
     ...comments.map((c) => ({ ...item, fields: { 'System.Description': c.text } })),
   ]);
   const { itemUrl: _itemUrl, ...context } = await descriptionContextFor(ctx, scanned);
-  const site = ctx.deps.target.connection.baseUrl.replace(/\/+$/, '');
-  const search = (id: number) =>
-    `${site}/issues/?jql=${encodeURIComponent(`project = ${ctx.preflight.projectKey} AND labels = ${sourceIdLabel(id)}`)}`;
+  const search = (id: number) => `${labelSearchPrefix(ctx)}${id}`;
   const uploads = new Map(
     read.map(({ item }) => [item.id, new Map(inlineUploads(item).map((u) => [u.url, u.uploadName]))]),
   );
@@ -311,9 +408,16 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
   const progressKey = runArtifactKey(run, PROGRESS_ARTIFACT);
   const blocks = Math.ceil(preflight.manifest.length / CHUNK_SIZE);
   let built = Number(JSON.parse((await deps.artifacts.get(progressKey)) ?? '{"blocks":0}').blocks);
+  // The items' files are copied for the importer up to the site's upload limit; none in a dry run (nothing is
+  // imported), with attachments off, or on a site that takes none.
+  let copyLimit: number | undefined;
+  if (built < blocks && !run.options.dryRun && run.options.migrateAttachments !== false) {
+    const settings = await deps.target.attachmentSettings();
+    copyLimit = settings.enabled ? settings.uploadLimit : undefined;
+  }
   for (; built < blocks; built++) {
     if (remainingMs() < BLOCK_BUDGET_MS) return false;
-    const block = await buildBlock(ctx, mapping, none, built);
+    const block = await buildBlock(ctx, mapping, none, built, copyLimit);
     await deps.artifacts.put(runArtifactKey(run, blockArtifact(built)), JSON.stringify(block));
     await deps.artifacts.put(progressKey, JSON.stringify({ blocks: built + 1 }));
   }
@@ -334,28 +438,77 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
     warnings += block.warnings.length;
   }
   const linkTypes = preflight.mappings?.linkTypes;
-  const options = {
+  const options: RunFilesOptions = {
     runId: run.id,
     size: preflight.delivery?.importBatchSize ?? 1500,
     availableTypes: (await deps.target.linkTypes()).map((t) => t.name),
     ...(linkTypes ? { linkTypes } : {}),
   };
   const index = planRunFiles(standIns, mapping.projectKey, options);
-  const issuesOf = wholeIssues(ctx, blockOf);
-  for (const batch of index.batches)
-    await archive.writeFile(
-      run.tenantId,
-      run.id,
-      batch.number,
-      runFileOf(await issuesOf(batch.sourceIds), batch.number, mapping.projectKey, options),
-    );
   await deps.artifacts.put(runArtifactKey(run, SPRINTS_ARTIFACT), JSON.stringify(sprints));
+  await deps.artifacts.put(
+    runArtifactKey(run, BLOCKS_ARTIFACT),
+    JSON.stringify({ options, blockOf: [...blockOf] } satisfies FilePlan),
+  );
   await archive.writeIndex(run.tenantId, run.id, index);
+  // A dry run imports nothing: its files are written at once. A run writes each when it reaches its batch.
+  if (run.options.dryRun) for (const batch of index.batches) await writeBatchFile(ctx, index, batch.number);
   await deps.journal.log(
     run,
-    `Jira import files built: ${standIns.length} issues in ${index.batches.length} file(s) of at most ${index.size}` +
+    `Jira import files planned: ${standIns.length} issues in ${index.batches.length} file(s) of at most ${index.size}` +
+      (run.options.dryRun ? ', written' : ', each written when the run reaches its batch') +
       (index.leftOut.length ? `; ${index.leftOut.length} left out` : '') +
       (warnings + index.warnings.length ? `; ${warnings + index.warnings.length} warning(s)` : ''),
   );
   return true;
+}
+
+/** What writing a batch's file needs beside the index: the files' options, and each issue's block. */
+interface FilePlan {
+  options: RunFilesOptions;
+  blockOf: [number, number][];
+}
+
+/**
+ * Batch `n`'s file, written when the run reaches the batch (before it pauses for its import), once: a file
+ * written is kept as it is (the admin may have downloaded it). Its issues' references to items already in Jira
+ * (the batches before, imported and recorded, and earlier runs) are the cards of their issues, `/browse/KEY` as
+ * the REST mode writes them; only items of this batch or a later one keep the link to their label search.
+ */
+export async function writeBatchFile(ctx: PhaseContext, index: ImportIndex, n: number): Promise<void> {
+  const { deps, run } = ctx;
+  const archive = new ImportFileArchive(deps.artifacts);
+  if ((await archive.written(run.tenantId, run.id, index)).has(n)) return;
+  const batch = index.batches[n - 1];
+  if (!batch) throw new Error(`run ${run.id} has no import batch ${n}`);
+  const plan = JSON.parse(
+    (await deps.artifacts.get(runArtifactKey(run, BLOCKS_ARTIFACT))) ?? 'null',
+  ) as FilePlan | null;
+  if (!plan) throw new Error(`the import files of run ${run.id} are not planned`);
+  const issues = await wholeIssues(ctx, new Map(plan.blockOf))(batch.sourceIds);
+  const prefix = labelSearchPrefix(ctx);
+  const searched = new Set<number>();
+  const pattern = new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\d+)`, 'g');
+  for (const issue of issues)
+    for (const text of [issue.issue.description ?? '', ...(issue.issue.comments ?? []).map((c) => c.body)])
+      for (const m of text.matchAll(pattern)) searched.add(Number(m[1]));
+  const keys = searched.size
+    ? await deps.store.idMap.getMany(run.tenantId, run.projectId, [...searched])
+    : new Map<number, { targetKey: string }>();
+  const site = deps.target.connection.baseUrl.replace(/\/+$/, '');
+  const resolved = issues.map((built) => ({
+    ...built,
+    issue: resolvedReferences(
+      built.issue,
+      prefix,
+      (id) => keys.get(id)?.targetKey,
+      (key) => `${site}/browse/${key}`,
+    ),
+  }));
+  await archive.writeFile(
+    run.tenantId,
+    run.id,
+    n,
+    runFileOf(resolved, n, ctx.preflight.projectKey, plan.options),
+  );
 }

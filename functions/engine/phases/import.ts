@@ -1,6 +1,7 @@
 /**
  * Phase 2 of a run delivered by Jira's importer, in place of the create phase (docs/jira-import.md). Its
- * `prepare` builds the import files (import-build.ts), then takes the batches in order: a batch Jira does not
+ * `prepare` builds and plans the import files (import-build.ts), then takes the batches in order, each file
+ * written when the run reaches its batch (so it names the issues of the batches before by key): a batch Jira does not
  * hold whole yet pauses the run with the reason ("Waiting for the Jira import of batch 3 of 14 ..."), the
  * admin imports the file and resumes the run; a batch found whole by its label (`tms-import-{runId}-{n}`) has
  * each issue recorded in the id map (created by this run), the copies a second import made deleted (the first
@@ -23,7 +24,7 @@ import { nowIso } from '#platform/clock.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
 import type { JiraIssue } from '#trackers/jira/client.ts';
 import { SPRINT_ASSIGN_MAX } from '#trackers/jira/client.ts';
-import { buildImportFiles, builtBlock, SPRINTS_ARTIFACT } from './import-build.ts';
+import { buildImportFiles, builtBlock, SPRINTS_ARTIFACT, writeBatchFile } from './import-build.ts';
 import { completeSprints } from './sprints.ts';
 
 const PROGRESS_ARTIFACT = 'import-batches.json';
@@ -169,6 +170,8 @@ async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Prom
   for (let n = progress.verified + 1; n <= total; n++) {
     if (remainingMs() < BATCH_BUDGET_MS) return false;
     const batch = index.batches[n - 1] as ImportIndex['batches'][number];
+    // The batch's file, written now that the batches before are in Jira: it names their issues by key.
+    await writeBatchFile(ctx, index, n);
     const issues = await labelled(ctx, batch.label);
     const { check, entries, recorded } = await checkedBatch(ctx, batch, issues);
     if (check.missing.length > 0) {

@@ -15,7 +15,9 @@
  * The file is checked whole before anything is created: the format (the schema), then what the site must have
  * (projects, issue types, statuses in the type's workflow, priorities, resolutions, link types, users, text
  * within Jira's limit, sub-tasks with their parent). Then a job creates the issues one by one in the file's order
- * (keys follow it) with their dates, people, comments, history (the changelog), worklogs and attachments,
+ * (keys follow it) with their dates, people, comments, history (the changelog), worklogs and attachments (each
+ * `uri` fetched, from the local service only, and attached with its attacher and date before the text is
+ * converted, so `!name!` shows the file),
  * creating the components and versions the project lacks, and links them at the end (`sub-task-link` sets
  * the parent). Importing a file twice creates its issues twice, as Jira's importer does.
  */
@@ -59,6 +61,9 @@ type Settings = z.infer<typeof SettingsSchema>;
 const UNAUTHENTICATED = 'Client must be authenticated to access this resource.';
 export const NOT_A_JIRA_ADMIN =
   'You must be a Jira administrator to import data: External System Import is for the Administer Jira global permission only.';
+
+/** The local service's addresses, the only place the sandbox's importer fetches an attachment from. */
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const nextTick = () => new Promise<void>((r) => setImmediate(r));
@@ -528,7 +533,12 @@ class ImportRun {
   ): Promise<void> {
     const store = this.store;
     try {
-      const res = await fetch(a.uri, { signal: AbortSignal.timeout(30_000) });
+      // Jira fetches each `uri` as the file gives it. The sandbox is a test double on this machine: it fetches
+      // only from the local service (loopback), never anything else a file names.
+      const uri = new URL(a.uri);
+      if (!/^https?:$/.test(uri.protocol) || !LOOPBACK.test(uri.hostname))
+        throw new Error('the sandbox fetches attachments from the local service (loopback) only');
+      const res = await fetch(uri, { signal: AbortSignal.timeout(30_000), redirect: 'error' });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       const bytes = Buffer.from(await res.arrayBuffer());
       if (!this.live) return;

@@ -1071,7 +1071,7 @@ export interface components {
             origin: string;
             runId: string;
         };
-        /** @description A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds */
+        /** @description A run's files for Jira's JSON importer: each batch's number, the label its issues carry, how many issues it holds, whether its file is written yet (the run writes it when it reaches the batch) */
         ImportFiles: {
             runId: string;
             batchSize: number;
@@ -1079,6 +1079,7 @@ export interface components {
                 number: number;
                 label: string;
                 issues: number;
+                written: boolean;
             }[];
             leftOut: {
                 sourceId: number;
@@ -6878,7 +6879,6 @@ export interface operations {
                                     name: string;
                                     attacher?: string;
                                     created: string;
-                                    /** Format: uri */
                                     uri: string;
                                     description?: string;
                                 }[];

@@ -72,18 +72,24 @@ export function ImportFilesSection({ runId, siteUrl, working, save }: Props) {
                     <code>{f.label}</code>
                   </Table.Td>
                   <Table.Td>
-                    <Button
-                      variant="default"
-                      size="xs"
-                      onClick={() =>
-                        save(
-                          `/api/migrations/${runId}/import-files/${f.number}`,
-                          `jira-import-${runId}-${f.number}.json`,
-                        )
-                      }
-                    >
-                      Download batch {f.number}
-                    </Button>
+                    {f.written ? (
+                      <Button
+                        variant="default"
+                        size="xs"
+                        onClick={() =>
+                          save(
+                            `/api/migrations/${runId}/import-files/${f.number}`,
+                            `jira-import-${runId}-${f.number}.json`,
+                          )
+                        }
+                      >
+                        Download batch {f.number}
+                      </Button>
+                    ) : (
+                      <Text size="sm" c="dimmed">
+                        Not written yet: the run writes it when it reaches this batch
+                      </Text>
+                    )}
                   </Table.Td>
                 </Table.Tr>
               ))}
