@@ -18,6 +18,7 @@ import {
   type StateMapping,
   workItemIdFromUrl,
 } from '#domain/mapping/index.ts';
+import type { ImportedFacts } from './imported.ts';
 
 export interface FileFacts {
   name: string;
@@ -86,6 +87,11 @@ export interface ExpectedIssue {
   remainingEstimateSeconds?: number;
   customFields: Record<string, unknown>;
   description?: AdfDoc;
+  /**
+   * Set for an item delivered by Jira's importer (imported.ts): Jira's dates and the comments as its file carried
+   * them, compared in place of the REST mode's comments (each with its header line).
+   */
+  imported?: ImportedFacts;
   notes: string[];
 }
 

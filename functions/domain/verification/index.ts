@@ -26,5 +26,11 @@ export {
   type VerificationContext,
   type VerificationSource,
 } from './expected.ts';
+export {
+  expectedImported,
+  type ImportedComment,
+  type ImportedFacts,
+  instantOf,
+} from './imported.ts';
 export { type ReadBackContext, type ReadBackIssue, readBackIssue } from './read-back.ts';
 export { auditValue, type Difference, type ItemVerdict, unverified, VALUE_MAX } from './types.ts';
