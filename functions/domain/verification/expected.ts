@@ -18,7 +18,6 @@ import {
   type StateMapping,
   workItemIdFromUrl,
 } from '#domain/mapping/index.ts';
-import type { ImportedFacts } from './imported.ts';
 
 export interface FileFacts {
   name: string;
@@ -58,6 +57,24 @@ export interface VerificationContext {
   links: LinkPlanOptions;
   /** Files the engine adds of its own (history, a description's or comment's full HTML): neither expected nor extra. */
   isEngineFile: (name: string) => boolean;
+}
+
+/** One comment as its file carried it: the document Jira makes of its text, its author and date. */
+export interface ImportedComment {
+  body: AdfDoc;
+  /** Undefined: a person without a Jira account, named in the text; the author is not checked. */
+  author?: string;
+  created: string;
+}
+
+/** What only an imported issue is expected to hold: Jira's dates as the file set them, comments as carried. */
+export interface ImportedFacts {
+  created?: string;
+  /** Jira's `updated` is this or later: the REST phases' writes after the import move it on. */
+  updated?: string;
+  /** Undefined: Jira shows none. */
+  resolutionDate?: string;
+  comments: ImportedComment[];
 }
 
 export interface ExpectedIssue {

@@ -13,25 +13,7 @@
 import type { AdfDoc } from '#domain/adf/index.ts';
 import type { ImportIssue } from '#domain/jira-import/format.ts';
 import { wikiToAdf } from '#domain/jira-import/wiki-read.ts';
-import type { ExpectedIssue } from './expected.ts';
-
-/** One comment as its file carried it: the document Jira makes of its text, its author and date. */
-export interface ImportedComment {
-  body: AdfDoc;
-  /** Undefined: a person without a Jira account, named in the text; the author is not checked. */
-  author?: string;
-  created: string;
-}
-
-/** What only an imported issue is expected to hold: Jira's dates as the file set them, comments as carried. */
-export interface ImportedFacts {
-  created?: string;
-  /** Jira's `updated` is this or later: the REST phases' writes after the import move it on. */
-  updated?: string;
-  /** Undefined: Jira shows none. */
-  resolutionDate?: string;
-  comments: ImportedComment[];
-}
+import type { ExpectedIssue, ImportedComment } from './expected.ts';
 
 /** An importer date as an instant (`2026-03-02T10:00:00.000Z`), for the audit and the notes. */
 export function instantOf(date: string | undefined): string | undefined {
