@@ -9,6 +9,10 @@
  * finish, so a resumed verification works a block again at most and overwrites the same artifact. `complete`
  * streams the blocks, in order, into the audit files and keeps the summary: nothing grows with the project but
  * the summary's counts.
+ *
+ * A run delivered by Jira's importer is compared with what its import files carried (expectedImported): each
+ * block reads the archived files its items are in, and Azure DevOps' comments are not read (the file's are
+ * compared, with their authors and dates).
  */
 import type { AdfDoc } from '#domain/adf/index.ts';
 import { ImportFileSchema, type ImportIssue } from '#domain/jira-import/format.ts';
