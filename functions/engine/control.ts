@@ -46,12 +46,11 @@ export const lastPhaseOf = (preflight: Pick<Preflight, 'plugins'>) =>
 
 /**
  * Whether the run verifies itself at its end, as the phase after its last (the `verify` option): never a dry run,
- * nor a run delivered by Jira's importer, whose issues the verification does not compare yet (docs/jira-import.md).
+ * which writes nothing. A run delivered by Jira's importer is verified as a REST one, against what its files
+ * carried (docs/jira-import.md).
  */
-export const verifiesAtEnd = (
-  run: Pick<Run, 'options'>,
-  preflight: { delivery?: { deliveryMode: string } },
-) => run.options.verify === true && !run.options.dryRun && preflight.delivery?.deliveryMode !== 'jira-import';
+export const verifiesAtEnd = (run: Pick<Run, 'options'>) =>
+  run.options.verify === true && !run.options.dryRun;
 
 /**
  * Where a run's verification or rollback works: a phase after the run's last that no verification or rollback

@@ -63,18 +63,14 @@ async function finishRollback(deps: EngineDeps, run: Run): Promise<RunnerAnswer>
   return 'done';
 }
 
-async function finish(
-  deps: EngineDeps,
-  run: Run,
-  header: { delivery?: { deliveryMode: string } },
-): Promise<RunnerAnswer> {
+async function finish(deps: EngineDeps, run: Run): Promise<RunnerAnswer> {
   if (run.status === 'VERIFYING') return finishVerification(deps, run);
   if (run.status === 'ROLLING_BACK') return finishRollback(deps, run);
   if (run.options.dryRun) await writePreview(deps, run);
   await writeRunReports(deps, run);
   const move = run.failureCount > 0 ? RUN_TRANSITIONS.completePartial : RUN_TRANSITIONS.complete;
   // A run verified at its end tells the verification's summary with its end.
-  const told = verifiesAtEnd(run, header) ? await verificationDone(deps, run) : {};
+  const told = verifiesAtEnd(run) ? await verificationDone(deps, run) : {};
   // The journal tells the status and the stream's `done` with the run's counters.
   if (await deps.journal.move(run, move, { ...told, fields: { finishedAt: nowIso(), progressPercent: 100 } }))
     countRun(move.to);
@@ -98,7 +94,7 @@ export async function finalizeStep(
   // Not there yet: back to the phases (the verification too, for a run verified at its end). A verification's or
   // a rollback's phase answers Finalize once its files are written.
   const after = run.status === 'VERIFYING' || run.status === 'ROLLING_BACK';
-  const last = lastPhaseOf(header) + (verifiesAtEnd(run, header) ? 1 : 0);
+  const last = lastPhaseOf(header) + (verifiesAtEnd(run) ? 1 : 0);
   if (!after && run.cursor.phase <= last) return 'batch';
-  return finish(deps, run, header);
+  return finish(deps, run);
 }

@@ -156,7 +156,7 @@ async function workPhases(
     // verification, or the rollback (its preview, or carrying the preview out). A run that verifies itself at its
     // end works the verification as its own next phase, then Finalize.
     const onDemand = afterRunPhase(run, phase > lastPhase);
-    const atEnd = run.status === 'RUNNING' && verifiesAtEnd(run, preflight) && phase === lastPhase + 1;
+    const atEnd = run.status === 'RUNNING' && verifiesAtEnd(run) && phase === lastPhase + 1;
     const after = onDemand ?? (atEnd ? verificationPhase : undefined);
     const verifying = after !== undefined;
     if (phase > lastPhase && !verifying) return 'finalize';

@@ -20,17 +20,22 @@ import { parseAdoIdentity } from '../../functions/domain/mapping/identity.ts';
 import { sourceIdFromLabel } from '../../functions/domain/mapping/index.ts';
 import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
 import type { Run } from '../../functions/domain/runs.ts';
+import type { ItemVerdict, VerificationSummary } from '../../functions/domain/verification/index.ts';
+import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
+import { verificationPhase } from '../../functions/engine/phases/verify.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { importFile as importFileForAdmin } from '../../functions/services/import-files.ts';
 import { setDelivery } from '../../functions/services/projects.ts';
 import { artifactLinks, DiskArtifactLinks } from '../../functions/store/artifact-links.ts';
-import type { DiskArtifactStore } from '../../functions/store/artifacts.ts';
+import { artifactKeys, type DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/tracker-errors.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 const SEED = 23;
@@ -137,6 +142,32 @@ async function resume(runId: string): Promise<void> {
     }),
   ).toBe(true);
 }
+
+/** The run's verification, as the "verify again" route has the runner work it: its audit. */
+async function verifyRun(runId: string): Promise<{ items: ItemVerdict[]; summary: VerificationSummary }> {
+  const deps = h.deps();
+  const run = await runOf(runId);
+  await workWholePhase(verificationPhase, async () => ({
+    deps,
+    run,
+    preflight: await loadPreflight(deps, run),
+    invocation: new InvocationScope(),
+  }));
+  return JSON.parse(
+    (await deps.artifacts.get(artifactKeys.verificationAudit(run.tenantId, run.id))) as string,
+  );
+}
+
+/** A request to the sandbox Jira as the service account (the Jira REST API), or to its controls. */
+const jiraFetch = (method: string, path: string, body?: unknown) =>
+  fetch(`${h.sandboxes.jira.url}${path}`, {
+    method,
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${h.config.jira.email}:${h.config.jira.apiToken}`).toString('base64')}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 
 const jiraPeople = new Map(
   sandboxPeople(SEED).flatMap((p) => (p.on === 'ado' ? [] : [[p.email.toLowerCase(), p.jiraAccountId]])),
@@ -482,6 +513,100 @@ describe('a run delivered by Jira import', () => {
     expect(statusChanges).toBeGreaterThan(0);
     expect(pictured).toBeGreaterThan(0);
     expect(mismatches).toEqual([]);
+
+    // The verification of the run (on demand, as the "verify again" route starts it): every item faithful to
+    // what its file carried (texts read as Jira reads wiki markup, comments with their authors and dates, the
+    // dates, people), the REST phases' parents, links and files, and no false difference.
+    const clean = await verifyRun(run.id);
+    expect(clean.items.filter((v) => v.result !== 'pass')).toEqual([]);
+    expect(clean.summary).toMatchObject({
+      itemsChecked: sourceIds.length,
+      fullyFaithful: sourceIds.length,
+      differencesByField: {},
+      unverified: 0,
+    });
+
+    // Then four issues changed in Jira, each one way: a comment's text edited (REST), a comment's author and an
+    // issue's created date changed (what only an import sets: the sandbox's control), a label changed (REST).
+    const importedComments = async (key: string) => {
+      const all: { id: string; author?: { accountId?: string } }[] = [];
+      for await (const c of d.target.comments(key)) if (c.author?.accountId !== service) all.push(c);
+      return all;
+    };
+    const mapped = new Set(jiraPeople.values());
+    const keys = sourceIds.map(keyOf);
+    const used = new Set<string>();
+    const pick = async (fits: (key: string) => Promise<boolean>) => {
+      for (const key of keys) if (!used.has(key) && (await fits(key))) return used.add(key) && key;
+      throw new Error('no issue fits');
+    };
+    const edited = await pick(async (k) => (await importedComments(k)).length > 0);
+    const [editedComment] = await importedComments(edited);
+    expect(
+      (
+        await jiraFetch('PUT', `/rest/api/3/issue/${edited}/comment/${editedComment?.id}`, {
+          body: {
+            type: 'doc',
+            version: 1,
+            content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Edited in Jira' }] }],
+          },
+        })
+      ).status,
+    ).toBe(200);
+    const reauthored = await pick(async (k) =>
+      (await importedComments(k)).some((c) => mapped.has(c.author?.accountId ?? '')),
+    );
+    const authored = (await importedComments(reauthored)).find((c) => mapped.has(c.author?.accountId ?? ''));
+    expect(
+      (
+        await jiraFetch('PATCH', `/_sandbox/jira/issues/${reauthored}`, {
+          comments: [{ id: authored?.id, authorAccountId: service }],
+        })
+      ).status,
+    ).toBe(204);
+    const moved = await pick(async () => true);
+    expect(
+      (
+        await jiraFetch('PATCH', `/_sandbox/jira/issues/${moved}`, {
+          created: '2020-01-02T03:04:05.000+0000',
+        })
+      ).status,
+    ).toBe(204);
+    const labelOf = (l: string) => !l.startsWith('src-id-') && !l.startsWith('tms-import-');
+    const labelsOf = async (k: string) =>
+      ((await d.target.getIssue(k, ['labels'])).fields?.labels ?? []) as string[];
+    const labelled = await pick(async (k) => (await labelsOf(k)).some(labelOf));
+    const labels = await labelsOf(labelled);
+    await d.target.editIssue(labelled, {
+      fields: { labels: labels.map((l) => (labelOf(l) ? `${l}-changed` : l)) },
+    });
+
+    // Act: verify again. Assess: exactly those four differences, on those four issues.
+    const again = await verifyRun(run.id);
+    const differing = again.items.filter((v) => v.result !== 'pass');
+    expect(Object.fromEntries(differing.map((v) => [v.key, v.differences.map((x) => x.field)]))).toEqual({
+      [edited]: ['comments.text'],
+      [reauthored]: ['comments.author'],
+      [moved]: ['created'],
+      [labelled]: ['labels'],
+    });
+    const of = (key: string) => differing.find((v) => v.key === key)?.differences[0];
+    expect(of(edited)?.actual).toBe('Edited in Jira');
+    expect(of(reauthored)).toMatchObject({
+      expected: expect.stringContaining(`: ${authored?.author?.accountId}`),
+      actual: service,
+    });
+    expect(of(moved)).toMatchObject({
+      expected: new Date(
+        ms(items.get(Number(differing.find((v) => v.key === moved)?.sourceId))?.fields['System.CreatedDate']),
+      ).toISOString(),
+      actual: '2020-01-02T03:04:05.000Z',
+    });
+    expect(again.summary).toMatchObject({
+      itemsChecked: sourceIds.length,
+      fullyFaithful: sourceIds.length - 4,
+      differencesByField: { 'comments.text': 1, 'comments.author': 1, created: 1, labels: 1 },
+    });
   }, 240_000);
 
   it('a run that finds the items in Jira by their labels (a project whose id map never recorded them) imports none again', async () => {

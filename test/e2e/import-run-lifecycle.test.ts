@@ -4,7 +4,8 @@
  * to `jira-import` (PUT .../delivery), the start is accepted, the run pauses per batch with its reason on
  * `/status` and on its SSE stream, the admin downloads each file from the API, imports it in Jira (the sandbox's
  * importer, as a site administrator) and resumes through the resume route, a new execution each time; the run
- * completes with one issue per item.
+ * completes with one issue per item, verified at its end against what its files carried (every item faithful),
+ * and verified again on demand through the route.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,9 +110,11 @@ describe('a jira-import run through the API', () => {
     expect(set.status).toBe(200);
 
     // Act: the start is accepted, and the run pauses on batch 1.
-    // With attachments: the files carry them, as links the download makes.
+    // With attachments (the files carry them, as links the download makes), and verified at its end (the API's
+    // default; the sandboxes' start body turns it off for other tests).
     const body = sandboxStartBody(sandboxes, config);
     body.enginePayload.options.migrate_attachments = true;
+    body.enginePayload.options.verify = true;
     const started = await app.call('POST', `/api/migrations/project/${projectId}/start`, {
       token: tenant.admin.token,
       body,
@@ -209,5 +212,35 @@ describe('a jira-import run through the API', () => {
     expect(orchestrator.executions(runId).map((e) => e.generation)).toEqual(
       Array.from({ length: total + 1 }, (_, i) => i),
     );
+    // The run verified itself at its end (the API's default), against what its files carried: every item
+    // faithful, told on the stream with its end.
+    const items = (await status(runId)).successCount as number;
+    expect((await status(runId)).verification).toEqual({
+      itemsChecked: items,
+      fullyFaithful: items,
+      differencesByField: {},
+      itemsWithNotes: expect.any(Number),
+      unverified: 0,
+    });
+    await follower.waitFor(
+      (m) => m.data.includes(`Verification done: ${items} of ${items} items fully faithful`),
+      10_000,
+      'the verification line',
+    );
+
+    // Verify again (on demand, the route): the run VERIFYING on its next execution, then back COMPLETED.
+    const again = await app.call('POST', `/api/migrations/${runId}/verification`, {
+      token: tenant.member.token,
+    });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual({ id: runId, status: 'VERIFYING' });
+    for (let i = 0; i < 900 && (await status(runId)).status === 'VERIFYING'; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect((await status(runId)).status).toBe('COMPLETED');
+    const summary = await app.call('GET', `/api/migrations/${runId}/verification`, {
+      token: tenant.member.token,
+    });
+    expect(summary.body).toMatchObject({ itemsChecked: items, fullyFaithful: items, differencesByField: {} });
+    expect(orchestrator.executions(runId)).toHaveLength(total + 2);
   }, 180_000);
 });

@@ -67,3 +67,4 @@ export {
   type LabelledIssue,
 } from './verify.ts';
 export { adfToWiki, escapeWiki, type Lost } from './wiki.ts';
+export { type WikiContext, wikiToAdf } from './wiki-read.ts';

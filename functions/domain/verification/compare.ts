@@ -4,8 +4,9 @@
  * label, a comment, a table cell, an attachment) is one difference, so the audit reads as a list of changes.
  */
 import type { AdfNode } from '#domain/adf/index.ts';
-import { compareDocuments } from './document.ts';
+import { compareDocuments, documentFacts } from './document.ts';
 import type { ExpectedIssue, FileFacts } from './expected.ts';
+import { instantOf } from './imported.ts';
 import type { ReadBackIssue } from './read-back.ts';
 import { auditValue, type Difference, type ItemVerdict } from './types.ts';
 
@@ -41,8 +42,11 @@ export function canonical(value: unknown): string {
   return String(value);
 }
 
+/** An imported issue's type is the name its file carried (the importer takes names); a REST one's its id. */
 const type: Check = (want, got) =>
-  want.type.id === got.typeId ? [] : [differ('type', want.type.name, got.typeName ?? got.typeId)];
+  (want.imported ? same(want.type.name, got.typeName) : want.type.id === got.typeId)
+    ? []
+    : [differ('type', want.type.name, got.typeName ?? got.typeId)];
 
 const status: Check = (want, got) =>
   want.status === undefined || same(want.status, got.status)
@@ -158,6 +162,75 @@ const comments: Check = (want, got) => {
   return out;
 };
 
+const millis = (date: string | undefined) =>
+  date === undefined ? Number.NaN : Date.parse(instantOf(date) ?? '');
+
+/**
+ * An imported issue's dates as its file set them: created and the resolution date to the millisecond (the
+ * resolution date absent when the file set none), `updated` at or after the file's, as the REST phases' writes
+ * after the import (sprint, parent, links, files) move it on by design.
+ */
+const dates: Check = (want, got) => {
+  const facts = want.imported;
+  if (!facts) return [];
+  const out: Difference[] = [];
+  if (facts.created !== undefined && millis(facts.created) !== millis(got.created))
+    out.push(differ('created', instantOf(facts.created), instantOf(got.created)));
+  if (facts.updated !== undefined && !(millis(got.updated) >= millis(facts.updated)))
+    out.push(differ('updated', `${instantOf(facts.updated)} or later`, instantOf(got.updated)));
+  const resolved = facts.resolutionDate;
+  if (
+    resolved === undefined
+      ? got.resolutionDate !== undefined
+      : millis(resolved) !== millis(got.resolutionDate)
+  )
+    out.push(differ('resolutionDate', instantOf(resolved), instantOf(got.resolutionDate)));
+  return out;
+};
+
+/**
+ * An imported issue's comments as its file carried them, with no header line to match them by: each is the Jira
+ * comment of its date (the importer keeps it), else the one of its author and text whose date moved (one
+ * `comments.created` difference); then its author (unless its person has no Jira account) and its document.
+ * One missing is one `comments` difference. Comments with no counterpart in the file (the REST phases' notes by
+ * the service account, people's own) are not the import's.
+ */
+const importedComments: Check = (want, got) => {
+  const facts = want.imported;
+  if (!facts) return [];
+  const left = got.commentFacts.map((c, i) => ({ ...c, i }));
+  const take = (match: (c: (typeof left)[number]) => boolean) => {
+    const at = left.findIndex(match);
+    return at >= 0 ? left.splice(at, 1)[0] : undefined;
+  };
+  const out: Difference[] = [];
+  facts.comments.forEach((c, i) => {
+    const label = `comment ${i + 1} (${instantOf(c.created)})`;
+    const text = documentFacts(c.body).text;
+    let found = take((g) => millis(g.created) === millis(c.created));
+    if (!found) {
+      found = take(
+        (g) =>
+          (c.author === undefined || g.author === c.author) &&
+          compareDocuments('comments', c.body, g.body).length === 0,
+      );
+      if (found)
+        out.push(
+          differ('comments.created', `comment ${i + 1}: ${instantOf(c.created)}`, instantOf(found.created)),
+        );
+    }
+    if (!found) {
+      out.push(differ('comments', `${label}: ${text || NONE}`, NONE));
+      return;
+    }
+    if (c.author !== undefined && c.author !== found.author)
+      out.push(differ('comments.author', `${label}: ${c.author}`, found.author));
+    for (const d of compareDocuments('comments', c.body, found.body))
+      out.push({ ...d, expected: auditValue(`${label}: ${d.expected}`) });
+  });
+  return out;
+};
+
 const sprint: Check = (want, got) => {
   const wanted = want.sprint === null ? [] : [want.sprint];
   return sortedList(wanted) === sortedList(got.sprints)
@@ -209,7 +282,7 @@ export function compareIssue(
     parent,
     links,
     attachmentsCheck(isEngineFile),
-    comments,
+    ...(want.imported ? [importedComments, dates] : [comments]),
     sprint,
     estimates,
     customFields,

@@ -59,6 +59,24 @@ export interface VerificationContext {
   isEngineFile: (name: string) => boolean;
 }
 
+/** One comment as its file carried it: the document Jira makes of its text, its author and date. */
+export interface ImportedComment {
+  body: AdfDoc;
+  /** Undefined: a person without a Jira account, named in the text; the author is not checked. */
+  author?: string;
+  created: string;
+}
+
+/** What only an imported issue is expected to hold: Jira's dates as the file set them, comments as carried. */
+export interface ImportedFacts {
+  created?: string;
+  /** Jira's `updated` is this or later: the REST phases' writes after the import move it on. */
+  updated?: string;
+  /** Undefined: Jira shows none. */
+  resolutionDate?: string;
+  comments: ImportedComment[];
+}
+
 export interface ExpectedIssue {
   sourceId: number;
   key: string;
@@ -86,6 +104,11 @@ export interface ExpectedIssue {
   remainingEstimateSeconds?: number;
   customFields: Record<string, unknown>;
   description?: AdfDoc;
+  /**
+   * Set for an item delivered by Jira's importer (imported.ts): Jira's dates and the comments as its file carried
+   * them, compared in place of the REST mode's comments (each with its header line).
+   */
+  imported?: ImportedFacts;
   notes: string[];
 }
 

@@ -22,9 +22,12 @@ export {
   type ExpectedIssue,
   expectedIssue,
   type FileFacts,
+  type ImportedComment,
+  type ImportedFacts,
   linkLabel,
   type VerificationContext,
   type VerificationSource,
 } from './expected.ts';
+export { expectedImported, instantOf } from './imported.ts';
 export { type ReadBackContext, type ReadBackIssue, readBackIssue } from './read-back.ts';
 export { auditValue, type Difference, type ItemVerdict, unverified, VALUE_MAX } from './types.ts';

@@ -22,6 +22,12 @@ export interface ReadBackIssue {
   attachments: FileFacts[];
   /** Each comment's body (an ADF document), in Jira's order. */
   comments: unknown[];
+  /** Each comment's author and date beside its body, in Jira's order (an imported comment keeps its own). */
+  commentFacts: { body: unknown; author?: string; created?: string }[];
+  /** Jira's dates, as it answers them. */
+  created?: string;
+  updated?: string;
+  resolutionDate?: string;
   sprints: string[];
   storyPoints?: number | null;
   originalEstimateSeconds?: number;
@@ -74,6 +80,9 @@ export function readBackIssue(
   const typeId = str(type?.id);
   const typeName = str(type?.name);
   const original = num(time.originalEstimateSeconds);
+  const created = str(fields.created);
+  const updated = str(fields.updated);
+  const resolutionDate = str(fields.resolutiondate);
   const remaining = num(time.remainingEstimateSeconds);
   return {
     key: str(root.key) ?? '',
@@ -93,6 +102,18 @@ export function readBackIssue(
       return name === undefined ? [] : [{ name, size: Number(obj(a)?.size ?? -1) }];
     }),
     comments: comments.map((c) => obj(c)?.body),
+    commentFacts: comments.map((c) => {
+      const author = named(obj(c)?.author, 'accountId');
+      const at = str(obj(c)?.created);
+      return {
+        body: obj(c)?.body,
+        ...(author !== undefined ? { author } : {}),
+        ...(at !== undefined ? { created: at } : {}),
+      };
+    }),
+    ...(created !== undefined ? { created } : {}),
+    ...(updated !== undefined ? { updated } : {}),
+    ...(resolutionDate !== undefined ? { resolutionDate } : {}),
     sprints: ctx.sprintFieldId ? arr(fields[ctx.sprintFieldId]).flatMap((s) => named(s) ?? []) : [],
     ...(ctx.storyPointsFieldId ? { storyPoints: num(points) ?? null } : {}),
     ...(original !== undefined ? { originalEstimateSeconds: original } : {}),

@@ -115,7 +115,10 @@ function planOf(
   const fullText = draft.fullText;
   // Its revision history too (attachHistory), with attachments off as well.
   const history = !imported && item.rev > 1 ? 1 : 0;
-  const idle = files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history === 0;
+  // An imported issue's description is not written again, so its inline images count on their own (a REST one's
+  // make it rewrite): with attachments on, they are brought even where nothing else is.
+  const images = imported && everything ? inline.length : 0;
+  const idle = files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history + images === 0;
   return { foreign, files, inline, rewrite, draft, fullText, history, idle };
 }
 

@@ -9,8 +9,13 @@
  * finish, so a resumed verification works a block again at most and overwrites the same artifact. `complete`
  * streams the blocks, in order, into the audit files and keeps the summary: nothing grows with the project but
  * the summary's counts.
+ *
+ * A run delivered by Jira's importer is compared with what its import files carried (expectedImported): each
+ * block reads the archived files its items are in, and Azure DevOps' comments are not read (the file's are
+ * compared, with their authors and dates).
  */
 import type { AdfDoc } from '#domain/adf/index.ts';
+import { ImportFileSchema, type ImportIssue } from '#domain/jira-import/format.ts';
 import { workItemIdFromUrl } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE } from '#domain/runs.ts';
 import {
@@ -18,6 +23,7 @@ import {
   auditJson,
   compareIssue,
   emptySummary,
+  expectedImported,
   expectedIssue,
   type ItemVerdict,
   readBackIssue,
@@ -31,6 +37,7 @@ import { blockUnits, ITEM_CONCURRENCY, inPool, migratedUnits, runArtifactKey } f
 import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifacts.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
+import { ImportFileArchive } from '#store/import-files.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import { type PluginCheckSource, pluginVerifiers } from '../plugin-phase.ts';
@@ -61,6 +68,8 @@ const READ_FIELDS = [
   'attachment',
   'timetracking',
 ];
+/** What an imported issue is compared on besides: the dates its file set. */
+const IMPORTED_FIELDS = ['created', 'updated', 'resolutiondate'];
 const HISTORY_FILE = /^ado-history-\d+(-r\d+)?\.html$/;
 
 /** Files the engine adds of its own: the item's history, a cut description's or comment's whole HTML. */
@@ -68,6 +77,33 @@ const engineFile = (sourceId: number, commentIds: readonly number[]) => (name: s
   HISTORY_FILE.test(name) ||
   name === fullDescriptionName(sourceId) ||
   commentIds.some((id) => name === fullCommentName(id));
+
+/** Whether the run delivered through Jira's importer: its items are compared with what their files carried. */
+const imported = (ctx: PhaseContext) => ctx.preflight.delivery?.deliveryMode === 'jira-import';
+
+/**
+ * The block's items as the run's import files carried them, by ADO id: each file that holds one of them read
+ * once (the index says which), parsed as the importer's format. An item in no file (in Jira before the run) is
+ * absent.
+ */
+async function carriedIssues(ctx: PhaseContext, ids: readonly number[]): Promise<Map<number, ImportIssue>> {
+  const { run, deps } = ctx;
+  const archive = new ImportFileArchive(deps.artifacts);
+  const index = await archive.index(run.tenantId, run.id);
+  const wanted = new Set(ids);
+  const carried = new Map<number, ImportIssue>();
+  for (const batch of index?.batches ?? []) {
+    if (!batch.sourceIds.some((id) => wanted.has(id))) continue;
+    const text = await archive.file(run.tenantId, run.id, batch.number);
+    if (text === undefined) continue;
+    for (const project of ImportFileSchema.parse(JSON.parse(text)).projects)
+      for (const issue of project.issues) {
+        const id = Number(issue.externalId);
+        if (wanted.has(id)) carried.set(id, issue);
+      }
+  }
+  return carried;
+}
 
 const levelOf = (ctx: PhaseContext, sourceType: string | undefined) =>
   ctx.preflight.typeLevels[ctx.preflight.typeMap[sourceType ?? '']?.name ?? ''];
@@ -116,8 +152,15 @@ async function blockContext(ctx: PhaseContext, items: AdoWorkItem[]) {
     ...READ_FIELDS,
     ...[preflight.sprintFieldId, preflight.storyPointsFieldId].flatMap((f) => f ?? []),
     ...verification.customFields.map((c) => c.fieldId),
+    ...(imported(ctx) ? IMPORTED_FIELDS : []),
   ];
-  return { entries, describe, verification, fields };
+  const carried = imported(ctx)
+    ? await carriedIssues(
+        ctx,
+        items.map((i) => i.id),
+      )
+    : undefined;
+  return { entries, describe, verification, fields, carried };
 }
 
 /** One item: its source read from ADO, its issue and comments from Jira, compared. */
@@ -131,6 +174,8 @@ async function verifyItem(
   const { deps, run } = ctx;
   const options = run.options;
   const siteUrl = deps.target.connection.baseUrl.replace(/\/+$/, '');
+  // An imported item's comments and description are its file's: Azure DevOps' comments are not read.
+  const carried = block.carried?.get(item.id);
   const [issue, jiraComments, adoComments] = await Promise.all([
     deps.target.getIssue(entry.targetKey, block.fields).catch((err) => {
       if (err instanceof TrackerHttpError && err.status === 404) return undefined;
@@ -141,7 +186,9 @@ async function verifyItem(
       if (err instanceof TrackerHttpError && err.status === 404) return [];
       throw err;
     }),
-    options.migrateComments !== false ? collect(deps.source.comments(item.id)) : Promise.resolve([]),
+    options.migrateComments !== false && !carried
+      ? collect(deps.source.comments(item.id))
+      : Promise.resolve([]),
   ]);
   if (!issue)
     return {
@@ -182,12 +229,12 @@ async function verifyItem(
     item.id,
     adoComments.map((c) => c.id),
   );
-  const want = expectedIssue(
+  const rest = expectedIssue(
     {
       id: item.id,
       fields: item.fields,
-      relations: (item.relations ?? []).filter((r) => carried(r.rel, options)),
-      ...(hasContent(description) ? { description } : {}),
+      relations: (item.relations ?? []).filter((r) => carriedOver(r.rel, options)),
+      ...(hasContent(description) && !carried ? { description } : {}),
       comments: adoComments.map((c) => ({ id: c.id, doc: commentDocument(c, commentCtx, item.id).doc })),
       inlineImages: images
         .filter((i) => !attachedNames.has(i.uploadName))
@@ -196,6 +243,7 @@ async function verifyItem(
     entry.targetKey,
     { ...block.verification, isEngineFile },
   );
+  const want = carried ? expectedImported(rest, carried) : rest;
   const got = readBackIssue(issue, jiraComments, {
     ...(block.verification.sprintFieldId ? { sprintFieldId: block.verification.sprintFieldId } : {}),
     ...(block.verification.storyPointsFieldId
@@ -208,7 +256,7 @@ async function verifyItem(
 const hasContent = (doc: AdfDoc) => doc.content.length > 0;
 
 /** Whether the run carries a relation over: files with attachments on, links with links on, parents always. */
-function carried(rel: string, options: PhaseContext['run']['options']): boolean {
+function carriedOver(rel: string, options: PhaseContext['run']['options']): boolean {
   if (rel === 'AttachedFile') return options.migrateAttachments !== false;
   if (/^system\.linktypes\.hierarchy-/i.test(rel)) return true;
   return options.migrateLinks !== false;
@@ -291,6 +339,8 @@ async function verifyBlock(
     const type = String(item.fields['System.WorkItemType'] ?? '');
     if (!block.verification.typeMap[type])
       return unverified(id, key, `its Azure DevOps type "${type}" is not one the run mapped`);
+    if (block.carried && !block.carried.has(id))
+      return unverified(id, key, "in none of the run's import files (in Jira before the run)");
     return verifyItem(ctx, item, entry, block, people);
   });
   const verdicts = await withPluginChecks(ctx, plugins, core, byId);

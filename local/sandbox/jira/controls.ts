@@ -9,6 +9,9 @@
  *                                    site's priority list (default: the first); reset restores Jira's five
  *   GET|PUT /_sandbox/jira/refusals  {labels, message?}: creates of issues with one of these labels get a 400
  *                                    (per element in a bulk create), as a create validator answers; reset clears
+ *   PATCH /_sandbox/jira/issues/{key}  {created?, comments?: [{id, authorAccountId?, created?}]}: what Jira's REST
+ *                                    API changes on no issue (its created date, a comment's author or date), for
+ *                                    tests that plant a change in what an import brought; no write is recorded
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -73,6 +76,24 @@ const RefusalsSchema = z.strictObject({
   message: z.string().min(1).optional(),
 });
 const DEFAULT_REFUSAL = 'Issue creation was refused by a workflow validator.';
+
+/** Dates as Jira's importer takes them (`2024-03-05T14:07:09.123+0000`) or ISO 8601: anything Date.parse reads. */
+const At = z
+  .string()
+  .transform((s) => Date.parse(s.replace(/([+-]\d{2})(\d{2})$/, '$1:$2')))
+  .refine((ms) => !Number.isNaN(ms), 'not a date');
+const PlantSchema = z.strictObject({
+  created: At.optional(),
+  comments: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1),
+        authorAccountId: z.string().min(1).optional(),
+        created: At.optional(),
+      }),
+    )
+    .optional(),
+});
 
 const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
 
@@ -227,5 +248,25 @@ export function registerControlRoutes(app: FastifyInstance, store: JiraStore): v
     const render = Render.of(store, req);
     const all = selectFields(undefined, 'all');
     return [...store.issues.values()].map((issue) => render.issue(issue, all));
+  });
+
+  app.patch<{ Params: { key: string } }>('/_sandbox/jira/issues/:key', async (req, reply) => {
+    const issue = store.issueByIdOrKey(req.params.key);
+    if (!issue) return reply.code(404).send({ message: `no issue ${req.params.key}` });
+    const parsed = PlantSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
+    const { created, comments = [] } = parsed.data;
+    const unknown = comments.filter((c) => !issue.comments.some((x) => x.id === c.id)).map((c) => c.id);
+    if (unknown.length > 0)
+      return reply.code(400).send({ message: [`no comment ${unknown.join(', ')} on ${issue.key}`] });
+    if (created !== undefined) issue.created = created;
+    for (const change of comments) {
+      const comment = issue.comments.find((x) => x.id === change.id);
+      if (!comment) continue;
+      if (change.authorAccountId !== undefined) comment.authorId = change.authorAccountId;
+      if (change.created !== undefined) comment.created = change.created;
+    }
+    store.refreshIndex(issue);
+    return reply.code(204).send();
   });
 }
