@@ -6,7 +6,9 @@
  * forgets their id map entries, and deletes nothing twice when worked again. The sprints and components the run
  * made go with their issues, but for those a kept issue is still in (listed, with why); worked again, it deletes
  * none of them twice. With edited issues included, the edited one goes too (and what only it was in), and the one
- * with a sub-task that is not the run's stays, with the reason.
+ * with a sub-task that is not the run's stays, with the reason. The run also finds one item in Jira (an issue made by
+ * hand with its src-id label): what it added there goes, and the description it wrote again, which somebody edited
+ * after the run, stays (listed) until edited ones are included, then goes back to its value before the run.
  *
  * Then the same through the run API and the state machine (local interpreter): a FULL run worked by its
  * execution, its preview (`POST /api/migrations/{runId}/rollback`) and the confirmed rollback each worked by the
@@ -100,6 +102,14 @@ async function jiraState(): Promise<Record<string, IssueState>> {
   return state;
 }
 
+/** One issue's `IssueState`. */
+async function issueState(key: string): Promise<IssueState> {
+  const issue = (await h.jiraIssues()).find((i) => i.key === key)!;
+  const { updated: _updated, ...fields } = issue.fields;
+  const remote = await jiraFetch('GET', `/rest/api/3/issue/${key}/remotelink`);
+  return { fields, remoteLinks: (await remote.json()) as unknown[] };
+}
+
 /** The fields a run adds things to (comments, files, links) rather than sets. */
 const ADDED_TO = ['comment', 'attachment', 'issuelinks', 'worklog'];
 
@@ -175,7 +185,10 @@ describe('rollback of a run', () => {
   it('deletes what the run created and nothing else, as its preview said; kept issues listed with why', {
     timeout: 300_000,
   }, async () => {
-    // Prepare: the site before the run, then a FULL run of the project's issues
+    // Prepare: the site before the run (with an issue made by hand for item #57, which the run finds by its
+    // label), then a FULL run of the project's issues
+    const foundKey = await madeByHand({ sourceId: 57, status: 'To Do' });
+    const foundBefore = await issueState(foundKey);
     const before = await keysNow();
     const madeBefore = await madeNow();
     const project = await h.newProject('Rolled back');
@@ -197,8 +210,20 @@ describe('rollback of a run', () => {
     expect(ofKind(made, 'sprint').length).toBeGreaterThan(0);
     expect(ofKind(made, 'component').length).toBeGreaterThan(0);
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...made]));
+    // What it wrote to the issue it found: its description again (its mention resolved), a link back to Azure
+    // DevOps, its revision history as a file; perhaps a status move
+    const foundRun = await issueState(foundKey);
+    const added = addedTo([foundKey], { [foundKey]: foundBefore }, { [foundKey]: foundRun });
+    expect(added.fields).toContain(`${foundKey} description`);
+    expect(added.remoteLinks).toBeGreaterThan(0);
+    expect(added.attachments).toBeGreaterThan(0);
+    const statusOf = (state: IssueState) => (state.fields.status as { name: string }).name;
+    const moved = statusOf(foundRun) === statusOf(foundBefore) ? 0 : 1;
 
-    // Prepare: after the run, somebody edits one issue and adds a sub-task under another
+    // Prepare: after the run, somebody edits one issue and adds a sub-task under another, and edits the
+    // description of the one the run found
+    const editedDescription = doc('Edited in Jira after the run');
+    await h.deps().target.editIssue(foundKey, { fields: { description: editedDescription } });
     const [edited, parent] = [created[3]!, created[5]!];
     await h
       .deps()
@@ -241,10 +266,21 @@ describe('rollback of a run', () => {
     expect(previewRequests.filter((r) => r.method !== 'GET')).toEqual([]);
     expect(preview.summary).toMatchObject({
       preview: true,
-      items: created.length,
+      items: created.length + 1,
       deleted: created.length - kept.size,
       keptEdited: kept.size,
+      keptFound: 1,
       gone: 0,
+      // On the issue it found: what it added goes, the description edited since stays (listed), a status move
+      // is listed and not moved back
+      removedComments: 0,
+      removedIssueLinks: 0,
+      removedRemoteLinks: added.remoteLinks,
+      removedAttachments: added.attachments,
+      restoredFields: 0,
+      keptChanges: 1,
+      changesGone: 0,
+      statusesNotUndone: moved,
       removedSprints: removedOf('sprint', keptMade),
       removedComponents: removedOf('component', keptMade),
       removedVersions: 0,
@@ -257,6 +293,9 @@ describe('rollback of a run', () => {
     const lineOf = (lines: string[], key: string) => lines.find((l) => l.includes(`,${key},`));
     expect(lineOf(preview.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(lineOf(preview.lines, edited.targetKey)).toContain('edited in Jira after the run');
+    expect(preview.lines.find((l) => l.includes(`,${foundKey} field description,`))).toContain(
+      'keep-edited,changed in Jira after the run',
+    );
 
     // Act: the rollback, resumed after its first block as after a crash
     const done = await rollBack(run.id, { preview: false }, { resumed: true });
@@ -268,7 +307,12 @@ describe('rollback of a run', () => {
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...keptMade]));
     // The deleted items are forgotten, so a later run creates them again; the kept ones are still known.
     const left = await h.app.store.idMap.all(h.tenant.tenantId, project.id);
-    expect(new Set(left.map((e) => e.targetKey))).toEqual(kept);
+    expect(new Set(left.map((e) => e.targetKey))).toEqual(new Set([...kept, foundKey]));
+    // The issue it found: as before the run, but for the description edited since (and a status move)
+    const foundNow = await issueState(foundKey);
+    expect(foundNow.remoteLinks).toEqual(foundBefore.remoteLinks);
+    expect(foundNow.fields.attachment).toEqual(foundBefore.fields.attachment);
+    expect(foundNow.fields.description).toEqual(editedDescription);
 
     // Act + Assess: worked again (as a block is after a crash), it deletes nothing more: each issue it asks for
     // is gone already
@@ -286,6 +330,11 @@ describe('rollback of a run', () => {
       deleted: 0,
       gone: done.summary.deleted,
       keptEdited: kept.size,
+      // (nor anything taken back from the issue it found: each record is forgotten once carried out)
+      removedRemoteLinks: 0,
+      removedAttachments: 0,
+      changesGone: added.remoteLinks + added.attachments,
+      keptChanges: 1,
       removedSprints: 0,
       removedComponents: 0,
       keptMade: keptMade.size,
@@ -298,8 +347,17 @@ describe('rollback of a run', () => {
     const all = await rollBack(run.id, { preview: false, includeEdited: true });
 
     // Assess: the edited ones go; the one with a sub-task that is not the run's stays, saying why
-    expect(second.summary).toMatchObject({ items: kept.size, deleted: kept.size - 1, keptEdited: 1 });
+    expect(second.summary).toMatchObject({
+      items: kept.size + 1,
+      deleted: kept.size - 1,
+      keptEdited: 1,
+      restoredFields: 1,
+      keptChanges: 0,
+      statusesNotUndone: moved,
+    });
     expect(all.summary).toEqual({ ...second.summary, preview: false });
+    // ... and the description edited after the run is put back as it was before the run
+    expect((await issueState(foundKey)).fields.description).toEqual(foundBefore.fields.description);
     expect(lineOf(all.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(await keysNow()).toEqual(new Set([...before, parent.targetKey, subtask]));
     // Only what the parent and its sub-task are in stays of what the run made
@@ -477,15 +535,16 @@ describe('rollback of a run through the run API and its state machine', () => {
     await o.idle(run.id);
     const killed = (await h.app.store.runs.get(t.tenantId, run.id))!;
     expect(killed.status).toBe('ROLLING_BACK');
-    const removedBeforeKill = (
-      (await h.control('jira', 'GET', '/_sandbox/requests')) as {
-        method: string;
-        path: string;
-        status: number;
-      }[]
-    )
+    const beforeKill = (await h.control('jira', 'GET', '/_sandbox/requests')) as {
+      method: string;
+      path: string;
+      status: number;
+    }[];
+    const removedBeforeKill = beforeKill
       .filter((r) => r.method === 'DELETE' && r.status === 204)
       .map((r) => r.path);
+    // A field put back on an issue the run found (issue edits are the rollback's only PUTs)
+    const restoredBeforeKill = beforeKill.filter((r) => r.method === 'PUT' && isIssuePath(r.path)).length;
     const deletedBeforeKill = new Set(removedBeforeKill.filter(isIssuePath));
     // The first block's deletes (its 50 items less any the run found), not the second's.
     expect(deletedBeforeKill.size).toBeGreaterThan(CHUNK_SIZE - found.length - 1);
@@ -522,11 +581,16 @@ describe('rollback of a run through the run API and its state machine', () => {
       removedVersions: 0,
       keptMade: 0,
     });
-    // Each thing the run added to an issue it found is removed (or, in the block worked again after the kill,
-    // found undone already), each field it changed restored
+    // Each thing the run added to an issue it found is removed, each field it changed restored; in the block worked
+    // again after the kill, what was taken back before it is found undone (its record forgotten): not done again.
+    // (Two of the found issues are in that block, the third after it.)
+    const undoneBeforeKill = removedBeforeKill.length - deletedBeforeKill.size + restoredBeforeKill;
+    expect(undoneBeforeKill).toBeGreaterThan(0);
+    expect(changesGone).toBe(undoneBeforeKill);
     expect(
       removedComments! + removedIssueLinks! + removedRemoteLinks! + removedAttachments! + restoredFields!,
-    ).toBe(undone - changesGone!);
+    ).toBe(undone - undoneBeforeKill);
+    expect(undone - undoneBeforeKill).toBeGreaterThan(0);
     // Jira as before the run, field by field, the issues it found included
     expect(await jiraState()).toEqual(stateBefore);
     expect(await keysNow()).toEqual(before);
@@ -543,6 +607,8 @@ describe('rollback of a run through the run API and its state machine', () => {
     expect(new Set([...removedBeforeKill, ...removedAfter]).size).toBe(
       removedBeforeKill.length + removedAfter.length,
     );
+    // ... nor a field put back twice: after the restart, only the fields not restored before the kill
+    expect(after.filter((r) => r.method === 'PUT' && isIssuePath(r.path))).toHaveLength(restoredFields!);
     const deletes = after.filter((r) => r.method === 'DELETE' && isIssuePath(r.path));
     expect(deletes.filter((r) => deletedBeforeKill.has(r.path)).every((r) => r.status === 404)).toBe(true);
     expect(deletes.filter((r) => r.status === 204)).toHaveLength(created.size - deletedBeforeKill.size);

@@ -228,6 +228,34 @@ const REASONS: Record<Exclude<UndoAction, 'remove' | 'restore' | 'keep-refused'>
   gone: 'no longer in Jira',
 };
 
+/**
+ * The names Jira's change history gives a field besides its id: a parent change reads `IssueParentAssociation` (or
+ * the older `Parent Link` and `Epic Link`), a component change `Component`.
+ */
+const HISTORY_NAMES: Record<string, readonly string[]> = {
+  parent: ['IssueParentAssociation', 'Parent', 'Parent Link', 'Epic Link'],
+  components: ['Component'],
+  timetracking: ['timeoriginalestimate', 'timeestimate'],
+};
+
+/** When the field last changed, by Jira's change history (`histories`, any order); undefined: never there. */
+export function fieldChangedAt(
+  field: string,
+  histories: Iterable<{ created?: string; items?: { field?: string; fieldId?: string }[] }>,
+): string | undefined {
+  const names = [field, ...(HISTORY_NAMES[field] ?? [])].map((n) => n.toLowerCase());
+  let last: string | undefined;
+  for (const h of histories) {
+    const touched = (h.items ?? []).some(
+      (i) =>
+        (i.fieldId !== undefined && i.fieldId === field) || names.includes(String(i.field).toLowerCase()),
+    );
+    if (touched && h.created && (last === undefined || Date.parse(h.created) > Date.parse(last)))
+      last = h.created;
+  }
+  return last;
+}
+
 const after = (changed: string | undefined, endedAt: string) =>
   changed !== undefined && Date.parse(changed) > Date.parse(endedAt);
 
@@ -254,6 +282,18 @@ export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rul
   if (write.kind !== 'field' && !now) return out('gone');
   if (after(now?.changed, rules.endedAt) && !rules.includeEdited) return out('keep-edited');
   return out(write.kind === 'field' ? 'restore' : 'remove');
+}
+
+/** A write on an issue no longer in Jira: gone with it. */
+export function goneWithIssue(record: JournalRecord): UndoDecision {
+  const write = record.write;
+  return {
+    kind: write.kind,
+    ref: journalRef(write),
+    label: undoLabel(record),
+    action: 'gone',
+    reason: 'its issue is no longer in Jira',
+  };
 }
 
 /** A write the rollback asked Jira to undo and Jira refused (no permission, a field off the edit screen): kept. */
@@ -315,8 +355,15 @@ export function tallyUndo(summary: JournalSummary, d: UndoDecision): void {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** What a pass does on the issues the run did not create, after its issues' counts; '' when it wrote to none. */
-export function journalCountsText(s: JournalSummary, preview: boolean): string {
+/**
+ * What a pass does on the issues the run did not create (`where`: an item's line says "on it"), after its
+ * issues' counts; '' when the run wrote to none.
+ */
+export function journalCountsText(
+  s: JournalSummary,
+  preview: boolean,
+  where = 'on issues it did not create',
+): string {
   const removed = [
     plural(s.removedComments, 'comment'),
     plural(s.removedIssueLinks, 'issue link'),
@@ -336,7 +383,7 @@ export function journalCountsText(s: JournalSummary, preview: boolean): string {
   if (any === 0) return '';
   const would = preview ? 'would be ' : '';
   return (
-    `; on issues it did not create, ${removed.join(', ')} ${would}removed and ${plural(s.restoredFields, 'field')} ` +
+    `; ${where}, ${removed.join(', ')} ${would}removed and ${plural(s.restoredFields, 'field')} ` +
     `${would}restored, ${s.keptChanges} kept, ${plural(s.statusesNotUndone, 'status move')} not undone`
   );
 }
