@@ -198,6 +198,10 @@ describe('a rollback decides per journalled write', () => {
       action: 'not-undone',
     });
     expect(goneWithIssue(file)).toMatchObject({ action: 'gone', reason: 'its issue is no longer in Jira' });
+    // A move that never happened (the way unreachable), or one made back since: nothing to tell
+    const move = record({ kind: 'status', from: 'To Do', to: 'Done' });
+    expect(decideUndo(move, { status: 'Done' }, rules).action).toBe('not-undone');
+    expect(decideUndo(move, { status: 'to do' }, rules).action).toBe('gone');
   });
 
   it('keeps a write Jira refuses to take back, and one taken back before a crash is gone', () => {

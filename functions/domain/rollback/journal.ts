@@ -187,10 +187,14 @@ export interface UndoDecision {
   reason?: string;
 }
 
-/** What Jira holds now of a journalled write: the thing's id, and when it (or the field) last changed. */
+/**
+ * What Jira holds now of a journalled write: the thing's id, and when it (or the field) last changed; for a status
+ * move, the issue's status now.
+ */
 export interface WriteNow {
   id?: string;
   changed?: string;
+  status?: string;
 }
 
 export interface UndoRules {
@@ -262,7 +266,8 @@ const after = (changed: string | undefined, endedAt: string) =>
 /**
  * What the rollback does with one journalled write, given what Jira holds of it now (`now` undefined: not there;
  * for a field, always given). A field goes back to its value before, a thing the run added is removed, unless it
- * (or the field) changed after the run and edited ones are not included; a status move stays, listed.
+ * (or the field) changed after the run and edited ones are not included; a status move stays, listed, while the
+ * issue is not in its status before the run.
  */
 export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rules: UndoRules): UndoDecision {
   const { write } = record;
@@ -278,7 +283,12 @@ export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rul
       ? {}
       : { reason: REASONS[action as keyof typeof REASONS] }),
   });
-  if (write.kind === 'status') return out('not-undone');
+  // A status move listed while the issue is not in its status before the run (a move that never happened, or one
+  // somebody made back since, leaves nothing to tell).
+  if (write.kind === 'status')
+    return now?.status !== undefined && now.status.toLowerCase() === write.from.toLowerCase()
+      ? out('gone')
+      : out('not-undone');
   if (write.kind !== 'field' && !now) return out('gone');
   if (after(now?.changed, rules.endedAt) && !rules.includeEdited) return out('keep-edited');
   return out(write.kind === 'field' ? 'restore' : 'remove');

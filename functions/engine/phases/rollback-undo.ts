@@ -101,6 +101,7 @@ async function readNow(
       (
         await target.getIssue(key, [
           'updated',
+          ...(of('status').length ? ['status'] : []),
           ...(of('attachment').length ? ['attachment'] : []),
           ...(of('issueLink').length ? ['issuelinks'] : []),
         ])
@@ -160,6 +161,9 @@ async function readNow(
       if (r.write.kind === 'remoteLink' && globalIds.has(r.write.globalId))
         now.set(journalRef(r.write), { id: r.write.globalId });
   }
+
+  const status = (fields.status as { name?: string } | undefined)?.name;
+  for (const r of of('status')) if (status !== undefined) now.set(journalRef(r.write), { status });
 
   const changed = of('field');
   if (changed.length) {
