@@ -6,6 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { journalCountsText } from '#domain/rollback/journal.ts';
 import { madeCountsText, type RollbackSummary } from '#domain/rollback/plan.ts';
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
@@ -33,7 +34,7 @@ const POLL_MS = 1_000;
 const countsLine = (c: RollbackSummary, preview: boolean) =>
   `${c.deleted} of ${c.items} issues ${preview ? 'would be deleted' : 'deleted'}; kept: ${c.keptEdited} edited ` +
   `after the run (or with a sub-task that stays), ${c.keptFound} found by the run, ${c.keptOtherRun} of another ` +
-  `run; ${c.gone} gone already${madeCountsText(c, preview)}`;
+  `run; ${c.gone} gone already${journalCountsText(c, preview)}${madeCountsText(c, preview)}`;
 
 export async function rollback(ctx: Ctx, runId: string, o: RollbackOptions): Promise<void> {
   if (o.preview && o.confirm) throw usageError('choose one of --preview and --confirm');

@@ -400,6 +400,15 @@ const RollbackSummarySchema = z
     keptFound: z.number(),
     keptOtherRun: z.number(),
     gone: z.number(),
+    removedComments: z.number(),
+    removedIssueLinks: z.number(),
+    removedRemoteLinks: z.number(),
+    removedAttachments: z.number(),
+    removedWorklogs: z.number(),
+    restoredFields: z.number(),
+    keptChanges: z.number(),
+    changesGone: z.number(),
+    statusesNotUndone: z.number(),
     removedSprints: z.number(),
     removedComponents: z.number(),
     keptMade: z.number(),
@@ -407,7 +416,7 @@ const RollbackSummarySchema = z
   .meta({
     id: 'RollbackSummary',
     description:
-      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
+      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
   });
 
 export const RollbackViewSchema = z

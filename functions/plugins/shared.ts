@@ -5,6 +5,8 @@
  */
 import { type PhaseContext, UnitFailed, type UnitWorker } from '#phase-kit/context.ts';
 import { blockReads, type ItemResult, refusalOf, runArtifactKey, unitResult } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 
 /** Jira's largest worklog page. */
@@ -39,12 +41,32 @@ export async function postWorklog(
   jira: JiraClient,
   key: string,
   worklog: { started: string; timeSpentSeconds: number; comment: unknown },
+): Promise<{ id: string }> {
+  const res = await jira.http.request<{ id: string }>(
+    'POST',
+    `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`,
+    { query: { adjustEstimate: 'leave' }, body: worklog, notIdempotent: true },
+  );
+  return { id: String(res.body.id) };
+}
+
+/**
+ * Posts a worklog to the item's issue (`post`), journalled first when the run did not create the issue
+ * (#phase-kit/write-journal.ts), by the marker its comment carries (`find`), and settled with its id after: a
+ * rollback of the run removes it.
+ */
+export async function postJournalled(
+  ctx: PhaseContext,
+  item: MigratedItem,
+  find: string,
+  post: () => Promise<{ id: string }>,
 ): Promise<void> {
-  await jira.http.request('POST', `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`, {
-    query: { adjustEstimate: 'leave' },
-    body: worklog,
-    notIdempotent: true,
-  });
+  const journal = WriteJournal.of(ctx);
+  const records = await journal.intend(item.entry, ctx.run.cursor.phase, [
+    { kind: 'worklog', find, id: null },
+  ]);
+  const { id } = await post();
+  await journal.settle(records, () => id);
 }
 
 /** The run's people: lower-case e-mail -> Jira accountId (confirmed mappings first, then preflight's). */
@@ -95,6 +117,8 @@ export interface MigratedItem {
   id: number;
   key: string;
   label: string;
+  /** Its id map entry: whether the run created the issue (a write to one it did not is journalled). */
+  entry: IdMapEntry;
 }
 
 /**
@@ -130,7 +154,7 @@ export function itemsWorker(
         const entry = entries.get(id);
         if (!entry) return unitResult(id, { kind: 'skipped', line: `#${id}: not in the id map: skipped` });
         const key = entry.targetKey;
-        return unitResult(id, await work({ id, key, label: `#${id} ${key}` }, stopped));
+        return unitResult(id, await work({ id, key, label: `#${id} ${key}`, entry }, stopped));
       } catch (err) {
         throw new UnitFailed([id], err);
       }

@@ -38,12 +38,14 @@ import {
   itemsWorker,
   type MigratedItem,
   peopleOf,
+  postJournalled,
   postWorklog,
   refusalReason,
 } from './shared.ts';
 import {
   compareTimeLogs,
   jiraStarted,
+  timeLogMarker,
   timeLogMarkerOf,
   WORKLOGS_FIELD,
   worklogComment,
@@ -88,7 +90,8 @@ async function open(source: TimetrackerClient, ctx: PhaseContext) {
     const people = peopleOf(ctx);
     const dryRun = run.options.dryRun === true;
 
-    return async ({ id, key, label }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+    return async (item: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+      const { id, key, label } = item;
       const itemLogs = logs.get(id) ?? [];
       if (itemLogs.length === 0) return { kind: 'skipped', line: `${label}: no time logs` };
       if (dryRun) return { kind: 'success', line: `${label}: would log ${itemLogs.length} time log(s)` };
@@ -114,7 +117,7 @@ async function open(source: TimetrackerClient, ctx: PhaseContext) {
           continue;
         }
         if (stopped()) throw new ChunkAbandoned(`${label}: another item of the pass failed`);
-        const refusal = await postOne(deps.target, key, id, log, people);
+        const refusal = await postOne(ctx, item, log, people);
         if (refusal === 'empty') skipped.push(`${log.id} has no time`);
         else if (refusal) refused.push(`7pace work log ${log.id}: ${refusal}`);
         else {
@@ -137,9 +140,8 @@ async function open(source: TimetrackerClient, ctx: PhaseContext) {
 
 /** Posts one log: undefined when posted, 'empty' for a log without time, else why Jira (or the log) refused. */
 async function postOne(
-  jira: JiraClient,
-  key: string,
-  workItemId: number,
+  ctx: PhaseContext,
+  item: MigratedItem,
   log: TimetrackerWorkLog,
   people: Map<string, string>,
 ): Promise<string | undefined> {
@@ -148,11 +150,13 @@ async function postOne(
   if (!started) return `unreadable timestamp ${JSON.stringify(log.timestamp)}`;
   const email = log.user?.uniqueName?.toLowerCase();
   try {
-    await postWorklog(jira, key, {
-      started,
-      timeSpentSeconds: Math.round(log.length),
-      comment: worklogComment(log, workItemId, email ? people.get(email) : undefined),
-    });
+    await postJournalled(ctx, item, timeLogMarker(log.id, item.id), () =>
+      postWorklog(ctx.deps.target, item.key, {
+        started,
+        timeSpentSeconds: Math.round(log.length),
+        comment: worklogComment(log, item.id, email ? people.get(email) : undefined),
+      }),
+    );
     return undefined;
   } catch (err) {
     // A 404 here is the issue deleted meanwhile: a refusal of this item like any other.

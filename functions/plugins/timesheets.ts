@@ -28,6 +28,7 @@ import {
   keptUnits,
   type MigratedItem,
   peopleOf,
+  postJournalled,
   postWorklog,
   refusalReason,
 } from './shared.ts';
@@ -37,6 +38,7 @@ import {
   planWorklogs,
   timesheetComment,
   timesheetEntryOf,
+  timesheetMarker,
   timesheetMarkerOf,
   timesheetStarted,
 } from './timesheets-format.ts';
@@ -90,7 +92,8 @@ async function open(source: TimesheetsClient, ctx: PhaseContext) {
     const people = peopleOf(ctx);
     const dryRun = run.options.dryRun === true;
 
-    return async ({ id, key, label }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+    return async (item: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+      const { id, key, label } = item;
       const sheet = (await source.entriesOf(id)).flatMap((e) => timesheetEntryOf(e, users) ?? []);
       if (sheet.length === 0) return { kind: 'skipped', line: `${label}: no timesheet entries` };
       if (dryRun)
@@ -121,7 +124,7 @@ async function open(source: TimesheetsClient, ctx: PhaseContext) {
           continue;
         }
         if (stopped()) throw new ChunkAbandoned(`${label}: another item of the pass failed`);
-        const refusal = await postOne(deps.target, key, plan, people);
+        const refusal = await postOne(ctx, item, plan, people);
         if (refusal) refused.push(`timesheet entry ${plan.entry.id}: ${refusal}`);
         else {
           onIssue.posted.add(plan.entry.id);
@@ -147,17 +150,19 @@ async function open(source: TimesheetsClient, ctx: PhaseContext) {
 
 /** Posts one entry's uncovered time: undefined when posted, else why Jira refused it. */
 async function postOne(
-  jira: JiraClient,
-  key: string,
+  ctx: PhaseContext,
+  item: MigratedItem,
   plan: PlannedWorklog,
   people: Map<string, string>,
 ): Promise<string | undefined> {
   try {
-    await postWorklog(jira, key, {
-      started: timesheetStarted(plan.entry.date),
-      timeSpentSeconds: plan.seconds,
-      comment: timesheetComment(plan, plan.entry.userEmail ? people.get(plan.entry.userEmail) : undefined),
-    });
+    await postJournalled(ctx, item, timesheetMarker(plan.entry.id, plan.entry.workItemId), () =>
+      postWorklog(ctx.deps.target, item.key, {
+        started: timesheetStarted(plan.entry.date),
+        timeSpentSeconds: plan.seconds,
+        comment: timesheetComment(plan, plan.entry.userEmail ? people.get(plan.entry.userEmail) : undefined),
+      }),
+    );
     return undefined;
   } catch (err) {
     return refusalReason(err);

@@ -20,6 +20,7 @@ import { StreamLeaseRepository } from './stream-leases.ts';
 import { defaultTable, type Table } from './table.ts';
 import { TenantRepository } from './tenants.ts';
 import { UserRepository } from './users.ts';
+import { WriteJournalRepository } from './write-journal.ts';
 
 export interface Store {
   /** The table itself, for what no repository offers (test set-up writes records directly). */
@@ -39,6 +40,8 @@ export interface Store {
   runs: RunRepository;
   idMap: IdMapRepository;
   runFailures: RunFailureRepository;
+  /** What each run wrote to issues it did not create, for its rollback (write-journal.ts). */
+  writeJournal: WriteJournalRepository;
   mappings: MappingsRepository;
   oauthAttempts: OAuthAttemptRepository;
   sso: SsoRepository;
@@ -65,6 +68,7 @@ export function createStore(table: Table): Store {
     runs: new RunRepository(table),
     idMap: new IdMapRepository(table),
     runFailures: new RunFailureRepository(table),
+    writeJournal: new WriteJournalRepository(table),
     mappings: new MappingsRepository(table),
     oauthAttempts: new OAuthAttemptRepository(table),
     sso: new SsoRepository(table),

@@ -21,6 +21,9 @@ const SITE_PK = 'SITE#';
 const tenantPk = (tenantId: string) => `TENANT#${tenantId}`;
 const projectPk = (tenantId: string, projectId: string) => `TENANT#${tenantId}#PROJECT#${projectId}`;
 /** An identity provider's account (issuer and subject) as a fixed-length key part. */
+/** Where an item's journal records of a run start (zero-padded: key order is item order). */
+const journalItemSk = (runId: string, sourceId: number) =>
+  `JOURNAL#${runId}#${String(sourceId).padStart(10, '0')}#`;
 const identityHash = (issuer: string, subject: string) =>
   createHash('sha256').update(`${issuer}\n${subject}`).digest('base64url');
 
@@ -216,6 +219,25 @@ export const keys = {
   runFailurePrefix: (tenantId: string, projectId: string, runId: string) => ({
     pk: projectPk(tenantId, projectId),
     skPrefix: `FAIL#${runId}#`,
+  }),
+  /**
+   * One write a run made to an issue it did not create (the write journal, #domain/rollback/journal.ts), under the
+   * run and the item, so a rollback reads an item's writes in one query; `ref` (which write: journalRef) hashed to
+   * a fixed length, however long the name or globalId it holds.
+   */
+  journalRecord: (
+    tenantId: string,
+    projectId: string,
+    runId: string,
+    sourceId: number,
+    ref: string,
+  ): Key => ({
+    pk: projectPk(tenantId, projectId),
+    sk: `${journalItemSk(runId, sourceId)}${createHash('sha256').update(ref).digest('base64url').slice(0, 22)}`,
+  }),
+  journalItemPrefix: (tenantId: string, projectId: string, runId: string, sourceId: number) => ({
+    pk: projectPk(tenantId, projectId),
+    skPrefix: journalItemSk(runId, sourceId),
   }),
   /** Marks an item of a run as counted in its failureCount (an item counts once, however many units failed). */
   failedItem: (tenantId: string, projectId: string, runId: string, sourceId: number): Key => ({

@@ -114,6 +114,18 @@ export async function batchGetAll(
   return items;
 }
 
+/** Puts the given items (keys included) in batches of 25, retrying what DynamoDB hands back unprocessed. */
+export async function putItems(table: Table, items: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < items.length; i += BATCH_WRITE_MAX) {
+    let requests = items.slice(i, i + BATCH_WRITE_MAX).map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      const out = await table.db.send(new BatchWriteCommand({ RequestItems: { [table.name]: requests } }));
+      requests = (out.UnprocessedItems?.[table.name] ?? []) as typeof requests;
+    }
+  }
+}
+
 /** Deletes the given keys in batches of 25, retrying what DynamoDB hands back unprocessed. */
 export async function deleteKeys(table: Table, itemKeys: { pk: string; sk: string }[]): Promise<void> {
   for (let i = 0; i < itemKeys.length; i += BATCH_WRITE_MAX) {

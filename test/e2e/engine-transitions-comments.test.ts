@@ -425,13 +425,20 @@ describe('a worker killed between two writes', () => {
     );
   });
 
-  it('a thread cut after some of its comments is completed from where it stopped', async () => {
+  it('a thread cut after some of its comments is completed from where it stopped, its journal settled', async () => {
     await h.control('jira', 'POST', '/_sandbox/reset');
     // Tasks only (10 items, the longest thread 201 comments): the cut needs one long thread, not all 60 items.
     const { project, runId } = await createIssues('Cut', { typeFilter: ['Task'] });
     const items = await migratedItems(project.id);
     const counts = await Promise.all(items.map(async (i) => (await adoComments(i.sourceId)).length));
     const long = items[counts.indexOf(Math.max(...counts))]!;
+    // The long thread's issue is one the run found (its id map entry says so): its comments are journalled for a
+    // rollback, each before its post, each settled with its Jira id after.
+    const of = { tenantId: h.tenant.tenantId, projectId: project.id, runId };
+    const entry = (await h.app.store.idMap.getMany(of.tenantId, of.projectId, [long.sourceId])).get(
+      long.sourceId,
+    )!;
+    await h.app.store.idMap.putMany(of.tenantId, of.projectId, [{ ...entry, origin: 'found' }]);
     const jira = watched();
     let postedToLong = 0;
     jira.afterComment = (_n, key) => {
@@ -444,6 +451,18 @@ describe('a worker killed between two writes', () => {
     const thread = commentsOf((await h.jiraIssues()).find((i) => i.key === long.targetKey)!);
     const ado = await adoComments(long.sourceId);
     expect(thread.map(markerOf)).toEqual(ado.map((c) => c.id));
+    // Every comment journalled with its Jira id: the 120th's post answered nothing to the phase (the crash came
+    // first), and the part worked again found it by its marker and settled its record
+    const idOf = new Map(thread.map((c) => [markerOf(c), c.id]));
+    const journal = await h.app.store.writeJournal.ofItem(of, long.sourceId);
+    expect(
+      journal.map((r) => r.write).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    ).toEqual(
+      ado
+        .map((c) => ({ kind: 'comment', find: `(Azure DevOps comment ${c.id})`, id: idOf.get(c.id) }))
+        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    );
+    expect(new Set(journal.map((r) => r.key))).toEqual(new Set([long.targetKey]));
   });
 });
 

@@ -88,12 +88,22 @@ const get = (path: string, token = t.admin.token) => app.call('GET', path, { tok
 const storedRun = async (runId: string) => (await app.store.runs.get(t.tenantId, runId))!;
 
 const counts = {
-  items: 3,
+  items: 4,
   deleted: 2,
   keptEdited: 1,
-  keptFound: 0,
+  keptFound: 1,
   keptOtherRun: 0,
   gone: 0,
+  // What the run wrote to the issue it found: taken back, but for the status move it made
+  removedComments: 2,
+  removedIssueLinks: 0,
+  removedRemoteLinks: 1,
+  removedAttachments: 0,
+  removedWorklogs: 0,
+  restoredFields: 1,
+  keptChanges: 0,
+  changesGone: 0,
+  statusesNotUndone: 1,
   removedSprints: 1,
   removedComponents: 0,
   keptMade: 1,
@@ -196,7 +206,7 @@ describe('POST /api/migrations/{runId}/rollback', () => {
       {
         type: 'log',
         message:
-          'Rollback preview done: 2 of 3 issues would be deleted, 1 kept, 0 gone already; 1 sprint and 0 components the run made would be removed, 1 kept',
+          'Rollback preview done: 2 of 4 issues would be deleted, 2 kept, 0 gone already; on issues it did not create, 2 comments, 0 issue links, 1 remote link, 0 files, 0 worklogs would be removed and 1 field would be restored, 0 kept, 1 status move not undone; 1 sprint and 0 components the run made would be removed, 1 kept',
       },
       { type: 'rollback', summary: { preview: true, ...counts } },
       { type: 'status', status: 'partial' },

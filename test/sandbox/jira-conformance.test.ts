@@ -241,6 +241,32 @@ describe('OpenAPI conformance', () => {
     sample('GET', '/rest/api/3/issue/:issueIdOrKey/remotelink/:linkId', () =>
       exchange('GET', `/rest/api/3/issue/${story.key}/remotelink/10000`),
     );
+    // A rollback takes back what a run added: a link by its id, a remote link by its globalId (not the ones the
+    // samples above read).
+    sample('DELETE', '/rest/api/3/issueLink/:linkId', async () => {
+      await exchange('POST', '/rest/api/3/issueLink', {
+        body: { type: { name: 'Relates' }, inwardIssue: { key: loose.key }, outwardIssue: { key: epic.key } },
+      });
+      const links = (await exchange('GET', `/rest/api/3/issue/${loose.key}?fields=issuelinks`)).body as {
+        fields: { issuelinks: { id: string; outwardIssue?: { key: string } }[] };
+      };
+      const id = links.fields.issuelinks.find((l) => l.outwardIssue?.key === epic.key)?.id;
+      const gone = await exchange('DELETE', `/rest/api/3/issueLink/${id}`);
+      expect((await exchange('GET', `/rest/api/3/issueLink/${id}`)).status).toBe(404);
+      return gone;
+    });
+    sample('DELETE', '/rest/api/3/issue/:issueIdOrKey/remotelink', async () => {
+      await exchange('POST', `/rest/api/3/issue/${loose.key}/remotelink`, {
+        body: {
+          globalId: 'ado:2',
+          object: { url: 'https://dev.azure.com/o/p/_workitems/edit/2', title: 'ADO 2' },
+        },
+      });
+      const gone = await exchange('DELETE', `/rest/api/3/issue/${loose.key}/remotelink?globalId=ado%3A2`);
+      const again = await exchange('GET', `/rest/api/3/issue/${loose.key}/remotelink?globalId=ado%3A2`);
+      expect(again.status).toBe(404);
+      return gone;
+    });
 
     sample('POST', '/rest/api/3/issue/:issueIdOrKey/attachments', () => {
       const form = new FormData();

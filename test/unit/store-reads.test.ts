@@ -232,6 +232,24 @@ describe('an item that does not read as its entity', () => {
     );
   });
 
+  it('a write-journal record whose write is of no kind the release knows is refused, not taken back', async () => {
+    const of = { tenantId, projectId, runId: randomUUID() };
+    const key = keys.journalRecord(tenantId, projectId, of.runId, 7, 'sprint 12');
+    await put({
+      ...key,
+      entity: 'journalRecord',
+      v: 1,
+      sourceId: 7,
+      key: 'MIG-7',
+      phase: 2,
+      at: '2026-01-01T00:00:00.000Z',
+      write: { kind: 'sprint', id: SECRET },
+    });
+    expect(await refusal(() => store.writeJournal.ofItem(of, 7))).toMatch(
+      new RegExp(`^journalRecord ${key.pk} ${key.sk} does not read: write\\.kind \\(invalid_union`),
+    );
+  });
+
   it('a failed item’s mark whose item id is not a number is refused, not counted as NaN', async () => {
     const runId = randomUUID();
     const key = keys.failedItem(tenantId, projectId, runId, 7);

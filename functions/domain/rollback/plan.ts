@@ -1,13 +1,22 @@
 /**
  * What a rollback does with each item of the run it takes back (pure: the engine's rollback phase reads the
  * issues, asks here, then acts). Only what the run made goes: an issue it created and nobody changed since the
- * run ended. An issue the run found keeps everything; one somebody edited in Jira after the run is kept and
- * listed, unless the admin asked to delete those too; an issue with a sub-task that stays cannot go without it.
- * The same answers in a preview (nothing written) and in the real rollback, so the preview is what happens.
+ * run ended. An issue the run found stays, and what the run wrote to it is taken back (its write journal,
+ * journal.ts: what it added removed, the fields it changed restored); one somebody edited in Jira after the run is
+ * kept and listed, unless the admin asked to delete those too; an issue with a sub-task that stays cannot go
+ * without it. The same answers in a preview (nothing written) and in the real rollback, so the preview is what
+ * happens.
  */
 import * as z from 'zod';
 import { csvLine } from '#domain/csv.ts';
 import { exactSchema } from '#domain/exact-schema.ts';
+import {
+  emptyJournalSummary,
+  type JournalSummary,
+  journalCountsText,
+  tallyUndo,
+  type UndoDecision,
+} from './journal.ts';
 import { emptyMadeSummary, type MadeDecision, type MadeSummary, madeLabel } from './made.ts';
 
 /** The run's record of one item (its id map entry). */
@@ -35,6 +44,8 @@ export interface RollbackDecision {
   reason?: string;
   /** The things the run made that the issue is in (a preview's delete): they empty as it goes. */
   holds?: string[];
+  /** On an issue the run did not create: what the rollback does with each write the run journalled on it. */
+  changes?: UndoDecision[];
 }
 
 export interface RollbackRules {
@@ -48,7 +59,7 @@ export interface RollbackRules {
 
 const REASONS: Record<Exclude<RollbackAction, 'delete'>, string> = {
   'keep-edited': 'edited in Jira after the run: kept (delete it with includeEdited)',
-  'keep-found': 'found by the run, not created: it keeps everything',
+  'keep-found': 'found by the run, not created: kept, and what the run wrote to it taken back',
   'keep-other-run': 'created or found by another run: roll that run back',
   gone: 'no longer in Jira',
 };
@@ -79,8 +90,11 @@ export function keptForSubtask(d: RollbackDecision, subtask: string): RollbackDe
   return { ...d, action: 'keep-edited', reason: `has a sub-task that stays (${subtask}): kept` };
 }
 
-/** A pass's counts: the run's items per action, then the sprints and components it made. */
-export interface RollbackSummary extends MadeSummary {
+/**
+ * A pass's counts: the run's items per action, what the run wrote to issues it did not create, then the sprints
+ * and components it made.
+ */
+export interface RollbackSummary extends JournalSummary, MadeSummary {
   items: number;
   deleted: number;
   keptEdited: number;
@@ -103,6 +117,16 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
     keptFound: z.number(),
     keptOtherRun: z.number(),
     gone: z.number(),
+    // Absent from a pass told before the write journal was taken back: nothing of it was.
+    removedComments: z.number().default(0),
+    removedIssueLinks: z.number().default(0),
+    removedRemoteLinks: z.number().default(0),
+    removedAttachments: z.number().default(0),
+    removedWorklogs: z.number().default(0),
+    restoredFields: z.number().default(0),
+    keptChanges: z.number().default(0),
+    changesGone: z.number().default(0),
+    statusesNotUndone: z.number().default(0),
     // Absent from a pass told before the run's sprints and components were taken back: none were. (A pass told
     // with `removedVersions`, always 0, reads without it: the engine makes no version.)
     removedSprints: z.number().default(0),
@@ -124,13 +148,14 @@ export function madeCountsText(r: MadeSummary, preview: boolean): string {
 
 export function rollbackDoneLine(r: RollbackReport): string {
   const kept = r.keptEdited + r.keptFound + r.keptOtherRun;
-  const made = madeCountsText(r, r.preview);
+  const made = journalCountsText(r, r.preview) + madeCountsText(r, r.preview);
   return r.preview
     ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already${made}`
     : `Rollback done: ${r.deleted} of ${r.items} issues deleted, ${kept} kept, ${r.gone} gone already${made}`;
 }
 
 export const emptyRollbackSummary = (): RollbackSummary => ({
+  ...emptyJournalSummary(),
   ...emptyMadeSummary(),
   items: 0,
   deleted: 0,
@@ -151,6 +176,7 @@ const FIELD: Record<RollbackAction, keyof RollbackSummary> = {
 export function tallyRollback(summary: RollbackSummary, d: RollbackDecision): void {
   summary.items++;
   summary[FIELD[d.action]]++;
+  for (const c of d.changes ?? []) tallyUndo(summary, c);
 }
 
 /**
@@ -166,14 +192,18 @@ export function deletionOrder<T extends { level: number }>(items: readonly T[]):
 
 /** What the preview and the rollback say they cannot take back (never hidden). */
 export const NOT_UNDONE = [
-  'comments, links, files and field changes the run added to issues it found (kept as they are)',
+  "the status moves the run made on issues it found (listed: Jira's workflow decides the way back, and the issue's history stays)",
+  'the change history of the fields a rollback restores on issues the run found, and an older revision-history file a run replaced there',
+  'the test steps the test-case-steps plugin added in the test-management add-on to a test the run found (the rollback has no client of the add-on)',
   'sprints and components the run created that still hold an issue after its deletes (kept, and listed with why)',
   "the run's entries in the Jira audit log and the issue numbers it used (Jira does not reuse keys)",
 ] as const;
 
 /**
- * The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory), then a line
- * per sprint and component the run made (no source id; `sprint 12 "Sprint 3"` for its key).
+ * The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory), each item's
+ * line followed by one per write the run journalled on its issue (`MIG-5 comment 10023` for its key; `remove`,
+ * `restore`, `keep-edited`, `keep-refused`, `not-undone` or `gone`), then a line per sprint, component and version
+ * the run made (no source id; `sprint 12 "Sprint 3"` for its key).
  */
 export async function* rollbackCsv(
   decisions: AsyncIterable<RollbackDecision>,
@@ -181,6 +211,9 @@ export async function* rollbackCsv(
   made: readonly MadeDecision[] = [],
 ): AsyncGenerator<string> {
   yield csvLine(['source_id', 'jira_key', preview ? 'would' : 'did', 'reason']);
-  for await (const d of decisions) yield csvLine([d.sourceId, d.key, d.action, d.reason ?? '']);
+  for await (const d of decisions) {
+    yield csvLine([d.sourceId, d.key, d.action, d.reason ?? '']);
+    for (const c of d.changes ?? []) yield csvLine([d.sourceId, c.label, c.action, c.reason ?? '']);
+  }
   for (const m of made) yield csvLine(['', madeLabel(m), m.action, m.reason ?? '']);
 }

@@ -5,10 +5,13 @@
  * - the final description (final-description.ts): the description written again with mentions, references to
  *   items created later in the run, images and the footer resolved; an over-long one's full text as a file;
  * - the history page (history-pages.ts): the item's revision history as one HTML file.
- * An item's plan (which of these it needs) is made once per block, before its unit starts.
+ * An item's plan (which of these it needs) is made once per block, before its unit starts. On an issue the run
+ * did not create, each file is journalled before its upload and settled with its id after, and the description's
+ * value before the final one (#phase-kit/write-journal.ts), for a rollback to take back.
  */
 import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
+import { HAD_MAX, type JournalRecord } from '#domain/rollback/journal.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import { loggableUrl } from '#outbound/rules.ts';
 import {
@@ -26,6 +29,7 @@ import {
   unitResult,
   withinItemBudget,
 } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -124,6 +128,8 @@ function planOf(
 
 /** What a unit's item needs on its issue, for `bringFiles`. */
 interface FilesPlan {
+  /** The item's issue (its key, and whether the run created it: a file on one it did not is journalled). */
+  entry: IdMapEntry;
   key: string;
   item: AdoWorkItem;
   /** The item's manifest position (the unit's index). */
@@ -199,8 +205,32 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
     }
     return [{ image, there, send }];
   });
+  const journal = WriteJournal.of(ctx);
+  await settleFound(journal, plan.entry, existing, [
+    ...files.map((f) => f.fileName),
+    ...(fullText ? [fullText.fileName] : []),
+    ...(historyFile.current ? [historyFile.current.filename] : []),
+    ...inline.map((i) => i.uploadName),
+  ]);
+  const records = await journal.intend(
+    plan.entry,
+    PHASES.attachments,
+    sends.map((f) => ({
+      kind: 'attachment',
+      name: f.fileName,
+      id: null,
+      had: existing
+        .filter((a) => a.filename === f.fileName)
+        .map((a) => String(a.id))
+        .slice(0, HAD_MAX),
+    })),
+  );
   const sent = await sendFiles(ctx, key, sends, plan.uploadLimit);
   for (const [i, send] of sends.entries()) outcomes.set(send, sent[i] as Outcome);
+  await journal.settle(records, (r) => {
+    const outcome = sent[records.indexOf(r)];
+    return outcome && !('problem' in outcome) ? String(outcome.id) : undefined;
+  });
   let uploaded = 0;
   for (const outcome of outcomes.values()) {
     if ('problem' in outcome) problems.push(outcome.problem);
@@ -219,6 +249,27 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
     return attachment && !('problem' in attachment) ? [{ image, attachment }] : [];
   });
   return { problems, uploaded, shown };
+}
+
+/**
+ * The files of `names` the issue has whose journal record still waits for its id (a pass interrupted between the
+ * upload and its record): settled with the file's id, one of that name the issue did not have before.
+ */
+async function settleFound(
+  journal: WriteJournal,
+  entry: IdMapEntry,
+  existing: JiraAttachment[],
+  names: string[],
+): Promise<void> {
+  if (!journal.covers(entry) || !existing.some((a) => names.includes(a.filename))) return;
+  const waiting = (await journal.unsettled(entry)).filter(
+    (r): r is JournalRecord & { write: { kind: 'attachment' } } => r.write.kind === 'attachment',
+  );
+  await journal.settle(waiting, ({ write }) => {
+    if (write.kind !== 'attachment') return undefined;
+    const ours = existing.find((a) => a.filename === write.name && !write.had.includes(String(a.id)));
+    return ours ? String(ours.id) : undefined;
+  });
 }
 
 type Plan = ReturnType<typeof planOf>;
@@ -290,6 +341,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
   // A dry run records nothing (its entries may be stand-ins for issues it would create).
   const record = everything && !run.options.dryRun;
+  const journal = WriteJournal.of(ctx);
 
   // Items are independent: worked side by side by the runner's pool, the HTTP layer bounding what reaches each
   // tracker. The pool lets every upload under way settle before an error is thrown: none may land after the
@@ -347,8 +399,11 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     // The unit's writes start here: a pass abandoned, or an item out of time, stops before them.
     if (stopped()) throw new ChunkAbandoned(`#${entry.sourceId}: stopped before its files`);
     const has = (name: string, size?: number) => copyOf(existing, name, size);
-    const writeDescription = (shown: ShownImage[]) =>
-      writeFinalDescription(ctx, { key: entry.targetKey, item, draft, outcome }, shown);
+    // On an issue the run did not create, the description before the final one is journalled first.
+    const writeDescription = async (shown: ShownImage[]) => {
+      await journal.readFieldsBefore(entry, PHASES.attachments, ['description']);
+      return writeFinalDescription(ctx, { key: entry.targetKey, item, draft, outcome }, shown);
+    };
     // A description that shows no image this unit uploads is written now, beside the upload (the two writes to the
     // issue go side by side; the HTTP layer still paces the issue's writes and holds them after a per-issue 429).
     const atOnce = rewrite && inline.every((image) => !everything || has(image.uploadName));
@@ -365,6 +420,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     let brought: Awaited<ReturnType<typeof bringFiles>>;
     try {
       brought = await bringFiles(ctx, {
+        entry,
         key: entry.targetKey,
         item,
         at: index,

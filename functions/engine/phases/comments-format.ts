@@ -43,10 +43,13 @@ export function formatCommentDate(iso: string | undefined): string | undefined {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
 }
 
+/** The marker a comment's header carries: the ADO comment id (what finds the Jira comment again). */
+export const markerText = (commentId: number) => `(Azure DevOps comment ${commentId})`;
+
 export function commentHeader(c: AdoComment): string {
   const author = c.createdBy?.displayName?.trim() || c.createdBy?.uniqueName?.trim() || 'an unknown user';
   const date = formatCommentDate(c.createdDate);
-  return `Originally posted by ${author} ${date ? `on ${date}` : 'on an unknown date'} (Azure DevOps comment ${c.id})`;
+  return `Originally posted by ${author} ${date ? `on ${date}` : 'on an unknown date'} ${markerText(c.id)}`;
 }
 
 function textOf(node: AdfNode | undefined): string {

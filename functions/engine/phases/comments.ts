@@ -24,6 +24,10 @@
  * A chunk takes at most 50 units and stops taking more once about COMMENT_BUDGET comments are to be posted,
  * so a chunk holding long threads stays short; one unit is always taken, and two parts of one thread never
  * share a chunk (units of a chunk run side by side).
+ *
+ * On an issue the run did not create, the comments a unit is about to post (and a long one's file) are journalled
+ * first by their markers, then settled with Jira's ids (#phase-kit/write-journal.ts), for a rollback to take back;
+ * a unit that finds one of them posted already (an interrupted pass) settles its record with that comment's id.
  */
 import { Readable } from 'node:stream';
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
@@ -41,12 +45,13 @@ import {
   unitResult,
   withinItemBudget,
 } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import { type CommentDocument, commentDocument, markerOf } from './comments-format.ts';
+import { type CommentDocument, commentDocument, markerOf, markerText } from './comments-format.ts';
 import { PeopleMap } from './comments-people.ts';
 import { loadOrComputePlan } from './links-jira.ts';
 
@@ -74,12 +79,12 @@ export interface CommentUnit {
 /** `#123` in text (not `&#39;`) and links to `/_workitems/edit/123`: the items an ADO text may refer to. */
 export const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
 
-/** The ADO comment ids already posted to the issue (read from the markers of its comments). */
-export async function postedMarkers(jira: JiraClient, issueKey: string): Promise<Set<number>> {
-  const markers = new Set<number>();
+/** The ADO comment ids already posted to the issue (read from the markers of its comments), each with its Jira id. */
+export async function postedMarkers(jira: JiraClient, issueKey: string): Promise<Map<number, string>> {
+  const markers = new Map<number, string>();
   for await (const c of jira.comments(issueKey)) {
     const marker = markerOf(c.body);
-    if (marker !== undefined) markers.add(marker);
+    if (marker !== undefined) markers.set(marker, String(c.id));
   }
   return markers;
 }
@@ -97,17 +102,23 @@ async function attachedNames(jira: JiraClient, issueKey: string): Promise<Set<st
  */
 async function attachFullComment(
   jira: JiraClient,
-  issueKey: string,
+  issue: { entry: IdMapEntry; journal: WriteJournal },
   full: NonNullable<CommentDocument['full']>,
   names: () => Promise<Set<string>>,
 ): Promise<string | undefined> {
   const present = await names();
   if (present.has(full.fileName)) return undefined;
+  const { entry, journal } = issue;
   try {
-    await jira.attach(issueKey, full.fileName, async () => ({
+    // No file of that name on the issue: none of that name to tell from the run's.
+    const records = await journal.intend(entry, PHASES.comments, [
+      { kind: 'attachment', name: full.fileName, id: null, had: [] },
+    ]);
+    const [attached] = await jira.attach(entry.targetKey, full.fileName, async () => ({
       stream: Readable.from([Buffer.from(full.html, 'utf8')]),
       contentType: 'text/html',
     }));
+    await journal.settle(records, () => (attached ? String(attached.id) : undefined));
     present.add(full.fileName);
     return undefined;
   } catch (err) {
@@ -137,7 +148,8 @@ interface ThreadCursor {
   part: number;
   read: number;
   rest: AsyncIterator<AdoComment>;
-  posted: Set<number>;
+  /** ADO comment id -> Jira comment id. */
+  posted: Map<number, string>;
 }
 
 const migrateComments = (ctx: PhaseContext) => ctx.run.options.migrateComments !== false;
@@ -247,6 +259,16 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
   }, all.length);
 
   const people = await PeopleMap.load(deps, runArtifactKey(run, PEOPLE_ARTIFACT), ctx.preflight);
+  const journal = WriteJournal.of(ctx);
+  /** The item's journalled comments whose post an interrupted pass made: settled with the ids Jira shows now. */
+  const settleFound = async (entry: IdMapEntry, posted: Map<number, string>) => {
+    if (!journal.covers(entry) || posted.size === 0) return;
+    const ids = new Map([...posted].map(([marker, id]) => [markerText(marker), id]));
+    const waiting = (await journal.unsettled(entry)).filter((r) => r.write.kind === 'comment');
+    await journal.settle(waiting, ({ write }) =>
+      write.kind === 'comment' ? ids.get(write.find) : undefined,
+    );
+  };
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');
 
   const markDone = async (entry: IdMapEntry) => {
@@ -315,7 +337,11 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         await markDone(entry);
         return { kind: 'skipped', line: `${label}: no comments` };
       }
-      const posted = cursor?.posted ?? (await postedMarkers(target, entry.targetKey));
+      let posted = cursor?.posted;
+      if (!posted) {
+        posted = await postedMarkers(target, entry.targetKey);
+        await settleFound(entry, posted);
+      }
       const missing = comments.flatMap((c, at) => (posted.has(c.id) ? [] : [{ c, at: offset + at }]));
       const earlier = missing.filter((m) => m.at < start);
       const own = missing.length - earlier.length;
@@ -374,36 +400,53 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         names ??= attachedNames(target, entry.targetKey);
         return names;
       };
-      for (const { c } of todo) {
-        if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
-        current = c.id;
-        const converted = commentDocument(c, adfContext, id);
-        // Over Jira's limit, or not converted at all (the converter's warning says so): the whole comment goes
-        // in as a file first, then the comment that names it.
-        if (converted.full) {
-          if (converted.full.measured !== undefined)
-            warnings.push(
-              `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
-            );
-          const refused = await attachFullComment(target, entry.targetKey, converted.full, attached);
-          if (refused) warnings.push(`comment ${c.id}: ${refused}`);
+      // Journalled before the first post (an issue the run did not create), settled with their ids after the last.
+      const records = await journal.intend(
+        entry,
+        PHASES.comments,
+        todo.map(({ c }) => ({ kind: 'comment' as const, find: markerText(c.id), id: null })),
+      );
+      const settle = () =>
+        journal.settle(records, ({ write }) =>
+          write.kind === 'comment'
+            ? posted.get(todo.find(({ c }) => markerText(c.id) === write.find)?.c.id ?? -1)
+            : undefined,
+        );
+      try {
+        for (const { c } of todo) {
+          if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
+          current = c.id;
+          const converted = commentDocument(c, adfContext, id);
+          // Over Jira's limit, or not converted at all (the converter's warning says so): the whole comment goes
+          // in as a file first, then the comment that names it.
+          if (converted.full) {
+            if (converted.full.measured !== undefined)
+              warnings.push(
+                `comment ${c.id} measures ${converted.full.measured} characters as ADF, over Jira's limit: cut, the full text attached as ${converted.full.fileName}`,
+              );
+            const refused = await attachFullComment(target, { entry, journal }, converted.full, attached);
+            if (refused) warnings.push(`comment ${c.id}: ${refused}`);
+          }
+          warnings.push(...converted.warnings.map((w) => w.message));
+          if (converted.fellBackToText)
+            warnings.push(`comment ${c.id} kept as plain text (${converted.fellBackToText})`);
+          let comment: { id: string };
+          try {
+            comment = await target.addComment(entry.targetKey, converted.doc, { urgent });
+          } catch (err) {
+            // Refused as converted (a limit the validator does not know): once more as its text. Only a 4xx
+            // is sure to have written nothing; after a 5xx the comment may be there (the marker tells, later).
+            const reason = refusalOf(err);
+            const refused = err instanceof TrackerHttpError && err.status >= 400 && err.status < 500;
+            if (reason === undefined || !refused || converted.fellBackToText) throw err;
+            comment = await target.addComment(entry.targetKey, converted.plain(), { urgent });
+            warnings.push(`comment ${c.id} kept as plain text (${reason})`);
+          }
+          posted.set(c.id, String(comment.id));
+          done++;
         }
-        warnings.push(...converted.warnings.map((w) => w.message));
-        if (converted.fellBackToText)
-          warnings.push(`comment ${c.id} kept as plain text (${converted.fellBackToText})`);
-        try {
-          await target.addComment(entry.targetKey, converted.doc, { urgent });
-        } catch (err) {
-          // Refused as converted (a limit the validator does not know): once more as its text. Only a 4xx
-          // is sure to have written nothing; after a 5xx the comment may be there (the marker tells, later).
-          const reason = refusalOf(err);
-          const refused = err instanceof TrackerHttpError && err.status >= 400 && err.status < 500;
-          if (reason === undefined || !refused || converted.fellBackToText) throw err;
-          await target.addComment(entry.targetKey, converted.plain(), { urgent });
-          warnings.push(`comment ${c.id} kept as plain text (${reason})`);
-        }
-        posted.add(c.id);
-        done++;
+      } finally {
+        await settle();
       }
       if (last) await markDone(entry);
       else keepCursor();

@@ -18,9 +18,13 @@
  * this run created in the pass that stored the plan (nothing can have written them: see `known`); a pair already
  * shown is confirmed, not written. Each item gets phase 3 in its id map entry's `phasesDone` after its write (10 items
  * at a time, and the rest when the pass ends), so a resumed run neither redoes a recorded item nor writes twice
- * an item whose write was not yet recorded (the read finds it).
+ * an item whose write was not yet recorded (the read finds it). A child the run did not create has its parent
+ * before journalled first (#phase-kit/write-journal.ts), and a Relates link between two such issues, for a rollback
+ * to take back.
  */
+import { textToAdf } from '#domain/adf/index.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
+import { findText } from '#domain/rollback/journal.ts';
 import { PHASES } from '#domain/runs.ts';
 import {
   emptyOutcome,
@@ -32,6 +36,7 @@ import {
 } from '#phase-kit/context.ts';
 import { openPlan, type PlanInSlices, preparePlanInSlices } from '#phase-kit/plan-slices.ts';
 import { blockReads } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import {
   hasIssueLink,
@@ -184,6 +189,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
   const { store, target } = deps;
   const plan = await planOf(ctx);
   const dryRun = run.options.dryRun;
+  const journal = WriteJournal.of(ctx);
   /**
    * A child this run created (not one recovered after an interrupted create, which may hold its parent), in the
    * pass that stored the plan, shows in Jira only what phase 2 wrote: no parent (phase 2 records those it set, and
@@ -285,6 +291,9 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         `Jira cannot place a ${jiraType(child.sourceType)} under a ${jiraType(parent.sourceType)}` +
         ' (its hierarchy is Epic > standard issue > sub-task).';
       if (fits) {
+        await journal.fieldsBefore(child, PHASE, {
+          parent: state.parentKey ? { key: state.parentKey } : null,
+        });
         const refused = await setParent(target, child, parent, levelOf(preflight, parent.sourceType) === 1);
         if (refused === undefined) {
           out.success++;
@@ -305,11 +314,22 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         fail(out, child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
         return out;
       }
+      const comment = hierarchyNote(child, parent, why);
+      if (journal.covers(child) && journal.covers(parent))
+        await journal.intend(parent, PHASE, [
+          {
+            kind: 'issueLink',
+            type: plan.header.relatesType,
+            subjectKey: parent.targetKey,
+            objectKey: child.targetKey,
+          },
+          { kind: 'comment', find: findText(textToAdf(comment)), id: null },
+        ]);
       await writeIssueLink(target, {
         type: plan.header.relatesType,
         subjectKey: parent.targetKey,
         objectKey: child.targetKey,
-        comment: hierarchyNote(child, parent, why),
+        comment,
       });
       out.success++;
       out.log.push(`${pair}: kept as a Relates link`);

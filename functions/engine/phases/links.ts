@@ -26,8 +26,14 @@
  * links from one search per 50 issues; remote links from a read of the issues this run did not create (only
  * those can hold one of our globalIds before this phase writes; none are read in a run that created them all),
  * and a unit found present writes nothing. A dry run writes nothing, so it reads the remote links with its block.
+ * A write to an issue the run did not create is journalled first (#phase-kit/write-journal.ts), for a rollback to
+ * take back: a remote link on it, and an issue link (with its comment) between two such issues; a link to an issue
+ * the run created goes with that issue.
  */
+import { textToAdf } from '#domain/adf/index.ts';
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
+import { findText } from '#domain/rollback/journal.ts';
+import { PHASES } from '#domain/runs.ts';
 import {
   emptyOutcome,
   type PhaseContext,
@@ -44,6 +50,7 @@ import {
   preparePlanInSlices,
 } from '#phase-kit/plan-slices.ts';
 import { blockReads, ITEM_CONCURRENCY, inPool } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import {
@@ -385,6 +392,7 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
   const { store, target } = deps;
   const plan = await planOf(ctx);
   const dryRun = run.options.dryRun;
+  const journal = WriteJournal.of(ctx);
   const block = blockReads(async (from, to) => {
     // The block's units from the plan's part(s) they are in: the plan is never held whole.
     const units = await plan.range(from, to);
@@ -459,6 +467,14 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
         return;
       }
       try {
+        // Between two issues the run did not create: journalled, its comment (which Jira adds to the subject) too.
+        if (journal.covers(from) && journal.covers(to))
+          await journal.intend(from, PHASES.links, [
+            { kind: 'issueLink', type: u.type, subjectKey: from.targetKey, objectKey: to.targetKey },
+            ...(u.comment
+              ? [{ kind: 'comment' as const, find: findText(textToAdf(u.comment)), id: null }]
+              : []),
+          ]);
         await writeIssueLink(target, {
           type: u.type,
           subjectKey: from.targetKey,
@@ -494,6 +510,7 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
       return;
     }
     try {
+      await journal.intend(on, PHASES.links, [{ kind: 'remoteLink', globalId: u.globalId }]);
       const answer = await target.addRemoteLink(on.targetKey, {
         url: u.url,
         title: u.title,

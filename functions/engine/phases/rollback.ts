@@ -1,8 +1,10 @@
 /**
  * Rollback of a run: the issues the run created deleted from Jira, and their id map entries with them, so the
- * project is as before the run and a later run creates them again. What stays and why is the domain's answer
- * (#domain/rollback): an issue the run found, one edited after the run (unless the admin includes those), one with
- * a sub-task that stays, another run's.
+ * project is as before the run and a later run creates them again; on the issues it did not create (found, or an
+ * earlier run's), what it wrote taken back from its write journal (rollback-undo.ts: what it added removed, the
+ * fields it changed restored). What stays and why is the domain's answer (#domain/rollback): an issue the run
+ * found, one edited after the run (unless the admin includes those), one with a sub-task that stays, another
+ * run's; on an issue it did not create, a write changed in Jira after the run, and a status move.
  *
  * Two passes of the one phase shape (the runner's pool, checkpoints and pacing, DELETE's lane among them), its
  * units the run's migrated items with the lowest hierarchy level first:
@@ -10,7 +12,8 @@
  * - the rollback carries out the preview's decisions and reads nothing before: its own deletes move what it would
  *   read (a parent's `updated` moves when its child goes), and what the admin confirmed is the preview. Sub-tasks
  *   go before their parents (Jira deletes no issue while it has one, and this phase never asks it to take them
- *   along: `deleteSubtasks=false`); a parent Jira still refuses is kept, with the reason.
+ *   along: `deleteSubtasks=false`); a parent Jira still refuses is kept, with the reason. Then, item by item, what
+ *   the run wrote to the issues it did not create is taken back as the preview decided.
  * Safe to work again after a crash: an issue deleted already answers 404 and is counted gone, never anything
  * else deleted in its place (Jira does not reuse keys). `complete` takes back the sprints and components
  * the run made (its record, #phase-kit/made-in-jira) that no issue is left in: the preview counts
@@ -19,6 +22,7 @@
  */
 
 import { sourceIdFromLabel } from '#domain/mapping/index.ts';
+import { emptyJournalSummary, journalCountsText, tallyUndo } from '#domain/rollback/journal.ts';
 import {
   decideMade,
   type MadeDecision,
@@ -41,10 +45,12 @@ import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.
 import { emptyOutcome } from '#phase-kit/context.ts';
 import { MadeInJiraRecord } from '#phase-kit/made-in-jira.ts';
 import { blockUnits, ITEM_CONCURRENCY, inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { journalled } from '#phase-kit/write-journal.ts';
 import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { carryOutUndo, planUndo } from './rollback-undo.ts';
 import { jiraMessage } from './setup.ts';
 
 const UNITS_ARTIFACT = 'rollback-units.json';
@@ -144,6 +150,11 @@ async function planBlock(
   const withRead = present.map((e, i) => ({ e, issue: read[i] }));
   return inPool(withRead, ITEM_CONCURRENCY, async ({ e, issue }) => {
     const d = decide(e, issue, rules);
+    // An issue the run did not create stays: what the run wrote to it is what there is to take back.
+    if (journalled(run, e)) {
+      const changes = await planUndo(ctx, e, rules);
+      return changes.length ? { ...d, changes } : d;
+    }
     // Jira deletes no issue while it has a sub-task, and the rollback never takes one along: a sub-task the
     // rollback would not delete itself (somebody's, another run's, edited) keeps its parent.
     if (d.action !== 'delete') return d;
@@ -199,7 +210,23 @@ async function carryOut(
       }
     });
   }
+  // Then what the run wrote to the issues it did not create, item by item, as the preview decided.
+  await inPool(
+    planned.filter((d) => d.changes?.length),
+    ITEM_CONCURRENCY,
+    async (d) => {
+      done.set(d.sourceId, { ...d, changes: await carryOutUndo(ctx, d.sourceId, d.changes ?? []) });
+    },
+  );
   return planned.map((d) => done.get(d.sourceId) ?? d);
+}
+
+/** An item's changes in a few words, for its log line: `3 comments would be removed, 1 field restored`. */
+function changesText(d: RollbackDecision, preview: boolean): string {
+  if (!d.changes?.length) return '';
+  const counts = emptyJournalSummary();
+  for (const c of d.changes) tallyUndo(counts, c);
+  return journalCountsText(counts, preview, 'on it');
 }
 
 /**
@@ -232,7 +259,7 @@ async function rollbackBlock(
       outcome.log.push(`#${d.sourceId} ${d.key}: ${options.preview ? 'would delete' : 'deleted'}`);
     } else {
       outcome.skipped++;
-      outcome.log.push(`#${d.sourceId} ${d.key}: ${d.reason ?? d.action}`);
+      outcome.log.push(`#${d.sourceId} ${d.key}: ${d.reason ?? d.action}${changesText(d, options.preview)}`);
     }
     const entry = entries.get(d.sourceId);
     const ours = entry?.runId === run.id && entry.origin === 'created';

@@ -10,8 +10,11 @@
  * - Already there: skipped. Unreachable: a warning, skipped, never a failure. Jira refusing: a failure for the
  *   item; the run goes on. The issue type's resolution is sent on the last step only, when the mapping asks
  *   for one (Removed: "Won't Do") and the step enters a done status.
+ * - An issue the run did not create has the move journalled first (#phase-kit/write-journal.ts): a rollback does
+ *   not move it back (Jira's workflow decides the way, and its history stays), but lists it.
  */
 import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
+import { PHASES } from '#domain/runs.ts';
 import type { PhaseContext, PhaseModule, UnitWorker } from '#phase-kit/context.ts';
 import {
   blockReads,
@@ -22,6 +25,7 @@ import {
   runArtifactKey,
   unitResult,
 } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
 
@@ -98,6 +102,7 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
   const plan = await statePlan(ctx);
   const graphs = await WorkflowGraphs.load(deps.artifacts, runArtifactKey(run, GRAPH_ARTIFACT));
   const dryRun = run.options.dryRun === true;
+  const journal = WriteJournal.of(ctx);
   const block = blockReads(async (from, to) => {
     const ids = units.slice(from, to);
     const entries = await store.idMap.getMany(run.tenantId, run.projectId, ids);
@@ -127,6 +132,9 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
       const issue = await target.getIssue(entry.targetKey, ['status', 'issuetype']);
       const from = String((issue.fields?.status as { name?: string } | undefined)?.name ?? '');
       const issueType = String((issue.fields?.issuetype as { name?: string } | undefined)?.name ?? '');
+      const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
+      if (!same(from, wanted.status.name))
+        await journal.intend(entry, PHASES.transitions, [{ kind: 'status', from, to: wanted.status.name }]);
       const moved = await moveIssue(target, graphs, {
         issueKey: entry.targetKey,
         issueType,

@@ -8,6 +8,8 @@
  * Each updated item's id map entry then records the run (`updatedByRun`, so a resumed chunk does not edit it
  * twice) and forgets the later phases it had done, so phases 3 to 7 look at it again: each of them reads Jira
  * before writing, so they add only what is new (attachments, links, comments) and move the status if needed.
+ * These issues are not this run's: each one's fields are read and journalled before the edit
+ * (#phase-kit/write-journal.ts), so a rollback of the run puts them back as they were.
  */
 import type { ManifestItem } from '#domain/manifest.ts';
 import { PHASES } from '#domain/runs.ts';
@@ -20,6 +22,7 @@ import {
   refusalOf,
   tallyResults,
 } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
@@ -85,11 +88,13 @@ export async function updateKnownItems(
     }
     return { entry, m, fields, notes, warnings };
   });
+  const journal = WriteJournal.of(ctx);
   const results = await inPool(builds, ITEM_CONCURRENCY, async (built): Promise<ItemResult> => {
     const { entry, m, fields, notes, warnings } = built;
     if (m.type !== entry.sourceType)
       notes.push(`type changed in Azure DevOps from ${entry.sourceType} to ${m.type}: Jira keeps its type`);
     try {
+      await journal.readFieldsBefore(entry, PHASES.create, Object.keys(fields));
       await deps.target.editIssue(entry.targetKey, { fields });
     } catch (err) {
       const reason = refusalOf(err);

@@ -65,7 +65,22 @@ export interface JiraComment {
   id: string;
   body?: unknown;
   created?: string;
+  /** When it was last edited (as `created` for a comment never edited). */
+  updated?: string;
   author?: JiraUser;
+}
+
+/** An issue's worklog (the `Worklog` schema, as far as a rollback reads it); `comment` is ADF. */
+export interface JiraWorklog {
+  id: string;
+  comment?: unknown;
+  updated?: string;
+}
+
+/** One entry of an issue's change history (`Changelog`): when, and which fields it changed. */
+export interface JiraChangelog {
+  created?: string;
+  items?: { field?: string; fieldId?: string }[];
 }
 
 /** A remote link of an issue (`RemoteIssueLink`). */
@@ -92,6 +107,10 @@ export interface JiraPriority {
 
 /** Comments read a page at a time (the spec's default page). */
 const COMMENT_PAGE = 100;
+/** Jira's largest worklog page. */
+const WORKLOG_PAGE = 5000;
+/** The changelog's page (the platform spec's default). */
+const CHANGELOG_PAGE = 100;
 /** Priorities read a page at a time (the spec's default page). */
 const PRIORITY_PAGE = 50;
 /** Jira's window for assignable users: it never looks past the 1,000th user. */
@@ -393,9 +412,17 @@ export class JiraClient {
     });
   }
 
-  /** Deletes an attachment (DELETE /attachment/{id}, 204); needs Delete own (or all) attachments. */
-  async deleteAttachment(attachmentId: string): Promise<void> {
-    await this.http.request('DELETE', `/rest/api/3/attachment/${encodeURIComponent(attachmentId)}`);
+  /**
+   * Deletes an attachment (DELETE /attachment/{id}, 204); needs Delete own (or all) attachments. `gone`: there was
+   * no such file (deleted already).
+   */
+  async deleteAttachment(attachmentId: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request(
+      'DELETE',
+      `/rest/api/3/attachment/${encodeURIComponent(attachmentId)}`,
+      { accept: [404] },
+    );
+    return res.status === 404 ? 'gone' : 'deleted';
   }
 
   /** Whether the site takes attachments, and its upload limit in bytes (GET /attachment/meta). */
@@ -477,6 +504,72 @@ export class JiraClient {
       maxResults: COMMENT_PAGE,
       orderBy: 'created',
     });
+  }
+
+  /** Deletes a comment of the issue (204); `gone`: no such comment, or no such issue. */
+  async deleteComment(key: string, commentId: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request(
+      'DELETE',
+      `/rest/api/3/issue/${encodeURIComponent(key)}/comment/${encodeURIComponent(commentId)}`,
+      { accept: [404] },
+    );
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
+  /** Every worklog of an issue, a page at a time. */
+  async *worklogs(key: string): AsyncGenerator<JiraWorklog> {
+    for (let startAt = 0; ; ) {
+      const res = await this.http.request<{ worklogs?: JiraWorklog[]; total?: number }>(
+        'GET',
+        `/rest/api/3/issue/${encodeURIComponent(key)}/worklog`,
+        { query: { startAt, maxResults: WORKLOG_PAGE } },
+      );
+      const page = res.body.worklogs ?? [];
+      yield* page;
+      startAt += page.length;
+      if (page.length === 0 || startAt >= (res.body.total ?? 0)) return;
+    }
+  }
+
+  /**
+   * Deletes a worklog of the issue leaving the remaining estimate alone (`adjustEstimate=leave`, as the plugins
+   * posted it); `gone`: no such worklog, or no such issue.
+   */
+  async deleteWorklog(key: string, worklogId: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request(
+      'DELETE',
+      `/rest/api/3/issue/${encodeURIComponent(key)}/worklog/${encodeURIComponent(worklogId)}`,
+      { query: { adjustEstimate: 'leave' }, accept: [404] },
+    );
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
+  /** Deletes an issue link by its id (DELETE /issueLink/{linkId}); `gone`: no such link. */
+  async deleteIssueLink(linkId: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request('DELETE', `/rest/api/3/issueLink/${encodeURIComponent(linkId)}`, {
+      accept: [404],
+    });
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
+  /** Deletes the issue's remote link with this `globalId` (DELETE .../remotelink?globalId=); `gone`: none. */
+  async deleteRemoteLink(key: string, globalId: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request('DELETE', `/rest/api/3/issue/${encodeURIComponent(key)}/remotelink`, {
+      query: { globalId },
+      accept: [404],
+    });
+    return res.status === 404 ? 'gone' : 'deleted';
+  }
+
+  /** The issue's change history, oldest first, a page at a time. */
+  async *changelog(key: string): AsyncGenerator<JiraChangelog> {
+    yield* this.offsetPages<JiraChangelog>(
+      `/rest/api/3/issue/${encodeURIComponent(key)}/changelog`,
+      'values',
+      {
+        maxResults: CHANGELOG_PAGE,
+      },
+    );
   }
 
   /** An issue's remote links; Jira answers them all at once (it does not page them). */

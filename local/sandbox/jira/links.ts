@@ -1,4 +1,7 @@
-/** Issue links (typed links between issues, shown in both issues' `issuelinks`) and remote links (URLs). */
+/**
+ * Issue links (typed links between issues, shown in both issues' `issuelinks`) and remote links (URLs): created,
+ * read and deleted (a link by its id, a remote link by its `globalId`).
+ */
 import type { FastifyInstance } from 'fastify';
 import { adfProblems } from './adf.ts';
 import { currentAccount } from './auth.ts';
@@ -102,6 +105,18 @@ export function registerLinkRoutes(app: FastifyInstance, store: JiraStore): void
     };
   });
 
+  // Deletes a link: 204 (the spec's 200 is not what Jira sends), 404 for an id there is no (or no longer a) link.
+  app.delete<{ Params: { linkId: string } }>('/rest/api/3/issueLink/:linkId', async (req, reply) => {
+    const link = store.links.get(req.params.linkId);
+    if (!link) return sendError(reply, 404, ['No issue link with id exists.']);
+    store.removeLink(link);
+    for (const id of [link.inwardId, link.outwardId]) {
+      const issue = store.issues.get(id);
+      if (issue) store.touch(issue);
+    }
+    return reply.code(204).send();
+  });
+
   const remote = (base: string, issueId: number, r: RemoteLinkRec) => ({
     id: r.id,
     self: `${base}/rest/api/3/issue/${issueId}/remotelink/${r.id}`,
@@ -136,6 +151,22 @@ export function registerLinkRoutes(app: FastifyInstance, store: JiraStore): void
       const one = issue.remoteLinks.find((r) => String(r.id) === req.params.linkId);
       if (!one) return sendError(reply, 404, ['No remote link with the given id exists.']);
       return remote(Render.of(store, req).base, issue.id, one);
+    },
+  );
+
+  // Deletes the issue's remote link with this `globalId`: 204; 400 without one, 404 when the issue has none such.
+  app.delete<{ Params: { issueIdOrKey: string }; Querystring: { globalId?: string } }>(
+    '/rest/api/3/issue/:issueIdOrKey/remotelink',
+    async (req, reply) => {
+      const issue = store.issueByIdOrKey(req.params.issueIdOrKey);
+      if (!issue) return notFoundIssue(reply);
+      const { globalId } = req.query;
+      if (!globalId) return sendError(reply, 400, ['A global ID must be provided.']);
+      const at = issue.remoteLinks.findIndex((r) => r.globalId === globalId);
+      if (at < 0) return sendError(reply, 404, ['No remote link with the given globalId exists.']);
+      issue.remoteLinks.splice(at, 1);
+      store.touch(issue);
+      return reply.code(204).send();
     },
   );
 

@@ -465,6 +465,12 @@ export class JiraStore {
     }
   }
 
+  /** Deletes one issue link (both its issues' `issuelinks` lose it). */
+  removeLink(link: IssueLinkRec): void {
+    this.links.delete(link.id);
+    for (const issueId of [link.inwardId, link.outwardId]) this.linksByIssue.get(issueId)?.delete(link.id);
+  }
+
   linksOf(issueId: number): IssueLinkRec[] {
     return [...(this.linksByIssue.get(issueId) ?? [])].flatMap((id) => this.links.get(id) ?? []);
   }

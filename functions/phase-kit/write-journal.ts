@@ -1,0 +1,102 @@
+/**
+ * The phases' side of the write journal (#domain/rollback/journal.ts): before a phase writes to an issue the run
+ * did not create (found by its label, or an earlier run's), it journals the write here, an intent settled with
+ * Jira's id once Jira answers; before it changes a field there, the field's value. A dry run journals nothing (it
+ * writes nothing), nor does a write to an issue the run created: its delete takes everything along.
+ */
+import type { FieldValue, JournalledWrite, JournalRecord } from '#domain/rollback/journal.ts';
+import { inlineBefore } from '#domain/rollback/journal.ts';
+import type { Run } from '#domain/runs.ts';
+import { nowIso } from '#platform/clock.ts';
+import type { IdMapEntry } from '#store/id-map.ts';
+import type { JournalOf } from '#store/write-journal.ts';
+import type { PhaseContext } from './context.ts';
+import { runArtifactKey } from './toolkit.ts';
+
+/** Whether the run's writes to this issue are journalled: one it did not create (found, or another run's). */
+export const journalled = (run: Pick<Run, 'id'>, entry: Pick<IdMapEntry, 'origin' | 'runId'>) =>
+  entry.origin === 'found' || entry.runId !== run.id;
+
+type Issue = Pick<IdMapEntry, 'sourceId' | 'targetKey' | 'origin' | 'runId'>;
+
+/** One pass's journal: the phase's writes to issues the run did not create, recorded before they are made. */
+export class WriteJournal {
+  private constructor(private readonly ctx: Pick<PhaseContext, 'deps' | 'run'>) {}
+
+  static of(ctx: Pick<PhaseContext, 'deps' | 'run'>): WriteJournal {
+    return new WriteJournal(ctx);
+  }
+
+  private get of(): JournalOf {
+    const { run } = this.ctx;
+    return { tenantId: run.tenantId, projectId: run.projectId, runId: run.id };
+  }
+
+  /** Whether writes to this issue are journalled in this run. */
+  covers(entry: Pick<IdMapEntry, 'origin' | 'runId'>): boolean {
+    return !this.ctx.run.options.dryRun && journalled(this.ctx.run, entry);
+  }
+
+  /** Journals writes about to be made to the entry's issue; answers their records (none when it is not covered). */
+  async intend(entry: Issue, phase: number, writes: JournalledWrite[]): Promise<JournalRecord[]> {
+    if (!this.covers(entry) || writes.length === 0) return [];
+    const at = nowIso();
+    const records = writes.map((write) => ({
+      sourceId: entry.sourceId,
+      key: entry.targetKey,
+      phase,
+      at,
+      write,
+    }));
+    await this.ctx.deps.store.writeJournal.put(this.of, records);
+    return records;
+  }
+
+  /** The records again with Jira's ids (`idOf`; a record it answers nothing for stays an intent). */
+  async settle(records: JournalRecord[], idOf: (r: JournalRecord) => string | undefined): Promise<void> {
+    const settled = records.flatMap((r): JournalRecord[] => {
+      const id = idOf(r);
+      const { write } = r;
+      if (id === undefined || !('id' in write) || write.id === id) return [];
+      return [{ ...r, write: { ...write, id } }];
+    });
+    if (settled.length) await this.ctx.deps.store.writeJournal.put(this.of, settled);
+  }
+
+  /** The item's records of this run that still wait for Jira's id (a pass interrupted after its write). */
+  async unsettled(entry: Issue): Promise<JournalRecord[]> {
+    if (!this.covers(entry)) return [];
+    const records = await this.ctx.deps.store.writeJournal.ofItem(this.of, entry.sourceId);
+    return records.filter((r) => 'id' in r.write && r.write.id === null);
+  }
+
+  /**
+   * Journals the fields' values before the phase changes them (`values` as Jira answered them). The first record
+   * of a field is the one kept: a later write of it (a resumed pass, another phase) keeps the value before the
+   * run. A value too large for a record is kept as a run artifact of its own, which the record names.
+   */
+  async fieldsBefore(entry: Issue, phase: number, values: Record<string, FieldValue>): Promise<void> {
+    if (!this.covers(entry)) return;
+    const { deps, run } = this.ctx;
+    const at = Date.now();
+    const writes = await Promise.all(
+      Object.entries(values).map(async ([field, value]): Promise<JournalledWrite> => {
+        const before = inlineBefore(value);
+        if (before !== undefined) return { kind: 'field', field, before };
+        // Named by the attempt: a later attempt (whose record loses to this one's) never overwrites it.
+        const beforeFile = runArtifactKey(run, `journal/${entry.sourceId}-${field}-${at}.json`);
+        await deps.artifacts.put(beforeFile, JSON.stringify(value));
+        return { kind: 'field', field, before: null, beforeFile };
+      }),
+    );
+    await this.intend(entry, phase, writes);
+  }
+
+  /** Reads the fields from the entry's issue and journals their values before a change (fieldsBefore). */
+  async readFieldsBefore(entry: Issue, phase: number, fields: string[]): Promise<void> {
+    if (!this.covers(entry) || fields.length === 0) return;
+    const issue = await this.ctx.deps.target.getIssue(entry.targetKey, fields);
+    const values = Object.fromEntries(fields.map((f) => [f, (issue.fields?.[f] ?? null) as FieldValue]));
+    await this.fieldsBefore(entry, phase, values);
+  }
+}
