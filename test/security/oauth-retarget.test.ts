@@ -24,6 +24,8 @@ let attacker: Attacker;
 let projectId: string;
 const config = sandboxConfigFromEnv({ SANDBOX_ITEMS: '5', SANDBOX_SEED: '17' });
 const orch = new RecordingOrchestrator();
+/** The SAMPLE run the first test starts (left pending: the recording orchestrator runs no engine). */
+let startedRun = '';
 
 beforeAll(async () => {
   attacker = await startAttacker();
@@ -116,6 +118,7 @@ describe("a member and the owner's OAuth grants", () => {
     // The consented scope still starts without secrets.
     const ok = await start(t.member.token, {});
     expect(ok.status).toBe(200);
+    startedRun = ok.body.id as string;
     expect(orch.starts).toHaveLength(1);
     expect(attacker.requests).toEqual([]);
   });
@@ -141,6 +144,15 @@ describe("a member and the owner's OAuth grants", () => {
       body: { organization_url: `${sb.ado.url}/${config.ado.org}`, project: config.ado.project },
     });
     expect(again.status).toBe(200);
+    // Not while a run of the project is unfinished (the one started above is still pending): it would write there.
+    const underRun = await app.call('POST', `/api/projects/${projectId}/connections/target/oauth`, {
+      token: t.admin.token,
+      body: { project_key: 'OTHER' },
+    });
+    expect(underRun.status).toBe(409);
+    expect(underRun.body.code).toBe('MIGRATION_ALREADY_RUNNING');
+    const cancelled = await app.call('POST', `/api/migrations/${startedRun}/cancel`, { token: t.admin.token });
+    expect(cancelled.status).toBe(200);
     const byAdmin = await app.call('POST', `/api/projects/${projectId}/connections/target/oauth`, {
       token: t.admin.token,
       body: { project_key: 'OTHER' },
