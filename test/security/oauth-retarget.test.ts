@@ -151,7 +151,9 @@ describe("a member and the owner's OAuth grants", () => {
     });
     expect(underRun.status).toBe(409);
     expect(underRun.body.code).toBe('MIGRATION_ALREADY_RUNNING');
-    const cancelled = await app.call('POST', `/api/migrations/${startedRun}/cancel`, { token: t.admin.token });
+    const cancelled = await app.call('POST', `/api/migrations/${startedRun}/cancel`, {
+      token: t.admin.token,
+    });
     expect(cancelled.status).toBe(200);
     const byAdmin = await app.call('POST', `/api/projects/${projectId}/connections/target/oauth`, {
       token: t.admin.token,
