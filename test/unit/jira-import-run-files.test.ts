@@ -18,6 +18,8 @@ import {
   runImportFiles,
   type SourceRecord,
 } from '../../functions/domain/jira-import/index.ts';
+import { carriedIssues } from '../../functions/engine/phases/verify.ts';
+import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
 import { type ArtifactStore, artifactKeys, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { ImportFileArchive } from '../../functions/store/import-files.ts';
 import { adoIdentity } from '../support/ado-identity.ts';
@@ -181,5 +183,35 @@ describe("a run's import files", () => {
       for (const secret of ['token', 'ado-secret', 'dev.azure.com', 'vssps', 'ana.silva@'])
         expect(text.toLowerCase()).not.toContain(secret);
     }
+  });
+
+  it("is read for a verification once per invocation, not once per block: the last file's issues are kept", async () => {
+    const built = runImportFiles(records, mapping, { runId: RUN, size: 2 });
+    await new ImportFileArchive(artifacts).write(TENANT, RUN, built);
+    const reads: string[] = [];
+    const get = artifacts.get.bind(artifacts);
+    artifacts.get = async (key: string) => {
+      reads.push(key);
+      return get(key);
+    };
+    const ctx = {
+      run: { tenantId: TENANT, id: RUN },
+      deps: { artifacts },
+      invocation: new InvocationScope(),
+    };
+    const carried = ctx as unknown as Parameters<typeof carriedIssues>[0];
+    // Two blocks of batch 1's items, then one of batch 2's: the index once, each file once.
+    expect([...(await carriedIssues(carried, [1])).keys()]).toEqual([1]);
+    expect([...(await carriedIssues(carried, [2])).keys()]).toEqual([2]);
+    expect([...(await carriedIssues(carried, [3, 99])).keys()]).toEqual([3]);
+    expect(reads).toEqual([
+      artifactKeys.importIndex(TENANT, RUN),
+      artifactKeys.importFile(TENANT, RUN, 1),
+      artifactKeys.importFile(TENANT, RUN, 2),
+    ]);
+    // A new invocation reads again.
+    ctx.invocation = new InvocationScope();
+    await carriedIssues(carried, [1]);
+    expect(reads).toHaveLength(5);
   });
 });

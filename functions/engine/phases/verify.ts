@@ -81,26 +81,54 @@ const engineFile = (sourceId: number, commentIds: readonly number[]) => (name: s
 /** Whether the run delivered through Jira's importer: its items are compared with what their files carried. */
 const imported = (ctx: PhaseContext) => ctx.preflight.delivery?.deliveryMode === 'jira-import';
 
+/** One import file's issues by ADO id, and which file. */
+interface ParsedBatch {
+  number: number;
+  issues: Promise<Map<number, ImportIssue>>;
+}
+
 /**
  * The block's items as the run's import files carried them, by ADO id: each file that holds one of them read
- * once (the index says which), parsed as the importer's format. An item in no file (in Jira before the run) is
- * absent.
+ * (the index says which) and parsed as the importer's format. The index and the last file parsed are kept for the
+ * invocation (`ctx.invocation`): blocks come in manifest order, a batch's items together, so a file of 1,500 issues
+ * is read once for its 30 blocks, not once per block, and only one file's issues are held at a time. An item in no
+ * file (in Jira before the run) is absent.
  */
-async function carriedIssues(ctx: PhaseContext, ids: readonly number[]): Promise<Map<number, ImportIssue>> {
-  const { run, deps } = ctx;
+export async function carriedIssues(
+  ctx: Pick<PhaseContext, 'run' | 'deps' | 'invocation'>,
+  ids: readonly number[],
+): Promise<Map<number, ImportIssue>> {
+  const { run, deps, invocation } = ctx;
   const archive = new ImportFileArchive(deps.artifacts);
-  const index = await archive.index(run.tenantId, run.id);
+  const indexRead = invocation.keep('verify.import-index', () => archive.index(run.tenantId, run.id));
+  const index = await indexRead.catch((err: unknown) => {
+    invocation.drop('verify.import-index', indexRead);
+    throw err;
+  });
+  const last = invocation.keep<{ batch?: ParsedBatch }>('verify.import-batch', () => ({}));
+  const issuesOf = (number: number): Promise<Map<number, ImportIssue>> => {
+    if (last.batch?.number === number) return last.batch.issues;
+    const issues = (async () => {
+      const text = await archive.file(run.tenantId, run.id, number);
+      const all = new Map<number, ImportIssue>();
+      if (text === undefined) return all;
+      for (const project of ImportFileSchema.parse(JSON.parse(text)).projects)
+        for (const issue of project.issues) all.set(Number(issue.externalId), issue);
+      return all;
+    })();
+    const batch = { number, issues };
+    last.batch = batch;
+    // A read that failed is made again by the next block.
+    issues.catch(() => {
+      if (last.batch === batch) last.batch = undefined;
+    });
+    return issues;
+  };
   const wanted = new Set(ids);
   const carried = new Map<number, ImportIssue>();
   for (const batch of index?.batches ?? []) {
     if (!batch.sourceIds.some((id) => wanted.has(id))) continue;
-    const text = await archive.file(run.tenantId, run.id, batch.number);
-    if (text === undefined) continue;
-    for (const project of ImportFileSchema.parse(JSON.parse(text)).projects)
-      for (const issue of project.issues) {
-        const id = Number(issue.externalId);
-        if (wanted.has(id)) carried.set(id, issue);
-      }
+    for (const [id, issue] of await issuesOf(batch.number)) if (wanted.has(id)) carried.set(id, issue);
   }
   return carried;
 }
