@@ -3,12 +3,12 @@
  * per run, so resumes, re-runs and incremental runs all see what already exists in Jira.
  */
 import { createHash } from 'node:crypto';
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
 import { keys } from './keys.ts';
 import { storedEntity, taggedEntity } from './stored-item.ts';
-import { batchGetAll, conditionHeld, queryAll, queryPages, type Table } from './table.ts';
+import { batchGetAll, batchWrite, conditionHeld, queryAll, queryPages, type Table } from './table.ts';
 
 export interface IdMapEntry {
   sourceId: number;
@@ -61,7 +61,6 @@ const PENDING_WRITE = storedEntity(
   exactSchema<PendingWrite>()(z.object({ sourceIds: z.array(z.number()), startedAt: z.string() })),
 );
 
-const BATCH_WRITE_MAX = 25;
 /** Items per page of a paged read: an export holds one page at a time, not the whole project. */
 const PAGE_SIZE = 1000;
 
@@ -83,7 +82,8 @@ export class IdMapRepository {
   }
 
   async putMany(tenantId: string, projectId: string, entries: IdMapEntry[]): Promise<void> {
-    await this.batchWrite(
+    await batchWrite(
+      this.table,
       entries.map((e) => ({
         PutRequest: {
           Item: { ...keys.idMapEntry(tenantId, projectId, e.sourceId), ...ID_MAP_ENTRY.tag, ...e },
@@ -92,24 +92,11 @@ export class IdMapRepository {
     );
   }
 
-  /** Writes in batches of 25, each sent again (backing off) until DynamoDB has processed all of it. */
-  private async batchWrite(all: Record<string, unknown>[]): Promise<void> {
-    for (let i = 0; i < all.length; i += BATCH_WRITE_MAX) {
-      let requests = all.slice(i, i + BATCH_WRITE_MAX);
-      for (let attempt = 0; requests.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        const out = await this.table.db.send(
-          new BatchWriteCommand({ RequestItems: { [this.table.name]: requests } }),
-        );
-        requests = (out.UnprocessedItems?.[this.table.name] ?? []) as typeof requests;
-      }
-    }
-  }
-
   /** Forgets these items (a rollback deleted their issues): a later run creates them again. */
   async deleteMany(tenantId: string, projectId: string, ids: number[]): Promise<void> {
     // BatchWrite refuses a key twice.
-    await this.batchWrite(
+    await batchWrite(
+      this.table,
       [...new Set(ids)].map((id) => ({ DeleteRequest: { Key: keys.idMapEntry(tenantId, projectId, id) } })),
     );
   }

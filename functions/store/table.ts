@@ -114,10 +114,15 @@ export async function batchGetAll(
   return items;
 }
 
-/** Puts the given items (keys included) in batches of 25, retrying what DynamoDB hands back unprocessed. */
-export async function putItems(table: Table, items: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += BATCH_WRITE_MAX) {
-    let requests = items.slice(i, i + BATCH_WRITE_MAX).map((Item) => ({ PutRequest: { Item } }));
+/** One write of a BatchWriteItem: a put of an item (keys included) or a delete of a key. */
+export type BatchWriteRequest =
+  | { PutRequest: { Item: Record<string, unknown> } }
+  | { DeleteRequest: { Key: { pk: string; sk: string } } };
+
+/** Writes in batches of 25, each sent again (backing off) until DynamoDB has processed all of it. */
+export async function batchWrite(table: Table, all: readonly BatchWriteRequest[]): Promise<void> {
+  for (let i = 0; i < all.length; i += BATCH_WRITE_MAX) {
+    let requests = all.slice(i, i + BATCH_WRITE_MAX);
     for (let attempt = 0; requests.length > 0; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
       const out = await table.db.send(new BatchWriteCommand({ RequestItems: { [table.name]: requests } }));
@@ -126,17 +131,19 @@ export async function putItems(table: Table, items: Record<string, unknown>[]): 
   }
 }
 
-/** Deletes the given keys in batches of 25, retrying what DynamoDB hands back unprocessed. */
-export async function deleteKeys(table: Table, itemKeys: { pk: string; sk: string }[]): Promise<void> {
-  for (let i = 0; i < itemKeys.length; i += BATCH_WRITE_MAX) {
-    let requests = itemKeys.slice(i, i + BATCH_WRITE_MAX).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-      const out = await table.db.send(new BatchWriteCommand({ RequestItems: { [table.name]: requests } }));
-      requests = (out.UnprocessedItems?.[table.name] ?? []) as typeof requests;
-    }
-  }
-}
+/** Puts the given items (keys included), in batches (batchWrite). */
+export const putItems = (table: Table, items: Record<string, unknown>[]): Promise<void> =>
+  batchWrite(
+    table,
+    items.map((Item) => ({ PutRequest: { Item } })),
+  );
+
+/** Deletes the given keys, in batches (batchWrite). */
+export const deleteKeys = (table: Table, itemKeys: { pk: string; sk: string }[]): Promise<void> =>
+  batchWrite(
+    table,
+    itemKeys.map((Key) => ({ DeleteRequest: { Key } })),
+  );
 
 /**
  * `#status IN (:status0, ...)` and its values: a status-guarded write (the caller names `#status`), so a move
