@@ -13,7 +13,7 @@
  * - Anything refused throws OutboundRefused, whose message (REFUSED_MESSAGE) is the same whatever the reason.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { Agent, buildConnector } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { outboundConfig } from '#platform/config.ts';
 import {
   addressAllowed,
@@ -142,32 +142,50 @@ async function sendOnce(url: URL, init: RequestInit, rules: OutboundRules): Prom
   }
 }
 
+/** What the redirect loop reads of an answer, whichever way it was sent. */
+interface HopAnswer {
+  readonly status: number;
+  readonly headers: AnswerHeaders;
+}
+
+/** A request as it goes out on one hop. */
+interface HopRequest {
+  method: string;
+  headers: Headers;
+  body: RequestInit['body'];
+}
+
 /**
- * fetch under the outbound policy. `redirect`: `follow` (the default) follows by hand, checking each hop;
- * `manual` answers the 3xx itself (Jira's attachment content redirect); `error` refuses any redirect.
+ * The policy's loop, shared by both ways of sending: the URL checked, then each redirect checked as a new request
+ * (`follow`), answered as it is (`manual`) or refused (`error`).
  */
-export async function outboundFetch(input: string | URL, init: OutboundInit): Promise<Response> {
-  const { destination, rules: given, redirect = 'follow', ...rest } = init;
+async function underPolicy<A extends HopAnswer>(
+  input: string | URL,
+  init: Pick<OutboundInit, 'destination' | 'rules' | 'redirect' | 'method' | 'headers' | 'body'>,
+  send: (url: URL, request: HopRequest, rules: OutboundRules) => Promise<A>,
+  discard: (answer: A) => Promise<void>,
+): Promise<A> {
+  const { destination, rules: given, redirect = 'follow' } = init;
   const rules = given ?? outboundRules();
   let url = check(input, rules, destination);
-  let method = (rest.method ?? 'GET').toUpperCase();
-  const headers = new Headers(rest.headers);
-  let body = rest.body;
+  let method = (init.method ?? 'GET').toUpperCase();
+  const headers = new Headers(init.headers);
+  let body = init.body;
   for (let hop = 0; ; hop++) {
-    const response = await sendOnce(url, { ...rest, method, headers, body }, rules);
-    const location = response.headers.get('location');
-    if (!REDIRECT_STATUSES.has(response.status) || !location || redirect === 'manual') return response;
-    await response.body?.cancel();
+    const answer = await send(url, { method, headers, body }, rules);
+    const location = answer.headers.get('location');
+    if (!REDIRECT_STATUSES.has(answer.status) || !location || redirect === 'manual') return answer;
+    await discard(answer);
     if (redirect === 'error') throw new OutboundRefused('redirect not allowed here');
     if (hop >= MAX_REDIRECTS) throw new OutboundRefused('too many redirects');
-    const next = redirectHop(url, response.status, location, method);
+    const next = redirectHop(url, answer.status, location, method);
     if (!next) throw new OutboundRefused('unusable redirect');
     const target = check(next.url, rules, destination);
     const crossOrigin = target.origin !== url.origin;
     // A 307/308 keeps the method and the body: to another origin, that body (a secret, a token, a tenant's
     // data) would go where the request was never meant to go, and a POST without its body is another request.
     if (crossOrigin && next.keepsBody && body !== undefined && body !== null)
-      throw new OutboundRefused(`${response.status} to another origin with a request body`);
+      throw new OutboundRefused(`${answer.status} to another origin with a request body`);
     if (crossOrigin)
       for (const name of [...headers.keys()]) if (isCredentialHeader(name)) headers.delete(name);
     if (!next.keepsBody) {
@@ -181,6 +199,127 @@ export async function outboundFetch(input: string | URL, init: OutboundInit): Pr
     method = next.method;
     url = target;
   }
+}
+
+/**
+ * fetch under the outbound policy. `redirect`: `follow` (the default) follows by hand, checking each hop;
+ * `manual` answers the 3xx itself (Jira's attachment content redirect); `error` refuses any redirect.
+ */
+export async function outboundFetch(input: string | URL, init: OutboundInit): Promise<Response> {
+  const { destination: _d, rules: _r, redirect: _x, method: _m, headers: _h, body: _b, ...rest } = init;
+  return underPolicy(
+    input,
+    init,
+    (url, request, rules) => sendOnce(url, { ...rest, ...request }, rules),
+    async (response) => {
+      await response.body?.cancel();
+    },
+  );
+}
+
+/** The headers of an answer, read by name (lower or any case). */
+export interface AnswerHeaders {
+  get(name: string): string | null;
+}
+
+/**
+ * An answer of the light path (outboundRequest): its status and headers, and its body read once, whole as text
+ * (refused past a limit) or dropped.
+ */
+export interface OutboundAnswer extends HopAnswer {
+  /** The body as text, refused (ResponseTooLarge, the body dropped) past `limit` bytes. */
+  text(limit?: number): Promise<string>;
+  /** Drops the body unread. */
+  discard(): Promise<void>;
+}
+
+/** What the light path sends: a text body or none (no streams, no forms: those go through outboundFetch). */
+export interface OutboundRequestInit extends Pick<OutboundInit, 'destination' | 'rules' | 'redirect'> {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/** undici's answer headers (lower-cased names; a repeated header as an array) read as Headers.get does. */
+class RawHeaders implements AnswerHeaders {
+  constructor(private readonly raw: Record<string, string | string[] | undefined>) {}
+  get(name: string): string | null {
+    const value = this.raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+}
+
+/**
+ * A request under the outbound policy without fetch's web streams: undici's `request` on the same pinned agent,
+ * the same checks and redirect rules (underPolicy). fetch builds a Request, a Response, a web stream and its
+ * transfer wrappers for every call; this costs about a quarter of fetch's CPU per JSON request
+ * (docs/engine-and-limits.md), what the tracker clients' every JSON call pays. What it throws has fetch's shapes:
+ * the policy's refusal (OutboundRefused), the signal's reason (TimeoutError), else TypeError('fetch failed')
+ * with the socket's error as its cause, so callers read one set of failures whichever way a request went.
+ */
+export async function outboundRequest(
+  input: string | URL,
+  init: OutboundRequestInit,
+): Promise<OutboundAnswer> {
+  const send = async (url: URL, request: HopRequest, rules: OutboundRules): Promise<OutboundAnswer> => {
+    let answer: Awaited<ReturnType<Agent['request']>>;
+    try {
+      answer = await agentFor(rules).request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: request.method as 'GET',
+        headers: Object.fromEntries(request.headers),
+        body: (request.body ?? undefined) as string | undefined,
+        signal: init.signal,
+      });
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw err;
+      const name = (err as Error | undefined)?.name;
+      if (name === 'TimeoutError' || name === 'AbortError') throw err;
+      throw new TypeError('fetch failed', { cause: err });
+    }
+    const { statusCode, body } = answer;
+    const headers = new RawHeaders(answer.headers);
+    return {
+      status: statusCode,
+      headers,
+      // dump(): read off and dropped (a body destroyed unread errors with nobody listening).
+      discard: () => body.dump(),
+      text: (limit = maxResponseBytes()) => readCapped(body, headers, limit),
+    };
+  };
+  return underPolicy(input, init, send, (answer) => answer.discard());
+}
+
+/** A Node readable answer's text, refused past `limit` bytes (read as readTextCapped reads a web stream). */
+async function readCapped(
+  body: Dispatcher.ResponseData['body'],
+  headers: AnswerHeaders,
+  limit: number,
+): Promise<string> {
+  const declared = Number(headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await body.dump({ limit: 1 }); // over 1 byte declared: dropped at once, not read
+    throw new ResponseTooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let seen = 0;
+  try {
+    for await (const chunk of body) {
+      seen += chunk.byteLength;
+      if (seen > limit) throw new ResponseTooLarge(limit);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    // Leaving the loop destroyed the body (with the iterator listening).
+    if (err instanceof ResponseTooLarge) throw err;
+    const name = (err as Error | undefined)?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') throw err;
+    throw new TypeError('fetch failed', { cause: err });
+  }
+  return Buffer.concat(chunks, seen).toString('utf8');
 }
 
 /**

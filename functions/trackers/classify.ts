@@ -4,6 +4,7 @@
  * acts on it. Pure: no I/O, no pacer, no clock but the one a date-form Retry-After is read against.
  */
 import type { ConnectionKind } from '#domain/connectors.ts';
+import type { AnswerHeaders } from '#outbound/fetch.ts';
 import { type RequestKey, type ThrottleScope, throttleScope } from './pacing.ts';
 import { TrackerHttpError, TrackerUnreachableError } from './tracker-errors.ts';
 
@@ -65,12 +66,25 @@ const REFUSED: Decision = Object.freeze({ kind: 'refused' });
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
 
+/** An answer as classify reads it: a fetch Response, or the outbound policy's light answer. */
+export interface TrackerAnswer {
+  readonly status: number;
+  readonly headers: AnswerHeaders;
+}
+
+const isAnswer = (outcome: unknown): outcome is TrackerAnswer =>
+  typeof outcome === 'object' &&
+  outcome !== null &&
+  !(outcome instanceof Error) &&
+  typeof (outcome as { status?: unknown }).status === 'number' &&
+  typeof (outcome as { headers?: { get?: unknown } }).headers?.get === 'function';
+
 /**
- * Decides what one attempt's outcome means: `outcome` is the tracker's Response, or what the attempt threw
+ * Decides what one attempt's outcome means: `outcome` is the tracker's answer, or what the attempt threw
  * (a network error, a timeout, the outbound policy's refusal, a refused token refresh).
  */
 export function classify(outcome: unknown, call: CallFacts): Decision {
-  if (!(outcome instanceof Response)) return classifyThrown(outcome, call);
+  if (!isAnswer(outcome)) return classifyThrown(outcome, call);
   const status = outcome.status;
   // A 429 comes before the tracker does anything: safe to send again, also for a write.
   if (status === 429) return throttled(outcome.headers, call);
@@ -80,14 +94,18 @@ export function classify(outcome: unknown, call: CallFacts): Decision {
       retryAfterMs: retryAfterMs(outcome.headers),
       error: new TrackerHttpError(call.tracker, status, call.method, call.path, undefined),
     };
-  if (outcome.ok || (call.manualRedirect && status >= 300 && status < 400) || call.accept?.includes(status))
+  if (
+    (status >= 200 && status < 300) ||
+    (call.manualRedirect && status >= 300 && status < 400) ||
+    call.accept?.includes(status)
+  )
     return SUCCESS;
   if (status === 401 && call.mayRefreshToken) return REFRESH_TOKEN;
   // A 5xx to a write that must not happen twice may follow a write that happened: the caller checks first.
   return REFUSED;
 }
 
-function throttled(headers: Headers, call: CallFacts): ThrottledDecision {
+function throttled(headers: AnswerHeaders, call: CallFacts): ThrottledDecision {
   const reason = headers.get('ratelimit-reason');
   const limit = Number(headers.get('x-ratelimit-limit'));
   return {
@@ -109,7 +127,7 @@ function classifyThrown(err: unknown, call: CallFacts): Decision {
 }
 
 /** The wait a throttled answer asks for, in ms, from whichever header the tracker uses. */
-export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+export function retryAfterMs(headers: AnswerHeaders, now = Date.now()): number | undefined {
   const retryAfter = headers.get('retry-after');
   if (retryAfter) {
     const seconds = Number(retryAfter);

@@ -12,7 +12,14 @@
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { ConnectionKind } from '#domain/connectors.ts';
-import { type OutboundInit, outboundFetch, readTextCapped } from '#outbound/fetch.ts';
+import {
+  type AnswerHeaders,
+  type OutboundAnswer,
+  type OutboundInit,
+  outboundFetch,
+  outboundRequest,
+  readTextCapped,
+} from '#outbound/fetch.ts';
 import type { Destination } from '#outbound/rules.ts';
 import { logger } from '#platform/logger.ts';
 import { countTrackerCall, type TrackerCallStatus, type TrackerKind } from '#platform/metrics.ts';
@@ -122,9 +129,15 @@ export interface RequestOptions {
 
 export interface HttpResponse<T = unknown> {
   status: number;
-  headers: Headers;
+  headers: AnswerHeaders;
   body: T;
 }
+
+/**
+ * One attempt's answer as the loop reads it: a JSON request's from the outbound policy's light path
+ * (outboundRequest), a download's or a streamed upload's from its fetch, whose Response a download hands over.
+ */
+type Answer = OutboundAnswer & { response?: Response };
 
 /** One request or download as the loop carries it, built once per call; `throttles` and `mayRefreshToken` move. */
 interface Call extends CallFacts {
@@ -239,7 +252,7 @@ export class TrackerHttp {
    * decision on its outcome, and what that decision asks for. `read` turns a successful answer into the result,
    * within the attempt: a network error while reading is an outcome like any other.
    */
-  private async exchange<R>(call: Call, read: (response: Response) => Promise<R>): Promise<R> {
+  private async exchange<R>(call: Call, read: (answer: Answer) => Promise<R>): Promise<R> {
     /** 5xx and network attempts since the last 429: each 429 grants them afresh. */
     let attempt = 0;
     let backoff: IBackoff<unknown> | undefined;
@@ -268,7 +281,7 @@ export class TrackerHttp {
           }
           if (decision.kind === 'refused' || decision.kind === 'refresh-token')
             refusal = await bodyOf(response);
-          else await response.body?.cancel();
+          else await response.discard();
         } catch (err) {
           decision = classify(err, call);
         }
@@ -384,15 +397,15 @@ export class TrackerHttp {
   }
 
   /** Azure DevOps delayed this answer: slow what follows (X-RateLimit-Delay, seconds). */
-  private noteDelay(key: RequestKey, response: Response): void {
+  private noteDelay(key: RequestKey, response: Answer): void {
     const delay = Number(response.headers.get('x-ratelimit-delay'));
     if (Number.isFinite(delay) && delay > 0) this.pacer.onDelay(key, delay * 1000);
   }
 
   /** One attempt, in the tracker metrics (per attempt) and the debug log: the answer, or what it threw. */
-  private async send(call: Call, attempt: number): Promise<Response> {
+  private async send(call: Call, attempt: number): Promise<Answer> {
     const started = performance.now();
-    let response: Response;
+    let response: Answer;
     try {
       response = await this.fetch(call);
     } catch (err) {
@@ -418,7 +431,7 @@ export class TrackerHttp {
     if (this.opts.name) countTrackerCall({ tracker: this.opts.name, status });
   }
 
-  private async fetch(call: Call): Promise<Response> {
+  private async fetch(call: Call): Promise<Answer> {
     const { options } = call;
     const authorization = await this.authorizationHeader();
     // A download asks for the file itself: no Accept: application/json.
@@ -435,15 +448,22 @@ export class TrackerHttp {
       headers['Content-Type'] ??= 'application/json';
     }
     // The outbound policy (functions/outbound/) checks the URL, pins the address and follows redirects itself.
-    return outboundFetch(call.url, {
+    const policy = {
       destination: this.opts.destination ?? 'tracker',
       method: call.method,
       headers,
-      body,
-      redirect: options.manualRedirect ? 'manual' : 'follow',
+      redirect: options.manualRedirect ? ('manual' as const) : ('follow' as const),
       signal: AbortSignal.timeout(this.timeoutMs),
+    };
+    // A JSON request (or none) takes the light path; a download and a streamed upload keep fetch's streams.
+    if (!call.download && (body === undefined || typeof body === 'string'))
+      return outboundRequest(call.url, { ...policy, ...(body !== undefined ? { body } : {}) });
+    const response = await outboundFetch(call.url, {
+      ...policy,
+      body,
       ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
     } as OutboundInit);
+    return fromResponse(response);
   }
 
   private authorizationHeader(): Promise<string> {
@@ -452,20 +472,34 @@ export class TrackerHttp {
   }
 }
 
+/** A fetch Response as the loop reads an answer, kept for a download to hand over. */
+function fromResponse(response: Response): Answer {
+  return {
+    status: response.status,
+    headers: response.headers,
+    text: (limit) => readTextCapped(response, limit),
+    discard: async () => {
+      await response.body?.cancel();
+    },
+    response,
+  };
+}
+
 /** A request's answer, its body read whole: JSON when it says so, else its text. */
-async function readAnswer<T>(response: Response): Promise<HttpResponse<T>> {
-  return { status: response.status, headers: response.headers, body: (await bodyOf(response)) as T };
+async function readAnswer<T>(answer: Answer): Promise<HttpResponse<T>> {
+  return { status: answer.status, headers: answer.headers, body: (await bodyOf(answer)) as T };
 }
 
 /** A download's answer, its body left to the caller. */
-async function handOver(response: Response): Promise<Response> {
-  return response;
+async function handOver(answer: Answer): Promise<Response> {
+  if (!answer.response) throw new Error('a download is sent through fetch');
+  return answer.response;
 }
 
 /** An answer's body up to OUTBOUND_MAX_RESPONSE_BYTES: parsed when JSON, else its text ('' for a 204). */
-async function bodyOf(response: Response): Promise<unknown> {
-  const type = response.headers.get('content-type') ?? '';
-  const text = response.status === 204 ? '' : await readTextCapped(response);
+async function bodyOf(answer: Answer): Promise<unknown> {
+  const type = answer.headers.get('content-type') ?? '';
+  const text = answer.status === 204 ? '' : await answer.text();
   if (!text || !/json/i.test(type)) return text;
   try {
     return JSON.parse(text);
