@@ -11,9 +11,9 @@ const VARIABLE: EnvName = 'OUTBOUND_LOOPBACK_PORTS';
 /** Where `npm start` (and `npm run sandbox`) put the sandboxes unless SANDBOX_ADO_PORT / SANDBOX_JIRA_PORT say. */
 export const SANDBOX_DEFAULT_PORTS = { ado: 3001, jira: 3002 } as const;
 
-/** The loopback ports registered so far in this process. */
-export function loopbackPorts(): number[] {
-  return (process.env[VARIABLE] ?? '')
+/** The loopback ports registered so far in this process (or in `env`). */
+export function loopbackPorts(env: Readonly<Record<string, string | undefined>> = process.env): number[] {
+  return (env[VARIABLE] ?? '')
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean)
@@ -22,7 +22,12 @@ export function loopbackPorts(): number[] {
 
 /** Lets the service reach these loopback ports too (child processes started afterwards inherit them). */
 export function allowLoopbackPorts(...ports: number[]): void {
-  process.env[VARIABLE] = [...new Set([...loopbackPorts(), ...ports])].join(',');
+  allowLoopbackPortsIn(process.env, ...ports);
+}
+
+/** The same in an environment of one's own: the operator CLI's, which runs with the environment it is given. */
+export function allowLoopbackPortsIn(env: Record<string, string | undefined>, ...ports: number[]): void {
+  env[VARIABLE] = [...new Set([...loopbackPorts(env), ...ports])].join(',');
 }
 
 /** The port a listener's URL (`http://127.0.0.1:3001`) names. */

@@ -4,6 +4,7 @@
  * and each refresh rotates it, so the new one is saved before the request is retried.
  */
 import { ApiError, type ApiErrorBody, CliError, EXIT } from './errors.ts';
+import type { CliIo } from './io.ts';
 import { loadSession, type Session, saveSession } from './token-store.ts';
 
 const REFRESH_COOKIE = 'refresh_token';
@@ -44,7 +45,11 @@ export class ApiClient {
   private session: Session | undefined;
   private loaded = false;
 
-  constructor(readonly api: string) {}
+  /** `env`: the run's environment, where the login is kept (TMS_HOME, ./token-store.ts). */
+  constructor(
+    readonly api: string,
+    private readonly env: CliIo['env'],
+  ) {}
 
   url(path: string, query: Record<string, string | undefined> = {}): URL {
     const url = new URL(`${this.api.replace(/\/+$/, '')}${path}`);
@@ -55,7 +60,7 @@ export class ApiClient {
   /** The stored login; refuses (exit 4) when there is none, since every API call but login needs it. */
   async currentSession(): Promise<Session> {
     if (!this.loaded) {
-      this.session = await loadSession();
+      this.session = await loadSession(this.env);
       this.loaded = true;
     }
     if (!this.session) throw new CliError('Not logged in: run `tms login` first', EXIT.auth);
@@ -71,7 +76,7 @@ export class ApiClient {
     if (!answer.accessToken || !refreshToken) throw new CliError('Login answered without tokens', EXIT.api);
     this.session = { api: this.api, email, accessToken: answer.accessToken, refreshToken };
     this.loaded = true;
-    await saveSession(this.session);
+    await saveSession(this.env, this.session);
     return this.session;
   }
 
@@ -90,7 +95,7 @@ export class ApiClient {
     const refreshToken = refreshTokenFrom(res);
     if (!body.accessToken || !refreshToken) throw new CliError('Refresh answered without tokens', EXIT.auth);
     this.session = { ...session, accessToken: body.accessToken, refreshToken };
-    await saveSession(this.session);
+    await saveSession(this.env, this.session);
     return this.session;
   }
 

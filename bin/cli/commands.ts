@@ -3,28 +3,37 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './client.ts';
 import { createDisplay } from './display.ts';
 import { CliError, EXIT, usageError } from './errors.ts';
-import { out, phaseLabel, printJson, statsLine, table, toCsv } from './format.ts';
+import { phaseLabel, statsLine, table, toCsv } from './format.ts';
+import type { CliIo } from './io.ts';
 import { type StartOptions, startBody, type TrackerOptions } from './start-body.ts';
 import { sessionFile } from './token-store.ts';
 import { WATCH_TAIL_DEFAULT, WATCH_TAIL_MAX, watchRun } from './watch.ts';
 
+/** What each command is given: the API client, --json, and its run's environment and output (./io.ts). */
 export interface Ctx {
   client: ApiClient;
   json: boolean;
+  io: CliIo;
+  /** A line (or a block of lines) for a person on stdout, terminal-safe. */
+  out(line: string): void;
+  /** JSON for scripts on stdout. */
+  printJson(value: unknown): void;
+  /** The command ran but failed (a connection test said no, a scan failed): the run exits 1. */
+  fail(): void;
 }
 
 export async function login(
   ctx: Ctx,
   o: { email?: string; password?: string; tenant?: string },
 ): Promise<void> {
-  const email = o.email ?? process.env.TMS_EMAIL;
+  const email = o.email ?? ctx.io.env.TMS_EMAIL;
   // The environment keeps the password out of shell history and `ps`; there is no prompt, so scripts work.
-  const password = o.password ?? process.env.TMS_PASSWORD;
+  const password = o.password ?? ctx.io.env.TMS_PASSWORD;
   if (!email) throw usageError('missing --email (or TMS_EMAIL)');
   if (!password) throw usageError('missing --password (or TMS_PASSWORD)');
   const session = await ctx.client.login(email, password, o.tenant);
-  if (ctx.json) printJson({ email: session.email, api: session.api, file: sessionFile() });
-  else out(`Logged in as ${session.email}; tokens saved to ${sessionFile()}`);
+  if (ctx.json) ctx.printJson({ email: session.email, api: session.api, file: sessionFile(ctx.io.env) });
+  else ctx.out(`Logged in as ${session.email}; tokens saved to ${sessionFile(ctx.io.env)}`);
 }
 
 interface ProjectRow {
@@ -43,15 +52,15 @@ export async function projectCreate(ctx: Ctx, name: string, o: { description?: s
       ...(o.description ? { description: o.description } : {}),
     },
   });
-  if (ctx.json) printJson(project);
-  else out(project.id);
+  if (ctx.json) ctx.printJson(project);
+  else ctx.out(project.id);
 }
 
 export async function projectList(ctx: Ctx): Promise<void> {
   const projects = await ctx.client.request<ProjectRow[]>('GET', '/projects');
-  if (ctx.json) return printJson(projects);
-  if (!projects.length) return out('No projects');
-  out(
+  if (ctx.json) return ctx.printJson(projects);
+  if (!projects.length) return ctx.out('No projects');
+  ctx.out(
     table([
       ['ID', 'NAME', 'STATUS', 'CREATED'],
       ...projects.map((p) => [p.id, p.name, p.status, p.createdAt]),
@@ -80,12 +89,12 @@ export async function connect(ctx: Ctx, projectId: string, o: ConnectOptions): P
   const source = side([
     ['--ado-org', 'organization_url', o.adoOrg],
     ['--ado-project', 'project', o.adoProject],
-    ['--ado-pat (or TMS_ADO_PAT)', 'personal_access_token', o.adoPat ?? process.env.TMS_ADO_PAT],
+    ['--ado-pat (or TMS_ADO_PAT)', 'personal_access_token', o.adoPat ?? ctx.io.env.TMS_ADO_PAT],
   ]);
   const target = side([
     ['--jira-url', 'base_url', o.jiraUrl],
     ['--jira-email', 'email', o.jiraEmail],
-    ['--jira-token (or TMS_JIRA_TOKEN)', 'api_token', o.jiraToken ?? process.env.TMS_JIRA_TOKEN],
+    ['--jira-token (or TMS_JIRA_TOKEN)', 'api_token', o.jiraToken ?? ctx.io.env.TMS_JIRA_TOKEN],
     ['--jira-key', 'project_key', o.jiraKey],
   ]);
   const test = (type: string, credentials: Record<string, string> | undefined) =>
@@ -93,17 +102,17 @@ export async function connect(ctx: Ctx, projectId: string, o: ConnectOptions): P
       body: { type, projectId, ...(credentials ? { credentials } : {}) },
     });
   const results = { source: await test('azure_devops', source), target: await test('jira', target) };
-  if (ctx.json) printJson(results);
+  if (ctx.json) ctx.printJson(results);
   else
     for (const [name, r] of Object.entries(results)) {
       const m = r.metadata;
-      out(
+      ctx.out(
         r.success
           ? `${name}: ok (${m?.organisation ?? ''} / ${m?.project ?? ''}, ${m?.itemCount ?? '?'} items)`
           : `${name}: failed: ${r.message ?? 'unknown reason'}`,
       );
     }
-  if (!results.source.success || !results.target.success) process.exitCode = EXIT.failure;
+  if (!results.source.success || !results.target.success) ctx.fail();
 }
 
 interface ScanAnswer {
@@ -125,12 +134,12 @@ export async function scan(ctx: Ctx, projectId: string): Promise<void> {
     const audit = await ctx.client.request<ScanAnswer>('GET', `/audit/${answer.scanId}`);
     answer = { ...audit, ...(audit.report ?? {}) } as ScanAnswer;
   }
-  if (ctx.json) printJson(answer);
+  if (ctx.json) ctx.printJson(answer);
   else {
-    out(`Scan ${answer.scanId}: ${answer.status}, ${answer.totalWorkItems ?? '?'} work items`);
-    for (const [type, n] of Object.entries(answer.typeCounts ?? {})) out(`  ${type}: ${n}`);
+    ctx.out(`Scan ${answer.scanId}: ${answer.status}, ${answer.totalWorkItems ?? '?'} work items`);
+    for (const [type, n] of Object.entries(answer.typeCounts ?? {})) ctx.out(`  ${type}: ${n}`);
   }
-  if (answer.status === 'FAILED') process.exitCode = EXIT.failure;
+  if (answer.status === 'FAILED') ctx.fail();
 }
 
 interface RunAnswer {
@@ -148,35 +157,35 @@ interface RunAnswer {
 
 export async function start(ctx: Ctx, projectId: string, o: StartOptions): Promise<void> {
   const run = await ctx.client.request<RunAnswer>('POST', `/migrations/project/${projectId}/start`, {
-    body: startBody(o),
+    body: startBody(o, ctx.io.env),
   });
-  if (ctx.json) printJson(run);
-  else out(`Run ${run.id} ${run.status} (${run.type}); follow it with: tms watch ${run.id}`);
+  if (ctx.json) ctx.printJson(run);
+  else ctx.out(`Run ${run.id} ${run.status} (${run.type}); follow it with: tms watch ${run.id}`);
 }
 
 export async function control(ctx: Ctx, action: 'pause' | 'resume' | 'cancel', runId: string): Promise<void> {
   const run = await ctx.client.request<RunAnswer>('POST', `/migrations/${runId}/${action}`);
-  if (ctx.json) printJson(run);
-  else out(`Run ${run.id} ${run.status}`);
+  if (ctx.json) ctx.printJson(run);
+  else ctx.out(`Run ${run.id} ${run.status}`);
 }
 
 /** A finished run's verification, on the run's state machine: `tms watch` follows it, `tms report --verification` downloads it. */
 export async function verify(ctx: Ctx, runId: string): Promise<void> {
   const run = await ctx.client.request<RunAnswer>('POST', `/migrations/${runId}/verification`);
-  if (ctx.json) printJson(run);
-  else out(`Run ${run.id} ${run.status}; follow it with: tms watch ${run.id}`);
+  if (ctx.json) ctx.printJson(run);
+  else ctx.out(`Run ${run.id} ${run.status}; follow it with: tms watch ${run.id}`);
 }
 
 export async function status(ctx: Ctx, runId: string): Promise<void> {
   const run = await ctx.client.request<RunAnswer>('GET', `/migrations/${runId}/status`);
-  if (ctx.json) return printJson(run);
-  out(
+  if (ctx.json) return ctx.printJson(run);
+  ctx.out(
     `Run ${run.id} ${run.status} ${run.progressPercent ?? 0}%` +
       `${run.currentPhase ? ` (phase ${phaseLabel(run.currentPhase)})` : ''}: ` +
       `${run.successCount ?? 0} migrated, ${run.failureCount ?? 0} failed, ${run.skippedCount ?? 0} skipped`,
   );
   // The service's own pause says what it waits for: a reconnect, or the next Jira import file.
-  if (run.pauseReason) out(`Paused: ${run.pauseReason}`);
+  if (run.pauseReason) ctx.out(`Paused: ${run.pauseReason}`);
 }
 
 export async function watch(
@@ -187,12 +196,14 @@ export async function watch(
   const tail = Number(o.tail ?? WATCH_TAIL_DEFAULT);
   if (!o.all && !(Number.isInteger(tail) && tail >= 1 && tail <= WATCH_TAIL_MAX))
     throw new CliError(`--tail takes a whole number from 1 to ${WATCH_TAIL_MAX}`, EXIT.usage);
-  const display = createDisplay({ json: ctx.json, quiet: o.quiet === true });
+  const display = createDisplay({ json: ctx.json, quiet: o.quiet === true }, ctx.io);
   try {
     const result = await watchRun(ctx.client, runId, { display, ...(o.all ? {} : { tail }) });
     display.stop();
-    if (ctx.json) return printJson(result);
-    out(`Run ${runId} ${result.status ?? ''}${result.stats ? `: ${statsLine(result.stats)}` : ''}`.trim());
+    if (ctx.json) return ctx.printJson(result);
+    ctx.out(
+      `Run ${runId} ${result.status ?? ''}${result.stats ? `: ${statsLine(result.stats)}` : ''}`.trim(),
+    );
   } catch (err) {
     display.stop();
     throw err;
@@ -222,7 +233,7 @@ export async function report(ctx: Ctx, runId: string, o: ReportOptions): Promise
       query: { format },
       raw: true,
     });
-    process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
+    ctx.io.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
     return;
   }
   if (kind === 'preview' && format === 'csv') throw usageError('--preview is JSON only');
@@ -232,12 +243,12 @@ export async function report(ctx: Ctx, runId: string, o: ReportOptions): Promise
       query: { format: 'csv' },
       raw: true,
     });
-    process.stdout.write(csv.endsWith('\n') ? csv : `${csv}\n`);
+    ctx.io.stdout.write(csv.endsWith('\n') ? csv : `${csv}\n`);
     return;
   }
   const path = { failures: 'failures', preview: 'preview', idMap: 'id-map' }[kind];
   const data = await ctx.client.request<unknown>('GET', `/migrations/${runId}/${path}`);
-  if (format === 'json') return printJson(data);
+  if (format === 'json') return ctx.printJson(data);
   if (!Array.isArray(data)) throw new CliError('The report is not a list; use --format json', EXIT.usage);
-  process.stdout.write(toCsv(data as Record<string, unknown>[], kind === 'failures' ? FAILURE_COLUMNS : []));
+  ctx.io.stdout.write(toCsv(data as Record<string, unknown>[], kind === 'failures' ? FAILURE_COLUMNS : []));
 }

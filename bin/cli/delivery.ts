@@ -5,7 +5,6 @@
  */
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
-import { out, printJson } from './format.ts';
 
 const MODES = ['rest', 'jira-import'] as const;
 type Mode = (typeof MODES)[number];
@@ -61,11 +60,11 @@ export async function projectDelivery(ctx: Ctx, projectId: string, o: DeliveryOp
         },
       })
     : { projectId, deliveryMode: project.deliveryMode, importBatchSize: project.importBatchSize };
-  if (ctx.json) return printJson(delivery);
-  out(
+  if (ctx.json) return ctx.printJson(delivery);
+  ctx.out(
     delivery.deliveryMode === 'jira-import'
       ? `Delivery: jira-import, ${delivery.importBatchSize} issues per file`
       : 'Delivery: rest',
   );
-  for (const line of TRADE_OFF[delivery.deliveryMode]) out(`  ${line}`);
+  for (const line of TRADE_OFF[delivery.deliveryMode]) ctx.out(`  ${line}`);
 }

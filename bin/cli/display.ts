@@ -5,6 +5,7 @@
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import { terminalSafe } from './format.ts';
+import type { CliIo, Output } from './io.ts';
 
 export interface Display {
   progress(percent: number, speed: number): void;
@@ -14,20 +15,25 @@ export interface Display {
 }
 
 class BarDisplay implements Display {
-  private readonly multi = new MultiBar(
-    {
-      format: '{bar} {percentage}% | {phase} | {speed}/min | ETA {eta_formatted}',
-      hideCursor: true,
-      clearOnComplete: false,
-      // ETA from the recent pace, not the whole run's: a run's phases go at very different speeds.
-      etaBuffer: 20,
-    },
-    Presets.shades_classic,
-  );
+  private readonly multi: MultiBar;
   private readonly bar: SingleBar;
   private current = { phase: '-', speed: '-' };
 
-  constructor(private readonly quiet: boolean) {
+  constructor(
+    private readonly quiet: boolean,
+    stderr: Output,
+  ) {
+    this.multi = new MultiBar(
+      {
+        format: '{bar} {percentage}% | {phase} | {speed}/min | ETA {eta_formatted}',
+        hideCursor: true,
+        clearOnComplete: false,
+        // ETA from the recent pace, not the whole run's: a run's phases go at very different speeds.
+        etaBuffer: 20,
+        stream: stderr as NodeJS.WritableStream,
+      },
+      Presets.shades_classic,
+    );
     this.bar = this.multi.create(100, 0, this.current);
   }
   progress(percent: number, speed: number) {
@@ -51,21 +57,28 @@ class BarDisplay implements Display {
 
 class LineDisplay implements Display {
   private lastPhase = '';
-  constructor(private readonly quiet: boolean) {}
+  constructor(
+    private readonly quiet: boolean,
+    private readonly stdout: Output,
+  ) {}
   progress() {}
   phase(name: string) {
-    if (name !== this.lastPhase && !this.quiet) process.stdout.write(`phase: ${terminalSafe(name)}\n`);
+    if (name !== this.lastPhase && !this.quiet) this.stdout.write(`phase: ${terminalSafe(name)}\n`);
     this.lastPhase = name;
   }
   log(line: string) {
-    if (!this.quiet) process.stdout.write(`${terminalSafe(line)}\n`);
+    if (!this.quiet) this.stdout.write(`${terminalSafe(line)}\n`);
   }
   stop() {}
 }
 
 const silent: Display = { progress() {}, phase() {}, log() {}, stop() {} };
 
-export function createDisplay(opts: { json: boolean; quiet: boolean }): Display {
+/** The display for the run's output (`io`: ./io.ts): a bar when its stderr is a terminal. */
+export function createDisplay(
+  opts: { json: boolean; quiet: boolean },
+  io: Pick<CliIo, 'stdout' | 'stderr'>,
+): Display {
   if (opts.json) return silent;
-  return process.stderr.isTTY ? new BarDisplay(opts.quiet) : new LineDisplay(opts.quiet);
+  return io.stderr.isTTY ? new BarDisplay(opts.quiet, io.stderr) : new LineDisplay(opts.quiet, io.stdout);
 }

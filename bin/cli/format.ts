@@ -2,6 +2,7 @@
 import { csvField } from '#domain/csv.ts';
 import { UNSAFE_TEXT } from '#domain/plain-text.ts';
 import { phaseName } from '#domain/runs.ts';
+import type { Output } from './io.ts';
 
 /**
  * Control and bidirectional formatting characters as visible escapes (`\u001b`, `\u202e`): text from a tracker
@@ -15,16 +16,16 @@ export function terminalSafe(text: string, keepLineBreaks = false): string {
 }
 
 /** One line (or a block of lines) for a person, made terminal-safe. */
-export function out(line: string): void {
-  process.stdout.write(`${terminalSafe(line, true)}\n`);
+export function out(stdout: Output, line: string): void {
+  stdout.write(`${terminalSafe(line, true)}\n`);
 }
 
 /**
  * JSON for scripts. JSON.stringify escapes C0 controls but not DEL, C1 or bidirectional characters; those can
  * only stand inside strings, where their \\u escape means the same, so the output is the same JSON value.
  */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${terminalSafe(JSON.stringify(value, null, 2), true)}\n`);
+export function printJson(stdout: Output, value: unknown): void {
+  stdout.write(`${terminalSafe(JSON.stringify(value, null, 2), true)}\n`);
 }
 
 /** Columns padded to their widest cell; the last column is not padded (no trailing spaces). */

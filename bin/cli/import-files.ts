@@ -7,7 +7,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
-import { out, printJson, table } from './format.ts';
+import { table } from './format.ts';
 
 interface ImportFiles {
   runId: string;
@@ -27,8 +27,8 @@ export async function importFiles(ctx: Ctx, runId: string, o: ImportFilesOptions
   if (o.batch === undefined) {
     if (o.out !== undefined) throw usageError('--out needs --batch <n>');
     const list = await ctx.client.request<ImportFiles>('GET', path);
-    if (ctx.json) return printJson(list);
-    out(
+    if (ctx.json) return ctx.printJson(list);
+    ctx.out(
       table([
         ['BATCH', 'LABEL', 'ISSUES', 'FILE'],
         ...list.files.map((f) => [
@@ -39,21 +39,21 @@ export async function importFiles(ctx: Ctx, runId: string, o: ImportFilesOptions
         ]),
       ]),
     );
-    out('Upload each file in Jira: Jira settings > System > External System Import > JSON.');
+    ctx.out('Upload each file in Jira: Jira settings > System > External System Import > JSON.');
     if (list.leftOut.length)
-      out(`Sub-tasks in no file: ${list.leftOut.length} (the REST phases create them)`);
+      ctx.out(`Sub-tasks in no file: ${list.leftOut.length} (the REST phases create them)`);
     if (list.unmappedPeople.length)
-      out(`People without a Jira account: ${list.unmappedPeople.length} (their names stay as text)`);
+      ctx.out(`People without a Jira account: ${list.unmappedPeople.length} (their names stay as text)`);
     return;
   }
   if (!/^[1-9]\d*$/.test(o.batch)) throw usageError('--batch must be a batch number (1, 2, ...)');
   const text = await ctx.client.request<string>('GET', `${path}/${o.batch}`, { raw: true });
   if (o.out === undefined) {
-    process.stdout.write(text);
+    ctx.io.stdout.write(text);
     return;
   }
   // The file holds every issue's text: readable by its owner only.
   await writeFile(o.out, text, { mode: 0o600 });
-  if (ctx.json) printJson({ runId, batch: Number(o.batch), file: o.out });
-  else out(`Saved batch ${o.batch} to ${o.out}`);
+  if (ctx.json) ctx.printJson({ runId, batch: Number(o.batch), file: o.out });
+  else ctx.out(`Saved batch ${o.batch} to ${o.out}`);
 }

@@ -5,7 +5,7 @@
  */
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
-import { out, printJson, table } from './format.ts';
+import { table } from './format.ts';
 
 /** The five tables, in the order they are shown and sent. */
 const KINDS = [
@@ -75,18 +75,18 @@ export function applyEdits(tables: Tables, edits: Edit[]): Tables {
   return next;
 }
 
-function printMappings(record: MappingsRecord): void {
+function printMappings(ctx: Ctx, record: MappingsRecord): void {
   const when = record.confirmedAt ? ` at ${record.confirmedAt}` : '';
-  out(`Mappings of project ${record.projectId}: ${record.source}${when}`);
+  ctx.out(`Mappings of project ${record.projectId}: ${record.source}${when}`);
   for (const { key, label } of KINDS) {
     const entries = Object.entries(record[key] ?? {});
-    out(`${label}:`);
+    ctx.out(`${label}:`);
     if (!entries.length) {
-      out('  (none)');
+      ctx.out('  (none)');
       continue;
     }
     const rows = entries.map(([from, to]) => [from, `-> ${to ?? '(no account)'}`]);
-    for (const line of table(rows).split('\n')) out(`  ${line}`);
+    for (const line of table(rows).split('\n')) ctx.out(`  ${line}`);
   }
 }
 
@@ -99,20 +99,20 @@ export async function mappings(ctx: Ctx, projectId: string, o: MappingsOptions):
     const body = applyEdits(tablesOf(record), edits);
     record = await ctx.client.request<MappingsRecord>('PUT', path, { body });
     if (!ctx.json)
-      out(
+      ctx.out(
         `Saved the mappings of project ${projectId}${edits.length ? ` (${edits.length} entries set)` : ''}`,
       );
   }
   if (!o.confirm) {
-    if (ctx.json) return printJson(record);
-    return printMappings(record);
+    if (ctx.json) return ctx.printJson(record);
+    return printMappings(ctx, record);
   }
   const confirmed = await ctx.client.request<MappingsRecord & { projectStatus: string }>(
     'POST',
     `${path}/confirm`,
   );
-  if (ctx.json) return printJson(confirmed);
-  out(`Confirmed: project ${projectId} is ${confirmed.projectStatus}`);
+  if (ctx.json) return ctx.printJson(confirmed);
+  ctx.out(`Confirmed: project ${projectId} is ${confirmed.projectStatus}`);
 }
 
 interface QuoteView {
@@ -135,9 +135,9 @@ interface AcceptAnswer {
 
 const money = (n: number) => n.toFixed(2);
 
-function printQuote(q: QuoteView): void {
-  out(`Quote ${q.id} for project ${q.projectId}: ${q.status}`);
-  out(
+function printQuote(ctx: Ctx, q: QuoteView): void {
+  ctx.out(`Quote ${q.id} for project ${q.projectId}: ${q.status}`);
+  ctx.out(
     table([
       ['  Work items', String(q.totalItems)],
       ['  Attachments', `${q.attachmentGb} GB`],
@@ -146,28 +146,28 @@ function printQuote(q: QuoteView): void {
       ['  Final price', `${money(q.finalPriceGbp)} ${q.currency}`],
     ]),
   );
-  if (q.status === 'PENDING_PAYMENT' && q.checkoutUrl) out(`  Checkout: ${q.checkoutUrl}`);
+  if (q.status === 'PENDING_PAYMENT' && q.checkoutUrl) ctx.out(`  Checkout: ${q.checkoutUrl}`);
 }
 
 export async function quote(ctx: Ctx, projectId: string, o: { accept?: boolean }): Promise<void> {
   const path = `/projects/${encodeURIComponent(projectId)}/quote`;
   const shown = await ctx.client.request<QuoteView>('GET', path);
   if (!o.accept) {
-    if (ctx.json) return printJson(shown);
-    return printQuote(shown);
+    if (ctx.json) return ctx.printJson(shown);
+    return printQuote(ctx, shown);
   }
-  if (!ctx.json) printQuote(shown);
+  if (!ctx.json) printQuote(ctx, shown);
   // The id just shown: if a re-scan re-priced the project meanwhile, the API answers QUOTE_CHANGED instead.
   const answer = await ctx.client.request<AcceptAnswer>('POST', `${path}/accept`, {
     body: { quoteId: shown.id },
   });
-  if (ctx.json) return printJson(answer);
+  if (ctx.json) return ctx.printJson(answer);
   const q = answer.quote;
-  if (q.status === 'PAID') out(`Paid: project is ${answer.projectStatus}`);
+  if (q.status === 'PAID') ctx.out(`Paid: project is ${answer.projectStatus}`);
   else if (q.status === 'PENDING_PAYMENT')
-    out(
+    ctx.out(
       `Payment pending: open ${q.checkoutUrl ?? '(no checkout URL)'} to pay ${money(q.finalPriceGbp)} ${q.currency}; ` +
         'the project becomes READY once the payment is confirmed',
     );
-  else out(`Quote ${q.id} is ${q.status}; project is ${answer.projectStatus}`);
+  else ctx.out(`Quote ${q.id} is ${q.status}; project is ${answer.projectStatus}`);
 }

@@ -10,7 +10,6 @@ import { journalCountsText } from '#domain/rollback/journal.ts';
 import { madeCountsText, type RollbackSummary } from '#domain/rollback/plan.ts';
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
-import { out, printJson } from './format.ts';
 
 interface RollbackView {
   id: string;
@@ -54,9 +53,9 @@ export async function rollback(ctx: Ctx, runId: string, o: RollbackOptions): Pro
   const counts = preview ? view.preview?.summary : view.rollback;
   if (!counts) {
     // Paused, cancelled or failed: the run says how it stands.
-    if (ctx.json) return printJson(view);
-    out(`Run ${view.id} ${view.status}: the rollback${preview ? "'s preview" : ''} did not finish`);
-    if (view.status === 'ROLLBACK_PAUSED') out(`Resume it with: tms resume ${view.id}`);
+    if (ctx.json) return ctx.printJson(view);
+    ctx.out(`Run ${view.id} ${view.status}: the rollback${preview ? "'s preview" : ''} did not finish`);
+    if (view.status === 'ROLLBACK_PAUSED') ctx.out(`Resume it with: tms resume ${view.id}`);
     return;
   }
   const file = o.out ?? `rollback-${preview ? 'preview-' : ''}${runId.toLowerCase()}.csv`;
@@ -66,13 +65,13 @@ export async function rollback(ctx: Ctx, runId: string, o: RollbackOptions): Pro
   });
   // The list names every issue: readable by its owner only.
   await writeFile(file, csv, { mode: 0o600 });
-  if (ctx.json) return printJson({ ...view, list: file });
-  out(`Run ${view.id} ${view.status}: ${countsLine(counts, preview)}`);
-  out(`List saved to ${file}`);
-  out('A rollback does not undo:');
-  for (const line of view.notUndone) out(`  - ${line}`);
+  if (ctx.json) return ctx.printJson({ ...view, list: file });
+  ctx.out(`Run ${view.id} ${view.status}: ${countsLine(counts, preview)}`);
+  ctx.out(`List saved to ${file}`);
+  ctx.out('A rollback does not undo:');
+  for (const line of view.notUndone) ctx.out(`  - ${line}`);
   if (preview)
-    out(
+    ctx.out(
       `Roll back for real with: tms rollback ${view.id} --confirm${view.preview?.includeEdited ? ' --include-edited' : ''}`,
     );
 }

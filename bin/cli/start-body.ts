@@ -4,6 +4,7 @@
  * OAuth (the API says which it still needs); the API validates the rest field by field.
  */
 import { usageError } from './errors.ts';
+import type { CliIo } from './io.ts';
 
 export const RUN_TYPES = ['FULL', 'SAMPLE', 'INCREMENTAL'] as const;
 
@@ -49,7 +50,7 @@ export function overrides(flag: string, pairs: string[] = []): Record<string, st
   return map;
 }
 
-export function startBody(o: StartOptions, env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+export function startBody(o: StartOptions, env: CliIo['env']): Record<string, unknown> {
   const type = o.type?.toUpperCase();
   if (!type || !(RUN_TYPES as readonly string[]).includes(type))
     throw usageError(`--type must be one of ${RUN_TYPES.join(', ')}`);

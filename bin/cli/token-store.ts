@@ -5,6 +5,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { CliIo } from './io.ts';
 
 export interface Session {
   api: string;
@@ -13,25 +14,27 @@ export interface Session {
   refreshToken: string;
 }
 
-export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+/** The run's environment (./io.ts): TMS_HOME. */
+type Env = CliIo['env'];
+
+export function configDir(env: Env): string {
   return env.TMS_HOME || join(homedir(), '.config', 'tms');
 }
 
-export const sessionFile = (env: NodeJS.ProcessEnv = process.env): string =>
-  join(configDir(env), 'credentials.json');
+export const sessionFile = (env: Env): string => join(configDir(env), 'credentials.json');
 
-export async function loadSession(): Promise<Session | undefined> {
+export async function loadSession(env: Env): Promise<Session | undefined> {
   try {
-    return JSON.parse(await readFile(sessionFile(), 'utf8')) as Session;
+    return JSON.parse(await readFile(sessionFile(env), 'utf8')) as Session;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
 }
 
-export async function saveSession(session: Session): Promise<void> {
-  await mkdir(configDir(), { recursive: true, mode: 0o700 });
-  const file = sessionFile();
+export async function saveSession(env: Env, session: Session): Promise<void> {
+  await mkdir(configDir(env), { recursive: true, mode: 0o700 });
+  const file = sessionFile(env);
   await writeFile(file, `${JSON.stringify(session, null, 2)}\n`, { mode: 0o600 });
   // `mode` only applies when the file is created; an older file keeps its bits unless we set them.
   await chmod(file, 0o600);

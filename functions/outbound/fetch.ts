@@ -14,7 +14,8 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { outboundConfig } from '#platform/config.ts';
+import { loadOutboundConfig, outboundConfig } from '#platform/config.ts';
+import type { EnvInput } from '#platform/env.ts';
 import {
   addressAllowed,
   checkUrl,
@@ -43,9 +44,9 @@ export class ResponseTooLarge extends Error {
   }
 }
 
-/** The rules in force, from the environment (platform/config.ts). */
-export function outboundRules(): OutboundRules {
-  const c = outboundConfig();
+/** The rules in force, from the environment (platform/config.ts): the process's, or the one given. */
+export function outboundRules(env?: EnvInput): OutboundRules {
+  const c = loadOutboundConfig(env);
   return {
     httpsOnly: c.httpsOnly,
     loopbackPorts: c.loopbackPorts,

@@ -7,6 +7,7 @@
 import { outboundUrlProblem } from '#outbound/validate.ts';
 import type { PluginDefinition } from '#phase-kit/context.ts';
 import type { CredentialCipher, SealedSecret } from '#platform/credentials-cipher.ts';
+import type { EnvInput } from '#platform/env.ts';
 import { pluginConfigContext } from '#platform/secret-contexts.ts';
 import { describeIssue } from '#platform/validation.ts';
 
@@ -28,14 +29,16 @@ export function needsConfig(definition: PluginDefinition): boolean {
 
 /**
  * The configuration as the plugin's schema reads it, or a PluginConfigError listing every problem. The
- * sentences name fields and rules, never the values given (a value may be a secret).
+ * sentences name fields and rules, never the values given (a value may be a secret). The outbound policy's
+ * settings come from the process's environment, or from `env`.
  */
-export function checkPluginConfig<C>(definition: PluginDefinition<C>, raw: unknown): C {
+export function checkPluginConfig<C>(definition: PluginDefinition<C>, raw: unknown, env?: EnvInput): C {
   const result = definition.configSchema.safeParse(raw, { reportInput: true });
   if (result.success) {
     // A plugin's service URL is reached with the tenant's plugin credential: the outbound policy's rules.
     const url = (result.data as { baseUrl?: unknown } | undefined)?.baseUrl;
-    const refused = typeof url === 'string' ? outboundUrlProblem('config.baseUrl', url, 'public') : undefined;
+    const refused =
+      typeof url === 'string' ? outboundUrlProblem('config.baseUrl', url, 'public', env) : undefined;
     if (refused) throw new PluginConfigError(definition.key, [refused]);
     return result.data;
   }

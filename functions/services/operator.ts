@@ -7,6 +7,7 @@ import { plainName } from '#domain/plain-text.ts';
 import { findPlugin, PLUGIN_KEYS } from '#domain/plugins.ts';
 import type { PluginDefinition } from '#phase-kit/context.ts';
 import { type CredentialCipher, credentialCipher } from '#platform/credentials-cipher.ts';
+import type { EnvInput } from '#platform/env.ts';
 import { hashPassword } from '#platform/passwords.ts';
 import { ROLES } from '#platform/tokens.ts';
 import { describeIssue } from '#platform/validation.ts';
@@ -74,7 +75,12 @@ export async function setPluginEnabled(
   store: Store,
   input: { tenantId: string; pluginKey: string; config?: unknown },
   enabled: boolean,
-  opts: { definitions?: readonly PluginDefinition[]; cipher?: () => CredentialCipher } = {},
+  opts: {
+    definitions?: readonly PluginDefinition[];
+    cipher?: () => CredentialCipher;
+    /** Whose outbound policy checks the configuration's URL (default: the process's environment). */
+    env?: EnvInput;
+  } = {},
 ): Promise<void> {
   const valid = check(PluginInput, { tenantId: input.tenantId, pluginKey: input.pluginKey });
   if (!findPlugin(valid.pluginKey)) {
@@ -95,7 +101,7 @@ export async function setPluginEnabled(
   if (input.config === undefined) {
     if (definition && needsConfig(definition)) {
       // What is missing, listed as for a bad configuration: parsing an empty one names every required field.
-      const problems = missingConfigProblems(definition);
+      const problems = missingConfigProblems(definition, opts.env);
       throw new OperatorError(
         `${valid.pluginKey} needs its configuration (--config-file FILE or --config JSON):\n  ${problems.join('\n  ')}`,
       );
@@ -110,7 +116,7 @@ export async function setPluginEnabled(
   }
   let config: unknown;
   try {
-    config = checkPluginConfig(definition, input.config);
+    config = checkPluginConfig(definition, input.config, opts.env);
   } catch (err) {
     if (err instanceof PluginConfigError) throw new OperatorError(err.message);
     throw err;
@@ -125,9 +131,9 @@ export async function setPluginEnabled(
   await store.plugins.enable(valid.tenantId, valid.pluginKey, sealed);
 }
 
-function missingConfigProblems(definition: PluginDefinition): string[] {
+function missingConfigProblems(definition: PluginDefinition, env: EnvInput | undefined): string[] {
   try {
-    checkPluginConfig(definition, {});
+    checkPluginConfig(definition, {}, env);
     return ['config is required'];
   } catch (err) {
     if (err instanceof PluginConfigError) return err.problems;

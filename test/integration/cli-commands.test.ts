@@ -1,9 +1,9 @@
 /**
- * The `tms` commands cli.test.ts leaves out, run as a user runs them (a child process: the test run's bundle of
- * bin/cli.ts, test/support/cli.ts) against the real local gateway: `connect` and `scan` through the API to the
- * sandbox trackers, `resume`, `report` over the artifacts a finished run leaves, `rollback` followed to the end of
- * its preview, and what `watch` prints when
- * its output is not a terminal.
+ * The `tms` commands cli.test.ts leaves out, run as a user runs them (the CLI's program in this process with the
+ * environment and output each command is given, test/support/cli.ts) against the real local gateway: `connect`
+ * and `scan` through the API to the sandbox trackers, `resume`, `report` over the artifacts a finished run
+ * leaves, `rollback` followed to the end of its preview, and what `watch` prints when its output is not a
+ * terminal.
  */
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -79,7 +79,7 @@ const secrets = (over: Record<string, string> = {}) => ({
   ...over,
 });
 
-// Each CLI call is a process start (about a second): one login serves the whole file.
+// One login serves the whole file.
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'tms-cli-data-'));
   home = await mkdtemp(join(tmpdir(), 'tms-cli-'));

@@ -1,8 +1,8 @@
 /**
- * DRAFT -> READY from the CLI (a child process: the test run's bundle of bin/cli.ts) against the real local
- * gateway and the sandbox trackers: `tms connect`, `tms scan`, `tms mappings --confirm`, `tms quote --accept`;
- * the API's refusals (400 per bad mapping, 409 with the next step, 403 for a non-owner accept) printed with
- * exit 3.
+ * DRAFT -> READY from the CLI (its program in this process with the environment and output each command is
+ * given, test/support/cli.ts) against the real local gateway and the sandbox trackers: `tms connect`, `tms scan`,
+ * `tms mappings --confirm`, `tms quote --accept`; the API's refusals (400 per bad mapping, 409 with the next
+ * step, 403 for a non-owner accept) printed with exit 3.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

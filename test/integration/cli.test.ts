@@ -1,8 +1,9 @@
 /**
- * The `tms` CLI as a user runs it: a child process (the test run's bundle of bin/cli.ts; the first login through
- * bin/tms.js, the npm bin) against the real local gateway, with a recording orchestrator in place of Step
- * Functions. The gateway runs in this process, so the test can move the service clock and write run events into
- * the store while the CLI listens.
+ * The `tms` CLI as a user runs it, against the real local gateway, with a recording orchestrator in place of Step
+ * Functions: its program (bin/cli/main.ts) run in this process with the environment and output each command is
+ * given (test/support/cli.ts); the first login starts bin/tms.js, the npm bin, as a child. The gateway runs in
+ * this process too, so the test can move the service clock and write run events into the store while the CLI
+ * listens.
  */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
@@ -78,7 +79,7 @@ afterEach(async () => {
 
 describe('tms login', () => {
   it('stores the access and refresh tokens in a 0600 file, never the password (the npm bin, as installed)', async () => {
-    // The other commands run the test run's bundle of the same sources (test/support/cli-bundles.ts).
+    // The other commands run the same program in this process (test/support/cli.ts).
     const res = await runTms(['login', '--email', t.admin.email], {
       api: `${app.url}/api`,
       home,

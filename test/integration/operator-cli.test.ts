@@ -1,8 +1,9 @@
 /**
- * The operator CLI as an operator runs it: a child process against a DynamoDB Local table. The commands run the
- * test run's bundle of bin/operator.ts, whose plugin registry is two test definitions (test/support/cli-bundles.ts,
- * test/support/operator-plugins.ts): timesheets needs a configuration (a URL and a token), test-case-steps takes
- * none; time-logs has no module. The last test starts it as `npm run operator` does (tsx, bin/operator.ts).
+ * The operator CLI as an operator runs it, against a DynamoDB Local table: its program (bin/operator/main.ts) run
+ * in this process with the environment and output each command is given (test/support/cli.ts), and the engine's
+ * plugin registry two test definitions (test/support/operator-plugins.ts): timesheets needs a configuration (a
+ * URL and a token), test-case-steps takes none; time-logs has no module. The last test starts it as a child, as
+ * `npm run operator` does (tsx, bin/operator.ts): the entry, its exit code and its stderr.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -17,30 +18,19 @@ import { pluginConfigContext } from '../../functions/platform/secret-contexts.ts
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { keys } from '../../functions/store/keys.ts';
 import { ensureTable } from '../../local/table.ts';
-import { OPERATOR_BUNDLE } from '../support/cli-bundles.ts';
+import { type CliResult, runOperator } from '../support/cli.ts';
 
 const endpoint = inject('dynamodbEndpoint');
 const table = `operator-${randomUUID()}`;
 const credentialsKey = randomBytes(32);
 const SECRET = 'tok-5e1d-operator-secret';
 
-function operator(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      'node',
-      [OPERATOR_BUNDLE, ...args],
-      {
-        env: {
-          ...process.env,
-          DYNAMODB_ENDPOINT: endpoint,
-          TABLE_NAME: table,
-          CREDENTIALS_KEY: credentialsKey.toString('base64'),
-        },
-        timeout: 90_000, // a hang guard: seven cold starts at once on a loaded two-core machine
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
+/** One operator command; its whole environment is the table and the key (nothing of this process's). */
+function operator(...args: string[]): Promise<CliResult> {
+  return runOperator(args, {
+    DYNAMODB_ENDPOINT: endpoint,
+    TABLE_NAME: table,
+    CREDENTIALS_KEY: credentialsKey.toString('base64'),
   });
 }
 
@@ -152,15 +142,14 @@ describe('npm run operator', () => {
       [['tenant', 'create'], /missing --name/],
       [['frobnicate'], /unknown command "frobnicate"/],
     ];
-    // Independent refusals: run side by side (each is a cold start of the CLI).
+    // Independent refusals: run side by side.
     const answers = await Promise.all(cases.map(([args]) => operator(...args)));
     cases.forEach(([args, message], i) => {
       expect(answers[i]?.code, args.join(' ')).not.toBe(0);
       expect(answers[i]?.stderr).toMatch(message);
     });
     expect(await itemCount()).toBe(before);
-    // Seven CLI processes, each a cold start of tsx: slow on a loaded 2-core machine, so a hang guard, not a speed check.
-  }, 150_000);
+  });
 
   it('enables, lists and disables a plugin', async () => {
     expect((await operator('plugin', 'enable', '--tenant', tenantId, '--plugin', 'time-logs')).code).toBe(0);
@@ -239,7 +228,7 @@ describe('npm run operator', () => {
     const before = await storedPlugin(tenantId, 'timesheets');
     const enable = (...more: string[]) =>
       operator('plugin', 'enable', '--tenant', tenantId, '--plugin', 'timesheets', ...more);
-    const cases: [Promise<{ code: number; stdout: string; stderr: string }>, number, string][] = [
+    const cases: [Promise<CliResult>, number, string][] = [
       [
         enable('--config', JSON.stringify({ baseUrl: 'nope', token: 'short', colour: SECRET })),
         1,
@@ -286,7 +275,7 @@ describe('npm run operator', () => {
         ['--import', 'tsx', 'bin/operator.ts', 'tenant', 'list'],
         {
           env: { ...process.env, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: table },
-          timeout: 90_000, // a hang guard: seven cold starts at once on a loaded two-core machine
+          timeout: 90_000, // a hang guard: a cold start of tsx on a loaded two-core machine
         },
         (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
       );

@@ -1,11 +1,11 @@
 /**
- * One in-memory DynamoDB Local for the whole run (each test file makes its own table on it) and the CLIs' bundles.
+ * One in-memory DynamoDB Local for the whole run (each test file makes its own table on it) and `npm start`'s bundle.
  */
 import { createServer } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { ensureConsoleBuilt } from '../../bin/console-build.ts';
 import { startDynamoLocal } from '../../local/dynamodb.ts';
-import { buildCliBundles } from './cli-bundles.ts';
+import { buildServiceBundle } from './cli-bundles.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,7 +30,7 @@ export async function freePort(): Promise<number> {
  */
 interface SharedDynamo {
   endpoint: Promise<{ endpoint: string; stop(): Promise<void> }>;
-  cliBundles: Promise<void>;
+  serviceBundle: Promise<void>;
   users: number;
 }
 const SHARED = Symbol.for('tms.test.dynamodb-local');
@@ -43,14 +43,14 @@ export default async function setup(project: TestProject) {
     ensureConsoleBuilt();
     holder[SHARED] = {
       endpoint: freePort().then((port) => startDynamoLocal({ port, session: 'short' })),
-      // The CLI tests' commands run these (test/support/cli-bundles.ts).
-      cliBundles: buildCliBundles(),
+      // The tests that start the local service as a child run it (test/support/cli-bundles.ts).
+      serviceBundle: buildServiceBundle(),
       users: 0,
     };
   }
   const shared = holder[SHARED];
   shared.users += 1;
-  const [dynamo] = await Promise.all([shared.endpoint, shared.cliBundles]);
+  const [dynamo] = await Promise.all([shared.endpoint, shared.serviceBundle]);
   project.provide('dynamodbEndpoint', dynamo.endpoint);
   return async () => {
     shared.users -= 1;

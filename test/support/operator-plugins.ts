@@ -1,6 +1,6 @@
 /**
- * The plugin registry the operator CLI's tests give its process in place of functions/plugins/index.ts
- * (bundled in its place by ./cli-bundles.ts): timesheets needs a configuration, test-case-steps takes none.
+ * The plugin registry the operator CLI's tests give its commands in place of functions/plugins/index.ts
+ * (./cli.ts `runOperator`): timesheets needs a configuration, test-case-steps takes none.
  */
 import type { PluginDefinition } from '../../functions/phase-kit/context.ts';
 import { plainPlugin, tokenPlugin } from './plugin-fixtures.ts';

@@ -50,7 +50,7 @@ describe('on a terminal', () => {
     vi.useFakeTimers({ now: new Date('2026-01-05T10:00:00Z') });
     const term = fakeTerminal();
     const stdout = captureStdout();
-    const display = createDisplay({ json: false, quiet: false });
+    const display = createDisplay({ json: false, quiet: false }, process);
     display.phase('3');
     vi.advanceTimersByTime(10_000);
     display.progress(10, 6);
@@ -75,7 +75,7 @@ describe('on a terminal', () => {
   it('keeps percent within 0..100 and shows a new phase on the next draw', () => {
     vi.useFakeTimers({ now: new Date('2026-01-05T10:00:00Z') });
     const term = fakeTerminal();
-    const display = createDisplay({ json: false, quiet: false });
+    const display = createDisplay({ json: false, quiet: false }, process);
     vi.advanceTimersByTime(1000);
     display.progress(140, 3);
     display.phase('7');
@@ -86,7 +86,7 @@ describe('on a terminal', () => {
   it('prints log lines above the bar, also those logged just before the end', () => {
     vi.useFakeTimers({ now: new Date('2026-01-05T10:00:00Z') });
     const term = fakeTerminal();
-    const display = createDisplay({ json: false, quiet: false });
+    const display = createDisplay({ json: false, quiet: false }, process);
     display.log('#1 Task -> MIG-1');
     vi.advanceTimersByTime(200);
     expect(term.plain()).toContain('#1 Task -> MIG-1\n');
@@ -103,7 +103,7 @@ describe('on a terminal', () => {
   it('with --quiet draws the bar but no log lines', () => {
     vi.useFakeTimers({ now: new Date('2026-01-05T10:00:00Z') });
     const term = fakeTerminal();
-    const display = createDisplay({ json: false, quiet: true });
+    const display = createDisplay({ json: false, quiet: true }, process);
     display.log('#1 Task -> MIG-1');
     display.progress(25, 2);
     vi.advanceTimersByTime(200);
@@ -120,7 +120,7 @@ describe('not on a terminal', () => {
       isTTY: false,
       write: () => true,
     } as unknown as typeof process.stderr);
-    const display = createDisplay({ json: false, quiet: false });
+    const display = createDisplay({ json: false, quiet: false }, process);
     display.phase('2');
     display.progress(30, 5);
     display.phase('2');
@@ -133,7 +133,7 @@ describe('not on a terminal', () => {
   it('with --json prints nothing, terminal or not', () => {
     const stdout = captureStdout();
     const term = fakeTerminal();
-    const display = createDisplay({ json: true, quiet: false });
+    const display = createDisplay({ json: true, quiet: false }, process);
     display.phase('2');
     display.progress(30, 5);
     display.log('#1 Task -> MIG-1');
