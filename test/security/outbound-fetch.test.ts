@@ -8,10 +8,11 @@
  */
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import {
   OutboundRefused,
   outboundFetch,
+  outboundRequest,
   outboundRules,
   ResponseTooLarge,
 } from '../../functions/outbound/fetch.ts';
@@ -59,111 +60,136 @@ afterAll(async () => {
   await bystander.close();
 });
 
-describe('the outbound fetch in prod mode', () => {
-  it('refuses a name that resolves to loopback when connecting, before any byte is sent', async () => {
-    const err = await outboundFetch(`https://${LOOPBACK_NAME}:${attacker.port}/org`, {
-      destination: 'tracker',
-      headers: { Authorization: 'Basic c2VjcmV0' },
-      rules: PROD,
-    }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OutboundRefused);
-    expect((err as Error).message).toBe(REFUSED_MESSAGE);
-    expect((err as OutboundRefused).reason).toMatch(/resolves to (127\.|::1)/);
-    expect(attacker.requests).toEqual([]);
+/**
+ * The policy's two ways of sending, each held to every rule: fetch (downloads, streamed uploads, OAuth and SSO) and
+ * the light path of the trackers' JSON requests (undici's request on the same pinned agent).
+ */
+const WAYS = [
+  ['outboundFetch', (url: string, init: Parameters<typeof outboundRequest>[1]) => outboundFetch(url, init)],
+  [
+    'outboundRequest',
+    (url: string, init: Parameters<typeof outboundRequest>[1]) => outboundRequest(url, init),
+  ],
+] as const;
+
+describe.each(WAYS)('%s', (_way, send) => {
+  // Each way starts with listeners that have seen nothing.
+  beforeEach(() => {
+    for (const listener of [attacker, tracker, bystander]) listener.requests.length = 0;
   });
 
-  it('refuses an allow-listed host on a port the operator did not allow, before connecting', async () => {
-    const err = await outboundFetch(`https://${LOOPBACK_NAME}:${tracker.port}/org`, {
-      destination: 'tracker',
-      rules: PROD,
-    }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OutboundRefused);
-    expect((err as OutboundRefused).reason).toBe(`port ${tracker.port}`);
-    expect(tracker.requests).toEqual([]);
+  describe('in prod mode', () => {
+    it('refuses a name that resolves to loopback when connecting, before any byte is sent', async () => {
+      const err = await send(`https://${LOOPBACK_NAME}:${attacker.port}/org`, {
+        destination: 'tracker',
+        headers: { Authorization: 'Basic c2VjcmV0' },
+        rules: PROD,
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OutboundRefused);
+      expect((err as Error).message).toBe(REFUSED_MESSAGE);
+      expect((err as OutboundRefused).reason).toMatch(/resolves to (127\.|::1)/);
+      expect(attacker.requests).toEqual([]);
+    });
+
+    it('refuses an allow-listed host on a port the operator did not allow, before connecting', async () => {
+      const err = await send(`https://${LOOPBACK_NAME}:${tracker.port}/org`, {
+        destination: 'tracker',
+        rules: PROD,
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OutboundRefused);
+      expect((err as OutboundRefused).reason).toBe(`port ${tracker.port}`);
+      expect(tracker.requests).toEqual([]);
+    });
+
+    it('refuses loopback, http and a host off the allow-list without connecting', async () => {
+      for (const url of [
+        `https://127.0.0.1:${attacker.port}/`,
+        `https://0x7f000001:${attacker.port}/`,
+        `https://[::ffff:127.0.0.1]:${attacker.port}/`,
+        `http://${LOOPBACK_NAME}:${attacker.port}/`,
+        `https://user:pw@${LOOPBACK_NAME}:${attacker.port}/`,
+      ])
+        await expect(send(url, { destination: 'tracker', rules: PROD }), url).rejects.toThrow(
+          REFUSED_MESSAGE,
+        );
+      expect(attacker.requests).toEqual([]);
+    });
   });
 
-  it('refuses loopback, http and a host off the allow-list without connecting', async () => {
-    for (const url of [
-      `https://127.0.0.1:${attacker.port}/`,
-      `https://0x7f000001:${attacker.port}/`,
-      `https://[::ffff:127.0.0.1]:${attacker.port}/`,
-      `http://${LOOPBACK_NAME}:${attacker.port}/`,
-      `https://user:pw@${LOOPBACK_NAME}:${attacker.port}/`,
-    ])
-      await expect(outboundFetch(url, { destination: 'tracker', rules: PROD }), url).rejects.toThrow(
-        REFUSED_MESSAGE,
+  describe('loopback offline: the registered ports only', () => {
+    it("refuses a loopback port the runtime did not start: DynamoDB Local's, or any listener", async () => {
+      expect(OFFLINE.loopbackPorts).toEqual(expect.arrayContaining([tracker.port, attacker.port]));
+      const dynamodb = inject('dynamodbEndpoint');
+      for (const url of [
+        `${dynamodb}/`,
+        `${bystander.url}/`,
+        `http://localhost:${bystander.port}/`,
+        `http://[::1]:${bystander.port}/`,
+        'http://127.0.0.1/',
+      ]) {
+        const err = await send(url, { destination: 'public' }).catch((e: unknown) => e);
+        expect(err, url).toBeInstanceOf(OutboundRefused);
+        expect((err as OutboundRefused).reason, url).toMatch(/^loopback port \d+$/);
+      }
+      expect(bystander.requests).toEqual([]);
+      // The registered ones answer, by literal and by name.
+      expect((await send(`${tracker.url}/a`, { destination: 'public' })).status).toBe(200);
+      expect((await send(`http://localhost:${tracker.port}/b`, { destination: 'public' })).status).toBe(200);
+    });
+
+    it('refuses a name that resolves to loopback on a port nobody registered, when connecting', async () => {
+      // The port passes as one the operator allows; the name is not loopback by its spelling: only the
+      // connection's own lookup can tell, and it does.
+      const rules = { ...OFFLINE, extraTrackerHosts: [LOOPBACK_NAME], extraPorts: [bystander.port] };
+      const err = await send(`http://${LOOPBACK_NAME}:${bystander.port}/`, {
+        destination: 'tracker',
+        rules,
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OutboundRefused);
+      expect((err as OutboundRefused).reason).toMatch(
+        new RegExp(`resolves to (127\\.[0-9.]+|::1) \\(port ${bystander.port}\\)`),
       );
-    expect(attacker.requests).toEqual([]);
-  });
-});
+      expect(bystander.requests).toEqual([]);
+    });
 
-describe('loopback offline: the registered ports only', () => {
-  it("refuses a loopback port the runtime did not start: DynamoDB Local's, or any listener", async () => {
-    expect(OFFLINE.loopbackPorts).toEqual(expect.arrayContaining([tracker.port, attacker.port]));
-    const dynamodb = inject('dynamodbEndpoint');
-    for (const url of [
-      `${dynamodb}/`,
-      `${bystander.url}/`,
-      `http://localhost:${bystander.port}/`,
-      `http://[::1]:${bystander.port}/`,
-      'http://127.0.0.1/',
-    ]) {
-      const err = await outboundFetch(url, { destination: 'public' }).catch((e: unknown) => e);
-      expect(err, url).toBeInstanceOf(OutboundRefused);
-      expect((err as OutboundRefused).reason, url).toMatch(/^loopback port \d+$/);
-    }
-    expect(bystander.requests).toEqual([]);
-    // The registered ones answer, by literal and by name.
-    expect((await outboundFetch(`${tracker.url}/a`, { destination: 'public' })).status).toBe(200);
-    expect(
-      (await outboundFetch(`http://localhost:${tracker.port}/b`, { destination: 'public' })).status,
-    ).toBe(200);
-  });
-
-  it('refuses a name that resolves to loopback on a port nobody registered, when connecting', async () => {
-    // The port passes as one the operator allows; the name is not loopback by its spelling: only the
-    // connection's own lookup can tell, and it does.
-    const rules = { ...OFFLINE, extraTrackerHosts: [LOOPBACK_NAME], extraPorts: [bystander.port] };
-    const err = await outboundFetch(`http://${LOOPBACK_NAME}:${bystander.port}/`, {
-      destination: 'tracker',
-      rules,
-    }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OutboundRefused);
-    expect((err as OutboundRefused).reason).toMatch(
-      new RegExp(`resolves to (127\\.[0-9.]+|::1) \\(port ${bystander.port}\\)`),
-    );
-    expect(bystander.requests).toEqual([]);
-  });
-
-  it('refuses a redirect from a registered port to one that is not', async () => {
-    await expect(
-      outboundFetch(`${tracker.url}/r?to=${encodeURIComponent(`${bystander.url}/`)}`, {
-        destination: 'public',
-      }),
-    ).rejects.toThrow(REFUSED_MESSAGE);
-    expect(bystander.requests).toEqual([]);
-  });
-});
-
-describe('redirects, followed by hand', () => {
-  it('checks every hop: a redirect to a metadata, private or mapped address is refused', async () => {
-    for (const to of [
-      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
-      'http://10.0.0.1/',
-      'http://[fd00:ec2::254]/',
-      `http://[::ffff:127.0.0.1]:${attacker.port}/`,
-      `http://0.0.0.0:${attacker.port}/`,
-    ])
+    it('refuses a redirect from a registered port to one that is not', async () => {
       await expect(
-        outboundFetch(`${tracker.url}/r?to=${encodeURIComponent(to)}`, {
+        send(`${tracker.url}/r?to=${encodeURIComponent(`${bystander.url}/`)}`, {
           destination: 'public',
-          rules: OFFLINE,
         }),
-        to,
       ).rejects.toThrow(REFUSED_MESSAGE);
-    expect(attacker.requests).toEqual([]);
+      expect(bystander.requests).toEqual([]);
+    });
   });
 
+  describe('redirects, followed by hand', () => {
+    it('checks every hop: a redirect to a metadata, private or mapped address is refused', async () => {
+      for (const to of [
+        'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+        'http://10.0.0.1/',
+        'http://[fd00:ec2::254]/',
+        `http://[::ffff:127.0.0.1]:${attacker.port}/`,
+        `http://0.0.0.0:${attacker.port}/`,
+      ])
+        await expect(
+          send(`${tracker.url}/r?to=${encodeURIComponent(to)}`, {
+            destination: 'public',
+            rules: OFFLINE,
+          }),
+          to,
+        ).rejects.toThrow(REFUSED_MESSAGE);
+      expect(attacker.requests).toEqual([]);
+    });
+
+    it('stops after a few hops', async () => {
+      let to = `${tracker.url}/end`;
+      for (let i = 0; i < 7; i++) to = `${tracker.url}/r?to=${encodeURIComponent(to)}`;
+      await expect(send(to, { destination: 'public', rules: OFFLINE })).rejects.toThrow(REFUSED_MESSAGE);
+    });
+  });
+});
+
+describe('the tracker layer, as the engine uses it', () => {
   it('drops the credential when a redirect leaves the origin (the tracker layer, as the engine uses it)', async () => {
     const http = new TrackerHttp({
       tracker: 'source',
@@ -182,14 +208,6 @@ describe('redirects, followed by hand', () => {
     ]);
     attacker.requests.length = 0;
   });
-
-  it('stops after a few hops', async () => {
-    let to = `${tracker.url}/end`;
-    for (let i = 0; i < 7; i++) to = `${tracker.url}/r?to=${encodeURIComponent(to)}`;
-    await expect(outboundFetch(to, { destination: 'public', rules: OFFLINE })).rejects.toThrow(
-      REFUSED_MESSAGE,
-    );
-  });
 });
 
 describe('answer sizes', () => {
@@ -204,6 +222,8 @@ describe('answer sizes', () => {
         maxAttempts: 1,
       });
       await expect(http.request('GET', '/big')).rejects.toBeInstanceOf(ResponseTooLarge);
+      const answer = await outboundRequest(`${tracker.url}/big`, { destination: 'public' });
+      await expect(answer.text(1000)).rejects.toBeInstanceOf(ResponseTooLarge);
       expect((await http.request('GET', '/small')).body).toEqual({ ok: true });
     } finally {
       if (before === undefined) delete process.env.OUTBOUND_MAX_RESPONSE_BYTES;
