@@ -69,8 +69,14 @@ afterAll(async () => {
 
 const adminAuth = `Basic ${Buffer.from(`${ADMIN_EMAIL}:${ADMIN_TOKEN}`).toString('base64')}`;
 
-/** The admin's upload in Jira's settings (the sandbox's stand-in), awaited until the job has finished. */
-async function importFile(text: string): Promise<{ issues: { externalId: string; key: string }[] }> {
+/**
+ * The admin's upload in Jira's settings (the sandbox's stand-in), awaited until the job has finished: with no
+ * error, or only errors like `errors`.
+ */
+async function importFile(
+  text: string,
+  opts: { errors?: RegExp } = {},
+): Promise<{ issues: { externalId: string; key: string }[]; errors: string[] }> {
   const base = h.sandboxes.jira.url;
   const res = await fetch(`${base}/_sandbox/jira/import/json`, {
     method: 'POST',
@@ -84,7 +90,8 @@ async function importFile(text: string): Promise<{ issues: { externalId: string;
       await fetch(`${base}/_sandbox/jira/import/json/${job.id}`, { headers: { Authorization: adminAuth } })
     ).json()) as { status: string; errors: string[]; issues: { externalId: string; key: string }[] };
     if (got.status === 'finished') {
-      expect(got.errors).toEqual([]);
+      if (opts.errors) for (const e of got.errors) expect(e).toMatch(opts.errors);
+      else expect(got.errors).toEqual([]);
       return got;
     }
     await new Promise((r) => setTimeout(r, 20));
@@ -232,6 +239,11 @@ describe('a run delivered by Jira import', () => {
     // Links on: issue links in the files (both ends in one) and in the index (across files, for the REST phase).
     let fileLinks = 0;
     let copies = 0;
+    /** Each batch's copies for the importer, as its stored file names them. */
+    const copiesOf = new Map<number, string[]>();
+    const disk = h.deps().artifacts as DiskArtifactStore;
+    const copyHeld = async (id: string) =>
+      (await disk.open(artifactKeys.importCopy(h.tenant.tenantId, run.id, id))) !== undefined;
     /** Batch n's file as stored (when the run reaches it), checked: its files named as the run's copies, no URL. */
     const stored = async (n: number) => {
       const text = (await archive.file(h.tenant.tenantId, run.id, n)) as string;
@@ -242,6 +254,7 @@ describe('a run delivered by Jira import', () => {
       fileLinks += (file.links ?? []).filter((l) => l.name !== 'sub-task-link').length;
       const attachments = (file.projects[0]?.issues ?? []).flatMap((i) => i.attachments ?? []);
       copies += attachments.length;
+      copiesOf.set(n, [...new Set(attachments.map((a) => a.uri.slice('tms-copy:'.length)))]);
       for (const a of attachments) expect(a.uri).toMatch(/^tms-copy:[\w-]+$/);
       expect(text).not.toMatch(/"uri": "[a-z]+:\/\//);
       expect(text).not.toContain('signature=');
@@ -296,8 +309,14 @@ describe('a run delivered by Jira import', () => {
         expect((await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, expected)).size).toBe(0);
       }
       // While the run waits for batch 3, batch 2's file is imported once more (after its check): the run's last
-      // look at every batch finds those copies too.
-      if (n === 3) await importFile(await download(run.id, 2));
+      // look at every batch finds those copies too. Batch 2's copies went when its import was verified: that
+      // import brings none of its files (each link answers 404), and nothing else is refused.
+      if (n === 3) {
+        const again = await importFile(await download(run.id, 2), {
+          errors: /attachment "[^"]+" not imported: HTTP 404$/,
+        });
+        expect(again.errors.length).toBeGreaterThan(0);
+      }
       await importFile(text);
       // Batch 2 is imported twice: its second copies are found and deleted.
       if (n === 2) await importFile(text);
@@ -321,6 +340,11 @@ describe('a run delivered by Jira import', () => {
       );
       expect(answers.at(-1)).toBe(n < total ? 'paused' : 'done');
       if (n === 3) expect(errors.map((e) => (e as Error).name)).toEqual(['SimulatedCrash']);
+      // The batch is verified: its copies are gone; the next batch's stay until its own import is verified.
+      for (const id of copiesOf.get(n) ?? []) expect(await copyHeld(id), `batch ${n} copy ${id}`).toBe(false);
+      if (n < total) await stored(n + 1);
+      for (const id of n < total ? (copiesOf.get(n + 1) ?? []) : [])
+        expect(await copyHeld(id), `batch ${n + 1} copy ${id}`).toBe(true);
     }
     expect(crashed).toBe(true);
     expect(fileLinks).toBeGreaterThan(0);

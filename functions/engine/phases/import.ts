@@ -212,6 +212,8 @@ async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Prom
     progress.copies.push(...copies);
     deps.crash?.('before-checkpoint');
     await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
+    // The batch is in Jira: its file's copies are needed no more (a crash before this leaves them to the end).
+    await new ImportFileArchive(deps.artifacts).removeCopies(run.tenantId, run.id, n);
     const deleted = copies.flatMap((c) => c.deleted);
     const left = copies.flatMap((c) => c.left.map((l) => l.key));
     await deps.journal.log(
@@ -355,10 +357,19 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
   };
 }
 
+/**
+ * Once every batch is in: the sprints to their states, and the run's copies for the importer removed (those of
+ * items no file carried, or a batch whose removal a crash cut short, included).
+ */
+async function completeImport(ctx: PhaseContext): Promise<void> {
+  await completeSprints(ctx);
+  await new ImportFileArchive(ctx.deps.artifacts).removeAllCopies(ctx.run.tenantId, ctx.run.id);
+}
+
 /** Phase 2 of a run delivered by Jira's importer, for the runner (in place of the create phase). */
 export const importPhase: PhaseModule = {
   prepare: prepareImport,
   units: (ctx) => ctx.preflight.manifest.length,
   open: openImport,
-  complete: completeSprints,
+  complete: completeImport,
 };
