@@ -604,8 +604,23 @@ describe('a run delivered by Jira import', () => {
     await d.target.editIssue(labelled, {
       fields: { labels: labels.map((l) => (labelOf(l) ? `${l}-changed` : l)) },
     });
+    // And a fifth: an imported history entry's new value changed (what only an import sets: the control).
+    const importedChanges = async (key: string) => {
+      const all: { id?: string; author?: { accountId?: string } }[] = [];
+      for await (const c of d.target.changelog(key)) if (c.author?.accountId !== service) all.push(c);
+      return all;
+    };
+    const rewritten = await pick(async (k) => (await importedChanges(k)).length > 0);
+    const [change] = await importedChanges(rewritten);
+    expect(
+      (
+        await jiraFetch('PATCH', `/_sandbox/jira/issues/${rewritten}`, {
+          changelog: [{ id: change?.id, value: 'Changed in Jira' }],
+        })
+      ).status,
+    ).toBe(204);
 
-    // Act: verify again. Assess: exactly those four differences, on those four issues.
+    // Act: verify again. Assess: exactly those five differences, on those five issues.
     const again = await verifyRun(run.id);
     const differing = again.items.filter((v) => v.result !== 'pass');
     expect(Object.fromEntries(differing.map((v) => [v.key, v.differences.map((x) => x.field)]))).toEqual({
@@ -613,6 +628,7 @@ describe('a run delivered by Jira import', () => {
       [reauthored]: ['comments.author'],
       [moved]: ['created'],
       [labelled]: ['labels'],
+      [rewritten]: ['history'],
     });
     const of = (key: string) => differing.find((v) => v.key === key)?.differences[0];
     expect(of(edited)?.actual).toBe('Edited in Jira');
@@ -626,10 +642,12 @@ describe('a run delivered by Jira import', () => {
       ).toISOString(),
       actual: '2020-01-02T03:04:05.000Z',
     });
+    expect(of(rewritten)?.actual).toContain('→ Changed in Jira');
+    expect(of(rewritten)?.expected).not.toContain('Changed in Jira');
     expect(again.summary).toMatchObject({
       itemsChecked: sourceIds.length,
-      fullyFaithful: sourceIds.length - 4,
-      differencesByField: { 'comments.text': 1, 'comments.author': 1, created: 1, labels: 1 },
+      fullyFaithful: sourceIds.length - 5,
+      differencesByField: { 'comments.text': 1, 'comments.author': 1, created: 1, labels: 1, history: 1 },
     });
   }, 240_000);
 
