@@ -21,6 +21,7 @@ import { sourceIdFromLabel } from '../../functions/domain/mapping/index.ts';
 import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import type { ItemVerdict, VerificationSummary } from '../../functions/domain/verification/index.ts';
+import { markerOf } from '../../functions/engine/phases/comments-format.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { verificationPhase } from '../../functions/engine/phases/verify.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
@@ -34,6 +35,7 @@ import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/tracker-errors.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
+import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
@@ -651,27 +653,65 @@ describe('a run delivered by Jira import', () => {
     });
   }, 240_000);
 
-  it('a run that finds the items in Jira by their labels (a project whose id map never recorded them) imports none again', async () => {
-    // Prepare: the first test's issues are in Jira; this project's id map knows none of them.
+  it('a run that finds the items in Jira by their labels imports none again, and creates by REST under its parent a sub-task whose parent is in Jira before it', async () => {
+    // Prepare: the first test's issues are in Jira; this project's id map knows none of them. A story an earlier
+    // run put in Jira (its issue carries its label), and a new task under it, which this run maps to a sub-task:
+    // no import file can hold it (the importer creates a sub-task with its parent in the same file only).
+    const src = adoWrites({ url: h.sandboxes.ado.url, ...h.config.ado });
+    const story = await src.createWorkItem('User Story', { 'System.Title': 'Checkout from an earlier run' });
+    const task = await src.createWorkItem(
+      'Task',
+      { 'System.Title': 'Retry the voucher call' },
+      { parent: story.id },
+    );
+    await src.patchFields(task.id, { 'System.State': 'Active' });
+    const said = await src.addComment(task.id, '<p>Seen on <b>Monday</b>.</p>');
+    const made = await jiraFetch('POST', '/rest/api/3/issue', {
+      fields: {
+        project: { key: h.config.jira.projectKey },
+        issuetype: { name: 'Story' },
+        summary: 'Checkout from an earlier run',
+        labels: [`src-id-${story.id}`],
+      },
+    });
+    const storyKey = ((await made.json()) as { key: string }).key;
     const project = await h.newProject('Import again');
     await setDelivery(h.app.store, h.tenant.tenantId, project.id, () => ({
       deliveryMode: 'jira-import',
       importBatchSize: BATCH,
     }));
-    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      typeOverrides: { Task: 'Sub-task' },
+    });
     const before = (await h.jiraIssues()).length;
     // Act
     const answers = await h.drive(run.id);
-    // Assess: no file to import, no pause, every item skipped as found.
+    // Assess: no file to import, no pause; every item skipped as found but the sub-task, created by REST.
     expect(answers).not.toContain('paused');
     const ended = await runOf(run.id);
     expect(ended.status).toBe('COMPLETED');
-    expect(ended.skippedCount).toBe(ended.totalItems);
-    expect(ended.totalItems).toBeGreaterThan(0);
-    expect(ended.successCount).toBe(0);
-    expect(
-      (await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id))?.batches,
-    ).toEqual([]);
-    expect((await h.jiraIssues()).length).toBe(before);
+    expect(ended.totalItems).toBeGreaterThan(2);
+    expect(ended.skippedCount).toBe(ended.totalItems - 1);
+    expect(ended.successCount).toBe(1);
+    expect(ended.failureCount).toBe(0);
+    const index = await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id);
+    expect(index?.batches).toEqual([]);
+    expect(index?.leftOut.map((l) => l.sourceId)).toEqual([task.id]);
+    const after = await h.jiraIssues();
+    expect(after.length).toBe(before + 1);
+    // The sub-task under the story, as a REST run makes it: its status moved, its comment posted with its header.
+    const sub = after.find((i) => i.fields.labels?.includes(`src-id-${task.id}`));
+    expect((sub?.fields.issuetype as { name?: string } | undefined)?.name).toBe('Sub-task');
+    expect((sub?.fields.parent as { key?: string } | undefined)?.key).toBe(storyKey);
+    expect((sub?.fields.status as { name?: string } | undefined)?.name).toBe('In Progress');
+    const comments = [];
+    for await (const c of h.deps().target.comments(sub?.key as string)) comments.push(c);
+    expect(comments.map((c) => markerOf(c.body))).toEqual([said.id]);
+    const lines = JSON.stringify(
+      await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000),
+    );
+    expect(lines).toContain(
+      `#${task.id} Task -> ${sub?.key} (created by REST: its parent was in Jira before the run`,
+    );
   }, 120_000);
 });
