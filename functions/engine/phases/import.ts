@@ -311,9 +311,11 @@ const OUTSIDE_INTENT_ARTIFACT = 'import-outside-intent.json';
  * (issueFieldsFor: their fields, description and `parent`), once every batch is in. The importer creates no
  * sub-task without its parent in the same file, and a parent already in Jira cannot be in one. Their status and
  * comments then come from the transitions and comments phases, which a run delivered by import works for these
- * items only (`outsideUnits`). A sub-task whose parent is in Jira neither is refused by Jira as in a REST run
- * (Jira's reason its failure). Idempotent: the intent is written before the create, and an intended item found
- * by its `src-id-N` label after a crash is recorded as the run's own.
+ * items only (`outsideUnits`). A sub-task whose parent is not in Jira either is not tried: it fails with the
+ * reason the files left it out (a REST run's create of it is refused for the same reason: Jira takes no sub-task
+ * without its parent); one Jira refuses fails with Jira's reason. Idempotent: the intent is written before the
+ * create, and an intended item found by its `src-id-N` label after a crash is recorded as the run's own; one
+ * found by its label and never intended was in Jira before the run (recorded as found, and skipped).
  */
 async function createOutsideParents(ctx: PhaseContext, progress: ImportProgress): Promise<void> {
   const { deps, run, preflight } = ctx;
@@ -331,7 +333,10 @@ async function createOutsideParents(ctx: PhaseContext, progress: ImportProgress)
       ...items.flatMap((m) => (m.parentId === null ? [] : [m.parentId])),
     ]);
     // Those recorded already (an invocation before this one) are done.
-    for (const m of items) if (entries.get(m.id)?.runId === run.id) created.push(m.id);
+    for (const m of items) {
+      const known = entries.get(m.id);
+      if (known?.runId === run.id && known.origin === 'created') created.push(m.id);
+    }
     const todo = items.filter((m) => !entries.has(m.id) && m.parentId !== null && entries.has(m.parentId));
     const intentKey = runArtifactKey(run, OUTSIDE_INTENT_ARTIFACT);
     const intended = new Set<number>(JSON.parse((await deps.artifacts.get(intentKey)) ?? '[]') as number[]);
