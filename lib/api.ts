@@ -35,7 +35,7 @@ import { Construct } from 'constructs';
 import { type Route, type RouteGroup, routeGroups, routes, routesOf } from '../functions/api/routes.ts';
 import { SCAN_QUEUE_MINUTES, SCAN_WORKER_MINUTES } from '../functions/domain/scan-slots.ts';
 import { grantDataAccess, handlesSecrets } from './data-grants.ts';
-import { grantTrackerOAuth, sharedEnvironment, type TrackerOAuth } from './engine.ts';
+import { grantTrackerOAuth, IMPORT_COPY_KEYS, sharedEnvironment, type TrackerOAuth } from './engine.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
 import { acknowledge, NAG, type NagAcknowledgement, nagArn } from './nag.ts';
 
@@ -99,6 +99,8 @@ export interface ApiProps {
 export interface GroupAccess {
   /** `read` serves reports; `readPut` also writes them (a cancel writes the run's reports). */
   artifacts: 'none' | 'read' | 'readPut';
+  /** Removes a run's copies for Jira's importer (a cancel does): deletes under their keys only, nothing else. */
+  importCopies: boolean;
   /** Verifies or signs access tokens: reads the JWT signing key. */
   tokens: boolean;
   /** Starts, lists and stops the executions of the migration state machine. */
@@ -125,6 +127,7 @@ export interface GroupAccess {
 
 const none = {
   artifacts: 'none',
+  importCopies: false,
   tokens: false,
   stateMachine: false,
   scanWorker: false,
@@ -157,9 +160,9 @@ export const GROUP_ACCESS: Record<RouteGroup, GroupAccess> = {
   // Quotes, payments and the provider's webhook (which writes quotes, payments and moves the project to READY).
   billing: { ...none, tokens: true, payments: true },
   plugins: { ...none, tokens: true },
-  // Start (a run, or a finished run's verification or rollback) starts the machine; cancel stops it and writes the
-  // run's reports.
-  migrations: { ...none, artifacts: 'readPut', tokens: true, stateMachine: true },
+  // Start (a run, or a finished run's verification or rollback) starts the machine; cancel stops it, writes the
+  // run's reports and removes its copies for the importer.
+  migrations: { ...none, artifacts: 'readPut', importCopies: true, tokens: true, stateMachine: true },
   // Reads the run and its events; verifies the token from the query.
   stream: { ...none, tokens: true },
   // Single sign-on: sign-ins sign access tokens; the provider's redirect comes back here.
@@ -380,6 +383,7 @@ export class Api extends Construct {
       grantDataAccess(fn, group, props);
       if (access.artifacts !== 'none') props.artifacts.grantRead(fn);
       if (access.artifacts === 'readPut') props.artifacts.grantPut(fn);
+      if (access.importCopies) props.artifacts.grantDelete(fn, IMPORT_COPY_KEYS);
       if (access.tokens) props.jwtSecret.grantRead(fn);
       if (access.scanWorker) this.scanWorker.grantInvoke(fn);
       if (access.payments) props.stripeSecret?.grantRead(fn);
@@ -389,6 +393,7 @@ export class Api extends Construct {
       const acks: NagAcknowledgement[] = [];
       if (access.artifacts !== 'none')
         acks.push(...NAG.bucketObjects(props.artifacts, { put: access.artifacts === 'readPut' }));
+      if (access.importCopies) acks.push(...NAG.importCopyDeletes(props.artifacts));
       if (access.scanWorker) acks.push(NAG.invokeVersions(this.scanWorker));
       if (access.stateMachine)
         acks.push({

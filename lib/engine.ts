@@ -19,6 +19,7 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { ENGINE_SERVICE_NAME } from '../functions/platform/metric-names.ts';
+import { IMPORT_COPY_DAYS, IMPORT_COPY_TAG } from '../functions/store/artifact-store.ts';
 import { AWS_GENERATION_BUDGET, DEFINITION_FILE, SUBSTITUTION_NAMES } from '../statemachine/substitutions.ts';
 import { grantDataAccess } from './data-grants.ts';
 import { type FunctionEnvironment, setEnvironment } from './environment.ts';
@@ -84,6 +85,9 @@ export interface EngineProps {
   outboundAllowedPorts?: string | undefined;
 }
 
+/** The keys of the runs' copies for Jira's importer (artifactKeys.importCopy): the only objects deleted. */
+export const IMPORT_COPY_KEYS = 'tenants/*/runs/*/import/copies/*';
+
 export class Engine extends Construct {
   readonly function: NodejsFunction;
   readonly artifacts: Bucket;
@@ -122,8 +126,17 @@ export class Engine extends Construct {
       enforceSSL: true,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       versioned: false,
-      // Reports are streamed as multipart uploads: an interrupted one must not linger (and cost) for ever.
-      lifecycleRules: [{ abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        // Reports are streamed as multipart uploads: an interrupted one must not linger (and cost) for ever.
+        { abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // A run removes its copies for Jira's importer itself (each batch's once verified, all at its end or
+        // cancel); a run that never gets there (failed, abandoned while paused) leaves them to this rule.
+        {
+          id: 'ImportCopies',
+          tagFilters: { [IMPORT_COPY_TAG.key]: IMPORT_COPY_TAG.value },
+          expiration: Duration.days(IMPORT_COPY_DAYS),
+        },
+      ],
       removalPolicy,
       autoDeleteObjects: !prod,
     });
@@ -167,15 +180,17 @@ export class Engine extends Construct {
       },
     });
     grantDataAccess(this.function, 'engine', { table: props.table, credentialsKey: this.credentialsKey });
-    // Reads and writes (multipart) the run's reports; never deletes one.
+    // Reads and writes (multipart) the run's reports; never deletes one. Deletes its copies for the importer.
     this.artifacts.grantRead(this.function);
     this.artifacts.grantPut(this.function);
+    this.artifacts.grantDelete(this.function, IMPORT_COPY_KEYS);
     grantTrackerOAuth(this.function, props.trackerOAuth);
     acknowledge(
       this.function,
       NAG.basicExecutionRole,
       NAG.nodeRuntime,
       ...NAG.bucketObjects(this.artifacts, { put: true }),
+      ...NAG.importCopyDeletes(this.artifacts),
     );
 
     // The machine starts its own next generation (continue-as-new): its ARN, built from its name, since a

@@ -74,6 +74,17 @@ export const NAG = {
         : []),
     ];
   },
+  /** grantDelete on the runs' copies for Jira's importer (lib/engine.ts IMPORT_COPY_KEYS), nothing else. */
+  importCopyDeletes: (bucket: IConstruct): NagAcknowledgement[] => [
+    iam5(
+      `Resource::${nagArn(bucket)}/tenants/*/runs/*/import/copies/*`,
+      "A run's copies for Jira's importer have per-tenant, per-run keys known at run time; deletes reach those keys only",
+    ),
+    iam5(
+      'Action::s3:DeleteObject*',
+      "CDK's grantDelete (DeleteObject and its versioned form; the bucket is not versioned) on the copies' keys only",
+    ),
+  ],
   /** grantInvoke on a function also allows its versions and aliases (`<fn.Arn>:*`). */
   invokeVersions: (fn: IConstruct) =>
     iam5(

@@ -146,11 +146,15 @@ const importFile: Operation = async (req) => {
         expiresInSeconds: readEnv(['IMPORT_LINK_HOURS']).IMPORT_LINK_HOURS * 3600,
       }),
   );
-  return attachment(
+  const answer = attachment(
     file.text,
     'application/json; charset=utf-8',
     `jira-import-${file.runId.toLowerCase()}-${file.batch}.json`,
   );
+  // When the file's links stop working: the import window, or sooner when the signing session ends first.
+  if (file.linksExpireAt)
+    answer.headers = { ...answer.headers, [importFiles.LINKS_EXPIRE_HEADER]: file.linksExpireAt };
+  return answer;
 };
 
 const verify: Operation = async (req) => {

@@ -22,6 +22,7 @@ import type { EngineDeps, Preflight } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
 import { logger } from '#platform/logger.ts';
 import { countRun } from '#platform/metrics.ts';
+import { ImportFileArchive } from '#store/import-files.ts';
 import type { CredentialsRefused, Interrupt, InterruptReason } from '#trackers/interrupt.ts';
 import { passingFault, type TrackerFault } from '#trackers/tracker-errors.ts';
 import { writeRunReports } from './reports.ts';
@@ -245,7 +246,11 @@ export async function obeyControl(deps: EngineDeps, run: Run): Promise<RunnerAns
   if (run.control === 'cancel') {
     // The run API cancels a run at once (services/migrations.ts), through the same journal move: whichever
     // move holds tells it, once. What a cancelled run did is reported too: its failures and the id map.
-    if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) await writeRunReports(deps, run);
+    if (['RUNNING', 'PAUSED', 'PENDING'].includes(run.status)) {
+      await writeRunReports(deps, run);
+      // No import file of the run is imported any more: its copies for the importer go.
+      await new ImportFileArchive(deps.artifacts).removeAllCopies(run.tenantId, run.id);
+    }
     if (await deps.journal.move(run, RUN_TRANSITIONS.cancel, { fields: { finishedAt: nowIso() } }))
       countRun('CANCELLED');
     return 'cancelled';

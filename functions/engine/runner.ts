@@ -75,14 +75,15 @@ function afterRunPhase(run: Run, pastLast: boolean): PhaseModule | undefined {
 
 /**
  * A run delivered by Jira's importer (docs/jira-import.md): the import files and the admin's import in place of
- * the create phase; no transitions or comments phase, as the files carry each issue's final status and its
- * comments (a REST write of either would be the service account's, in the imported history).
+ * the create phase; the transitions and comments phases only for the items it creates by REST (sub-tasks whose
+ * parent was in Jira before the run), as the files carry each imported issue's final status and its comments (a
+ * REST write of either would be the service account's, in the imported history).
  */
 const IMPORT_PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   ...PHASE_MODULES,
   [PHASES.create]: importPhase,
-  [PHASES.transitions]: undefined,
-  [PHASES.comments]: undefined,
+  // The transitions and comments phases work only the items the import phase created by REST (sub-tasks whose
+  // parent was in Jira before the run: import-outside.ts); none in most runs.
 };
 
 /** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */

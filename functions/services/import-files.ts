@@ -49,13 +49,17 @@ export async function listImportFiles(
   };
 }
 
+/** The download's header saying when the file's links stop working (ISO 8601): docs/api.md. */
+export const LINKS_EXPIRE_HEADER = 'X-Links-Expire-At';
+
 /** A time-limited link to one of the run's copies (store/artifact-links.ts): what the importer fetches. */
-export type CopyLink = (key: string) => Promise<string>;
+export type CopyLink = (key: string) => Promise<{ url: string; expiresAt: number }>;
 
 /**
  * Batch `batch`'s file as written, each attachment's copy replaced by a link to it made now (`linkTo`), so the
- * links' time starts with the download; a malformed number is the same 404 as a missing one, and so is a batch
- * the run has not reached yet.
+ * links' time starts with the download; `linksExpireAt` (ISO 8601) is when the first of them stops working, none
+ * without links. A malformed number is the same 404 as a missing one, and so is a batch the run has not reached
+ * yet.
  */
 export async function importFile(
   store: Store,
@@ -64,7 +68,7 @@ export async function importFile(
   runId: string,
   batch: string,
   linkTo: CopyLink,
-): Promise<{ runId: string; batch: number; text: string }> {
+): Promise<{ runId: string; batch: number; text: string; linksExpireAt?: string }> {
   const run = await findRun(store, tenantId, runId);
   const stored = BATCH.test(batch)
     ? await new ImportFileArchive(artifacts).file(tenantId, run.id, Number(batch))
@@ -73,6 +77,16 @@ export async function importFile(
   const copies = storedCopiesOf(stored);
   if (copies.length === 0) return { runId: run.id, batch: Number(batch), text: stored };
   const links = new Map<string, string>();
-  for (const copy of copies) links.set(copy, await linkTo(artifactKeys.importCopy(tenantId, run.id, copy)));
-  return { runId: run.id, batch: Number(batch), text: withCopyLinks(stored, links) };
+  let first = Number.POSITIVE_INFINITY;
+  for (const copy of copies) {
+    const made = await linkTo(artifactKeys.importCopy(tenantId, run.id, copy));
+    links.set(copy, made.url);
+    first = Math.min(first, made.expiresAt);
+  }
+  return {
+    runId: run.id,
+    batch: Number(batch),
+    text: withCopyLinks(stored, links),
+    linksExpireAt: new Date(first * 1000).toISOString(),
+  };
 }

@@ -41,6 +41,7 @@ import { countRun } from '#platform/metrics.ts';
 import { credentialContext } from '#platform/secret-contexts.ts';
 import type { Principal } from '#platform/tokens.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifacts.ts';
+import { ImportFileArchive } from '#store/import-files.ts';
 import type { Store } from '#store/index.ts';
 import { resolveOrganizationUrl } from '#trackers/ado/client.ts';
 import {
@@ -432,6 +433,13 @@ export async function cancelMigration(
     await writeRunReports({ store, artifacts } as unknown as EngineDeps, cancelled);
   } catch (err) {
     logger.error('reports of a cancelled run not written', { tenantId, runId, errorMessage: errorText(err) });
+  }
+  try {
+    // No import file of the run is imported any more: its copies for the importer go (docs/jira-import.md).
+    await new ImportFileArchive(artifacts).removeAllCopies(tenantId, run.id);
+  } catch (err) {
+    // The bucket's lifecycle rule for copies removes them later (lib/engine.ts).
+    logger.warn('copies of a cancelled run not removed', { tenantId, runId, errorMessage: errorText(err) });
   }
   try {
     await orch.stop(run.id);

@@ -16,9 +16,18 @@ import { type EnvInput, readEnv } from '#platform/env.ts';
 import { checkLink, signLink } from '#platform/signed-links.ts';
 import { DiskArtifactStore } from './artifacts-disk.ts';
 
+/** A link to a copy, and when it stops working (epoch seconds): what the download tells the admin. */
+export interface CopyLinkMade {
+  url: string;
+  expiresAt: number;
+}
+
 export interface ArtifactLinks {
-  /** A link that reads the copy at `key` for `expiresInSeconds` from now. */
-  linkTo(key: string, opts: { origin: string; expiresInSeconds: number }): Promise<string>;
+  /**
+   * A link that reads the copy at `key` for `expiresInSeconds` from now, or until the signing credentials expire
+   * if they do sooner (an S3 presigned URL stops working with them): `expiresAt` says which.
+   */
+  linkTo(key: string, opts: { origin: string; expiresInSeconds: number }): Promise<CopyLinkMade>;
 }
 
 /** The keys a link may name: a run's copies for the importer (artifactKeys.importCopy), nothing else. */
@@ -29,17 +38,38 @@ function linkable(key: string): string {
   return key;
 }
 
-/** AWS: an S3 presigned GET of the copy, signed with the function's own credentials. */
+/**
+ * AWS: an S3 presigned GET of the copy, signed with the function's own credentials. S3 honours a presigned URL
+ * only while the credentials that signed it are valid, whatever its `X-Amz-Expires` says (AWS knowledge centre,
+ * "Why is my presigned URL for an Amazon S3 bucket expiring before the expiration time that I specified?"). So a
+ * link lasts the time asked for or until the signing session ends, whichever comes first: the URL is signed for
+ * that (its `X-Amz-Expires` is the truth) and `expiresAt` says it. Credentials that do not say when they end
+ * (static ones, and the environment credentials a Lambda function gets) are taken at their word: the time asked.
+ */
 export class S3ArtifactLinks implements ArtifactLinks {
   constructor(
     private readonly s3: S3Client,
     private readonly bucket: string,
   ) {}
 
-  linkTo(key: string, opts: { expiresInSeconds: number }): Promise<string> {
-    return getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.bucket, Key: linkable(key) }), {
-      expiresIn: opts.expiresInSeconds,
-    });
+  async linkTo(key: string, opts: { expiresInSeconds: number }): Promise<CopyLinkMade> {
+    const now = nowEpochSeconds();
+    const credentials = await this.s3.config.credentials();
+    const ends = credentials.expiration ? Math.floor(credentials.expiration.getTime() / 1000) : undefined;
+    // At least a second: a session about to end gives a link that works for that long (the SDK refreshes the
+    // credentials well before their end, so this is the rare case).
+    const expiresIn = Math.max(
+      1,
+      Math.min(opts.expiresInSeconds, ends === undefined ? Infinity : ends - now),
+    );
+    const url = await getSignedUrl(
+      this.s3,
+      new GetObjectCommand({ Bucket: this.bucket, Key: linkable(key) }),
+      {
+        expiresIn,
+      },
+    );
+    return { url, expiresAt: now + expiresIn };
   }
 }
 
@@ -75,9 +105,13 @@ export class DiskArtifactLinks implements ArtifactLinks {
     return this.secret;
   }
 
-  async linkTo(key: string, opts: { origin: string; expiresInSeconds: number }): Promise<string> {
+  async linkTo(key: string, opts: { origin: string; expiresInSeconds: number }): Promise<CopyLinkMade> {
     const path = `${LOCAL_LINK_PATH}${Buffer.from(linkable(key)).toString('base64url')}`;
-    return `${opts.origin.replace(/\/+$/, '')}${signLink(await this.key(), path, nowEpochSeconds() + opts.expiresInSeconds)}`;
+    const expiresAt = nowEpochSeconds() + opts.expiresInSeconds;
+    return {
+      url: `${opts.origin.replace(/\/+$/, '')}${signLink(await this.key(), path, expiresAt)}`,
+      expiresAt,
+    };
   }
 
   /** A request for `path` with its query: the copy when the signature holds and has not expired. */

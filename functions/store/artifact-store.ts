@@ -7,7 +7,27 @@ export interface ArtifactStore {
    * of it at once.
    */
   putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void>;
+  /** Removes these artifacts; one already gone is no error. */
+  remove(keys: readonly string[]): Promise<void>;
+  /** Removes every artifact whose key starts with `prefix`, a folder (`.../`); none there is no error. */
+  removeUnder(prefix: string): Promise<void>;
 }
+
+/**
+ * The tag S3 gives each of a run's copies for the importer (artifactKeys.importCopy): the bucket's lifecycle rule
+ * for copies selects by it (lib/engine.ts), a backstop to the run's own removal of them (docs/jira-import.md).
+ */
+export const IMPORT_COPY_TAG = { key: 'tms-artifact', value: 'import-copy' } as const;
+
+/**
+ * Days after which the bucket removes a copy whatever its run (the rule's backstop): a batch not imported by then
+ * imports without those files, and the attachments phase brings them after the import instead.
+ */
+export const IMPORT_COPY_DAYS = 30;
+
+/** Whether `key` is one of a run's copies for the importer. */
+export const isImportCopyKey = (key: string): boolean =>
+  /^tenants\/[^/]+\/runs\/[^/]+\/import\/copies\/[^/]+$/.test(key);
 
 export const artifactKeys = {
   /** The preflight's header: everything but the manifest, and how many items its slices hold. */
@@ -52,6 +72,8 @@ export const artifactKeys = {
    */
   importCopy: (tenantId: string, runId: string, copy: string) =>
     `tenants/${tenantId}/runs/${runId}/import/copies/${copy}`,
+  /** The folder of the run's copies for the importer: removed whole when the run no longer needs them. */
+  importCopies: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/import/copies/`,
   /** What the run's import files hold and leave to the REST phases, written after every file. */
   importIndex: (tenantId: string, runId: string) => `tenants/${tenantId}/runs/${runId}/import/index.json`,
   /** Where the history pages' one pass over the project's revisions stands (attempts, given up). */

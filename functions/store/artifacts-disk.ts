@@ -53,6 +53,15 @@ export class DiskArtifactStore implements ArtifactStore {
     }
   }
 
+  async remove(keys: readonly string[]): Promise<void> {
+    for (const key of keys) await rm(this.path(key), { force: true });
+  }
+
+  async removeUnder(prefix: string): Promise<void> {
+    if (!prefix.endsWith('/')) throw new Error(`not a folder of artifacts: ${prefix}`);
+    await rm(this.path(prefix), { recursive: true, force: true });
+  }
+
   async get(key: string): Promise<string | undefined> {
     try {
       return await readFile(this.path(key), 'utf8');

@@ -7,15 +7,19 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { ArtifactStore } from './artifact-store.ts';
+import { type ArtifactStore, IMPORT_COPY_TAG, isImportCopyKey } from './artifact-store.ts';
 
 /** S3 wants parts of at least 5 MiB (but the last) and at most 10,000 of them: 8 MiB allows 80 GB. */
 export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+/** The most keys one DeleteObjects call takes. */
+const DELETE_MAX = 1000;
 
 export interface S3ArtifactOptions {
   bucket: string;
@@ -49,6 +53,8 @@ export class S3ArtifactStore implements ArtifactStore {
       Bucket: this.opts.bucket,
       Key: key,
       ContentType: contentTypeOf(key),
+      // A copy for the importer carries the tag the bucket's lifecycle rule for copies selects by.
+      ...(isImportCopyKey(key) ? { Tagging: `${IMPORT_COPY_TAG.key}=${IMPORT_COPY_TAG.value}` } : {}),
       ...(this.opts.kmsKeyId
         ? { ServerSideEncryption: 'aws:kms' as const, SSEKMSKeyId: this.opts.kmsKeyId }
         : { ServerSideEncryption: 'AES256' as const }),
@@ -118,5 +124,37 @@ export class S3ArtifactStore implements ArtifactStore {
           .catch(() => undefined);
       throw err;
     }
+  }
+
+  /** DeleteObjects, 1,000 keys a call (S3's most); a key S3 could not delete is an error. */
+  async remove(keys: readonly string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += DELETE_MAX) {
+      const out = await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.opts.bucket,
+          Delete: { Objects: keys.slice(i, i + DELETE_MAX).map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      const failed = out.Errors ?? [];
+      if (failed.length > 0)
+        throw new Error(`S3 deleted not ${failed.map((e) => `${e.Key} (${e.Code})`).join(', ')}`);
+    }
+  }
+
+  /** Each page of the folder's keys (ListObjectsV2, 1,000 a page), then its deletion. */
+  async removeUnder(prefix: string): Promise<void> {
+    if (!prefix.endsWith('/')) throw new Error(`not a folder of artifacts: ${prefix}`);
+    let token: string | undefined;
+    do {
+      const page = await this.s3.send(
+        new ListObjectsV2Command({
+          Bucket: this.opts.bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      await this.remove((page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 }

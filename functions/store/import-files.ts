@@ -4,7 +4,12 @@
  * run from before the list wrote every file before its index: with no list, every batch of the index is written.
  */
 import * as z from 'zod';
-import { type ImportIndex, ImportIndexSchema, type RunFiles } from '#domain/jira-import/index.ts';
+import {
+  type ImportIndex,
+  ImportIndexSchema,
+  type RunFiles,
+  storedCopiesOf,
+} from '#domain/jira-import/index.ts';
 import { type ArtifactStore, artifactKeys } from './artifact-store.ts';
 
 const writtenKey = (tenantId: string, runId: string) =>
@@ -57,5 +62,21 @@ export class ImportFileArchive {
   /** Batch n's file as written (the importer's JSON text), undefined when the run has none (yet). */
   file(tenantId: string, runId: string, n: number): Promise<string | undefined> {
     return this.artifacts.get(artifactKeys.importFile(tenantId, runId, n));
+  }
+
+  /**
+   * The copies batch n's file names, removed once its import is verified: the run downloads it for nothing
+   * more. Until then they stay, for the file to be downloaded (and imported) again. How many it named.
+   */
+  async removeCopies(tenantId: string, runId: string, n: number): Promise<number> {
+    const text = await this.file(tenantId, runId, n);
+    const copies = text === undefined ? [] : storedCopiesOf(text);
+    await this.artifacts.remove(copies.map((c) => artifactKeys.importCopy(tenantId, runId, c)));
+    return copies.length;
+  }
+
+  /** Every copy the run made, removed: when its import is over (its last batch verified) or it is cancelled. */
+  removeAllCopies(tenantId: string, runId: string): Promise<void> {
+    return this.artifacts.removeUnder(artifactKeys.importCopies(tenantId, runId));
   }
 }

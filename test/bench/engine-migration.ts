@@ -65,6 +65,8 @@ function recordReads(inner: ArtifactStore, reads: Map<string, ArtifactReads>): A
   return {
     put: (key, body) => inner.put(key, body),
     putStream: (key, body) => inner.putStream(key, body),
+    remove: (keys) => inner.remove(keys),
+    removeUnder: (prefix) => inner.removeUnder(prefix),
     async get(key) {
       const body = await inner.get(key);
       const name = key.replace(/^tenants\/[^/]+\/runs\/[^/]+\//, '');

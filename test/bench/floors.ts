@@ -270,5 +270,7 @@ export function countArtifacts(inner: ArtifactStore, usage: AwsUsage): ArtifactS
       usage.s3Puts++;
       return inner.putStream(key, body);
     },
+    remove: (keys) => inner.remove(keys),
+    removeUnder: (prefix) => inner.removeUnder(prefix),
   };
 }

@@ -326,7 +326,14 @@ describe('the API construct', () => {
     // Reports are served and (on cancel) written by migrations only.
     expect(apiOnly(whoMay(s, 's3:GetObject', bucket))).toEqual(['migrations']);
     expect(apiOnly(whoMay(s, 's3:PutObject', bucket))).toEqual(['migrations']);
-    expect(whoMay(s, 's3:DeleteObject')).toEqual([]);
+    // Deletes: migrations only (a cancel removes the run's copies for the importer), on those copies' keys only.
+    expect(whoMay(s, 's3:DeleteObject')).toEqual(['migrations']);
+    const deletes = statementsOf(s, roleOf(s, fnId(s, 'migrations'))).filter((st) =>
+      actionsOf(st).some((a) => a.startsWith('s3:Delete')),
+    );
+    expect(deletes.map((st) => JSON.stringify(st.Resource))).toEqual([
+      expect.stringMatching(new RegExp(`"${bucket}".*"/tenants/\\*/runs/\\*/import/copies/\\*"`)),
+    ]);
 
     // Credentials are sealed (a data key) where they are stored, and unsealed where they are used.
     // sso: the owner's configuration seals the provider's client secret; the callback unseals it.

@@ -189,7 +189,27 @@ describe('the CDK stack', () => {
       .filter((st) => JSON.stringify(st.Action).includes('states:'));
     expect(anyStates.every((st) => allowed.has(st))).toBe(true);
 
-    // Artifacts: private, encrypted, TLS only; interrupted multipart uploads cleaned up.
+    // The engine deletes the runs' copies for Jira's importer, and nothing else of the bucket.
+    const deletes = statementsOfRole(fnResource.Properties.Role).filter((st) =>
+      JSON.stringify(st.Action).includes('s3:Delete'),
+    ) as { Action: unknown; Resource: unknown }[];
+    expect(deletes).toHaveLength(1);
+    expect(JSON.stringify(deletes[0]?.Resource)).toContain('/tenants/*/runs/*/import/copies/*');
+
+    // Artifacts: private, encrypted, TLS only; interrupted multipart uploads cleaned up; the copies for the
+    // importer a run did not remove (failed, abandoned) expire by their tag.
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({
+            Id: 'ImportCopies',
+            Status: 'Enabled',
+            TagFilters: [{ Key: 'tms-artifact', Value: 'import-copy' }],
+            ExpirationInDays: 30,
+          }),
+        ]),
+      },
+    });
     template.hasResourceProperties('AWS::S3::Bucket', {
       BucketEncryption: Match.objectLike({}),
       PublicAccessBlockConfiguration: {
@@ -199,7 +219,9 @@ describe('the CDK stack', () => {
         RestrictPublicBuckets: true,
       },
       LifecycleConfiguration: {
-        Rules: [Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })],
+        Rules: Match.arrayWith([
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+        ]),
       },
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {

@@ -21,6 +21,7 @@ import { sourceIdFromLabel } from '../../functions/domain/mapping/index.ts';
 import { RUN_TRANSITIONS } from '../../functions/domain/run-lifecycle.ts';
 import type { Run } from '../../functions/domain/runs.ts';
 import type { ItemVerdict, VerificationSummary } from '../../functions/domain/verification/index.ts';
+import { markerOf } from '../../functions/engine/phases/comments-format.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { verificationPhase } from '../../functions/engine/phases/verify.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
@@ -34,6 +35,7 @@ import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { JiraClient } from '../../functions/trackers/jira/client.ts';
 import { TrackerHttpError } from '../../functions/trackers/tracker-errors.ts';
 import { sandboxPeople } from '../../local/sandbox/common/people.ts';
+import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { workWholePhase } from '../support/phase-driver.ts';
 import { createRun } from '../support/runs.ts';
@@ -69,8 +71,14 @@ afterAll(async () => {
 
 const adminAuth = `Basic ${Buffer.from(`${ADMIN_EMAIL}:${ADMIN_TOKEN}`).toString('base64')}`;
 
-/** The admin's upload in Jira's settings (the sandbox's stand-in), awaited until the job has finished. */
-async function importFile(text: string): Promise<{ issues: { externalId: string; key: string }[] }> {
+/**
+ * The admin's upload in Jira's settings (the sandbox's stand-in), awaited until the job has finished: with no
+ * error, or only errors like `errors`.
+ */
+async function importFile(
+  text: string,
+  opts: { errors?: RegExp } = {},
+): Promise<{ issues: { externalId: string; key: string }[]; errors: string[] }> {
   const base = h.sandboxes.jira.url;
   const res = await fetch(`${base}/_sandbox/jira/import/json`, {
     method: 'POST',
@@ -84,7 +92,8 @@ async function importFile(text: string): Promise<{ issues: { externalId: string;
       await fetch(`${base}/_sandbox/jira/import/json/${job.id}`, { headers: { Authorization: adminAuth } })
     ).json()) as { status: string; errors: string[]; issues: { externalId: string; key: string }[] };
     if (got.status === 'finished') {
-      expect(got.errors).toEqual([]);
+      if (opts.errors) for (const e of got.errors) expect(e).toMatch(opts.errors);
+      else expect(got.errors).toEqual([]);
       return got;
     }
     await new Promise((r) => setTimeout(r, 20));
@@ -232,6 +241,11 @@ describe('a run delivered by Jira import', () => {
     // Links on: issue links in the files (both ends in one) and in the index (across files, for the REST phase).
     let fileLinks = 0;
     let copies = 0;
+    /** Each batch's copies for the importer, as its stored file names them. */
+    const copiesOf = new Map<number, string[]>();
+    const disk = h.deps().artifacts as DiskArtifactStore;
+    const copyHeld = async (id: string) =>
+      (await disk.open(artifactKeys.importCopy(h.tenant.tenantId, run.id, id))) !== undefined;
     /** Batch n's file as stored (when the run reaches it), checked: its files named as the run's copies, no URL. */
     const stored = async (n: number) => {
       const text = (await archive.file(h.tenant.tenantId, run.id, n)) as string;
@@ -242,6 +256,7 @@ describe('a run delivered by Jira import', () => {
       fileLinks += (file.links ?? []).filter((l) => l.name !== 'sub-task-link').length;
       const attachments = (file.projects[0]?.issues ?? []).flatMap((i) => i.attachments ?? []);
       copies += attachments.length;
+      copiesOf.set(n, [...new Set(attachments.map((a) => a.uri.slice('tms-copy:'.length)))]);
       for (const a of attachments) expect(a.uri).toMatch(/^tms-copy:[\w-]+$/);
       expect(text).not.toMatch(/"uri": "[a-z]+:\/\//);
       expect(text).not.toContain('signature=');
@@ -296,8 +311,14 @@ describe('a run delivered by Jira import', () => {
         expect((await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, expected)).size).toBe(0);
       }
       // While the run waits for batch 3, batch 2's file is imported once more (after its check): the run's last
-      // look at every batch finds those copies too.
-      if (n === 3) await importFile(await download(run.id, 2));
+      // look at every batch finds those copies too. Batch 2's copies went when its import was verified: that
+      // import brings none of its files (each link answers 404), and nothing else is refused.
+      if (n === 3) {
+        const again = await importFile(await download(run.id, 2), {
+          errors: /attachment "[^"]+" not imported: HTTP 404$/,
+        });
+        expect(again.errors.length).toBeGreaterThan(0);
+      }
       await importFile(text);
       // Batch 2 is imported twice: its second copies are found and deleted.
       if (n === 2) await importFile(text);
@@ -321,6 +342,11 @@ describe('a run delivered by Jira import', () => {
       );
       expect(answers.at(-1)).toBe(n < total ? 'paused' : 'done');
       if (n === 3) expect(errors.map((e) => (e as Error).name)).toEqual(['SimulatedCrash']);
+      // The batch is verified: its copies are gone; the next batch's stay until its own import is verified.
+      for (const id of copiesOf.get(n) ?? []) expect(await copyHeld(id), `batch ${n} copy ${id}`).toBe(false);
+      if (n < total) await stored(n + 1);
+      for (const id of n < total ? (copiesOf.get(n + 1) ?? []) : [])
+        expect(await copyHeld(id), `batch ${n + 1} copy ${id}`).toBe(true);
     }
     expect(crashed).toBe(true);
     expect(fileLinks).toBeGreaterThan(0);
@@ -580,8 +606,23 @@ describe('a run delivered by Jira import', () => {
     await d.target.editIssue(labelled, {
       fields: { labels: labels.map((l) => (labelOf(l) ? `${l}-changed` : l)) },
     });
+    // And a fifth: an imported history entry's new value changed (what only an import sets: the control).
+    const importedChanges = async (key: string) => {
+      const all: { id?: string; author?: { accountId?: string } }[] = [];
+      for await (const c of d.target.changelog(key)) if (c.author?.accountId !== service) all.push(c);
+      return all;
+    };
+    const rewritten = await pick(async (k) => (await importedChanges(k)).length > 0);
+    const [change] = await importedChanges(rewritten);
+    expect(
+      (
+        await jiraFetch('PATCH', `/_sandbox/jira/issues/${rewritten}`, {
+          changelog: [{ id: change?.id, value: 'Changed in Jira' }],
+        })
+      ).status,
+    ).toBe(204);
 
-    // Act: verify again. Assess: exactly those four differences, on those four issues.
+    // Act: verify again. Assess: exactly those five differences, on those five issues.
     const again = await verifyRun(run.id);
     const differing = again.items.filter((v) => v.result !== 'pass');
     expect(Object.fromEntries(differing.map((v) => [v.key, v.differences.map((x) => x.field)]))).toEqual({
@@ -589,6 +630,7 @@ describe('a run delivered by Jira import', () => {
       [reauthored]: ['comments.author'],
       [moved]: ['created'],
       [labelled]: ['labels'],
+      [rewritten]: ['history'],
     });
     const of = (key: string) => differing.find((v) => v.key === key)?.differences[0];
     expect(of(edited)?.actual).toBe('Edited in Jira');
@@ -602,34 +644,74 @@ describe('a run delivered by Jira import', () => {
       ).toISOString(),
       actual: '2020-01-02T03:04:05.000Z',
     });
+    expect(of(rewritten)?.actual).toContain('→ Changed in Jira');
+    expect(of(rewritten)?.expected).not.toContain('Changed in Jira');
     expect(again.summary).toMatchObject({
       itemsChecked: sourceIds.length,
-      fullyFaithful: sourceIds.length - 4,
-      differencesByField: { 'comments.text': 1, 'comments.author': 1, created: 1, labels: 1 },
+      fullyFaithful: sourceIds.length - 5,
+      differencesByField: { 'comments.text': 1, 'comments.author': 1, created: 1, labels: 1, history: 1 },
     });
   }, 240_000);
 
-  it('a run that finds the items in Jira by their labels (a project whose id map never recorded them) imports none again', async () => {
-    // Prepare: the first test's issues are in Jira; this project's id map knows none of them.
+  it('a run that finds the items in Jira by their labels imports none again, and creates by REST under its parent a sub-task whose parent is in Jira before it', async () => {
+    // Prepare: the first test's issues are in Jira; this project's id map knows none of them. A story an earlier
+    // run put in Jira (its issue carries its label), and a new task under it, which this run maps to a sub-task:
+    // no import file can hold it (the importer creates a sub-task with its parent in the same file only).
+    const src = adoWrites({ url: h.sandboxes.ado.url, ...h.config.ado });
+    const story = await src.createWorkItem('User Story', { 'System.Title': 'Checkout from an earlier run' });
+    const task = await src.createWorkItem(
+      'Task',
+      { 'System.Title': 'Retry the voucher call' },
+      { parent: story.id },
+    );
+    await src.patchFields(task.id, { 'System.State': 'Active' });
+    const said = await src.addComment(task.id, '<p>Seen on <b>Monday</b>.</p>');
+    const made = await jiraFetch('POST', '/rest/api/3/issue', {
+      fields: {
+        project: { key: h.config.jira.projectKey },
+        issuetype: { name: 'Story' },
+        summary: 'Checkout from an earlier run',
+        labels: [`src-id-${story.id}`],
+      },
+    });
+    const storyKey = ((await made.json()) as { key: string }).key;
     const project = await h.newProject('Import again');
     await setDelivery(h.app.store, h.tenant.tenantId, project.id, () => ({
       deliveryMode: 'jira-import',
       importBatchSize: BATCH,
     }));
-    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL');
+    const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
+      typeOverrides: { Task: 'Sub-task' },
+    });
     const before = (await h.jiraIssues()).length;
     // Act
     const answers = await h.drive(run.id);
-    // Assess: no file to import, no pause, every item skipped as found.
+    // Assess: no file to import, no pause; every item skipped as found but the sub-task, created by REST.
     expect(answers).not.toContain('paused');
     const ended = await runOf(run.id);
     expect(ended.status).toBe('COMPLETED');
-    expect(ended.skippedCount).toBe(ended.totalItems);
-    expect(ended.totalItems).toBeGreaterThan(0);
-    expect(ended.successCount).toBe(0);
-    expect(
-      (await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id))?.batches,
-    ).toEqual([]);
-    expect((await h.jiraIssues()).length).toBe(before);
+    expect(ended.totalItems).toBeGreaterThan(2);
+    expect(ended.skippedCount).toBe(ended.totalItems - 1);
+    expect(ended.successCount).toBe(1);
+    expect(ended.failureCount).toBe(0);
+    const index = await new ImportFileArchive(h.deps().artifacts).index(h.tenant.tenantId, run.id);
+    expect(index?.batches).toEqual([]);
+    expect(index?.leftOut.map((l) => l.sourceId)).toEqual([task.id]);
+    const after = await h.jiraIssues();
+    expect(after.length).toBe(before + 1);
+    // The sub-task under the story, as a REST run makes it: its status moved, its comment posted with its header.
+    const sub = after.find((i) => i.fields.labels?.includes(`src-id-${task.id}`));
+    expect((sub?.fields.issuetype as { name?: string } | undefined)?.name).toBe('Sub-task');
+    expect((sub?.fields.parent as { key?: string } | undefined)?.key).toBe(storyKey);
+    expect((sub?.fields.status as { name?: string } | undefined)?.name).toBe('In Progress');
+    const comments = [];
+    for await (const c of h.deps().target.comments(sub?.key as string)) comments.push(c);
+    expect(comments.map((c) => markerOf(c.body))).toEqual([said.id]);
+    const lines = JSON.stringify(
+      await h.app.store.runs.events(h.tenant.tenantId, project.id, run.id, undefined, 5000),
+    );
+    expect(lines).toContain(
+      `#${task.id} Task -> ${sub?.key} (created by REST: its parent was in Jira before the run`,
+    );
   }, 120_000);
 });

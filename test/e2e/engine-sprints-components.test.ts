@@ -472,6 +472,8 @@ describe('sprints and components', () => {
     const crashing: ArtifactStore = {
       get: (k) => base.get(k),
       putStream: (k, body) => base.putStream(k, body),
+      remove: (keys) => base.remove(keys),
+      removeUnder: (prefix) => base.removeUnder(prefix),
       put: async (k, body) => {
         if (k === key && ++writes === 2) throw new Error('the process was killed');
         return base.put(k, body);

@@ -9,7 +9,9 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
@@ -19,6 +21,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/platform/config.ts';
+import { S3ArtifactLinks } from '../../functions/store/artifact-links.ts';
 import { artifactKeys, artifactStoreFromEnv, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { S3ArtifactStore } from '../../functions/store/artifacts-s3.ts';
 
@@ -172,7 +175,92 @@ describe('the S3 artifact store', () => {
   });
 });
 
+describe("a run's copies for Jira's importer in S3", () => {
+  const copy = (id: string) => artifactKeys.importCopy(tenantId, runId, id);
+
+  it('tags each copy for the bucket’s lifecycle rule, and no other artifact', async () => {
+    s3.on(PutObjectCommand).resolves({});
+    await store().putStream(copy('guid-1'), pieces('bytes'));
+    await store().put(artifactKeys.preview(tenantId, runId), '{}');
+    const [first, second] = s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
+    expect(first).toMatchObject({ Key: copy('guid-1'), Tagging: 'tms-artifact=import-copy' });
+    expect(second?.Tagging).toBeUndefined();
+  });
+
+  it('removes copies by key, 1,000 a call, and a folder of them page by page; a key S3 refuses is an error', async () => {
+    s3.on(DeleteObjectsCommand).resolves({});
+    const keys = Array.from({ length: 1001 }, (_, i) => copy(`guid-${i}`));
+    await store().remove(keys);
+    const calls = s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input);
+    expect(calls.map((c) => c.Delete?.Objects?.length)).toEqual([1000, 1]);
+    expect(calls[1]).toEqual({ Bucket: BUCKET, Delete: { Objects: [{ Key: keys[1000] }], Quiet: true } });
+
+    s3.reset();
+    const folder = artifactKeys.importCopies(tenantId, runId);
+    s3.on(ListObjectsV2Command, { Bucket: BUCKET, Prefix: folder })
+      .resolves({ Contents: [{ Key: copy('a') }], IsTruncated: true, NextContinuationToken: 't1' })
+      .on(ListObjectsV2Command, { Bucket: BUCKET, Prefix: folder, ContinuationToken: 't1' })
+      .resolves({ Contents: [{ Key: copy('b') }], IsTruncated: false });
+    s3.on(DeleteObjectsCommand).resolves({});
+    await store().removeUnder(folder);
+    expect(
+      s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input.Delete?.Objects?.map((o) => o.Key)),
+    ).toEqual([[copy('a')], [copy('b')]]);
+    await expect(store().removeUnder(copy('a'))).rejects.toThrow('not a folder of artifacts');
+
+    s3.reset();
+    s3.on(DeleteObjectsCommand).resolves({ Errors: [{ Key: copy('a'), Code: 'AccessDenied' }] });
+    await expect(store().remove([copy('a')])).rejects.toThrow(`S3 deleted not ${copy('a')} (AccessDenied)`);
+  });
+
+  it('links a copy for the time asked, or until the signing credentials expire when they do sooner', async () => {
+    const signer = (expiration?: Date) =>
+      new S3ArtifactLinks(
+        new S3Client({
+          region: 'eu-west-2',
+          credentials: {
+            accessKeyId: 'AKIDEXAMPLE',
+            secretAccessKey: 'secret',
+            sessionToken: 't',
+            ...(expiration ? { expiration } : {}),
+          },
+        }),
+        BUCKET,
+      );
+    const day = 24 * 3600;
+    const now = Math.floor(Date.now() / 1000);
+    // Credentials that say nothing of their end: the time asked.
+    const lasting = await signer().linkTo(copy('guid-1'), { expiresInSeconds: day });
+    expect(new URL(lasting.url).searchParams.get('X-Amz-Expires')).toBe(String(day));
+    expect(lasting.expiresAt - now).toBeGreaterThanOrEqual(day - 5);
+    expect(lasting.expiresAt - now).toBeLessThanOrEqual(day + 5);
+    // A session ending in two hours: the link is signed for those two hours, and says so.
+    const ends = new Date((now + 7200) * 1000);
+    const session = await signer(ends).linkTo(copy('guid-1'), { expiresInSeconds: day });
+    const signedFor = Number(new URL(session.url).searchParams.get('X-Amz-Expires'));
+    expect(signedFor).toBeGreaterThan(7200 - 10);
+    expect(signedFor).toBeLessThanOrEqual(7200);
+    expect(session.expiresAt).toBe(Math.floor(ends.getTime() / 1000));
+  });
+});
+
 describe('the disk artifact store', () => {
+  it('removes artifacts by key and a folder whole; what is gone already is no error', async () => {
+    const disk = new DiskArtifactStore(tempDir());
+    const copy = (id: string) => artifactKeys.importCopy(tenantId, runId, id);
+    for (const id of ['a', 'b', 'c']) await disk.put(copy(id), id);
+    await disk.put(artifactKeys.preview(tenantId, runId), '{}');
+    await disk.remove([copy('a'), copy('gone')]);
+    expect(await disk.get(copy('a'))).toBeUndefined();
+    expect(await disk.get(copy('b'))).toBe('b');
+    await disk.removeUnder(artifactKeys.importCopies(tenantId, runId));
+    await disk.removeUnder(artifactKeys.importCopies(tenantId, runId));
+    expect(await disk.get(copy('b'))).toBeUndefined();
+    expect(await disk.get(copy('c'))).toBeUndefined();
+    // Nothing else of the run's.
+    expect(await disk.get(artifactKeys.preview(tenantId, runId))).toBe('{}');
+  });
+
   it('writes a streamed body whole, and leaves nothing behind when the stream fails', async () => {
     const dir = tempDir();
     const disk = new DiskArtifactStore(dir);

@@ -157,6 +157,8 @@ describe("a run's import files", () => {
       },
       get: (key) => artifacts.get(key),
       putStream: (key, body) => artifacts.putStream(key, body),
+      remove: (keys) => artifacts.remove(keys),
+      removeUnder: (prefix) => artifacts.removeUnder(prefix),
     };
     const archive = new ImportFileArchive(recording);
     expect(await archive.index(TENANT, RUN)).toBeUndefined();
@@ -183,6 +185,34 @@ describe("a run's import files", () => {
       for (const secret of ['token', 'ado-secret', 'dev.azure.com', 'vssps', 'ana.silva@'])
         expect(text.toLowerCase()).not.toContain(secret);
     }
+  });
+
+  it('removes the copies one file names once its batch is in Jira, and every copy of the run at its end', async () => {
+    // Prepare: items 1 and 3 with a file each, in batches 1 and 2; a copy of an item no file carries (left out).
+    const withFile = (r: SourceRecord, copy: string) =>
+      issueOf(r.item, r.revisions, r.comments, mapping, {
+        attachments: [{ copy, name: `${copy}.log`, by: undefined, created: '2024-03-04T09:15:02Z' }],
+      });
+    const built = records.map((r) =>
+      r.item.id === 1
+        ? withFile(r, 'guid-1')
+        : r.item.id === 3
+          ? withFile(r, 'guid-3')
+          : issueOf(r.item, r.revisions, r.comments, mapping),
+    );
+    const archive = new ImportFileArchive(artifacts);
+    await archive.write(TENANT, RUN, runFilesOfIssues(built, 'MIG', { runId: RUN, size: 2 }));
+    const copy = (id: string) => artifactKeys.importCopy(TENANT, RUN, id);
+    for (const id of ['guid-1', 'guid-3', 'guid-5']) await artifacts.put(copy(id), id);
+    // Act: batch 1 verified.
+    expect(await archive.removeCopies(TENANT, RUN, 1)).toBe(1);
+    // Assess: its copy gone; batch 2's kept for its download.
+    expect(await artifacts.get(copy('guid-1'))).toBeUndefined();
+    expect(await artifacts.get(copy('guid-3'))).toBe('guid-3');
+    // Act: the run's end. Assess: every copy gone, the files and index kept.
+    await archive.removeAllCopies(TENANT, RUN);
+    for (const id of ['guid-3', 'guid-5']) expect(await artifacts.get(copy(id))).toBeUndefined();
+    expect(await archive.file(TENANT, RUN, 2)).toContain('"uri": "tms-copy:guid-3"');
   });
 
   it("is read for a verification once per invocation, not once per block: the last file's issues are kept", async () => {

@@ -291,6 +291,62 @@ describe('issueOf: one work item as one importer issue', () => {
     ]);
   });
 
+  it('carries a comment over Jira’s limit whole, as the REST mode does: cut, and attached by its author on its date', () => {
+    // 1,000 paragraphs of 40 characters and more, then a last line: about 45,000 characters of wiki markup.
+    const paragraphs = Array.from(
+      { length: 1000 },
+      (_, i) => `<p>Line ${i} of the pasted log, HTTP 500.</p>`,
+    );
+    const long: SourceComment = {
+      id: 903,
+      text: `${paragraphs.join('')}<p>THE LAST LINE</p>`,
+      createdBy: ana,
+      createdDate: '2024-03-07T11:00:00Z',
+    };
+    const offered: number[] = [];
+    const whole = issueOf(item, revisions, [...comments, long], mapping, {
+      fullComment: (c) => {
+        offered.push(c.id);
+        return true;
+      },
+    });
+    // Only the comment over the limit is offered whole; the others go as they are.
+    expect(offered).toEqual([903]);
+    const cut = whole.issue.comments?.at(-1);
+    expect(cut).toMatchObject({ author: ANA, created: '2024-03-07T11:00:00.000+0000' });
+    expect(cut?.body.length).toBeLessThanOrEqual(32_767);
+    expect(cut?.body).toMatch(/^Line 0 of the pasted log/);
+    expect(cut?.body).not.toContain('THE LAST LINE');
+    expect(
+      cut?.body.endsWith(
+        '\n\n_Jira takes at most 32,767 characters in a comment: this one was cut here. The full comment is attached as comment\\-903.html._',
+      ),
+    ).toBe(true);
+    // The whole text: an attachment of the issue, by the comment's author, on the comment's date, from the run's copy.
+    expect(whole.issue.attachments?.at(-1)).toEqual({
+      name: 'comment-903.html',
+      attacher: ANA,
+      created: '2024-03-07T11:00:00.000+0000',
+      uri: 'tms-copy:comment-903',
+    });
+    expect(whole.fullComments).toEqual([903]);
+    expect(whole.warnings).toContain(
+      'comment 903 is over 32,767 characters: cut, the full text attached as comment-903.html',
+    );
+    expect(() =>
+      serialiseImportFile(batchesOf([whole], { projectKey: 'MIG' }).batches[0]!.file),
+    ).not.toThrow();
+
+    // A caller that cannot store the copy (a dry run, attachments off): cut with a note, nothing attached.
+    const cutOnly = issueOf(item, revisions, [...comments, long], mapping, { fullComment: () => false });
+    expect(
+      cutOnly.issue.comments?.at(-1)?.body.endsWith('_\\(cut here: Jira takes at most 32,767 characters\\)_'),
+    ).toBe(true);
+    expect(cutOnly.issue.attachments).toBeUndefined();
+    expect(cutOnly.fullComments).toBeUndefined();
+    expect(cutOnly.warnings).toContain('comment 903 is over 32,767 characters: cut');
+  });
+
   it('reports the people without a Jira account, names them in the text, and lists the accounts it names', () => {
     const reporterless = issueOf(
       { ...item, fields: { ...item.fields, 'System.CreatedBy': carla, 'System.AssignedTo': carla } },

@@ -90,6 +90,8 @@ function watched(seen: string[]): EngineDeps {
         seen.push(`stream ${name(key)}`);
         return artifacts.putStream(key, body);
       },
+      remove: (keys) => artifacts.remove(keys),
+      removeUnder: (prefix) => artifacts.removeUnder(prefix),
     },
     source: {} as never,
     target: {} as never,

@@ -249,6 +249,8 @@ describe('the dry-run preview', () => {
           written.push(`stream ${key.split('/').at(-1)}`);
           return deps.artifacts.putStream(key, body);
         },
+        remove: (keys) => deps.artifacts.remove(keys),
+        removeUnder: (prefix) => deps.artifacts.removeUnder(prefix),
       },
     };
 

@@ -89,6 +89,8 @@ function watched(seen: string[], plugins: Record<string, PhaseModule> = {}): Eng
       },
       put: (key, body) => artifacts.put(key, body),
       putStream: (key, body) => artifacts.putStream(key, body),
+      remove: (keys) => artifacts.remove(keys),
+      removeUnder: (prefix) => artifacts.removeUnder(prefix),
     },
     source: {} as never,
     target: {} as never,

@@ -396,3 +396,156 @@ describe('verification of an imported item', () => {
     ]);
   });
 });
+
+describe('verification of an imported item: its change history', () => {
+  /** The file's history: a status change by Ava, then an assignment by a person without a Jira account. */
+  const withHistory = (): ImportIssue => ({
+    ...carried(),
+    history: [
+      {
+        author: 'acc-ava',
+        created: '2026-03-02T09:30:00.000+0000',
+        items: [
+          {
+            fieldType: 'jira',
+            field: 'status',
+            from: '10000',
+            fromString: 'To Do',
+            to: '3',
+            toString: 'In Progress',
+          },
+        ],
+      },
+      {
+        created: '2026-03-03T12:00:00.250+0000',
+        items: [
+          {
+            fieldType: 'jira',
+            field: 'assignee',
+            from: null,
+            fromString: null,
+            to: 'acc-ava',
+            toString: 'Ava Adams',
+          },
+          {
+            fieldType: 'custom',
+            field: 'Story Points',
+            from: null,
+            fromString: null,
+            to: null,
+            toString: '5',
+          },
+        ],
+      },
+    ],
+  });
+
+  /** `GET /issue/MIG-12/changelog` after a faithful import: the file's entries, then the sprint move by REST. */
+  const faithfulChangelog = (file = withHistory()) => [
+    ...(file.history ?? []).map((h, i) => ({
+      id: String(100 + i),
+      // The importer names its administrator where the file names no author.
+      author: { accountId: h.author ?? 'acc-site-admin' },
+      created: h.created,
+      items: h.items.map((x) => ({ ...x, fieldtype: x.fieldType, fieldType: undefined })),
+    })),
+    {
+      id: '200',
+      author: { accountId: 'acc-service' },
+      created: '2026-12-07T15:00:00.000+0000',
+      items: [{ field: 'Sprint', fieldtype: 'custom', fromString: null, toString: 'Sprint 1' }],
+    },
+  ];
+  type Changelog = ReturnType<typeof faithfulChangelog>;
+
+  const historyVerdict = (change: (changelog: Changelog) => void, file = withHistory()) => {
+    const changelog = faithfulChangelog(file);
+    change(changelog);
+    const jira = faithfulJira(file);
+    const got = readBackIssue(
+      jira,
+      faithfulComments(file),
+      { sprintFieldId: CUSTOM.sprint, storyPointsFieldId: CUSTOM.storyPoints },
+      changelog,
+    );
+    return compareIssue(want(file), got);
+  };
+
+  it('a changelog holding every entry of the file passes; the REST phases’ later entries are not the import’s', () => {
+    const verdict = historyVerdict(() => undefined);
+    expect(verdict.differences).toEqual([]);
+    expect(verdict.result).toBe('pass');
+    expect(want(withHistory()).imported?.history).toEqual([
+      {
+        author: 'acc-ava',
+        created: '2026-03-02T09:30:00.000+0000',
+        items: [{ field: 'status', fromString: 'To Do', toString: 'In Progress' }],
+      },
+      {
+        created: '2026-03-03T12:00:00.250+0000',
+        items: [
+          { field: 'assignee', fromString: null, toString: 'Ava Adams' },
+          { field: 'Story Points', fromString: null, toString: '5' },
+        ],
+      },
+    ]);
+  });
+
+  const HISTORY_CHANGES: [
+    string,
+    (changelog: Changelog) => void,
+    { field: string; expected: string; actual: string },
+  ][] = [
+    [
+      "a change's value edited",
+      (c) => {
+        (c[0]!.items[0] as { toString: string }).toString = 'Done';
+      },
+      {
+        field: 'history',
+        expected: 'change 1 (2026-03-02T09:30:00.000Z): status: To Do → In Progress',
+        actual: 'status: To Do → Done',
+      },
+    ],
+    [
+      "an entry's author changed",
+      (c) => {
+        c[0]!.author = { accountId: 'acc-someone' };
+      },
+      {
+        field: 'history.author',
+        expected: 'change 1 (2026-03-02T09:30:00.000Z): acc-ava',
+        actual: 'acc-someone',
+      },
+    ],
+    [
+      "an entry's date moved",
+      (c) => {
+        c[1]!.created = '2026-03-03T12:00:01.250+0000';
+      },
+      {
+        field: 'history.created',
+        expected: 'change 2: 2026-03-03T12:00:00.250Z',
+        actual: '2026-03-03T12:00:01.250Z',
+      },
+    ],
+    [
+      'an entry missing',
+      (c) => {
+        c.splice(1, 1);
+      },
+      {
+        field: 'history',
+        expected:
+          'change 2 (2026-03-03T12:00:00.250Z): assignee: (none) → Ava Adams; Story Points: (none) → 5',
+        actual: '(none)',
+      },
+    ],
+  ];
+  for (const [what, change, difference] of HISTORY_CHANGES)
+    it(`${what} is exactly one difference`, () => {
+      const verdict = historyVerdict(change);
+      expect(verdict.result).toBe('differs');
+      expect(verdict.differences).toEqual([difference]);
+    });
+});

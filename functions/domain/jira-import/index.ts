@@ -54,6 +54,8 @@ export {
   bodyDoc,
   DESCRIPTION_FIELDS,
   defaultBody,
+  fullCommentCopy,
+  fullCommentName,
   type SourceComment,
   type SourceItem,
   wikiBody,

@@ -15,12 +15,17 @@
  * - Comments oldest first (by date, then id) with their author's account and date; a comment whose author has
  *   no account starts with "Originally posted by NAME (Azure DevOps comment ID)", as the REST mode's header.
  * - Descriptions and comments come from the BodyHook (text.ts), cut at Jira's 32,767 characters with a note
- *   (a warning says so: the whole text is for the caller to attach, as the REST mode does).
+ *   (a warning says so). A comment cut so is carried whole as the REST mode carries it when the caller can
+ *   (`options.fullComment`): its whole text attached as `comment-<id>.html`, with the comment's author as the
+ *   attacher and its date, and the cut comment's note naming that file; `fullComments` lists the comments whose
+ *   copy the caller stores (`tms-copy:comment-<id>`).
  * - Estimates as periods (`PT2H30M`), story points and the confirmed custom fields as `customFieldValues`.
  * - Attachments as the caller copied them (`options.attachments`): each by its copy, with its attacher's account.
  * Sprints, parents other than a sub-task's and worklogs are not set here (batches.ts, the REST
  * phases and the caller say what becomes of them).
  */
+
+import { JIRA_TEXT_LIMIT } from '../adf/index.ts';
 import { storyPointsFrom } from '../mapping/estimates.ts';
 import type { IssueTypeRef } from '../mapping/issue-types.ts';
 import { labelsFromTags, sourceIdLabel, toLabels } from '../mapping/labels.ts';
@@ -29,7 +34,13 @@ import { sitePriorityFor } from '../mapping/priority.ts';
 import { summaryFromTitle } from '../mapping/summary.ts';
 import type { SourceAttachment } from './attachments.ts';
 import { componentOf, importFieldValue, stateTargetOf } from './fields.ts';
-import { type ImportComment, type ImportCustomFieldValue, type ImportIssue, STORED_COPY } from './format.ts';
+import {
+  type ImportAttachment,
+  type ImportComment,
+  type ImportCustomFieldValue,
+  type ImportIssue,
+  STORED_COPY,
+} from './format.ts';
 import { historyOf, type SourceRevision } from './history.ts';
 import type { ImportMapping } from './mapping.ts';
 import { People } from './people.ts';
@@ -38,6 +49,9 @@ import {
   type BodyHook,
   defaultBody,
   fitText,
+  fullCommentCopy,
+  fullCommentName,
+  fullCommentNote,
   type SourceComment,
   type SourceItem,
 } from './text.ts';
@@ -50,6 +64,11 @@ export interface IssueOptions {
   labels?: readonly string[];
   /** The item's files the run copied (attachments.ts): `attachments[]`, each by its copy, attacher and date. */
   attachments?: readonly SourceAttachment[];
+  /**
+   * Whether an over-long comment's whole text can go with the file (the caller stores its copy, within the
+   * site's upload limit); without it, the comment is cut with a note and a warning only.
+   */
+  fullComment?: (comment: SourceComment) => boolean;
 }
 
 /** An issue for the file, with what the batches and the run's report need about it. */
@@ -65,6 +84,11 @@ export interface BuiltIssue {
   accountIds: string[];
   /** The people it names who have no Jira account (e-mail, else display name). */
   unmappedPeople: string[];
+  /**
+   * The comments over Jira's limit whose whole text the issue attaches (`comment-<id>.html`): the caller stores
+   * each one's copy (`fullCommentCopy(id)`) before the file is downloaded.
+   */
+  fullComments?: number[];
   warnings: string[];
 }
 
@@ -83,18 +107,26 @@ function issueTypeOf(item: SourceItem, mapping: ImportMapping): IssueTypeRef {
   return issueType;
 }
 
+/** The comments as the file carries them, and the whole texts attached for those it cuts. */
+interface CarriedComments {
+  comments: ImportComment[];
+  attachments: ImportAttachment[];
+  full: number[];
+}
+
 function commentsOf(
   item: SourceItem,
   comments: readonly SourceComment[],
   people: People,
-  body: BodyHook,
+  options: { body: BodyHook; fullComment: ((c: SourceComment) => boolean) | undefined },
   fallbackDate: string | undefined,
   warnings: string[],
-): ImportComment[] {
+): CarriedComments {
+  const { body } = options;
   const ordered = [...comments].sort(
     (a, b) => (Date.parse(a.createdDate ?? '') || 0) - (Date.parse(b.createdDate ?? '') || 0) || a.id - b.id,
   );
-  const out: ImportComment[] = [];
+  const out: CarriedComments = { comments: [], attachments: [], full: [] };
   for (const c of ordered) {
     const author = people.of(c.createdBy);
     const text = body({ kind: 'comment', item, comment: c }).trim();
@@ -107,15 +139,31 @@ function commentsOf(
       warnings.push(`comment ${c.id} is empty: not imported`);
       continue;
     }
-    const fitted = fitText(header ? `${header}${text ? `\n\n${text}` : ''}` : text);
-    if (fitted.cut) warnings.push(`comment ${c.id} is over 32,767 characters: cut`);
+    const whole = header ? `${header}${text ? `\n\n${text}` : ''}` : text;
+    const attach = whole.length > JIRA_TEXT_LIMIT && options.fullComment?.(c) === true;
+    const fitted = attach ? fitText(whole, fullCommentNote(c.id)) : fitText(whole);
+    if (attach)
+      warnings.push(
+        `comment ${c.id} is over 32,767 characters: cut, the full text attached as ${fullCommentName(c.id)}`,
+      );
+    else if (fitted.cut) warnings.push(`comment ${c.id} is over 32,767 characters: cut`);
     let created = importerDate(c.createdDate);
     if (!created) {
       warnings.push(`comment ${c.id} has no date: dated as the item's last change`);
       created = fallbackDate;
     }
     if (!created) continue;
-    out.push({ body: fitted.text, ...(author?.accountId ? { author: author.accountId } : {}), created });
+    const by = author?.accountId ? { author: author.accountId } : {};
+    out.comments.push({ body: fitted.text, ...by, created });
+    if (!attach) continue;
+    // The whole comment as the REST mode attaches it, by its author and on its date, as the comment itself.
+    out.attachments.push({
+      name: fullCommentName(c.id),
+      ...(author?.accountId ? { attacher: author.accountId } : {}),
+      created,
+      uri: `${STORED_COPY}${fullCommentCopy(c.id)}`,
+    });
+    out.full.push(c.id);
   }
   return out;
 }
@@ -191,10 +239,18 @@ export function issueOf(
   const custom = customValuesOf(f, mapping, warnings);
   const original = hoursToPeriod(f['Microsoft.VSTS.Scheduling.OriginalEstimate']);
   const remaining = hoursToPeriod(f['Microsoft.VSTS.Scheduling.RemainingWork']);
-  const issueComments = commentsOf(item, comments, people, body, updated, warnings);
+  const carried = commentsOf(
+    item,
+    comments,
+    people,
+    { body, fullComment: options.fullComment },
+    updated,
+    warnings,
+  );
+  const issueComments = carried.comments;
   const history = historyOf(revisions, mapping, people);
   warnings.push(...history.warnings);
-  const attachments = (options.attachments ?? []).map((a) => {
+  const files = (options.attachments ?? []).map((a) => {
     const attacher = people.of(a.by)?.accountId;
     return {
       name: a.name,
@@ -204,6 +260,7 @@ export function issueOf(
       uri: `${STORED_COPY}${a.copy}`,
     };
   });
+  const attachments = [...files, ...carried.attachments];
 
   const tags = typeof f['System.Tags'] === 'string' ? f['System.Tags'] : undefined;
   const issue: ImportIssue = {
@@ -237,6 +294,7 @@ export function issueOf(
     relations: item.relations ?? [],
     accountIds: people.accountIds(),
     unmappedPeople: people.unmappedPeople(),
+    ...(carried.full.length > 0 ? { fullComments: carried.full } : {}),
     warnings,
   };
 }

@@ -99,11 +99,27 @@ export const defaultBody: BodyHook = wikiBody();
 
 const CUT_NOTE = '\n\n_\\(cut here: Jira takes at most 32,767 characters\\)_';
 
-/** At most Jira's text limit, with a note where it was cut; `cut` says whether it was. */
-export function fitText(text: string): { text: string; cut: boolean } {
+/**
+ * At most Jira's text limit, with a note where it was cut (`note`, wiki markup; the default says only that it
+ * was); `cut` says whether it was.
+ */
+export function fitText(text: string, note = CUT_NOTE): { text: string; cut: boolean } {
   if (text.length <= JIRA_TEXT_LIMIT) return { text, cut: false };
-  return { text: clip(text, JIRA_TEXT_LIMIT - CUT_NOTE.length) + CUT_NOTE, cut: true };
+  return { text: clip(text, JIRA_TEXT_LIMIT - note.length) + note, cut: true };
 }
+
+/** The file holding the whole of an over-long comment: the name the REST mode attaches it under. */
+export const fullCommentName = (commentId: number): string => `comment-${commentId}.html`;
+
+/** The run's copy of that file, as a stored import file names it (no attachment GUID has this form). */
+export const fullCommentCopy = (commentId: number): string => `comment-${commentId}`;
+
+/** The note ending a comment cut because its whole text is attached: the REST mode's words (comments-format.ts). */
+export const fullCommentNote = (commentId: number): string =>
+  `\n\n${attribution(
+    `Jira takes at most ${JIRA_TEXT_LIMIT.toLocaleString('en-US')} characters in a comment: this one was cut here. ` +
+      `The full comment is attached as ${fullCommentName(commentId)}.`,
+  )}`;
 
 /** An italic line naming what Jira cannot hold as a person (`Originally posted by Ava Adams`). */
 export const attribution = (words: string): string => `_${escapeWiki(words)}_`;

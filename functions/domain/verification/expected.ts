@@ -67,6 +67,21 @@ export interface ImportedComment {
   created: string;
 }
 
+/** One change of a field, as a changelog item shows it: the field's name and its values as text. */
+export interface ChangeFact {
+  field: string;
+  fromString: string | null;
+  toString: string | null;
+}
+
+/** One history entry as its file carried it: who changed what, and when. */
+export interface ImportedChange {
+  /** Undefined: a person without a Jira account (the file names no author); the author is not checked. */
+  author?: string;
+  created: string;
+  items: ChangeFact[];
+}
+
 /** What only an imported issue is expected to hold: Jira's dates as the file set them, comments as carried. */
 export interface ImportedFacts {
   created?: string;
@@ -75,6 +90,8 @@ export interface ImportedFacts {
   /** Undefined: Jira shows none. */
   resolutionDate?: string;
   comments: ImportedComment[];
+  /** Its change history (`history[]`), in the file's order: Jira's changelog holds each entry. */
+  history: ImportedChange[];
 }
 
 export interface ExpectedIssue {

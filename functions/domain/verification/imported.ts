@@ -2,7 +2,8 @@
  * What Jira should show for an item a run delivered through Jira's JSON importer: what its import file carried,
  * not what the REST mode writes. The file's issue (`ImportIssue`, as the run archived it) gives the type, status,
  * summary, labels, components, priority, people, dates, the description and each comment with its own author and
- * date; the REST expectations (`expectedIssue`) give what the REST phases set after the import (the parent, the
+ * date, and its change history (each entry's author, date and field changes, as Jira's changelog shows them); the
+ * REST expectations (`expectedIssue`) give what the REST phases set after the import (the parent, the
  * links, the files, the sprint) and what the file and the REST mode map alike (estimates, custom fields).
  *
  * The file's text is wiki markup; the document expected is that text read as Jira reads it (`wikiToAdf`, the
@@ -13,7 +14,7 @@
 import type { AdfDoc } from '#domain/adf/index.ts';
 import type { ImportIssue } from '#domain/jira-import/format.ts';
 import { wikiToAdf } from '#domain/jira-import/wiki-read.ts';
-import type { ExpectedIssue, ImportedComment } from './expected.ts';
+import type { ExpectedIssue, ImportedChange, ImportedComment } from './expected.ts';
 
 /** An importer date as an instant (`2026-03-02T10:00:00.000Z`), for the audit and the notes. */
 export function instantOf(date: string | undefined): string | undefined {
@@ -38,6 +39,13 @@ export function expectedImported(rest: ExpectedIssue, carried: ImportIssue): Exp
       created: c.created,
     }),
   );
+  const history = (carried.history ?? []).map(
+    (h): ImportedChange => ({
+      ...(h.author !== undefined ? { author: h.author } : {}),
+      created: h.created,
+      items: h.items.map((i) => ({ field: i.field, fromString: i.fromString, toString: i.toString })),
+    }),
+  );
   const description = documentOf(carried.description);
   const { description: _d, status: _s, priority: _p, assignee: _a, reporter: _r, ...kept } = rest;
   const assignee = carried.assignee ?? (rest.assignee === null ? null : undefined);
@@ -58,6 +66,7 @@ export function expectedImported(rest: ExpectedIssue, carried: ImportIssue): Exp
       ...(carried.updated !== undefined ? { updated: carried.updated } : {}),
       ...(carried.resolutionDate !== undefined ? { resolutionDate: carried.resolutionDate } : {}),
       comments,
+      history,
     },
     notes: [
       ...rest.notes,

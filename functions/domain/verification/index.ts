@@ -18,10 +18,12 @@ export {
 export { canonical, compareIssue } from './compare.ts';
 export { compareDocuments, type DocumentFacts, documentFacts } from './document.ts';
 export {
+  type ChangeFact,
   durationSeconds,
   type ExpectedIssue,
   expectedIssue,
   type FileFacts,
+  type ImportedChange,
   type ImportedComment,
   type ImportedFacts,
   linkLabel,
@@ -29,5 +31,5 @@ export {
   type VerificationSource,
 } from './expected.ts';
 export { expectedImported, instantOf } from './imported.ts';
-export { type ReadBackContext, type ReadBackIssue, readBackIssue } from './read-back.ts';
+export { type ReadBackContext, type ReadBackIssue, readBackChangelog, readBackIssue } from './read-back.ts';
 export { auditValue, type Difference, type ItemVerdict, unverified, VALUE_MAX } from './types.ts';

@@ -3,7 +3,7 @@
  * compares. Parsed, not cast: the answer comes from a tracker, and a field of an unexpected shape reads as absent
  * (and so shows as a difference) rather than throwing.
  */
-import type { FileFacts } from './expected.ts';
+import type { ChangeFact, FileFacts } from './expected.ts';
 import { linkLabel } from './expected.ts';
 
 export interface ReadBackIssue {
@@ -24,6 +24,8 @@ export interface ReadBackIssue {
   comments: unknown[];
   /** Each comment's author and date beside its body, in Jira's order (an imported comment keeps its own). */
   commentFacts: { body: unknown; author?: string; created?: string }[];
+  /** The issue's changelog (`GET /issue/{key}/changelog`, oldest first), when it was read (imported issues). */
+  changelog?: { author?: string; created?: string; items: ChangeFact[] }[];
   /** Jira's dates, as it answers them. */
   created?: string;
   updated?: string;
@@ -64,10 +66,33 @@ function linksOf(value: unknown): string[] {
   return out.sort();
 }
 
+/** Changelog entries (Jira's `Changelog`: author, created, items with `field`, `fromString`, `toString`). */
+export function readBackChangelog(entries: readonly unknown[]): NonNullable<ReadBackIssue['changelog']> {
+  const text = (v: unknown) => str(v) ?? null;
+  return entries.map((e) => {
+    const entry = obj(e);
+    const author = named(entry?.author, 'accountId');
+    const created = str(entry?.created);
+    return {
+      ...(author !== undefined ? { author } : {}),
+      ...(created !== undefined ? { created } : {}),
+      items: arr(entry?.items).flatMap((i) => {
+        const item = obj(i);
+        const field = str(item?.field);
+        return field === undefined
+          ? []
+          : [{ field, fromString: text(item?.fromString), toString: text(item?.toString) }];
+      }),
+    };
+  });
+}
+
 export function readBackIssue(
   issue: unknown,
   comments: readonly unknown[],
   ctx: ReadBackContext,
+  /** The issue's changelog entries, when read (an imported issue's history is compared with its file's). */
+  changelog?: readonly unknown[],
 ): ReadBackIssue {
   const root = obj(issue) ?? {};
   const fields = obj(root.fields) ?? {};
@@ -111,6 +136,7 @@ export function readBackIssue(
         ...(at !== undefined ? { created: at } : {}),
       };
     }),
+    ...(changelog ? { changelog: readBackChangelog(changelog) } : {}),
     ...(created !== undefined ? { created } : {}),
     ...(updated !== undefined ? { updated } : {}),
     ...(resolutionDate !== undefined ? { resolutionDate } : {}),

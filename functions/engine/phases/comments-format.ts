@@ -29,6 +29,7 @@ import {
   unconvertedText,
   validateAdf,
 } from '#domain/adf/index.ts';
+import { fullCommentName } from '#domain/jira-import/index.ts';
 import type { AdoComment } from '#trackers/ado/client.ts';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -80,8 +81,8 @@ export interface CommentDocument {
   full?: { fileName: string; html: string; measured?: number };
 }
 
-/** The attachment holding the whole of an over-long comment. */
-export const fullCommentName = (commentId: number) => `comment-${commentId}.html`;
+/** The attachment holding the whole of an over-long comment (an imported run's files attach it the same way). */
+export { fullCommentName };
 
 const escapeHtml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 

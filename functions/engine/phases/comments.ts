@@ -53,6 +53,7 @@ import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
 import { type CommentDocument, commentDocument, markerOf, markerText } from './comments-format.ts';
 import { PeopleMap } from './comments-people.ts';
+import { deliveredByImport, outsideUnits } from './import-outside.ts';
 import { loadOrComputePlan } from './links-jira.ts';
 
 const ITEMS_ARTIFACT = 'comments-units.json';
@@ -199,7 +200,8 @@ export function scheduleUnits(threads: readonly { id: number; count: number }[])
  */
 async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
   const { deps, run, preflight } = ctx;
-  const ids = await migratedUnits(ctx, ITEMS_ARTIFACT);
+  // A run delivered by Jira's importer: only the items it created by REST (an imported issue's comments are its file's).
+  const ids = deliveredByImport(ctx) ? await outsideUnits(ctx) : await migratedUnits(ctx, ITEMS_ARTIFACT);
   const peopleKey = runArtifactKey(run, PEOPLE_ARTIFACT);
   const people = (await deps.artifacts.get(peopleKey))
     ? undefined

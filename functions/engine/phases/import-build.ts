@@ -13,6 +13,7 @@ import {
   attachmentSourcesOf,
   type BodyHook,
   type BuiltIssue,
+  fullCommentCopy,
   type ImportIndex,
   type ImportMapping,
   type ItemFile,
@@ -36,9 +37,10 @@ import { inPool, runArtifactKey } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import { artifactKeys } from '#store/artifact-store.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
-import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import { attachedFiles, inlineUploads } from './attachments-upload.ts';
+import { fullCommentHtml } from './comments-format.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { historyRevisions, prepareHistoryReads } from './history-reads.ts';
 import { PlacementIndex } from './sprints.ts';
@@ -239,10 +241,23 @@ async function buildBlock(
       ctx.run.options.migrateLinks === false
         ? { ...item, relations: (item.relations ?? []).filter((r) => r.rel.startsWith(HIERARCHY)) }
         : item;
+    // A comment over Jira's limit goes whole with the file as the REST mode attaches it, when the run copies
+    // files for the importer and its HTML file fits the site's upload limit.
+    const fullHtml = (c: SourceComment) => fullCommentHtml(c as AdoComment, item.id);
     const built = issueOf(kept, revisions, comments, mapping, {
       body,
       ...(copied ? { attachments: copied.attachments } : {}),
+      ...(copyLimit === undefined
+        ? {}
+        : { fullComment: (c: SourceComment) => Buffer.byteLength(fullHtml(c)) <= copyLimit }),
     });
+    for (const id of built.fullComments ?? []) {
+      const c = comments.find((x) => x.id === id) as SourceComment;
+      await deps.artifacts.put(
+        artifactKeys.importCopy(run.tenantId, run.id, fullCommentCopy(id)),
+        fullHtml(c),
+      );
+    }
     out.issues.push(built);
     out.warnings.push(...built.warnings.map((w): [number, string] => [item.id, w]));
     out.warnings.push(...(copied?.warnings ?? []).map((w): [number, string] => [item.id, w]));

@@ -11,6 +11,8 @@
  */
 import * as z from 'zod';
 import { awaitingImport, type BatchCheck, checkBatch, type ImportIndex } from '#domain/jira-import/index.ts';
+import type { ManifestItem } from '#domain/manifest.ts';
+import { sourceIdFromLabel, sourceIdLabel } from '#domain/mapping/index.ts';
 import { CHUNK_SIZE, PHASES } from '#domain/runs.ts';
 import {
   emptyOutcome,
@@ -19,13 +21,17 @@ import {
   type UnitOutcome,
   type UnitWorker,
 } from '#phase-kit/context.ts';
-import { blockReads, refusalOf, runArtifactKey } from '#phase-kit/toolkit.ts';
+import { blockReads, noteInto, refusalOf, runArtifactKey } from '#phase-kit/toolkit.ts';
 import { nowIso } from '#platform/clock.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
+import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import type { JiraIssue } from '#trackers/jira/client.ts';
-import { SPRINT_ASSIGN_MAX } from '#trackers/jira/client.ts';
+import { BULK_CREATE_MAX, SPRINT_ASSIGN_MAX } from '#trackers/jira/client.ts';
+import { descriptionContextFor } from './description-context.ts';
 import { buildImportFiles, builtBlock, SPRINTS_ARTIFACT, writeBatchFile } from './import-build.ts';
-import { completeSprints } from './sprints.ts';
+import { recordOutsideUnits } from './import-outside.ts';
+import { issueFieldsFor } from './issue-payload.ts';
+import { completeSprints, PlacementIndex } from './sprints.ts';
 
 const PROGRESS_ARTIFACT = 'import-batches.json';
 /** Below this much of the invocation's time, no batch is taken up: the next invocation goes on from it. */
@@ -46,6 +52,16 @@ const ImportProgressSchema = z.object({
   ),
   /** Every batch looked at again once the last was recorded (a file imported again meanwhile). */
   swept: z.boolean().optional(),
+  /**
+   * The sub-tasks no file holds, their parent in Jira before the run: created by REST (`outside.done`), and those
+   * Jira refused, with its reason.
+   */
+  outside: z
+    .object({
+      done: z.boolean(),
+      failed: z.array(z.object({ sourceId: z.number(), reason: z.string() })),
+    })
+    .optional(),
 });
 type ImportProgress = z.infer<typeof ImportProgressSchema>;
 
@@ -212,6 +228,8 @@ async function verifyBatches(ctx: PhaseContext, remainingMs: () => number): Prom
     progress.copies.push(...copies);
     deps.crash?.('before-checkpoint');
     await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
+    // The batch is in Jira: its file's copies are needed no more (a crash before this leaves them to the end).
+    await new ImportFileArchive(deps.artifacts).removeCopies(run.tenantId, run.id, n);
     const deleted = copies.flatMap((c) => c.deleted);
     const left = copies.flatMap((c) => c.left.map((l) => l.key));
     await deps.journal.log(
@@ -284,11 +302,141 @@ async function manifestTypes(ctx: PhaseContext): Promise<Map<number, string>> {
   return types;
 }
 
+/** The ids it set out to create: found by their label after a crash, they are the run's own. */
+const OUTSIDE_INTENT_ARTIFACT = 'import-outside-intent.json';
+
+/**
+ * The sub-tasks no file can hold because their parent is not among the run's issues, but in Jira before the run
+ * (the id map names it: an earlier run's), created by REST under that parent as the create phase creates them
+ * (issueFieldsFor: their fields, description and `parent`), once every batch is in. The importer creates no
+ * sub-task without its parent in the same file, and a parent already in Jira cannot be in one. Their status and
+ * comments then come from the transitions and comments phases, which a run delivered by import works for these
+ * items only (`outsideUnits`). A sub-task whose parent is not in Jira either is not tried: it fails with the
+ * reason the files left it out (a REST run's create of it is refused for the same reason: Jira takes no sub-task
+ * without its parent); one Jira refuses fails with Jira's reason. Idempotent: the intent is written before the
+ * create, and an intended item found by its `src-id-N` label after a crash is recorded as the run's own; one
+ * found by its label and never intended was in Jira before the run (recorded as found, and skipped).
+ */
+async function createOutsideParents(ctx: PhaseContext, progress: ImportProgress): Promise<void> {
+  const { deps, run, preflight } = ctx;
+  if (progress.outside?.done) return;
+  const index = await indexOf(ctx);
+  const leftOut = new Set(index.leftOut.map((l) => l.sourceId));
+  const failed: { sourceId: number; reason: string }[] = [];
+  const created: number[] = [];
+  if (leftOut.size > 0) {
+    const items: ManifestItem[] = [];
+    for await (const slice of preflight.manifest.slices())
+      for (const m of slice) if (leftOut.has(m.id)) items.push(m);
+    const entries = await deps.store.idMap.getMany(run.tenantId, run.projectId, [
+      ...items.map((m) => m.id),
+      ...items.flatMap((m) => (m.parentId === null ? [] : [m.parentId])),
+    ]);
+    // Those recorded already (an invocation before this one) are done.
+    for (const m of items) {
+      const known = entries.get(m.id);
+      if (known?.runId === run.id && known.origin === 'created') created.push(m.id);
+    }
+    const todo = items.filter((m) => !entries.has(m.id) && m.parentId !== null && entries.has(m.parentId));
+    const intentKey = runArtifactKey(run, OUTSIDE_INTENT_ARTIFACT);
+    const intended = new Set<number>(JSON.parse((await deps.artifacts.get(intentKey)) ?? '[]') as number[]);
+    for (let i = 0; i < todo.length; i += BULK_CREATE_MAX) {
+      const part = todo.slice(i, i + BULK_CREATE_MAX);
+      const labelled = await deps.target.findByLabels(
+        preflight.projectKey,
+        part.map((m) => sourceIdLabel(m.id)),
+      );
+      const found = new Map<number, JiraIssue>();
+      for (const issue of labelled)
+        for (const label of (issue.fields?.labels as string[] | undefined) ?? []) {
+          const id = sourceIdFromLabel(label);
+          if (id !== undefined && !found.has(id)) found.set(id, issue);
+        }
+      const entry = (m: ManifestItem, issue: { key: string; id: string }, origin: 'created' | 'found') => ({
+        sourceId: m.id,
+        targetKey: issue.key,
+        targetId: issue.id,
+        sourceType: m.type,
+        origin,
+        runId: run.id,
+        phasesDone: origin === 'created' ? [PHASES.create, PHASES.hierarchy] : [PHASES.create],
+        updatedAt: nowIso(),
+      });
+      await deps.store.idMap.putMany(
+        run.tenantId,
+        run.projectId,
+        part.flatMap((m) => {
+          const hit = found.get(m.id);
+          return hit ? [entry(m, hit, intended.has(m.id) ? 'created' : 'found')] : [];
+        }),
+      );
+      for (const m of part) if (found.has(m.id) && intended.has(m.id)) created.push(m.id);
+      const make = part.filter((m) => !found.has(m.id));
+      if (make.length === 0) continue;
+      const sources = new Map(
+        (
+          await deps.source.workItems(
+            make.map((m) => m.id),
+            { expand: 'relations' },
+          )
+        ).map((w) => [w.id, w]),
+      );
+      const describe = await descriptionContextFor(ctx, [...sources.values()]);
+      const placement = new PlacementIndex(preflight);
+      const notes = emptyOutcome();
+      const payloads = make.map((m) =>
+        issueFieldsFor(
+          preflight,
+          sources.get(m.id) as AdoWorkItem,
+          m,
+          entries.get(m.parentId as number),
+          noteInto(notes, m.id),
+          placement.of(sources.get(m.id) as AdoWorkItem, () => undefined),
+          describe,
+        ),
+      );
+      for (const m of make) intended.add(m.id);
+      await deps.artifacts.put(intentKey, JSON.stringify([...intended]));
+      const result = await deps.target.bulkCreate(payloads.map((p) => ({ fields: p.fields })));
+      const refused = new Map(result.errors.map((e) => [e.failedElementNumber, e]));
+      let next = 0;
+      const made: ReturnType<typeof entry>[] = [];
+      make.forEach((m, at) => {
+        const error = refused.get(at);
+        if (error) {
+          const reason =
+            [
+              ...(error.elementErrors?.errorMessages ?? []),
+              ...Object.entries(error.elementErrors?.errors ?? {}).map(([k, v]) => `${k}: ${v}`),
+            ].join('; ') || 'rejected by Jira';
+          failed.push({ sourceId: m.id, reason });
+          return;
+        }
+        const issue = result.issues[next++];
+        if (issue) made.push(entry(m, issue, 'created'));
+      });
+      await deps.store.idMap.putMany(run.tenantId, run.projectId, made);
+      created.push(...made.map((e) => e.sourceId));
+    }
+  }
+  await recordOutsideUnits(ctx, created);
+  progress.outside = { done: true, failed };
+  await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
+  if (created.length + failed.length > 0)
+    await deps.journal.log(
+      run,
+      `Sub-tasks whose parent was in Jira before the run: ${created.length} created by REST under it` +
+        (failed.length ? `, ${failed.length} refused by Jira` : ''),
+    );
+}
+
 /** Builds the files, then (not in a dry run: nothing is imported) takes the batches as the admin imports them. */
 async function prepareImport(ctx: PhaseContext, remainingMs: () => number): Promise<boolean> {
   if (!(await buildImportFiles(ctx, remainingMs))) return false;
   if (ctx.run.options.dryRun) return true;
-  return verifyBatches(ctx, remainingMs);
+  if (!(await verifyBatches(ctx, remainingMs))) return false;
+  await createOutsideParents(ctx, await progressOf(ctx));
+  return true;
 }
 
 /** Each manifest item told once every batch is recorded: imported (with its batch), skipped, or failed. */
@@ -298,7 +446,9 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
   const batchOf = new Map<number, number>();
   for (const b of index.batches) for (const id of b.sourceIds) batchOf.set(id, b.number);
   const leftOut = new Map(index.leftOut.map((l) => [l.sourceId, l.reason]));
-  const copies = new Map((await progressOf(ctx)).copies.map((c) => [c.sourceId, c]));
+  const progress = await progressOf(ctx);
+  const copies = new Map(progress.copies.map((c) => [c.sourceId, c]));
+  const refused = new Map((progress.outside?.failed ?? []).map((f) => [f.sourceId, f.reason]));
   const block = blockReads(async (from, to) => {
     const slice = await preflight.manifest.range(from, to);
     const [entries, built] = await Promise.all([
@@ -326,7 +476,12 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
       const notes = noted.map((w) => `; warning: ${w}`).join('');
       const entry = entries.get(m.id);
       const batch = batchOf.get(m.id);
-      if (entry && entry.runId === run.id && entry.origin === 'created') {
+      if (entry && entry.runId === run.id && entry.origin === 'created' && batch === undefined) {
+        outcome.success++;
+        outcome.log.push(
+          `#${m.id} ${m.type} -> ${entry.targetKey} (created by REST: its parent was in Jira before the run, and no import file holds a sub-task without its parent)${notes}`,
+        );
+      } else if (entry && entry.runId === run.id && entry.origin === 'created') {
         const copy = copies.get(m.id);
         outcome.success++;
         outcome.log.push(
@@ -344,6 +499,11 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
         outcome.log.push(`#${m.id} ${m.type} already in Jira as ${entry.targetKey}: skipped`);
       } else if (run.options.dryRun && batch !== undefined) {
         outcome.log.push(`#${m.id} ${m.type} would be imported in batch ${batch}${notes}`);
+      } else if (refused.has(m.id)) {
+        const reason = `its parent was in Jira before the run; created by REST, Jira refused it: ${refused.get(m.id)}`;
+        outcome.failure++;
+        outcome.failures.push({ sourceId: m.id, reason });
+        outcome.log.push(`#${m.id} ${m.type} failed: ${reason}`);
       } else {
         const reason = leftOut.get(m.id) ?? 'not in Jira after its batch was imported';
         outcome.failure++;
@@ -355,10 +515,19 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
   };
 }
 
+/**
+ * Once every batch is in: the sprints to their states, and the run's copies for the importer removed (those of
+ * items no file carried, or a batch whose removal a crash cut short, included).
+ */
+async function completeImport(ctx: PhaseContext): Promise<void> {
+  await completeSprints(ctx);
+  await new ImportFileArchive(ctx.deps.artifacts).removeAllCopies(ctx.run.tenantId, ctx.run.id);
+}
+
 /** Phase 2 of a run delivered by Jira's importer, for the runner (in place of the create phase). */
 export const importPhase: PhaseModule = {
   prepare: prepareImport,
   units: (ctx) => ctx.preflight.manifest.length,
   open: openImport,
-  complete: completeSprints,
+  complete: completeImport,
 };

@@ -1,7 +1,8 @@
 /**
  * Phase 6: each migrated issue to the Jira status its Azure DevOps state maps to.
  *
- * - Units: the manifest items the id map knows (created or found), in manifest order.
+ * - Units: the manifest items the id map knows (created or found), in manifest order; in a run delivered by
+ *   Jira's importer, only those it created by REST (import-outside.ts): an imported issue's status is its file's.
  * - The state map (`mapStates` over the ADO types' states and the project's statuses, with the run's state
  *   overrides over the project's confirmed states, and the site's resolutions) is computed once and kept as a run artifact, with each issue type's
  *   done statuses.
@@ -27,6 +28,7 @@ import {
 } from '#phase-kit/toolkit.ts';
 import { WriteJournal } from '#phase-kit/write-journal.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
+import { deliveredByImport, outsideUnits } from './import-outside.ts';
 import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
 
 export interface StatePlan {
@@ -85,7 +87,11 @@ export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
  * yet but its state's mapping (and any state without a status) belongs in the preview all the same.
  */
 const unitsOf = (ctx: PhaseContext): Promise<number[]> =>
-  ctx.run.options.dryRun ? manifestIdList(ctx.preflight.manifest) : migratedUnits(ctx, UNITS_ARTIFACT);
+  deliveredByImport(ctx)
+    ? outsideUnits(ctx)
+    : ctx.run.options.dryRun
+      ? manifestIdList(ctx.preflight.manifest)
+      : migratedUnits(ctx, UNITS_ARTIFACT);
 
 export async function transitionsUnits(ctx: PhaseContext): Promise<number> {
   const units = await unitsOf(ctx);

@@ -204,7 +204,7 @@ async function verifyItem(
   const siteUrl = deps.target.connection.baseUrl.replace(/\/+$/, '');
   // An imported item's comments and description are its file's: Azure DevOps' comments are not read.
   const carried = block.carried?.get(item.id);
-  const [issue, jiraComments, adoComments] = await Promise.all([
+  const [issue, jiraComments, adoComments, changelog] = await Promise.all([
     deps.target.getIssue(entry.targetKey, block.fields).catch((err) => {
       if (err instanceof TrackerHttpError && err.status === 404) return undefined;
       throw err;
@@ -217,6 +217,13 @@ async function verifyItem(
     options.migrateComments !== false && !carried
       ? collect(deps.source.comments(item.id))
       : Promise.resolve([]),
+    // An imported issue's history is compared with its file's: its changelog, whole.
+    carried
+      ? collect(deps.target.changelog(entry.targetKey)).catch((err) => {
+          if (err instanceof TrackerHttpError && err.status === 404) return [];
+          throw err;
+        })
+      : Promise.resolve(undefined),
   ]);
   if (!issue)
     return {
@@ -272,12 +279,17 @@ async function verifyItem(
     { ...block.verification, isEngineFile },
   );
   const want = carried ? expectedImported(rest, carried) : rest;
-  const got = readBackIssue(issue, jiraComments, {
-    ...(block.verification.sprintFieldId ? { sprintFieldId: block.verification.sprintFieldId } : {}),
-    ...(block.verification.storyPointsFieldId
-      ? { storyPointsFieldId: block.verification.storyPointsFieldId }
-      : {}),
-  });
+  const got = readBackIssue(
+    issue,
+    jiraComments,
+    {
+      ...(block.verification.sprintFieldId ? { sprintFieldId: block.verification.sprintFieldId } : {}),
+      ...(block.verification.storyPointsFieldId
+        ? { storyPointsFieldId: block.verification.storyPointsFieldId }
+        : {}),
+    },
+    changelog,
+  );
   return compareIssue(want, got, isEngineFile);
 }
 
@@ -367,7 +379,9 @@ async function verifyBlock(
     const type = String(item.fields['System.WorkItemType'] ?? '');
     if (!block.verification.typeMap[type])
       return unverified(id, key, `its Azure DevOps type "${type}" is not one the run mapped`);
-    if (block.carried && !block.carried.has(id))
+    // An item the run created by REST (a sub-task whose parent was in Jira before it) is compared as in a REST run.
+    const madeByRest = entry.runId === run.id && entry.origin === 'created';
+    if (block.carried && !block.carried.has(id) && !madeByRest)
       return unverified(id, key, "in none of the run's import files (in Jira before the run)");
     return verifyItem(ctx, item, entry, block, people);
   });

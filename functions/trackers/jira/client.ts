@@ -79,7 +79,10 @@ export interface JiraWorklog {
 
 /** One entry of an issue's change history (`Changelog`): when, and which fields it changed. */
 export interface JiraChangelog {
+  id?: string;
   created?: string;
+  author?: { accountId?: string };
+  /** Each change: its field and values (`fromString`, `toString` ...), parsed where they are compared. */
   items?: { field?: string; fieldId?: string }[];
 }
 

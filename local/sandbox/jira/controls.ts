@@ -9,9 +9,11 @@
  *                                    site's priority list (default: the first); reset restores Jira's five
  *   GET|PUT /_sandbox/jira/refusals  {labels, message?}: creates of issues with one of these labels get a 400
  *                                    (per element in a bulk create), as a create validator answers; reset clears
- *   PATCH /_sandbox/jira/issues/{key}  {created?, comments?: [{id, authorAccountId?, created?}]}: what Jira's REST
- *                                    API changes on no issue (its created date, a comment's author or date), for
- *                                    tests that plant a change in what an import brought; no write is recorded
+ *   PATCH /_sandbox/jira/issues/{key}  {created?, comments?: [{id, authorAccountId?, created?}], changelog?: [{id,
+ *                                    authorAccountId?, created?, value?}]}: what Jira's REST API changes on no issue
+ *                                    (its created date, a comment's author or date, a changelog entry's author,
+ *                                    date or its first change's new value, `toString`), for tests that plant a
+ *                                    change in what an import brought; no write is recorded
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -90,6 +92,17 @@ const PlantSchema = z.strictObject({
         id: z.string().min(1),
         authorAccountId: z.string().min(1).optional(),
         created: At.optional(),
+      }),
+    )
+    .optional(),
+  changelog: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1),
+        authorAccountId: z.string().min(1).optional(),
+        created: At.optional(),
+        /** The entry's first change's new value as text (its `toString`). */
+        value: z.string().optional(),
       }),
     )
     .optional(),
@@ -255,10 +268,25 @@ export function registerControlRoutes(app: FastifyInstance, store: JiraStore): v
     if (!issue) return reply.code(404).send({ message: `no issue ${req.params.key}` });
     const parsed = PlantSchema.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ message: issuesOf(parsed.error) });
-    const { created, comments = [] } = parsed.data;
+    const { created, comments = [], changelog = [] } = parsed.data;
     const unknown = comments.filter((c) => !issue.comments.some((x) => x.id === c.id)).map((c) => c.id);
     if (unknown.length > 0)
       return reply.code(400).send({ message: [`no comment ${unknown.join(', ')} on ${issue.key}`] });
+    const unknownChanges = changelog
+      .filter((c) => !issue.changelog.some((x) => x.id === c.id))
+      .map((c) => c.id);
+    if (unknownChanges.length > 0)
+      return reply
+        .code(400)
+        .send({ message: [`no changelog entry ${unknownChanges.join(', ')} on ${issue.key}`] });
+    for (const change of changelog) {
+      const entry = issue.changelog.find((x) => x.id === change.id);
+      if (!entry) continue;
+      if (change.authorAccountId !== undefined) entry.authorId = change.authorAccountId;
+      if (change.created !== undefined) entry.created = change.created;
+      const first = entry.items[0];
+      if (change.value !== undefined && first) first.toString = change.value;
+    }
     if (created !== undefined) issue.created = created;
     for (const change of comments) {
       const comment = issue.comments.find((x) => x.id === change.id);
