@@ -63,6 +63,11 @@ export class WriteJournal {
     if (settled.length) await this.ctx.deps.store.writeJournal.put(this.of, settled);
   }
 
+  /** Forgets records of writes Jira refused (answered, writing nothing): there is nothing of them to take back. */
+  async forget(records: JournalRecord[]): Promise<void> {
+    if (records.length) await this.ctx.deps.store.writeJournal.forget(this.of, records);
+  }
+
   /** The item's records of this run that still wait for Jira's id (a pass interrupted after its write). */
   async unsettled(entry: Issue): Promise<JournalRecord[]> {
     if (!this.covers(entry)) return [];
