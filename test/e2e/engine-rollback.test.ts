@@ -7,8 +7,9 @@
  * made go with their issues, but for those a kept issue is still in (listed, with why); worked again, it deletes
  * none of them twice. With edited issues included, the edited one goes too (and what only it was in), and the one
  * with a sub-task that is not the run's stays, with the reason. The run also finds one item in Jira (an issue made by
- * hand with its src-id label): what it added there goes, and the description it wrote again, which somebody edited
- * after the run, stays (listed) until edited ones are included, then goes back to its value before the run.
+ * hand with its src-id label): what it added there goes, and the description it wrote again and the parent it set,
+ * which somebody changed after the run (each change in the issue's changelog), stay (listed) until edited ones are
+ * included, then go back to their values before the run.
  *
  * Then the same through the run API and the state machine (local interpreter): a FULL run worked by its
  * execution, its preview (`POST /api/migrations/{runId}/rollback`) and the confirmed rollback each worked by the
@@ -26,16 +27,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RollbackDecision } from '../../functions/domain/rollback/plan.ts';
 import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import { createEngineHandler } from '../../functions/engine/handler.ts';
-import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { type RollbackOptions, rollbackPhase } from '../../functions/engine/phases/rollback.ts';
-import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
+import type { RollbackOptions } from '../../functions/engine/phases/rollback.ts';
 import { MadeInJiraRecord } from '../../functions/phase-kit/made-in-jira.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { artifactKeys, artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
-import { workWholePhase } from '../support/phase-driver.ts';
+import { rollBackRun } from '../support/rollback-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
@@ -52,22 +51,8 @@ afterAll(async () => {
 });
 
 /** The rollback worked from its first unit to its list; `resumed`: its first block, then the rest afresh. */
-async function rollBack(runId: string, options: RollbackOptions, opts: { resumed?: boolean } = {}) {
-  const deps = h.deps();
-  const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
-  const phase = rollbackPhase(options);
-  await workWholePhase(
-    phase,
-    async () => ({ deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() }),
-    opts,
-  );
-  const summary = JSON.parse(
-    (await deps.artifacts.get(artifactKeys.rollbackSummary(run.tenantId, run.id, options.preview)))!,
-  ) as Record<string, number | boolean>;
-  const csv = (await deps.artifacts.get(artifactKeys.rollbackList(run.tenantId, run.id, options.preview)))!;
-  const lines = csv.trim().split('\r\n').slice(1);
-  return { summary, lines };
-}
+const rollBack = (runId: string, options: RollbackOptions, opts: { resumed?: boolean } = {}) =>
+  rollBackRun(h, h.tenant.tenantId, runId, options, opts);
 
 const jiraFetch = (method: string, path: string, body?: unknown) =>
   fetch(`${h.sandboxes.jira.url}${path}`, {
@@ -185,9 +170,9 @@ describe('rollback of a run', () => {
   it('deletes what the run created and nothing else, as its preview said; kept issues listed with why', {
     timeout: 300_000,
   }, async () => {
-    // Prepare: the site before the run (with an issue made by hand for item #57, which the run finds by its
-    // label), then a FULL run of the project's issues
-    const foundKey = await madeByHand({ sourceId: 57, status: 'To Do' });
+    // Prepare: the site before the run (with an issue made by hand for item #58, a story under feature #2, which
+    // the run finds by its label), then a FULL run of the project's issues
+    const foundKey = await madeByHand({ sourceId: 58, status: 'To Do' });
     const foundBefore = await issueState(foundKey);
     const before = await keysNow();
     const madeBefore = await madeNow();
@@ -210,20 +195,23 @@ describe('rollback of a run', () => {
     expect(ofKind(made, 'sprint').length).toBeGreaterThan(0);
     expect(ofKind(made, 'component').length).toBeGreaterThan(0);
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...made]));
-    // What it wrote to the issue it found: its description again (its mention resolved), a link back to Azure
-    // DevOps, its revision history as a file; perhaps a status move
+    // What it wrote to the issue it found: its description again (its mention resolved), its parent (feature
+    // #2's issue), a link back to Azure DevOps, its revision history as a file; perhaps a status move
     const foundRun = await issueState(foundKey);
     const added = addedTo([foundKey], { [foundKey]: foundBefore }, { [foundKey]: foundRun });
-    expect(added.fields).toContain(`${foundKey} description`);
+    expect(added.fields).toEqual(expect.arrayContaining([`${foundKey} description`, `${foundKey} parent`]));
+    // The fields it changed there that nobody edits after it
+    const untouchedFields = added.fields.length - 2;
     expect(added.remoteLinks).toBeGreaterThan(0);
     expect(added.attachments).toBeGreaterThan(0);
     const statusOf = (state: IssueState) => (state.fields.status as { name: string }).name;
     const moved = statusOf(foundRun) === statusOf(foundBefore) ? 0 : 1;
 
     // Prepare: after the run, somebody edits one issue and adds a sub-task under another, and edits the
-    // description of the one the run found
+    // description of the one the run found and takes it out of the feature's issue the run put it under
     const editedDescription = doc('Edited in Jira after the run');
     await h.deps().target.editIssue(foundKey, { fields: { description: editedDescription } });
+    await h.deps().target.editIssue(foundKey, { fields: { parent: null } });
     const [edited, parent] = [created[3]!, created[5]!];
     await h
       .deps()
@@ -271,14 +259,14 @@ describe('rollback of a run', () => {
       keptEdited: kept.size,
       keptFound: 1,
       gone: 0,
-      // On the issue it found: what it added goes, the description edited since stays (listed), a status move
-      // is listed and not moved back
+      // On the issue it found: what it added goes, the description and the parent changed since stay (listed),
+      // a status move is listed and not moved back
       removedComments: 0,
       removedIssueLinks: 0,
       removedRemoteLinks: added.remoteLinks,
       removedAttachments: added.attachments,
-      restoredFields: 0,
-      keptChanges: 1,
+      restoredFields: untouchedFields,
+      keptChanges: 2,
       changesGone: 0,
       statusesNotUndone: moved,
       removedSprints: removedOf('sprint', keptMade),
@@ -292,9 +280,10 @@ describe('rollback of a run', () => {
     const lineOf = (lines: string[], key: string) => lines.find((l) => l.includes(`,${key},`));
     expect(lineOf(preview.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(lineOf(preview.lines, edited.targetKey)).toContain('edited in Jira after the run');
-    expect(preview.lines.find((l) => l.includes(`,${foundKey} field description,`))).toContain(
-      'keep-edited,changed in Jira after the run',
-    );
+    for (const field of ['description', 'parent'])
+      expect(preview.lines.find((l) => l.includes(`,${foundKey} field ${field},`))).toContain(
+        'keep-edited,changed in Jira after the run',
+      );
 
     // Act: the rollback, resumed after its first block as after a crash
     const done = await rollBack(run.id, { preview: false }, { resumed: true });
@@ -312,6 +301,7 @@ describe('rollback of a run', () => {
     expect(foundNow.remoteLinks).toEqual(foundBefore.remoteLinks);
     expect(foundNow.fields.attachment).toEqual(foundBefore.fields.attachment);
     expect(foundNow.fields.description).toEqual(editedDescription);
+    expect(foundNow.fields.parent).toBeUndefined();
 
     // Act + Assess: worked again (as a block is after a crash), it deletes nothing more: each issue it asks for
     // is gone already
@@ -332,8 +322,8 @@ describe('rollback of a run', () => {
       // (nor anything taken back from the issue it found: each record is forgotten once carried out)
       removedRemoteLinks: 0,
       removedAttachments: 0,
-      changesGone: added.remoteLinks + added.attachments,
-      keptChanges: 1,
+      changesGone: added.remoteLinks + added.attachments + untouchedFields,
+      keptChanges: 2,
       removedSprints: 0,
       removedComponents: 0,
       keptMade: keptMade.size,
@@ -350,13 +340,15 @@ describe('rollback of a run', () => {
       items: kept.size + 1,
       deleted: kept.size - 1,
       keptEdited: 1,
-      restoredFields: 1,
+      restoredFields: 2,
       keptChanges: 0,
       statusesNotUndone: moved,
     });
     expect(all.summary).toEqual({ ...second.summary, preview: false });
-    // ... and the description edited after the run is put back as it was before the run
-    expect((await issueState(foundKey)).fields.description).toEqual(foundBefore.fields.description);
+    // ... and the description and parent changed after the run are put back as they were before the run
+    const foundAfter = await issueState(foundKey);
+    expect(foundAfter.fields.description).toEqual(foundBefore.fields.description);
+    expect(foundAfter.fields.parent).toEqual(foundBefore.fields.parent);
     expect(lineOf(all.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(await keysNow()).toEqual(new Set([...before, parent.targetKey, subtask]));
     // Only what the parent and its sub-task are in stays of what the run made
