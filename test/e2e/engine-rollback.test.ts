@@ -565,6 +565,7 @@ describe('rollback of a run through the run API and its state machine', () => {
       items: entries.length,
       deleted: created.size - deletedBeforeKill.size,
       keptEdited: 0,
+      keptLaterRun: 0,
       keptFound: found.length,
       keptOtherRun: 0,
       // The first block worked again: the issues it deleted before the kill answer 404.
