@@ -226,7 +226,10 @@ export function undoLabel(record: Pick<JournalRecord, 'key' | 'write'>, id?: str
     case 'attachment':
       return [`${key} attachment`, id ?? write.id, `"${write.name}"`].filter(Boolean).join(' ');
     case 'issueLink':
-      return `${key} link ${write.type} ${write.objectKey}`;
+      // On the link's object (its subject one the run created): named from its subject.
+      return key === write.objectKey && key !== write.subjectKey
+        ? `${key} link from ${write.subjectKey} ${write.type}`
+        : `${key} link ${write.type} ${write.objectKey}`;
     case 'remoteLink':
       return `${key} remote link ${write.globalId}`;
     case 'field':
@@ -320,6 +323,11 @@ export function goneWithIssue(record: JournalRecord): UndoDecision {
     action: 'gone',
     reason: 'its issue is no longer in Jira',
   };
+}
+
+/** An issue link whose other end (`key`) this rollback deletes: it goes with that issue, nothing to take back. */
+export function goesWithIssue(d: UndoDecision, key: string): UndoDecision {
+  return { ...d, action: 'gone', reason: `goes with ${key}, which this rollback deletes` };
 }
 
 /** A write the rollback asked Jira to undo and Jira refused (no permission, a field off the edit screen): kept. */

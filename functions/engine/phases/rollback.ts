@@ -173,7 +173,7 @@ async function planBlock(
     const d = decide(e, issue, rules);
     // An issue the run did not create stays: what the run wrote to it is what there is to take back.
     if (journalled(run, e)) {
-      const changes = await planUndo(ctx, e, rules);
+      const changes = await planUndo(ctx, e, rules, (key) => rolledBackToo(ctx, key, rules));
       return changes.length ? { ...d, changes } : d;
     }
     // Jira deletes no issue while it has a sub-task, and the rollback never takes one along: a sub-task the
