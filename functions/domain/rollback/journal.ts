@@ -352,7 +352,10 @@ export interface JournalSummary {
   removedAttachments: number;
   removedWorklogs: number;
   restoredFields: number;
-  /** Changed in Jira after the run (by a person, or while a later run was at work), or Jira refused to take it back: kept, listed. */
+  /**
+   * Changed in Jira after the run (by a person, or while a later run was at work), or Jira refused to take it back:
+   * kept, listed.
+   */
   keptChanges: number;
   changesGone: number;
   /** Status moves the run made: never moved back, listed. */

@@ -9,7 +9,10 @@
  * and taken along only with `includeEdited`; a change after the last span is a person's.
  */
 
-/** A later run of the same project that wrote to Jira: from its start to its last write (its rollback's end). */
+/**
+ * A later run of the same project that wrote to Jira: from its start to its last checkpoint (rolled back, the one
+ * after its rollback's last block, which its writes precede).
+ */
 export interface LaterRun {
   id: string;
   from: string;

@@ -5,8 +5,8 @@
  * journal.ts: what it added removed, the fields it changed restored); one somebody edited in Jira after the run is
  * kept and listed, unless the admin asked to delete those too, and so is one last changed while a later run of the
  * project was at work or being rolled back (later-runs.ts), listed as that run's; an issue with a sub-task that
- * stays cannot go without it. The same answers in a preview (nothing written) and in the real rollback, so the preview is what
- * happens.
+ * stays cannot go without it. The same answers in a preview (nothing written) and in the real rollback, so the
+ * preview is what happens.
  */
 import * as z from 'zod';
 import { csvLine } from '#domain/csv.ts';
@@ -229,8 +229,8 @@ export const NOT_UNDONE = [
 /**
  * The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory), each item's
  * line followed by one per write the run journalled on its issue (`MIG-5 comment 10023` for its key; `remove`,
- * `restore`, `keep-edited`, `keep-later-run`, `keep-refused`, `not-undone` or `gone`), then a line per sprint, component and version
- * the run made (no source id; `sprint 12 "Sprint 3"` for its key).
+ * `restore`, `keep-edited`, `keep-later-run`, `keep-refused`, `not-undone` or `gone`), then a line per sprint,
+ * component and version the run made (no source id; `sprint 12 "Sprint 3"` for its key).
  */
 export async function* rollbackCsv(
   decisions: AsyncIterable<RollbackDecision>,
