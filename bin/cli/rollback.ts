@@ -30,9 +30,14 @@ export interface RollbackOptions {
 /** How often the pass is read while it works. */
 const POLL_MS = 1_000;
 
+/** The issues kept as changed while a later run of the project was at work, when there are any. */
+const laterRunText = (c: RollbackSummary) =>
+  c.keptLaterRun ? `${c.keptLaterRun} changed after it while a later run was at work, ` : '';
+
 const countsLine = (c: RollbackSummary, preview: boolean) =>
   `${c.deleted} of ${c.items} issues ${preview ? 'would be deleted' : 'deleted'}; kept: ${c.keptEdited} edited ` +
-  `after the run (or with a sub-task that stays), ${c.keptFound} found by the run, ${c.keptOtherRun} of another ` +
+  `after the run (or with a sub-task that stays), ${laterRunText(c)}${c.keptFound} found by the run, ` +
+  `${c.keptOtherRun} of another ` +
   `run; ${c.gone} gone already${journalCountsText(c, preview)}${madeCountsText(c, preview)}`;
 
 export async function rollback(ctx: Ctx, runId: string, o: RollbackOptions): Promise<void> {

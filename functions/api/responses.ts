@@ -397,6 +397,7 @@ const RollbackSummarySchema = z
     items: z.number(),
     deleted: z.number(),
     keptEdited: z.number(),
+    keptLaterRun: z.number(),
     keptFound: z.number(),
     keptOtherRun: z.number(),
     gone: z.number(),
@@ -416,7 +417,7 @@ const RollbackSummarySchema = z
   .meta({
     id: 'RollbackSummary',
     description:
-      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
+      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as changed after the run last while a later run of the project was at work or being rolled back, kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, by a person or while a later run was at work, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
   });
 
 export const RollbackViewSchema = z

@@ -4,8 +4,9 @@
  * Jira's id once Jira answers; before it changes a field there, the field's value. A dry run journals nothing (it
  * writes nothing), nor does a write to an issue the run created: its delete takes everything along.
  */
+import { textToAdf } from '#domain/adf/index.ts';
 import type { FieldValue, JournalledWrite, JournalRecord } from '#domain/rollback/journal.ts';
-import { inlineBefore } from '#domain/rollback/journal.ts';
+import { findText, inlineBefore } from '#domain/rollback/journal.ts';
 import type { Run } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
@@ -61,6 +62,34 @@ export class WriteJournal {
       return [{ ...r, write: { ...write, id } }];
     });
     if (settled.length) await this.ctx.deps.store.writeJournal.put(this.of, settled);
+  }
+
+  /**
+   * Journals an issue link about to be written ("`subject` <type> `object`", `comment` the text Jira adds to the
+   * subject), under the end the run did not create, the subject first: a link between an issue the run found and
+   * one it created is a write to the found one (taken back there, unless the created one goes with the rollback),
+   * and its comment is journalled when it lands on a journalled subject.
+   */
+  async issueLink(
+    subject: Issue,
+    object: Issue,
+    phase: number,
+    type: string,
+    comment?: string,
+  ): Promise<void> {
+    const on = this.covers(subject) ? subject : this.covers(object) ? object : undefined;
+    if (!on) return;
+    await this.intend(on, phase, [
+      { kind: 'issueLink', type, subjectKey: subject.targetKey, objectKey: object.targetKey },
+      ...(comment !== undefined && on === subject
+        ? [{ kind: 'comment' as const, find: findText(textToAdf(comment)), id: null }]
+        : []),
+    ]);
+  }
+
+  /** Forgets records of writes Jira refused (answered, writing nothing): there is nothing of them to take back. */
+  async forget(records: JournalRecord[]): Promise<void> {
+    if (records.length) await this.ctx.deps.store.writeJournal.forget(this.of, records);
   }
 
   /** The item's records of this run that still wait for Jira's id (a pass interrupted after its write). */

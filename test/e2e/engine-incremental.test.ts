@@ -2,17 +2,52 @@
  * INCREMENTAL runs over the sandboxes: after a FULL run, the source changes through Azure DevOps' own API (a
  * title and a state, a new comment, a new attachment, a new item under an existing parent); the incremental
  * run takes exactly the changed and new items, brings each change across once, writes nothing to any other
- * issue, and a second incremental run right after duplicates nothing.
+ * issue, and a second incremental run right after duplicates nothing. Rolled back newest first, the incremental
+ * runs leave the FULL run's issues they changed listed in its preview as changed while they were at work, not as
+ * edited by somebody.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
+import type { RollbackRequest } from '../../functions/domain/rollback/request.ts';
 import { PHASES } from '../../functions/domain/runs.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
+import { startRollback } from '../../functions/services/rollback.ts';
+import { artifactKeys } from '../../functions/store/artifact-store.ts';
 import type { AdoWorkItem } from '../../functions/trackers/ado/client.ts';
 import { adoWrites } from '../support/ado-writes.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
+import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
+/** The first test's runs and the issues its incremental runs changed, for the rollbacks after it. */
+let runs: { full: string; incremental: string; again: string; changed: string[] } | undefined;
+
+/**
+ * A rollback pass of the run as the run API starts it (the run ROLLING_BACK at the phase after its last) and the
+ * engine works it: its next execution, played here step by step, to the pass's end.
+ */
+async function rollBackByEngine(runId: string, request: RollbackRequest): Promise<void> {
+  const deps = h.deps();
+  const ports = {
+    store: h.app.store,
+    journal: new StoreRunJournal(h.app.store),
+    orch: new RecordingOrchestrator(),
+    artifacts: deps.artifacts,
+  };
+  await startRollback(ports, h.tenant.tenantId, runId, request);
+  await h.drive(runId, deps);
+  expect((await h.app.store.runs.get(h.tenant.tenantId, runId))?.status).not.toBe('ROLLING_BACK');
+}
+
+/** The run's last preview: its counts and its list's lines (CSV, header left out). */
+async function passOf(runId: string) {
+  const { artifacts } = h.deps();
+  const { tenantId } = h.tenant;
+  const summary = JSON.parse((await artifacts.get(artifactKeys.rollbackSummary(tenantId, runId, true)))!);
+  const csv = (await artifacts.get(artifactKeys.rollbackList(tenantId, runId, true)))!;
+  return { summary: summary as Record<string, unknown>, lines: csv.trim().split('\r\n').slice(1) };
+}
 beforeAll(async () => {
   h = await startEngineHarness({ items: 90, seed: 17 });
 });
@@ -139,6 +174,57 @@ describe('an incremental run', () => {
     const entry = (await h.app.store.idMap.getMany(tenantId, project.id, [retitled.id])).get(retitled.id);
     expect(entry).toMatchObject({ updatedByRun: again.id });
     expect(entry?.phasesDone).toContain(PHASES.comments);
+    runs = {
+      full: full.id,
+      incremental: incremental.id,
+      again: again.id,
+      changed: [keyOf(retitled.id), keyOf(commented.id), keyOf(attachedTo.id)],
+    };
+  });
+
+  it("rolled back newest first, the FULL run's preview keeps what the incremental runs changed as theirs, not as edits", async () => {
+    // Prepare: the two incremental runs rolled back, newest first, then somebody edits one of the FULL run's
+    // issues nobody changed
+    const { tenantId } = h.tenant;
+    const { full, incremental, again, changed } = runs!;
+    for (const runId of [again, incremental]) {
+      await rollBackByEngine(runId, { preview: true });
+      await rollBackByEngine(runId, { preview: false, confirm: true });
+      expect((await h.app.store.runs.get(tenantId, runId))?.status).toBe('ROLLED_BACK');
+    }
+    const { projectId, finishedAt: ended } = (await h.app.store.runs.get(tenantId, full))!;
+    const fullsIssues = new Set(
+      (await h.app.store.idMap.all(tenantId, projectId))
+        .filter((e) => e.runId === full)
+        .map((e) => e.targetKey),
+    );
+    const changedSince = new Set(
+      (await h.jiraIssues())
+        .filter((i) => fullsIssues.has(i.key) && Date.parse(String(i.fields.updated)) > Date.parse(ended!))
+        .map((i) => i.key),
+    );
+    for (const key of changed) expect(changedSince).toContain(key);
+    const edited = (await h.jiraIssues()).find((i) => fullsIssues.has(i.key) && !changedSince.has(i.key))!;
+    await h.deps().target.editIssue(edited.key, { fields: { summary: 'Edited in Jira after the runs' } });
+
+    // Act: the FULL run's preview
+    await rollBackByEngine(full, { preview: true });
+    const preview = await passOf(full);
+
+    // Assess: each issue the incremental runs changed (and their rollbacks put back) is kept as changed while
+    // one of them was at work, naming it; the one somebody edited after them is kept as edited; the rest go
+    expect(preview.summary).toMatchObject({ keptLaterRun: changedSince.size });
+    const lineOf = (key: string) => preview.lines.find((l) => l.split(',')[1] === key) ?? '';
+    for (const key of changedSince)
+      expect(lineOf(key)).toMatch(
+        new RegExp(
+          `,keep-later-run,"changed after the run, last while run (${incremental}|${again}) \\(a later run`,
+        ),
+      );
+    expect(lineOf(edited.key)).toContain(',keep-edited,edited in Jira after the run');
+    // (and an issue one of those is a sub-task of stays with it)
+    for (const line of preview.lines.filter((l) => l.includes(',keep-edited,') && !l.includes(edited.key)))
+      expect(line).toContain('has a sub-task that stays');
   });
 
   it('takes the whole scope when the project has no earlier successful run', async () => {

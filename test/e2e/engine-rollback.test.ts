@@ -6,9 +6,11 @@
  * forgets their id map entries, and deletes nothing twice when worked again. The sprints and components the run
  * made go with their issues, but for those a kept issue is still in (listed, with why); worked again, it deletes
  * none of them twice. With edited issues included, the edited one goes too (and what only it was in), and the one
- * with a sub-task that is not the run's stays, with the reason. The run also finds one item in Jira (an issue made by
- * hand with its src-id label): what it added there goes, and the description it wrote again, which somebody edited
- * after the run, stays (listed) until edited ones are included, then goes back to its value before the run.
+ * with a sub-task that is not the run's stays, with the reason. The run also finds two items in Jira (issues made by
+ * hand with their src-id labels): what it added there goes, and the description it wrote again and the parent it
+ * set, which somebody changed after the run (each change in the issue's changelog), stay (listed) until edited ones
+ * are included, then go back to their values before the run; the link it made from the issue it created for #25 to
+ * the one it found for #56 is taken off the found one, though #25's issue stays (edited after the run).
  *
  * Then the same through the run API and the state machine (local interpreter): a FULL run worked by its
  * execution, its preview (`POST /api/migrations/{runId}/rollback`) and the confirmed rollback each worked by the
@@ -16,8 +18,9 @@
  * resuming it from its checkpoint: Jira holds the issues, sprints and components it held before the run, and no
  * issue is deleted twice. That run migrates links, and finds three of its items in Jira (issues made by hand before
  * it, with their src-id labels): it adds an issue link with its comment, remote links and files to them and changes
- * their fields, and the rollback takes all of it back, so Jira's state after the rollback is its state before the
- * run, field by field, the found issues included; nothing is deleted or restored twice.
+ * their fields, and the rollback takes all of it back (their links to issues it created going with those), so
+ * Jira's state after the rollback is its state before the run, field by field, the found issues included; nothing
+ * is deleted or restored twice.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,16 +29,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RollbackDecision } from '../../functions/domain/rollback/plan.ts';
 import { CHUNK_SIZE } from '../../functions/domain/runs.ts';
 import { createEngineHandler } from '../../functions/engine/handler.ts';
-import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
-import { type RollbackOptions, rollbackPhase } from '../../functions/engine/phases/rollback.ts';
-import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
+import type { RollbackOptions } from '../../functions/engine/phases/rollback.ts';
 import { MadeInJiraRecord } from '../../functions/phase-kit/made-in-jira.ts';
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { artifactKeys, artifacts, DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { LocalOrchestrator } from '../../local/orchestrator.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
-import { workWholePhase } from '../support/phase-driver.ts';
+import { rollBackRun } from '../support/rollback-driver.ts';
 import { createRun } from '../support/runs.ts';
 
 let h: EngineHarness;
@@ -52,22 +53,8 @@ afterAll(async () => {
 });
 
 /** The rollback worked from its first unit to its list; `resumed`: its first block, then the rest afresh. */
-async function rollBack(runId: string, options: RollbackOptions, opts: { resumed?: boolean } = {}) {
-  const deps = h.deps();
-  const run = (await h.app.store.runs.get(h.tenant.tenantId, runId))!;
-  const phase = rollbackPhase(options);
-  await workWholePhase(
-    phase,
-    async () => ({ deps, run, preflight: await loadPreflight(deps, run), invocation: new InvocationScope() }),
-    opts,
-  );
-  const summary = JSON.parse(
-    (await deps.artifacts.get(artifactKeys.rollbackSummary(run.tenantId, run.id, options.preview)))!,
-  ) as Record<string, number | boolean>;
-  const csv = (await deps.artifacts.get(artifactKeys.rollbackList(run.tenantId, run.id, options.preview)))!;
-  const lines = csv.trim().split('\r\n').slice(1);
-  return { summary, lines };
-}
+const rollBack = (runId: string, options: RollbackOptions, opts: { resumed?: boolean } = {}) =>
+  rollBackRun(h, h.tenant.tenantId, runId, options, opts);
 
 const jiraFetch = (method: string, path: string, body?: unknown) =>
   fetch(`${h.sandboxes.jira.url}${path}`, {
@@ -185,17 +172,19 @@ describe('rollback of a run', () => {
   it('deletes what the run created and nothing else, as its preview said; kept issues listed with why', {
     timeout: 300_000,
   }, async () => {
-    // Prepare: the site before the run (with an issue made by hand for item #57, which the run finds by its
-    // label), then a FULL run of the project's issues
-    const foundKey = await madeByHand({ sourceId: 57, status: 'To Do' });
+    // Prepare: the site before the run (with issues made by hand for item #58, a story under feature #2, and for
+    // #56, a test case story #25 is tested by, which the run finds by their labels), then a FULL run of the
+    // project's issues
+    const foundKey = await madeByHand({ sourceId: 58, status: 'To Do' });
+    const linkedKey = await madeByHand({ sourceId: 56, status: 'To Do' });
     const foundBefore = await issueState(foundKey);
+    const linkedBefore = await issueState(linkedKey);
     const before = await keysNow();
     const madeBefore = await madeNow();
     const project = await h.newProject('Rolled back');
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
       migrateAttachments: false,
       migrateComments: false,
-      migrateLinks: false,
     });
     await h.drive(run.id);
     const finished = (await h.app.store.runs.get(h.tenant.tenantId, run.id))!;
@@ -210,21 +199,40 @@ describe('rollback of a run', () => {
     expect(ofKind(made, 'sprint').length).toBeGreaterThan(0);
     expect(ofKind(made, 'component').length).toBeGreaterThan(0);
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...made]));
-    // What it wrote to the issue it found: its description again (its mention resolved), a link back to Azure
-    // DevOps, its revision history as a file; perhaps a status move
+    // What it wrote to the issue it found: its description again (its mention resolved), its parent (feature
+    // #2's issue), a link back to Azure DevOps, its revision history as a file; perhaps a status move
     const foundRun = await issueState(foundKey);
-    const added = addedTo([foundKey], { [foundKey]: foundBefore }, { [foundKey]: foundRun });
-    expect(added.fields).toContain(`${foundKey} description`);
+    const linkedRun = await issueState(linkedKey);
+    const added = addedTo(
+      [foundKey, linkedKey],
+      { [foundKey]: foundBefore, [linkedKey]: linkedBefore },
+      { [foundKey]: foundRun, [linkedKey]: linkedRun },
+    );
+    expect(added.fields).toEqual(expect.arrayContaining([`${foundKey} description`, `${foundKey} parent`]));
+    // ... and on #56's, the link from #25's issue, which it created
+    const story = created.find((e) => e.sourceId === 25)!;
+    const linkTo = (state: IssueState, key: string) =>
+      (
+        (state.fields.issuelinks ?? []) as { inwardIssue?: { key: string }; outwardIssue?: { key: string } }[]
+      ).filter((l) => (l.inwardIssue ?? l.outwardIssue)?.key === key);
+    expect(linkTo(linkedRun, story.targetKey)).toHaveLength(1);
+    // The fields it changed there that nobody edits after it
+    const untouchedFields = added.fields.length - 2;
     expect(added.remoteLinks).toBeGreaterThan(0);
     expect(added.attachments).toBeGreaterThan(0);
     const statusOf = (state: IssueState) => (state.fields.status as { name: string }).name;
-    const moved = statusOf(foundRun) === statusOf(foundBefore) ? 0 : 1;
+    const moved =
+      (statusOf(foundRun) === statusOf(foundBefore) ? 0 : 1) +
+      (statusOf(linkedRun) === statusOf(linkedBefore) ? 0 : 1);
 
-    // Prepare: after the run, somebody edits one issue and adds a sub-task under another, and edits the
-    // description of the one the run found
+    // Prepare: after the run, somebody edits one issue (#25's, linked to #56's) and adds a sub-task under another,
+    // and edits the description of the one the run found and takes it out of the feature's issue the run put it
+    // under
     const editedDescription = doc('Edited in Jira after the run');
     await h.deps().target.editIssue(foundKey, { fields: { description: editedDescription } });
-    const [edited, parent] = [created[3]!, created[5]!];
+    await h.deps().target.editIssue(foundKey, { fields: { parent: null } });
+    const [edited, parent] = [story, created[5]!];
+    expect(parent.sourceId).not.toBe(25);
     await h
       .deps()
       .target.editIssue(edited.targetKey, { fields: { summary: 'Edited in Jira after the run' } });
@@ -266,19 +274,20 @@ describe('rollback of a run', () => {
     expect(previewRequests.filter((r) => r.method !== 'GET')).toEqual([]);
     expect(preview.summary).toMatchObject({
       preview: true,
-      items: created.length + 1,
+      items: created.length + 2,
       deleted: created.length - kept.size,
       keptEdited: kept.size,
-      keptFound: 1,
+      keptFound: 2,
       gone: 0,
-      // On the issue it found: what it added goes, the description edited since stays (listed), a status move
-      // is listed and not moved back
+      // On the issues it found: what it added goes, the description and the parent changed since stay (listed),
+      // a status move is listed and not moved back; the link from #25's issue, which stays (edited), is taken
+      // off #56's
       removedComments: 0,
-      removedIssueLinks: 0,
+      removedIssueLinks: 1,
       removedRemoteLinks: added.remoteLinks,
       removedAttachments: added.attachments,
-      restoredFields: 0,
-      keptChanges: 1,
+      restoredFields: untouchedFields,
+      keptChanges: 2,
       changesGone: 0,
       statusesNotUndone: moved,
       removedSprints: removedOf('sprint', keptMade),
@@ -292,9 +301,14 @@ describe('rollback of a run', () => {
     const lineOf = (lines: string[], key: string) => lines.find((l) => l.includes(`,${key},`));
     expect(lineOf(preview.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(lineOf(preview.lines, edited.targetKey)).toContain('edited in Jira after the run');
-    expect(preview.lines.find((l) => l.includes(`,${foundKey} field description,`))).toContain(
-      'keep-edited,changed in Jira after the run',
-    );
+    const linkLines = preview.lines.filter((l) => l.includes(`,${linkedKey} link `));
+    expect(linkLines).toHaveLength(1);
+    expect(linkLines[0]).toContain(story.targetKey);
+    expect(linkLines[0]).toMatch(/,remove,$/);
+    for (const field of ['description', 'parent'])
+      expect(preview.lines.find((l) => l.includes(`,${foundKey} field ${field},`))).toContain(
+        'keep-edited,changed in Jira after the run',
+      );
 
     // Act: the rollback, resumed after its first block as after a crash
     const done = await rollBack(run.id, { preview: false }, { resumed: true });
@@ -306,12 +320,18 @@ describe('rollback of a run', () => {
     expect(await madeNow()).toEqual(new Set([...madeBefore, ...keptMade]));
     // The deleted items are forgotten, so a later run creates them again; the kept ones are still known.
     const left = await h.app.store.idMap.all(h.tenant.tenantId, project.id);
-    expect(new Set(left.map((e) => e.targetKey))).toEqual(new Set([...kept, foundKey]));
+    expect(new Set(left.map((e) => e.targetKey))).toEqual(new Set([...kept, foundKey, linkedKey]));
     // The issue it found: as before the run, but for the description edited since (and a status move)
     const foundNow = await issueState(foundKey);
     expect(foundNow.remoteLinks).toEqual(foundBefore.remoteLinks);
     expect(foundNow.fields.attachment).toEqual(foundBefore.fields.attachment);
     expect(foundNow.fields.description).toEqual(editedDescription);
+    expect(foundNow.fields.parent).toBeUndefined();
+    // ... and #56's without the link from #25's issue, which stays
+    const linkedNow = await issueState(linkedKey);
+    expect(linkTo(linkedNow, story.targetKey)).toEqual([]);
+    expect(linkedNow.remoteLinks).toEqual(linkedBefore.remoteLinks);
+    expect((await keysNow()).has(story.targetKey)).toBe(true);
 
     // Act + Assess: worked again (as a block is after a crash), it deletes nothing more: each issue it asks for
     // is gone already
@@ -332,8 +352,9 @@ describe('rollback of a run', () => {
       // (nor anything taken back from the issue it found: each record is forgotten once carried out)
       removedRemoteLinks: 0,
       removedAttachments: 0,
-      changesGone: added.remoteLinks + added.attachments,
-      keptChanges: 1,
+      removedIssueLinks: 0,
+      changesGone: added.remoteLinks + added.attachments + untouchedFields + 1,
+      keptChanges: 2,
       removedSprints: 0,
       removedComponents: 0,
       keptMade: keptMade.size,
@@ -347,16 +368,18 @@ describe('rollback of a run', () => {
 
     // Assess: the edited ones go; the one with a sub-task that is not the run's stays, saying why
     expect(second.summary).toMatchObject({
-      items: kept.size + 1,
+      items: kept.size + 2,
       deleted: kept.size - 1,
       keptEdited: 1,
-      restoredFields: 1,
+      restoredFields: 2,
       keptChanges: 0,
       statusesNotUndone: moved,
     });
     expect(all.summary).toEqual({ ...second.summary, preview: false });
-    // ... and the description edited after the run is put back as it was before the run
-    expect((await issueState(foundKey)).fields.description).toEqual(foundBefore.fields.description);
+    // ... and the description and parent changed after the run are put back as they were before the run
+    const foundAfter = await issueState(foundKey);
+    expect(foundAfter.fields.description).toEqual(foundBefore.fields.description);
+    expect(foundAfter.fields.parent).toEqual(foundBefore.fields.parent);
     expect(lineOf(all.lines, parent.targetKey)).toContain(`has a sub-task that stays (${subtask})`);
     expect(await keysNow()).toEqual(new Set([...before, parent.targetKey, subtask]));
     // Only what the parent and its sub-task are in stays of what the run made
@@ -468,9 +491,10 @@ describe('rollback of a run through the run API and its state machine', () => {
     const found = entries.filter((e) => e.origin === 'found');
     const foundKeys = found.map((e) => e.targetKey);
     expect(foundKeys).toEqual(expect.arrayContaining(foundByHand));
-    const added = addedTo(foundKeys, stateBefore, await jiraState());
+    const stateRun = await jiraState();
+    const added = addedTo(foundKeys, stateBefore, stateRun);
     expect(added.comments).toBe(1); // the Related link's comment ("same root cause"), on #25
-    expect(added.issueLinks).toBe(1); // #25 Related #34
+    expect(added.issueLinks).toBe(2); // #25 Related #34; #25 TestedBy #56 (the issue the first test left)
     expect(added.remoteLinks).toBeGreaterThanOrEqual(foundByHand.length); // each one's link back to Azure DevOps
     expect(added.attachments).toBeGreaterThanOrEqual(foundByHand.length); // each one's revision history
     // #25 placed under feature #2's issue; #60's description written again, its mention resolved
@@ -479,6 +503,16 @@ describe('rollback of a run through the run API and its state machine', () => {
     );
     const undone =
       added.comments + added.issueLinks + added.remoteLinks + added.attachments + added.fields.length;
+    // The issue links between an issue it found and one it created (#25 TestedBy #56, #3 TestedBy #34, #60 under
+    // #33 as a Relates link): journalled on the found one, they go with the created one when the rollback deletes it
+    const withCreated = foundKeys.reduce((n, key) => {
+      const links = (stateRun[key]?.fields.issuelinks ?? []) as {
+        outwardIssue?: { key: string };
+        inwardIssue?: { key: string };
+      }[];
+      return n + links.filter((l) => created.has((l.outwardIssue ?? l.inwardIssue)?.key ?? '')).length;
+    }, 0);
+    expect(withCreated).toBeGreaterThan(1);
     expect(
       entries
         .filter((e) => e.origin === 'created')
@@ -517,7 +551,7 @@ describe('rollback of a run through the run API and its state machine', () => {
           removedWorklogs: 0,
           restoredFields: added.fields.length,
           keptChanges: 0,
-          changesGone: 0,
+          changesGone: withCreated,
           statusesNotUndone: 0,
         },
       },
@@ -525,7 +559,10 @@ describe('rollback of a run through the run API and its state machine', () => {
     });
     const list = await call('GET', '/rollback/list');
     expect(list.status).toBe(200);
-    expect(list.text.trim().split('\r\n')).toHaveLength(entries.length + undone + made.length + 1);
+    expect(list.text.trim().split('\r\n')).toHaveLength(
+      entries.length + undone + withCreated + made.length + 1,
+    );
+    expect(list.text).toContain('goes with');
 
     // Act: the confirmed rollback; the process killed after its first block's deletes (before their record and
     // the checkpoint), then the service started again
@@ -573,6 +610,7 @@ describe('rollback of a run through the run API and its state machine', () => {
       items: entries.length,
       deleted: created.size - deletedBeforeKill.size,
       keptEdited: 0,
+      keptLaterRun: 0,
       keptFound: found.length,
       keptOtherRun: 0,
       // The first block worked again: the issues it deleted before the kill answer 404.
@@ -589,7 +627,7 @@ describe('rollback of a run through the run API and its state machine', () => {
     // (Two of the found issues are in that block, the third after it.)
     const undoneBeforeKill = removedBeforeKill.length - deletedBeforeKill.size + restoredBeforeKill;
     expect(undoneBeforeKill).toBeGreaterThan(0);
-    expect(changesGone).toBe(undoneBeforeKill);
+    expect(changesGone).toBe(undoneBeforeKill + withCreated);
     expect(
       removedComments! + removedIssueLinks! + removedRemoteLinks! + removedAttachments! + restoredFields!,
     ).toBe(undone - undoneBeforeKill);

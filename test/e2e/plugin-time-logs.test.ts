@@ -1,7 +1,9 @@
 /**
  * The time-logs plugin through both sandboxes: 7pace logs (served by the ADO sandbox) become exactly one Jira
  * worklog each on the migrated issue, whatever crashes, resumes and second runs happen; a log Jira refuses
- * fails its item and the run ends PARTIAL. The runner, store and sandboxes are real.
+ * fails its item and the run ends PARTIAL. That run found its issues in Jira (another project's run made them): its
+ * rollback removes the worklogs it added there, and each issue's worklogs are as before it. The runner, store and
+ * sandboxes are real.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
@@ -19,6 +21,7 @@ import {
   newPluginRun,
   worklogPosts,
 } from '../support/plugin-fixtures.ts';
+import { rollBackRun } from '../support/rollback-driver.ts';
 
 interface SourceLog {
   id: string;
@@ -95,6 +98,33 @@ function expectOnePerLog(logs: SourceLog[], keys: Map<number, string>, byKey: Ma
   }
   return checked;
 }
+
+/** Every migrated issue's worklogs, by issue key. */
+async function allWorklogs(keys: Map<number, string>) {
+  const out = new Map<string, Worklog[]>();
+  for (const key of keys.values()) out.set(key, await worklogsOf(key));
+  return out;
+}
+
+/** Every migrated issue's time tracking (its time spent moves with its worklogs), by issue key. */
+async function timetrackingOf(keys: Map<number, string>) {
+  const of = new Set(keys.values());
+  return Object.fromEntries(
+    (await h.jiraIssues()).filter((i) => of.has(i.key)).map((i) => [i.key, i.fields.timetracking]),
+  );
+}
+
+/** The run that found its issues and had a log refused (below), for its rollback. */
+let refusedRun:
+  | {
+      runId: string;
+      keys: Map<number, string>;
+      before: Map<string, Worklog[]>;
+      timetrackingBefore: Record<string, unknown>;
+      added: string[];
+      refused: string;
+    }
+  | undefined;
 
 const total = (byKey: Map<string, Worklog[]>) => [...byKey.values()].reduce((n, ws) => n + ws.length, 0);
 
@@ -175,6 +205,8 @@ describe('the time-logs plugin', () => {
     const other = await add(itemB, 'Another item, unaffected');
 
     const { project, run } = await newRun('Time logs refused');
+    const before = await allWorklogs(keys);
+    const timetrackingBefore = await timetrackingOf(keys);
     const deps = pluginDeps({}, (jira) => {
       const real = jira.http.request.bind(jira.http);
       jira.http.request = (async (method: string, path: string, options?: { body?: unknown }) => {
@@ -199,5 +231,41 @@ describe('the time-logs plugin', () => {
     expect(onA).not.toContain(refused.id);
     const onB = (await worklogsOf(keys.get(itemB) as string)).map((w) => timeLogMarkerOf(w.comment));
     expect(onB.filter((id) => id === other.id)).toHaveLength(1);
+    refusedRun = {
+      runId: run.id,
+      keys,
+      before,
+      timetrackingBefore,
+      added: [fine.id, other.id],
+      refused: refused.id,
+    };
+  });
+
+  it('the rollback of that run, which found its issues, removes the worklogs it added there: worklogs as before it', async () => {
+    // Prepare: the run above found every issue (another project's run made them) and added two worklogs
+    const { runId, keys, before, timetrackingBefore, added, refused } = refusedRun!;
+    const worklogs = await allWorklogs(keys);
+    expect(total(worklogs) - total(before)).toBe(added.length);
+
+    // Act: its preview, then the rollback
+    const preview = await rollBackRun(h, h.tenant.tenantId, runId, { preview: true });
+    const done = await rollBackRun(h, h.tenant.tenantId, runId, { preview: false });
+
+    // Assess: the two worklogs it added are listed and removed, the one Jira refused is not named at all
+    expect(preview.summary).toMatchObject({
+      keptFound: keys.size,
+      removedWorklogs: 2,
+      keptChanges: 0,
+      changesGone: 0,
+    });
+    expect(done.summary).toEqual({ ...preview.summary, preview: false });
+    const worklogLines = done.lines.filter((l) => l.includes(' worklog '));
+    expect(worklogLines).toHaveLength(2);
+    expect(worklogLines.every((l) => l.endsWith(',remove,'))).toBe(true);
+    expect(done.lines.some((l) => l.includes(refused))).toBe(false);
+    // Each issue's worklogs as they were before the run, and the time spent on them too (removed leaving the
+    // remaining estimate alone, as they were posted)
+    expect(await allWorklogs(keys)).toEqual(before);
+    expect(await timetrackingOf(keys)).toEqual(timetrackingBefore);
   });
 });

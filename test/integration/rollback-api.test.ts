@@ -91,6 +91,7 @@ const counts = {
   items: 4,
   deleted: 2,
   keptEdited: 1,
+  keptLaterRun: 0,
   keptFound: 1,
   keptOtherRun: 0,
   gone: 0,

@@ -275,6 +275,50 @@ describe('issue create, read, edit', () => {
     expect(got.body.fields.subtasks.map((s: { key: string }) => s.key)).toEqual([sub.body.key]);
   });
 
+  it('records a parent change in the child’s changelog as Jira Cloud does: IssueParentAssociation, no fieldId', async () => {
+    const epic = (summary: string) =>
+      call('POST', '/rest/api/3/issue', {
+        fields: { project: { key: KEY }, issuetype: { name: 'Epic' }, summary },
+      });
+    const [first, second] = [(await epic('First epic')).body, (await epic('Second epic')).body];
+    const child = (await call('POST', '/rest/api/3/issue', story('moved', { parent: { key: first.key } })))
+      .body;
+
+    // Moved under the other epic, then out of any (an edit of its summary alone records no parent item)
+    const moves = [{ parent: { key: second.key } }, { summary: 'moved, renamed' }, { parent: null }];
+    for (const fields of moves)
+      expect((await call('PUT', `/rest/api/3/issue/${child.key}`, { fields })).status).toBe(204);
+
+    const log = await call('GET', `/rest/api/3/issue/${child.key}/changelog`);
+    const items = (log.body.values as { items: Record<string, unknown>[] }[]).map((v) => v.items);
+    expect(items).toEqual([
+      [
+        {
+          field: 'IssueParentAssociation',
+          fieldtype: 'jira',
+          from: String(first.id),
+          fromString: first.key,
+          to: String(second.id),
+          toString: second.key,
+        },
+      ],
+      [expect.objectContaining({ field: 'summary', fieldId: 'summary' })],
+      [
+        {
+          field: 'IssueParentAssociation',
+          fieldtype: 'jira',
+          from: String(second.id),
+          fromString: second.key,
+          to: null,
+          toString: null,
+        },
+      ],
+    ]);
+    // The parents' own changelogs say nothing of it
+    const ofFirst = await call('GET', `/rest/api/3/issue/${first.key}/changelog`);
+    expect(ofFirst.body.total).toBe(0);
+  });
+
   it('bulk-creates up to 50, reporting failed elements by number while creating the rest', async () => {
     const result = await call('POST', '/rest/api/3/issue/bulk', {
       issueUpdates: [story('one'), story('two', { labels: ['bad label'] }), story('three')],

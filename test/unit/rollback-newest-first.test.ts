@@ -6,6 +6,7 @@
  * for an item the id map does not know, `found` when its issue is in Jira already by its `src-id-{N}` label.
  */
 import { describe, expect, it } from 'vitest';
+import { decideUndo } from '../../functions/domain/rollback/journal.ts';
 import { decide, type RollbackRules, type RolledItem } from '../../functions/domain/rollback/plan.ts';
 import { type RollbackRequest, rollbackRefusal } from '../../functions/domain/rollback/request.ts';
 import type { Run } from '../../functions/domain/runs.ts';
@@ -105,5 +106,45 @@ describe('newest first, with the id map as the runs leave it', () => {
       },
     };
     expect(rollbackRefusal(fresh, [rolledBack], confirmed)).toBeUndefined();
+  });
+
+  it("what the newer run changed on the older run's issues is listed as that run's change, not as a person's edit", () => {
+    // Prepare: A created #1 and #2 and found #3; B (INCREMENTAL) updated #1 and #3's description, then was rolled
+    // back (its rollback, which put them back, ended at 11:00); somebody edited #2 the day after
+    const rolledBack: Run = { ...b, status: 'ROLLED_BACK', updatedAt: '2026-12-02T11:00:00.000Z' };
+    const laterRuns = [{ id: b.id, from: b.startedAt as string, to: rolledBack.updatedAt as string }];
+    const rules: RollbackRules = { ...rulesOf(a), laterRuns };
+    const byB = '2026-12-02T10:59:00.000Z';
+    const byPerson = '2026-12-03T09:00:00.000Z';
+    const description = {
+      sourceId: 3,
+      key: 'MIG-3',
+      phase: 2,
+      at: '2026-12-01T09:40:00.000Z',
+      write: { kind: 'field' as const, field: 'description', before: null },
+    };
+
+    // Act + Assess: #1 and #3's description kept, naming B; #2 kept as edited
+    expect(decide(entry(1, a.id, 'created'), { updated: byB }, rules)).toEqual({
+      sourceId: 1,
+      key: 'MIG-1',
+      action: 'keep-later-run',
+      reason: `changed after the run, last while run ${b.id} (a later run of this project) was at work or being rolled back, and not since: kept (delete it with includeEdited)`,
+    });
+    expect(decideUndo(description, { changed: byB }, rules)).toMatchObject({
+      action: 'keep-later-run',
+      reason: `changed after the run, last while run ${b.id} (a later run of this project) was at work or being rolled back, and not since: kept (take it back with includeEdited)`,
+    });
+    expect(decide(entry(2, a.id, 'created'), { updated: byPerson }, rules).action).toBe('keep-edited');
+    expect(decideUndo(description, { changed: byPerson }, rules).action).toBe('keep-edited');
+    // A change before B started is nobody's run's either
+    expect(decide(entry(2, a.id, 'created'), { updated: '2026-12-01T12:00:00.000Z' }, rules).action).toBe(
+      'keep-edited',
+    );
+
+    // Act + Assess: with edited ones included, both go as edited ones do
+    const all = { ...rules, includeEdited: true };
+    expect(decide(entry(1, a.id, 'created'), { updated: byB }, all).action).toBe('delete');
+    expect(decideUndo(description, { changed: byB }, all).action).toBe('restore');
   });
 });

@@ -88,6 +88,7 @@ describe('the order of deletes, the counts and the list', () => {
       items: 3,
       deleted: 1,
       keptEdited: 1,
+      keptLaterRun: 0,
       keptFound: 1,
       keptOtherRun: 0,
       gone: 0,

@@ -20,6 +20,7 @@
  */
 import * as z from 'zod';
 import { exactSchema } from '#domain/exact-schema.ts';
+import { type LaterRun, laterRunAt, laterRunReason } from './later-runs.ts';
 
 export const JOURNAL_KINDS = [
   'comment',
@@ -171,7 +172,14 @@ export function editValueOf(field: string, before: unknown): unknown {
   return o;
 }
 
-export type UndoAction = 'remove' | 'restore' | 'keep-edited' | 'keep-refused' | 'not-undone' | 'gone';
+export type UndoAction =
+  | 'remove'
+  | 'restore'
+  | 'keep-edited'
+  | 'keep-later-run'
+  | 'keep-refused'
+  | 'not-undone'
+  | 'gone';
 
 /** What a rollback does with one journalled write: the list's line under its item. */
 export interface UndoDecision {
@@ -202,6 +210,8 @@ export interface UndoRules {
   endedAt: string;
   /** Take back what somebody changed after the run too. */
   includeEdited?: boolean;
+  /** The project's later runs that wrote to Jira (later-runs.ts): a change made while one was at work is its. */
+  laterRuns?: readonly LaterRun[];
 }
 
 /** The list's name of a journalled write on its issue; `id` Jira's, when known. */
@@ -216,7 +226,10 @@ export function undoLabel(record: Pick<JournalRecord, 'key' | 'write'>, id?: str
     case 'attachment':
       return [`${key} attachment`, id ?? write.id, `"${write.name}"`].filter(Boolean).join(' ');
     case 'issueLink':
-      return `${key} link ${write.type} ${write.objectKey}`;
+      // On the link's object (its subject one the run created): named from its subject.
+      return key === write.objectKey && key !== write.subjectKey
+        ? `${key} link from ${write.subjectKey} ${write.type}`
+        : `${key} link ${write.type} ${write.objectKey}`;
     case 'remoteLink':
       return `${key} remote link ${write.globalId}`;
     case 'field':
@@ -226,7 +239,10 @@ export function undoLabel(record: Pick<JournalRecord, 'key' | 'write'>, id?: str
   }
 }
 
-const REASONS: Record<Exclude<UndoAction, 'remove' | 'restore' | 'keep-refused'>, string> = {
+const REASONS: Record<
+  Exclude<UndoAction, 'remove' | 'restore' | 'keep-refused' | 'keep-later-run'>,
+  string
+> = {
   'keep-edited': 'changed in Jira after the run: kept (take it back with includeEdited)',
   'not-undone': "a status move is not moved back: Jira's workflow decides the way, and its history stays",
   gone: 'no longer in Jira',
@@ -273,7 +289,7 @@ export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rul
   const { write } = record;
   const ref = journalRef(write);
   const id = now?.id ?? (write.kind === 'remoteLink' ? write.globalId : undefined);
-  const out = (action: UndoAction): UndoDecision => ({
+  const out = (action: UndoAction, reason?: string): UndoDecision => ({
     kind: write.kind,
     ref,
     label: undoLabel(record, now?.id),
@@ -281,7 +297,7 @@ export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rul
     action,
     ...(action === 'remove' || action === 'restore'
       ? {}
-      : { reason: REASONS[action as keyof typeof REASONS] }),
+      : { reason: reason ?? REASONS[action as keyof typeof REASONS] }),
   });
   // A status move listed while the issue is not in its status before the run (a move that never happened, or one
   // somebody made back since, leaves nothing to tell).
@@ -290,7 +306,10 @@ export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rul
       ? out('gone')
       : out('not-undone');
   if (write.kind !== 'field' && !now) return out('gone');
-  if (after(now?.changed, rules.endedAt) && !rules.includeEdited) return out('keep-edited');
+  if (now?.changed !== undefined && after(now.changed, rules.endedAt) && !rules.includeEdited) {
+    const later = laterRunAt(now.changed, rules.laterRuns);
+    return later ? out('keep-later-run', laterRunReason(later, 'take it back')) : out('keep-edited');
+  }
   return out(write.kind === 'field' ? 'restore' : 'remove');
 }
 
@@ -304,6 +323,11 @@ export function goneWithIssue(record: JournalRecord): UndoDecision {
     action: 'gone',
     reason: 'its issue is no longer in Jira',
   };
+}
+
+/** An issue link whose other end (`key`) this rollback deletes: it goes with that issue, nothing to take back. */
+export function goesWithIssue(d: UndoDecision, key: string): UndoDecision {
+  return { ...d, action: 'gone', reason: `goes with ${key}, which this rollback deletes` };
 }
 
 /** A write the rollback asked Jira to undo and Jira refused (no permission, a field off the edit screen): kept. */
@@ -328,7 +352,10 @@ export interface JournalSummary {
   removedAttachments: number;
   removedWorklogs: number;
   restoredFields: number;
-  /** Changed in Jira after the run, or Jira refused to take it back: kept, listed. */
+  /**
+   * Changed in Jira after the run (by a person, or while a later run was at work), or Jira refused to take it back:
+   * kept, listed.
+   */
   keptChanges: number;
   changesGone: number;
   /** Status moves the run made: never moved back, listed. */
@@ -358,7 +385,8 @@ const REMOVED: Record<Exclude<JournalKind, 'field' | 'status'>, keyof JournalSum
 export function tallyUndo(summary: JournalSummary, d: UndoDecision): void {
   if (d.action === 'remove' && d.kind !== 'field' && d.kind !== 'status') summary[REMOVED[d.kind]]++;
   else if (d.action === 'restore') summary.restoredFields++;
-  else if (d.action === 'keep-edited' || d.action === 'keep-refused') summary.keptChanges++;
+  else if (d.action === 'keep-edited' || d.action === 'keep-later-run' || d.action === 'keep-refused')
+    summary.keptChanges++;
   else if (d.action === 'gone') summary.changesGone++;
   else if (d.action === 'not-undone') summary.statusesNotUndone++;
 }

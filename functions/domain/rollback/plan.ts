@@ -3,9 +3,10 @@
  * issues, asks here, then acts). Only what the run made goes: an issue it created and nobody changed since the
  * run ended. An issue the run found stays, and what the run wrote to it is taken back (its write journal,
  * journal.ts: what it added removed, the fields it changed restored); one somebody edited in Jira after the run is
- * kept and listed, unless the admin asked to delete those too; an issue with a sub-task that stays cannot go
- * without it. The same answers in a preview (nothing written) and in the real rollback, so the preview is what
- * happens.
+ * kept and listed, unless the admin asked to delete those too, and so is one last changed while a later run of the
+ * project was at work or being rolled back (later-runs.ts), listed as that run's; an issue with a sub-task that
+ * stays cannot go without it. The same answers in a preview (nothing written) and in the real rollback, so the
+ * preview is what happens.
  */
 import * as z from 'zod';
 import { csvLine } from '#domain/csv.ts';
@@ -17,6 +18,7 @@ import {
   tallyUndo,
   type UndoDecision,
 } from './journal.ts';
+import { type LaterRun, laterRunAt, laterRunReason } from './later-runs.ts';
 import { emptyMadeSummary, type MadeDecision, type MadeSummary, madeLabel } from './made.ts';
 
 /** The run's record of one item (its id map entry). */
@@ -34,7 +36,13 @@ export interface IssueNow {
   updated: string;
 }
 
-export type RollbackAction = 'delete' | 'keep-edited' | 'keep-found' | 'keep-other-run' | 'gone';
+export type RollbackAction =
+  | 'delete'
+  | 'keep-edited'
+  | 'keep-later-run'
+  | 'keep-found'
+  | 'keep-other-run'
+  | 'gone';
 
 export interface RollbackDecision {
   sourceId: number;
@@ -55,16 +63,22 @@ export interface RollbackRules {
   endedAt: string;
   /** Delete issues edited after the run too (the admin said so after seeing them listed). */
   includeEdited?: boolean;
+  /** The project's later runs that wrote to Jira (rolled back before this one): a change they made is theirs. */
+  laterRuns?: readonly LaterRun[];
 }
 
-const REASONS: Record<Exclude<RollbackAction, 'delete'>, string> = {
+const REASONS: Record<Exclude<RollbackAction, 'delete' | 'keep-later-run'>, string> = {
   'keep-edited': 'edited in Jira after the run: kept (delete it with includeEdited)',
   'keep-found': 'found by the run, not created: kept, and what the run wrote to it taken back',
   'keep-other-run': 'created or found by another run: roll that run back',
   gone: 'no longer in Jira',
 };
 
-const decision = (item: RolledItem, action: RollbackAction, reason?: string): RollbackDecision => ({
+const decision = (
+  item: RolledItem,
+  action: Exclude<RollbackAction, 'keep-later-run'>,
+  reason?: string,
+): RollbackDecision => ({
   sourceId: item.sourceId,
   key: item.targetKey,
   action,
@@ -81,8 +95,15 @@ export function decide(
   if (item.origin === 'found') return decision(item, 'keep-found');
   if (!issue) return decision(item, 'gone');
   const edited = Date.parse(issue.updated) > Date.parse(rules.endedAt);
-  if (edited && !rules.includeEdited) return decision(item, 'keep-edited');
-  return decision(item, 'delete');
+  if (!edited || rules.includeEdited) return decision(item, 'delete');
+  const later = laterRunAt(issue.updated, rules.laterRuns);
+  if (!later) return decision(item, 'keep-edited');
+  return {
+    sourceId: item.sourceId,
+    key: item.targetKey,
+    action: 'keep-later-run',
+    reason: laterRunReason(later, 'delete it'),
+  };
 }
 
 /** An issue Jira would not delete because a sub-task of it stays: kept, with the sub-task named. */
@@ -98,6 +119,8 @@ export interface RollbackSummary extends JournalSummary, MadeSummary {
   items: number;
   deleted: number;
   keptEdited: number;
+  /** Changed after the run, last while a later run of the project was at work or being rolled back: kept. */
+  keptLaterRun: number;
   keptFound: number;
   keptOtherRun: number;
   gone: number;
@@ -114,6 +137,8 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
     items: z.number(),
     deleted: z.number(),
     keptEdited: z.number(),
+    // Absent from a pass told before a later run's changes were told apart from edits: counted as edited.
+    keptLaterRun: z.number().default(0),
     keptFound: z.number(),
     keptOtherRun: z.number(),
     gone: z.number(),
@@ -147,7 +172,7 @@ export function madeCountsText(r: MadeSummary, preview: boolean): string {
 }
 
 export function rollbackDoneLine(r: RollbackReport): string {
-  const kept = r.keptEdited + r.keptFound + r.keptOtherRun;
+  const kept = r.keptEdited + r.keptLaterRun + r.keptFound + r.keptOtherRun;
   const made = journalCountsText(r, r.preview) + madeCountsText(r, r.preview);
   return r.preview
     ? `Rollback preview done: ${r.deleted} of ${r.items} issues would be deleted, ${kept} kept, ${r.gone} gone already${made}`
@@ -160,6 +185,7 @@ export const emptyRollbackSummary = (): RollbackSummary => ({
   items: 0,
   deleted: 0,
   keptEdited: 0,
+  keptLaterRun: 0,
   keptFound: 0,
   keptOtherRun: 0,
   gone: 0,
@@ -168,6 +194,7 @@ export const emptyRollbackSummary = (): RollbackSummary => ({
 const FIELD: Record<RollbackAction, keyof RollbackSummary> = {
   delete: 'deleted',
   'keep-edited': 'keptEdited',
+  'keep-later-run': 'keptLaterRun',
   'keep-found': 'keptFound',
   'keep-other-run': 'keptOtherRun',
   gone: 'gone',
@@ -202,8 +229,8 @@ export const NOT_UNDONE = [
 /**
  * The rollback's list as CSV, a decision at a time (a 50,000-item run's list never sits in memory), each item's
  * line followed by one per write the run journalled on its issue (`MIG-5 comment 10023` for its key; `remove`,
- * `restore`, `keep-edited`, `keep-refused`, `not-undone` or `gone`), then a line per sprint, component and version
- * the run made (no source id; `sprint 12 "Sprint 3"` for its key).
+ * `restore`, `keep-edited`, `keep-later-run`, `keep-refused`, `not-undone` or `gone`), then a line per sprint,
+ * component and version the run made (no source id; `sprint 12 "Sprint 3"` for its key).
  */
 export async function* rollbackCsv(
   decisions: AsyncIterable<RollbackDecision>,

@@ -121,6 +121,7 @@ const countsOf = (s: RollbackSummary): RollbackSummary => ({
   items: s.items,
   deleted: s.deleted,
   keptEdited: s.keptEdited,
+  keptLaterRun: s.keptLaterRun,
   keptFound: s.keptFound,
   keptOtherRun: s.keptOtherRun,
   gone: s.gone,

@@ -19,12 +19,10 @@
  * shown is confirmed, not written. Each item gets phase 3 in its id map entry's `phasesDone` after its write (10 items
  * at a time, and the rest when the pass ends), so a resumed run neither redoes a recorded item nor writes twice
  * an item whose write was not yet recorded (the read finds it). A child the run did not create has its parent
- * before journalled first (#phase-kit/write-journal.ts), and a Relates link between two such issues, for a rollback
- * to take back.
+ * before journalled first (#phase-kit/write-journal.ts), and a Relates link with an end on such an issue, for a
+ * rollback to take back.
  */
-import { textToAdf } from '#domain/adf/index.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
-import { findText } from '#domain/rollback/journal.ts';
 import { PHASES } from '#domain/runs.ts';
 import {
   emptyOutcome,
@@ -315,16 +313,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         return out;
       }
       const comment = hierarchyNote(child, parent, why);
-      if (journal.covers(child) && journal.covers(parent))
-        await journal.intend(parent, PHASE, [
-          {
-            kind: 'issueLink',
-            type: plan.header.relatesType,
-            subjectKey: parent.targetKey,
-            objectKey: child.targetKey,
-          },
-          { kind: 'comment', find: findText(textToAdf(comment)), id: null },
-        ]);
+      await journal.issueLink(parent, child, PHASE, plan.header.relatesType, comment);
       await writeIssueLink(target, {
         type: plan.header.relatesType,
         subjectKey: parent.targetKey,

@@ -27,12 +27,10 @@
  * those can hold one of our globalIds before this phase writes; none are read in a run that created them all),
  * and a unit found present writes nothing. A dry run writes nothing, so it reads the remote links with its block.
  * A write to an issue the run did not create is journalled first (#phase-kit/write-journal.ts), for a rollback to
- * take back: a remote link on it, and an issue link (with its comment) between two such issues; a link to an issue
- * the run created goes with that issue.
+ * take back: a remote link on it, and an issue link with one end on it (with its comment, when it is the link's
+ * subject); a link between two issues the run created goes with them.
  */
-import { textToAdf } from '#domain/adf/index.ts';
 import { linkTypeFor, planIssueLinks, workItemIdFromUrl } from '#domain/mapping/index.ts';
-import { findText } from '#domain/rollback/journal.ts';
 import { PHASES } from '#domain/runs.ts';
 import {
   emptyOutcome,
@@ -467,14 +465,8 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
         return;
       }
       try {
-        // Between two issues the run did not create: journalled, its comment (which Jira adds to the subject) too.
-        if (journal.covers(from) && journal.covers(to))
-          await journal.intend(from, PHASES.links, [
-            { kind: 'issueLink', type: u.type, subjectKey: from.targetKey, objectKey: to.targetKey },
-            ...(u.comment
-              ? [{ kind: 'comment' as const, find: findText(textToAdf(u.comment)), id: null }]
-              : []),
-          ]);
+        // On an issue the run did not create: journalled, its comment (which Jira adds to the subject) too.
+        await journal.issueLink(from, to, PHASES.links, u.type, u.comment);
         await writeIssueLink(target, {
           type: u.type,
           subjectKey: from.targetKey,

@@ -13,6 +13,7 @@ import {
   type FieldValue,
   fieldChangedAt,
   finds,
+  goesWithIssue,
   goneWithIssue,
   JOURNAL_KINDS,
   type JournalRecord,
@@ -130,12 +131,16 @@ async function readNow(
     id: string;
     type?: { name?: string };
     outwardIssue?: { key?: string };
+    inwardIssue?: { key?: string };
   }[];
   for (const r of of('issueLink')) {
     if (r.write.kind !== 'issueLink') continue;
-    const { type, objectKey } = r.write;
+    const { type, subjectKey, objectKey } = r.write;
+    // On its subject the link shows its object as the outward issue; on its object, its subject as the inward one.
     const link = links.find(
-      (l) => l.type?.name?.toLowerCase() === type.toLowerCase() && l.outwardIssue?.key === objectKey,
+      (l) =>
+        l.type?.name?.toLowerCase() === type.toLowerCase() &&
+        (key === subjectKey ? l.outwardIssue?.key === objectKey : l.inwardIssue?.key === subjectKey),
     );
     if (link) now.set(journalRef(r.write), { id: String(link.id) });
   }
@@ -194,11 +199,22 @@ export async function planUndo(
   ctx: PhaseContext,
   item: { sourceId: number; targetKey: string },
   rules: UndoRules,
+  deletedToo: (key: string) => Promise<boolean>,
 ): Promise<UndoDecision[]> {
   const records = ordered(await ctx.deps.store.writeJournal.ofItem(journalOf(ctx), item.sourceId));
   if (records.length === 0) return [];
   const now = await readNow(ctx, item.targetKey, records);
-  return records.map((r) => (now ? decideUndo(r, now.get(journalRef(r.write)), rules) : goneWithIssue(r)));
+  if (!now) return records.map(goneWithIssue);
+  return Promise.all(
+    records.map(async (r) => {
+      const d = decideUndo(r, now.get(journalRef(r.write)), rules);
+      // A link to an issue this rollback deletes goes with it: nothing to take back here.
+      const { write } = r;
+      if (d.action !== 'remove' || write.kind !== 'issueLink') return d;
+      const other = write.subjectKey === item.targetKey ? write.objectKey : write.subjectKey;
+      return (await deletedToo(other)) ? goesWithIssue(d, other) : d;
+    }),
+  );
 }
 
 /** Takes one write back as decided; `gone` when Jira no longer had it. */

@@ -3,7 +3,8 @@
  * project is as before the run and a later run creates them again; on the issues it did not create (found, or an
  * earlier run's), what it wrote taken back from its write journal (rollback-undo.ts: what it added removed, the
  * fields it changed restored). What stays and why is the domain's answer (#domain/rollback): an issue the run
- * found, one edited after the run (unless the admin includes those), one with a sub-task that stays, another
+ * found, one edited after the run (unless the admin includes those; one last changed while a later run of the
+ * project was at work or being rolled back is listed as that run's), one with a sub-task that stays, another
  * run's; on an issue it did not create, a write changed in Jira after the run, and a status move.
  *
  * Two passes of the one phase shape (the runner's pool, checkpoints and pacing, DELETE's lane among them), its
@@ -23,6 +24,7 @@
 
 import { sourceIdFromLabel } from '#domain/mapping/index.ts';
 import { emptyJournalSummary, journalCountsText, tallyUndo } from '#domain/rollback/journal.ts';
+import type { LaterRun } from '#domain/rollback/later-runs.ts';
 import {
   decideMade,
   type MadeDecision,
@@ -40,6 +42,7 @@ import {
   rollbackCsv,
   tallyRollback,
 } from '#domain/rollback/plan.ts';
+import { madeIssues } from '#domain/rollback/request.ts';
 import { CHUNK_SIZE } from '#domain/runs.ts';
 import type { PhaseContext, PhaseModule, UnitOutcome } from '#phase-kit/context.ts';
 import { emptyOutcome } from '#phase-kit/context.ts';
@@ -130,6 +133,23 @@ async function readIssue(ctx: PhaseContext, key: string): Promise<ReadIssue | un
 /** How a decision names a thing the issue is in: `sprint 12`. */
 const holdsKey = (kind: MadeInJira['kind'], id: unknown) => `${kind} ${String(id)}`;
 
+/**
+ * The project's runs after this one that wrote to Jira, each from its start to its last write: its last checkpoint
+ * (`updatedAt`; rolled back before this one, the checkpoint after its rollback's last block, whose writes come
+ * before it). A change one of them made on this run's issues is told apart from a person's edit.
+ */
+async function laterRunsOf(ctx: PhaseContext): Promise<LaterRun[]> {
+  const { deps, run } = ctx;
+  const runs = await deps.store.runs.listByProject(run.tenantId, run.projectId);
+  return runs
+    .filter((r) => r.id !== run.id && r.createdAt > run.createdAt && madeIssues(r))
+    .map((r) => ({
+      id: r.id,
+      from: r.startedAt ?? r.createdAt,
+      to: r.updatedAt ?? r.finishedAt ?? nowIso(),
+    }));
+}
+
 /** The preview's decisions for one block: read the block's issues (reads only), decide each item. */
 async function planBlock(
   ctx: PhaseContext,
@@ -142,6 +162,7 @@ async function planBlock(
     runId: run.id,
     endedAt: run.finishedAt ?? run.updatedAt ?? nowIso(),
     ...(options.includeEdited ? { includeEdited: true } : {}),
+    laterRuns: await laterRunsOf(ctx),
   };
   const present = ids.flatMap((id) => entries.get(id) ?? []);
   const read = await inPool(present, ITEM_CONCURRENCY, (e) =>
@@ -152,7 +173,7 @@ async function planBlock(
     const d = decide(e, issue, rules);
     // An issue the run did not create stays: what the run wrote to it is what there is to take back.
     if (journalled(run, e)) {
-      const changes = await planUndo(ctx, e, rules);
+      const changes = await planUndo(ctx, e, rules, (key) => rolledBackToo(ctx, key, rules));
       return changes.length ? { ...d, changes } : d;
     }
     // Jira deletes no issue while it has a sub-task, and the rollback never takes one along: a sub-task the

@@ -325,7 +325,8 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
     return reply.code(204).send();
   });
 
-  const moveToEpic = (issues: IssueRec[], epic: IssueRec | null, reply: FastifyReply) => {
+  // A move under an epic (or out of one) is a parent change: in the issue's changelog, by the account that made it.
+  const moveToEpic = (issues: IssueRec[], epic: IssueRec | null, author: string, reply: FastifyReply) => {
     const wrong = issues.find((i) => store.issueTypeOf(i).hierarchyLevel !== 0);
     if (wrong) {
       return sendError(reply, 400, [
@@ -333,7 +334,9 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
       ]);
     }
     for (const issue of issues) {
+      const before = trackedFields(store, issue);
       store.setParent(issue, epic?.id ?? null);
+      recordChanges(store, issue, before, author);
       store.touch(issue);
     }
     return reply.code(204).send();
@@ -342,7 +345,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
   app.post('/rest/agile/1.0/epic/none/issue', async (req, reply) => {
     const issues = issuesOf(store, reply, req.body);
     if (!issues) return reply;
-    return moveToEpic(issues, null, reply);
+    return moveToEpic(issues, null, currentAccount(req).accountId, reply);
   });
 
   app.post<{ Params: { epicIdOrKey: string } }>(
@@ -356,7 +359,7 @@ export function registerAgileRoutes(app: FastifyInstance, store: JiraStore): voi
       }
       const issues = issuesOf(store, reply, req.body);
       if (!issues) return reply;
-      return moveToEpic(issues, epic, reply);
+      return moveToEpic(issues, epic, currentAccount(req).accountId, reply);
     },
   );
 }

@@ -7,9 +7,14 @@
  * What is in it: the history the JSON importer brought (importer.ts), then one entry per REST write that changed
  * a tracked field (`recordChanges`): edits (`PUT /issue`), transitions, sprint moves, by the account that made
  * them, at the time they were made. Tracked: status, resolution, summary, description (as its plain text),
- * priority, issue type, assignee, reporter, labels, components, due date, estimates, Sprint and the site's other
- * custom fields. Not recorded: parents, links, attachments, worklogs and comments (Jira records some of these
+ * priority, issue type, the parent, assignee, reporter, labels, components, due date, estimates, Sprint and the
+ * site's other custom fields. Not recorded: links, attachments, worklogs and comments (Jira records some of these
  * too; the sandbox does not).
+ *
+ * A parent change is written as Jira Cloud writes it since the Epic Link and Parent Link fields gave way to the one
+ * `parent` (Atlassian's deprecation notice for re-parenting changelogs, 2021): on the child, one item
+ * `{"field": "IssueParentAssociation", "fieldtype": "jira", "from": <parent id>, "fromString": <parent key>, "to":
+ * ..., "toString": ...}` with no `fieldId` (Atlassian: consumers should not use `fieldId` for these items).
  */
 import type { FastifyInstance } from 'fastify';
 import { adfText } from './adf.ts';
@@ -42,6 +47,7 @@ export function trackedFields(store: JiraStore, issue: IssueRec): Tracked[] {
   const status = store.statusOf(issue);
   const type = store.issueTypeOf(issue);
   const priority = store.priorities.find((p) => p.id === issue.priorityId);
+  const parent = issue.parentId === null ? undefined : store.issues.get(issue.parentId);
   const components = issue.componentIds.flatMap((id) => store.components.get(id) ?? []);
   const t = issue.timetracking;
   const seconds = (n: number | undefined) => (n === undefined ? null : String(n));
@@ -58,6 +64,13 @@ export function trackedFields(store: JiraStore, issue: IssueRec): Tracked[] {
     jira('description', 'description', null, description || null),
     jira('priority', 'priority', issue.priorityId, priority?.name ?? null),
     jira('issuetype', 'issuetype', type.id, type.name),
+    // Jira Cloud's re-parenting item: the parent's id and key, and no fieldId.
+    {
+      field: 'IssueParentAssociation',
+      fieldtype: 'jira',
+      value: issue.parentId === null ? null : String(issue.parentId),
+      text: parent?.key ?? null,
+    },
     jira('assignee', 'assignee', issue.assigneeId, user(issue.assigneeId)),
     jira('reporter', 'reporter', issue.reporterId, user(issue.reporterId)),
     jira('labels', 'labels', null, issue.labels.length > 0 ? issue.labels.join(' ') : null),

@@ -16,6 +16,7 @@ import { type RollbackCounts, rollbackKeys, rollbackQuery, startRollback } from 
 const ROWS: [keyof RollbackCounts, string][] = [
   ['deleted', 'Deleted from Jira'],
   ['keptEdited', 'Kept: edited after the run, or with a sub-task that stays'],
+  ['keptLaterRun', 'Kept: changed after the run while a later run of the project was at work'],
   ['keptFound', 'Kept: found by the run, not created'],
   ['keptOtherRun', "Kept: another run's"],
   ['gone', 'Gone from Jira already'],
@@ -25,7 +26,10 @@ const ROWS: [keyof RollbackCounts, string][] = [
   ['removedAttachments', 'Issues the run did not create: files it added, removed'],
   ['removedWorklogs', 'Issues the run did not create: worklogs it added, removed'],
   ['restoredFields', 'Issues the run did not create: fields it changed, restored'],
-  ['keptChanges', 'Issues the run did not create: kept (changed after the run, or refused by Jira)'],
+  [
+    'keptChanges',
+    'Issues the run did not create: kept (changed after the run, by a person or a later run, or refused by Jira)',
+  ],
   ['changesGone', 'Issues the run did not create: gone already'],
   ['statusesNotUndone', 'Issues the run did not create: status moves, not moved back'],
   ['removedSprints', 'Sprints the run made, removed (empty)'],
