@@ -2,7 +2,10 @@
  * The phases' side of the write journal (#domain/rollback/journal.ts): before a phase writes to an issue the run
  * did not create (found by its label, or an earlier run's), it journals the write here, an intent settled with
  * Jira's id once Jira answers; before it changes a field there, the field's value. A dry run journals nothing (it
- * writes nothing), nor does a write to an issue the run created: its delete takes everything along.
+ * writes nothing), nor does a write to an issue the run created: its delete takes everything along. A write Jira
+ * refused (writeRefused: it answered a 4xx, so nothing was written) forgets its records (`attempt`, `forget`): a
+ * rollback lists no change the run never made. A write whose answer never came (a timeout, a reset, a 5xx) keeps
+ * them: it may have happened.
  */
 import { textToAdf } from '#domain/adf/index.ts';
 import type { FieldValue, JournalledWrite, JournalRecord } from '#domain/rollback/journal.ts';
@@ -11,12 +14,24 @@ import type { Run } from '#domain/runs.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { JournalOf } from '#store/write-journal.ts';
+import { TrackerHttpError } from '#trackers/tracker-errors.ts';
 import type { PhaseContext } from './context.ts';
 import { runArtifactKey } from './toolkit.ts';
 
 /** Whether the run's writes to this issue are journalled: one it did not create (found, or another run's). */
 export const journalled = (run: Pick<Run, 'id'>, entry: Pick<IdMapEntry, 'origin' | 'runId'>) =>
   entry.origin === 'found' || entry.runId !== run.id;
+
+/**
+ * Whether Jira refused a write: it answered a 4xx, so the write did not happen. Not a 429 (the HTTP layer sends
+ * it again), nor a 5xx or an answer that never came: after those the write may be there.
+ */
+export const writeRefused = (err: unknown): err is TrackerHttpError =>
+  err instanceof TrackerHttpError &&
+  err.tracker === 'target' &&
+  err.status >= 400 &&
+  err.status < 500 &&
+  err.status !== 429;
 
 type Issue = Pick<IdMapEntry, 'sourceId' | 'targetKey' | 'origin' | 'runId'>;
 
@@ -38,7 +53,11 @@ export class WriteJournal {
     return !this.ctx.run.options.dryRun && journalled(this.ctx.run, entry);
   }
 
-  /** Journals writes about to be made to the entry's issue; answers their records (none when it is not covered). */
+  /**
+   * Journals writes about to be made to the entry's issue; answers the records written (none when it is not
+   * covered; a field's or status's that an earlier record of it holds already is not written, so never forgotten
+   * by this write's refusal).
+   */
   async intend(entry: Issue, phase: number, writes: JournalledWrite[]): Promise<JournalRecord[]> {
     if (!this.covers(entry) || writes.length === 0) return [];
     const at = nowIso();
@@ -49,8 +68,20 @@ export class WriteJournal {
       at,
       write,
     }));
-    await this.ctx.deps.store.writeJournal.put(this.of, records);
-    return records;
+    return this.ctx.deps.store.writeJournal.put(this.of, records);
+  }
+
+  /**
+   * Makes the write `records` journalled (`write`, whose one write to Jira is its last request): when Jira refused
+   * it (writeRefused) the records are forgotten before its error is thrown on; any other error keeps them.
+   */
+  async attempt<T>(records: JournalRecord[], write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (writeRefused(err)) await this.forget(records);
+      throw err;
+    }
   }
 
   /** The records again with Jira's ids (`idOf`; a record it answers nothing for stays an intent). */
@@ -76,10 +107,10 @@ export class WriteJournal {
     phase: number,
     type: string,
     comment?: string,
-  ): Promise<void> {
+  ): Promise<JournalRecord[]> {
     const on = this.covers(subject) ? subject : this.covers(object) ? object : undefined;
-    if (!on) return;
-    await this.intend(on, phase, [
+    if (!on) return [];
+    return this.intend(on, phase, [
       { kind: 'issueLink', type, subjectKey: subject.targetKey, objectKey: object.targetKey },
       ...(comment !== undefined && on === subject
         ? [{ kind: 'comment' as const, find: findText(textToAdf(comment)), id: null }]
@@ -87,7 +118,10 @@ export class WriteJournal {
     ]);
   }
 
-  /** Forgets records of writes Jira refused (answered, writing nothing): there is nothing of them to take back. */
+  /**
+   * Forgets records of writes that did not happen (Jira refused them, or they were never sent): there is nothing
+   * of them to take back.
+   */
   async forget(records: JournalRecord[]): Promise<void> {
     if (records.length) await this.ctx.deps.store.writeJournal.forget(this.of, records);
   }
@@ -102,10 +136,15 @@ export class WriteJournal {
   /**
    * Journals the fields' values before the phase changes them (`values` as Jira answered them). The first record
    * of a field is the one kept: a later write of it (a resumed pass, another phase) keeps the value before the
-   * run. A value too large for a record is kept as a run artifact of its own, which the record names.
+   * run. A value too large for a record is kept as a run artifact of its own, which the record names. Answers the
+   * records written (intend).
    */
-  async fieldsBefore(entry: Issue, phase: number, values: Record<string, FieldValue>): Promise<void> {
-    if (!this.covers(entry)) return;
+  async fieldsBefore(
+    entry: Issue,
+    phase: number,
+    values: Record<string, FieldValue>,
+  ): Promise<JournalRecord[]> {
+    if (!this.covers(entry)) return [];
     const { deps, run } = this.ctx;
     const at = Date.now();
     const writes = await Promise.all(
@@ -118,14 +157,14 @@ export class WriteJournal {
         return { kind: 'field', field, before: null, beforeFile };
       }),
     );
-    await this.intend(entry, phase, writes);
+    return this.intend(entry, phase, writes);
   }
 
   /** Reads the fields from the entry's issue and journals their values before a change (fieldsBefore). */
-  async readFieldsBefore(entry: Issue, phase: number, fields: string[]): Promise<void> {
-    if (!this.covers(entry) || fields.length === 0) return;
+  async readFieldsBefore(entry: Issue, phase: number, fields: string[]): Promise<JournalRecord[]> {
+    if (!this.covers(entry) || fields.length === 0) return [];
     const issue = await this.ctx.deps.target.getIssue(entry.targetKey, fields);
     const values = Object.fromEntries(fields.map((f) => [f, (issue.fields?.[f] ?? null) as FieldValue]));
-    await this.fieldsBefore(entry, phase, values);
+    return this.fieldsBefore(entry, phase, values);
   }
 }

@@ -53,8 +53,9 @@ export async function postWorklog(
 /**
  * Posts a worklog to the item's issue (`post`), journalled first when the run did not create the issue
  * (#phase-kit/write-journal.ts), by the marker its comment carries (`find`), and settled with its id after: a
- * rollback of the run removes it. A post Jira refused (it answered a 4xx: nothing was written) forgets its intent,
- * so the rollback's list names no worklog the run never added; one whose answer never came keeps it.
+ * rollback of the run removes it. A post Jira refused (it answered a 4xx: nothing was written) forgets its intent
+ * (WriteJournal.attempt), so the rollback's list names no worklog the run never added; one whose answer never
+ * came keeps it.
  */
 export async function postJournalled(
   ctx: PhaseContext,
@@ -66,13 +67,7 @@ export async function postJournalled(
   const records = await journal.intend(item.entry, ctx.run.cursor.phase, [
     { kind: 'worklog', find, id: null },
   ]);
-  let id: string;
-  try {
-    ({ id } = await post());
-  } catch (err) {
-    if (refusalOf(err) !== undefined) await journal.forget(records);
-    throw err;
-  }
+  const { id } = await journal.attempt(records, post);
   await journal.settle(records, () => id);
 }
 

@@ -34,24 +34,27 @@ export class WriteJournalRepository {
   /**
    * Writes the records: an intent, or one settled with Jira's id (it replaces the intent). A field's and a status's
    * record is written only where the item has none for it yet: the first one holds the value before the run.
+   * Answers the records written, in their order (a field's or status's that lost to an earlier one left out).
    */
-  async put(of: JournalOf, records: JournalRecord[]): Promise<void> {
+  async put(of: JournalOf, records: JournalRecord[]): Promise<JournalRecord[]> {
     const item = (r: JournalRecord) => ({ ...this.keyOf(of, r), ...JOURNAL_RECORD.tag, ...r });
-    const first = records.filter((r) => firstRecordWins(r.write));
-    await Promise.all(
-      first.map((r) =>
-        conditionHeld(
-          this.table.db.send(
-            new PutCommand({
-              TableName: this.table.name,
-              Item: item(r),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            }),
-          ),
-        ),
+    const held = await Promise.all(
+      records.map((r) =>
+        firstRecordWins(r.write)
+          ? conditionHeld(
+              this.table.db.send(
+                new PutCommand({
+                  TableName: this.table.name,
+                  Item: item(r),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                }),
+              ),
+            )
+          : true,
       ),
     );
     await putItems(this.table, records.filter((r) => !firstRecordWins(r.write)).map(item));
+    return records.filter((_, i) => held[i]);
   }
 
   /** The item's records of the run, in no particular order. */

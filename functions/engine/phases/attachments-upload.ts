@@ -9,6 +9,7 @@
  */
 import { limitBytes, ResponseTooLarge } from '#outbound/fetch.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
+import { writeRefused } from '#phase-kit/write-journal.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError, TrackerUnreachableError } from '#trackers/http.ts';
 import { MAX_FILES_PER_UPLOAD } from '#trackers/jira/client.ts';
@@ -41,8 +42,11 @@ export interface Upload {
   source: { url: string } | { html: string };
 }
 
-/** What came of a file: its attachment on the issue, or why it is not there. */
-export type Outcome = JiraAttachment | { problem: string };
+/**
+ * What came of a file: its attachment on the issue, or why it is not there; `unsent` when it is sure not to be
+ * (Jira refused it with a 4xx, or it was never sent), so its journal record is forgotten.
+ */
+export type Outcome = JiraAttachment | { problem: string; unsent?: true };
 
 /** What the run reports when Jira refuses a file: the limit by name, anything else by status. */
 export function uploadProblem(label: string, err: TrackerHttpError, size?: number): string {
@@ -52,8 +56,9 @@ export function uploadProblem(label: string, err: TrackerHttpError, size?: numbe
     : `${what}: Jira answered ${err.status}`;
 }
 
-const overLimit = (file: Upload, limit: number) => ({
+const overLimit = (file: Upload, limit: number, unsent?: true) => ({
   problem: `${file.label} is over the target's upload limit of ${limit} bytes`,
+  ...(unsent ? { unsent } : {}),
 });
 
 /**
@@ -131,7 +136,7 @@ async function sendTogether(
   return files.map((file, i) => {
     const attachment = answers[i];
     if (attachment) return { ...attachment, size: Number(attachment.size) };
-    return declaredOver.has(file) ? overLimit(file, maxBytes) : undefined;
+    return declaredOver.has(file) ? overLimit(file, maxBytes, true) : undefined;
   });
 }
 
@@ -238,7 +243,11 @@ const noAnswer = (file: Upload) => ({ problem: `${file.label}: Jira answered no 
 function oneOutcome(file: Upload, trouble: Map<Upload, unknown>, err: unknown): Outcome {
   const cause = trouble.get(file) ?? err;
   if (cause instanceof ResponseTooLarge) return overLimit(file, cause.limit);
-  if (cause instanceof TrackerHttpError) return { problem: uploadProblem(file.label, cause, file.size) };
+  if (cause instanceof TrackerHttpError)
+    return {
+      problem: uploadProblem(file.label, cause, file.size),
+      ...(writeRefused(cause) ? { unsent: true as const } : {}),
+    };
   throw cause;
 }
 

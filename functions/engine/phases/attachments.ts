@@ -231,6 +231,13 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
     const outcome = sent[records.indexOf(r)];
     return outcome && !('problem' in outcome) ? String(outcome.id) : undefined;
   });
+  // Refused with a 4xx, or never sent: not on the issue, nothing to take back.
+  await journal.forget(
+    records.filter((_, i) => {
+      const outcome = sent[i];
+      return outcome !== undefined && 'problem' in outcome && outcome.unsent === true;
+    }),
+  );
   let uploaded = 0;
   for (const outcome of outcomes.values()) {
     if ('problem' in outcome) problems.push(outcome.problem);
@@ -401,8 +408,10 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const has = (name: string, size?: number) => copyOf(existing, name, size);
     // On an issue the run did not create, the description before the final one is journalled first.
     const writeDescription = async (shown: ShownImage[]) => {
-      await journal.readFieldsBefore(entry, PHASES.attachments, ['description']);
-      return writeFinalDescription(ctx, { key: entry.targetKey, item, draft, outcome }, shown);
+      const before = await journal.readFieldsBefore(entry, PHASES.attachments, ['description']);
+      return journal.attempt(before, () =>
+        writeFinalDescription(ctx, { key: entry.targetKey, item, draft, outcome }, shown),
+      );
     };
     // A description that shows no image this unit uploads is written now, beside the upload (the two writes to the
     // issue go side by side; the HTTP layer still paces the issue's writes and holds them after a per-issue 429).

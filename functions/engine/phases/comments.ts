@@ -45,7 +45,7 @@ import {
   unitResult,
   withinItemBudget,
 } from '#phase-kit/toolkit.ts';
-import { WriteJournal } from '#phase-kit/write-journal.ts';
+import { WriteJournal, writeRefused } from '#phase-kit/write-journal.ts';
 import { nowIso } from '#platform/clock.ts';
 import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
@@ -115,10 +115,12 @@ async function attachFullComment(
     const records = await journal.intend(entry, PHASES.comments, [
       { kind: 'attachment', name: full.fileName, id: null, had: [] },
     ]);
-    const [attached] = await jira.attach(entry.targetKey, full.fileName, async () => ({
-      stream: Readable.from([Buffer.from(full.html, 'utf8')]),
-      contentType: 'text/html',
-    }));
+    const [attached] = await journal.attempt(records, () =>
+      jira.attach(entry.targetKey, full.fileName, async () => ({
+        stream: Readable.from([Buffer.from(full.html, 'utf8')]),
+        contentType: 'text/html',
+      })),
+    );
     await journal.settle(records, () => (attached ? String(attached.id) : undefined));
     present.add(full.fileName);
     return undefined;
@@ -402,18 +404,24 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         names ??= attachedNames(target, entry.targetKey);
         return names;
       };
-      // Journalled before the first post (an issue the run did not create), settled with their ids after the last.
+      // Journalled before the first post (an issue the run did not create), settled with their ids after the last;
+      // those not posted for sure (refused with a 4xx, or never sent: the part stopped before them) are forgotten.
+      const unsent = new Set(todo.map(({ c }) => markerText(c.id)));
       const records = await journal.intend(
         entry,
         PHASES.comments,
         todo.map(({ c }) => ({ kind: 'comment' as const, find: markerText(c.id), id: null })),
       );
-      const settle = () =>
-        journal.settle(records, ({ write }) =>
+      const settle = async () => {
+        await journal.settle(records, ({ write }) =>
           write.kind === 'comment'
             ? posted.get(todo.find(({ c }) => markerText(c.id) === write.find)?.c.id ?? -1)
             : undefined,
         );
+        await journal.forget(
+          records.filter(({ write }) => write.kind === 'comment' && unsent.has(write.find)),
+        );
+      };
       try {
         for (const { c } of todo) {
           if (stopped()) throw new ChunkAbandoned(`${label}: stopped after ${done} comments`);
@@ -432,17 +440,28 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
           warnings.push(...converted.warnings.map((w) => w.message));
           if (converted.fellBackToText)
             warnings.push(`comment ${c.id} kept as plain text (${converted.fellBackToText})`);
+          const post = async () => {
+            try {
+              return await target.addComment(entry.targetKey, converted.doc, { urgent });
+            } catch (err) {
+              // Refused as converted (a limit the validator does not know): once more as its text. Only a 4xx
+              // is sure to have written nothing; after a 5xx the comment may be there (the marker tells, later).
+              const reason = refusalOf(err);
+              const refused = err instanceof TrackerHttpError && err.status >= 400 && err.status < 500;
+              if (reason === undefined || !refused || converted.fellBackToText) throw err;
+              const plain = await target.addComment(entry.targetKey, converted.plain(), { urgent });
+              warnings.push(`comment ${c.id} kept as plain text (${reason})`);
+              return plain;
+            }
+          };
           let comment: { id: string };
+          unsent.delete(markerText(c.id));
           try {
-            comment = await target.addComment(entry.targetKey, converted.doc, { urgent });
+            comment = await post();
           } catch (err) {
-            // Refused as converted (a limit the validator does not know): once more as its text. Only a 4xx
-            // is sure to have written nothing; after a 5xx the comment may be there (the marker tells, later).
-            const reason = refusalOf(err);
-            const refused = err instanceof TrackerHttpError && err.status >= 400 && err.status < 500;
-            if (reason === undefined || !refused || converted.fellBackToText) throw err;
-            comment = await target.addComment(entry.targetKey, converted.plain(), { urgent });
-            warnings.push(`comment ${c.id} kept as plain text (${reason})`);
+            // Its last try refused: not in Jira.
+            if (writeRefused(err)) unsent.add(markerText(c.id));
+            throw err;
           }
           posted.set(c.id, String(comment.id));
           done++;

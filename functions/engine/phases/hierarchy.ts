@@ -289,7 +289,7 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         `Jira cannot place a ${jiraType(child.sourceType)} under a ${jiraType(parent.sourceType)}` +
         ' (its hierarchy is Epic > standard issue > sub-task).';
       if (fits) {
-        await journal.fieldsBefore(child, PHASE, {
+        const before = await journal.fieldsBefore(child, PHASE, {
           parent: state.parentKey ? { key: state.parentKey } : null,
         });
         const refused = await setParent(target, child, parent, levelOf(preflight, parent.sourceType) === 1);
@@ -299,6 +299,8 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
           await record(child);
           return out;
         }
+        // Both ways refused: the parent is as it was, nothing of it to take back.
+        await journal.forget(before);
         why = `Jira refused it as the parent (${refused}).`;
         // After a refusal, the link may already be there from an attempt interrupted after it was written.
         if (plan.header.relatesType && hasIssueLink(state, plan.header.relatesType, parent.targetKey, true)) {
@@ -312,14 +314,17 @@ export async function openHierarchy(ctx: PhaseContext): Promise<UnitWorker> {
         fail(out, child.sourceId, `${pair}: ${why} Jira has no Relates link type to keep it.`);
         return out;
       }
+      const relatesType = plan.header.relatesType;
       const comment = hierarchyNote(child, parent, why);
-      await journal.issueLink(parent, child, PHASE, plan.header.relatesType, comment);
-      await writeIssueLink(target, {
-        type: plan.header.relatesType,
-        subjectKey: parent.targetKey,
-        objectKey: child.targetKey,
-        comment,
-      });
+      const records = await journal.issueLink(parent, child, PHASE, relatesType, comment);
+      await journal.attempt(records, () =>
+        writeIssueLink(target, {
+          type: relatesType,
+          subjectKey: parent.targetKey,
+          objectKey: child.targetKey,
+          comment,
+        }),
+      );
       out.success++;
       out.log.push(`${pair}: kept as a Relates link`);
       await record(child);

@@ -465,14 +465,17 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
         return;
       }
       try {
-        // On an issue the run did not create: journalled, its comment (which Jira adds to the subject) too.
-        await journal.issueLink(from, to, PHASES.links, u.type, u.comment);
-        await writeIssueLink(target, {
-          type: u.type,
-          subjectKey: from.targetKey,
-          objectKey: to.targetKey,
-          ...(u.comment ? { comment: u.comment } : {}),
-        });
+        // On an issue the run did not create: journalled, its comment (which Jira adds to the subject) too;
+        // forgotten when Jira refuses the link.
+        const records = await journal.issueLink(from, to, PHASES.links, u.type, u.comment);
+        await journal.attempt(records, () =>
+          writeIssueLink(target, {
+            type: u.type,
+            subjectKey: from.targetKey,
+            objectKey: to.targetKey,
+            ...(u.comment ? { comment: u.comment } : {}),
+          }),
+        );
         done(out, u, `${what}: linked`, false);
       } catch (err) {
         const reason = refusalOf(err);
@@ -502,12 +505,10 @@ export async function openLinks(ctx: PhaseContext): Promise<UnitWorker> {
       return;
     }
     try {
-      await journal.intend(on, PHASES.links, [{ kind: 'remoteLink', globalId: u.globalId }]);
-      const answer = await target.addRemoteLink(on.targetKey, {
-        url: u.url,
-        title: u.title,
-        globalId: u.globalId,
-      });
+      const records = await journal.intend(on, PHASES.links, [{ kind: 'remoteLink', globalId: u.globalId }]);
+      const answer = await journal.attempt(records, () =>
+        target.addRemoteLink(on.targetKey, { url: u.url, title: u.title, globalId: u.globalId }),
+      );
       if (answer === 'updated') done(out, u, `${what}: confirmed after an interruption`, true);
       else done(out, u, `${what}: remote link added`, false);
     } catch (err) {

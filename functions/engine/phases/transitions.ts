@@ -15,6 +15,7 @@
  *   not move it back (Jira's workflow decides the way, and its history stays), but lists it.
  */
 import { mapStates, type StateMapping } from '#domain/mapping/index.ts';
+import type { JournalRecord } from '#domain/rollback/journal.ts';
 import { PHASES } from '#domain/runs.ts';
 import type { PhaseContext, PhaseModule, UnitWorker } from '#phase-kit/context.ts';
 import {
@@ -134,13 +135,20 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
     }
     // A dry run's new issue: its workflow can only be learnt on an issue, so the target status is the answer.
     if (!entry) return { kind: 'success', line: `${label} ${state}: would move to "${wanted.status.name}"` };
+    const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
+    // The move's record, and the status it is from: forgotten when the issue never left it.
+    let intent = { records: [] as JournalRecord[], from: '' };
     try {
       const issue = await target.getIssue(entry.targetKey, ['status', 'issuetype']);
       const from = String((issue.fields?.status as { name?: string } | undefined)?.name ?? '');
       const issueType = String((issue.fields?.issuetype as { name?: string } | undefined)?.name ?? '');
-      const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
       if (!same(from, wanted.status.name))
-        await journal.intend(entry, PHASES.transitions, [{ kind: 'status', from, to: wanted.status.name }]);
+        intent = {
+          records: await journal.intend(entry, PHASES.transitions, [
+            { kind: 'status', from, to: wanted.status.name },
+          ]),
+          from,
+        };
       const moved = await moveIssue(target, graphs, {
         issueKey: entry.targetKey,
         issueType,
@@ -171,6 +179,8 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
       if (reason === undefined) throw err;
       // Where it stopped, for the report (best effort: the issue may be what Jira refused).
       const at = await currentStatus(target, entry.targetKey).catch(() => undefined);
+      // Refused before any move (the issue still in its status before): no move to list.
+      if (at !== undefined && same(at, intent.from)) await journal.forget(intent.records);
       return {
         kind: 'failure',
         reason,

@@ -94,8 +94,8 @@ export async function updateKnownItems(
     if (m.type !== entry.sourceType)
       notes.push(`type changed in Azure DevOps from ${entry.sourceType} to ${m.type}: Jira keeps its type`);
     try {
-      await journal.readFieldsBefore(entry, PHASES.create, Object.keys(fields));
-      await deps.target.editIssue(entry.targetKey, { fields });
+      const before = await journal.readFieldsBefore(entry, PHASES.create, Object.keys(fields));
+      await journal.attempt(before, () => deps.target.editIssue(entry.targetKey, { fields }));
     } catch (err) {
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
