@@ -27,7 +27,13 @@ interface XrayStepJson {
 let h: EngineHarness;
 /** The run that found its test cases and had a step refused (below), for its rollback. */
 let refusedRun:
-  | { runId: string; before: Record<string, StepInput[]>; added: number; refusedKey: string }
+  | {
+      runId: string;
+      before: Record<string, StepInput[]>;
+      added: number;
+      refusedKey: string;
+      addedKey: string;
+    }
   | undefined;
 
 beforeAll(async () => {
@@ -229,21 +235,38 @@ describe('the test-case-steps plugin', () => {
     expect(after[keyC]).toEqual([{ action: 'A step written by hand', data: '', result: '' }]);
     const total = (steps: Record<string, StepInput[]>) =>
       Object.values(steps).reduce((n, s) => n + s.length, 0);
-    refusedRun = { runId: run.id, before, added: total(after) - total(before), refusedKey: keyA };
+    refusedRun = {
+      runId: run.id,
+      before,
+      added: total(after) - total(before),
+      refusedKey: keyA,
+      addedKey: keyB,
+    };
   });
 
   it('the rollback of that run, which found its test cases, removes the steps it added there: steps as before it', async () => {
     // Prepare: the run above found every test case (the first run made them) and added their steps, but for one
-    // test case's, refused at its first step, and one's that held someone's step
-    const { runId, before, added, refusedKey } = refusedRun!;
-    expect(added).toBeGreaterThan(0);
+    // test case's, refused at its first step, and one's that held someone's step; then somebody edits one of the
+    // steps it added (the add-on tells no time of an edit: its texts tell)
+    const { runId, before, added, refusedKey, addedKey } = refusedRun!;
+    expect(added).toBeGreaterThan(1);
+    const [edited] = (await xray().steps(addedKey)) ?? [];
+    await xray().http.request('POST', `/rest/raven/1.0/api/test/${addedKey}/step/${edited?.id}`, {
+      body: { result: 'Edited in Xray after the run' },
+    });
 
-    // Act: its preview, then the rollback
-    const preview = await rollBackRun(h, h.tenant.tenantId, runId, { preview: true });
-    const done = await rollBackRun(h, h.tenant.tenantId, runId, { preview: false });
+    // Act: a preview; then, edited ones included, its preview and the rollback
+    const kept = await rollBackRun(h, h.tenant.tenantId, runId, { preview: true });
+    const preview = await rollBackRun(h, h.tenant.tenantId, runId, { preview: true, includeEdited: true });
+    const done = await rollBackRun(h, h.tenant.tenantId, runId, { preview: false, includeEdited: true });
 
-    // Assess: each step it added is listed and removed, the refused one not named at all; the add-on's steps are
-    // what they were before the run (someone's step kept)
+    // Assess: the edited step is kept and listed unless edited ones are included; each step it added is listed
+    // and removed, the refused one not named at all; the add-on's steps are what they were before the run
+    // (someone's step kept)
+    expect(kept.summary).toMatchObject({ removedTestSteps: added - 1, keptChanges: 1, changesGone: 0 });
+    expect(kept.lines).toContainEqual(
+      expect.stringMatching(new RegExp(`,${addedKey} test step ${edited?.id},keep-edited,`)),
+    );
     expect(preview.summary).toMatchObject({ removedTestSteps: added, keptChanges: 0, changesGone: 0 });
     expect(done.summary).toEqual({ ...preview.summary, preview: false });
     const stepLines = done.lines.filter((l) => l.includes(' test step '));
