@@ -406,6 +406,7 @@ const RollbackSummarySchema = z
     removedRemoteLinks: z.number(),
     removedAttachments: z.number(),
     removedWorklogs: z.number(),
+    removedTestSteps: z.number(),
     restoredFields: z.number(),
     keptChanges: z.number(),
     changesGone: z.number(),
@@ -417,7 +418,7 @@ const RollbackSummarySchema = z
   .meta({
     id: 'RollbackSummary',
     description:
-      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as changed after the run last while a later run of the project was at work or being rolled back, kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, by a person or while a later run was at work, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
+      "A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as changed after the run last while a later run of the project was at work or being rolled back, kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added, and the test steps the test-case-steps plugin added in the test-management add-on, that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, by a person or while a later run was at work, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira)",
   });
 
 export const RollbackViewSchema = z

@@ -9,6 +9,7 @@ import {
   type EngineDeps,
   type PhaseModule,
   type PluginDefinition,
+  type PluginUndo,
   type PluginVerifier,
   SimulatedCrash,
   UnitFailed,
@@ -101,15 +102,19 @@ export async function resolvePluginPhase(
   }
 }
 
-/** The tenant's configuration of a plugin, opened, with its masking; else why it cannot be had (words for a user). */
+/**
+ * The tenant's configuration of a plugin, opened, with its masking; else why it cannot be had (words for a user;
+ * `disabled` says how a plugin no longer enabled stands).
+ */
 async function openedConfig(
   deps: EngineDeps,
   tenantId: string,
   definition: PluginDefinition,
+  disabled = 'was disabled after this run began',
 ): Promise<{ config: unknown; redact: (m: string) => string } | { reason: string }> {
   const { key } = definition;
   const stored = await deps.store.plugins.sealedConfig(tenantId, key);
-  if (!stored) return { reason: `plugin ${key} was disabled after this run began` };
+  if (!stored) return { reason: `plugin ${key} ${disabled}` };
   try {
     const config = await openPluginConfig(credentialCipher(), definition, tenantId, stored.config);
     return { config, redact: (m: string) => redactConfig(m, config) };
@@ -157,6 +162,27 @@ export async function pluginVerifiers(
     }
   }
   return sources;
+}
+
+/**
+ * The plugin's side of a rollback, given the tenant's configuration as its phase and verifier are (opened here,
+ * never carried in the state machine's input), or why it cannot be had: the writes it journalled are then kept and
+ * listed with the reason.
+ */
+export async function pluginUndo(
+  deps: EngineDeps,
+  tenantId: string,
+  key: string,
+): Promise<{ undo: PluginUndo } | { reason: string }> {
+  const definition = pluginDefinition(key, deps.pluginDefinitions);
+  if (!definition?.undo) return { reason: `this engine cannot take back what plugin ${key} wrote` };
+  const opened = await openedConfig(deps, tenantId, definition, 'is not enabled');
+  if ('reason' in opened) return opened;
+  try {
+    return { undo: definition.undo(opened.config) };
+  } catch (err) {
+    return { reason: `plugin ${key} could not start: ${opened.redact(errorMessage(err))}` };
+  }
 }
 
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));

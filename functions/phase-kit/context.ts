@@ -5,6 +5,7 @@ import type { Delivery } from '#domain/delivery.ts';
 import type { ManifestItem } from '#domain/manifest.ts';
 import type { CustomFieldMapping } from '#domain/mapping/custom-fields.ts';
 import type { PlannedSprint, SprintState } from '#domain/mapping/sprints.ts';
+import type { JournalRecord, WriteNow } from '#domain/rollback/journal.ts';
 import type { RunJournal } from '#domain/run-journal.ts';
 import type { Run } from '#domain/runs.ts';
 import type { TrackerFaultPolicy } from '#domain/tracker-faults.ts';
@@ -285,6 +286,23 @@ export interface PluginDefinition<C = unknown> {
    * Absent: the verification compares nothing of the plugin's.
    */
   verify?(config: C): PluginVerifier;
+  /**
+   * A rollback's side of what the plugin journalled in its own add-on (#domain/rollback/journal.ts
+   * PLUGIN_OF_KIND), given the same configuration. Absent: the plugin writes nothing there that a rollback takes
+   * back.
+   */
+  undo?(config: C): PluginUndo;
+}
+
+/**
+ * A plugin's side of a rollback, for the writes it journalled in its add-on on an issue the run did not create:
+ * what the add-on holds now of each (reads only), and one removed by the id that answer gave.
+ */
+export interface PluginUndo {
+  /** What the add-on holds now of each record of the issue (by journalRef; none: not there any more). */
+  now(key: string, records: readonly JournalRecord[]): Promise<Map<string, WriteNow>>;
+  /** Removes one; `gone` when the add-on no longer had it. */
+  remove(record: JournalRecord, id: string): Promise<'deleted' | 'gone'>;
 }
 
 /** One migrated item as a verification hands it to a plugin: its source fields as Azure DevOps answers them now. */

@@ -10,7 +10,11 @@
  *  - equal: nothing to do (a second run, or a resume past this item);
  *  - a prefix of them: a crash mid-item; only the rest is added;
  *  - anything else: someone's steps; they are left alone and the item fails with the reason (never a duplicate).
- * The add-on's steps are the record, so a re-run into the same Jira needs no store of its own.
+ * The add-on's steps are the record, so a re-run into the same Jira needs no store of its own. On a test the run
+ * did not create (found, or an earlier run's), each step added is journalled (#phase-kit/write-journal.ts): an
+ * intent with its place and its texts' digest before the add, settled with the add-on's id after, forgotten when
+ * the add-on refused it; a rollback of the run removes them (`undo`), but a step whose texts changed since (the
+ * add-on tells no time of an edit: its texts are what tells), unless the admin includes edited ones.
  *
  * Parameters: `@name` stays in the step text; Xray's step API has no parameters or datasets (datasets are a
  * separate Xray DC 6+ feature), so each step that references parameters carries their iteration values in its
@@ -18,17 +22,21 @@
  * with the reason, before anything is written. The add-on refusing a step fails the item; ADO, Jira or the
  * add-on unreachable throws the chunk (worked again).
  */
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { catalogueEntry } from '#domain/plugins.ts';
+import { type JournalRecord, journalRef, type WriteNow } from '#domain/rollback/journal.ts';
 import { sharedStepRefs, type TestStep, testCaseSteps } from '#domain/test-steps.ts';
 import type {
   PhaseContext,
   PhaseModule,
   PluginCheck,
   PluginDefinition,
+  PluginUndo,
   PluginVerifier,
 } from '#phase-kit/context.ts';
 import { ChunkAbandoned, ITEM_CONCURRENCY, type ItemResult, inPool, refusalOf } from '#phase-kit/toolkit.ts';
+import { WriteJournal } from '#phase-kit/write-journal.ts';
 import type { AdoClient } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { ManagedStep, StepInput, TestManagementClient } from '#trackers/testmgmt/client.ts';
@@ -70,6 +78,14 @@ const sameStep = (have: ManagedStep, want: StepInput) =>
   norm(have.action) === norm(want.action) &&
   norm(have.data) === norm(want.data) &&
   norm(have.result) === norm(want.result);
+
+/** What the write journal keeps of a step's texts (normalised as compared): tells an edited step apart. */
+export function stepDigest(step: StepInput): string {
+  return createHash('sha256')
+    .update([step.action, step.data, step.result].map(norm).join('\u0000'))
+    .digest('base64url')
+    .slice(0, 22);
+}
 
 /**
  * How the add-on's steps stand against the expected ones: how many are already there (a prefix), or null when
@@ -140,6 +156,7 @@ function refusal(err: unknown): string | undefined {
 
 async function open(client: TestManagementClient, ctx: PhaseContext) {
   const { deps, run } = ctx;
+  const journal = WriteJournal.of(ctx);
   return itemsWorker(ctx, await testCaseUnits(ctx), async (ids) => {
     const source = new Map(
       (await deps.source.workItems(ids, { expand: 'none' })).map((w) => [w.id, fieldsOf(w.fields ?? {})]),
@@ -147,7 +164,7 @@ async function open(client: TestManagementClient, ctx: PhaseContext) {
     const shared = await sharedStepsOf(deps.source, source.values());
     const dryRun = run.options.dryRun === true;
 
-    return async ({ id, key, label }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
+    return async ({ id, key, label, entry }: MigratedItem, stopped: () => boolean): Promise<ItemResult> => {
       const fields = source.get(id);
       if (!fields) {
         const reason = `test case #${id} not readable in Azure DevOps: its steps were not migrated`;
@@ -191,7 +208,12 @@ async function open(client: TestManagementClient, ctx: PhaseContext) {
         if (i < present) continue;
         if (stopped()) throw new ChunkAbandoned(`${label}: another item of the pass failed`);
         try {
-          await client.addStep(key, step);
+          // On a test the run did not create: journalled before, settled with the add-on's id after.
+          const records = await journal.intend(entry, run.cursor.phase, [
+            { kind: 'testStep', index: i + 1, digest: stepDigest(step), id: null },
+          ]);
+          const added = await journal.attempt(records, () => client.addStep(key, step));
+          await journal.settle(records, () => added.id);
         } catch (err) {
           const reason = refusalReason(err, refusal);
           return {
@@ -232,7 +254,43 @@ export const testCaseStepsPlugin: PluginDefinition<TestCaseStepsConfig> = {
   configSchema: TestCaseStepsConfigSchema,
   phase: (config) => testCaseStepsPhase(config),
   verify: (config) => testCaseStepsVerifier(xrayOf(config)),
+  undo: (config) => testCaseStepsUndo(xrayOf(config)),
 };
+
+/**
+ * The rollback's side: the steps the run added to a test it did not create, found in the add-on by the id a
+ * settled record holds, else (an intent whose id never came: the run died between the add and its settle) by the
+ * digest of its texts, at its place first; each step once. A step found whose texts no longer give the record's
+ * digest was edited after the run.
+ */
+export function testCaseStepsUndo(client: TestManagementClient): PluginUndo {
+  return {
+    async now(key, records) {
+      const now = new Map<string, WriteNow>();
+      const have = (await client.steps(key)) ?? [];
+      const claimed = new Set<string>();
+      const mine = records.flatMap((r) => (r.write.kind === 'testStep' ? [{ r, write: r.write }] : []));
+      const seen = (r: JournalRecord, step: ManagedStep, edited: boolean) => {
+        claimed.add(step.id);
+        now.set(journalRef(r.write), { id: step.id, ...(edited ? { edited } : {}) });
+      };
+      for (const { r, write } of mine) {
+        const step = write.id !== null ? have.find((s) => s.id === write.id) : undefined;
+        if (step) seen(r, step, stepDigest(step) !== write.digest);
+      }
+      for (const { r, write } of mine) {
+        if (write.id !== null) continue;
+        const fits = (s: ManagedStep | undefined): s is ManagedStep =>
+          s !== undefined && !claimed.has(s.id) && stepDigest(s) === write.digest;
+        const at = have[write.index - 1];
+        const step = fits(at) ? at : have.find(fits);
+        if (step) seen(r, step, false);
+      }
+      return now;
+    },
+    remove: (record, id) => client.deleteStep(record.key, id),
+  };
+}
 
 /** A verification's difference for the plugin's steps (the audit counts them under this field). */
 export const TEST_STEPS_FIELD = 'testSteps';

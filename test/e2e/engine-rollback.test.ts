@@ -616,6 +616,7 @@ describe('rollback of a run through the run API and its state machine', () => {
       // The first block worked again: the issues it deleted before the kill answer 404.
       gone: deletedBeforeKill.size,
       removedWorklogs: 0,
+      removedTestSteps: 0,
       keptChanges: 0,
       statusesNotUndone: 0,
       removedSprints: madeOf('sprint'),

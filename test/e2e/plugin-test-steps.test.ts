@@ -2,17 +2,20 @@
  * The test-case-steps plugin through both sandboxes: every migrated Test Case gets exactly its ADO steps (shared
  * steps expanded, parameter values in the step data) in the Xray-style add-on, in order, whatever crashes,
  * resumes and second runs happen; a step the add-on refuses fails that test case only and the run ends PARTIAL.
- * The runner, store and sandboxes are real.
+ * A rollback of a run that found its test cases takes the steps it added there out of the add-on again, through
+ * the client built from the plugin's stored configuration. The runner, store and sandboxes are real.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testCaseSteps } from '../../functions/domain/test-steps.ts';
 import type { EngineDeps } from '../../functions/phase-kit/context.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { stepInputOf, testCaseStepsPhase } from '../../functions/plugins/test-case-steps.ts';
+import { setPluginEnabled } from '../../functions/services/operator.ts';
 import type { StepInput } from '../../functions/trackers/testmgmt/client.ts';
 import { XrayClient } from '../../functions/trackers/testmgmt/xray.ts';
 import { type EngineHarness, startEngineHarness } from '../support/engine-harness.ts';
 import { countingChunks, crashCollector, keysByItem, newPluginRun } from '../support/plugin-fixtures.ts';
+import { rollBackRun } from '../support/rollback-driver.ts';
 
 const KEY = 'test-case-steps';
 interface XrayStepJson {
@@ -22,11 +25,36 @@ interface XrayStepJson {
 }
 
 let h: EngineHarness;
+/** The run that found its test cases and had a step refused (below), for its rollback. */
+let refusedRun:
+  | {
+      runId: string;
+      before: Record<string, StepInput[]>;
+      added: number;
+      refusedKey: string;
+      addedKey: string;
+    }
+  | undefined;
 
 beforeAll(async () => {
   // 40 items, seed 21: five Test Cases, two of them with shared steps.
   h = await startEngineHarness({ items: 40, seed: 21 });
-  await h.app.store.plugins.enable(h.tenant.tenantId, KEY);
+  // Enabled as the operator does, its configuration sealed in the table: the runs below drive the plugin's module
+  // themselves; the rollback builds its add-on client from this.
+  await setPluginEnabled(
+    h.app.store,
+    {
+      tenantId: h.tenant.tenantId,
+      pluginKey: KEY,
+      config: {
+        kind: 'xray',
+        baseUrl: h.sandboxes.jira.url,
+        user: h.config.jira.email,
+        token: h.config.jira.apiToken,
+      },
+    },
+    true,
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -187,6 +215,7 @@ describe('the test-case-steps plugin', () => {
       message: 'The test is locked.',
     });
 
+    const before = await xraySteps();
     const { project, run } = await newRun('Steps refused');
     expect((await h.drive(run.id, pluginDeps())).at(-1)).toBe('done');
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({ status: 'PARTIAL' });
@@ -204,5 +233,46 @@ describe('the test-case-steps plugin', () => {
     expect(after[keyA]).toBeUndefined();
     expect(after[keyB]).toEqual(full[keyB]);
     expect(after[keyC]).toEqual([{ action: 'A step written by hand', data: '', result: '' }]);
+    const total = (steps: Record<string, StepInput[]>) =>
+      Object.values(steps).reduce((n, s) => n + s.length, 0);
+    refusedRun = {
+      runId: run.id,
+      before,
+      added: total(after) - total(before),
+      refusedKey: keyA,
+      addedKey: keyB,
+    };
+  });
+
+  it('the rollback of that run, which found its test cases, removes the steps it added there: steps as before it', async () => {
+    // Prepare: the run above found every test case (the first run made them) and added their steps, but for one
+    // test case's, refused at its first step, and one's that held someone's step; then somebody edits one of the
+    // steps it added (the add-on tells no time of an edit: its texts tell)
+    const { runId, before, added, refusedKey, addedKey } = refusedRun!;
+    expect(added).toBeGreaterThan(1);
+    const [edited] = (await xray().steps(addedKey)) ?? [];
+    await xray().http.request('POST', `/rest/raven/1.0/api/test/${addedKey}/step/${edited?.id}`, {
+      body: { result: 'Edited in Xray after the run' },
+    });
+
+    // Act: a preview; then, edited ones included, its preview and the rollback
+    const kept = await rollBackRun(h, h.tenant.tenantId, runId, { preview: true });
+    const preview = await rollBackRun(h, h.tenant.tenantId, runId, { preview: true, includeEdited: true });
+    const done = await rollBackRun(h, h.tenant.tenantId, runId, { preview: false, includeEdited: true });
+
+    // Assess: the edited step is kept and listed unless edited ones are included; each step it added is listed
+    // and removed, the refused one not named at all; the add-on's steps are what they were before the run
+    // (someone's step kept)
+    expect(kept.summary).toMatchObject({ removedTestSteps: added - 1, keptChanges: 1, changesGone: 0 });
+    expect(kept.lines).toContainEqual(
+      expect.stringMatching(new RegExp(`,${addedKey} test step ${edited?.id},keep-edited,`)),
+    );
+    expect(preview.summary).toMatchObject({ removedTestSteps: added, keptChanges: 0, changesGone: 0 });
+    expect(done.summary).toEqual({ ...preview.summary, preview: false });
+    const stepLines = done.lines.filter((l) => l.includes(' test step '));
+    expect(stepLines).toHaveLength(added);
+    expect(stepLines.every((l) => l.endsWith(',remove,'))).toBe(true);
+    expect(done.lines.some((l) => l.includes(`${refusedKey} test step`))).toBe(false);
+    expect(await xraySteps()).toEqual(before);
   });
 });

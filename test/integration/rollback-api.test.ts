@@ -101,6 +101,7 @@ const counts = {
   removedRemoteLinks: 1,
   removedAttachments: 0,
   removedWorklogs: 0,
+  removedTestSteps: 0,
   restoredFields: 1,
   keptChanges: 0,
   changesGone: 0,

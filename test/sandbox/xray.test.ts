@@ -62,10 +62,17 @@ describe('Xray test steps', () => {
     ]);
   });
 
-  it('deletes a step by id; an unknown id is 404', async () => {
+  it('updates a step in place and deletes one by id; an unknown id is 404', async () => {
     const key = await create('Test');
     const a = (await call('PUT', stepsPath(key), { step: 'A' })).body;
-    await call('PUT', stepsPath(key), { step: 'B' });
+    const b = (await call('PUT', stepsPath(key), { step: 'B' })).body;
+    const updated = await call('POST', `${stepsPath(key)}/${b.id}`, { result: 'B done' });
+    expect(updated).toMatchObject({
+      status: 200,
+      body: { id: b.id, index: 2, step: { raw: 'B' }, result: { raw: 'B done' } },
+    });
+    const unknown = await call('POST', `${stepsPath(key)}/999999`, { step: 'x' });
+    expect(unknown).toMatchObject({ status: 404, body: { error: 'Test step with id 999999 not found.' } });
     expect((await call('DELETE', `${stepsPath(key)}/${a.id}`)).status).toBe(204);
     expect(
       (await call('GET', stepsPath(key))).body.map((s: { step: { raw: string } }) => s.step.raw),

@@ -21,6 +21,7 @@ import {
   settled,
   tallyUndo,
   undoneBefore,
+  unreachableUndo,
 } from '../../functions/domain/rollback/journal.ts';
 import {
   emptyRollbackSummary,
@@ -78,6 +79,7 @@ describe('the write journal records', () => {
     for (const write of [
       { kind: 'comment', find: 'x', id: '1' },
       { kind: 'attachment', name: 'a.png', id: null, had: ['10'] },
+      { kind: 'testStep', index: 2, digest: 'Xy-_0', id: null },
       { kind: 'field', field: 'description', before: doc('was') },
       {
         kind: 'field',
@@ -202,6 +204,41 @@ describe('a rollback decides per journalled write', () => {
     const move = record({ kind: 'status', from: 'To Do', to: 'Done' });
     expect(decideUndo(move, { status: 'Done' }, rules).action).toBe('not-undone');
     expect(decideUndo(move, { status: 'to do' }, rules).action).toBe('gone');
+  });
+
+  it('removes a test step the run added in the add-on, but one whose texts changed since, unless edited ones are included', () => {
+    // Prepare: the add-on tells no time of an edit: its texts no longer the run's are what tells
+    const step = record({ kind: 'testStep', index: 2, digest: 'd', id: '41' });
+
+    // Act / Assess
+    expect(decideUndo(step, { id: '41' }, rules)).toEqual({
+      kind: 'testStep',
+      ref: 'testStep 2',
+      label: 'MIG-7 test step 41',
+      id: '41',
+      action: 'remove',
+    });
+    expect(decideUndo(step, { id: '41', edited: true }, rules)).toMatchObject({
+      action: 'keep-edited',
+      reason: 'changed in the test-management add-on after the run: kept (take it back with includeEdited)',
+    });
+    expect(decideUndo(step, { id: '41', edited: true }, { ...rules, includeEdited: true }).action).toBe(
+      'remove',
+    );
+    expect(decideUndo(step, undefined, rules).action).toBe('gone');
+    // An intent whose id never came is named by its place; the plugin disabled keeps it, with why
+    const intent = record({ kind: 'testStep', index: 3, digest: 'e', id: null });
+    expect(unreachableUndo(intent, 'plugin test-case-steps is not enabled')).toMatchObject({
+      label: 'MIG-7 test step #3',
+      action: 'keep-refused',
+      reason: 'plugin test-case-steps is not enabled: kept',
+    });
+    const summary = emptyJournalSummary();
+    tallyUndo(summary, decideUndo(step, { id: '41' }, rules));
+    expect(summary.removedTestSteps).toBe(1);
+    expect(journalCountsText(summary, false)).toBe(
+      '; on issues it did not create, 0 comments, 0 issue links, 0 remote links, 0 files, 0 worklogs, 1 test step removed and 0 fields restored, 0 kept, 0 status moves not undone',
+    );
   });
 
   it('keeps a write Jira refuses to take back, and one taken back before a crash is gone', () => {

@@ -98,6 +98,7 @@ describe('the order of deletes, the counts and the list', () => {
       removedRemoteLinks: 0,
       removedAttachments: 0,
       removedWorklogs: 0,
+      removedTestSteps: 0,
       restoredFields: 0,
       keptChanges: 0,
       changesGone: 0,

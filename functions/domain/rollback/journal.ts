@@ -6,15 +6,16 @@
  * and its delete takes everything on it along.
  *
  * A record is written before its write, so a crash never leaves an unjournalled change: a write whose id Jira
- * gives only in its answer (a comment, a worklog, a file) is journalled as an intent (`id` null) with what finds
- * it again (its marker, its file name), then settled with the id; a field's record holds its value before the
+ * gives only in its answer (a comment, a worklog, a file, a test step in the test-management add-on) is journalled
+ * as an intent (`id` null) with what finds it again (its marker, its file name, its place and texts' digest), then
+ * settled with the id; a field's record holds its value before the
  * run changed it (the first record of a field wins: a later write of the same field keeps the true before). A
  * record stays small whatever the project's size: a value over `BEFORE_INLINE_MAX` is kept as a run artifact
  * and named here, a comment is found by at most `FIND_MAX` characters of its text.
  *
- * The rollback removes each comment, worklog, file, issue link and remote link the run added and puts each field
- * back as it was, unless somebody changed it after the run (a comment or worklog edited, the field changed in
- * Jira's history): kept and listed, unless the admin includes edited ones. A status move is never moved back
+ * The rollback removes each comment, worklog, file, issue link, remote link and test step the run added and puts
+ * each field back as it was, unless somebody changed it after the run (a comment or worklog edited, the field
+ * changed in Jira's history, a test step's texts no longer the run's): kept and listed, unless the admin includes edited ones. A status move is never moved back
  * (Jira's workflow decides the way, and its history stays): listed. Once carried out, a record is forgotten, so a
  * rollback worked again after a crash does nothing twice.
  */
@@ -25,6 +26,7 @@ import { type LaterRun, laterRunAt, laterRunReason } from './later-runs.ts';
 export const JOURNAL_KINDS = [
   'comment',
   'worklog',
+  'testStep',
   'attachment',
   'issueLink',
   'remoteLink',
@@ -43,6 +45,12 @@ export type JournalledWrite =
   | { kind: 'comment'; find: string; id: string | null }
   /** A worklog, found again the same way (the plugin's marker). */
   | { kind: 'worklog'; find: string; id: string | null }
+  /**
+   * A test step the test-case-steps plugin added in the test-management add-on (its record, not Jira's): `index`
+   * its place among the test's steps, `digest` what the run wrote (the add-on tells no time of an edit: a step
+   * whose texts no longer give this digest was edited), `id` the add-on's.
+   */
+  | { kind: 'testStep'; index: number; digest: string; id: string | null }
   /** A file by its name; `had`: the issue's files of that name before the upload (none of them the run's). */
   | { kind: 'attachment'; name: string; id: string | null; had: string[] }
   /** "`subjectKey` <the type's outward phrase> `objectKey`": Jira answers no id; it is read off the subject. */
@@ -74,6 +82,7 @@ const idOrNull = z.string().nullable();
 const WriteSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('comment'), find: z.string(), id: idOrNull }),
   z.object({ kind: z.literal('worklog'), find: z.string(), id: idOrNull }),
+  z.object({ kind: z.literal('testStep'), index: z.number(), digest: z.string(), id: idOrNull }),
   z.object({ kind: z.literal('attachment'), name: z.string(), id: idOrNull, had: z.array(z.string()) }),
   z.object({
     kind: z.literal('issueLink'),
@@ -110,6 +119,8 @@ export function journalRef(write: JournalledWrite): string {
     case 'comment':
     case 'worklog':
       return `${write.kind} ${write.find}`;
+    case 'testStep':
+      return `testStep ${write.index}`;
     case 'attachment':
       return `attachment ${write.name}`;
     case 'issueLink':
@@ -122,6 +133,12 @@ export function journalRef(write: JournalledWrite): string {
       return 'status';
   }
 }
+
+/**
+ * The plugin whose add-on holds a kind's writes (not Jira): the rollback reads and removes them through that
+ * plugin's client, built from the tenant's stored configuration.
+ */
+export const PLUGIN_OF_KIND: Partial<Record<JournalKind, string>> = { testStep: 'test-case-steps' };
 
 /** A field's and a status's first record is the one that counts: the value before the run, not before its last write. */
 export const firstRecordWins = (write: JournalledWrite) => write.kind === 'field' || write.kind === 'status';
@@ -202,6 +219,8 @@ export interface UndoDecision {
 export interface WriteNow {
   id?: string;
   changed?: string;
+  /** Changed after the run, where the add-on tells no time (a test step whose texts differ from the run's). */
+  edited?: boolean;
   status?: string;
 }
 
@@ -223,6 +242,8 @@ export function undoLabel(record: Pick<JournalRecord, 'key' | 'write'>, id?: str
       const known = id ?? write.id;
       return `${key} ${write.kind} ${known ?? `"${write.find.slice(0, 60)}"`}`;
     }
+    case 'testStep':
+      return `${key} test step ${id ?? write.id ?? `#${write.index}`}`;
     case 'attachment':
       return [`${key} attachment`, id ?? write.id, `"${write.name}"`].filter(Boolean).join(' ');
     case 'issueLink':
@@ -276,6 +297,9 @@ export function fieldChangedAt(
   return last;
 }
 
+const EDITED_IN_ADDON =
+  'changed in the test-management add-on after the run: kept (take it back with includeEdited)';
+
 const after = (changed: string | undefined, endedAt: string) =>
   changed !== undefined && Date.parse(changed) > Date.parse(endedAt);
 
@@ -306,6 +330,7 @@ export function decideUndo(record: JournalRecord, now: WriteNow | undefined, rul
       ? out('gone')
       : out('not-undone');
   if (write.kind !== 'field' && !now) return out('gone');
+  if (now?.edited && !rules.includeEdited) return out('keep-edited', EDITED_IN_ADDON);
   if (now?.changed !== undefined && after(now.changed, rules.endedAt) && !rules.includeEdited) {
     const later = laterRunAt(now.changed, rules.laterRuns);
     return later ? out('keep-later-run', laterRunReason(later, 'take it back')) : out('keep-edited');
@@ -335,6 +360,18 @@ export function refusedUndo(d: UndoDecision, words: string): UndoDecision {
   return { ...d, action: 'keep-refused', reason: `Jira refused to take it back (${words}): kept` };
 }
 
+/** A write in a plugin's add-on the rollback cannot reach (`why`: the plugin disabled, its configuration unusable): kept. */
+export function unreachableUndo(record: JournalRecord, why: string): UndoDecision {
+  const write = record.write;
+  return {
+    kind: write.kind,
+    ref: journalRef(write),
+    label: undoLabel(record),
+    action: 'keep-refused',
+    reason: `${why}: kept`,
+  };
+}
+
 /** A write the rollback found undone already (its record forgotten before a crash): gone. */
 export function undoneBefore(d: UndoDecision): UndoDecision {
   return { ...d, action: 'gone', reason: 'taken back before an interruption' };
@@ -351,6 +388,8 @@ export interface JournalSummary {
   removedRemoteLinks: number;
   removedAttachments: number;
   removedWorklogs: number;
+  /** Test steps the test-case-steps plugin added in the test-management add-on. */
+  removedTestSteps: number;
   restoredFields: number;
   /**
    * Changed in Jira after the run (by a person, or while a later run was at work), or Jira refused to take it back:
@@ -368,6 +407,7 @@ export const emptyJournalSummary = (): JournalSummary => ({
   removedRemoteLinks: 0,
   removedAttachments: 0,
   removedWorklogs: 0,
+  removedTestSteps: 0,
   restoredFields: 0,
   keptChanges: 0,
   changesGone: 0,
@@ -377,6 +417,7 @@ export const emptyJournalSummary = (): JournalSummary => ({
 const REMOVED: Record<Exclude<JournalKind, 'field' | 'status'>, keyof JournalSummary> = {
   comment: 'removedComments',
   worklog: 'removedWorklogs',
+  testStep: 'removedTestSteps',
   attachment: 'removedAttachments',
   issueLink: 'removedIssueLinks',
   remoteLink: 'removedRemoteLinks',
@@ -408,6 +449,7 @@ export function journalCountsText(
     plural(s.removedRemoteLinks, 'remote link'),
     plural(s.removedAttachments, 'file'),
     plural(s.removedWorklogs, 'worklog'),
+    ...(s.removedTestSteps ? [plural(s.removedTestSteps, 'test step')] : []),
   ];
   const any =
     s.removedComments +
@@ -415,6 +457,7 @@ export function journalCountsText(
     s.removedRemoteLinks +
     s.removedAttachments +
     s.removedWorklogs +
+    s.removedTestSteps +
     s.restoredFields +
     s.keptChanges +
     s.statusesNotUndone;

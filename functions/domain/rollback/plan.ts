@@ -148,6 +148,8 @@ export const RollbackReportSchema = exactSchema<RollbackReport>()(
     removedRemoteLinks: z.number().default(0),
     removedAttachments: z.number().default(0),
     removedWorklogs: z.number().default(0),
+    // Absent from a pass told before the test steps a run added were taken back: none were.
+    removedTestSteps: z.number().default(0),
     restoredFields: z.number().default(0),
     keptChanges: z.number().default(0),
     changesGone: z.number().default(0),
@@ -221,7 +223,6 @@ export function deletionOrder<T extends { level: number }>(items: readonly T[]):
 export const NOT_UNDONE = [
   "the status moves the run made on issues it found (listed: Jira's workflow decides the way back, and the issue's history stays)",
   'the change history of the fields a rollback restores on issues the run found, and an older revision-history file a run replaced there',
-  'the test steps the test-case-steps plugin added in the test-management add-on to a test the run found (the rollback has no client of the add-on)',
   'sprints and components the run created that still hold an issue after its deletes (kept, and listed with why)',
   "the run's entries in the Jira audit log and the issue numbers it used (Jira does not reuse keys)",
 ] as const;

@@ -130,6 +130,7 @@ const countsOf = (s: RollbackSummary): RollbackSummary => ({
   removedRemoteLinks: s.removedRemoteLinks,
   removedAttachments: s.removedAttachments,
   removedWorklogs: s.removedWorklogs,
+  removedTestSteps: s.removedTestSteps,
   restoredFields: s.restoredFields,
   keptChanges: s.keptChanges,
   changesGone: s.changesGone,

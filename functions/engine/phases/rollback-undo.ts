@@ -1,9 +1,11 @@
 /**
  * A rollback's side of the write journal (#domain/rollback/journal.ts), for an issue the run did not create (one it
  * found, or an earlier run's): the preview reads what Jira holds now of each write the run journalled there (reads
- * only: the issue's files and links, its comments, worklogs and remote links, its change history) and the domain
- * decides; the rollback carries out the preview's decisions (each thing the run added removed by its id, each
- * field put back to its value before), then forgets the records it carried out, so a block worked again after a
+ * only: the issue's files and links, its comments, worklogs and remote links, its change history), and what a
+ * plugin's add-on holds of the writes journalled there (a test's steps: through the plugin's client, built from
+ * the tenant's stored configuration, plugin-phase.ts pluginUndo), and the domain decides; the rollback carries out
+ * the preview's decisions (each thing the run added removed by its id, each field put back to its value before,
+ * a plugin's through the same client), then forgets the records it carried out, so a block worked again after a
  * crash finds them undone and does nothing twice. A record kept (changed after the run, a status move, refused)
  * stays for a later pass.
  */
@@ -18,16 +20,19 @@ import {
   JOURNAL_KINDS,
   type JournalRecord,
   journalRef,
+  PLUGIN_OF_KIND,
   refusedUndo,
   settled,
   type UndoDecision,
   type UndoRules,
   undoneBefore,
+  unreachableUndo,
   type WriteNow,
 } from '#domain/rollback/journal.ts';
 import type { PhaseContext } from '#phase-kit/context.ts';
 import type { JournalOf } from '#store/write-journal.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
+import { pluginUndo } from '../plugin-phase.ts';
 import { refusalOf } from './links-jira.ts';
 
 const journalOf = ({ run }: Pick<PhaseContext, 'run'>): JournalOf => ({
@@ -35,6 +40,11 @@ const journalOf = ({ run }: Pick<PhaseContext, 'run'>): JournalOf => ({
   projectId: run.projectId,
   runId: run.id,
 });
+
+/** A plugin's add-on the rollback cannot reach (disabled since the preview, its configuration unusable). */
+class PluginUnreachable extends Error {
+  override name = 'PluginUnreachable';
+}
 
 const isGone = (err: unknown) => err instanceof TrackerHttpError && err.status === 404;
 
@@ -85,6 +95,40 @@ class Matcher {
         ...(thing.changed !== undefined ? { changed: thing.changed } : {}),
       });
   }
+}
+
+/** The plugin's side of the rollback, its configuration opened once an invocation (a failed read made again). */
+function undoOf(ctx: PhaseContext, plugin: string): ReturnType<typeof pluginUndo> {
+  const name = `rollback.plugin-undo.${plugin}`;
+  const made = ctx.invocation.keep(name, () => pluginUndo(ctx.deps, ctx.run.tenantId, plugin));
+  made.catch(() => ctx.invocation.drop(name, made));
+  return made;
+}
+
+/** The plugin whose add-on holds the record's write; undefined: Jira holds it. */
+const pluginOf = (r: JournalRecord) => PLUGIN_OF_KIND[r.write.kind];
+
+/**
+ * What the plugins' add-ons hold now of the records written there (by journalRef), and the records whose plugin
+ * cannot be reached (the plugin disabled, its configuration unusable): decided kept, with why.
+ */
+async function readPluginsNow(
+  ctx: PhaseContext,
+  key: string,
+  records: JournalRecord[],
+): Promise<{ now: Map<string, WriteNow>; unreachable: Map<string, string> }> {
+  const now = new Map<string, WriteNow>();
+  const unreachable = new Map<string, string>();
+  for (const plugin of new Set(records.flatMap((r) => pluginOf(r) ?? []))) {
+    const of = records.filter((r) => pluginOf(r) === plugin);
+    const opened = await undoOf(ctx, plugin);
+    if ('reason' in opened) {
+      for (const r of of) unreachable.set(journalRef(r.write), opened.reason);
+      continue;
+    }
+    for (const [ref, found] of await opened.undo.now(key, of)) now.set(ref, found);
+  }
+  return { now, unreachable };
 }
 
 /** What Jira holds now of each journalled write on the issue (by journalRef); undefined: the issue is gone. */
@@ -203,10 +247,20 @@ export async function planUndo(
 ): Promise<UndoDecision[]> {
   const records = ordered(await ctx.deps.store.writeJournal.ofItem(journalOf(ctx), item.sourceId));
   if (records.length === 0) return [];
-  const now = await readNow(ctx, item.targetKey, records);
+  const jira = records.filter((r) => !pluginOf(r));
+  const now = await readNow(ctx, item.targetKey, jira);
+  // Gone with the issue: what an add-on held of it too.
   if (!now) return records.map(goneWithIssue);
+  const plugins = await readPluginsNow(
+    ctx,
+    item.targetKey,
+    records.filter((r) => pluginOf(r)),
+  );
+  for (const [ref, found] of plugins.now) now.set(ref, found);
   return Promise.all(
     records.map(async (r) => {
+      const why = plugins.unreachable.get(journalRef(r.write));
+      if (why !== undefined) return unreachableUndo(r, why);
       const d = decideUndo(r, now.get(journalRef(r.write)), rules);
       // A link to an issue this rollback deletes goes with it: nothing to take back here.
       const { write } = r;
@@ -235,6 +289,12 @@ async function undoOne(ctx: PhaseContext, record: JournalRecord, d: UndoDecision
   }
   const id = d.id;
   if (id === undefined) return 'gone';
+  const plugin = pluginOf(record);
+  if (plugin) {
+    const opened = await undoOf(ctx, plugin);
+    if ('reason' in opened) throw new PluginUnreachable(opened.reason);
+    return (await opened.undo.remove(record, id)) === 'gone' ? 'gone' : 'done';
+  }
   let answer: 'deleted' | 'gone';
   switch (write.kind) {
     case 'comment':
@@ -289,6 +349,10 @@ export async function carryOutUndo(
       const answer = await undoOne(ctx, record, c);
       done.push(answer === 'gone' ? { ...c, action: 'gone', reason: 'no longer in Jira' } : c);
     } catch (err) {
+      if (err instanceof PluginUnreachable) {
+        done.push(unreachableUndo(record, err.message));
+        continue;
+      }
       const reason = refusalOf(err);
       if (reason === undefined) throw err;
       done.push(refusedUndo(c, reason));

@@ -23,5 +23,6 @@ export interface TestManagementClient {
   steps(issueKey: string): Promise<ManagedStep[] | null>;
   /** Adds a step after the last one. Not idempotent: the caller reads `steps` before trying again. */
   addStep(issueKey: string, step: StepInput): Promise<ManagedStep>;
-  deleteStep(issueKey: string, stepId: string): Promise<void>;
+  /** Removes a step; `gone` when the add-on has no such step (or test). */
+  deleteStep(issueKey: string, stepId: string): Promise<'deleted' | 'gone'>;
 }

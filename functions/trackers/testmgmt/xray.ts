@@ -71,7 +71,8 @@ export class XrayClient implements TestManagementClient {
     return stepOf(res.body);
   }
 
-  async deleteStep(issueKey: string, stepId: string): Promise<void> {
-    await this.http.request('DELETE', this.path(issueKey, stepId), { accept: [404] });
+  async deleteStep(issueKey: string, stepId: string): Promise<'deleted' | 'gone'> {
+    const res = await this.http.request('DELETE', this.path(issueKey, stepId), { accept: [404] });
+    return res.status === 404 ? 'gone' : 'deleted';
   }
 }

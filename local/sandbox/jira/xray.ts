@@ -4,6 +4,7 @@
  *
  *   GET    /rest/raven/1.0/api/test/{testKey}/step            the steps, in order
  *   PUT    /rest/raven/1.0/api/test/{testKey}/step            {step, data?, result?}: adds one at the end
+ *   POST   /rest/raven/1.0/api/test/{testKey}/step/{id}       {step?, data?, result?}: updates one in place
  *   DELETE /rest/raven/1.0/api/test/{testKey}/step/{id}       removes one
  *
  * A step answers `{id, index, step, data, result, attachments}` with each text as `{raw, rendered}`. Auth is
@@ -12,7 +13,7 @@
  * Chosen over Xray Cloud (`https://xray.cloud.getxray.app/api/v2`, a client id/secret exchanged for a token at
  * `/authenticate`, steps written through GraphQL `addTestStep`/`removeTestStep`), whose step writes have no
  * plain REST path. Differences from real Xray: only Test issues hold steps (as there), no attachments on
- * steps, no update (POST .../step/{id}) and rendering is escaped text with line breaks, not Jira's renderer.
+ * steps, and rendering is escaped text with line breaks, not Jira's renderer.
  *
  * Steps live beside the issue record (a deleted issue's go with it); a reset or seed clears them.
  *
@@ -35,6 +36,12 @@ interface XrayStepRec {
 
 const StepBody = z.object({
   step: z.string(),
+  data: z.string().optional(),
+  result: z.string().optional(),
+});
+
+const StepUpdate = z.object({
+  step: z.string().optional(),
   data: z.string().optional(),
   result: z.string().optional(),
 });
@@ -125,6 +132,21 @@ export function registerXrayRoutes(app: FastifyInstance, store: JiraStore): void
     list.push(rec);
     steps.set(issue, list);
     return render(list)[list.length - 1];
+  });
+
+  app.post<{ Params: { testKey: string; id: string } }>(`${BASE}/:id`, async (req, reply) => {
+    const issue = testOf(req.params.testKey, reply);
+    if (!issue) return reply;
+    const body = StepUpdate.safeParse(req.body ?? {});
+    if (!body.success) return xrayError(reply, 400, 'Invalid step: step, data and result must be strings.');
+    if (body.data.step?.trim() === '') return xrayError(reply, 400, 'The step action is required.');
+    if (refused(issue, reply)) return reply;
+    const list = steps.get(issue) ?? [];
+    const at = list.findIndex((s) => String(s.id) === req.params.id);
+    const rec = list[at];
+    if (!rec) return xrayError(reply, 404, `Test step with id ${req.params.id} not found.`);
+    Object.assign(rec, body.data);
+    return render(list)[at];
   });
 
   app.delete<{ Params: { testKey: string; id: string } }>(`${BASE}/:id`, async (req, reply) => {

@@ -1262,7 +1262,7 @@ export interface components {
             includeEdited?: boolean;
             confirm?: boolean;
         };
-        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as changed after the run last while a later run of the project was at work or being rolled back, kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, by a person or while a later run was at work, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira) */
+        /** @description A rollback's counts per action: `deleted` (would be, for a preview), kept as edited after the run (or with a sub-task that stays), kept as changed after the run last while a later run of the project was at work or being rolled back, kept as found by the run, kept as another run's, gone already; then, on the issues the run did not create (found, or another run's), what it wrote there: the comments, issue links, remote links, files and worklogs it added, and the test steps the test-case-steps plugin added in the test-management add-on, that are removed and the fields it changed that are restored (would be, for a preview), those kept (changed in Jira after the run, by a person or while a later run was at work, or refused by Jira), those gone already, and the status moves it made (never moved back); then the sprints and components the run made that are removed (would be, for a preview) once empty, and those kept (an issue still in them, or their delete refused by Jira) */
         RollbackSummary: {
             items: number;
             deleted: number;
@@ -1276,6 +1276,7 @@ export interface components {
             removedRemoteLinks: number;
             removedAttachments: number;
             removedWorklogs: number;
+            removedTestSteps: number;
             restoredFields: number;
             keptChanges: number;
             changesGone: number;

@@ -25,6 +25,7 @@ const ROWS: [keyof RollbackCounts, string][] = [
   ['removedRemoteLinks', 'Issues the run did not create: remote links it added, removed'],
   ['removedAttachments', 'Issues the run did not create: files it added, removed'],
   ['removedWorklogs', 'Issues the run did not create: worklogs it added, removed'],
+  ['removedTestSteps', 'Issues the run did not create: test steps it added in the add-on, removed'],
   ['restoredFields', 'Issues the run did not create: fields it changed, restored'],
   [
     'keptChanges',
