@@ -20,12 +20,12 @@ import { createEngineHandler, type EngineHandler } from '../../functions/engine/
 import { setOrchestrator } from '../../functions/services/migrations.ts';
 import { DiskArtifactStore } from '../../functions/store/artifacts.ts';
 import { loadSource, loadTarget } from '../../functions/trackers/connections.ts';
-import { allowLoopbackPorts, allowSandboxPorts, listenerPort } from '../../local/loopback-ports.ts';
+import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import { sandboxConfigFromEnv } from '../../local/sandbox/common/config.ts';
 import { type RunningSandboxes, sandboxOAuthEnv, startSandboxes } from '../../local/sandbox/index.ts';
-import { buildJiraSandbox } from '../../local/sandbox/jira/index.ts';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.ts';
 import { captureOutput } from '../support/capture-output.ts';
+import { startJiraSite } from '../support/jira-sandbox.ts';
 import { markProjectStatus } from '../support/lifecycle.ts';
 import { RecordingOrchestrator } from '../support/recording-orchestrator.ts';
 import { sandboxControl, sandboxCredentials } from '../support/sandbox-fixtures.ts';
@@ -44,15 +44,8 @@ const orch = new RecordingOrchestrator();
 
 beforeAll(async () => {
   sb = await startSandboxes({ config, adoPort: 0, jiraPort: 0 });
-  const built = await buildJiraSandbox(config);
-  await built.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = built.app.server.address();
-  memberJira = {
-    app: built.app,
-    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
-  };
+  memberJira = await startJiraSite(config);
   allowSandboxPorts(sb);
-  allowLoopbackPorts(listenerPort(memberJira.url));
   app = await startTestApp({
     ADO_BASE_URL: sb.ado.url,
     APP_URL: 'http://app.test',
