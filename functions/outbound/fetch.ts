@@ -13,7 +13,7 @@
  * - Anything refused throws OutboundRefused, whose message (REFUSED_MESSAGE) is the same whatever the reason.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { Agent, buildConnector } from 'undici';
 import { loadOutboundConfig, outboundConfig } from '#platform/config.ts';
 import type { EnvInput } from '#platform/env.ts';
 import {
@@ -276,10 +276,7 @@ export async function outboundRequest(
         signal: init.signal,
       });
     } catch (err) {
-      if (err instanceof OutboundRefused) throw err;
-      const name = (err as Error | undefined)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError') throw err;
-      throw new TypeError('fetch failed', { cause: err });
+      throw fetchShaped(err);
     }
     const { statusCode, body } = answer;
     const headers = new RawHeaders(answer.headers);
@@ -288,39 +285,27 @@ export async function outboundRequest(
       headers,
       // dump(): read off and dropped (a body destroyed unread errors with nobody listening).
       discard: () => body.dump(),
-      text: (limit = maxResponseBytes()) => readCapped(body, headers, limit),
+      text: (limit = maxResponseBytes()) =>
+        // Declared over the limit: dump() drops it at once (over 1 byte), unread.
+        textWithin(body, headers.get('content-length'), limit, () => body.dump({ limit: 1 })).catch(
+          (err: unknown) => {
+            throw fetchShaped(err);
+          },
+        ),
     };
   };
   return underPolicy(input, init, send, (answer) => answer.discard());
 }
 
-/** A Node readable answer's text, refused past `limit` bytes (read as readTextCapped reads a web stream). */
-async function readCapped(
-  body: Dispatcher.ResponseData['body'],
-  headers: AnswerHeaders,
-  limit: number,
-): Promise<string> {
-  const declared = Number(headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await body.dump({ limit: 1 }); // over 1 byte declared: dropped at once, not read
-    throw new ResponseTooLarge(limit);
-  }
-  const chunks: Buffer[] = [];
-  let seen = 0;
-  try {
-    for await (const chunk of body) {
-      seen += chunk.byteLength;
-      if (seen > limit) throw new ResponseTooLarge(limit);
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    // Leaving the loop destroyed the body (with the iterator listening).
-    if (err instanceof ResponseTooLarge) throw err;
-    const name = (err as Error | undefined)?.name;
-    if (name === 'TimeoutError' || name === 'AbortError') throw err;
-    throw new TypeError('fetch failed', { cause: err });
-  }
-  return Buffer.concat(chunks, seen).toString('utf8');
+/**
+ * What a failure of the light path throws: the policy's refusal, a too large answer and the signal's reason as they
+ * are, a socket's error in fetch's shape (TypeError('fetch failed') with it as the cause).
+ */
+function fetchShaped(err: unknown): unknown {
+  if (err instanceof OutboundRefused || err instanceof ResponseTooLarge) return err;
+  const name = (err as Error | undefined)?.name;
+  if (name === 'TimeoutError' || name === 'AbortError') return err;
+  return new TypeError('fetch failed', { cause: err });
 }
 
 /**
@@ -347,25 +332,33 @@ export function limitBytes(
 
 /** The answer's text, refused (ResponseTooLarge, the body cancelled) past `limit` bytes. */
 export async function readTextCapped(response: Response, limit = maxResponseBytes()): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
+  // Counted as read (not through limitBytes' TransformStream: a stream pair per answer, for every tracker call).
+  return textWithin(response.body ?? [], response.headers.get('content-length'), limit, async () => {
     await response.body?.cancel();
+  });
+}
+
+/**
+ * An answer's text from its chunks (a web stream or undici's Node readable), refused with ResponseTooLarge past
+ * `limit` bytes: at once when `declared` (its Content-Length) says so (`drop` then lets the body go unread), else
+ * once the bytes read pass it (leaving the loop cancels the stream).
+ */
+async function textWithin(
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  declared: string | null,
+  limit: number,
+  drop: () => Promise<unknown>,
+): Promise<string> {
+  if (Number(declared) > limit) {
+    await drop();
     throw new ResponseTooLarge(limit);
   }
-  if (!response.body) return '';
-  // Counted as read (not through limitBytes' TransformStream: a stream pair per answer, for every tracker call).
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const read: Uint8Array[] = [];
   let seen = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    seen += value.byteLength;
-    if (seen > limit) {
-      await reader.cancel();
-      throw new ResponseTooLarge(limit);
-    }
-    chunks.push(value);
+  for await (const chunk of chunks) {
+    seen += chunk.byteLength;
+    if (seen > limit) throw new ResponseTooLarge(limit);
+    read.push(chunk);
   }
-  return Buffer.concat(chunks, seen).toString('utf8');
+  return Buffer.concat(read, seen).toString('utf8');
 }
