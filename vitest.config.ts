@@ -28,6 +28,9 @@ const isolatedExceptions = Object.keys(ISOLATED_EXCEPTIONS);
 
 const testsIn = (folder: string) => `${folder}/**/*.test.ts`;
 
+/** Every file's CPU and wall time, appended to `TMS_TEST_CPU_LOG` when it is set (docs/testing.md). */
+const CPU_LOG = 'test/support/cpu-log.ts';
+
 const common = {
   // Hang guards, not speed checks: a whole engine run or a CDK synth can take a minute on a busy machine.
   testTimeout: 120_000,
@@ -56,6 +59,7 @@ export default defineConfig({
           name: 'shared-modules',
           // The few that read a table use the run's one DynamoDB Local (shared with the other project).
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: [CPU_LOG],
           include: SHARED_MODULE_FOLDERS.map(testsIn),
           exclude: isolatedExceptions,
           isolate: false,
@@ -66,7 +70,7 @@ export default defineConfig({
           ...common,
           name: 'shared-packages',
           globalSetup: ['test/support/global-setup.ts'],
-          setupFiles: ['test/support/fresh-modules.ts'],
+          setupFiles: ['test/support/fresh-modules.ts', CPU_LOG],
           include: SHARED_PACKAGE_FOLDERS.map(testsIn),
           exclude: isolatedExceptions,
           isolate: false,
@@ -76,6 +80,7 @@ export default defineConfig({
         test: {
           ...common,
           name: 'isolated',
+          setupFiles: [CPU_LOG],
           include: [...ISOLATED_FOLDERS.map(testsIn), ...isolatedExceptions],
           // One in-memory DynamoDB Local (and the console's build) for the files that need them.
           globalSetup: ['test/support/global-setup.ts'],

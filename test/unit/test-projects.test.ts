@@ -48,7 +48,7 @@ describe('the test projects', () => {
     const sharedPackages = projects.find((p) => p.test.name === 'shared-packages')?.test;
     expect(sharedPackages).toMatchObject({
       isolate: false,
-      setupFiles: ['test/support/fresh-modules.ts'],
+      setupFiles: ['test/support/fresh-modules.ts', 'test/support/cpu-log.ts'],
       include: SHARED_PACKAGE_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
     });
   });
