@@ -3,7 +3,7 @@
  * it was written. Owner and admin only (the route table): a file holds every issue's text and the accounts of
  * the people it names. Nothing is built here; the run builds them (domain/jira-import/run-files.ts).
  */
-import { storedCopiesOf, withCopyLinks } from '#domain/jira-import/index.ts';
+import { LINKS_EXPIRE_HEADER, storedCopiesOf, withCopyLinks } from '#domain/jira-import/index.ts';
 import { errors } from '#platform/errors.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifact-store.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
@@ -50,7 +50,7 @@ export async function listImportFiles(
 }
 
 /** The download's header saying when the file's links stop working (ISO 8601): docs/api.md. */
-export const LINKS_EXPIRE_HEADER = 'X-Links-Expire-At';
+export { LINKS_EXPIRE_HEADER };
 
 /** A time-limited link to one of the run's copies (store/artifact-links.ts): what the importer fetches. */
 export type CopyLink = (key: string) => Promise<{ url: string; expiresAt: number }>;

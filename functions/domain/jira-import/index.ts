@@ -6,6 +6,7 @@
 export {
   attachmentSourcesOf,
   type ItemFile,
+  LINKS_EXPIRE_HEADER,
   resolvedReferences,
   type SourceAttachment,
   storedCopiesOf,
