@@ -283,6 +283,8 @@ describe('a run delivered by Jira import', () => {
     expect((await runOf(run.id)).pauseReason).toMatch(/^Waiting for the Jira import of batch 1 of /);
 
     let crashed = false;
+    /** Each batch's file as the admin downloaded it for its import. */
+    const downloaded = new Map<number, string>();
     for (let n = 1; n <= total; n++) {
       paused = await runOf(run.id);
       expect(paused.pauseReason).toMatch(
@@ -290,6 +292,7 @@ describe('a run delivered by Jira import', () => {
       );
       await stored(n);
       const text = await download(run.id, n);
+      downloaded.set(n, text);
       if (n === 1) {
         // Batch 1 first comes in part (an import that stopped after one issue): the run stays paused on it,
         // naming the items missing; the whole file then imported again leaves the first issue twice.
@@ -312,11 +315,16 @@ describe('a run delivered by Jira import', () => {
         // Nothing of a batch is recorded until it is whole.
         expect((await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, expected)).size).toBe(0);
       }
-      // While the run waits for batch 3, batch 2's file is imported once more (after its check): the run's last
-      // look at every batch finds those copies too. Batch 2's copies went when its import was verified: that
-      // import brings none of its files (each link answers 404), and nothing else is refused.
+      // While the run waits for batch 3, batch 2's file (as the admin saved it) is imported once more, after its
+      // check: the run's last look at every batch finds those copies too. Batch 2's copies went when its import
+      // was verified, and a download now is refused: that import brings none of its files (each link answers
+      // 404), and nothing else is refused.
       if (n === 3) {
-        const again = await importFile(await download(run.id, 2), {
+        await expect(download(run.id, 2)).rejects.toMatchObject({
+          statusCode: 410,
+          code: 'IMPORT_BATCH_IMPORTED',
+        });
+        const again = await importFile(downloaded.get(2) as string, {
           errors: /attachment "[^"]+" not imported: HTTP 404$/,
         });
         expect(again.errors.length).toBeGreaterThan(0);
