@@ -101,6 +101,19 @@ export class ApiClient {
 
   /** A JSON request (or raw text with `raw`), refreshing once on TOKEN_EXPIRED. */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.answered(method, path, opts);
+    if (opts.raw) return (await res.text()) as T;
+    return (await readBody(res)) as T;
+  }
+
+  /** A file the API answers (`GET`), as text with the answer's headers, which say more about it. */
+  async download(path: string): Promise<{ text: string; headers: Headers }> {
+    const res = await this.answered('GET', path, { raw: true });
+    return { text: await res.text(), headers: res.headers };
+  }
+
+  /** The API's successful answer, refreshing once on TOKEN_EXPIRED; an ApiError for any other. */
+  private async answered(method: string, path: string, opts: RequestOptions): Promise<Response> {
     let res = await this.send(method, path, opts);
     if (res.status === 401 && !opts.anonymous) {
       const body = (await readBody(res)) as ApiErrorBody | undefined;
@@ -109,8 +122,7 @@ export class ApiClient {
       res = await this.send(method, path, opts);
     }
     if (!res.ok) throw new ApiError(res.status, (await readBody(res)) as ApiErrorBody | undefined);
-    if (opts.raw) return (await res.text()) as T;
-    return (await readBody(res)) as T;
+    return res;
   }
 
   private async send(method: string, path: string, opts: RequestOptions): Promise<Response> {

@@ -1,13 +1,15 @@
 /**
  * `tms import-files`: a run's files for Jira's JSON importer, for the Jira administrator who uploads them: the
  * list (each batch, the label its issues carry, how many, whether its file is written yet), or one batch's file
- * saved as the API answers it (its attachments as links that expire after the import window).
+ * saved as the API answers it (its attachments as links that expire after the import window), with when those
+ * links stop working (the download's `X-Links-Expire-At`): the file must be imported before then.
  * Owner and admin only (the API answers a member 403, exit 3).
  */
 import { writeFile } from 'node:fs/promises';
+import { LINKS_EXPIRE_HEADER } from '#domain/jira-import/attachments.ts';
 import type { Ctx } from './commands.ts';
 import { usageError } from './errors.ts';
-import { table } from './format.ts';
+import { out, table } from './format.ts';
 
 interface ImportFiles {
   runId: string;
@@ -47,13 +49,30 @@ export async function importFiles(ctx: Ctx, runId: string, o: ImportFilesOptions
     return;
   }
   if (!/^[1-9]\d*$/.test(o.batch)) throw usageError('--batch must be a batch number (1, 2, ...)');
-  const text = await ctx.client.request<string>('GET', `${path}/${o.batch}`, { raw: true });
+  const { text, headers } = await ctx.client.download(`${path}/${o.batch}`);
+  const expires = headers.get(LINKS_EXPIRE_HEADER) ?? undefined;
+  const expiry = expires && linksExpire(expires);
   if (o.out === undefined) {
+    // The file is the output; when its links expire is for the person, on stderr.
     ctx.io.stdout.write(text);
+    if (expiry) out(ctx.io.stderr, expiry);
     return;
   }
   // The file holds every issue's text: readable by its owner only.
   await writeFile(o.out, text, { mode: 0o600 });
-  if (ctx.json) ctx.printJson({ runId, batch: Number(o.batch), file: o.out });
-  else ctx.out(`Saved batch ${o.batch} to ${o.out}`);
+  if (ctx.json)
+    ctx.printJson({
+      runId,
+      batch: Number(o.batch),
+      file: o.out,
+      ...(expires ? { linksExpireAt: expires } : {}),
+    });
+  else {
+    ctx.out(`Saved batch ${o.batch} to ${o.out}`);
+    if (expiry) ctx.out(expiry);
+  }
 }
+
+/** What the person is told of the links' end. */
+const linksExpire = (at: string) =>
+  `Its attachment links expire at ${at}: import it in Jira before then, or download it again for new links.`;

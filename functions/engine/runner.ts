@@ -75,15 +75,16 @@ function afterRunPhase(run: Run, pastLast: boolean): PhaseModule | undefined {
 
 /**
  * A run delivered by Jira's importer (docs/jira-import.md): the import files and the admin's import in place of
- * the create phase; the transitions and comments phases only for the items it creates by REST (sub-tasks whose
- * parent was in Jira before the run), as the files carry each imported issue's final status and its comments (a
- * REST write of either would be the service account's, in the imported history).
+ * the create phase; the transitions and comments phases only for the items it writes by REST (sub-tasks whose
+ * parent was in Jira before the run; in an incremental run, the items an earlier run put in Jira, which it
+ * updates), as the files carry each imported issue's final status and its comments (a REST write of either would
+ * be the service account's, in the imported history).
  */
 const IMPORT_PHASE_MODULES: Partial<Record<number, PhaseModule>> = {
   ...PHASE_MODULES,
   [PHASES.create]: importPhase,
-  // The transitions and comments phases work only the items the import phase created by REST (sub-tasks whose
-  // parent was in Jira before the run: import-outside.ts); none in most runs.
+  // The transitions and comments phases work only the items the import phase wrote by REST (import-outside.ts);
+  // none in most runs.
 };
 
 /** The run's plugin phase at `phase` (its configuration opened once per invocation); undefined: not a plugin's. */

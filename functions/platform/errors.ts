@@ -35,6 +35,7 @@ export const ErrorCode = {
   REPORT_NOT_FOUND: 'REPORT_NOT_FOUND',
   PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
   IMPORT_FILE_NOT_FOUND: 'IMPORT_FILE_NOT_FOUND',
+  IMPORT_BATCH_IMPORTED: 'IMPORT_BATCH_IMPORTED',
   MIGRATION_NOT_FINISHED: 'MIGRATION_NOT_FINISHED',
   DRY_RUN_NOT_VERIFIABLE: 'DRY_RUN_NOT_VERIFIABLE',
   VERIFICATION_NOT_FOUND: 'VERIFICATION_NOT_FOUND',
@@ -228,6 +229,16 @@ export const errors = {
       batch === undefined
         ? `Run ${id} has no Jira import files: only a run delivered by Jira import has them, once built`
         : `Run ${id} has no Jira import file ${batch}`,
+    ),
+  /**
+   * A batch's file downloaded after the run found the batch whole in Jira: its copies for the importer are removed
+   * (the links would name nothing), and an import of it would make a second copy of each issue.
+   */
+  importBatchImported: (id: string, batch: number) =>
+    new HttpError(
+      410,
+      ErrorCode.IMPORT_BATCH_IMPORTED,
+      `Batch ${batch} of run ${id} is imported and verified in Jira: its file's attachment copies are removed, and importing it again would make a second copy of each issue`,
     ),
   /** Verification of a run that has not finished (or ended FAILED or CANCELLED): only COMPLETED and PARTIAL runs. */
   migrationNotFinished: (id: string, status: string) =>

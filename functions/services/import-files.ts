@@ -3,7 +3,7 @@
  * it was written. Owner and admin only (the route table): a file holds every issue's text and the accounts of
  * the people it names. Nothing is built here; the run builds them (domain/jira-import/run-files.ts).
  */
-import { storedCopiesOf, withCopyLinks } from '#domain/jira-import/index.ts';
+import { LINKS_EXPIRE_HEADER, storedCopiesOf, withCopyLinks } from '#domain/jira-import/index.ts';
 import { errors } from '#platform/errors.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifact-store.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
@@ -50,7 +50,7 @@ export async function listImportFiles(
 }
 
 /** The download's header saying when the file's links stop working (ISO 8601): docs/api.md. */
-export const LINKS_EXPIRE_HEADER = 'X-Links-Expire-At';
+export { LINKS_EXPIRE_HEADER };
 
 /** A time-limited link to one of the run's copies (store/artifact-links.ts): what the importer fetches. */
 export type CopyLink = (key: string) => Promise<{ url: string; expiresAt: number }>;
@@ -59,7 +59,9 @@ export type CopyLink = (key: string) => Promise<{ url: string; expiresAt: number
  * Batch `batch`'s file as written, each attachment's copy replaced by a link to it made now (`linkTo`), so the
  * links' time starts with the download; `linksExpireAt` (ISO 8601) is when the first of them stops working, none
  * without links. A malformed number is the same 404 as a missing one, and so is a batch the run has not reached
- * yet.
+ * yet. A batch the run found whole in Jira is 410 `IMPORT_BATCH_IMPORTED`: its copies are removed, so its links
+ * would name nothing, and its import is done (another would make a second copy of each issue, for the run to
+ * delete while it is at work, and for someone to delete by hand after).
  */
 export async function importFile(
   store: Store,
@@ -70,10 +72,11 @@ export async function importFile(
   linkTo: CopyLink,
 ): Promise<{ runId: string; batch: number; text: string; linksExpireAt?: string }> {
   const run = await findRun(store, tenantId, runId);
-  const stored = BATCH.test(batch)
-    ? await new ImportFileArchive(artifacts).file(tenantId, run.id, Number(batch))
-    : undefined;
+  const archive = new ImportFileArchive(artifacts);
+  const stored = BATCH.test(batch) ? await archive.file(tenantId, run.id, Number(batch)) : undefined;
   if (stored === undefined) throw errors.importFileNotFound(run.id, batch);
+  if ((await archive.imported(tenantId, run.id)).has(Number(batch)))
+    throw errors.importBatchImported(run.id, Number(batch));
   const copies = storedCopiesOf(stored);
   if (copies.length === 0) return { runId: run.id, batch: Number(batch), text: stored };
   const links = new Map<string, string>();

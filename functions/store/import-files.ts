@@ -15,6 +15,9 @@ import { type ArtifactStore, artifactKeys } from './artifact-store.ts';
 const writtenKey = (tenantId: string, runId: string) =>
   `tenants/${tenantId}/runs/${runId}/import/written.json`;
 const WrittenSchema = z.array(z.number().int().positive());
+/** The batches the run found whole in Jira, whose copies it then removed (their files are downloaded no more). */
+const importedKey = (tenantId: string, runId: string) =>
+  `tenants/${tenantId}/runs/${runId}/import/imported.json`;
 
 export class ImportFileArchive {
   constructor(private readonly artifacts: ArtifactStore) {}
@@ -66,13 +69,26 @@ export class ImportFileArchive {
 
   /**
    * The copies batch n's file names, removed once its import is verified: the run downloads it for nothing
-   * more. Until then they stay, for the file to be downloaded (and imported) again. How many it named.
+   * more. Until then they stay, for the file to be downloaded (and imported) again. The batch is recorded as
+   * imported first (`imported`), so no download links to a copy removed. How many it named.
    */
   async removeCopies(tenantId: string, runId: string, n: number): Promise<number> {
+    const imported = await this.imported(tenantId, runId);
+    if (!imported.has(n))
+      await this.artifacts.put(
+        importedKey(tenantId, runId),
+        JSON.stringify([...imported, n].sort((a, b) => a - b)),
+      );
     const text = await this.file(tenantId, runId, n);
     const copies = text === undefined ? [] : storedCopiesOf(text);
     await this.artifacts.remove(copies.map((c) => artifactKeys.importCopy(tenantId, runId, c)));
     return copies.length;
+  }
+
+  /** The batches found whole in Jira and their copies removed (removeCopies). */
+  async imported(tenantId: string, runId: string): Promise<Set<number>> {
+    const text = await this.artifacts.get(importedKey(tenantId, runId));
+    return new Set(text === undefined ? [] : WrittenSchema.parse(JSON.parse(text)));
   }
 
   /** Every copy the run made, removed: when its import is over (its last batch verified) or it is cancelled. */

@@ -7,8 +7,10 @@
  * at every batch); the engine is killed between two batches. At the end Jira holds one issue
  * per item but that named copy, each with its ADO created date, reporter, comments (authors and dates) and a
  * changelog of its ADO revisions, read back through Jira's REST API with jira.js (no schema mismatch), and no REST
- * write of the service account in the imported history but the sprint moves. A dry run builds the files without
- * waiting; a run of another project finds every item by its label and imports none again.
+ * write of the service account in the imported history but the sprint moves. The project's next run, incremental,
+ * brings an item changed in Azure DevOps since up to date by REST (its title, its status, the one comment added
+ * posted once, none the import carried posted again). A dry run builds the files without waiting; a run of
+ * another project finds every item by its label and imports none again.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -281,6 +283,8 @@ describe('a run delivered by Jira import', () => {
     expect((await runOf(run.id)).pauseReason).toMatch(/^Waiting for the Jira import of batch 1 of /);
 
     let crashed = false;
+    /** Each batch's file as the admin downloaded it for its import. */
+    const downloaded = new Map<number, string>();
     for (let n = 1; n <= total; n++) {
       paused = await runOf(run.id);
       expect(paused.pauseReason).toMatch(
@@ -288,6 +292,7 @@ describe('a run delivered by Jira import', () => {
       );
       await stored(n);
       const text = await download(run.id, n);
+      downloaded.set(n, text);
       if (n === 1) {
         // Batch 1 first comes in part (an import that stopped after one issue): the run stays paused on it,
         // naming the items missing; the whole file then imported again leaves the first issue twice.
@@ -310,11 +315,16 @@ describe('a run delivered by Jira import', () => {
         // Nothing of a batch is recorded until it is whole.
         expect((await h.app.store.idMap.getMany(h.tenant.tenantId, project.id, expected)).size).toBe(0);
       }
-      // While the run waits for batch 3, batch 2's file is imported once more (after its check): the run's last
-      // look at every batch finds those copies too. Batch 2's copies went when its import was verified: that
-      // import brings none of its files (each link answers 404), and nothing else is refused.
+      // While the run waits for batch 3, batch 2's file (as the admin saved it) is imported once more, after its
+      // check: the run's last look at every batch finds those copies too. Batch 2's copies went when its import
+      // was verified, and a download now is refused: that import brings none of its files (each link answers
+      // 404), and nothing else is refused.
       if (n === 3) {
-        const again = await importFile(await download(run.id, 2), {
+        await expect(download(run.id, 2)).rejects.toMatchObject({
+          statusCode: 410,
+          code: 'IMPORT_BATCH_IMPORTED',
+        });
+        const again = await importFile(downloaded.get(2) as string, {
           errors: /attachment "[^"]+" not imported: HTTP 404$/,
         });
         expect(again.errors.length).toBeGreaterThan(0);
@@ -650,6 +660,49 @@ describe('a run delivered by Jira import', () => {
       fullyFaithful: sourceIds.length - 5,
       differencesByField: { 'comments.text': 1, 'comments.author': 1, created: 1, labels: 1, history: 1 },
     });
+
+    // Then the project's next run, incremental and still delivered by import: an item changed in Azure DevOps
+    // since (its title and state, a comment added) is brought up to date by REST. The comments its file carried
+    // (no marker: found by their original date and author) are not posted again; the new one is posted once.
+    const kinds = new Set(['Task', 'Bug', 'User Story']);
+    const refreshed = await pick(
+      async (k) =>
+        kinds.has(
+          String(items.get(sourceIds.find((id) => keyOf(id) === k) as number)?.fields['System.WorkItemType']),
+        ) && (await importedComments(k)).some((c) => mapped.has(c.author?.accountId ?? '')),
+    );
+    const refreshedId = sourceIds.find((id) => keyOf(id) === refreshed) as number;
+    const commentIds = async (key: string) => {
+      const all: { id: string; body?: unknown }[] = [];
+      for await (const c of d.target.comments(key)) all.push(c);
+      return all;
+    };
+    const heldBefore = new Set((await commentIds(refreshed)).map((c) => c.id));
+    const src = adoWrites({ url: h.sandboxes.ado.url, ...h.config.ado });
+    const title = `Retitled after the import (${refreshedId})`;
+    const state = items.get(refreshedId)?.fields['System.State'] === 'Closed' ? 'Active' : 'Closed';
+    await src.patchFields(refreshedId, { 'System.Title': title, 'System.State': state });
+    const added = await src.addComment(refreshedId, '<p>Written after the import.</p>');
+    const incremental = await createRun(h.app.store, h.tenant.tenantId, project.id, 'INCREMENTAL');
+    const incrementalAnswers = await h.drive(incremental.id);
+    expect(incrementalAnswers).not.toContain('paused');
+    const incrementalRun = await runOf(incremental.id);
+    expect(incrementalRun.status, incrementalRun.failureReason ?? '').toBe('COMPLETED');
+    expect(incrementalRun.failureCount).toBe(0);
+    const refreshedIssue = await d.target.getIssue(refreshed, ['summary', 'status']);
+    expect(refreshedIssue.fields?.summary).toBe(title);
+    const category = (refreshedIssue.fields?.status as { statusCategory?: { key?: string } } | undefined)
+      ?.statusCategory?.key;
+    expect(category).toBe(state === 'Closed' ? 'done' : 'indeterminate');
+    const heldAfter = await commentIds(refreshed);
+    expect(heldAfter.filter((c) => heldBefore.has(c.id))).toHaveLength(heldBefore.size);
+    // Every comment posted from Azure DevOps carries its marker: only the new one is there.
+    const postedNow = heldAfter.filter((c) => !heldBefore.has(c.id)).map((c) => markerOf(c.body));
+    expect(postedNow.filter((m) => m !== undefined)).toEqual([added.id]);
+    const incrementalLines = JSON.stringify(
+      await h.app.store.runs.events(h.tenant.tenantId, project.id, incremental.id, undefined, 5000),
+    );
+    expect(incrementalLines).toContain(`-> ${refreshed} updated`);
   }, 240_000);
 
   it('a run that finds the items in Jira by their labels imports none again, and creates by REST under its parent a sub-task whose parent is in Jira before it', async () => {

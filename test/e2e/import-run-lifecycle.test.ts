@@ -5,7 +5,7 @@
  * `/status` and on its SSE stream, the admin downloads each file from the API, imports it in Jira (the sandbox's
  * importer, as a site administrator) and resumes through the resume route, a new execution each time; the run
  * completes with one issue per item, verified at its end against what its files carried (every item faithful),
- * and verified again on demand through the route.
+ * and verified again on demand through the route; a batch's file downloaded again after that is refused (410).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -242,5 +242,18 @@ describe('a jira-import run through the API', () => {
     });
     expect(summary.body).toMatchObject({ itemsChecked: items, fullyFaithful: items, differencesByField: {} });
     expect(orchestrator.executions(runId)).toHaveLength(total + 2);
+
+    // A batch's file downloaded again once the run has found it in Jira: refused (its copies are removed, and an
+    // import of it would make second copies), the whole answer saying so.
+    const redownload = await app.call('GET', `/api/migrations/${runId}/import-files/1`, {
+      token: tenant.admin.token,
+    });
+    expect(redownload.status).toBe(410);
+    expect(redownload.body).toEqual({
+      statusCode: 410,
+      error: 'Gone',
+      code: 'IMPORT_BATCH_IMPORTED',
+      message: `Batch 1 of run ${runId} is imported and verified in Jira: its file's attachment copies are removed, and importing it again would make a second copy of each issue`,
+    });
   }, 180_000);
 });

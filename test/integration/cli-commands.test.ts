@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
-import { runImportFiles } from '../../functions/domain/jira-import/index.ts';
+import { runImportFiles, serialiseImportFile } from '../../functions/domain/jira-import/index.ts';
 import { NOT_UNDONE } from '../../functions/domain/rollback/plan.ts';
 import { chunkEventId, type RunEvent, statusEventId } from '../../functions/domain/run-events.ts';
 import type { Run } from '../../functions/domain/runs.ts';
@@ -336,6 +336,13 @@ describe('tms import-files', () => {
       comments: [],
     }));
     const built = runImportFiles(records, bugsOnlyMapping, { runId: run.id, size: 2 });
+    // Batch 1's first issue carries a file, as the run's copy: its download links to it.
+    const first = built.files[0] as { text: string };
+    const withFile = JSON.parse(first.text) as { projects: { issues: Record<string, unknown>[] }[] };
+    (withFile.projects[0]?.issues[0] as Record<string, unknown>).attachments = [
+      { name: 'trace.log', created: '2024-03-05T10:00:00.000+0000', uri: 'tms-copy:0f4c7a93-8d2e-4b55' },
+    ];
+    first.text = serialiseImportFile(withFile as Parameters<typeof serialiseImportFile>[0]);
     await new ImportFileArchive(disk()).write(t.tenantId, run.id, built);
     const list = await tms(['import-files', run.id]);
     expect(list.code).toBe(0);
@@ -350,6 +357,37 @@ describe('tms import-files', () => {
     expect(saved.stdout.trim()).toBe(`Saved batch 2 to ${file}`);
     expect(await readFile(file, 'utf8')).toBe(built.files[1]?.text);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    // A file with links says when they expire (the download's X-Links-Expire-At): saved, printed, or as JSON.
+    const expiry =
+      /^Its attachment links expire at (\S+): import it in Jira before then, or download it again for new links\.$/m;
+    const linked = await tms(['import-files', run.id, '--batch', '1', '--out', join(home, 'batch-1.json')]);
+    expect(linked.code).toBe(0);
+    const [said, at] = linked.stdout.trim().split('\n');
+    expect(said).toBe(`Saved batch 1 to ${join(home, 'batch-1.json')}`);
+    const expiresAt = expiry.exec(at ?? '')?.[1] as string;
+    expect(new Date(expiresAt).toISOString()).toBe(expiresAt);
+    expect(await readFile(join(home, 'batch-1.json'), 'utf8')).toContain(
+      `?expires=${Date.parse(expiresAt) / 1000}&`,
+    );
+    const printed = await tms(['import-files', run.id, '--batch', '1']);
+    expect(printed.stdout).toMatch(/"uri": "http:\/\/[^"]+\/api\/artifact-links\//);
+    expect(printed.stderr).toMatch(expiry);
+    const asJson = await tms([
+      '--json',
+      'import-files',
+      run.id,
+      '--batch',
+      '1',
+      '--out',
+      join(home, 'batch-1.json'),
+    ]);
+    expect(JSON.parse(asJson.stdout)).toEqual({
+      runId: run.id,
+      batch: 1,
+      file: join(home, 'batch-1.json'),
+      linksExpireAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
+    });
 
     const bad = await tms(['import-files', run.id, '--batch', 'two']);
     expect(bad.code).toBe(2);

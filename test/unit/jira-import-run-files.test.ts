@@ -13,6 +13,7 @@ import {
   issueOf,
   planningStandIn,
   planRunFiles,
+  planRunFilesByBlock,
   runFileOf,
   runFilesOfIssues,
   runImportFiles,
@@ -145,6 +146,53 @@ describe("a run's import files", () => {
     expect(JSON.parse(files[1]?.text ?? '').links).toEqual([
       { name: 'Relates', sourceId: '3', destinationId: '4' },
     ]);
+  });
+
+  it('plans the files from the built blocks one at a time, holding no issue past its block: the same index', async () => {
+    // Prepare: links inside a batch (3 -> 4) and across two (1 -> 4), a sub-task with its parent, a sub-task whose
+    // parent is not in the run. The source hands out blocks of two built issues, each issue (and all it holds) a
+    // revocable proxy, revoked when the next block is read: a planner that kept an issue past its block (to plan
+    // from every issue at once) touches a revoked one and fails.
+    const related = (to: number) => ({
+      rel: 'System.LinkTypes.Related',
+      url: `${ORG}/_apis/wit/workItems/${to}`,
+    });
+    const built = records
+      .map((r) =>
+        r.item.id === 1 || r.item.id === 3 ? { ...r, item: { ...r.item, relations: [related(4)] } } : r,
+      )
+      .map((r) => issueOf(r.item, r.revisions, r.comments, mapping));
+    const options = { runId: RUN, size: 2, availableTypes: ['Relates'] };
+    const blocks = [built.slice(0, 2), built.slice(2, 4), built.slice(4)];
+    let open: (() => void)[] = [];
+    const held = <T extends object>(value: T): T => {
+      const { proxy, revoke } = Proxy.revocable(value, {
+        get: (target, key, receiver) => {
+          const got = Reflect.get(target, key, receiver);
+          return got !== null && typeof got === 'object' ? held(got) : got;
+        },
+      });
+      open.push(revoke);
+      return proxy;
+    };
+    const reads: number[] = [];
+    const source = {
+      count: blocks.length,
+      read: async (n: number) => {
+        for (const revoke of open) revoke();
+        open = [];
+        reads.push(n);
+        return (blocks[n] ?? []).map(held);
+      },
+    };
+    // Act
+    const index = await planRunFilesByBlock(source, options);
+    for (const revoke of open) revoke();
+    // Assess: the index of the whole run, each block read twice, one after another.
+    expect(index).toEqual(runFilesOfIssues(built, 'MIG', options).index);
+    expect(index.links).toEqual([{ type: 'Relates', from: 1, to: 4 }]);
+    expect(index.leftOut.map((l) => l.sourceId)).toEqual([5]);
+    expect(reads).toEqual([0, 1, 2, 0, 1, 2]);
   });
 
   it('keeps each file and the index as run artifacts, with nothing secret in them, the index last', async () => {

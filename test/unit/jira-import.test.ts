@@ -347,6 +347,48 @@ describe('issueOf: one work item as one importer issue', () => {
     expect(cutOnly.warnings).toContain('comment 903 is over 32,767 characters: cut');
   });
 
+  it('cuts an over-long comment at a block boundary, as the REST mode does: never inside a code block or a table', () => {
+    const paragraphs = Array.from({ length: 200 }, (_, i) => `<p>Line ${i} of the report, HTTP 500.</p>`);
+    const code = `<pre>${Array.from({ length: 500 }, (_, i) => `at frame ${i} ${'x'.repeat(70)}`).join('\n')}</pre>`;
+    const rows = Array.from(
+      { length: 600 },
+      (_, i) => `<tr><td>row ${i}</td><td>${'y'.repeat(50)}</td></tr>`,
+    );
+    const table = `<table><tbody>${rows.join('')}</tbody></table>`;
+    const note = '_\\(cut here: Jira takes at most 32,767 characters\\)_';
+    const bodyOf = (text: string, id: number) =>
+      issueOf(item, revisions, [{ id, text, createdBy: ana, createdDate: '2024-03-07T11:00:00Z' }], mapping, {
+        fullComment: () => false,
+      }).issue.comments?.[0]?.body ?? '';
+    const lines = (body: string) => body.split('\n');
+
+    // A code block across the limit: the cut falls before it, not inside it.
+    const beforeCode = bodyOf(`${paragraphs.join('')}${code}<p>AFTER</p>`, 904);
+    expect(beforeCode.length).toBeLessThanOrEqual(32_767);
+    expect(beforeCode).toMatch(/^Line 0 of the report/);
+    expect(beforeCode.endsWith(`Line 199 of the report, HTTP 500.\n\n${note}`)).toBe(true);
+    expect(beforeCode).not.toContain('{noformat}');
+
+    // A table across the limit: no row cut in half (every row ends its last cell).
+    const beforeTable = bodyOf(`${paragraphs.slice(0, 10).join('')}${table}<p>AFTER</p>`, 905);
+    expect(beforeTable.length).toBeLessThanOrEqual(32_767);
+    expect(beforeTable.endsWith(`\n\n${note}`)).toBe(true);
+    for (const line of lines(beforeTable).filter((l) => l.startsWith('|')))
+      expect(line.endsWith('|'), line).toBe(true);
+
+    // A code block alone over the limit: cut between two of its lines and closed, so the note is not code.
+    const inCode = bodyOf(code, 906);
+    expect(inCode.length).toBeLessThanOrEqual(32_767);
+    expect(lines(inCode)[0]).toBe('{noformat}');
+    expect(lines(inCode).filter((l) => l === '{noformat}')).toHaveLength(2);
+    expect(inCode.endsWith(`\n{noformat}\n\n${note}`)).toBe(true);
+    expect(
+      lines(inCode)
+        .slice(1, -3)
+        .every((l) => /^at frame \d+ x{70}$/.test(l)),
+    ).toBe(true);
+  });
+
   it('reports the people without a Jira account, names them in the text, and lists the accounts it names', () => {
     const reporterless = issueOf(
       { ...item, fields: { ...item.fields, 'System.CreatedBy': carla, 'System.AssignedTo': carla } },

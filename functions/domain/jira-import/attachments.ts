@@ -16,6 +16,12 @@ import type { SourceRevision } from './history.ts';
 import { serialiseImportFile } from './serialise.ts';
 import type { SourceItem } from './text.ts';
 
+/**
+ * The download's header saying when the first of the file's links stops working (ISO 8601, UTC): the API sets it,
+ * the CLI shows it (docs/api.md).
+ */
+export const LINKS_EXPIRE_HEADER = 'X-Links-Expire-At';
+
 /** One of an item's files as the run copied it: the copy's id, the name it gets on the issue, who and when. */
 export interface SourceAttachment {
   copy: string;

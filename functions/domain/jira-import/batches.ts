@@ -63,17 +63,33 @@ const byNumber = (a: ImportLink, b: ImportLink) =>
   Number(a.destinationId) - Number(b.destinationId) ||
   a.name.localeCompare(b.name);
 
+/** What placing an issue in a file reads of it: its id, its type's level and its parent. */
+export type PlacedIssue = Pick<BuiltIssue, 'sourceId' | 'level' | 'parentId'>;
+
+/** Which file each issue goes in, and the parents and sub-tasks no file holds (placeIssues). */
+export interface Placement {
+  /** Each file's issues' ADO ids, in order. */
+  packed: number[][];
+  /** ADO id -> its file, from 0. */
+  batchOf: Map<number, number>;
+  /** Each file's sub-task links (a sub-task and its parent in that file). */
+  subTaskLinks: ImportLink[][];
+  parents: Batches['parents'];
+  leftOut: Batches['leftOut'];
+  warnings: string[];
+}
+
 /** Groups in the issues' order: each issue that is no sub-task, then the sub-tasks a file can hold under it. */
-function groupsOf(issues: readonly BuiltIssue[], out: Batches): BuiltIssue[][] {
+function groupsOf(issues: readonly PlacedIssue[], leftOut: Batches['leftOut']): PlacedIssue[][] {
   const byId = new Map(issues.map((i) => [i.sourceId, i]));
-  const children = new Map<number, BuiltIssue[]>();
+  const children = new Map<number, PlacedIssue[]>();
   for (const issue of issues) {
     if (issue.level !== -1) continue;
     const parent = issue.parentId === undefined ? undefined : byId.get(issue.parentId);
     if (parent && parent.level === 0)
       children.set(parent.sourceId, [...(children.get(parent.sourceId) ?? []), issue]);
     else
-      out.leftOut.push({
+      leftOut.push({
         sourceId: issue.sourceId,
         reason: parent
           ? `its parent #${parent.sourceId} is not a standard issue, as a sub-task's parent must be`
@@ -83,39 +99,62 @@ function groupsOf(issues: readonly BuiltIssue[], out: Batches): BuiltIssue[][] {
   return issues.filter((i) => i.level !== -1).map((i) => [i, ...(children.get(i.sourceId) ?? [])]);
 }
 
-export function batchesOf(issues: readonly BuiltIssue[], options: BatchOptions): Batches {
-  const size = options.size ?? DEFAULT_BATCH_SIZE;
+/**
+ * The files the issues go in, from their ids, levels and parents alone (a planner that holds no more of them
+ * than that: run-files.ts `planRunFilesByBlock`): groups packed in order into files of at most `size`.
+ */
+export function placeIssues(issues: readonly PlacedIssue[], size: number): Placement {
   if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`not a batch size: ${size}`);
-  const labelOf = options.batchLabel ?? ((n: number) => `import-batch-${n}`);
-  const out: Batches = { batches: [], links: [], parents: [], leftOut: [], warnings: [] };
-
-  const packed: BuiltIssue[][] = [];
-  for (const group of groupsOf(issues, out)) {
-    const last = packed.at(-1);
+  const out: Placement = {
+    packed: [],
+    batchOf: new Map(),
+    subTaskLinks: [],
+    parents: [],
+    leftOut: [],
+    warnings: [],
+  };
+  for (const group of groupsOf(issues, out.leftOut)) {
+    const last = out.packed.at(-1);
     if (group.length > size)
       out.warnings.push(
         `#${group[0]!.sourceId} and its ${group.length - 1} sub-tasks are more than ${size} issues: one file of ${group.length}`,
       );
-    if (last && last.length + group.length <= size) last.push(...group);
-    else packed.push([...group]);
+    if (last && last.length + group.length <= size) last.push(...group.map((g) => g.sourceId));
+    else out.packed.push(group.map((g) => g.sourceId));
   }
-
-  const batchOf = new Map<number, number>();
-  packed.forEach((members, i) => {
-    for (const m of members) batchOf.set(m.sourceId, i);
+  out.packed.forEach((members, i) => {
+    for (const m of members) out.batchOf.set(m, i);
   });
-  const fileLinks: ImportLink[][] = packed.map(() => []);
+  out.subTaskLinks = out.packed.map(() => []);
   for (const issue of issues) {
-    const at = batchOf.get(issue.sourceId);
+    const at = out.batchOf.get(issue.sourceId);
     if (issue.parentId === undefined || at === undefined) continue;
-    if (issue.level === -1 && batchOf.get(issue.parentId) === at)
-      fileLinks[at]!.push({
+    if (issue.level === -1 && out.batchOf.get(issue.parentId) === at)
+      out.subTaskLinks[at]!.push({
         name: SUB_TASK_LINK,
         sourceId: String(issue.sourceId),
         destinationId: String(issue.parentId),
       });
     else out.parents.push({ child: issue.sourceId, parent: issue.parentId });
   }
+  return out;
+}
+
+export function batchesOf(issues: readonly BuiltIssue[], options: BatchOptions): Batches {
+  const size = options.size ?? DEFAULT_BATCH_SIZE;
+  const labelOf = options.batchLabel ?? ((n: number) => `import-batch-${n}`);
+  const placement = placeIssues(issues, size);
+  const { batchOf } = placement;
+  const out: Batches = {
+    batches: [],
+    links: [],
+    parents: placement.parents,
+    leftOut: placement.leftOut,
+    warnings: [...placement.warnings],
+  };
+  const byId = new Map(issues.map((i) => [i.sourceId, i]));
+  const packed = placement.packed.map((ids) => ids.map((id) => byId.get(id) as BuiltIssue));
+  const fileLinks: ImportLink[][] = placement.subTaskLinks.map((l) => [...l]);
 
   const placed = issues.filter((i) => batchOf.has(i.sourceId));
   const planned = planIssueLinks(

@@ -6,6 +6,7 @@
 export {
   attachmentSourcesOf,
   type ItemFile,
+  LINKS_EXPIRE_HEADER,
   resolvedReferences,
   type SourceAttachment,
   storedCopiesOf,
@@ -34,10 +35,12 @@ export { historyOf, type SourceRevision } from './history.ts';
 export { type BuiltIssue, type IssueOptions, issueOf } from './issue.ts';
 export type { ImportCustomField, ImportFieldRef, ImportMapping } from './mapping.ts';
 export {
+  type BuiltBlocks,
   type ImportIndex,
   ImportIndexSchema,
   planningStandIn,
   planRunFiles,
+  planRunFilesByBlock,
   type RunFiles,
   type RunFilesOptions,
   runBatchLabel,

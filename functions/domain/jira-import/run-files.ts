@@ -6,8 +6,8 @@
  * (store/import-files.ts).
  */
 import * as z from 'zod';
-import type { LinkPlanOptions } from '../mapping/links.ts';
-import { batchesOf } from './batches.ts';
+import { IssueLinkPlanner, type LinkPlanOptions } from '../mapping/links.ts';
+import { batchesOf, type PlacedIssue, placeIssues } from './batches.ts';
 import type { SourceRevision } from './history.ts';
 import { type BuiltIssue, issueOf } from './issue.ts';
 import type { ImportMapping } from './mapping.ts';
@@ -138,6 +138,62 @@ export function planRunFiles(
     batchOptions(projectKey, options, (n) => runBatchLabel(options.runId, n)),
   );
   return indexOf(standIns, planned, options);
+}
+
+/** A run's built issues, a block at a time (the engine's blocks of the manifest), in the manifest's order. */
+export interface BuiltBlocks {
+  count: number;
+  read(n: number): Promise<readonly BuiltIssue[]>;
+}
+
+/**
+ * planRunFiles' index, from the built issues read a block at a time, holding none of them past its block: a first
+ * pass keeps each issue's id, level and parent (where it goes: placeIssues), a second its links, people and
+ * warnings. Each block is read twice, one at a time; what is kept for the whole run is what the index holds, and
+ * three numbers an issue.
+ */
+export async function planRunFilesByBlock(
+  blocks: BuiltBlocks,
+  options: RunFilesOptions,
+): Promise<ImportIndex> {
+  const placing: PlacedIssue[] = [];
+  for (let n = 0; n < blocks.count; n++)
+    for (const issue of await blocks.read(n))
+      placing.push({
+        sourceId: issue.sourceId,
+        level: issue.level,
+        ...(issue.parentId === undefined ? {} : { parentId: issue.parentId }),
+      });
+  const placement = placeIssues(placing, options.size);
+  const linkPlanner = new IssueLinkPlanner(options);
+  const unmapped = new Set<string>();
+  const warnings: string[] = [];
+  for (let n = 0; n < blocks.count; n++)
+    for (const issue of await blocks.read(n)) {
+      if (placement.batchOf.has(issue.sourceId))
+        linkPlanner.add({ id: issue.sourceId, relations: [...issue.relations] });
+      for (const person of issue.unmappedPeople) unmapped.add(person);
+      warnings.push(...issue.warnings);
+    }
+  const planned = linkPlanner.planned();
+  const { batchOf } = placement;
+  return {
+    runId: options.runId,
+    size: options.size,
+    batches: placement.packed.map((sourceIds, i) => ({
+      number: i + 1,
+      label: runBatchLabel(options.runId, i + 1),
+      sourceIds,
+    })),
+    parents: placement.parents,
+    // The links no one file holds (those inside one go in its file: runFileOf).
+    links: planned.links.filter(
+      (l) => batchOf.get(l.from) === undefined || batchOf.get(l.from) !== batchOf.get(l.to),
+    ),
+    leftOut: placement.leftOut,
+    unmappedPeople: [...unmapped].sort(),
+    warnings: [...warnings, ...placement.warnings, ...planned.warnings],
+  };
 }
 
 /**

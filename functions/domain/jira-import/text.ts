@@ -101,11 +101,75 @@ const CUT_NOTE = '\n\n_\\(cut here: Jira takes at most 32,767 characters\\)_';
 
 /**
  * At most Jira's text limit, with a note where it was cut (`note`, wiki markup; the default says only that it
- * was); `cut` says whether it was.
+ * was); `cut` says whether it was. The cut falls at a block boundary (`cutAtBlock`), as the REST mode's does.
  */
 export function fitText(text: string, note = CUT_NOTE): { text: string; cut: boolean } {
   if (text.length <= JIRA_TEXT_LIMIT) return { text, cut: false };
-  return { text: clip(text, JIRA_TEXT_LIMIT - note.length) + note, cut: true };
+  return { text: cutAtBlock(text, JIRA_TEXT_LIMIT - note.length) + note, cut: true };
+}
+
+/** A line opening a code macro, as wiki.ts writes it (`{code:java}`, `{noformat}`): its closing line. */
+const codeCloser = (line: string): string | undefined =>
+  line === '{noformat}' ? '{noformat}' : /^\{code(:[^}]*)?\}$/.test(line) ? '{code}' : undefined;
+
+/**
+ * The longest start of wiki markup `text` (as wiki.ts writes it) within `max` characters that leaves no block
+ * broken, as the REST mode's cut (#domain/adf/limit.ts `fitAdf`): between blocks at any depth (a blank line, a
+ * table's rows, a list's items), never inside a code block, each macro open there closed (`{quote}`, `{panel}`).
+ * Only when there is no such place (a first block longer than `max`, a code block say) is a block cut inside, at
+ * a line end (a code block then closed), or else at the characters that fit.
+ */
+export function cutAtBlock(text: string, max: number): string {
+  if (text.length <= max) return text;
+  /** The closing lines of the quotes and panels open, innermost last. */
+  const open: string[] = [];
+  let code: string | undefined;
+  const closers = () =>
+    [...open, ...(code ? [code] : [])]
+      .reverse()
+      .map((c) => `\n${c}`)
+      .join('');
+  /** Where the last line with text in it ends, and that line. */
+  let content = 0;
+  let last = '';
+  /** Whether a table row is open: a cell's blocks go on lines of their own, the row ends at its last `|`. */
+  let row = false;
+  let between: { end: number; closers: string } | undefined;
+  let inside: { end: number; closers: string } | undefined;
+  let start = 0;
+  for (const line of text.split('\n')) {
+    if (start > max) break;
+    if (content > 0) {
+      const closing = closers();
+      const fits = content + closing.length <= max;
+      const boundary =
+        code === undefined &&
+        !row &&
+        (line === '' || (line.startsWith('|') && last.endsWith('|')) || /^[*#]+ /.test(line));
+      if (fits && boundary) between = { end: content, closers: closing };
+      if (fits && line !== '') inside = { end: content, closers: closing };
+    }
+    if (code !== undefined) {
+      if (line === code) code = undefined;
+    } else if (codeCloser(line)) code = codeCloser(line);
+    else if (line === '{quote}' && open.at(-1) === '{quote}') open.pop();
+    else if (line === '{quote}') open.push('{quote}');
+    else if (line === '{panel}' && open.at(-1) === '{panel}') open.pop();
+    else if (/^\{panel:[^}]*\}$/.test(line)) open.push('{panel}');
+    if (code === undefined && line !== '') {
+      if (!row && line.startsWith('|')) row = !(line.length > 1 && line.endsWith('|'));
+      else if (row && line.endsWith('|')) row = false;
+    }
+    start += line.length + 1;
+    if (line.trim() !== '') {
+      content = start - 1;
+      last = line;
+    }
+  }
+  const cut = between ?? inside;
+  if (cut) return text.slice(0, cut.end) + cut.closers;
+  // The first line alone is longer: nothing is open before it (a macro's line is short).
+  return clip(text, max);
 }
 
 /** The file holding the whole of an over-long comment: the name the REST mode attaches it under. */

@@ -132,45 +132,73 @@ export function planIssueLinks(
   items: Iterable<SourceItemRelations>,
   options: LinkPlanOptions = {},
 ): { links: PlannedLink[]; warnings: string[] } {
-  const available = options.availableTypes?.map((t) => t.toLowerCase());
-  const resolved = new Map<string, string | undefined>();
-  const warnings: string[] = [];
-  const resolve = (name: string): string | undefined => {
+  const planner = new IssueLinkPlanner(options);
+  for (const item of items) planner.add(item);
+  return planner.planned();
+}
+
+/**
+ * planIssueLinks item by item, for a caller that reads the items a few at a time (the import files' planner):
+ * it keeps the links, not the items.
+ */
+export class IssueLinkPlanner {
+  private readonly available: string[] | undefined;
+  private readonly linkTypes: LinkPlanOptions['linkTypes'];
+  private readonly resolved = new Map<string, string | undefined>();
+  private readonly warnings: string[] = [];
+  private readonly links = new Map<string, PlannedLink>();
+
+  constructor(options: LinkPlanOptions = {}) {
+    this.available = options.availableTypes?.map((t) => t.toLowerCase());
+    this.linkTypes = options.linkTypes;
+  }
+
+  private resolve(name: string): string | undefined {
+    const available = this.available;
     if (!available) return name;
-    if (!resolved.has(name)) {
-      if (available.includes(name.toLowerCase())) resolved.set(name, name);
+    if (!this.resolved.has(name)) {
+      if (available.includes(name.toLowerCase())) this.resolved.set(name, name);
       else if (available.includes(FALLBACK_TYPE.toLowerCase())) {
-        resolved.set(name, FALLBACK_TYPE);
-        warnings.push(`Jira has no "${name}" link type: those links are created as "${FALLBACK_TYPE}"`);
+        this.resolved.set(name, FALLBACK_TYPE);
+        this.warnings.push(`Jira has no "${name}" link type: those links are created as "${FALLBACK_TYPE}"`);
       } else {
-        resolved.set(name, undefined);
-        warnings.push(`Jira has no "${name}" link type: those links are not migrated`);
+        this.resolved.set(name, undefined);
+        this.warnings.push(`Jira has no "${name}" link type: those links are not migrated`);
       }
     }
-    return resolved.get(name);
-  };
+    return this.resolved.get(name);
+  }
 
-  const links = new Map<string, PlannedLink>();
-  for (const item of items) {
+  /** One item's links. */
+  add(item: SourceItemRelations): void {
     for (const relation of item.relations ?? []) {
-      const kind = linkTypeFor(relation.rel, options.linkTypes);
+      const kind = linkTypeFor(relation.rel, this.linkTypes);
       if (kind === undefined || kind === 'hierarchy') continue;
       const other = workItemIdFromUrl(relation.url);
       if (other === undefined || other === item.id) continue;
-      const type = resolve(kind.name);
+      const type = this.resolve(kind.name);
       if (type === undefined) continue;
       let [from, to] = kind.outward ? [item.id, other] : [other, item.id];
       if ((SYMMETRIC.has(type.toLowerCase()) || selfReverse(relation.rel)) && from > to)
         [from, to] = [to, from];
       const key = `${type.toLowerCase()}|${from}|${to}`;
       const comment = relation.attributes?.comment;
-      const existing = links.get(key);
+      const existing = this.links.get(key);
       if (!existing) {
-        links.set(key, { type, from, to, ...(typeof comment === 'string' && comment ? { comment } : {}) });
+        this.links.set(key, {
+          type,
+          from,
+          to,
+          ...(typeof comment === 'string' && comment ? { comment } : {}),
+        });
       } else if (existing.comment === undefined && typeof comment === 'string' && comment) {
         existing.comment = comment;
       }
     }
   }
-  return { links: [...links.values()], warnings };
+
+  /** The links of every item added, each once, in the order first met, and the warnings. */
+  planned(): { links: PlannedLink[]; warnings: string[] } {
+    return { links: [...this.links.values()], warnings: [...this.warnings] };
+  }
 }

@@ -48,6 +48,7 @@ import { descriptionContextFor, itemWebUrl, namesOthers } from './description-co
 import { type ShownImage, writeFinalDescription } from './final-description.ts';
 import { deleteOlderHistories, historyOf } from './history-pages.ts';
 import { prepareHistoryReads, readHistoryAhead } from './history-reads.ts';
+import { restUnits } from './import-outside.ts';
 
 /**
  * The chunk's items as the id map knows them, in manifest order. Units are manifest positions, so a chunk
@@ -85,10 +86,16 @@ async function entriesAt(
 /**
  * A run delivered by Jira's importer: the file carried the description and the history, so the unit neither
  * writes the description again (an edit by the service account in the imported changelog) nor attaches a
- * history page; it brings the files.
+ * history page; it brings the files. The items such a run writes by REST after its import (import-outside.ts:
+ * created, or updated by an incremental run) have their description written by REST, so it is written again,
+ * final, as a REST run's; their history is still no page (a created one has none to speak of, an updated one's
+ * is its changelog).
  */
 export const importedRun = (ctx: Pick<PhaseContext, 'preflight'>): boolean =>
   ctx.preflight.delivery?.deliveryMode === 'jira-import';
+
+/** How the item's issue came to Jira: by REST, by the import, or by the import and then written by REST. */
+type ItemDelivery = 'rest' | 'imported' | 'rest-after-import';
 
 /**
  * What a unit has to do for its item: the files and inline images to bring, whether its description is written
@@ -99,8 +106,9 @@ function planOf(
   item: AdoWorkItem,
   describe: DescriptionContext,
   everything: boolean,
-  imported = false,
+  delivery: ItemDelivery = 'rest',
 ) {
+  const imported = delivery !== 'rest';
   // Only the connected organisation's own attachments are downloaded (its credential goes nowhere else): any
   // other URL an image or a relation names stays a link, with a warning, and is never fetched.
   const ours = (f: { url: string }) => isOrganisationAttachment(f.url, organisation);
@@ -112,7 +120,7 @@ function planOf(
   // uploading them needs the option.
   const inline = inlineUploads(item).filter(ours);
   // Mentions, references and images resolve only now: such a description is written again, final.
-  const rewrite = !imported && (inline.length + foreign.length > 0 || namesOthers(item));
+  const rewrite = delivery !== 'imported' && (inline.length + foreign.length > 0 || namesOthers(item));
   // The description converted once (final-description.ts): a description over Jira's limit was cut, and its
   // full text comes as a file; the final description is made from it after the upload.
   const draft = draftDescription(item, describe);
@@ -121,7 +129,7 @@ function planOf(
   const history = !imported && item.rev > 1 ? 1 : 0;
   // An imported issue's description is not written again, so its inline images count on their own (a REST one's
   // make it rewrite): with attachments on, they are brought even where nothing else is.
-  const images = imported && everything ? inline.length : 0;
+  const images = delivery === 'imported' && everything ? inline.length : 0;
   const idle = files.length + (rewrite ? 1 : 0) + (fullText ? 1 : 0) + history + images === 0;
   return { foreign, files, inline, rewrite, draft, fullText, history, idle };
 }
@@ -291,6 +299,10 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   // item is not marked done, so a later run with attachments on still brings its files.
   const everything = run.options.migrateAttachments !== false;
   const imported = importedRun(ctx);
+  // An imported run's items it writes by REST after the import: their description is the REST mode's.
+  const rest = new Set(imported ? await restUnits(ctx) : []);
+  const deliveryOf = (id: number): ItemDelivery =>
+    !imported ? 'rest' : rest.has(id) ? 'rest-after-import' : 'imported';
   const block = blockReads(async (from) => {
     // The history files' revisions, streamed for many items at a time: started now, not when a unit asks.
     if (!run.options.dryRun && !imported) readHistoryAhead(ctx, from).catch(() => undefined);
@@ -333,7 +345,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         items.get(e.sourceId) as AdoWorkItem,
         describe,
         everything,
-        imported,
+        deliveryOf(e.sourceId),
       );
       plans.set(e.sourceId, plan);
       if (plan.idle) return;
@@ -378,7 +390,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
         : `${label}: attachments are disabled on the Jira site`;
     const { foreign, files, inline, rewrite, draft, fullText, history, idle } =
-      plans.get(entry.sourceId) ?? planOf(deps.source.organizationUrl, item, describe, everything, imported);
+      plans.get(entry.sourceId) ??
+      planOf(deps.source.organizationUrl, item, describe, everything, deliveryOf(entry.sourceId));
     for (const f of foreign) {
       const warning = `${loggableUrl(f.url)} is not an attachment of the connected Azure DevOps organisation: left as a link, not downloaded`;
       outcome.log.push(`#${entry.sourceId} warning: ${warning}`);

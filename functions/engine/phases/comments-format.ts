@@ -1,6 +1,8 @@
 /**
  * An Azure DevOps comment as a Jira comment: a header line naming the original author and date and carrying
- * the marker (the ADO comment id) that makes posting idempotent, then the body converted to ADF.
+ * the marker (the ADO comment id) that makes posting idempotent, then the body converted to ADF. A comment a
+ * Jira import carried has no header when its author has an account: `matchImported` finds it by its date and
+ * author instead.
  *
  *   Originally posted by Ava Adams on 12 Mar 2026, 10:04 UTC (Azure DevOps comment 123)
  *
@@ -63,6 +65,44 @@ export function markerOf(body: unknown): number | undefined {
   const first = (body as { content?: AdfNode[] } | undefined)?.content?.[0];
   const m = MARKER.exec(textOf(first));
   return m ? Number(m[1]) : undefined;
+}
+
+/** A comment on the issue that carries no marker: an imported one keeps its original date and author. */
+export interface UnmarkedComment {
+  /** Jira's comment id. */
+  id: string;
+  /** Its date, in milliseconds. */
+  created: number;
+  authorId?: string;
+}
+
+/**
+ * The ADO comments a Jira import put on the issue, found without a marker: the importer keeps a comment's author
+ * and date, and the file gives a comment whose author has an account no header (docs/jira-import.md). An ADO
+ * comment not found by its marker is the unmarked comment of the same instant (to the millisecond, as the file
+ * wrote it), by the author's account when it is known; each unmarked comment stands for one ADO comment at most.
+ * Each match is added to `posted` (ADO comment id -> Jira comment id) and taken off `unmarked`.
+ */
+export function matchImported(
+  comments: readonly AdoComment[],
+  posted: Map<number, string>,
+  unmarked: UnmarkedComment[],
+  accountOf: (c: AdoComment) => string | undefined,
+): void {
+  for (const c of comments) {
+    if (unmarked.length === 0) return;
+    if (posted.has(c.id)) continue;
+    const at = Date.parse(c.createdDate ?? '');
+    if (Number.isNaN(at)) continue;
+    const account = accountOf(c);
+    const i = unmarked.findIndex(
+      (u) => u.created === at && (account === undefined || u.authorId === account),
+    );
+    const match = unmarked[i];
+    if (!match) continue;
+    posted.set(c.id, match.id);
+    unmarked.splice(i, 1);
+  }
 }
 
 export interface CommentDocument {

@@ -3,7 +3,8 @@
  * for the header and the marker).
  *
  * Never a duplicate: before posting, the issue's comments are read and every ADO comment whose marker is
- * already there is left out; an item is recorded in the id map (`phasesDone` gets 7) only when all its
+ * already there is left out, as is one a Jira import carried (no marker: the comment of the same date and author,
+ * comments-format.ts `matchImported`); an item is recorded in the id map (`phasesDone` gets 7) only when all its
  * comments are in, and such an item is skipped without a call (except in INCREMENTAL runs, whose items may
  * have new comments). A crash between two posts therefore resumes with the first comment missing, in order.
  * Jira refusing a comment (after one try as plain text) stops that item there, so a later run continues it in
@@ -51,9 +52,16 @@ import type { IdMapEntry } from '#store/id-map.ts';
 import type { AdoComment, AdoWorkItem } from '#trackers/ado/client.ts';
 import { TrackerHttpError } from '#trackers/http.ts';
 import type { JiraClient } from '#trackers/jira/client.ts';
-import { type CommentDocument, commentDocument, markerOf, markerText } from './comments-format.ts';
+import {
+  type CommentDocument,
+  commentDocument,
+  markerOf,
+  markerText,
+  matchImported,
+  type UnmarkedComment,
+} from './comments-format.ts';
 import { PeopleMap } from './comments-people.ts';
-import { deliveredByImport, outsideUnits } from './import-outside.ts';
+import { deliveredByImport, restUnits } from './import-outside.ts';
 import { loadOrComputePlan } from './links-jira.ts';
 
 const ITEMS_ARTIFACT = 'comments-units.json';
@@ -80,14 +88,26 @@ export interface CommentUnit {
 /** `#123` in text (not `&#39;`) and links to `/_workitems/edit/123`: the items an ADO text may refer to. */
 export const REFERENCE = /(?<![&\w])#(\d{1,9})(?!\d)|\/_workitems\/edit\/(\d{1,9})/gi;
 
-/** The ADO comment ids already posted to the issue (read from the markers of its comments), each with its Jira id. */
-export async function postedMarkers(jira: JiraClient, issueKey: string): Promise<Map<number, string>> {
+/**
+ * The issue's thread as the phase reads it: the ADO comment ids already posted (read from the markers of its
+ * comments), each with its Jira id, and the comments with no marker (an import's, found by `matchImported`).
+ */
+export async function postedComments(
+  jira: JiraClient,
+  issueKey: string,
+): Promise<{ markers: Map<number, string>; unmarked: UnmarkedComment[] }> {
   const markers = new Map<number, string>();
+  const unmarked: UnmarkedComment[] = [];
   for await (const c of jira.comments(issueKey)) {
     const marker = markerOf(c.body);
     if (marker !== undefined) markers.set(marker, String(c.id));
+    else {
+      const created = Date.parse(c.created ?? '');
+      if (!Number.isNaN(created))
+        unmarked.push({ id: String(c.id), created, ...(c.author ? { authorId: c.author.accountId } : {}) });
+    }
   }
-  return markers;
+  return { markers, unmarked };
 }
 
 /** The file names attached to an issue. */
@@ -153,6 +173,8 @@ interface ThreadCursor {
   rest: AsyncIterator<AdoComment>;
   /** ADO comment id -> Jira comment id. */
   posted: Map<number, string>;
+  /** Jira's comments with no marker that no ADO comment read so far stands for (matchImported). */
+  unmarked: UnmarkedComment[];
 }
 
 const migrateComments = (ctx: PhaseContext) => ctx.run.options.migrateComments !== false;
@@ -202,8 +224,9 @@ export function scheduleUnits(threads: readonly { id: number; count: number }[])
  */
 async function computeUnits(ctx: PhaseContext): Promise<CommentUnit[]> {
   const { deps, run, preflight } = ctx;
-  // A run delivered by Jira's importer: only the items it created by REST (an imported issue's comments are its file's).
-  const ids = deliveredByImport(ctx) ? await outsideUnits(ctx) : await migratedUnits(ctx, ITEMS_ARTIFACT);
+  // A run delivered by Jira's importer: only the items it writes by REST after the import (an imported issue's
+  // comments are its file's), those it created and, in an incremental run, those an earlier run put in Jira.
+  const ids = deliveredByImport(ctx) ? await restUnits(ctx) : await migratedUnits(ctx, ITEMS_ARTIFACT);
   const peopleKey = runArtifactKey(run, PEOPLE_ARTIFACT);
   const people = (await deps.artifacts.get(peopleKey))
     ? undefined
@@ -342,9 +365,17 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
         return { kind: 'skipped', line: `${label}: no comments` };
       }
       let posted = cursor?.posted;
-      if (!posted) {
-        posted = await postedMarkers(target, entry.targetKey);
+      let unmarked = cursor?.unmarked;
+      if (!posted || !unmarked) {
+        const held = await postedComments(target, entry.targetKey);
+        posted = held.markers;
+        unmarked = held.unmarked;
         await settleFound(entry, posted);
+      }
+      // Comments a Jira import carried have no marker: found by their original date and author.
+      if (unmarked.length > 0 && comments.some((c) => !posted.has(c.id))) {
+        await people.learn(comments.map((c) => c.createdBy));
+        matchImported(comments, posted, unmarked, (c) => people.accountOf(c.createdBy?.id));
       }
       const missing = comments.flatMap((c, at) => (posted.has(c.id) ? [] : [{ c, at: offset + at }]));
       const earlier = missing.filter((m) => m.at < start);
@@ -352,7 +383,7 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       const already = Math.max(0, count - start) - own;
       // The next part goes on from here once this one has left its whole slice in Jira.
       const keepCursor = () => {
-        if (!last) cursors.set(id, { part, read: count, rest, posted });
+        if (!last) cursors.set(id, { part, read: count, rest, posted, unmarked });
       };
       const alreadyNote = already ? ` (${already} already in Jira)` : '';
       // A gap before this part: an earlier part stopped at a refusal (the item stays stopped there), or the

@@ -4,8 +4,9 @@
  * the project's history, as the history pages read them: history-reads.ts), built into its importer issue at
  * once (issueOf), and only the built issues kept, one run artifact per block, so an invocation holds one block's
  * work items and a resumed one goes on from the next block. Once every block is built the files are planned from
- * the issues' stand-ins (planRunFiles at the project's batch size: no text, comments or history held for the whole
- * run), then written one at a time from their issues built whole (runFileOf), the index last (ImportFileArchive).
+ * the built blocks read one at a time (planRunFilesByBlock at the project's batch size: no issue held past its
+ * block, three numbers an issue kept for the run), then written one at a time from their issues built whole
+ * (runFileOf), the index last (ImportFileArchive).
  */
 import type { HtmlToAdfContext } from '#domain/adf/index.ts';
 import { isOrganisationAttachment } from '#domain/ado-attachments.ts';
@@ -18,8 +19,7 @@ import {
   type ImportMapping,
   type ItemFile,
   issueOf,
-  planningStandIn,
-  planRunFiles,
+  planRunFilesByBlock,
   type RunFilesOptions,
   resolvedReferences,
   runFileOf,
@@ -436,22 +436,27 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
     await deps.artifacts.put(runArtifactKey(run, blockArtifact(built)), JSON.stringify(block));
     await deps.artifacts.put(progressKey, JSON.stringify({ blocks: built + 1 }));
   }
-  // The files are planned from every issue's stand-in (no text, comments or history: a parent and its sub-tasks
-  // go in one file), then written one at a time from their issues built whole, read back a block at a time.
-  const standIns: BuiltIssue[] = [];
+  // The files are planned from the built blocks, read one at a time (twice: where each issue goes, then its links
+  // and people), holding no issue past its block (a parent and its sub-tasks go in one file); then written one at
+  // a time from their issues built whole, read back a block at a time. The first read of each block notes its
+  // issues' block, its sprints and its warnings.
   const blockOf = new Map<number, number>();
   const sprints: [number, number][] = [];
   let warnings = 0;
-  for (let n = 0; n < blocks; n++) {
+  let issues = 0;
+  const noted = new Set<number>();
+  const read = async (n: number) => {
     const block = await builtBlock(ctx, n);
     if (!block) throw new Error(`import block ${n} of run ${run.id} is missing`);
-    for (const issue of block.issues) {
-      standIns.push(planningStandIn(issue));
-      blockOf.set(issue.sourceId, n);
+    if (!noted.has(n)) {
+      noted.add(n);
+      for (const issue of block.issues) blockOf.set(issue.sourceId, n);
+      issues += block.issues.length;
+      sprints.push(...block.sprints);
+      warnings += block.warnings.length;
     }
-    sprints.push(...block.sprints);
-    warnings += block.warnings.length;
-  }
+    return block.issues;
+  };
   const linkTypes = preflight.mappings?.linkTypes;
   const options: RunFilesOptions = {
     runId: run.id,
@@ -459,7 +464,7 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
     availableTypes: (await deps.target.linkTypes()).map((t) => t.name),
     ...(linkTypes ? { linkTypes } : {}),
   };
-  const index = planRunFiles(standIns, mapping.projectKey, options);
+  const index = await planRunFilesByBlock({ count: blocks, read }, options);
   await deps.artifacts.put(runArtifactKey(run, SPRINTS_ARTIFACT), JSON.stringify(sprints));
   await deps.artifacts.put(
     runArtifactKey(run, BLOCKS_ARTIFACT),
@@ -470,7 +475,7 @@ export async function buildImportFiles(ctx: PhaseContext, remainingMs: () => num
   if (run.options.dryRun) for (const batch of index.batches) await writeBatchFile(ctx, index, batch.number);
   await deps.journal.log(
     run,
-    `Jira import files planned: ${standIns.length} issues in ${index.batches.length} file(s) of at most ${index.size}` +
+    `Jira import files planned: ${issues} issues in ${index.batches.length} file(s) of at most ${index.size}` +
       (run.options.dryRun ? ', written' : ', each written when the run reaches its batch') +
       (index.leftOut.length ? `; ${index.leftOut.length} left out` : '') +
       (warnings + index.warnings.length ? `; ${warnings + index.warnings.length} warning(s)` : ''),

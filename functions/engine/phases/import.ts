@@ -8,6 +8,8 @@
  * kept: the one the id map names, else the lowest key), and its issues moved into their sprints. The phase's
  * units are the manifest's items, each told as imported, skipped (in Jira before the run) or failed (left out of
  * the files), so the run's counters read as the create phase's. `complete` brings the sprints to their states.
+ * An INCREMENTAL run updates by REST the items an earlier run put in Jira, as the create phase does (update.ts):
+ * their fields now, their status and new comments in the REST phases (`knownUnits`).
  */
 import * as z from 'zod';
 import { awaitingImport, type BatchCheck, checkBatch, type ImportIndex } from '#domain/jira-import/index.ts';
@@ -29,9 +31,10 @@ import type { JiraIssue } from '#trackers/jira/client.ts';
 import { BULK_CREATE_MAX, SPRINT_ASSIGN_MAX } from '#trackers/jira/client.ts';
 import { descriptionContextFor } from './description-context.ts';
 import { buildImportFiles, builtBlock, SPRINTS_ARTIFACT, writeBatchFile } from './import-build.ts';
-import { recordOutsideUnits } from './import-outside.ts';
+import { recordRestUnits } from './import-outside.ts';
 import { issueFieldsFor } from './issue-payload.ts';
 import { completeSprints, PlacementIndex } from './sprints.ts';
+import { updateKnownItems } from './update.ts';
 
 const PROGRESS_ARTIFACT = 'import-batches.json';
 /** Below this much of the invocation's time, no batch is taken up: the next invocation goes on from it. */
@@ -311,9 +314,10 @@ const OUTSIDE_INTENT_ARTIFACT = 'import-outside-intent.json';
  * (issueFieldsFor: their fields, description and `parent`), once every batch is in. The importer creates no
  * sub-task without its parent in the same file, and a parent already in Jira cannot be in one. Their status and
  * comments then come from the transitions and comments phases, which a run delivered by import works for these
- * items only (`outsideUnits`). A sub-task whose parent is not in Jira either is not tried: it fails with the
- * reason the files left it out (a REST run's create of it is refused for the same reason: Jira takes no sub-task
- * without its parent); one Jira refuses fails with Jira's reason. Idempotent: the intent is written before the
+ * items (and those an incremental run updates: `knownUnits`) only (`restUnits`). A sub-task whose parent is not
+ * in Jira either is not tried: it fails with the reason the files left it out (a REST run's create of it is
+ * refused for the same reason: Jira takes no sub-task without its parent); one Jira refuses fails with Jira's
+ * reason. Idempotent: the intent is written before the
  * create, and an intended item found by its `src-id-N` label after a crash is recorded as the run's own; one
  * found by its label and never intended was in Jira before the run (recorded as found, and skipped).
  */
@@ -419,7 +423,7 @@ async function createOutsideParents(ctx: PhaseContext, progress: ImportProgress)
       created.push(...made.map((e) => e.sourceId));
     }
   }
-  await recordOutsideUnits(ctx, created);
+  await recordRestUnits(ctx, await knownUnits(ctx, new Set(created)));
   progress.outside = { done: true, failed };
   await deps.artifacts.put(runArtifactKey(run, PROGRESS_ARTIFACT), JSON.stringify(progress));
   if (created.length + failed.length > 0)
@@ -428,6 +432,31 @@ async function createOutsideParents(ctx: PhaseContext, progress: ImportProgress)
       `Sub-tasks whose parent was in Jira before the run: ${created.length} created by REST under it` +
         (failed.length ? `, ${failed.length} refused by Jira` : ''),
     );
+}
+
+/** Whether the run updates the item an earlier run put in Jira (an incremental run), as the create phase does. */
+const updatesKnown = (run: PhaseContext['run'], entry: { runId: string } | undefined): boolean =>
+  run.type === 'INCREMENTAL' && entry !== undefined && entry.runId !== run.id;
+
+/**
+ * The items the run writes by REST after its import, in manifest order: those it created (`created`), and, in an
+ * INCREMENTAL run, those an earlier run put in Jira (the id map names them by another run), which the phase's
+ * units update and the transitions and comments phases then bring up to date (the status, the comments added
+ * since: those the import carried are found by their date and author, comments-format.ts `matchImported`).
+ */
+async function knownUnits(ctx: PhaseContext, created: ReadonlySet<number>): Promise<number[]> {
+  const { deps, run, preflight } = ctx;
+  if (run.type !== 'INCREMENTAL') return [...created];
+  const ids: number[] = [];
+  for await (const slice of preflight.manifest.slices()) {
+    const entries = await deps.store.idMap.getMany(
+      run.tenantId,
+      run.projectId,
+      slice.map((m) => m.id),
+    );
+    for (const m of slice) if (created.has(m.id) || updatesKnown(run, entries.get(m.id))) ids.push(m.id);
+  }
+  return ids;
 }
 
 /** Builds the files, then (not in a dry run: nothing is imported) takes the batches as the admin imports them. */
@@ -494,6 +523,14 @@ async function openImport(ctx: PhaseContext): Promise<UnitWorker> {
           outcome.failure++;
           outcome.failures.push({ sourceId: m.id, reason });
         }
+      } else if (entry && updatesKnown(run, entry) && entry.updatedByRun === run.id) {
+        outcome.success++;
+        outcome.log.push(`#${m.id} ${m.type} -> ${entry.targetKey} updated`);
+      } else if (entry && updatesKnown(run, entry)) {
+        // In Jira from an earlier run: its fields set again from Azure DevOps, as an incremental REST run does.
+        const updated = { processed: 1, ...emptyOutcome() };
+        await updateKnownItems(ctx, [entry], new Map([[m.id, m]]), updated);
+        return updated;
       } else if (entry) {
         outcome.skipped++;
         outcome.log.push(`#${m.id} ${m.type} already in Jira as ${entry.targetKey}: skipped`);

@@ -29,7 +29,7 @@ import {
 } from '#phase-kit/toolkit.ts';
 import { WriteJournal } from '#phase-kit/write-journal.ts';
 import type { AdoWorkItem } from '#trackers/ado/client.ts';
-import { deliveredByImport, outsideUnits } from './import-outside.ts';
+import { deliveredByImport, restUnits } from './import-outside.ts';
 import { currentStatus, moveIssue, WorkflowGraphs } from './transitions-graph.ts';
 
 export interface StatePlan {
@@ -85,11 +85,13 @@ export async function statePlan(ctx: PhaseContext): Promise<StatePlan> {
 
 /**
  * The phase's units: the items in Jira; in a dry run every manifest item, as one it would create has no issue
- * yet but its state's mapping (and any state without a status) belongs in the preview all the same.
+ * yet but its state's mapping (and any state without a status) belongs in the preview all the same. A run
+ * delivered by Jira's importer: only the items it writes by REST after the import (import-outside.ts), an
+ * imported issue's status being its file's.
  */
 const unitsOf = (ctx: PhaseContext): Promise<number[]> =>
   deliveredByImport(ctx)
-    ? outsideUnits(ctx)
+    ? restUnits(ctx)
     : ctx.run.options.dryRun
       ? manifestIdList(ctx.preflight.manifest)
       : migratedUnits(ctx, UNITS_ARTIFACT);
