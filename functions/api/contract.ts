@@ -350,7 +350,7 @@ export const contracts: Record<string, RouteContract> = {
     summary:
       "Batch {batch}'s file for Jira's JSON importer (Jira settings > System > External System Import > JSON), as an attachment",
     responses: { 200: ImportFileSchema },
-    errors: [E.IMPORT_FILE_NOT_FOUND, E.IMPORT_BATCH_IMPORTED],
+    errors: [E.IMPORT_FILE_NOT_FOUND, E.IMPORT_BATCH_IMPORTED, E.IMPORT_RUN_ENDED],
   },
   'POST /api/migrations/{runId}/verification': {
     summary:

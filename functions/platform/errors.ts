@@ -36,6 +36,7 @@ export const ErrorCode = {
   PREVIEW_NOT_FOUND: 'PREVIEW_NOT_FOUND',
   IMPORT_FILE_NOT_FOUND: 'IMPORT_FILE_NOT_FOUND',
   IMPORT_BATCH_IMPORTED: 'IMPORT_BATCH_IMPORTED',
+  IMPORT_RUN_ENDED: 'IMPORT_RUN_ENDED',
   MIGRATION_NOT_FINISHED: 'MIGRATION_NOT_FINISHED',
   DRY_RUN_NOT_VERIFIABLE: 'DRY_RUN_NOT_VERIFIABLE',
   VERIFICATION_NOT_FOUND: 'VERIFICATION_NOT_FOUND',
@@ -239,6 +240,16 @@ export const errors = {
       410,
       ErrorCode.IMPORT_BATCH_IMPORTED,
       `Batch ${batch} of run ${id} is imported and verified in Jira: its file's attachment copies are removed, and importing it again would make a second copy of each issue`,
+    ),
+  /**
+   * A batch's file downloaded after its run ended without finding the batch in Jira (cancelled, failed): nothing
+   * would verify an import of it, and its copies for the importer are removed at the run's end.
+   */
+  importRunEnded: (id: string, status: string, batch: number) =>
+    new HttpError(
+      410,
+      ErrorCode.IMPORT_RUN_ENDED,
+      `Run ${id} ended (${status}) before batch ${batch} was imported: an import of its file would not be verified, and its attachment copies are removed; a new run builds new files`,
     ),
   /** Verification of a run that has not finished (or ended FAILED or CANCELLED): only COMPLETED and PARTIAL runs. */
   migrationNotFinished: (id: string, status: string) =>

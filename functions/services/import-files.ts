@@ -4,6 +4,7 @@
  * the people it names. Nothing is built here; the run builds them (domain/jira-import/run-files.ts).
  */
 import { LINKS_EXPIRE_HEADER, storedCopiesOf, withCopyLinks } from '#domain/jira-import/index.ts';
+import { isTerminalRun } from '#domain/migrations.ts';
 import { errors } from '#platform/errors.ts';
 import { type ArtifactStore, artifactKeys } from '#store/artifact-store.ts';
 import { ImportFileArchive } from '#store/import-files.ts';
@@ -61,7 +62,8 @@ export type CopyLink = (key: string) => Promise<{ url: string; expiresAt: number
  * without links. A malformed number is the same 404 as a missing one, and so is a batch the run has not reached
  * yet. A batch the run found whole in Jira is 410 `IMPORT_BATCH_IMPORTED`: its copies are removed, so its links
  * would name nothing, and its import is done (another would make a second copy of each issue, for the run to
- * delete while it is at work, and for someone to delete by hand after).
+ * delete while it is at work, and for someone to delete by hand after). A batch of a run that ended without it
+ * (cancelled, failed) is 410 `IMPORT_RUN_ENDED`: no run would verify its import, and its copies are removed.
  */
 export async function importFile(
   store: Store,
@@ -77,6 +79,7 @@ export async function importFile(
   if (stored === undefined) throw errors.importFileNotFound(run.id, batch);
   if ((await archive.imported(tenantId, run.id)).has(Number(batch)))
     throw errors.importBatchImported(run.id, Number(batch));
+  if (isTerminalRun(run.status)) throw errors.importRunEnded(run.id, run.status, Number(batch));
   const copies = storedCopiesOf(stored);
   if (copies.length === 0) return { runId: run.id, batch: Number(batch), text: stored };
   const links = new Map<string, string>();

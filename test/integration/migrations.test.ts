@@ -803,6 +803,28 @@ describe('Jira import files', () => {
     }
   });
 
+  it('serves no file of a run that ended before its batch was imported: 410, the copies its links named are gone', async () => {
+    const projectId = await newProject();
+    const run = (await start(projectId)).body;
+    const built = runImportFiles([1, 2, 3].map(record), bugsOnlyMapping, { runId: run.id, size: 2 });
+    await new ImportFileArchive(new DiskArtifactStore(join(dataDir, 'artifacts'))).write(
+      t.tenantId,
+      run.id,
+      built,
+    );
+    expect((await file(run.id, '1')).status).toBe(200);
+    const cancelled = await app.call('POST', `/api/migrations/${run.id}/cancel`, { token: t.admin.token });
+    expect(cancelled.status).toBe(200);
+    const res = await file(run.id, '1');
+    expect(res.status).toBe(410);
+    expect(res.body).toEqual({
+      statusCode: 410,
+      error: 'Gone',
+      code: 'IMPORT_RUN_ENDED',
+      message: `Run ${run.id} ended (CANCELLED) before batch 1 was imported: an import of its file would not be verified, and its attachment copies are removed; a new run builds new files`,
+    });
+  });
+
   it('refuses a member (403), answers 404 for another tenant and for a batch it does not have', async () => {
     const projectId = await newProject();
     const run = (await start(projectId)).body;
