@@ -292,6 +292,13 @@ describe.skipIf(!browserAvailable && !browserRequired)('the console on the targe
     expect(imported.projects[0]?.issues).toHaveLength(index.files[0]?.issues ?? -1);
     await expectCleanPage(page, 'console-delivery', 'import-files');
     await api('POST', `/api/migrations/${run.id}/cancel`);
+    // A cancelled run's file is served no more: the page says why, in words and with the API's code.
+    await section.getByRole('button', { name: 'Download batch 1' }).click();
+    const refused = page.getByRole('alert').filter({ hasText: 'Download failed (IMPORT_RUN_ENDED)' });
+    await refused.waitFor();
+    const said = await refused.textContent();
+    expect(said).toContain(`Run ${run.id} ended (CANCELLED) before batch 1 was imported`);
+    expect(said).not.toContain('"statusCode"');
   });
 
   it('shows a member the choice without a way to change it', async () => {

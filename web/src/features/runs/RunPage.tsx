@@ -21,7 +21,7 @@ import { useReducedMotion } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
-import { currentToken } from '../../api/client';
+import { ApiError, currentToken } from '../../api/client';
 import { allowed } from '../../api/roles';
 import { useAuth } from '../../auth';
 import { ErrorNotice } from '../../components/ErrorNotice';
@@ -49,7 +49,20 @@ function Counter({ label, value }: { label: string; value: number | string }) {
 /** Fetches a report with the session's token and hands it to the browser as a file. */
 async function download(path: string, filename: string): Promise<void> {
   const res = await fetch(path, { headers: { Authorization: `Bearer ${currentToken() ?? ''}` } });
-  if (!res.ok) throw new Error(`${res.status}: ${(await res.text()).slice(0, 200)}`);
+  if (!res.ok) {
+    // The API's error body, shown as every other error is (its message and code), not as raw JSON.
+    const body = await res.json().catch(() => undefined);
+    throw new ApiError(
+      body && typeof body === 'object' && 'code' in body && 'message' in body
+        ? body
+        : {
+            statusCode: res.status,
+            message: res.statusText || 'Download failed',
+            error: res.statusText,
+            code: 'INTERNAL_ERROR',
+          },
+    );
+  }
   const url = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
   a.href = url;
