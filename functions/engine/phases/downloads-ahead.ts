@@ -137,9 +137,8 @@ export class DownloadsAhead {
     const download = this.downloads.get(keyOf(at, url));
     if (!download) return undefined;
     const held = await download.held;
-    if (this.downloads.get(keyOf(at, url)) !== download) return undefined;
+    if (!held || this.downloads.get(keyOf(at, url)) !== download) return undefined;
     this.forget(download);
-    if (!held) return undefined;
     let handle: Awaited<ReturnType<typeof open>>;
     try {
       handle = await open(held.path, 'r');
@@ -220,7 +219,16 @@ export class DownloadsAhead {
       };
       this.reserved += size;
       this.downloads.set(keyOf(next.at, next.url), download);
-      download.held = this.fetch(download).catch(() => undefined);
+      // One that did not come gives its place back at once (its unit downloads the file itself).
+      download.held = this.fetch(download)
+        .catch(() => undefined)
+        .then((held) => {
+          if (!held) {
+            this.forget(download);
+            this.pump();
+          }
+          return held;
+        });
     }
   }
 
