@@ -32,7 +32,12 @@ let h: EngineHarness;
 beforeAll(async () => {
   h = await startEngineHarness({ items: 60, seed: 21 });
 });
-afterAll(async () => h.close());
+afterAll(async () => {
+  await h.close();
+  // A test that failed before its worker closed leaves its read-ahead's directory: removed here.
+  for (const label of aheadLabels)
+    for (const dir of aheadDirs(label)) rmSync(join(tmpdir(), dir), { recursive: true, force: true });
+});
 
 interface Dumped {
   key: string;
@@ -45,6 +50,8 @@ interface Dumped {
 
 /** The read-ahead's temp directories named after `label` (a run's id), and the files in them. */
 const aheadDirs = (label: string) => readdirSync(tmpdir()).filter((n) => n.startsWith(`tms-ahead-${label}-`));
+/** The labels (runs' ids) of the read-ahead directories this file's tests look at. */
+const aheadLabels = new Set<string>();
 const aheadFiles = (label: string) => aheadDirs(label).flatMap((d) => readdirSync(join(tmpdir(), d)));
 
 /** The Azure DevOps attachment downloads in the sandbox's request log. */
@@ -123,6 +130,7 @@ describe('the attachments phase', () => {
       migrateComments: false,
     });
     await h.control('ado', 'DELETE', '/_sandbox/requests');
+    aheadLabels.add(run.id);
     expect((await h.drive(run.id)).at(-1)).toBe('done');
     const ado = new AdoClient({
       organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
@@ -202,6 +210,7 @@ describe('the attachments phase', () => {
     // Killed at a few pieces of the files' bytes on their way to Jira: that upload is cut off there; the
     // chunk's other uploads settle before the crash surfaces, and the chunk is worked again.
     const killAt = new Set([5, 60, 200, 450, 800]);
+    aheadLabels.add(run.id);
     let pieces = 0;
     let kills = 0;
     const deps = h.deps({
@@ -316,6 +325,7 @@ describe('the attachments phase', () => {
         .filter((r) => r.method === 'GET' && /[?&]fields=attachment(&|$)/.test(r.path))
         .map((r) => decodeURIComponent(/\/rest\/api\/3\/issue\/([^/?]+)/.exec(r.path)?.[1] ?? ''));
 
+    aheadLabels.add(run.id);
     // Every file download, ahead of a unit or by it.
     const downloading: string[] = [];
     const openAttachment = deps.source.openAttachment.bind(deps.source);
@@ -390,6 +400,7 @@ describe('the attachments phase', () => {
     // Each a read-ahead of its own over the sandbox's Azure DevOps, counting what it downloads.
     const readAhead = (bounds: AheadBounds, hold?: (url: string) => Promise<void>) => {
       const label = `bounds-${randomUUID()}`;
+      aheadLabels.add(label);
       const opened: string[] = [];
       const ahead = new DownloadsAhead({
         label,
