@@ -2,9 +2,22 @@
  * Phase 5 over the sandboxes: every attached file and inline image arrives in Jira (same name and size), inline
  * images show in place through media nodes, a re-run uploads nothing, and a file over Jira's limit is reported.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PHASES } from '../../functions/domain/runs.ts';
 import { attachmentsPhase } from '../../functions/engine/phases/attachments.ts';
+import { attachedFiles, inlineUploads } from '../../functions/engine/phases/attachments-upload.ts';
+import {
+  type AheadBounds,
+  type AheadFile,
+  DOWNLOADS_AHEAD,
+  DownloadsAhead,
+  STALE_AHEAD_MS,
+  sweepStale,
+} from '../../functions/engine/phases/downloads-ahead.ts';
 import { loadPreflight } from '../../functions/engine/phases/preflight.ts';
 import { SimulatedCrash } from '../../functions/phase-kit/context.ts';
 import { InvocationScope } from '../../functions/phase-kit/invocation.ts';
@@ -19,7 +32,12 @@ let h: EngineHarness;
 beforeAll(async () => {
   h = await startEngineHarness({ items: 60, seed: 21 });
 });
-afterAll(async () => h.close());
+afterAll(async () => {
+  await h.close();
+  // A test that failed before its worker closed leaves its read-ahead's directory: removed here.
+  for (const label of aheadLabels)
+    for (const dir of aheadDirs(label)) rmSync(join(tmpdir(), dir), { recursive: true, force: true });
+});
 
 interface Dumped {
   key: string;
@@ -29,6 +47,18 @@ interface Dumped {
     description?: unknown;
   };
 }
+
+/** The read-ahead's temp directories named after `label` (a run's id), and the files in them. */
+const aheadDirs = (label: string) => readdirSync(tmpdir()).filter((n) => n.startsWith(`tms-ahead-${label}-`));
+/** The labels (runs' ids) of the read-ahead directories this file's tests look at. */
+const aheadLabels = new Set<string>();
+const aheadFiles = (label: string) => aheadDirs(label).flatMap((d) => readdirSync(join(tmpdir(), d)));
+
+/** The Azure DevOps attachment downloads in the sandbox's request log. */
+const adoDownloads = async () =>
+  ((await h.control('ado', 'GET', '/_sandbox/requests')) as { method: string; path: string }[]).filter(
+    (r) => r.method === 'GET' && r.path.includes('/_apis/wit/attachments/'),
+  );
 
 const srcOf = (i: Dumped) => Number((i.fields.labels ?? []).find((l) => l.startsWith('src-id-'))?.slice(7));
 const mediaIds = (doc: unknown): string[] => {
@@ -99,6 +129,8 @@ describe('the attachments phase', () => {
     const run = await createRun(h.app.store, h.tenant.tenantId, project.id, 'FULL', {
       migrateComments: false,
     });
+    await h.control('ado', 'DELETE', '/_sandbox/requests');
+    aheadLabels.add(run.id);
     expect((await h.drive(run.id)).at(-1)).toBe('done');
     const ado = new AdoClient({
       organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
@@ -131,6 +163,15 @@ describe('the attachments phase', () => {
     }
     expect(files).toBeGreaterThan(10);
     expect(inlineShown).toBeGreaterThan(0);
+    // Each file brought from Azure DevOps downloaded once, whether ahead of its unit or by it: the read-ahead adds
+    // no call, and none of its downloads is left unused.
+    const brought = issues.flatMap((i) =>
+      (i.fields.attachment ?? []).filter(
+        (a) => !/^(ado-history-\d+-r\d+|description-\d+)\.html$/.test(a.filename),
+      ),
+    );
+    expect((await adoDownloads()).length).toBe(brought.length);
+    expect(aheadDirs(run.id)).toEqual([]);
     const done = await h.app.store.runs.get(h.tenant.tenantId, run.id);
     expect(done).toMatchObject({ status: 'COMPLETED', failureCount: 0 });
     // One upload request per issue, whatever its number of files (attached files, full text, history, images).
@@ -169,6 +210,7 @@ describe('the attachments phase', () => {
     // Killed at a few pieces of the files' bytes on their way to Jira: that upload is cut off there; the
     // chunk's other uploads settle before the crash surfaces, and the chunk is worked again.
     const killAt = new Set([5, 60, 200, 450, 800]);
+    aheadLabels.add(run.id);
     let pieces = 0;
     let kills = 0;
     const deps = h.deps({
@@ -180,9 +222,13 @@ describe('the attachments phase', () => {
     });
     const answers = await h.drive(run.id, deps, (err) => {
       if (!(err instanceof SimulatedCrash)) throw err;
+      // The killed pass's read-ahead is closed with it: none of its temp files is left (files ahead at a kill or
+      // not, as the kill fell).
+      expect(aheadDirs(run.id)).toEqual([]);
     });
     expect(answers.at(-1)).toBe('done');
     expect(kills).toBeGreaterThan(3);
+    expect(aheadDirs(run.id)).toEqual([]);
 
     expect(await filesOnceEach()).toBeGreaterThan(10);
     expect(await h.app.store.runs.get(h.tenant.tenantId, run.id)).toMatchObject({
@@ -279,6 +325,15 @@ describe('the attachments phase', () => {
         .filter((r) => r.method === 'GET' && /[?&]fields=attachment(&|$)/.test(r.path))
         .map((r) => decodeURIComponent(/\/rest\/api\/3\/issue\/([^/?]+)/.exec(r.path)?.[1] ?? ''));
 
+    aheadLabels.add(run.id);
+    // Every file download, ahead of a unit or by it.
+    const downloading: string[] = [];
+    const openAttachment = deps.source.openAttachment.bind(deps.source);
+    deps.source.openAttachment = (url) => {
+      downloading.push(url);
+      return openAttachment(url);
+    };
+
     // One unit worked: the issues of its whole block have been read (as far as they have work), once each.
     await h.control('jira', 'DELETE', '/_sandbox/requests');
     const worker = await attachmentsPhase.open?.(ctx);
@@ -287,6 +342,25 @@ describe('the attachments phase', () => {
     const ahead = (await issueReads()).filter((k) => blockKeys.has(k));
     expect(new Set(ahead).size).toBe(ahead.length);
     expect(ahead.length).toBeGreaterThan(10);
+
+    // A unit's end and the next unit's start download the files of the units after it whose issues are read (the
+    // block in hand), ahead of them: each file once, at most the read-ahead's bound (units 2 and later have not
+    // started). The worker's close stops them and removes their files.
+    await new Promise((resolve) => setImmediate(resolve)); // the file lists' own continuations
+    await worker?.work(1, () => false);
+    expect(new Set(downloading).size).toBe(downloading.length);
+    const firstTwo = await deps.source.workItems(firstBlock.slice(0, 2), { expand: 'relations' });
+    const theirs = firstTwo.flatMap((i) => [...attachedFiles(i), ...inlineUploads(i)].map((f) => f.url));
+    const aheadOfUnits = downloading.filter((u) => !theirs.includes(u));
+    expect(aheadOfUnits.length).toBeGreaterThan(0);
+    expect(aheadOfUnits.length).toBeLessThanOrEqual(DOWNLOADS_AHEAD.files);
+    // Held on disk for units that never start here; the worker closed with them there leaves none.
+    await vi.waitFor(
+      () => expect(aheadFiles(run.id).length).toBeGreaterThan(0),
+      { timeout: 60_000, interval: 20 }, // a hang guard, not a speed check
+    );
+    await worker?.close?.();
+    expect(aheadDirs(run.id)).toEqual([]);
 
     // The runner's pass (a new worker) reads them again, as it must: the same issues, those with work to do.
     await h.control('jira', 'DELETE', '/_sandbox/requests');
@@ -304,6 +378,109 @@ describe('the attachments phase', () => {
     const entries = await h.app.store.idMap.all(h.tenant.tenantId, project.id);
     expect(entries.length).toBeGreaterThan(30);
     expect(entries.filter((e) => !e.phasesDone.includes(PHASES.attachments))).toEqual([]);
+  });
+
+  it('downloads the next units’ files ahead within its bounds, hands each over once, and a close leaves no file', async () => {
+    const ado = new AdoClient({
+      organization: `${h.sandboxes.ado.url}/${h.config.ado.org}`,
+      project: h.config.ado.project,
+      token: h.config.ado.pat,
+    });
+    const files = (await ado.workItems(await ado.idsInScope()))
+      .flatMap((i) => i.relations ?? [])
+      .filter((r) => r.rel === 'AttachedFile')
+      .map((r) => ({ url: r.url, size: Number(r.attributes?.resourceSize) }))
+      // Small ones (the bounds are the claim, not the bytes), largest first: a file's bytes going make room for
+      // the next one's.
+      .filter((f) => f.size > 0 && f.size < 512 * 1024)
+      .sort((a, b) => b.size - a.size)
+      .slice(0, 6);
+    expect(files).toHaveLength(6);
+    const [f1, f2, f3, f4] = files as [AheadFile, AheadFile, AheadFile, AheadFile];
+    // Each a read-ahead of its own over the sandbox's Azure DevOps, counting what it downloads.
+    const readAhead = (bounds: AheadBounds, hold?: (url: string) => Promise<void>) => {
+      const label = `bounds-${randomUUID()}`;
+      aheadLabels.add(label);
+      const opened: string[] = [];
+      const ahead = new DownloadsAhead({
+        label,
+        bounds,
+        open: async (url) => {
+          opened.push(url);
+          await hold?.(url);
+          return ado.openAttachment(url);
+        },
+      });
+      // Positions 1-6, a file each, ahead of unit 0.
+      ahead.started(0);
+      for (const [i, f] of files.entries()) ahead.want(i + 1, [f]);
+      return { ahead, opened, label };
+    };
+    const huge = 1024 ** 3;
+    // Files land on disk in their own time: waited for, the guard only against a hang (not a speed check).
+    const HANG_GUARD = { timeout: 60_000, interval: 20 };
+
+    // At most `files` under way or held, started in the units' order; a file handed over frees its place.
+    const byFiles = readAhead({ files: 2, bytes: huge, units: 50 });
+    expect(byFiles.opened).toEqual([f1.url, f2.url]);
+    const took = await byFiles.ahead.take(1, f1.url);
+    const bytes = Buffer.from(await (took as Response).arrayBuffer());
+    expect(bytes).toEqual(Buffer.from(await (await ado.openAttachment(f1.url)).arrayBuffer()));
+    expect(bytes.length).toBe(f1.size);
+    expect(byFiles.opened).toEqual([f1.url, f2.url, f3.url]);
+    // Handed over once; a file nobody asked for is the unit's own to download.
+    expect(await byFiles.ahead.take(1, f1.url)).toBeUndefined();
+    expect(await byFiles.ahead.take(1, f4.url)).toBeUndefined();
+    // Held on disk, at most two files (the third under way or held).
+    await vi.waitFor(() => expect(aheadFiles(byFiles.label).length).toBeGreaterThan(0), HANG_GUARD);
+    expect(aheadFiles(byFiles.label).length).toBeLessThanOrEqual(2);
+    await byFiles.ahead.close();
+    expect(aheadDirs(byFiles.label)).toEqual([]);
+
+    // At most `bytes` under way or held: the third file waits for the first two's bytes to go.
+    const byBytes = readAhead({ files: 10, bytes: f1.size + f2.size, units: 50 });
+    expect(byBytes.opened).toEqual([f1.url, f2.url]);
+    await byBytes.ahead.take(1, f1.url).then((r) => r?.body?.cancel());
+    await byBytes.ahead.take(2, f2.url).then((r) => r?.body?.cancel());
+    expect(byBytes.opened.slice(0, 3)).toEqual([f1.url, f2.url, f3.url]);
+    await byBytes.ahead.close();
+
+    // Only `units` positions past the last unit started; positions passed over are dropped.
+    const byUnits = readAhead({ files: 10, bytes: huge, units: 2 });
+    expect(byUnits.opened).toEqual([f1.url, f2.url]);
+    byUnits.ahead.started(1);
+    expect(byUnits.opened).toEqual([f1.url, f2.url, f3.url]);
+    await vi.waitFor(() => expect(aheadFiles(byUnits.label).length).toBe(3), HANG_GUARD);
+    byUnits.ahead.started(3); // unit 2 passed over: its file goes; units 4 and 5 come within reach
+    expect(byUnits.opened).toEqual(files.slice(0, 5).map((f) => f.url));
+    await vi.waitFor(() => expect(aheadFiles(byUnits.label).length).toBe(4), HANG_GUARD);
+    expect(await byUnits.ahead.take(2, f2.url)).toBeUndefined();
+    await byUnits.ahead.close();
+    expect(aheadDirs(byUnits.label)).toEqual([]);
+
+    // Closed with files held and one download not answered yet: every file goes, and the late answer writes none.
+    let answer: () => void = () => undefined;
+    const late = readAhead({ files: 10, bytes: huge, units: 50 }, (url) =>
+      url === f4.url ? new Promise<void>((resolve) => (answer = resolve)) : Promise.resolve(),
+    );
+    await vi.waitFor(() => expect(aheadFiles(late.label).length).toBe(5), HANG_GUARD);
+    await late.ahead.close();
+    expect(aheadDirs(late.label)).toEqual([]);
+    answer();
+    expect(await late.ahead.take(4, f4.url)).toBeUndefined();
+    expect(aheadDirs(late.label)).toEqual([]);
+  });
+
+  it('removes a stale read-ahead directory of a killed process, and no live one', async () => {
+    const stale = mkdtempSync(join(tmpdir(), 'tms-ahead-stale-'));
+    writeFileSync(join(stale, '0'), 'bytes of a killed worker');
+    const old = (Date.now() - STALE_AHEAD_MS - 60_000) / 1000;
+    utimesSync(stale, old, old);
+    const live = mkdtempSync(join(tmpdir(), 'tms-ahead-live-'));
+    await sweepStale();
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    rmSync(live, { recursive: true });
   });
 
   it('reports a file over the target limit and keeps the others', async () => {

@@ -120,6 +120,7 @@ function contextOf(deps: EngineDeps): PhaseContext {
       projectId: 'p-1',
       type: 'INCREMENTAL',
       options: {},
+      cursor: { phase: 5, index: 0 },
     } as unknown as Run,
     preflight: {
       manifest: manifestInMemory(ITEMS.map((i) => ({ id: i.id, type: 'Task', parentId: null }))),

@@ -75,6 +75,7 @@ async function sendTogether(
   files: Upload[],
   maxBytes: number,
   trouble: Map<Upload, unknown>,
+  download: Download,
 ): Promise<(Outcome | undefined)[]> {
   let killed: { error: unknown } | undefined;
   const declaredOver = new Set<Upload>();
@@ -99,7 +100,7 @@ async function sendTogether(
       return { stream: new Blob([file.source.html]).stream(), contentType: 'text/html; charset=utf-8' };
     let res: Response;
     try {
-      res = await ctx.deps.source.openAttachment(file.source.url);
+      res = await download(file.source.url);
     } catch (err) {
       trouble.set(file, err);
       throw err;
@@ -158,21 +159,28 @@ const isTargetFault = (err: unknown) =>
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Opens an Azure DevOps file for the upload: the client's `openAttachment` (the outbound policy, its pacer), or the
+ * copy the phase read ahead of the unit (downloads-ahead.ts), which came the same way.
+ */
+export type Download = (url: string) => Promise<Response>;
+
+/**
  * Brings the files to the issue (sendGroups). An upload that met the target's fault is no end of the unit: after
  * a backoff the issue's files are read again, those that landed are taken as they are (none is sent twice) and
- * the others sent again, a few times before the fault is thrown.
+ * the others sent again, a few times before the fault is thrown. `download` opens each Azure DevOps file.
  */
 export async function sendFiles(
   ctx: PhaseContext,
   key: string,
   files: Upload[],
   maxBytes: number,
+  download: Download = (url) => ctx.deps.source.openAttachment(url),
 ): Promise<Outcome[]> {
   const outcomes = new Map<Upload, Outcome>();
   let pending = files;
   for (let attempt = 0; ; attempt++) {
     try {
-      await sendGroups(ctx, key, pending, maxBytes, outcomes);
+      await sendGroups(ctx, key, pending, maxBytes, outcomes, download);
       break;
     } catch (err) {
       const backoff = UPLOAD_FAULT_BACKOFF_MS[attempt];
@@ -203,12 +211,13 @@ async function sendGroups(
   files: Upload[],
   maxBytes: number,
   outcomes: Map<Upload, Outcome>,
+  download: Download,
 ): Promise<void> {
   for (let at = 0; at < files.length; at += MAX_FILES_PER_UPLOAD) {
     const group = files.slice(at, at + MAX_FILES_PER_UPLOAD);
     const trouble = new Map<Upload, unknown>();
     try {
-      const answers = await sendTogether(ctx, key, group, maxBytes, trouble);
+      const answers = await sendTogether(ctx, key, group, maxBytes, trouble, download);
       for (const [i, file] of group.entries()) outcomes.set(file, answers[i] ?? noAnswer(file));
       continue;
     } catch (err) {
@@ -227,7 +236,7 @@ async function sendGroups(
       }
       const alone = new Map<Upload, unknown>();
       try {
-        const [answer] = await sendTogether(ctx, key, [file], maxBytes, alone);
+        const [answer] = await sendTogether(ctx, key, [file], maxBytes, alone, download);
         outcomes.set(file, answer ?? noAnswer(file));
       } catch (err) {
         if (alone.size === 0 && (isTargetFault(err) || !(err instanceof TrackerHttpError))) throw err;

@@ -37,6 +37,7 @@ import {
   attachedFiles,
   attachmentsOf,
   copyOf,
+  type Download,
   inlineUploads,
   type JiraAttachment,
   type Outcome,
@@ -45,6 +46,7 @@ import {
 } from './attachments-upload.ts';
 import { type DescriptionContext, draftDescription, type FullDescription } from './description.ts';
 import { descriptionContextFor, itemWebUrl, namesOthers } from './description-context.ts';
+import { DOWNLOADS_AHEAD, DownloadsAhead } from './downloads-ahead.ts';
 import { type ShownImage, writeFinalDescription } from './final-description.ts';
 import { deleteOlderHistories, historyOf } from './history-pages.ts';
 import { prepareHistoryReads, readHistoryAhead } from './history-reads.ts';
@@ -57,7 +59,7 @@ import { restUnits } from './import-outside.ts';
 async function entriesAt(
   ctx: PhaseContext,
   index: number,
-): Promise<{ processed: number; entries: IdMapEntry[] }> {
+): Promise<{ processed: number; ids: number[]; entries: IdMapEntry[] }> {
   const slice = await ctx.preflight.manifest.range(index, index + CHUNK_SIZE);
   const known = await ctx.deps.store.idMap.getMany(
     ctx.run.tenantId,
@@ -80,7 +82,11 @@ async function entriesAt(
           },
         ]
       : [];
-  return { processed: slice.length, entries: slice.flatMap((m) => known.get(m.id) ?? wouldBe(m)) };
+  return {
+    processed: slice.length,
+    ids: slice.map((m) => m.id),
+    entries: slice.flatMap((m) => known.get(m.id) ?? wouldBe(m)),
+  };
 }
 
 /**
@@ -154,26 +160,25 @@ interface FilesPlan {
   uploadLimit: number;
   /** Why a file is not sent (over the site's limit, attachments off on the site); undefined: send it. */
   refusal(label: string, size: number): string | undefined;
+  /** Opens an Azure DevOps file: read ahead of the unit, or now. */
+  download: Download;
 }
 
 /**
- * Brings every file the issue lacks in one request (sendFiles): the attached files, the full text of a cut
- * description, the history file, the inline images (a file over the limit is reported, not sent), then deletes
- * older history files. Answers what could not be brought, how many came, and the images to show with their
- * attachments.
+ * The Azure DevOps files a unit sends to its issue, each once: its attached files the issue lacks, then its
+ * inline images the issue lacks (with attachments on), each with the image it shows; and the files refused before
+ * sending (over the site's limit). What `bringFiles` sends, and what the phase reads ahead of the unit: one rule.
  */
-async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
-  const { key, item, files, fullText, inline, everything, existing } = plan;
+function downloadsOf(plan: Pick<FilesPlan, 'files' | 'inline' | 'everything' | 'existing' | 'refusal'>) {
+  const { files, inline, everything, existing } = plan;
   const has = (name: string, size?: number) => copyOf(existing, name, size);
-  const problems: string[] = [];
-  // Every file the issue lacks, sent in one request (sendFiles): the attached files, the full text of a cut
-  // description, the history file, the inline images. A file over the limit is reported, not sent.
-  const sends: Upload[] = [];
-  const outcomes = new Map<Upload, Outcome>();
+  const fileSends: Upload[] = [];
+  const imageSends: Upload[] = [];
+  const refused = new Map<Upload, Outcome>();
   // A file of the same name (and size) as one planned already is that file, as it is once on the issue: an
   // inline image that is an attached file, an image pasted twice.
   const planned = (name: string, size?: number) =>
-    [...outcomes.keys(), ...sends].find(
+    [...refused.keys(), ...fileSends, ...imageSends].find(
       (f) =>
         f.fileName === name && (size === undefined || size < 0 || f.size === undefined || f.size === size),
     );
@@ -185,19 +190,10 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
       size: file.size,
       source: { url: file.url },
     };
-    const refused = plan.refusal(file.fileName, file.size);
-    if (refused) outcomes.set(send, { problem: refused });
-    else sends.push(send);
+    const refusal = plan.refusal(file.fileName, file.size);
+    if (refusal) refused.set(send, { problem: refusal });
+    else fileSends.push(send);
   }
-  if (fullText && !has(fullText.fileName, fullText.size))
-    sends.push({
-      fileName: fullText.fileName,
-      label: `full description ${fullText.fileName}`,
-      size: fullText.size,
-      source: { html: fullText.html },
-    });
-  const historyFile = plan.withHistory ? await historyOf(ctx, item, existing, plan.at) : {};
-  if (historyFile.send) sends.push(historyFile.send);
   const images = inline.flatMap((image) => {
     const there = has(image.uploadName);
     // With attachments off an image shows in place only if an earlier run uploaded it.
@@ -209,10 +205,38 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
         label: `inline image ${image.uploadName}`,
         source: { url: image.url },
       };
-      sends.push(send);
+      imageSends.push(send);
     }
     return [{ image, there, send }];
   });
+  return { fileSends, imageSends, refused, images };
+}
+
+/**
+ * Brings every file the issue lacks in one request (sendFiles): the attached files, the full text of a cut
+ * description, the history file, the inline images (a file over the limit is reported, not sent), then deletes
+ * older history files. Answers what could not be brought, how many came, and the images to show with their
+ * attachments.
+ */
+async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
+  const { key, item, files, fullText, inline, existing } = plan;
+  const has = (name: string, size?: number) => copyOf(existing, name, size);
+  const problems: string[] = [];
+  // Every file the issue lacks, sent in one request (sendFiles): the attached files, the full text of a cut
+  // description, the history file, the inline images. A file over the limit is reported, not sent.
+  const { fileSends, imageSends, refused, images } = downloadsOf(plan);
+  const sends: Upload[] = [...fileSends];
+  const outcomes = new Map<Upload, Outcome>(refused);
+  if (fullText && !has(fullText.fileName, fullText.size))
+    sends.push({
+      fileName: fullText.fileName,
+      label: `full description ${fullText.fileName}`,
+      size: fullText.size,
+      source: { html: fullText.html },
+    });
+  const historyFile = plan.withHistory ? await historyOf(ctx, item, existing, plan.at) : {};
+  if (historyFile.send) sends.push(historyFile.send);
+  sends.push(...imageSends);
   const journal = WriteJournal.of(ctx);
   await settleFound(journal, plan.entry, existing, [
     ...files.map((f) => f.fileName),
@@ -233,7 +257,7 @@ async function bringFiles(ctx: PhaseContext, plan: FilesPlan) {
         .slice(0, HAD_MAX),
     })),
   );
-  const sent = await sendFiles(ctx, key, sends, plan.uploadLimit);
+  const sent = await sendFiles(ctx, key, sends, plan.uploadLimit, plan.download);
   for (const [i, send] of sends.entries()) outcomes.set(send, sent[i] as Outcome);
   await journal.settle(records, (r) => {
     const outcome = sent[records.indexOf(r)];
@@ -289,6 +313,16 @@ async function settleFound(
 
 type Plan = ReturnType<typeof planOf>;
 
+/** Why a file is not sent under the site's settings (over its upload limit, attachments off); undefined: send it. */
+const refusalUnder =
+  (settings: { enabled: boolean; uploadLimit: number }) =>
+  (label: string, size: number): string | undefined => {
+    if (!settings.enabled) return `${label}: attachments are disabled on the Jira site`;
+    return size >= 0 && size > settings.uploadLimit
+      ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
+      : undefined;
+  };
+
 /**
  * The phase's units (manifest positions) one at a time; the id map entries, the ADO items with their relations,
  * what their descriptions name and the files their issues have read 50 positions at a time, one block ahead.
@@ -306,7 +340,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
   const block = blockReads(async (from) => {
     // The history files' revisions, streamed for many items at a time: started now, not when a unit asks.
     if (!run.options.dryRun && !imported) readHistoryAhead(ctx, from).catch(() => undefined);
-    const { entries } = await entriesAt(ctx, from);
+    const { ids, entries } = await entriesAt(ctx, from);
     const items = new Map(
       (
         await deps.source.workItems(
@@ -351,16 +385,74 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
       if (plan.idle) return;
       const read = attachmentsOf(ctx, e.targetKey);
       // Each unit awaits its own read (and its error), not the block's 50: a unit starts once its issue is read.
-      read.catch(() => undefined);
+      // Once read, the list tells the read-ahead which files the issue lacks.
+      read.then((list) => listed.set(e.sourceId, list)).catch(() => undefined);
       issues.set(e.sourceId, read);
     });
-    return { entries: new Map(entries.map((e) => [e.sourceId, e])), items, describe, issues, plans };
+    const reads = {
+      from,
+      ids,
+      entries: new Map(entries.map((e) => [e.sourceId, e])),
+      items,
+      describe,
+      issues,
+      plans,
+    };
+    // For the read-ahead (blocks in hand, this one and the next): blocks behind the one read before are done.
+    for (const [b, behind] of blocksRead)
+      if (b < from - CHUNK_SIZE) {
+        blocksRead.delete(b);
+        for (const id of behind.ids) listed.delete(id);
+      }
+    blocksRead.set(from, reads);
+    return reads;
   }, ctx.preflight.manifest.length);
+  // The blocks read so far (by their first position), and each issue's file list once read: what the read-ahead
+  // needs to know of a unit before it starts.
+  const blocksRead = new Map<number, Awaited<ReturnType<typeof block>>>();
+  const listed = new Map<number, JiraAttachment[]>();
   // Files above the site's limit are reported without sending their bytes (and a dry run warns of them).
   let siteSettings: ReturnType<typeof deps.target.attachmentSettings> | undefined;
+  // Once a unit has them: the read-ahead leaves the files the unit will not send alone.
+  let settingsKnown: Awaited<NonNullable<typeof siteSettings>> | undefined;
   // A dry run records nothing (its entries may be stand-ins for issues it would create).
   const record = everything && !run.options.dryRun;
   const journal = WriteJournal.of(ctx);
+
+  // The next units' Azure DevOps files, downloaded before they start (downloads-ahead.ts), so a unit's chain is
+  // its upload. A dry run downloads nothing.
+  const downloads = run.options.dryRun
+    ? undefined
+    : new DownloadsAhead({ open: (url) => deps.source.openAttachment(url), label: run.id });
+  const total = ctx.preflight.manifest.length;
+  // Worked before this pass (the pool passes over them): nothing to read ahead for.
+  const covered = new Set(run.cursor.done ?? []);
+  let latest = -1;
+  /** Asks for the files of the units after the latest started whose block, plan and issue's file list are in hand. */
+  const fillAhead = () => {
+    if (!downloads || !settingsKnown) return;
+    const refusal = refusalUnder(settingsKnown);
+    for (let at = latest + 1; at <= latest + DOWNLOADS_AHEAD.units && at < total; at++) {
+      if (covered.has(at) || downloads.asked(at)) continue;
+      const reads = blocksRead.get(at - (at % CHUNK_SIZE));
+      if (!reads) return;
+      const id = reads.ids[at - reads.from];
+      const plan = id === undefined ? undefined : reads.plans.get(id);
+      if (id === undefined || !plan || plan.idle) {
+        downloads.want(at, []);
+        continue;
+      }
+      const existing = listed.get(id);
+      if (!existing) continue; // its issue's files not read yet: asked at a later unit's start
+      const { fileSends, imageSends } = downloadsOf({ ...plan, everything, existing, refusal });
+      downloads.want(
+        at,
+        [...fileSends, ...imageSends].flatMap((f) =>
+          'url' in f.source ? [{ url: f.source.url, size: f.size ?? -1 }] : [],
+        ),
+      );
+    }
+  };
 
   // Items are independent: worked side by side by the runner's pool, the HTTP layer bounding what reaches each
   // tracker. The pool lets every upload under way settle before an error is thrown: none may land after the
@@ -384,11 +476,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     };
     siteSettings ??= deps.target.attachmentSettings();
     const settings = await siteSettings;
-    const tooLarge = (size: number) => !settings.enabled || (size >= 0 && size > settings.uploadLimit);
-    const limitProblem = (label: string, size: number) =>
-      settings.enabled
-        ? `${label} (${size} bytes) is over the target's upload limit of ${settings.uploadLimit} bytes`
-        : `${label}: attachments are disabled on the Jira site`;
+    settingsKnown ??= settings;
+    const refusal = refusalUnder(settings);
     const { foreign, files, inline, rewrite, draft, fullText, history, idle } =
       plans.get(entry.sourceId) ??
       planOf(deps.source.organizationUrl, item, describe, everything, deliveryOf(entry.sourceId));
@@ -404,7 +493,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     }
     if (run.options.dryRun) {
       outcome.skipped++;
-      const over = files.filter((f) => tooLarge(f.size)).map((f) => limitProblem(f.fileName, f.size));
+      const over = files.flatMap((f) => refusal(f.fileName, f.size) ?? []);
       outcome.log.push(
         `#${entry.sourceId} would attach ${files.length + (fullText ? 1 : 0) + history} file(s) and ${everything ? inline.length : 0} inline image(s)` +
           over.map((w) => `; warning: ${w}`).join(''),
@@ -416,6 +505,7 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     const ahead = issues.get(entry.sourceId);
     issues.delete(entry.sourceId);
     const existing = await (ahead ?? attachmentsOf(ctx, entry.targetKey));
+    listed.delete(entry.sourceId);
     // The unit's writes start here: a pass abandoned, or an item out of time, stops before them.
     if (stopped()) throw new ChunkAbandoned(`#${entry.sourceId}: stopped before its files`);
     const has = (name: string, size?: number) => copyOf(existing, name, size);
@@ -453,7 +543,8 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
         withHistory: history > 0,
         existing,
         uploadLimit: settings.uploadLimit,
-        refusal: (label, size) => (tooLarge(size) ? limitProblem(label, size) : undefined),
+        refusal,
+        download: async (url) => (await downloads?.take(index, url)) ?? deps.source.openAttachment(url),
       });
     } catch (err) {
       // The description's write settles before the unit throws: none may land after it is worked again.
@@ -488,10 +579,22 @@ async function openAttachments(ctx: PhaseContext): Promise<UnitWorker> {
     unitResult(m.id, { kind: 'failure', reason, line: `#${m.id} ${m.type}: ${reason}` });
   return {
     work: async (index, stopped) => {
-      // The unit's own item, from the slice its block read (held by the manifest's reader).
-      const m = (await ctx.preflight.manifest.at(index)) as ManifestItem;
-      return withinItemBudget(budgetMs, stopped, (s) => workItem(m, index, s), late(m));
+      // Units start in order: the files of those after it are asked for now, as far as their reads are in hand.
+      downloads?.started(index);
+      latest = Math.max(latest, index);
+      fillAhead();
+      try {
+        // The unit's own item, from the slice its block read (held by the manifest's reader).
+        const m = (await ctx.preflight.manifest.at(index)) as ManifestItem;
+        return await withinItemBudget(budgetMs, stopped, (s) => workItem(m, index, s), late(m));
+      } finally {
+        // What it did not take goes; the read-ahead moves on.
+        downloads?.release(index);
+        fillAhead();
+      }
     },
+    // The downloads under way stop, and the temp files go, however the pass ended.
+    close: async () => downloads?.close(),
   };
 }
 
