@@ -102,7 +102,7 @@ async function migrate(name: string, options: Partial<RunOptions> = {}) {
  * has them to do.
  */
 async function detachEveryOtherParent(projectId: string): Promise<void> {
-  const issues = (await h.jiraIssues()).filter((i) => i.fields.parent?.key);
+  const issues = (await h.jiraIssues(['parent'])).filter((i) => i.fields.parent?.key);
   const detached = new Set<string>();
   for (const [n, issue] of issues.entries()) {
     if (n % 2 !== 0) continue;
@@ -165,8 +165,11 @@ interface JiraView {
   comments: string[];
 }
 
+/** The fields a view reads (the dump of all of them carried every description and file too, 2 MB a time). */
+const VIEW_FIELDS = ['labels', 'parent', 'issuelinks', 'comment'];
+
 async function jiraView(): Promise<JiraView> {
-  const issues = await h.jiraIssues();
+  const issues = await h.jiraIssues(VIEW_FIELDS);
   const src = new Map<string, number>();
   for (const i of issues)
     for (const l of i.fields.labels ?? []) {

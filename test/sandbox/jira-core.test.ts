@@ -200,6 +200,23 @@ describe('issue create, read, edit', () => {
     expect((await call('GET', `/rest/api/3/issue/${KEY}-999`)).status).toBe(404);
   });
 
+  it('dumps every issue for assertions (GET /_sandbox/jira/issues), all fields or the ones asked for', async () => {
+    for (const summary of ['One', 'Two']) {
+      const made = await call('POST', '/rest/api/3/issue', story(summary, { description: doc(summary) }));
+      expect(made.status).toBe(201);
+    }
+    const all = (await http(base, 'GET', '/_sandbox/jira/issues')).body;
+    expect(all.map((i: { key: string }) => i.key)).toEqual([`${KEY}-1`, `${KEY}-2`]);
+    expect(all[0].fields).toMatchObject({ summary: 'One', description: doc('One'), labels: [] });
+    const some = (await http(base, 'GET', '/_sandbox/jira/issues?fields=summary,labels')).body;
+    expect(some).toEqual(
+      all.map((i: { fields: { summary: string; labels: string[] } }) => ({
+        ...i,
+        fields: { summary: i.fields.summary, labels: i.fields.labels },
+      })),
+    );
+  });
+
   it('validates like Jira: ADF, summary length, labels with spaces, unknown references', async () => {
     const bad = (extra: Record<string, unknown>, summary = 'x') =>
       call('POST', '/rest/api/3/issue', story(summary, extra));

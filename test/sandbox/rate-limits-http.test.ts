@@ -47,6 +47,19 @@ describe('Jira sandbox limits', () => {
     ]);
   });
 
+  it("holds a read's answer for its transfer time at the set pace, by the answer's size", async () => {
+    // 60 s a MiB: the priority list's kilobyte or two "arrives" in about a tenth of a second.
+    expect((await limits({ latency: { transferMsPerMiB: 60_000 } })).status).toBe(200);
+    const read = await call('GET', '/rest/api/3/priority');
+    expect(read.status).toBe(200);
+    const log = (await http(base, 'GET', '/_sandbox/requests')).body as { endpoint?: string; ms: number }[];
+    const entry = log.find((r) => r.endpoint === 'GET /rest/api/3/priority');
+    // A lower bound only (less a millisecond of timer rounding): a loaded machine only adds to it.
+    const transfer = (60_000 * Buffer.byteLength(read.text)) / 1024 ** 2;
+    expect(transfer).toBeGreaterThan(50);
+    expect(entry?.ms).toBeGreaterThanOrEqual(transfer - 1);
+  });
+
   it('refuses an endpoint past its bucket with the burst headers, leaves other endpoints alone, logs the reason', async () => {
     await limits({ limits: { burst: { enabled: true, perMethod: { GET: 0.001 }, burstSeconds: 1 } } });
     expect((await call('GET', '/rest/api/3/myself')).status).toBe(200);

@@ -74,7 +74,8 @@ export interface EngineHarness {
   drive(runId: string, d?: EngineDeps, onError?: (err: unknown) => void): Promise<RunnerAnswer[]>;
   /** Calls the runner until the run's cursor has passed `lastPhase` (or the run ends). */
   driveThrough(runId: string, lastPhase: number, d?: EngineDeps): Promise<void>;
-  jiraIssues(): Promise<JiraIssueDump[]>;
+  /** Every Jira issue with all its fields, or with `fields` only (a view that reads a few of them). */
+  jiraIssues(fields?: readonly string[]): Promise<JiraIssueDump[]>;
   control(tracker: 'ado' | 'jira', method: string, path: string, body?: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -140,7 +141,12 @@ export async function startEngineHarness(opts: { items: number; seed: number }):
       }
       throw new Error('the run did not pass the phase in 1000 runner calls');
     },
-    jiraIssues: async () => (await control('jira', 'GET', '/_sandbox/jira/issues')) as JiraIssueDump[],
+    jiraIssues: async (fields) =>
+      (await control(
+        'jira',
+        'GET',
+        `/_sandbox/jira/issues${fields ? `?fields=${fields.join(',')}` : ''}`,
+      )) as JiraIssueDump[],
     control,
     async close() {
       await app.close();

@@ -4,7 +4,8 @@
  *                                    API account (`siteAdmin`: a Jira administrator, who may use the JSON importer)
  *   GET|PUT /_sandbox/jira/workflow  {issueTypes?, statuses, initial, transitions}: an issue type's workflow
  *   GET|PUT /_sandbox/jira/limits    {attachmentMaxBytes?, maxFilesPerUpload?} (defaults 1 GiB and 60, Jira Cloud's)
- *   GET /_sandbox/jira/issues        every issue with all its fields, for assertions
+ *   GET /_sandbox/jira/issues        every issue with all its fields (`?fields=` as GET issue reads it: only
+ *                                    those), for assertions
  *   GET|PUT /_sandbox/jira/priorities  {priorities: [{name, id?, description?, statusColor?}], default?}: the
  *                                    site's priority list (default: the first); reset restores Jira's five
  *   GET|PUT /_sandbox/jira/refusals  {labels, message?}: creates of issues with one of these labels get a 400
@@ -257,10 +258,13 @@ export function registerControlRoutes(app: FastifyInstance, store: JiraStore): v
     return refusals();
   });
 
-  app.get('/_sandbox/jira/issues', async (req) => {
+  // `fields` as GET issue reads it: a test that looks at a few fields of every issue asks for those, not for
+  // every description, file and comment as well.
+  app.get<{ Querystring: { fields?: string | string[] } }>('/_sandbox/jira/issues', async (req) => {
     const render = Render.of(store, req);
-    const all = selectFields(undefined, 'all');
-    return [...store.issues.values()].map((issue) => render.issue(issue, all));
+    const selection = selectFields(req.query.fields, 'all');
+    const fields = selection === 'id-only' ? [] : selection;
+    return [...store.issues.values()].map((issue) => render.issue(issue, fields));
   });
 
   app.patch<{ Params: { key: string } }>('/_sandbox/jira/issues/:key', async (req, reply) => {
