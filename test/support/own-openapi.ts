@@ -23,8 +23,7 @@ interface Operation {
 
 const DOC_ID = 'tms-openapi';
 
-function compile() {
-  const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, Json>> };
+function compile(doc: { paths: Record<string, Record<string, Json>> }) {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats(ajv);
   ajv.addSchema(doc, DOC_ID);
@@ -47,11 +46,27 @@ function compile() {
   operations.sort((a, b) =>
     (b.template.match(/\{/g)?.length ?? 0) > (a.template.match(/\{/g)?.length ?? 0) ? -1 : 1,
   );
-  return { ajv, operations };
+  return { ajv, operations, validators: new Map<string, ValidateFunction>() };
 }
 
+/**
+ * The compiled document, kept on `globalThis` for the worker: the files of `shared-packages` get this module fresh
+ * each (test/support/fresh-modules.ts), and compiling the document's schemas again cost each of them about 0.2
+ * CPU-s. Keyed by the document itself, so a changed contract (watch mode) is compiled again.
+ */
+const CACHE = Symbol.for('tms.test.own-openapi');
+const cache = globalThis as { [CACHE]?: { key: string; compiled: ReturnType<typeof compile> } };
+
 let compiled: ReturnType<typeof compile> | undefined;
-const validators = new Map<string, ValidateFunction>();
+
+function compiledDocument(): ReturnType<typeof compile> {
+  if (compiled) return compiled;
+  const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, Json>> };
+  const key = JSON.stringify(doc);
+  if (cache[CACHE]?.key !== key) cache[CACHE] = { key, compiled: compile(doc) };
+  compiled = cache[CACHE].compiled;
+  return compiled;
+}
 
 /** Problems with one exchange against our document; [] when it conforms (or the route is not ours). */
 export function checkAgainstOwnDocument(ex: {
@@ -62,9 +77,9 @@ export function checkAgainstOwnDocument(ex: {
   body: unknown;
   text: string;
 }): string[] {
-  compiled ??= compile();
+  const oracle = compiledDocument();
   const pathname = new URL(ex.path, 'http://x').pathname;
-  const op = compiled.operations.find(
+  const op = oracle.operations.find(
     (o) => o.method === ex.method.toUpperCase() && o.pattern.test(pathname),
   );
   // An unknown route (404 ROUTE_NOT_FOUND) or method (405) is the gateway's, documented once in the info.
@@ -79,10 +94,10 @@ export function checkAgainstOwnDocument(ex: {
   if (!content[type]) return [`${where}: content type ${type} not in the document`];
   if (type !== 'application/json') return [];
   const pointer = `${DOC_ID}#/paths/${op.template.replaceAll('~', '~0').replaceAll('/', '~1')}/${ex.method.toLowerCase()}/responses/${ex.status}/content/application~1json/schema`;
-  let validate = validators.get(pointer);
+  let validate = oracle.validators.get(pointer);
   if (!validate) {
-    validate = compiled.ajv.compile({ $ref: pointer });
-    validators.set(pointer, validate);
+    validate = oracle.ajv.compile({ $ref: pointer });
+    oracle.validators.set(pointer, validate);
   }
   if (validate(ex.body)) return [];
   return (validate.errors ?? []).map(
