@@ -77,7 +77,12 @@ interface Running {
  * per test or generation budget. The budget only stands inside two strings (the Comment and the argument of
  * States.StringToJson), where its digits change nothing the check looks at.
  */
-const validated = new Set<string>();
+const VALIDATED = Symbol.for('tms.local-orchestrator.validated');
+// On `globalThis`, so a process that loads this module more than once still checks once: the test workers load
+// our modules fresh for each file (test/support/fresh-modules.ts), and a dozen files build orchestrators.
+const holder = globalThis as { [VALIDATED]?: Set<string> };
+holder[VALIDATED] ??= new Set<string>();
+const validated = holder[VALIDATED];
 const BUDGET_LEFT_OUT = 'left-out';
 
 export class LocalOrchestrator implements Orchestrator {
