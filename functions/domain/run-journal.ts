@@ -26,9 +26,9 @@ export interface RunJournal {
   /**
    * The checkpoint moved from exactly `update.from`, with its events, in one transaction; when it held, the
    * dashboard's `run.progress` (at most one a second) and `run.phase` for a new phase. false: the run moved
-   * elsewhere (another invocation checkpointed first).
+   * elsewhere (another invocation checkpointed first); otherwise how the run stands (CheckpointMoved).
    */
-  checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<boolean>;
+  checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<CheckpointMoved>;
   /** A line on the run's stream outside a checkpoint, at the run's checkpoint. */
   log(run: JournalRun, message: string): Promise<void>;
   /**
@@ -47,6 +47,13 @@ export interface RunJournal {
   /** Waits, boundedly, for the dashboard frames still on their way (they never hold up the run). */
   settle(): Promise<void>;
 }
+
+/**
+ * A checkpoint that held, and how the run stands as it moved: `true`, it works on (one of WORKING_STATUSES, its
+ * control `run`); `'stop'`, a pause or cancel was asked for, or it is in another status now (the units under way
+ * end and are moved, no other starts). Told by the move's own condition: no read of the run beside it.
+ */
+export type CheckpointMoved = boolean | 'stop';
 
 /** What a status move writes beside the status, and tells beside it. */
 export interface RunMoveTold {
