@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { StoreRunJournal } from '../../functions/adapters/run-journal.ts';
+import { PHASES } from '../../functions/domain/runs.ts';
 import { finalizeStep, preflightStep, runBatch } from '../../functions/engine/runner.ts';
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { createStore } from '../../functions/store/index.ts';
@@ -94,5 +95,12 @@ describe("the engine's DynamoDB requests", () => {
     const moved = [...moves.values()].reduce((a, b) => a + b, 0);
     expect(moved).toBeGreaterThan(2 * calls);
     expect(all.of('GetItem', 'RUN')).toBeLessThanOrEqual(2 * calls);
+    // The comments phase records its items done in the id map with the moves over their units, as the
+    // attachments phase does: a move's marks in batches of 25 (a move covers at most 50 units), not a write per
+    // item.
+    const comments = phases.get(PHASES.comments) as DynamoRequests;
+    expect(comments.of('BatchWriteItem', 'IDMAP')).toBeGreaterThan(0);
+    expect(comments.of('BatchWriteItem', 'IDMAP')).toBeLessThanOrEqual(2 * (moves.get(PHASES.comments) ?? 0));
+    expect(comments.of('BatchWriteItem', 'IDMAP')).toBeLessThan(items);
   });
 });

@@ -275,11 +275,15 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
   };
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');
 
-  const markDone = async (entry: IdMapEntry) => {
-    if (dryRun) return;
-    const phasesDone = [...new Set([...(entry.phasesDone ?? []), PHASES.comments])];
-    await store.idMap.putMany(run.tenantId, run.projectId, [{ ...entry, phasesDone, updatedAt: nowIso() }]);
-  };
+  /** The item's entry recorded as done, written with the checkpoint's move over its unit (UnitOutcome.marks). */
+  const doneMark = (entry: IdMapEntry): IdMapEntry | undefined =>
+    dryRun
+      ? undefined
+      : {
+          ...entry,
+          phasesDone: [...new Set([...(entry.phasesDone ?? []), PHASES.comments])],
+          updatedAt: nowIso(),
+        };
   // Items whose comments this run already stopped at a refusal: recorded by an earlier checkpoint (read only
   // when a part finds a gap), or by this pass (not recorded yet: the runner records failures as it checkpoints).
   let stoppedItems: Promise<Set<number>> | undefined;
@@ -305,7 +309,9 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     return cursor && cursor.part === part - 1 && !stoppedNow.has(id) ? cursor : undefined;
   };
 
-  const one = async (index: number, unit: CommentUnit, stopped: () => boolean): Promise<ItemResult> => {
+  /** A unit's result, and its item's entry to record as done (its thread all in Jira, or none to post). */
+  type PartResult = ItemResult & { mark?: IdMapEntry | undefined };
+  const one = async (index: number, unit: CommentUnit, stopped: () => boolean): Promise<PartResult> => {
     const { id } = unit;
     const { entries, items } = await block(index);
     const part = unit.part ?? 1;
@@ -327,20 +333,15 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     let done = 0;
     let current: number | undefined;
     try {
-      if (commentCountOf(item) === 0) {
-        await markDone(entry);
-        return { kind: 'skipped', line: `${label}: no comments` };
-      }
+      if (commentCountOf(item) === 0)
+        return { kind: 'skipped', line: `${label}: no comments`, mark: doneMark(entry) };
       // The thread's comments read now (from `offset`, its position in the thread) up to this part's end.
       const cursor = cursorFor(id, part);
       const offset = cursor?.read ?? 0;
       const rest = cursor?.rest ?? source.comments(id)[Symbol.asyncIterator]();
       const comments = await readOn(rest, end - offset);
       const count = offset + comments.length;
-      if (count === 0) {
-        await markDone(entry);
-        return { kind: 'skipped', line: `${label}: no comments` };
-      }
+      if (count === 0) return { kind: 'skipped', line: `${label}: no comments`, mark: doneMark(entry) };
       let posted = cursor?.posted;
       if (!posted) {
         posted = await postedMarkers(target, entry.targetKey);
@@ -372,10 +373,10 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
             line: `${label}: comments ${start + 1}-${count} already in Jira: skipped`,
           };
         }
-        await markDone(entry);
         return {
           kind: 'skipped',
           line: `${label}: all ${count} comments already in Jira: skipped`,
+          mark: doneMark(entry),
         };
       }
       if (dryRun) {
@@ -469,10 +470,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       } finally {
         await settle();
       }
-      if (last) await markDone(entry);
-      else keepCursor();
+      if (!last) keepCursor();
       const notes = warnings.length ? `; warnings: ${summarise(warnings)}` : '';
-      return { kind: 'success', line: `${label}: ${done} comments posted${alreadyNote}${notes}` };
+      return {
+        kind: 'success',
+        line: `${label}: ${done} comments posted${alreadyNote}${notes}`,
+        ...(last ? { mark: doneMark(entry) } : {}),
+      };
     } catch (err) {
       if (err instanceof TrackerHttpError && err.tracker === 'source' && err.status === 404)
         return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
@@ -490,7 +494,7 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
   const work = async (index: number, stopped: () => boolean): Promise<UnitOutcome> => {
     const unit = all[index] as CommentUnit;
     const before = threads.get(unit.id);
-    const late = (reason: string): ItemResult => ({
+    const late = (reason: string): PartResult => ({
       kind: 'failure',
       reason,
       line: `#${unit.id}${partLabel(unit)}: comments stopped: ${reason}`,
@@ -503,7 +507,10 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     })();
     threads.set(unit.id, result);
     try {
-      return unitResult(unit.id, await result);
+      const { mark, ...r } = await result;
+      // The item recorded as done with the checkpoint's move over the unit: an entry a crash lost before the
+      // move only has the unit worked again, and the unit reads Jira's markers before it posts.
+      return { ...unitResult(unit.id, r), ...(mark ? { marks: [mark] } : {}) };
     } finally {
       if (threads.get(unit.id) === result) threads.delete(unit.id);
     }
