@@ -39,6 +39,7 @@ import {
   ITEM_BUDGET_MS,
   ITEM_CONCURRENCY,
   type ItemResult,
+  keysOnce,
   migratedUnits,
   refusalOf,
   runArtifactKey,
@@ -274,6 +275,8 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     );
   };
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');
+  // The Jira keys of the items comments refer to: each looked up once in the pass, the units' lookups together.
+  const referredKeys = keysOnce((ids) => store.idMap.getMany(run.tenantId, run.projectId, ids));
 
   /** The item's entry recorded as done, written with the checkpoint's move over its unit (UnitOutcome.marks). */
   const doneMark = (entry: IdMapEntry): IdMapEntry | undefined =>
@@ -389,13 +392,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       const referred = new Set<number>();
       for (const { c } of todo)
         for (const m of (c.text ?? '').matchAll(REFERENCE)) referred.add(Number(m[1] ?? m[2]));
-      const keys = await store.idMap.getMany(run.tenantId, run.projectId, [...referred]);
+      const keys = await referredKeys(referred);
       const adfContext: HtmlToAdfContext = {
         mention: ({ adoId, displayName }) => {
           const accountId = people.accountOf(adoId);
           return accountId ? { accountId, displayName } : undefined;
         },
-        workItemKey: (ref) => keys.get(ref)?.targetKey,
+        workItemKey: (ref) => keys.get(ref),
         issueUrl: (key) => `${siteUrl}/browse/${encodeURIComponent(key)}`,
       };
 
