@@ -79,12 +79,15 @@ export class StoreRunJournal implements RunJournal {
     return moved;
   }
 
-  async log(run: JournalRun, message: string): Promise<void> {
-    const [id] = this.idsAt(run, 1);
-    await this.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id as string, {
-      type: 'log',
-      message,
-    });
+  async log(run: JournalRun, ...messages: string[]): Promise<void> {
+    if (messages.length === 0) return;
+    const ids = this.idsAt(run, messages.length);
+    await this.store.runs.appendEvents(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      messages.map((message, n) => ({ id: ids[n] as string, event: { type: 'log', message } })),
+    );
   }
 
   async lines(

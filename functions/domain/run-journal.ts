@@ -29,8 +29,11 @@ export interface RunJournal {
    * elsewhere (another invocation checkpointed first); otherwise how the run stands (CheckpointMoved).
    */
   checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<CheckpointMoved>;
-  /** A line on the run's stream outside a checkpoint, at the run's checkpoint. */
-  log(run: JournalRun, message: string): Promise<void>;
+  /**
+   * Lines on the run's stream outside a checkpoint, at the run's checkpoint, in order: stored together (one item
+   * for up to 64 KB of them), as a status move's are.
+   */
+  log(run: JournalRun, ...messages: string[]): Promise<void>;
   /**
    * Lines at a fixed place of the stream (`chunkEventId(phase, index, from + n)`): told again, they overwrite
    * themselves (work done again after a crash logs once).

@@ -102,5 +102,9 @@ describe("the engine's DynamoDB requests", () => {
     expect(comments.of('BatchWriteItem', 'IDMAP')).toBeGreaterThan(0);
     expect(comments.of('BatchWriteItem', 'IDMAP')).toBeLessThanOrEqual(2 * (moves.get(PHASES.comments) ?? 0));
     expect(comments.of('BatchWriteItem', 'IDMAP')).toBeLessThan(items);
+    // The sprint steps' lines the create phase tells after its last block (its worker's close) are stored together:
+    // one item for the invocation, not one a line.
+    const create = phases.get(PHASES.create) as DynamoRequests;
+    expect(create.of('PutItem', 'EVENT')).toBeLessThanOrEqual(1);
   });
 });
