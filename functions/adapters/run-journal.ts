@@ -6,7 +6,13 @@
  */
 import { isTerminalRun } from '#domain/migrations.ts';
 import { chunkEventId, type RunEvent, type RunWait, statusEventId, waitLine } from '#domain/run-events.ts';
-import type { CheckpointUpdate, JournalRun, RunJournal, RunMoveTold } from '#domain/run-journal.ts';
+import type {
+  CheckpointMoved,
+  CheckpointUpdate,
+  JournalRun,
+  RunJournal,
+  RunMoveTold,
+} from '#domain/run-journal.ts';
 import type { RunTransition } from '#domain/run-lifecycle.ts';
 import { coveredUnits, type Run, type RunCursor } from '#domain/runs.ts';
 import type { Store } from '#store/index.ts';
@@ -60,7 +66,7 @@ export class StoreRunJournal implements RunJournal {
     return true;
   }
 
-  async checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<boolean> {
+  async checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<CheckpointMoved> {
     const moved = await this.store.runs.checkpoint(run.tenantId, run.id, {
       ...update,
       projectId: run.projectId,
@@ -73,12 +79,15 @@ export class StoreRunJournal implements RunJournal {
     return moved;
   }
 
-  async log(run: JournalRun, message: string): Promise<void> {
-    const [id] = this.idsAt(run, 1);
-    await this.store.runs.appendEvent(run.tenantId, run.projectId, run.id, id as string, {
-      type: 'log',
-      message,
-    });
+  async log(run: JournalRun, ...messages: string[]): Promise<void> {
+    if (messages.length === 0) return;
+    const ids = this.idsAt(run, messages.length);
+    await this.store.runs.appendEvents(
+      run.tenantId,
+      run.projectId,
+      run.id,
+      messages.map((message, n) => ({ id: ids[n] as string, event: { type: 'log', message } })),
+    );
   }
 
   async lines(

@@ -26,11 +26,14 @@ export interface RunJournal {
   /**
    * The checkpoint moved from exactly `update.from`, with its events, in one transaction; when it held, the
    * dashboard's `run.progress` (at most one a second) and `run.phase` for a new phase. false: the run moved
-   * elsewhere (another invocation checkpointed first).
+   * elsewhere (another invocation checkpointed first); otherwise how the run stands (CheckpointMoved).
    */
-  checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<boolean>;
-  /** A line on the run's stream outside a checkpoint, at the run's checkpoint. */
-  log(run: JournalRun, message: string): Promise<void>;
+  checkpoint(run: JournalRun, update: CheckpointUpdate): Promise<CheckpointMoved>;
+  /**
+   * Lines on the run's stream outside a checkpoint, at the run's checkpoint, in order: stored together (one item
+   * for up to 64 KB of them), as a status move's are.
+   */
+  log(run: JournalRun, ...messages: string[]): Promise<void>;
   /**
    * Lines at a fixed place of the stream (`chunkEventId(phase, index, from + n)`): told again, they overwrite
    * themselves (work done again after a crash logs once).
@@ -47,6 +50,13 @@ export interface RunJournal {
   /** Waits, boundedly, for the dashboard frames still on their way (they never hold up the run). */
   settle(): Promise<void>;
 }
+
+/**
+ * A checkpoint that held, and how the run stands as it moved: `true`, it works on (one of WORKING_STATUSES, its
+ * control `run`); `'stop'`, a pause or cancel was asked for, or it is in another status now (the units under way
+ * end and are moved, no other starts). Told by the move's own condition: no read of the run beside it.
+ */
+export type CheckpointMoved = boolean | 'stop';
 
 /** What a status move writes beside the status, and tells beside it. */
 export interface RunMoveTold {

@@ -76,3 +76,13 @@ export const rollbackEnd = (run: { rollback?: Pick<RunRollback, 'endedAs'> }) =>
 
 /** A rollback (or its preview) under way or paused: the run's own statuses while it is taken back. */
 export const isRollingBack = (status: RunStatus) => status === 'ROLLING_BACK' || status === 'ROLLBACK_PAUSED';
+
+/**
+ * The statuses the engine works a run's units in: its own run, its verification, its rollback. A checkpoint's move
+ * answers whether the run still stands in one of them with nothing asked of it (control `run`).
+ */
+export const WORKING_STATUSES = [
+  'RUNNING',
+  'VERIFYING',
+  'ROLLING_BACK',
+] as const satisfies readonly RunStatus[];

@@ -5,6 +5,7 @@
  * entries) are written beside it.
  */
 import { chunkEventId, type RunEvent } from '#domain/run-events.ts';
+import type { CheckpointMoved } from '#domain/run-journal.ts';
 import { coveredUnits, PHASES, progressPercent, type Run, type RunCursor } from '#domain/runs.ts';
 import type { EngineDeps, UnitOutcome } from '#phase-kit/context.ts';
 import { nowIso } from '#platform/clock.ts';
@@ -53,13 +54,14 @@ export class CheckpointMoves {
 
   /**
    * Moves the checkpoint over `count` units and their outcome, to `to` (a chunk: the next `count` units, by
-   * default; a pool: its first unworked unit and those worked past it); false: the run moved elsewhere.
+   * default; a pool: its first unworked unit and those worked past it); false: the run moved elsewhere; else
+   * whether the run works on (true) or was asked to stop ('stop'), as the move's condition told (CheckpointMoved).
    */
   async move(
     count: number,
     outcome: UnitOutcome & { success: number; skipped: number },
     to: { index: number; done?: number[] } = { index: this.cursor.index + count },
-  ): Promise<boolean> {
+  ): Promise<CheckpointMoved> {
     const { deps, run, total } = this;
     const { phase } = this.cursor;
     // The move's events sit at the units it covered before: in order, and never two moves at one place.
@@ -120,6 +122,6 @@ export class CheckpointMoves {
       skipped: phase === PHASES.create ? outcome.skipped : 0,
       failed: newlyFailed.length,
     });
-    return true;
+    return moved;
   }
 }

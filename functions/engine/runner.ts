@@ -114,26 +114,31 @@ export async function runBatch(
   projectKey: string,
   interrupt = new Interrupt(),
 ): Promise<RunnerAnswer> {
+  // The run as the invocation starts: the stream's place for a wait told, and the first step's run.
+  const first = await readRun(deps, ref);
   // A long wait of a tracker (Jira's hourly quota) is told on the run's stream while this invocation works.
-  const untell = tellWaits(deps, await readRun(deps, ref));
+  const untell = tellWaits(deps, first);
   try {
     // A refusal outside a unit (a phase's preparation, its completion, a plugin's set-up) stops it the same way.
     return await interruptible(deps, ref, interrupt, () =>
-      workPhases(deps, ref, remainingMs, projectKey, new InvocationScope(interrupt)),
+      workPhases(deps, first, remainingMs, projectKey, new InvocationScope(interrupt)),
     );
   } finally {
     untell();
   }
 }
 
+/** The phases from `first` (the run as runBatch read it): each step after a pass reads the run again. */
 async function workPhases(
   deps: EngineDeps,
-  ref: { tenantId: string; runId: string },
+  first: Run,
   remainingMs: () => number,
   projectKey: string,
   invocation: InvocationScope,
 ): Promise<RunnerAnswer> {
   const { interrupt } = invocation;
+  const ref = { tenantId: first.tenantId, runId: first.id };
+  let fresh: Run | undefined = first;
   // The header whole, the manifest opened slice by slice: each phase reads the slices its units are at.
   let preflight: RunPreflight | undefined;
   const openedPlugins = new Map<string, PluginPhase | undefined>();
@@ -141,7 +146,9 @@ async function workPhases(
   const started = Date.now();
   let worked = 0;
   for (;;) {
-    const run = await readRun(deps, ref);
+    // Read once per step: the first just now, by runBatch; after a pass, where its moves left the run.
+    const run = fresh ?? (await readRun(deps, ref));
+    fresh = undefined;
     const stop = await obeyControl(deps, run);
     if (stop) return stop;
     if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
@@ -237,7 +244,7 @@ async function workPool(
   moves: CheckpointMoves,
   remainingMs: () => number,
 ): Promise<RunnerAnswer | undefined> {
-  const { deps, run, invocation } = ctx;
+  const { run, invocation } = ctx;
   const { interrupt } = invocation;
   let lost = false;
   const worker = await module.open(ctx);
@@ -257,20 +264,17 @@ async function workPool(
         if (lost || interrupt.voided) return false;
         const outcome = emptyOutcome();
         for (const u of units) addOutcome(outcome, u.result);
-        // The pause/cancel flag is read beside the move, not after it: no unit starts while a move is under
-        // way (its units still count in the window), so its round trips are the window's idle time.
-        const [moved, now] = await Promise.all([
-          moves.move(units.length, outcome, to),
-          readRun(deps, { tenantId: run.tenantId, runId: run.id }),
-        ]);
+        // The pause/cancel flag is read by the move itself (its condition: CheckpointMoved), not beside it: no
+        // unit starts while a move is under way (its units still count in the window), so its one round trip is
+        // the window's idle time.
+        const moved = await moves.move(units.length, outcome, to);
         if (!moved) {
           lost = true; // another invocation moved it first; it owns the run now
           return false;
         }
         // Read before the pass (by the caller) and at each move: at least every 50 units.
         if (remainingMs() < MIN_BUDGET_MS) interrupt.abort({ kind: 'time-budget' });
-        const working = ['RUNNING', 'VERIFYING', 'ROLLING_BACK'].includes(now.status);
-        return working && now.control === 'run';
+        return moved === true;
       },
     });
   } finally {

@@ -50,6 +50,44 @@ export async function migratedUnits(ctx: PhaseContext, artifactName: string): Pr
   return units;
 }
 
+/**
+ * The Jira keys of items a pass's units look up one unit at a time (the items a comment refers to, `#123`): each
+ * item read from the id map once per pass, since no phase after create writes a key or adds an item, and the
+ * lookups the units make in one turn of the event loop sent as one read (a BatchGet of up to 100 keys). A read
+ * that fails is the asking units' error, and is not kept.
+ */
+export function keysOnce(
+  read: (ids: number[]) => Promise<Map<number, { targetKey: string }>>,
+): (ids: Iterable<number>) => Promise<Map<number, string>> {
+  const keys = new Map<number, Promise<string | undefined>>();
+  let next: number[] | undefined;
+  let sent: Promise<Map<number, { targetKey: string }>> | undefined;
+  return async (ids) => {
+    const asked = [...new Set(ids)];
+    for (const id of asked) {
+      if (keys.has(id)) continue;
+      if (!next || !sent) {
+        const batch: number[] = [];
+        next = batch;
+        sent = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          next = undefined;
+          return read(batch);
+        });
+      }
+      next.push(id);
+      const key = sent.then((found) => found.get(id)?.targetKey);
+      key.catch(() => keys.delete(id));
+      keys.set(id, key);
+    }
+    const found = new Map<number, string>();
+    for (const id of asked) {
+      const key = await keys.get(id);
+      if (key !== undefined) found.set(id, key);
+    }
+    return found;
+  };
+}
+
 /** The manifest's ids in order, read a slice at a time (a unit list of numbers: 8 bytes an item). */
 export async function manifestIdList(manifest: ManifestSlices): Promise<number[]> {
   const ids: number[] = [];

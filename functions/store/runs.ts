@@ -13,8 +13,8 @@ import { runMovesProject } from '#domain/lifecycle.ts';
 import { isTerminalRun, projectStatusAfterRun } from '#domain/migrations.ts';
 import { ProjectSchema } from '#domain/projects.ts';
 import { type RunEvent, RunEventSchema } from '#domain/run-events.ts';
-import type { CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
-import { isRollingBack, type RunTransition } from '#domain/run-lifecycle.ts';
+import type { CheckpointMoved, CheckpointUpdate, RunMoveFields } from '#domain/run-journal.ts';
+import { isRollingBack, type RunTransition, WORKING_STATUSES } from '#domain/run-lifecycle.ts';
 import type { RunSites } from '#domain/run-sites.ts';
 import {
   lastRunSummary,
@@ -295,15 +295,19 @@ export class RunRepository {
 
   /**
    * Advances the checkpoint from exactly `from` to `to` with the chunk's counters. Two invocations racing on
-   * the same chunk cannot both advance it: the loser learns so (false) and stops.
+   * the same chunk cannot both advance it: the loser learns so (false) and stops. The same condition tells how
+   * the run stands (CheckpointMoved), so the engine reads no run beside its moves: the move is first sent on the
+   * condition that the run also works on (one of WORKING_STATUSES, control `run`); only when that does not hold is
+   * it sent again on the cursor alone, and answers 'stop' (a pause, a cancel) or false (moved elsewhere).
    */
-  async checkpoint(tenantId: string, runId: string, u: CheckpointUpdate): Promise<boolean> {
+  async checkpoint(tenantId: string, runId: string, u: CheckpointUpdate): Promise<CheckpointMoved> {
     const projectId = u.projectId ?? (await this.get(tenantId, runId))?.projectId;
     if (projectId === undefined) return false;
     const at = nowIso();
     const ttl = nowEpochSeconds() + EVENT_TTL_SECONDS;
     const fromDone = u.from.done?.length ?? 0;
-    return conditionHeld(
+    const working = statusIn(WORKING_STATUSES);
+    const move = (whileWorking: boolean) =>
       this.table.db.send(
         new TransactWriteCommand({
           TransactItems: [
@@ -321,8 +325,14 @@ export class RunRepository {
                   '#cursor.phase = :fromPhase AND #cursor.#index = :fromIndex AND ' +
                   (fromDone > 0
                     ? 'size(#cursor.#done) = :fromDone'
-                    : '(attribute_not_exists(#cursor.#done) OR size(#cursor.#done) = :fromDone)'),
-                ExpressionAttributeNames: { '#cursor': 'cursor', '#index': 'index', '#done': 'done' },
+                    : '(attribute_not_exists(#cursor.#done) OR size(#cursor.#done) = :fromDone)') +
+                  (whileWorking ? ` AND #control = :run AND ${working.condition}` : ''),
+                ExpressionAttributeNames: {
+                  '#cursor': 'cursor',
+                  '#index': 'index',
+                  '#done': 'done',
+                  ...(whileWorking ? { '#control': 'control', '#status': 'status' } : {}),
+                },
                 ExpressionAttributeValues: {
                   ':to': u.to,
                   ':phase': u.to.phase,
@@ -335,6 +345,7 @@ export class RunRepository {
                   ':fromIndex': u.from.index,
                   ':fromDone': fromDone,
                   ...(u.totalItems !== undefined ? { ':total': u.totalItems } : {}),
+                  ...(whileWorking ? { ':run': 'run', ...working.values } : {}),
                 },
               },
             },
@@ -366,9 +377,10 @@ export class RunRepository {
             })),
           ],
         }),
-      ),
-      0,
-    );
+      );
+    if (await conditionHeld(move(true), 0)) return true;
+    // The run was asked to stop (or no longer works), or another invocation moved it: the cursor alone decides.
+    return (await conditionHeld(move(false), 0)) ? 'stop' : false;
   }
 
   /**

@@ -2,8 +2,9 @@
  * `npm run bench` (engine part): migrates a generated project (BENCH_ITEMS, default 2,000) into the Jira sandbox
  * under the realistic profile (the real trackers' rate limits and latency, local/sandbox/common/limits) and
  * prints, per phase: requests per endpoint, 429s by reason, the phase's floor time from the modelled limits, the
- * measured time and their ratio; then items per minute, calls per item, peak memory and the AWS cost per 10,000
- * items. Figures only; nothing here is asserted. How floors and cost are computed: docs/engine-and-limits.md.
+ * measured time and their ratio; then items per minute, calls per item, peak memory, DynamoDB requests per item
+ * and the AWS cost per 10,000 items. Figures only; nothing here is asserted. How floors and cost are computed:
+ * docs/engine-and-limits.md.
  */
 
 import { ENGINE_MEMORY_MB, openMigrationBench } from './engine-migration.ts';
@@ -37,6 +38,7 @@ const {
   run: done,
   items,
   usage,
+  requests,
   peakRss,
   sandboxPeakRss,
   jiraSettings,
@@ -115,6 +117,11 @@ if (verification) {
 console.log(
   `peak memory (RSS): the engine's process ${(peakRss / 1024 ** 2).toFixed(0)} MiB (engine, its clients, DynamoDB Local's client); the sandboxes' process ${(sandboxPeakRss / 1024 ** 2).toFixed(0)} MiB`,
 );
+// Each DynamoDB request is a round trip, the SDK's marshalling and signing, and (below) its units' price.
+console.log(
+  `DynamoDB requests per item: ${(requests.total / Math.max(items, 1)).toFixed(2)} (${requests.total} in all${verification ? ', the verification included' : ''}); by operation and kind of item:`,
+);
+for (const line of requests.perItem(items).slice(0, 12)) console.log(`  ${line}`);
 const cost = awsCostPer10k(usage, items, ENGINE_MEMORY_MB);
 console.log(
   `AWS cost per 10,000 items: $${cost.total.toFixed(2)} (Lambda $${cost.lambda.toFixed(3)} for ${cost.gbSeconds.toFixed(0)} GB-s and ${usage.invocations} invocations; DynamoDB $${cost.dynamo.toFixed(3)} for ${usage.readUnits.toFixed(0)} RRU + ${usage.writeUnits.toFixed(0)} WRU; Step Functions $${cost.stepFunctions.toFixed(3)} for ${usage.transitions} transitions; S3 $${cost.s3.toFixed(4)} for ${usage.s3Puts} PUT + ${usage.s3Gets} GET), measured on ${items} items`,

@@ -19,6 +19,7 @@ import type { ArtifactStore } from '../../functions/store/artifact-store.ts';
 import { allowSandboxPorts } from '../../local/loopback-ports.ts';
 import type { AdoLimitSettings } from '../../local/sandbox/common/limits/ado.ts';
 import type { JiraLimitSettings } from '../../local/sandbox/common/limits/jira.ts';
+import { countRequests, type DynamoRequests } from '../support/dynamo-requests.ts';
 import { freePort } from '../support/global-setup.ts';
 import {
   type AwsUsage,
@@ -108,6 +109,8 @@ export interface MigrationResult {
   run: Run | undefined;
   items: number;
   usage: AwsUsage;
+  /** The engine's DynamoDB requests (the bench's own reads of the run left out), by operation and kind of item. */
+  requests: DynamoRequests;
   /** Engine calls (Lambda invocations: Preflight, each RunBatch, Finalize), in order. */
   engineCalls: number;
   /** Per artifact (its key past the run's id): how often the engine read it and how many characters in all. */
@@ -157,7 +160,8 @@ export async function openBenchTable(table: string) {
   };
   const db = createDocumentClient({ region: 'eu-west-2', endpoint: dynamo.endpoint });
   countCapacity(db, usage);
-  return { dynamo, raw, usage, store: createStore({ db, name: table }) };
+  const requests = countRequests(db);
+  return { dynamo, raw, usage, requests, store: createStore({ db, name: table }) };
 }
 
 /** One phase of a run as the loop below drove it: the RunBatch calls it took (and Finalize's, past the last). */
@@ -218,7 +222,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
     sandboxPeakRss = Math.max(sandboxPeakRss, sandboxes?.rss() ?? 0);
   }, 200);
 
-  const { dynamo, raw, usage, store } = await openBenchTable(TABLE);
+  const { dynamo, raw, usage, requests, store } = await openBenchTable(TABLE);
   const config = {
     ...sandboxConfigFromEnv({ SANDBOX_ITEMS: String(opts.items), SANDBOX_SEED: '99' }),
     profile: opts.profile,
@@ -309,10 +313,14 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
       return work(() => INVOCATION_MS - (performance.now() - began));
     };
     usage.transitions += 4;
+    // The engine's requests only: not the bench's tenant, project and run.
+    requests.clear();
     let logsBefore = [0, 0];
     await drivePhases(
       {
-        phase: async () => (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0,
+        // The bench's own read of the run is not the engine's request.
+        phase: () =>
+          requests.uncounted(async () => (await store.runs.get(tenant.id, run.id))?.cursor.phase ?? 0),
         batch: () => call(4, (remainingMs) => runBatch(deps, ref, remainingMs, config.jira.projectKey)),
         finalize: () => call(3, () => finalizeStep(deps, ref)),
         async beforePhase() {
@@ -337,6 +345,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
       opts.until,
     );
     const totalMs = performance.now() - started;
+    requests.stop();
     const done = await store.runs.get(tenant.id, run.id);
     return {
       phaseRows,
@@ -344,6 +353,7 @@ export async function openMigrationBench(opts: MigrationOptions): Promise<Migrat
       run: done,
       items: done?.totalItems ?? 0,
       usage,
+      requests,
       engineCalls: usage.invocations,
       artifactReads,
       peakRss,

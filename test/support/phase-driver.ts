@@ -66,6 +66,9 @@ async function workRange(
       move: async ({ units }) => {
         const outcome: ChunkOutcome = { processed: units.length, ...emptyOutcome() };
         for (const u of units) addOutcome(outcome, u.result);
+        // As the runner's move: the items the units recorded as done (their id map entries) written beside it.
+        if (outcome.marks?.length)
+          await ctx.deps.store.idMap.putMany(ctx.run.tenantId, ctx.run.projectId, outcome.marks);
         await chunkDone(outcome);
         return true;
       },

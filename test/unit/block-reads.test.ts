@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockReads } from '#phase-kit/toolkit.ts';
+import { blockReads, keysOnce } from '#phase-kit/toolkit.ts';
 
 /** A read that records which blocks were asked for and can be held until released. */
 function recordingRead(fail?: number) {
@@ -50,5 +50,56 @@ describe('blockReads', () => {
     await block(0); // reads 50 ahead, which fails: no unhandled rejection
     await new Promise((r) => setImmediate(r));
     await expect(block(50)).rejects.toThrow('block at 50 failed');
+  });
+});
+
+describe('keysOnce', () => {
+  /** An id map of items 1-9 (key `K-<id>`) that records each read and fails the reads of `failing`. */
+  function idMap(failing?: number) {
+    const reads: number[][] = [];
+    const read = async (ids: number[]) => {
+      reads.push([...ids]);
+      if (failing !== undefined && ids.includes(failing)) throw new Error(`read of ${failing} failed`);
+      return new Map(ids.filter((id) => id < 10).map((id) => [id, { targetKey: `K-${id}` }]));
+    };
+    return { reads, read };
+  }
+
+  it('sends the lookups of one turn as one read, and reads no item twice, mapped or not', async () => {
+    const { reads, read } = idMap();
+    const keys = keysOnce(read);
+    const [a, b] = await Promise.all([keys([1, 2, 12]), keys([2, 3])]);
+    expect(a).toEqual(
+      new Map([
+        [1, 'K-1'],
+        [2, 'K-2'],
+      ]),
+    );
+    expect(b).toEqual(
+      new Map([
+        [2, 'K-2'],
+        [3, 'K-3'],
+      ]),
+    );
+    expect(reads).toEqual([[1, 2, 12, 3]]);
+    // Known since, found or not: only the new item is read.
+    expect(await keys([3, 12, 4])).toEqual(
+      new Map([
+        [3, 'K-3'],
+        [4, 'K-4'],
+      ]),
+    );
+    expect(reads).toEqual([[1, 2, 12, 3], [4]]);
+    expect(await keys([])).toEqual(new Map());
+    expect(reads).toHaveLength(2);
+  });
+
+  it('fails the lookups of a read that failed, and reads those items again when asked again', async () => {
+    const { reads, read } = idMap(5);
+    const keys = keysOnce(read);
+    await expect(keys([5, 6])).rejects.toThrow('read of 5 failed');
+    expect(await keys([6])).toEqual(new Map([[6, 'K-6']]));
+    await expect(keys([5])).rejects.toThrow('read of 5 failed');
+    expect(reads).toEqual([[5, 6], [6], [5]]);
   });
 });

@@ -40,6 +40,7 @@ import {
   ITEM_BUDGET_MS,
   ITEM_CONCURRENCY,
   type ItemResult,
+  keysOnce,
   migratedUnits,
   refusalOf,
   runArtifactKey,
@@ -297,12 +298,18 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     );
   };
   const siteUrl = target.connection.baseUrl.replace(/\/+$/, '');
+  // The Jira keys of the items comments refer to: each looked up once in the pass, the units' lookups together.
+  const referredKeys = keysOnce((ids) => store.idMap.getMany(run.tenantId, run.projectId, ids));
 
-  const markDone = async (entry: IdMapEntry) => {
-    if (dryRun) return;
-    const phasesDone = [...new Set([...(entry.phasesDone ?? []), PHASES.comments])];
-    await store.idMap.putMany(run.tenantId, run.projectId, [{ ...entry, phasesDone, updatedAt: nowIso() }]);
-  };
+  /** The item's entry recorded as done, written with the checkpoint's move over its unit (UnitOutcome.marks). */
+  const doneMark = (entry: IdMapEntry): IdMapEntry | undefined =>
+    dryRun
+      ? undefined
+      : {
+          ...entry,
+          phasesDone: [...new Set([...(entry.phasesDone ?? []), PHASES.comments])],
+          updatedAt: nowIso(),
+        };
   // Items whose comments this run already stopped at a refusal: recorded by an earlier checkpoint (read only
   // when a part finds a gap), or by this pass (not recorded yet: the runner records failures as it checkpoints).
   let stoppedItems: Promise<Set<number>> | undefined;
@@ -328,7 +335,9 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     return cursor && cursor.part === part - 1 && !stoppedNow.has(id) ? cursor : undefined;
   };
 
-  const one = async (index: number, unit: CommentUnit, stopped: () => boolean): Promise<ItemResult> => {
+  /** A unit's result, and its item's entry to record as done (its thread all in Jira, or none to post). */
+  type PartResult = ItemResult & { mark?: IdMapEntry | undefined };
+  const one = async (index: number, unit: CommentUnit, stopped: () => boolean): Promise<PartResult> => {
     const { id } = unit;
     const { entries, items } = await block(index);
     const part = unit.part ?? 1;
@@ -350,20 +359,15 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     let done = 0;
     let current: number | undefined;
     try {
-      if (commentCountOf(item) === 0) {
-        await markDone(entry);
-        return { kind: 'skipped', line: `${label}: no comments` };
-      }
+      if (commentCountOf(item) === 0)
+        return { kind: 'skipped', line: `${label}: no comments`, mark: doneMark(entry) };
       // The thread's comments read now (from `offset`, its position in the thread) up to this part's end.
       const cursor = cursorFor(id, part);
       const offset = cursor?.read ?? 0;
       const rest = cursor?.rest ?? source.comments(id)[Symbol.asyncIterator]();
       const comments = await readOn(rest, end - offset);
       const count = offset + comments.length;
-      if (count === 0) {
-        await markDone(entry);
-        return { kind: 'skipped', line: `${label}: no comments` };
-      }
+      if (count === 0) return { kind: 'skipped', line: `${label}: no comments`, mark: doneMark(entry) };
       let posted = cursor?.posted;
       let unmarked = cursor?.unmarked;
       if (!posted || !unmarked) {
@@ -403,10 +407,10 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
             line: `${label}: comments ${start + 1}-${count} already in Jira: skipped`,
           };
         }
-        await markDone(entry);
         return {
           kind: 'skipped',
           line: `${label}: all ${count} comments already in Jira: skipped`,
+          mark: doneMark(entry),
         };
       }
       if (dryRun) {
@@ -419,13 +423,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       const referred = new Set<number>();
       for (const { c } of todo)
         for (const m of (c.text ?? '').matchAll(REFERENCE)) referred.add(Number(m[1] ?? m[2]));
-      const keys = await store.idMap.getMany(run.tenantId, run.projectId, [...referred]);
+      const keys = await referredKeys(referred);
       const adfContext: HtmlToAdfContext = {
         mention: ({ adoId, displayName }) => {
           const accountId = people.accountOf(adoId);
           return accountId ? { accountId, displayName } : undefined;
         },
-        workItemKey: (ref) => keys.get(ref)?.targetKey,
+        workItemKey: (ref) => keys.get(ref),
         issueUrl: (key) => `${siteUrl}/browse/${encodeURIComponent(key)}`,
       };
 
@@ -500,10 +504,13 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
       } finally {
         await settle();
       }
-      if (last) await markDone(entry);
-      else keepCursor();
+      if (!last) keepCursor();
       const notes = warnings.length ? `; warnings: ${summarise(warnings)}` : '';
-      return { kind: 'success', line: `${label}: ${done} comments posted${alreadyNote}${notes}` };
+      return {
+        kind: 'success',
+        line: `${label}: ${done} comments posted${alreadyNote}${notes}`,
+        ...(last ? { mark: doneMark(entry) } : {}),
+      };
     } catch (err) {
       if (err instanceof TrackerHttpError && err.tracker === 'source' && err.status === 404)
         return { kind: 'skipped', line: `${label}: no longer in Azure DevOps: skipped` };
@@ -521,7 +528,7 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
   const work = async (index: number, stopped: () => boolean): Promise<UnitOutcome> => {
     const unit = all[index] as CommentUnit;
     const before = threads.get(unit.id);
-    const late = (reason: string): ItemResult => ({
+    const late = (reason: string): PartResult => ({
       kind: 'failure',
       reason,
       line: `#${unit.id}${partLabel(unit)}: comments stopped: ${reason}`,
@@ -534,7 +541,10 @@ export async function openComments(ctx: PhaseContext): Promise<UnitWorker> {
     })();
     threads.set(unit.id, result);
     try {
-      return unitResult(unit.id, await result);
+      const { mark, ...r } = await result;
+      // The item recorded as done with the checkpoint's move over the unit: an entry a crash lost before the
+      // move only has the unit worked again, and the unit reads Jira's markers before it posts.
+      return { ...unitResult(unit.id, r), ...(mark ? { marks: [mark] } : {}) };
     } finally {
       if (threads.get(unit.id) === result) threads.delete(unit.id);
     }

@@ -237,9 +237,9 @@ export class SprintsAhead {
     } catch {
       return; // the next invocation takes the step again
     }
-    // Told where the run stands now (the stream has passed the last chunk's place), in the order told.
+    // Told where the run stands now (the stream has passed the last chunk's place), in the order told, together.
     const { deps, run } = this.ctx;
-    for (const line of lines) await deps.journal.log(run, line);
+    await deps.journal.log(run, ...lines);
   }
 
   private ready(id: number): boolean {
