@@ -59,7 +59,12 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
       : {}),
   });
   const output = service.output();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  // Under vitest, the run's one Chromium (test/support/browser-server.ts); this file's pages live in a context of
+  // their own, and `close` ends the connection, not the browser.
+  const shared = process.env.VITEST ? inject('browserEndpoint') : '';
+  const browser = shared
+    ? await chromium.connect(shared)
+    : await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   // A reader who asked their system for less motion, as the console honours it: no endless animation repaints the
   // page for as long as a run lasts (a running run's stripes kept Chromium busy through the whole run test).
   const context = await browser.newContext({
