@@ -15,8 +15,8 @@ export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
  */
 export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration', 'test/e2e'];
 
-/** Files that keep a process and module graph each: the browser files (five, each one `npm start` child and one
- * Chromium: little to share). */
+/** Files that keep a process and module graph each: the browser files (four, each one `npm start` child and a
+ * browser context of its own on the run's one Chromium: test/support/browser-server.ts). */
 export const ISOLATED_FOLDERS = ['test/browser'];
 
 /** Files of the sharing folders that need a process of their own, and why. */
@@ -79,10 +79,21 @@ export default defineConfig({
       {
         test: {
           ...common,
+          name: 'browser',
+          setupFiles: [CPU_LOG],
+          include: ISOLATED_FOLDERS.map(testsIn),
+          // One in-memory DynamoDB Local (each file's service keeps a table there), the console's build, and one
+          // Chromium (each file a browser context of its own): vitest runs a project's global setup only when
+          // files of the project run.
+          globalSetup: ['test/support/global-setup.ts', 'test/support/browser-server.ts'],
+        },
+      },
+      {
+        test: {
+          ...common,
           name: 'isolated',
           setupFiles: [CPU_LOG],
-          include: [...ISOLATED_FOLDERS.map(testsIn), ...isolatedExceptions],
-          // One in-memory DynamoDB Local (and the console's build) for the files that need them.
+          include: isolatedExceptions,
           globalSetup: ['test/support/global-setup.ts'],
         },
       },

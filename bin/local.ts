@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { SANDBOX_DEFAULT_PORTS } from '../local/loopback-ports.ts';
-import { startLocalRuntime } from '../local/runtime.ts';
+import { LOCAL_TABLE_NAME, startLocalRuntime } from '../local/runtime.ts';
 import { sandboxConfigFromEnv } from '../local/sandbox/common/config.ts';
 import { DEMO_PASSWORD, DEMO_USERS } from '../local/seed.ts';
 import { CONSOLE_DIST, ensureConsoleBuilt } from './console-build.ts';
@@ -11,6 +11,13 @@ const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATA_DIR: z.string().min(1).default('.data'),
   DYNAMODB_PORT: z.coerce.number().int().min(1).max(65535).default(8000),
+  // A DynamoDB Local that is already running (the browser tests' run has one): used, with a table of this name,
+  // instead of starting one on DYNAMODB_PORT with its files in DATA_DIR.
+  DYNAMODB_LOCAL_URL: z.string().url().optional(),
+  DYNAMODB_LOCAL_TABLE: z
+    .string()
+    .regex(/^[\w.-]{3,255}$/, 'a DynamoDB table name')
+    .default(LOCAL_TABLE_NAME),
   STAGE: z.enum(['dev', 'prod']).default('dev'),
   HOST: z.string().default('127.0.0.1'),
   SANDBOX: z.enum(['on', 'off']).default('on'),
@@ -36,6 +43,9 @@ async function main(): Promise<void> {
     port: env.PORT,
     dataDir: env.DATA_DIR,
     dynamodbPort: env.DYNAMODB_PORT,
+    ...(env.DYNAMODB_LOCAL_URL
+      ? { dynamodb: { endpoint: env.DYNAMODB_LOCAL_URL, table: env.DYNAMODB_LOCAL_TABLE } }
+      : {}),
     stage: env.STAGE,
     host: env.HOST,
     ...(env.SANDBOX === 'on'
@@ -56,7 +66,9 @@ async function main(): Promise<void> {
       `Web console:      ${runtime.apiUrl}/`,
       `Tracker Migration Service (stage ${env.STAGE}) is running`,
       `  API:            ${runtime.apiUrl}/api   (health: ${runtime.apiUrl}/api/health)`,
-      `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (data in ${env.DATA_DIR})`,
+      env.DYNAMODB_LOCAL_URL
+        ? `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (table ${runtime.tableName}, not started here)`
+        : `  DynamoDB Local: ${runtime.dynamodbEndpoint}   (data in ${env.DATA_DIR})`,
       `  Mail outbox:    ${join(env.DATA_DIR, 'outbox')}   (invitation links, one JSON file per message)`,
       ...(sb
         ? [`  Azure DevOps sandbox: ${sb.ado.url}   Jira sandbox: ${sb.jira.url}   (control: /_sandbox/...)`]

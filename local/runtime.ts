@@ -31,6 +31,11 @@ export interface LocalRuntimeOptions {
   port: number;
   dataDir: string;
   dynamodbPort: number;
+  /**
+   * A DynamoDB Local already running, and the table to keep there, instead of one started on `dynamodbPort` with
+   * its files in `dataDir` (the browser tests' services share the test run's one: docs/testing.md).
+   */
+  dynamodb?: { endpoint: string; table: string };
   stage: 'dev' | 'prod';
   host?: string;
   /** The built web console, served on the API's origin for every path outside /api (web/dist). */
@@ -42,6 +47,7 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   apiUrl: string;
   dynamodbEndpoint: string;
+  tableName: string;
   demoTenantId: string;
   demoProjectId: string | undefined;
   gateway: Gateway;
@@ -71,11 +77,14 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
   ensurePrivateDir(dataDir);
   const keyFile = ensureKeyFile(dataDir, 'jwt-signing-key', 48);
   const credentialsKeyFile = ensureKeyFile(dataDir, 'credentials-key', 32);
-  const dynamo = await startDynamoLocal({
-    port: opts.dynamodbPort,
-    dbPath: join(dataDir, 'dynamodb'),
-    session: 'short',
-  });
+  const dynamo = opts.dynamodb
+    ? { endpoint: opts.dynamodb.endpoint, stop: async () => {} }
+    : await startDynamoLocal({
+        port: opts.dynamodbPort,
+        dbPath: join(dataDir, 'dynamodb'),
+        session: 'short',
+      });
+  const tableName = opts.dynamodb?.table ?? LOCAL_TABLE_NAME;
   let sandboxes: RunningSandboxes | undefined;
   try {
     if (opts.sandbox) {
@@ -91,7 +100,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
     }
     Object.assign(process.env, {
       STAGE: opts.stage,
-      TABLE_NAME: LOCAL_TABLE_NAME,
+      TABLE_NAME: tableName,
       AWS_REGION: LOCAL_REGION,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       JWT_SECRET_FILE: keyFile,
@@ -106,10 +115,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
       region: LOCAL_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    await ensureTable(raw, LOCAL_TABLE_NAME);
+    await ensureTable(raw, tableName);
     raw.destroy();
     const db = createDocumentClient({ region: LOCAL_REGION, endpoint: dynamo.endpoint });
-    const seedStore = createStore({ db, name: LOCAL_TABLE_NAME });
+    const seedStore = createStore({ db, name: tableName });
     const { tenantId } = await seedDemo(seedStore);
     const demoProjectId =
       sandboxes && opts.sandbox
@@ -135,6 +144,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions): Promise<Loca
     return {
       apiUrl: gateway.url,
       dynamodbEndpoint: dynamo.endpoint,
+      tableName,
       demoTenantId: tenantId,
       demoProjectId,
       gateway,

@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkEventId } from '../../functions/domain/run-events.ts';
 import { createDocumentClient } from '../../functions/store/client.ts';
 import { createStore } from '../../functions/store/index.ts';
-import { LOCAL_TABLE_NAME } from '../../local/runtime.ts';
 import { LOG_TAIL } from '../../web/src/features/runs/runStreamState.ts';
 import {
   ARTIFACTS_DIR,
@@ -267,7 +266,7 @@ describe.skipIf(!browserAvailable && !browserRequired)('the web console', () => 
     const tenantId = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).tenantId;
     const store = createStore({
       db: createDocumentClient({ region: 'eu-west-2', endpoint: h.dynamodbEndpoint }),
-      name: LOCAL_TABLE_NAME,
+      name: h.tableName,
     });
     // A long run's log: 3,000 lines before the run's own (ids of phase 0 sort first), a hundred an item.
     const LINES = 3_000;

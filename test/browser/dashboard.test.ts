@@ -55,7 +55,10 @@ async function cards(): Promise<CardState[]> {
   );
 }
 
-/** Samples the cards every 100 ms until `done` says so; answers every sample seen. */
+/**
+ * Samples the cards every 250 ms until `done` says so; answers every sample seen. (Each sample is a round trip
+ * into the page: at 100 ms the sampling kept Chromium busier than the cards' own updates.)
+ */
 async function watch(done: (samples: CardState[][]) => boolean, timeout: number): Promise<CardState[][]> {
   const samples: CardState[][] = [];
   const deadline = Date.now() + timeout;
@@ -64,7 +67,7 @@ async function watch(done: (samples: CardState[][]) => boolean, timeout: number)
     if (done(samples)) return samples;
     if (Date.now() > deadline)
       throw new Error(`dashboard never got there: ${JSON.stringify(samples.at(-1))}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 

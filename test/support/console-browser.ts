@@ -1,14 +1,16 @@
 /**
- * What the console's browser test files and its bench share: `npm start` itself in a child process (DynamoDB
- * Local, both sandbox trackers with their rate limits off, the demo seed), Debian's Chromium with one page, and
- * the waits a loaded machine needs. One harness per file. (Screenshots with the axe check and the sign-in form:
- * test/support/browser.ts.)
+ * What the console's browser test files and its bench share: `npm start` itself in a child process (both sandbox
+ * trackers with their rate limits off, the demo seed; under vitest on a table of its own in the run's one DynamoDB
+ * Local, else with its own), Debian's Chromium with one page, and the waits a loaded machine needs. One harness per
+ * file. (Screenshots with the axe check and the sign-in form: test/support/browser.ts.)
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterEach, expect, vi } from 'vitest';
+import { afterEach, expect, inject, vi } from 'vitest';
+import { LOCAL_TABLE_NAME } from '../../local/table.ts';
 import { CHROMIUM, checkPage, screenshot } from './browser.ts';
 import { http } from './http.ts';
 import { type StartedService, startServiceOnFreePorts } from './local-service.ts';
@@ -26,8 +28,9 @@ export interface ConsoleHarness {
   /** The sandbox trackers' base URLs (their control endpoints: /_sandbox/...). */
   adoUrl: string;
   jiraUrl: string;
-  /** DynamoDB Local's endpoint, for reading what the service wrote. */
+  /** DynamoDB Local's endpoint and the service's table there, for reading what the service wrote. */
   dynamodbEndpoint: string;
+  tableName: string;
   /** The service's DATA_DIR (its mail outbox: `outbox/`). */
   dataDir: string;
   close(): Promise<void>;
@@ -45,12 +48,23 @@ export const until = (assertion: () => Promise<void>, timeout = 30_000) =>
  */
 export async function startConsole(items: number, logBrowser = true): Promise<ConsoleHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tms-console-'));
+  // Under vitest, the run's DynamoDB Local (test/support/global-setup.ts) with a table for this service: a JVM of
+  // the service's own cost about 4 CPU-s to start and compiled the same hot paths again.
+  const tableName = `tms-console-${randomUUID().slice(0, 8)}`;
   const { service, base, password } = await startServiceOnFreePorts({
     SANDBOX_ITEMS: String(items),
     DATA_DIR: dataDir,
+    ...(process.env.VITEST
+      ? { DYNAMODB_LOCAL_URL: inject('dynamodbEndpoint'), DYNAMODB_LOCAL_TABLE: tableName }
+      : {}),
   });
   const output = service.output();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  // Under vitest, the run's one Chromium (test/support/browser-server.ts); this file's pages live in a context of
+  // their own, and `close` ends the connection, not the browser.
+  const shared = process.env.VITEST ? inject('browserEndpoint') : '';
+  const browser = shared
+    ? await chromium.connect(shared)
+    : await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   // A reader who asked their system for less motion, as the console honours it: no endless animation repaints the
   // page for as long as a run lasts (a running run's stripes kept Chromium busy through the whole run test).
   const context = await browser.newContext({
@@ -78,6 +92,7 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
     adoUrl: /Azure DevOps sandbox: (\S+)/.exec(output)?.[1] as string,
     jiraUrl: /Jira sandbox: (\S+)/.exec(output)?.[1] as string,
     dynamodbEndpoint: /DynamoDB Local: (\S+)/.exec(output)?.[1] as string,
+    tableName: process.env.VITEST ? tableName : LOCAL_TABLE_NAME,
     dataDir,
     async close() {
       await browser.close();

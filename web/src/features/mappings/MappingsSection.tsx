@@ -13,13 +13,14 @@ import {
   type ComboboxItem,
   Group,
   type OptionsFilter,
+  type RenderAutocompleteOption,
   Stack,
   Table,
   Text,
   Title,
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, api, type Schemas, unwrap } from '../../api/client';
 import { allowed } from '../../api/roles';
 import { useAuth } from '../../auth';
@@ -83,6 +84,68 @@ const pickerFilter =
       .slice(0, limit);
   };
 
+/** A table's picker settings, made once per change of the choices so that unchanged rows skip their render. */
+type Offer = {
+  values: string[];
+  labels: Map<string, string>;
+  filter: OptionsFilter;
+  renderOption: RenderAutocompleteOption;
+};
+
+const offerOf = (c: Choices): Offer => ({
+  ...c,
+  filter: pickerFilter(c.labels),
+  renderOption: ({ option }) => c.labels.get(option.value) ?? option.value,
+});
+
+const offersOf = (all: Record<TableName, Choices>) =>
+  Object.fromEntries(TABLES.map(([t]) => [t, offerOf(all[t])])) as Record<TableName, Offer>;
+
+/**
+ * One row: its Azure DevOps key and the picker of its Jira target. Memoised: typing in one picker (or a save's
+ * pending state) renders that row, not the table's every picker (the page has dozens).
+ */
+const MappingRow = memo(function MappingRow({
+  table,
+  rowKey,
+  value,
+  target,
+  offer,
+  problems,
+  readOnly,
+  onEdit,
+}: {
+  table: TableName;
+  rowKey: string;
+  value: string | null;
+  target: string;
+  offer: Offer;
+  problems: string | undefined;
+  readOnly: boolean;
+  onEdit: (table: TableName, key: string, value: string) => void;
+}) {
+  return (
+    <Table.Tr>
+      <Table.Td>{rowKey}</Table.Td>
+      <Table.Td>
+        <Autocomplete
+          aria-label={`${target} for ${rowKey}`}
+          data={offer.values}
+          filter={offer.filter}
+          renderOption={offer.renderOption}
+          limit={200}
+          value={value ?? ''}
+          readOnly={readOnly}
+          onChange={(v) => onEdit(table, rowKey, v)}
+          error={problems}
+          // An id means little to a person: say which field or account it is.
+          description={table === 'fields' || table === 'users' ? offer.labels.get(value ?? '') : undefined}
+        />
+      </Table.Td>
+    </Table.Tr>
+  );
+});
+
 /** `types.Bug: ...` -> the problem of row Bug of table types. */
 function problemsByRow(error: unknown): Map<string, string[]> {
   const rows = new Map<string, string[]>();
@@ -137,13 +200,36 @@ export function MappingsSection({ project }: { project: Project }) {
     },
   });
   const canEdit = allowed('PUT /api/projects/{projectId}/mappings', session?.role);
-  if (mappings.error) return <ErrorNotice error={mappings.error} title="No mappings yet" />;
-  if (!draft || !mappings.data) return <Text>Loading the mappings…</Text>;
-  const problems = problemsByRow(save.error);
-  const edit = (table: TableName, key: string, value: string) =>
-    setDraft((d) =>
-      d ? { ...d, [table]: { ...d[table], [key]: table === 'users' && value === '' ? null : value } } : d,
+  const edit = useCallback(
+    (table: TableName, key: string, value: string) =>
+      setDraft((d) =>
+        d ? { ...d, [table]: { ...d[table], [key]: table === 'users' && value === '' ? null : value } } : d,
+      ),
+    [],
+  );
+  // What each table's pickers offer: what the Jira project has (kept across saves, so the rows skip their render),
+  // or (Jira unreachable) the suggested targets.
+  const fromJira = useMemo(() => metadata.data && offersOf(choicesOf(metadata.data)), [metadata.data]);
+  const fromSuggestions = useMemo(() => {
+    const m = mappings.data;
+    if (metadata.data || !m) return undefined;
+    return offersOf(
+      Object.fromEntries(
+        TABLES.map(([t]) => [
+          t,
+          choices(
+            Object.values(m[t])
+              .filter((v): v is string => Boolean(v))
+              .map((v) => [v, v]),
+          ),
+        ]),
+      ) as Record<TableName, Choices>,
     );
+  }, [metadata.data, mappings.data]);
+  const offers = fromJira ?? fromSuggestions;
+  if (mappings.error) return <ErrorNotice error={mappings.error} title="No mappings yet" />;
+  if (!draft || !mappings.data || !offers) return <Text>Loading the mappings…</Text>;
+  const problems = problemsByRow(save.error);
   return (
     <Stack>
       <Group>
@@ -160,59 +246,36 @@ export function MappingsSection({ project }: { project: Project }) {
       {save.error && problems.size === 0 && <ErrorNotice error={save.error} title="Could not save" />}
       <ErrorNotice error={confirm.error} title="Could not confirm" />
       {metadata.error && <ErrorNotice error={metadata.error} title="Jira's choices are not available" />}
-      {TABLES.map(([table, title, target]) => {
-        const offered = metadata.data
-          ? choicesOf(metadata.data)[table]
-          : choices(
-              Object.values(mappings.data[table])
-                .filter((v): v is string => Boolean(v))
-                .map((v) => [v, v]),
-            );
-        return (
-          <Card withBorder key={table} component="section" aria-labelledby={`map-${table}`}>
-            <Title order={2} size="h4" id={`map-${table}`} mb="sm">
-              {title}
-            </Title>
-            <Table aria-label={title}>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Azure DevOps</Table.Th>
-                  <Table.Th>{target}</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {Object.entries(draft[table]).map(([key, value]) => {
-                  const rowProblems = problems.get(`${table}.${key}`);
-                  return (
-                    <Table.Tr key={key}>
-                      <Table.Td>{key}</Table.Td>
-                      <Table.Td>
-                        <Autocomplete
-                          aria-label={`${target} for ${key}`}
-                          data={offered.values}
-                          filter={pickerFilter(offered.labels)}
-                          renderOption={({ option }) => offered.labels.get(option.value) ?? option.value}
-                          limit={200}
-                          value={value ?? ''}
-                          readOnly={!canEdit}
-                          onChange={(v) => edit(table, key, v)}
-                          error={rowProblems?.join('; ')}
-                          // An id means little to a person: say which field or account it is.
-                          description={
-                            table === 'fields' || table === 'users'
-                              ? offered.labels.get(value ?? '')
-                              : undefined
-                          }
-                        />
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Card>
-        );
-      })}
+      {TABLES.map(([table, title, target]) => (
+        <Card withBorder key={table} component="section" aria-labelledby={`map-${table}`}>
+          <Title order={2} size="h4" id={`map-${table}`} mb="sm">
+            {title}
+          </Title>
+          <Table aria-label={title}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Azure DevOps</Table.Th>
+                <Table.Th>{target}</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {Object.entries(draft[table]).map(([key, value]) => (
+                <MappingRow
+                  key={key}
+                  table={table}
+                  rowKey={key}
+                  value={value}
+                  target={target}
+                  offer={offers[table]}
+                  problems={problems.get(`${table}.${key}`)?.join('; ')}
+                  readOnly={!canEdit}
+                  onEdit={edit}
+                />
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Card>
+      ))}
       {canEdit && (
         <Group>
           <Button onClick={() => save.mutate(draft)} loading={save.isPending}>
