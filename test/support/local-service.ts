@@ -19,6 +19,24 @@ export interface StartedService {
   exited: Promise<number | null>;
 }
 
+/** A child that missed its start deadline: asked to stop (its own shutdown stops its JVM), then killed. */
+async function stopUnstarted(proc: ChildProcess, exited: Promise<unknown>, group: boolean): Promise<void> {
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (group && proc.pid) process.kill(-proc.pid, name);
+      else proc.kill(name);
+    } catch {
+      // Already gone.
+    }
+  };
+  signal('SIGTERM');
+  const stopped = await Promise.race([
+    exited.then(() => true),
+    new Promise((r) => setTimeout(() => r(false), 10_000)),
+  ]);
+  if (!stopped) signal('SIGKILL');
+}
+
 /** Under vitest the global setup built the bundle for this run; outside it (the console bench) there is none. */
 const defaultEntry = (): ServiceEntry => (process.env.VITEST ? 'bundle' : 'npm start');
 
@@ -45,7 +63,11 @@ export async function startService(
   const deadline = Date.now() + 90_000;
   while (!out.includes('Ctrl-C stops the service.')) {
     if (proc.exitCode !== null) throw new Error(`service exited early:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`service did not start:\n${out}`);
+    if (Date.now() > deadline) {
+      // Stopped before the error, or it (and its DynamoDB Local) would outlive the test run.
+      await stopUnstarted(proc, exited, options.detached ?? false);
+      throw new Error(`service did not start:\n${out}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { proc, output: () => out, exited };
