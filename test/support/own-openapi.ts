@@ -79,9 +79,7 @@ export function checkAgainstOwnDocument(ex: {
 }): string[] {
   const oracle = compiledDocument();
   const pathname = new URL(ex.path, 'http://x').pathname;
-  const op = oracle.operations.find(
-    (o) => o.method === ex.method.toUpperCase() && o.pattern.test(pathname),
-  );
+  const op = oracle.operations.find((o) => o.method === ex.method.toUpperCase() && o.pattern.test(pathname));
   // An unknown route (404 ROUTE_NOT_FOUND) or method (405) is the gateway's, documented once in the info.
   if (!op) return [];
   const where = `${ex.method.toUpperCase()} ${op.template} -> ${ex.status}`;
