@@ -107,7 +107,12 @@ describe("a tracker's long wait", () => {
       },
     };
     const lines: unknown[] = [];
-    const store = { runs: { appendEvent: async (...args: unknown[]) => void lines.push(args[4]) } };
+    const store = {
+      runs: {
+        appendEvents: async (...args: unknown[]) =>
+          void lines.push(...(args[3] as { event: unknown }[]).map((e) => e.event)),
+      },
+    };
     const deps = { journal: new StoreRunJournal(store as never, notifier), target: { http } };
     const run = { id: 'run-1', projectId: 'p-1', tenantId: 't-1', cursor: { phase: 2, index: 0 } };
     const off = tellWaits(deps as never, run as never);
@@ -142,7 +147,7 @@ describe('a wait beyond the invocation (the state machine waits)', () => {
         sent.push(frame);
       },
     );
-    const store = { runs: { appendEvent: async () => undefined } };
+    const store = { runs: { appendEvents: async () => undefined } };
     const deps = { journal: new StoreRunJournal(store as never, notifier) };
     const run = { id: 'run-2', projectId: 'p-2', tenantId: 't-1', cursor: { phase: 4, index: 50 } };
     const until = new Date(Date.now() + 3_600_000);
