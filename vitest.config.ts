@@ -1,19 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-/**
- * Files that share one module graph per worker (`isolate: false`): pure code, in-process sandboxes, CDK synths and
- * a few tables on the shared DynamoDB Local; each puts back what it changes in `process.env` and mocks no module. Loading the AWS SDK, zod, CDK and our modules once per worker
- * instead of once per file halved these folders' CPU (docs/testing.md, "Keeping the suite within budget").
- */
-export const SHARED_MODULE_FOLDERS = ['test/unit', 'test/cdk', 'test/sandbox'];
+import { SHARED_MODULE_FOLDERS, SHARED_PACKAGE_FOLDERS } from './test/support/test-folders.ts';
 
-/**
- * Files that start services, sandboxes, children and tables of their own, and point `process.env` at them: they
- * share a worker process, so the packages (AWS SDK, zod, jose, middy) load once per worker, but each file gets our
- * own modules fresh, its spies restored and the environment put back (test/support/fresh-modules.ts).
- * test/security took 96 CPU-s so instead of 149, test/e2e 416 instead of 533 (docs/bench-log.md).
- */
-export const SHARED_PACKAGE_FOLDERS = ['test/security', 'test/integration', 'test/e2e'];
+export { SHARED_MODULE_FOLDERS, SHARED_PACKAGE_FOLDERS };
 
 /** Files that keep a process and module graph each: the browser files (four, each one `npm start` child and a
  * browser context of its own on the run's one Chromium: test/support/browser-server.ts). */
@@ -56,22 +45,13 @@ export default defineConfig({
       {
         test: {
           ...common,
-          name: 'shared-modules',
-          // The few that read a table use the run's one DynamoDB Local (shared with the other project).
-          globalSetup: ['test/support/global-setup.ts'],
-          setupFiles: [CPU_LOG],
-          include: SHARED_MODULE_FOLDERS.map(testsIn),
-          exclude: isolatedExceptions,
-          isolate: false,
-        },
-      },
-      {
-        test: {
-          ...common,
-          name: 'shared-packages',
+          // One project for both sharing kinds, so vitest transforms our modules once for them (a project is a
+          // module graph of its own in vitest's process): the set-up gives a shared-packages file our modules
+          // fresh, and the first file after one of them too (test/support/fresh-modules.ts).
+          name: 'shared',
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles: ['test/support/fresh-modules.ts', CPU_LOG],
-          include: SHARED_PACKAGE_FOLDERS.map(testsIn),
+          include: [...SHARED_MODULE_FOLDERS, ...SHARED_PACKAGE_FOLDERS].map(testsIn),
           exclude: isolatedExceptions,
           isolate: false,
         },

@@ -43,13 +43,15 @@ describe('the test projects', () => {
     expect(Object.values(ISOLATED_EXCEPTIONS).filter((why) => why.trim() === '')).toEqual([]);
   });
 
-  it('give each file of a shared-packages folder our modules fresh and its environment back', () => {
+  it('share workers among the files of both sharing kinds, each file through the set-up that gives fresh modules', () => {
     const projects = (config.test?.projects ?? []) as { test: Record<string, unknown> }[];
-    const sharedPackages = projects.find((p) => p.test.name === 'shared-packages')?.test;
-    expect(sharedPackages).toMatchObject({
+    const shared = projects.find((p) => p.test.name === 'shared')?.test;
+    expect(shared).toMatchObject({
       isolate: false,
       setupFiles: ['test/support/fresh-modules.ts', 'test/support/cpu-log.ts'],
-      include: SHARED_PACKAGE_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
+      include: [...SHARED_MODULE_FOLDERS, ...SHARED_PACKAGE_FOLDERS].map(
+        (folder) => `${folder}/**/*.test.ts`,
+      ),
     });
   });
 });
