@@ -79,9 +79,11 @@ export function keysOnce(
       key.catch(() => keys.delete(id));
       keys.set(id, key);
     }
+    // Taken before any await: a failed read leaves the cache at once, and must still be these units' error.
+    const pending = asked.map((id) => [id, keys.get(id)] as const);
     const found = new Map<number, string>();
-    for (const id of asked) {
-      const key = await keys.get(id);
+    for (const [id, lookup] of pending) {
+      const key = await lookup;
       if (key !== undefined) found.set(id, key);
     }
     return found;

@@ -102,4 +102,24 @@ describe('keysOnce', () => {
     await expect(keys([5])).rejects.toThrow('read of 5 failed');
     expect(reads).toEqual([[5, 6], [6], [5]]);
   });
+
+  it('fails a lookup whose read failed while the unit waited on an earlier, slower read', async () => {
+    let releaseSlow = () => {};
+    const slow = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
+    const keys = keysOnce(async (ids) => {
+      if (ids.includes(5)) throw new Error('read of 5 failed');
+      await slow;
+      return new Map(ids.map((id) => [id, { targetKey: `K-${id}` }]));
+    });
+    const first = keys([1]); // its read under way, and slow
+    await new Promise((resolve) => setImmediate(resolve));
+    const both = keys([1, 5]); // 1 waits on that read; 5's own read fails meanwhile
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    releaseSlow();
+    await expect(both).rejects.toThrow('read of 5 failed');
+    expect(await first).toEqual(new Map([[1, 'K-1']]));
+  });
 });
