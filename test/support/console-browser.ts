@@ -51,13 +51,14 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
   // Under vitest, the run's DynamoDB Local (test/support/global-setup.ts) with a table for this service: a JVM of
   // the service's own cost about 4 CPU-s to start and compiled the same hot paths again.
   const tableName = `tms-console-${randomUUID().slice(0, 8)}`;
-  const { service, base, password } = await startServiceOnFreePorts({
+  const started = await startServiceOnFreePorts({
     SANDBOX_ITEMS: String(items),
     DATA_DIR: dataDir,
     ...(process.env.VITEST
       ? { DYNAMODB_LOCAL_URL: inject('dynamodbEndpoint'), DYNAMODB_LOCAL_TABLE: tableName }
       : {}),
   });
+  const { service, base, password } = started;
   const output = service.output();
   // Under vitest, the run's one Chromium (test/support/browser-server.ts); this file's pages live in a context of
   // their own, and `close` ends the connection, not the browser.
@@ -92,7 +93,7 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
     adoUrl: /Azure DevOps sandbox: (\S+)/.exec(output)?.[1] as string,
     jiraUrl: /Jira sandbox: (\S+)/.exec(output)?.[1] as string,
     dynamodbEndpoint: /DynamoDB Local: (\S+)/.exec(output)?.[1] as string,
-    tableName: process.env.VITEST ? tableName : LOCAL_TABLE_NAME,
+    tableName: started.tableName ?? LOCAL_TABLE_NAME,
     dataDir,
     async close() {
       await browser.close();

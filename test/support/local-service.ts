@@ -77,12 +77,14 @@ export async function startService(
  * `npm start` on free ports (`env` adds SANDBOX_ITEMS, DATA_DIR, ...): the service, its URL and the demo password.
  * Between the kernel's "free" and the service's bind (seconds later: DynamoDB Local and the sandboxes start first)
  * another process may take a port, e.g. as the local port of an outgoing connection: then it starts again on new
- * ports rather than failing the file.
+ * ports (and, on a shared DynamoDB Local, a table of its own) rather than failing the file.
  */
 export async function startServiceOnFreePorts(
   env: Record<string, string>,
-): Promise<{ service: StartedService; base: string; password: string }> {
+): Promise<{ service: StartedService; base: string; password: string; tableName?: string }> {
   for (let attempt = 1; ; attempt++) {
+    const given = env.DYNAMODB_LOCAL_TABLE;
+    const tableName = given && attempt > 1 ? `${given}-${attempt}` : given;
     const [port, dynamodbPort, adoPort, jiraPort] = [
       await freePort(),
       await freePort(),
@@ -96,9 +98,12 @@ export async function startServiceOnFreePorts(
         SANDBOX_ADO_PORT: String(adoPort),
         SANDBOX_JIRA_PORT: String(jiraPort),
         ...env,
+        // A failed start may have seeded its table before its port was taken: the demo's connections there
+        // name that start's sandboxes, which the next start neither runs nor lets its requests reach.
+        ...(tableName ? { DYNAMODB_LOCAL_TABLE: tableName } : {}),
       });
       const password = /password for every demo login: (\S+)/.exec(service.output())?.[1] ?? '';
-      return { service, base: `http://127.0.0.1:${port}`, password };
+      return { service, base: `http://127.0.0.1:${port}`, password, ...(tableName ? { tableName } : {}) };
     } catch (err) {
       if (attempt >= 3 || !String(err).includes('EADDRINUSE')) throw err;
     }
