@@ -1,7 +1,7 @@
 /**
  * Browser-test helpers: Debian's Chromium under playwright-core (no browser download), axe-core run inside the
  * page (zero serious or critical violations wanted), and screenshots written as test artifacts under
- * test-artifacts/ (gitignored).
+ * test-artifacts/ (gitignored): of a failed test's page always, of every checked page with TMS_TEST_SCREENSHOTS=1.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -12,6 +12,13 @@ export const browserRequired = process.env.REQUIRE_BROWSER === '1';
 export const browserAvailable = existsSync(CHROMIUM);
 
 export const ARTIFACTS_DIR = resolve(import.meta.dirname, '../../test-artifacts');
+
+/**
+ * Whether every checked page is pictured, not only a failed test's. Off by default: the pictures assert nothing,
+ * and a full-page capture made Chromium lay out and paint the whole page again, about half of its renderer's CPU
+ * in the browser files (docs/testing.md).
+ */
+export const everyPagePictured = process.env.TMS_TEST_SCREENSHOTS === '1';
 
 export async function screenshot(page: Page, folder: string, name: string): Promise<void> {
   const dir = resolve(ARTIFACTS_DIR, folder);
@@ -86,9 +93,9 @@ export async function seriousA11yViolations(
     }));
 }
 
-/** A screenshot under test-artifacts/<folder>/ and the accessibility check of the page as it is now. */
+/** The accessibility check of the page as it is now, and its screenshot under test-artifacts/<folder>/ if wanted. */
 export async function checkPage(page: Page, folder: string, name: string): Promise<string[]> {
-  await screenshot(page, folder, name);
+  if (everyPagePictured) await screenshot(page, folder, name);
   return (await seriousA11yViolations(page)).map((v) => `${name}: ${v.id} ${v.help} ${v.targets.join(' ')}`);
 }
 

@@ -104,7 +104,7 @@ export async function startConsole(items: number, logBrowser = true): Promise<Co
   };
 }
 
-/** A screenshot under test-artifacts/<folder>/ and zero serious or critical accessibility violations. */
+/** Zero serious or critical accessibility violations (and a screenshot under test-artifacts/<folder>/ if wanted). */
 export async function expectCleanPage(page: Page, folder: string, name: string): Promise<void> {
   expect(await checkPage(page, folder, name)).toEqual([]);
 }
