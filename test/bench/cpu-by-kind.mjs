@@ -4,6 +4,7 @@
  * DynamoDB Local's JVMs, Chromium's processes, `npm start` children, type checks, esbuild...). It reads `/proc`
  * every 300 ms, so it also counts what `/usr/bin/time` misses: processes that another process reaps (Chromium's
  * zygote-forked renderers) and the JVMs. A process that lives less than 300 ms between two samples is missed.
+ * With CPU_BY_KIND_EACH=<n> it also lists the n costliest processes one by one (how many JVMs, which children).
  * Linux only. Why and how it is used: docs/testing.md, "Finding where the time goes".
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +22,7 @@ function kindOf(command) {
     return /DynamoDBLocal|LoopbackDynamoDBLocal/.test(command) ? 'dynamodb-local jvm' : 'java';
   if (/vitest\/dist\/workers|forks\.js|vitest.*worker/.test(command)) return 'vitest worker';
   if (/vitest/.test(command)) return 'vitest main';
-  if (/local-bundle|bin\/local/.test(command)) return 'npm start child';
+  if (/local-bundle|bin\/local|cli-bundles\/local\.mjs/.test(command)) return 'npm start child';
   if (/tsgo|tsc|typescript/.test(command)) return 'type check';
   if (/esbuild|cdk/.test(command)) return 'esbuild / cdk';
   if (/biome/.test(command)) return 'biome';
@@ -76,6 +77,15 @@ child.on('exit', (code) => {
   console.error(`CPU by kind of process: ${total.toFixed(1)} s in all`);
   for (const [kind, spent] of [...byKind].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
     console.error(`${spent.toFixed(1).padStart(8)}  ${kind}`);
+  }
+  const each = Number(process.env.CPU_BY_KIND_EACH ?? 0);
+  if (each > 0) {
+    const processes = [...seen.values()].filter((e) => e.inTree && e.cpu - e.base > 0);
+    console.error(`The ${each} costliest of ${processes.length} processes:`);
+    for (const e of processes.sort((a, b) => b.cpu - b.base - (a.cpu - a.base)).slice(0, each))
+      console.error(
+        `${(e.cpu - e.base).toFixed(1).padStart(8)}  ${kindOf(e.command)}: ${e.command.slice(0, 140)}`,
+      );
   }
   process.exit(code ?? 1);
 });
