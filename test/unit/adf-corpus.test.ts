@@ -493,8 +493,10 @@ describe('corpus', () => {
   it('converts every HTML field and comment of generated Azure DevOps projects', () => {
     const all: Fragment[] = [];
     let sectionDocs = 0;
-    for (const seed of [1, 2, 3]) {
-      const { fragments, sections, ctx } = generated(seed, 300);
+    // Both contexts (an odd and an even seed) at 200 items: 3,925 fragments with every shape of element (its
+    // parent, attributes and class) that three seeds of 300 items give in 7,231, at about half the validator's time.
+    for (const seed of [1, 2]) {
+      const { fragments, sections, ctx } = generated(seed, 200);
       all.push(...fragments);
       for (const s of sections) {
         const doc = sectionsToAdf(s, ctx);
