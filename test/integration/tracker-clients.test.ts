@@ -56,6 +56,21 @@ describe('the Azure DevOps client', () => {
     );
   });
 
+  it('reads only the fields asked for, without relations or descriptions', async () => {
+    const ids = (await ado.idsInScope()).slice(0, 250);
+    const full = await ado.workItems(ids, { expand: 'none' });
+    const states = await ado.workItems(ids, { fields: ['System.WorkItemType', 'System.State'] });
+    expect(states.map((i) => i.id)).toEqual(ids);
+    for (const [i, item] of states.entries()) {
+      expect(Object.keys(item.fields).sort()).toEqual(['System.State', 'System.WorkItemType']);
+      expect(item.fields['System.State']).toBe(full[i]?.fields['System.State']);
+      expect(item.relations).toBeUndefined();
+    }
+    // The point: a state read does not download every item's descriptions.
+    const size = (items: unknown) => JSON.stringify(items).length;
+    expect(size(states) * 5).toBeLessThan(size(full));
+  });
+
   it('reads the project revisions in spans of time side by side, each revision once', async () => {
     const key = (r: { id: number; rev: number }) => `${r.id}:${r.rev}`;
     const inOne: string[] = [];

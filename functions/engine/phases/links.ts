@@ -219,7 +219,7 @@ async function computePlan(ctx: PhaseContext, sliceFrom: number, sliceTo: number
   const unread = [...new Set(remotes.map((r) => r.other))].filter((id) => !known.has(id));
   if (unread.length) {
     try {
-      for (const i of await source.workItems(unread, { expand: 'none' })) known.set(i.id, i.fields);
+      for (const i of await source.workItems(unread, { fields: ['System.Title'] })) known.set(i.id, i.fields);
     } catch (err) {
       // The titles are a courtesy: a far end we may not read still gets its link, with its id only.
       if (!(err instanceof TrackerHttpError) || err.status >= 500) throw err;

@@ -41,6 +41,8 @@ export interface StatePlan {
 const UNITS_ARTIFACT = 'transitions-units.json';
 const STATE_MAP_ARTIFACT = 'state-map.json';
 const GRAPH_ARTIFACT = 'transition-graphs.json';
+/** What a unit reads of its item: its type and state, not its descriptions. */
+const STATE_FIELDS = ['System.WorkItemType', 'System.State'] as const;
 
 /** The site's resolution names; Jira Cloud's defaults (inside mapStates) when they cannot be read. */
 async function siteResolutions(ctx: PhaseContext): Promise<string[] | undefined> {
@@ -116,7 +118,7 @@ export async function openTransitions(ctx: PhaseContext): Promise<UnitWorker> {
     const ids = units.slice(from, to);
     const entries = await store.idMap.getMany(run.tenantId, run.projectId, ids);
     const items = new Map<number, AdoWorkItem>(
-      (await source.workItems(ids, { expand: 'none' })).map((i) => [i.id, i]),
+      (await source.workItems(ids, { fields: STATE_FIELDS })).map((i) => [i.id, i]),
     );
     return { entries, items };
   }, units.length);

@@ -146,18 +146,23 @@ export class AdoClient {
     return ids;
   }
 
-  /** Work items with all fields and relations, 200 per call, a few calls at a time; order follows `ids`. */
+  /**
+   * Work items with all fields and relations, 200 per call, a few calls at a time; order follows `ids`. `fields`
+   * asks for those fields only, without relations (the service takes `fields` or `$expand`, not both): a phase
+   * that reads an item's state does not download its descriptions.
+   */
   async workItems(
     ids: number[],
-    opts: { expand?: 'relations' | 'fields' | 'all' | 'none' } = {},
+    opts: { expand?: 'relations' | 'fields' | 'all' | 'none'; fields?: readonly string[] } = {},
   ): Promise<AdoWorkItem[]> {
     const batches: number[][] = [];
     for (let i = 0; i < ids.length; i += BATCH_MAX) batches.push(ids.slice(i, i + BATCH_MAX));
+    const asked = opts.fields ? { fields: opts.fields } : { $expand: opts.expand ?? 'relations' };
     const results = await Promise.all(
       batches.map((batch) =>
         this.http.request<{ value: AdoWorkItem[] }>('POST', `${this.projectPath}/wit/workitemsbatch`, {
           query: { 'api-version': API },
-          body: { ids: batch, $expand: opts.expand ?? 'relations', errorPolicy: 'omit' },
+          body: { ids: batch, ...asked, errorPolicy: 'omit' },
         }),
       ),
     );
