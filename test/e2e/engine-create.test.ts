@@ -37,8 +37,11 @@ interface JiraIssueDump {
   fields: { labels?: string[]; parent?: { key: string } };
 }
 
+/** Every issue's key, labels and parent: what the checks read (not each issue's every field). */
 async function jiraIssues(): Promise<JiraIssueDump[]> {
-  return (await (await fetch(`${sb.jira.url}/_sandbox/jira/issues`)).json()) as JiraIssueDump[];
+  return (await (
+    await fetch(`${sb.jira.url}/_sandbox/jira/issues?fields=labels,parent`)
+  ).json()) as JiraIssueDump[];
 }
 async function control(url: string, method: string, path: string, body?: unknown) {
   await fetch(`${url}${path}`, {

@@ -127,7 +127,9 @@ const runOf = async (runId: string) => {
   if (!run) throw new Error('run gone');
   return run;
 };
-const jiraIssues = async () => (await control('jira', 'GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
+/** Every issue's key and labels: what the checks read. */
+const jiraIssues = async () =>
+  (await control('jira', 'GET', '/_sandbox/jira/issues?fields=labels')) as JiraIssueDump[];
 
 describe('runs over OAuth connections', () => {
   it('keeps going when the access tokens expire mid-run: the engine refreshes them and writes the rotated ones back', async () => {

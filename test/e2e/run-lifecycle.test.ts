@@ -118,7 +118,7 @@ async function storedEvents(projectId: string, runId: string) {
 
 /** Jira holds exactly one issue per migrated source item: the run's id map, label for label. */
 async function expectOneIssuePerItem(runId: string, totalItems: number) {
-  const issues = (await jira('GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
+  const issues = (await jira('GET', '/_sandbox/jira/issues?fields=labels')) as JiraIssueDump[];
   const labels = issues.flatMap((i) => (i.fields.labels ?? []).filter((l) => l.startsWith('src-id-')));
   expect(labels).toHaveLength(totalItems);
   expect(new Set(labels).size).toBe(totalItems);
@@ -221,7 +221,7 @@ describe('a live run through the API', () => {
     expect(after.status).toBe('CANCELLED');
     expect(after.successCount).toBeLessThan(after.totalItems);
     // Only a part reached Jira, each item once.
-    const issues = (await jira('GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
+    const issues = (await jira('GET', '/_sandbox/jira/issues?fields=labels')) as JiraIssueDump[];
     const labels = issues.flatMap((i) => (i.fields.labels ?? []).filter((l) => l.startsWith('src-id-')));
     expect(labels.length).toBeLessThan(after.totalItems);
     expect(new Set(labels).size).toBe(labels.length);

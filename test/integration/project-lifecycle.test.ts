@@ -227,7 +227,11 @@ describe('DRAFT -> COMPLETED through the API', () => {
       startedAt: expect.any(String),
       finishedAt: expect.any(String),
     });
-    const issues = (await sandboxControl(sb.jira.url, 'GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
+    const issues = (await sandboxControl(
+      sb.jira.url,
+      'GET',
+      '/_sandbox/jira/issues?fields=labels',
+    )) as JiraIssueDump[];
     const finished = (
       await app.call('GET', `/api/migrations/${run.body.id}/status`, { token: t.member.token })
     ).body;

@@ -120,7 +120,7 @@ describe('npm start killed mid-run', () => {
     const reached = { phase: phaseOf(lastSeen), index: JSON.parse(lastSeen.data).current as number };
 
     // Killed mid-run: Jira holds only part of the items.
-    const before = (await jira('GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
+    const before = (await jira('GET', '/_sandbox/jira/issues?fields=labels')) as JiraIssueDump[];
     expect(before.length).toBeGreaterThan(0);
     expect(before.length).toBeLessThan(ITEMS);
     await jira('PUT', '/_sandbox/faults', { latencyMs: 0 });
@@ -142,7 +142,7 @@ describe('npm start killed mid-run', () => {
     expect(status.successCount).toBe(status.totalItems);
     expect(status.failureCount).toBe(0);
 
-    const issues = (await jira('GET', '/_sandbox/jira/issues')) as JiraIssueDump[];
+    const issues = (await jira('GET', '/_sandbox/jira/issues?fields=labels')) as JiraIssueDump[];
     const labels = issues.flatMap((i) => (i.fields.labels ?? []).filter((l) => l.startsWith('src-id-')));
     expect(labels).toHaveLength(status.totalItems as number);
     expect(new Set(labels).size).toBe(labels.length);
