@@ -6,10 +6,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TABLE_KEYS } from '../../functions/store/keys.ts';
-
-type Value = string | { S?: string } | undefined;
-type Item = Record<string, Value>;
-const text = (v: Value): string | undefined => (typeof v === 'string' ? v : v?.S);
+import { commandItems, type Item, text, type Value } from './dynamo-commands.ts';
 
 /** An item's kind: its sort key up to the first `#` (`RUN`, `IDMAP`, `EVENT` ...), or SITE for a site's limits. */
 function kindOf(item: Item | undefined): string {
@@ -32,58 +29,10 @@ function queriedKind(input: Record<string, unknown>): string {
 
 /** The operation (as AWS names the action) and the kinds of item one request touches, in order, each once. */
 export function describeRequest(command: string, input: Record<string, unknown>) {
-  const name = command.replace(/Command$/, '');
-  const kinds = (items: (Item | undefined)[]) => [...new Set(items.map(kindOf))].join('+');
-  switch (name) {
-    case 'Get':
-    case 'GetItem':
-      return { operation: 'GetItem', kinds: kinds([input.Key as Item]), items: 1 };
-    case 'Put':
-    case 'PutItem':
-      return { operation: 'PutItem', kinds: kinds([input.Item as Item]), items: 1 };
-    case 'Update':
-    case 'UpdateItem':
-      return { operation: 'UpdateItem', kinds: kinds([input.Key as Item]), items: 1 };
-    case 'Delete':
-    case 'DeleteItem':
-      return { operation: 'DeleteItem', kinds: kinds([input.Key as Item]), items: 1 };
-    case 'Query':
-      return { operation: 'Query', kinds: queriedKind(input), items: 0 };
-    case 'BatchGet':
-    case 'BatchGetItem': {
-      const keys = Object.values(input.RequestItems as Record<string, { Keys: Item[] }>).flatMap(
-        (r) => r.Keys,
-      );
-      return { operation: 'BatchGetItem', kinds: kinds(keys), items: keys.length };
-    }
-    case 'BatchWrite':
-    case 'BatchWriteItem': {
-      const writes = Object.values(
-        input.RequestItems as Record<
-          string,
-          { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]
-        >,
-      ).flat();
-      return {
-        operation: 'BatchWriteItem',
-        kinds: kinds(writes.map((w) => w.PutRequest?.Item ?? w.DeleteRequest?.Key)),
-        items: writes.length,
-      };
-    }
-    case 'TransactWrite':
-    case 'TransactWriteItems': {
-      const parts = (input.TransactItems as Record<string, { Item?: Item; Key?: Item }>[]).map(
-        (t) => Object.values(t)[0] as { Item?: Item; Key?: Item },
-      );
-      return {
-        operation: 'TransactWriteItems',
-        kinds: kinds(parts.map((p) => p.Item ?? p.Key)),
-        items: parts.length,
-      };
-    }
-    default:
-      return { operation: name, kinds: '?', items: 0 };
-  }
+  const { operation, items } = commandItems(command, input);
+  if (operation === 'Query') return { operation, kinds: queriedKind(input), items: 0 };
+  if (items.length === 0) return { operation, kinds: '?', items: 0 };
+  return { operation, kinds: [...new Set(items.map((i) => kindOf(i.key)))].join('+'), items: items.length };
 }
 
 /** The store function that sent the request (`RunRepository.checkpoint`), and what of the service called it. */

@@ -12,6 +12,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LambdaName } from '../../functions/platform/env.ts';
 import { TABLE_KEYS } from '../../functions/store/keys.ts';
 import { DATA_ACCESS, type StatementData, tableStatements } from '../../lib/data-access.ts';
+import { commandItems, pkOf, text, type Value } from './dynamo-commands.ts';
 
 const serving = new AsyncLocalStorage<LambdaName>();
 
@@ -28,12 +29,6 @@ export interface TableRequest {
 const TABLE = 'table';
 const INDEX = `${TABLE}/index/${TABLE_KEYS.gsi1.name}`;
 
-type Value = string | { S?: string } | undefined;
-type Item = Record<string, Value>;
-const text = (v: Value): string | undefined => (typeof v === 'string' ? v : v?.S);
-const pkOf = (item: Item | undefined) =>
-  [text(item?.[TABLE_KEYS.partitionKey])].filter((v) => v !== undefined);
-
 /** The partition a Query names: the value its key condition binds to the table's (or the index's) partition key. */
 function queriedPartition(input: Record<string, unknown>, keyName: string): string[] {
   const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
@@ -47,68 +42,27 @@ function queriedPartition(input: Record<string, unknown>, keyName: string): stri
 
 /** What IAM authorises for a command: transactions item by item, batches as one action naming every key. */
 export function tableRequests(command: string, input: Record<string, unknown>): TableRequest[] {
-  const name = command.replace(/Command$/, '');
   const one = (action: string, partitions: string[], index = false): TableRequest => ({
     action: `dynamodb:${action}`,
     index,
     partitions,
   });
-  switch (name) {
-    case 'Get':
-    case 'GetItem':
-      return [one('GetItem', pkOf(input.Key as Item))];
-    case 'Put':
-    case 'PutItem':
-      return [one('PutItem', pkOf(input.Item as Item))];
-    case 'Update':
-    case 'UpdateItem':
-      return [one('UpdateItem', pkOf(input.Key as Item))];
-    case 'Delete':
-    case 'DeleteItem':
-      return [one('DeleteItem', pkOf(input.Key as Item))];
-    case 'Query': {
-      const index = input.IndexName !== undefined;
-      const key = index ? TABLE_KEYS.gsi1.partitionKey : TABLE_KEYS.partitionKey;
-      return [one('Query', queriedPartition(input, key), index)];
-    }
-    case 'BatchGet':
-    case 'BatchGetItem': {
-      const requests = Object.values(input.RequestItems as Record<string, { Keys: Item[] }>);
-      return [
-        one(
-          'BatchGetItem',
-          requests.flatMap((r) => r.Keys.flatMap(pkOf)),
-        ),
-      ];
-    }
-    case 'BatchWrite':
-    case 'BatchWriteItem': {
-      const requests = Object.values(
-        input.RequestItems as Record<
-          string,
-          { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]
-        >,
-      ).flat();
-      return [
-        one(
-          'BatchWriteItem',
-          requests.flatMap((r) => pkOf(r.PutRequest?.Item ?? r.DeleteRequest?.Key)),
-        ),
-      ];
-    }
-    case 'TransactWrite':
-    case 'TransactWriteItems':
-      return (input.TransactItems as Record<string, { Item?: Item; Key?: Item }>[]).map((t) => {
-        const [kind, body] = Object.entries(t)[0] as [string, { Item?: Item; Key?: Item }];
-        const action = kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`;
-        return one(action, pkOf(body.Item ?? body.Key));
-      });
-    case 'TransactGet':
-    case 'TransactGetItems':
-      return (input.TransactItems as { Get: { Key: Item } }[]).map((t) => one('GetItem', pkOf(t.Get.Key)));
-    default:
-      return [one(name, [])];
+  const { operation, items } = commandItems(command, input);
+  if (operation === 'Query') {
+    const index = input.IndexName !== undefined;
+    const key = index ? TABLE_KEYS.gsi1.partitionKey : TABLE_KEYS.partitionKey;
+    return [one('Query', queriedPartition(input, key), index)];
   }
+  if (operation === 'BatchGetItem' || operation === 'BatchWriteItem')
+    return [
+      one(
+        operation,
+        items.flatMap((i) => pkOf(i.key)),
+      ),
+    ];
+  // A command naming no item of its own (a Scan, ...) is authorised as itself; an empty transaction as nothing.
+  if (items.length === 0 && !operation.startsWith('Transact')) return [one(operation, [])];
+  return items.map((i) => one(i.action, pkOf(i.key)));
 }
 
 /** IAM's StringLike: `*` any run of characters, `?` one. */
